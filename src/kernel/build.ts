@@ -1,0 +1,31 @@
+// Compiles every executable under bin/*.ts into dist/<name> as the house rules require.
+import { readdirSync } from "node:fs";
+import { basename, join } from "node:path";
+
+const root = join(import.meta.dir, "../..");
+const only = process.argv.slice(2);
+const entries = readdirSync(join(root, "bin"))
+  .filter((f) => f.endsWith(".ts"))
+  .filter((f) => only.length === 0 || only.includes(basename(f, ".ts")));
+
+let failed = false;
+for (const entry of entries) {
+  const name = basename(entry, ".ts");
+  const started = performance.now();
+  const proc = Bun.spawnSync(
+    [
+      process.execPath, "build", "--compile", "--target", "bun",
+      "--minify-whitespace", "--minify-syntax",
+      "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig",
+      join("bin", entry), "--outfile", join("dist", name),
+    ],
+    { cwd: root, stdout: "pipe", stderr: "pipe" },
+  );
+  if (proc.exitCode !== 0) {
+    failed = true;
+    process.stderr.write(`build ${name} failed:\n${proc.stdout.toString()}${proc.stderr.toString()}\n`);
+    continue;
+  }
+  console.log(`built dist/${name} in ${Math.round(performance.now() - started)} ms`);
+}
+process.exit(failed ? 1 : 0);

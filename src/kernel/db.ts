@@ -1,0 +1,57 @@
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { FatalError } from "./errors";
+
+/** One embedded migration: drizzle-kit SQL imported as text (see db/<product>/index.ts). */
+export interface Migration {
+  name: string;
+  sql: string;
+}
+
+/**
+ * Opens (creating if needed) a SQLite database with WAL, foreign keys and a busy timeout, then applies
+ * the embedded migrations that have not run yet, each in its own transaction. `:memory:` works.
+ */
+export function openSqlite(path: string, migrations: Migration[]): Database {
+  if (path !== ":memory:") {
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+    } catch (err) {
+      throw new FatalError(`cannot create the directory for ${path}: ${(err as Error).message}`);
+    }
+  }
+  let sqlite: Database;
+  try {
+    sqlite = new Database(path, { create: true, strict: true });
+    sqlite.exec("PRAGMA journal_mode = WAL");
+    sqlite.exec("PRAGMA synchronous = NORMAL");
+    sqlite.exec("PRAGMA foreign_keys = ON");
+    sqlite.exec("PRAGMA busy_timeout = 5000");
+  } catch (err) {
+    throw new FatalError(`cannot open database ${path}: ${(err as Error).message}`);
+  }
+  migrate(sqlite, migrations);
+  return sqlite;
+}
+
+export function migrate(sqlite: Database, migrations: Migration[]): string[] {
+  sqlite.exec(
+    "CREATE TABLE IF NOT EXISTS __migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)",
+  );
+  const done = new Set(
+    sqlite.query<{ name: string }, []>("SELECT name FROM __migrations").all().map((r) => r.name),
+  );
+  const applied: string[] = [];
+  for (const m of migrations) {
+    if (done.has(m.name)) continue;
+    sqlite.transaction(() => {
+      for (const stmt of m.sql.split("--> statement-breakpoint")) {
+        if (stmt.trim()) sqlite.exec(stmt);
+      }
+      sqlite.query("INSERT INTO __migrations (name, applied_at) VALUES (?, ?)").run(m.name, new Date().toISOString());
+    })();
+    applied.push(m.name);
+  }
+  return applied;
+}

@@ -1,0 +1,51 @@
+/** Every id and secret the products mint is made here. */
+
+const CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz";
+
+function base32(bytes: Uint8Array): string {
+  let out = "";
+  let bits = 0;
+  let value = 0;
+  for (const b of bytes) {
+    value = (value << 8) | b;
+    bits += 8;
+    while (bits >= 5) {
+      out += CROCKFORD[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += CROCKFORD[(value << (5 - bits)) & 31];
+  return out;
+}
+
+let lastMs = 0;
+let seq = 0;
+
+/**
+ * A prefixed, time-sortable id: `run_` + 10 chars of milliseconds + 16 random chars. Ids minted in the
+ * same process sort in creation order (a counter breaks ties within one millisecond), which is what
+ * cursor pagination relies on.
+ */
+export function newId(prefix: string, at: number = Date.now()): string {
+  if (at <= lastMs) {
+    at = lastMs;
+    seq++;
+  } else {
+    lastMs = at;
+    seq = 0;
+  }
+  const time = new Uint8Array(8);
+  new DataView(time.buffer).setBigUint64(0, BigInt(at) * 4096n + BigInt(seq & 4095));
+  const rand = crypto.getRandomValues(new Uint8Array(10));
+  return `${prefix}_${base32(time.subarray(1)).slice(0, 12)}${base32(rand)}`;
+}
+
+/** An opaque secret with `bytes` of entropy (default 32 = 256 bits), base64url. */
+export function newSecret(bytes = 32): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("base64url");
+}
+
+/** SHA-256 hex of a secret: what is stored for tokens and API keys (high-entropy, so no salt needed). */
+export function hashSecret(secret: string): string {
+  return new Bun.CryptoHasher("sha256").update(secret).digest("hex");
+}

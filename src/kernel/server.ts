@@ -1,0 +1,69 @@
+import type { Elysia } from "elysia";
+import { FatalError } from "./errors";
+import type { Logger } from "./logger";
+
+export interface Running {
+  url: string;
+  port: number;
+  /** Stops accepting, waits for in-flight requests (bounded), then runs `onClose`. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts an Elysia app on Bun's server. A port already in use becomes one clear FatalError.
+ * `maxRequestBodySize` bounds every body before routing sees it.
+ */
+export function listen(
+  // biome-ignore lint: Elysia's generic parameters vary per app
+  app: Elysia<any, any, any, any, any, any, any>,
+  opts: { port: number; hostname: string; maxRequestBodySize?: number; idleTimeout?: number },
+): Running {
+  try {
+    app.listen({
+      port: opts.port,
+      hostname: opts.hostname,
+      maxRequestBodySize: opts.maxRequestBodySize,
+      idleTimeout: opts.idleTimeout ?? 120,
+    });
+  } catch (err) {
+    const msg = (err as Error).message ?? String(err);
+    if (/in use|EADDRINUSE/i.test(msg)) throw new FatalError(`port ${opts.port} is already in use`);
+    if (/EACCES|permission/i.test(msg)) throw new FatalError(`no permission to listen on port ${opts.port}`);
+    throw new FatalError(`cannot listen on ${opts.hostname}:${opts.port}: ${msg}`);
+  }
+  const server = app.server!;
+  const host = opts.hostname === "0.0.0.0" || opts.hostname === "::" ? "localhost" : opts.hostname;
+  return {
+    url: `http://${host}:${server.port}`,
+    port: server.port!,
+    stop: async () => {
+      await server.stop(false);
+    },
+  };
+}
+
+/**
+ * On SIGTERM/SIGINT runs `shutdown` once (drain, close the database), then exits 0. A second signal
+ * exits at once. `graceMs` bounds the drain.
+ */
+export function onShutdownSignal(shutdown: () => Promise<void> | void, log: Logger, graceMs = 10_000): void {
+  let stopping = false;
+  const handler = async (signal: string) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    log.info("shutting down", { signal });
+    const timer = setTimeout(() => {
+      log.warn("drain took too long; exiting");
+      process.exit(1);
+    }, graceMs);
+    try {
+      await shutdown();
+    } finally {
+      clearTimeout(timer);
+      log.info("stopped");
+      process.exit(0);
+    }
+  };
+  process.on("SIGTERM", () => void handler("SIGTERM"));
+  process.on("SIGINT", () => void handler("SIGINT"));
+}

@@ -1,0 +1,70 @@
+// The quota viewer's shared vocabulary: what a provider fetch yields (the `--json` wire format of
+// specs/quotas.md), and the host interface the TUI drives. Providers, cache, JSON, statusline and the
+// TUI all speak these types.
+
+export type Status = "available" | "auth_required" | "unavailable" | "network_error";
+
+/** One quota window, exactly as `--json` prints it. Money is a decimal number in `unit` (usd, cny). */
+export interface QuotaWindow {
+  window: string; // "5h" | "weekly" | "monthly" | "weekly_<model>" | "balance" | provider-specific
+  used: number;
+  limit: number;
+  remaining: number;
+  unit: string; // "percent" | "requests" | "tokens" | "credits" | currency code
+  reset_at: string | null; // ISO-8601 UTC
+  period_seconds: number | null;
+}
+
+/** One provider/profile result, exactly as `--json` prints it. */
+export interface ProviderResult {
+  provider: string; // canonical name, e.g. "claude"
+  profile: string; // "default", "work", ...
+  name: string; // card title, e.g. "Claude" or "Claude (work)"
+  status: Status;
+  plan: string | null;
+  windows: QuotaWindow[];
+  hint?: string; // auth_required
+  message?: string; // unavailable, network_error
+  console_url?: string;
+  fetched_at: string; // when this result was fetched
+  cached_at: string | null; // set when the result shown comes from the cache (stale good result)
+  auth_source: string | null; // "~/.claude/.credentials.json", "env OPENROUTER_API_KEY", ... never the secret
+  raw?: unknown; // only with --raw
+}
+
+export interface Report {
+  version: string;
+  timestamp: string;
+  providers: ProviderResult[];
+}
+
+/** A provider/profile the tool will show (discovered credentials or not). Key is `provider:profile`. */
+export interface Target {
+  key: string;
+  provider: string;
+  profile: string;
+  name: string;
+}
+
+/** What the TUI needs from the rest of the tool. The TUI never touches files or the network itself. */
+export interface TuiHost {
+  version: string;
+  /** Targets to show, in config order (enabled providers, profiles). */
+  targets(): Target[];
+  /** Last results from cache.json (possibly empty), for the instant first frame. */
+  cached(): ProviderResult[];
+  /** Fetches one target (10 s timeout) and records the result in the cache. Never throws. */
+  fetch(target: Target): Promise<ProviderResult>;
+  /** `[tui]` settings. */
+  tui: { autoRefreshSeconds: number; refreshOnStart: boolean };
+  /** `[favorites] providers` (provider names or provider:profile keys). */
+  favoriteProviders(): string[];
+  /** `[quota_preferences.<provider>]`. */
+  quotaPreferences(provider: string): { favorites: string[]; hidden: string[] };
+  /** Persist a favourite provider toggle into config.toml, keeping comments and layout. */
+  setFavoriteProvider(provider: string, on: boolean): Promise<void>;
+  /** Persist a favourite/hidden quota window toggle into config.toml, keeping comments and layout. */
+  setQuotaPreference(provider: string, window: string, list: "favorites" | "hidden", on: boolean): Promise<void>;
+  /** Copy to the system clipboard tool when one exists (the TUI also emits OSC 52 itself). */
+  copyToSystemClipboard(text: string): Promise<boolean>;
+}

@@ -1,0 +1,94 @@
+// Shared helpers for end-to-end tests: build an executable once per test process, free ports,
+// start a compiled binary and wait until it answers.
+import { mkdirSync, renameSync } from "node:fs";
+import { join } from "node:path";
+
+export const root = join(import.meta.dir, "../..");
+const built = new Map<string, Promise<string>>();
+
+/**
+ * Compiles bin/<name>.ts into dist/<name> once per test process (atomically: compile to a temp
+ * name, then rename, so a binary another test is running is never overwritten in place).
+ */
+export function ensureBuilt(name: string): Promise<string> {
+  let p = built.get(name);
+  if (!p) {
+    p = (async () => {
+      mkdirSync(join(root, "dist"), { recursive: true });
+      const out = join(root, "dist", name);
+      const tmp = join(root, "dist", `.${name}.${process.pid}.tmp`);
+      const proc = Bun.spawn(
+        [
+          process.execPath, "build", "--compile", "--target", "bun",
+          "--minify-whitespace", "--minify-syntax",
+          "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig",
+          join("bin", `${name}.ts`), "--outfile", tmp,
+        ],
+        { cwd: root, stdout: "pipe", stderr: "pipe" },
+      );
+      const code = await proc.exited;
+      if (code !== 0) throw new Error(`build of ${name} failed: ${await new Response(proc.stderr).text()}`);
+      renameSync(tmp, out);
+      return out;
+    })();
+    built.set(name, p);
+  }
+  return p;
+}
+
+/** A port that was free a moment ago on 127.0.0.1. */
+export function freePort(): number {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = s.port!;
+  s.stop(true);
+  return port;
+}
+
+/** Polls `url` until it answers 2xx or `timeoutMs` passes. */
+export async function waitForHttp(url: string, timeoutMs = 15_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  let last = "";
+  while (Date.now() < until) {
+    try {
+      const r = await fetch(url);
+      if (r.ok) return;
+      last = `status ${r.status}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await Bun.sleep(50);
+  }
+  throw new Error(`${url} did not come up: ${last}`);
+}
+
+export interface Proc {
+  proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
+  output(): string;
+  kill(signal?: NodeJS.Signals): Promise<number>;
+}
+
+/** Starts an executable with args/env in `cwd`, capturing stdout+stderr. */
+export function start(cmd: string[], opts: { cwd?: string; env?: Record<string, string | undefined> } = {}): Proc {
+  const proc = Bun.spawn(cmd, {
+    cwd: opts.cwd,
+    env: { ...process.env, ...opts.env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let out = "";
+  const pump = async (s: ReadableStream<Uint8Array>) => {
+    const dec = new TextDecoder();
+    for await (const chunk of s) out += dec.decode(chunk);
+  };
+  void pump(proc.stdout);
+  void pump(proc.stderr);
+  return {
+    proc,
+    output: () => out,
+    kill: async (signal = "SIGTERM") => {
+      proc.kill(signal);
+      return proc.exited;
+    },
+  };
+}
