@@ -1,0 +1,30 @@
+// What every automation-server feature receives: one object built at startup (or per test over an
+// in-memory database). Features take what they need from it; nothing reaches for globals.
+import type { Database } from "bun:sqlite";
+import type { Clock } from "../kernel/clock";
+import type { Logger } from "../kernel/logger";
+import type { BlobStore } from "./files/blobs";
+
+export interface AutomationConfig {
+  port: number;
+  hostname: string;
+  dataDir: string; // ":memory:" in HTTP tests (database in memory, blobs in a temp dir)
+  workers: number;
+  demo: boolean;
+  /** Hosts `action.http` may call (exact host or `*.suffix`); empty = none. */
+  httpAllowHosts: string[];
+  /** Environment variable names workflows may read as `env.X`. */
+  envAllowList: string[];
+  /** Public base URL used in signed URLs (upload sessions, artifact downloads). */
+  publicUrl: string;
+  /** Secret for signed URLs/tokens, generated into the data dir on first start. */
+  signingSecret: string;
+}
+
+export interface AutomationContext {
+  config: AutomationConfig;
+  sqlite: Database;
+  clock: Clock;
+  log: Logger;
+  blobs: BlobStore;
+}

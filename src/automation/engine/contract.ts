@@ -1,0 +1,65 @@
+// The contract between the workflow engine (engine/) and the runs subsystem (runs/): the runs side
+// owns persistence, queueing and HTTP; the engine only executes a parsed workflow and reports each
+// step through the journal, so a run can resume after a crash from its last finished step.
+import type { Clock } from "../../kernel/clock";
+
+/** A file as a workflow sees it (input file, step output file, run artifact). */
+export interface FileRef {
+  $file: string; // file id (file_...) or artifact path
+  filename: string;
+  contentType: string;
+  size: number;
+}
+
+export interface StepRecord {
+  /** Unique position of the step execution: `total`, `loop[2].inner`, `par.branchA.fetch`. */
+  path: string;
+  name: string;
+  type: string;
+  status: "completed" | "failed" | "skipped";
+  output?: unknown;
+  error?: { message: string; code?: string };
+  attempt: number;
+  startedAt: string;
+  completedAt: string;
+}
+
+export interface RunJournal {
+  /** Steps that finished in an earlier attempt of this run; the engine reuses them instead of re-running. */
+  completed: ReadonlyMap<string, StepRecord>;
+  stepStarted(step: { path: string; name: string; type: string; attempt: number; startedAt: string }): void | Promise<void>;
+  /** Must be durable when it returns: after a crash the step is not executed again. */
+  stepFinished(step: StepRecord): void | Promise<void>;
+}
+
+export interface EngineServices {
+  clock: Clock;
+  /** Allow-listed environment for `env.X` in templates. */
+  env: Record<string, string>;
+  /** Hosts `action.http` may call. */
+  httpAllowHosts: string[];
+  /** Reads the bytes of an input file or earlier output. */
+  readFile(ref: FileRef): Promise<Uint8Array>;
+  /** Stores an output file produced by a step; it becomes a run artifact. */
+  writeFile(file: { name: string; contentType: string; bytes: Uint8Array; stepName: string; role?: string }): Promise<FileRef>;
+  /** `action.invoke-workflow`: runs another workflow of the same tenant to completion, returns its output. */
+  invokeWorkflow(target: string, input: Record<string, unknown>, opts: { version?: string }): Promise<unknown>;
+}
+
+export interface ExecuteOptions {
+  /** The parsed, validated workflow (type exported by the workflow parser). */
+  workflow: unknown;
+  input: Record<string, unknown>;
+  journal: RunJournal;
+  services: EngineServices;
+  /** Aborted when the run is cancelled: the engine stops at the next step boundary. */
+  signal: AbortSignal;
+  /** Evaluation runs skip side-effect steps such as action.email. */
+  evaluation?: boolean;
+}
+
+export interface ExecuteResult {
+  status: "completed" | "failed" | "cancelled";
+  output?: unknown;
+  error?: { message: string; code?: string; statusCode?: number; step?: string };
+}
