@@ -1,0 +1,8 @@
+// Every automation-server migration, embedded into the executable, in name order.
+// Ranges: 0000-0049 foundation (tenancy, automations), 0050-0099 files, 0100-0149 runs.
+import type { Migration } from "../../src/kernel/db";
+import m0000 from "./0000_foundation.sql" with { type: "text" };
+
+export const migrations: Migration[] = [
+  { name: "0000_foundation", sql: m0000 },
+];

@@ -1,0 +1,38 @@
+// Shared plumbing of the admin subcommands: opening the data dir's database, printing, prompting.
+import type { Database } from "bun:sqlite";
+import { join } from "node:path";
+import * as p from "@clack/prompts";
+import { migrations } from "../../db/automation/index";
+import { openSqlite } from "../kernel/db";
+import { DomainError, FatalError, UsageError } from "../kernel/errors";
+import { ensureDataDir } from "./server";
+
+/** Opens (and migrates) the database of a data dir for an admin command. */
+export function openDataDir(dataDir: string): Database {
+  ensureDataDir(dataDir);
+  return openSqlite(join(dataDir, "automation.db"), migrations);
+}
+
+/** Interactive prompts only when a person is at the terminal. */
+export const interactive = () => Boolean(process.stdin.isTTY && process.stdout.isTTY);
+
+/** Asks for a missing value when interactive, else refuses with a usage error naming the flag. */
+export async function askText(flag: string, message: string, placeholder?: string): Promise<string> {
+  if (!interactive()) throw new UsageError(`--${flag} is required`);
+  const answer = await p.text({ message, placeholder, validate: (s) => (s && s.trim() ? undefined : "required") });
+  if (p.isCancel(answer)) throw new FatalError("cancelled");
+  return String(answer).trim();
+}
+
+/** Turns a domain refusal into one CLI line (exit 1). */
+export function asCliError(err: unknown): never {
+  if (err instanceof DomainError) {
+    const detail = err.issues?.length ? err.issues.map((i) => `${i.field}: ${i.message}`).join("; ") : err.message;
+    throw new FatalError(detail);
+  }
+  throw err;
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(JSON.stringify(value) + "\n");
+}

@@ -1,0 +1,104 @@
+// The automation server's HTTP app: every feature's routes under /v1 and /api/v1, one error handler
+// producing the `issues` envelope, `x-request-id` on every response, snake_case query aliases.
+import { openapi } from "@elysiajs/openapi";
+import { Elysia } from "elysia";
+import { DomainError } from "../kernel/errors";
+import { newId } from "../kernel/ids";
+import type { AutomationContext } from "./context";
+import { domainIssues, envelopeResponse, HttpRefusal, issue } from "./http/envelope";
+import { aliasQuery } from "./http/query";
+import { tenancyRoutes } from "./tenancy/routes";
+
+/** The same routes are served under both prefixes (the SDKs use either). */
+export const API_PREFIXES = ["/v1", "/api/v1"] as const;
+
+const api = (ctx: AutomationContext, prefix: string) =>
+  new Elysia({ prefix })
+    .use(tenancyRoutes(ctx));
+
+const requestIds = new WeakMap<Request, string>();
+
+/** Echo a sane client id, else mint one. */
+function requestIdFor(request: Request): string {
+  const given = request.headers.get("x-request-id");
+  return given && /^[\w.:-]{1,128}$/.test(given) ? given : newId("req");
+}
+
+export function buildApp(ctx: AutomationContext) {
+  const methodsByPath: { pattern: RegExp; method: string }[] = [];
+  const allowedMethods = (path: string): string[] => {
+    return [...new Set(methodsByPath.filter((r) => r.pattern.test(path)).map((r) => r.method))];
+  };
+
+  const app = new Elysia()
+    .onRequest(({ request, set }) => {
+      const id = requestIdFor(request);
+      requestIds.set(request, id);
+      set.headers["x-request-id"] = id;
+    })
+    .onTransform({ as: "global" }, ({ query }) => {
+      aliasQuery(query as Record<string, unknown>);
+    })
+    .onError({ as: "global" }, ({ request, error, code, path }) => {
+      const requestId = requestIds.get(request) ?? requestIdFor(request);
+      if (error instanceof DomainError) {
+        const headers: Record<string, string> = {};
+        if (error.retryAfter !== undefined) headers["retry-after"] = String(error.retryAfter);
+        return envelopeResponse(error.status, requestId, domainIssues(error), { headers });
+      }
+      if (error instanceof HttpRefusal) {
+        return envelopeResponse(error.status, requestId, [issue("<root>", error.message, error.code)], {
+          hint: error.hint,
+          headers: error.headers,
+        });
+      }
+      if (code === "NOT_FOUND") {
+        const allowed = allowedMethods(path);
+        if (allowed.length > 0) {
+          return envelopeResponse(405, requestId, [issue("<root>", `${request.method} is not allowed on ${path}`, "method_not_allowed")], {
+            headers: { allow: allowed.join(", ") },
+          });
+        }
+        return envelopeResponse(404, requestId, [issue("<root>", `no route ${request.method} ${path}`, "not_found")], {
+          hint: "automation API paths start with /v1 or /api/v1",
+        });
+      }
+      if (code === "PARSE") {
+        return envelopeResponse(400, requestId, [issue("<root>", "the request body could not be parsed", "invalid_body")]);
+      }
+      if (code === "VALIDATION") {
+        return envelopeResponse(400, requestId, [issue("<root>", "the request did not match the expected shape", "invalid_value")]);
+      }
+      if (code === "INVALID_COOKIE_SIGNATURE") {
+        return envelopeResponse(400, requestId, [issue("<root>", "invalid cookie signature", "invalid_value")]);
+      }
+      const status = typeof (error as { status?: unknown }).status === "number" ? (error as { status: number }).status : 500;
+      if (status >= 400 && status < 500) {
+        return envelopeResponse(status, requestId, [issue("<root>", (error as Error).message || "bad request", "bad_request")]);
+      }
+      ctx.log.error("unhandled error", { requestId, path, error: (error as Error)?.stack ?? String(error) });
+      return envelopeResponse(500, requestId, [issue("<root>", "internal server error", "internal_error")]);
+    })
+    .use(
+      openapi({
+        path: "/openapi",
+        specPath: "/openapi/json",
+        documentation: {
+          info: { title: "automation-server", version: "1.0.0", description: "Self-hosted workflow automation API." },
+          components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+          security: [{ bearer: [] }],
+        },
+      }),
+    )
+    .get("/health", () => ({ ok: true }), { detail: { summary: "Liveness", security: [] } });
+
+  for (const prefix of API_PREFIXES) app.use(api(ctx, prefix));
+
+  for (const r of app.routes) {
+    const source = r.path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*");
+    methodsByPath.push({ pattern: new RegExp(`^${source}/?$`), method: r.method });
+  }
+  return app;
+}
+
+export type AutomationApp = ReturnType<typeof buildApp>;

@@ -1,0 +1,74 @@
+// `automation-server [serve] | migrate | tenants create | keys create|list|revoke | workflows push`.
+import { migrations } from "../../db/automation/index";
+import { helpText, parseFlags } from "../kernel/config";
+import { migrate, openSqlite } from "../kernel/db";
+import { UsageError } from "../kernel/errors";
+import { join } from "node:path";
+import { dataDirFlag, serveConfig, serveFlags } from "./config";
+import { createContext, ensureDataDir, serve } from "./server";
+import { runDemo } from "./demo/seed";
+import { keysCommand, tenantsCommand } from "./tenancy/cli";
+import { workflowsCommand } from "./automations/cli";
+
+const USAGE = `Usage: automation-server [serve] [options]
+       automation-server migrate [--data-dir DIR]
+       automation-server tenants create --name NAME [--slug SLUG] [--json]
+       automation-server keys create --tenant SLUG [--scopes LIST] [--name NAME] [--json]
+       automation-server keys list --tenant SLUG [--json]
+       automation-server keys revoke KEY_ID [--json]
+       automation-server workflows push FILE.yaml --tenant SLUG [--json]
+
+Each subcommand takes --help.`;
+
+export async function main(argv: string[]): Promise<void> {
+  const [cmd, ...rest] = argv;
+  switch (cmd) {
+    case undefined:
+      return serveCommand([]);
+    case "serve":
+      return serveCommand(rest);
+    case "migrate":
+      return migrateCommand(rest);
+    case "tenants":
+      return tenantsCommand(rest);
+    case "keys":
+      return keysCommand(rest);
+    case "workflows":
+      return workflowsCommand(rest);
+    default:
+      if (cmd.startsWith("-")) return serveCommand(argv);
+      throw new UsageError(`unknown command "${cmd}"`);
+  }
+}
+
+async function serveCommand(argv: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(argv, serveFlags);
+  if (values.help) {
+    process.stdout.write(helpText(USAGE, serveFlags));
+    return;
+  }
+  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const config = serveConfig(values);
+  const ctx = await createContext(config);
+  const demo = config.demo ? runDemo(ctx) : undefined;
+  const { running } = serve(ctx);
+  ctx.log.info("automation-server listening", { url: running.url, dataDir: config.dataDir });
+  process.stdout.write(`automation-server listening on ${running.url} (API under ${running.url}/v1, OpenAPI ${running.url}/openapi/json)\n`);
+  if (demo) process.stdout.write(demo.banner(running.url));
+}
+
+const migrateFlags = { ...dataDirFlag, help: { type: "boolean", short: "h", help: "show this help" } } as const;
+
+async function migrateCommand(argv: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(argv, migrateFlags);
+  if (values.help) {
+    process.stdout.write(helpText("Usage: automation-server migrate [--data-dir DIR]\n\nApplies pending database migrations and exits.", migrateFlags));
+    return;
+  }
+  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  ensureDataDir(values["data-dir"]);
+  const sqlite = openSqlite(join(values["data-dir"], "automation.db"), []);
+  const applied = migrate(sqlite, migrations);
+  sqlite.close();
+  process.stdout.write(applied.length ? `applied ${applied.length} migration(s): ${applied.join(", ")}\n` : "database is up to date\n");
+}

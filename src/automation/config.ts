@@ -1,0 +1,62 @@
+// Flags and environment of `automation-server serve` and the shared flags of admin subcommands.
+import { availableParallelism } from "node:os";
+import type { FlagSpec, FlagValues } from "../kernel/config";
+import { UsageError } from "../kernel/errors";
+import type { AutomationConfig } from "./context";
+
+export const dataDirFlag = {
+  "data-dir": {
+    type: "string",
+    env: "AUTOMATION_DATA_DIR",
+    default: "./data/automation",
+    value: "DIR",
+    help: "SQLite database, blob storage and signing secret",
+  },
+} satisfies Record<string, FlagSpec>;
+
+export const serveFlags = {
+  port: { type: "number", env: "PORT", default: 8081, value: "PORT", help: "HTTP port" },
+  host: { type: "string", env: "HOST", default: "0.0.0.0", value: "HOST", help: "interface to listen on" },
+  ...dataDirFlag,
+  workers: { type: "number", env: "AUTOMATION_WORKERS", value: "N", help: "run concurrency (default: CPU count)" },
+  demo: { type: "boolean", help: "create a demo tenant with a known API key and example workflows" },
+  "public-url": {
+    type: "string",
+    env: "AUTOMATION_PUBLIC_URL",
+    value: "URL",
+    help: "base URL clients reach this server at, for signed URLs (default http://localhost:PORT)",
+  },
+  "http-allow-hosts": {
+    type: "string",
+    env: "AUTOMATION_HTTP_ALLOW_HOSTS",
+    value: "LIST",
+    help: "comma list of hosts action.http may call (exact or *.suffix)",
+  },
+  "env-allow": {
+    type: "string",
+    env: "AUTOMATION_ENV_ALLOW",
+    value: "LIST",
+    help: "comma list of environment variables workflows may read as env.X",
+  },
+  help: { type: "boolean", short: "h", help: "show this help" },
+} satisfies Record<string, FlagSpec>;
+
+const list = (s: string | undefined) => (s ?? "").split(",").map((x) => x.trim()).filter(Boolean);
+
+export function serveConfig(v: FlagValues<typeof serveFlags>): AutomationConfig {
+  if (!Number.isInteger(v.port) || v.port < 0 || v.port > 65535) throw new UsageError(`--port must be 0-65535 (got ${v.port})`);
+  const workers = v.workers ?? availableParallelism();
+  if (!Number.isInteger(workers) || workers < 1 || workers > 256) throw new UsageError(`--workers must be 1-256 (got ${workers})`);
+  if (v["data-dir"].trim() === "") throw new UsageError("--data-dir must not be empty");
+  return {
+    port: v.port,
+    hostname: v.host,
+    dataDir: v["data-dir"],
+    workers,
+    demo: v.demo ?? false,
+    httpAllowHosts: list(v["http-allow-hosts"]),
+    envAllowList: list(v["env-allow"]),
+    publicUrl: (v["public-url"] ?? `http://localhost:${v.port}`).replace(/\/+$/, ""),
+    signingSecret: "",
+  };
+}

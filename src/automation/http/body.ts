@@ -1,0 +1,53 @@
+// JSON request bodies: read with a byte cap (413 past it, even without Content-Length), only as JSON
+// (415 for other content types), malformed JSON is a 400. An empty body reads as {}.
+import { Invalid, TooLarge } from "../../kernel/errors";
+import { HttpRefusal } from "./envelope";
+
+export const DEFAULT_JSON_LIMIT = 4 * 1024 * 1024;
+
+export async function readLimited(request: Request, maxBytes: number): Promise<Uint8Array> {
+  const declared = Number(request.headers.get("content-length") ?? "");
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
+  if (!request.body) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
+function tooLarge(maxBytes: number) {
+  return TooLarge(`request body is larger than ${maxBytes} bytes`, { code: "payload_too_large" });
+}
+
+export function isJsonType(contentType: string | null): boolean {
+  if (!contentType) return false;
+  const mime = contentType.split(";")[0].trim().toLowerCase();
+  return mime === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(mime);
+}
+
+/** An Elysia `parse` hook for JSON-only routes. */
+export const jsonParser =
+  (maxBytes = DEFAULT_JSON_LIMIT) =>
+  async ({ request }: { request: Request }): Promise<unknown> => {
+    const bytes = await readLimited(request, maxBytes);
+    const text = new TextDecoder().decode(bytes);
+    if (text.trim() === "") return {};
+    if (!isJsonType(request.headers.get("content-type"))) {
+      throw new HttpRefusal(415, `expected Content-Type application/json, got ${request.headers.get("content-type") ?? "none"}`, "unsupported_media_type");
+    }
+    try {
+      return JSON.parse(text);
+    } catch (err) {
+      throw Invalid(`malformed JSON body: ${(err as Error).message}`, { code: "invalid_json" });
+    }
+  };

@@ -1,0 +1,96 @@
+// Startup and shutdown of the automation server: the data dir (SQLite + blobs + signing secret), the
+// context every feature receives, and serving it with a graceful stop.
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { migrations } from "../../db/automation/index";
+import { systemClock, type Clock } from "../kernel/clock";
+import { openSqlite } from "../kernel/db";
+import { FatalError } from "../kernel/errors";
+import { newSecret } from "../kernel/ids";
+import { createLogger, type Logger } from "../kernel/logger";
+import { listen, onShutdownSignal, type Running } from "../kernel/server";
+import { buildApp } from "./app";
+import type { AutomationConfig, AutomationContext } from "./context";
+import type { BlobStore } from "./files/blobs";
+
+export interface ContextDeps {
+  clock?: Clock;
+  log?: Logger;
+  /** The blob store; defaults to the filesystem store under <dataDir>/blobs. */
+  blobs?: BlobStore;
+}
+
+/** Reads the signing secret from the data dir, generating it (atomically, mode 600) on first start. */
+export function loadSigningSecret(dataDir: string): string {
+  const file = join(dataDir, "signing-secret");
+  if (existsSync(file)) {
+    const s = readFileSync(file, "utf8").trim();
+    if (s.length >= 32) return s;
+  }
+  const secret = newSecret(32);
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, secret + "\n", { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, file);
+  return secret;
+}
+
+export function ensureDataDir(dataDir: string): void {
+  try {
+    mkdirSync(dataDir, { recursive: true });
+  } catch (err) {
+    throw new FatalError(`cannot create data dir ${dataDir}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Opens the database (applying embedded migrations), the blob store and the signing secret.
+ * `dataDir: ":memory:"` gives an in-memory database (tests pass their own blob store then).
+ */
+export async function createContext(config: AutomationConfig, deps: ContextDeps = {}): Promise<AutomationContext> {
+  const memory = config.dataDir === ":memory:";
+  if (!memory) ensureDataDir(config.dataDir);
+  const sqlite = openSqlite(memory ? ":memory:" : join(config.dataDir, "automation.db"), migrations);
+  const signingSecret = config.signingSecret || (memory ? newSecret(32) : loadSigningSecret(config.dataDir));
+  const blobs = deps.blobs ?? (await defaultBlobStore(config.dataDir));
+  return {
+    config: { ...config, signingSecret },
+    sqlite,
+    clock: deps.clock ?? systemClock,
+    log: deps.log ?? createLogger(),
+    blobs,
+  };
+}
+
+async function defaultBlobStore(dataDir: string): Promise<BlobStore> {
+  if (dataDir === ":memory:") throw new FatalError("an in-memory context needs an explicit blob store");
+  const mod = (await import("./files/blobs")) as Record<string, unknown>;
+  const make = mod.createFsBlobStore as ((dir: string) => BlobStore) | undefined;
+  if (!make) throw new FatalError("the filesystem blob store is not available in this build");
+  return make(join(dataDir, "blobs"));
+}
+
+export interface Served {
+  running: Running;
+  /** Stops taking requests, drains, closes the database. */
+  shutdown(): Promise<void>;
+}
+
+/** Serves the app; SIGTERM/SIGINT shut down gracefully. */
+export function serve(ctx: AutomationContext, opts: { handleSignals?: boolean } = {}): Served {
+  const app = buildApp(ctx);
+  const running = listen(app, {
+    port: ctx.config.port,
+    hostname: ctx.config.hostname,
+    // Uploads stream through the files routes; JSON routes cap their own bodies.
+    maxRequestBodySize: 1024 * 1024 * 1024,
+  });
+  let closed: Promise<void> | undefined;
+  const shutdown = () =>
+    (closed ??= (async () => {
+      await running.stop();
+      ctx.sqlite.close();
+    })());
+  if (opts.handleSignals !== false) onShutdownSignal(shutdown, ctx.log);
+  return { running, shutdown };
+}

@@ -1,0 +1,134 @@
+// `tenants create` and `keys create|list|revoke`: flags (or prompts in a terminal), --json output.
+import * as p from "@clack/prompts";
+import { systemClock } from "../../kernel/clock";
+import { helpText, parseFlags } from "../../kernel/config";
+import { FatalError, UsageError } from "../../kernel/errors";
+import { askText, asCliError, interactive, openDataDir, printJson } from "../admin";
+import { dataDirFlag } from "../config";
+import { createKey, createTenant, listKeys, revokeKey } from "./service";
+
+const common = {
+  ...dataDirFlag,
+  json: { type: "boolean", help: "print one JSON object" },
+  help: { type: "boolean", short: "h", help: "show this help" },
+} as const;
+
+const tenantFlags = {
+  name: { type: "string", value: "NAME", help: "tenant display name" },
+  slug: { type: "string", value: "SLUG", help: "tenant slug (default: derived from the name)" },
+  ...common,
+} as const;
+
+export async function tenantsCommand(argv: string[]): Promise<void> {
+  const [sub, ...rest] = argv;
+  const usage = "Usage: automation-server tenants create --name NAME [--slug SLUG] [--json]\n\nCreates a tenant and its first API key (scope *), shown once.";
+  if (sub === "--help" || sub === "-h" || sub === undefined) {
+    process.stdout.write(helpText(usage, tenantFlags));
+    if (sub === undefined) throw new UsageError("missing subcommand: tenants create");
+    return;
+  }
+  if (sub !== "create") throw new UsageError(`unknown command "tenants ${sub}"`);
+  const { values, positionals } = parseFlags(rest, tenantFlags);
+  if (values.help) return void process.stdout.write(helpText(usage, tenantFlags));
+  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const name = values.name ?? (await askText("name", "Tenant name", "acme"));
+  const sqlite = openDataDir(values["data-dir"]);
+  try {
+    const t = createTenant(sqlite, systemClock, { name, slug: values.slug });
+    if (values.json) return printJson({ id: t.id, slug: t.slug, name: t.name, key: t.key });
+    process.stdout.write(`created tenant ${t.slug} (${t.id})\nAPI key ${t.keyId} with scope *, shown only once:\n\n  ${t.key}\n\n`);
+  } catch (err) {
+    asCliError(err);
+  } finally {
+    sqlite.close();
+  }
+}
+
+const keyCreateFlags = {
+  tenant: { type: "string", value: "SLUG", help: "tenant slug or id" },
+  scopes: { type: "string", value: "LIST", help: "comma list of scopes, e.g. runs:read,runs:write (default *)" },
+  name: { type: "string", value: "NAME", help: "a label for the key" },
+  ...common,
+} as const;
+const keyListFlags = { tenant: keyCreateFlags.tenant, ...common } as const;
+const keyRevokeFlags = { ...common } as const;
+
+const KEYS_USAGE = `Usage: automation-server keys create --tenant SLUG [--scopes LIST] [--name NAME] [--json]
+       automation-server keys list --tenant SLUG [--json]
+       automation-server keys revoke KEY_ID [--json]`;
+
+const SCOPE_CHOICES = ["*", "runs:read", "runs:write", "automations:write", "datasets:write", "reviews:write", "files:write", "templates:write", "email:write"];
+
+export async function keysCommand(argv: string[]): Promise<void> {
+  const [sub, ...rest] = argv;
+  if (sub === "--help" || sub === "-h" || sub === undefined) {
+    process.stdout.write(helpText(KEYS_USAGE, keyCreateFlags));
+    if (sub === undefined) throw new UsageError("missing subcommand: keys create|list|revoke");
+    return;
+  }
+  if (sub === "create") return keysCreate(rest);
+  if (sub === "list") return keysList(rest);
+  if (sub === "revoke") return keysRevoke(rest);
+  throw new UsageError(`unknown command "keys ${sub}"`);
+}
+
+async function keysCreate(argv: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(argv, keyCreateFlags);
+  if (values.help) return void process.stdout.write(helpText("Usage: automation-server keys create --tenant SLUG [--scopes LIST] [--name NAME] [--json]\n\nCreates an API key, shown once.", keyCreateFlags));
+  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const tenant = values.tenant ?? (await askText("tenant", "Tenant slug"));
+  let scopes = values.scopes?.split(",").map((s) => s.trim()).filter(Boolean);
+  if (!scopes && values.tenant === undefined && interactive()) {
+    const picked = await p.multiselect({ message: "Scopes", options: SCOPE_CHOICES.map((s) => ({ value: s, label: s })), initialValues: ["*"], required: true });
+    if (p.isCancel(picked)) throw new FatalError("cancelled");
+    scopes = picked as string[];
+  }
+  const sqlite = openDataDir(values["data-dir"]);
+  try {
+    const k = createKey(sqlite, systemClock, { tenant, scopes: scopes ?? ["*"], name: values.name ?? null });
+    if (values.json) return printJson({ id: k.id, key: k.key, tenantId: k.tenantId, scopes: k.scopes });
+    process.stdout.write(`created API key ${k.id} (scopes ${k.scopes.join(",")}), shown only once:\n\n  ${k.key}\n\n`);
+  } catch (err) {
+    asCliError(err);
+  } finally {
+    sqlite.close();
+  }
+}
+
+async function keysList(argv: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(argv, keyListFlags);
+  if (values.help) return void process.stdout.write(helpText("Usage: automation-server keys list --tenant SLUG [--json]\n\nLists a tenant's API keys (never the keys themselves).", keyListFlags));
+  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const tenant = values.tenant ?? (await askText("tenant", "Tenant slug"));
+  const sqlite = openDataDir(values["data-dir"]);
+  try {
+    const keys = listKeys(sqlite, tenant);
+    if (values.json) return printJson({ keys });
+    if (!keys.length) return void process.stdout.write("no keys\n");
+    for (const k of keys) {
+      const state = k.revokedAt ? `revoked ${k.revokedAt}` : `last used ${k.lastUsedAt ?? "never"}`;
+      process.stdout.write(`${k.id}  …${k.hint}  ${k.scopes.join(",")}  ${k.name ?? ""}  created ${k.createdAt}  ${state}\n`);
+    }
+  } catch (err) {
+    asCliError(err);
+  } finally {
+    sqlite.close();
+  }
+}
+
+async function keysRevoke(argv: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(argv, keyRevokeFlags);
+  if (values.help) return void process.stdout.write(helpText("Usage: automation-server keys revoke KEY_ID [--json]\n\nRevokes an API key at once; revoking twice is harmless.", keyRevokeFlags));
+  if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
+  const id = positionals[0] ?? (await askText("KEY_ID", "Key id to revoke", "key_..."));
+  const sqlite = openDataDir(values["data-dir"]);
+  try {
+    const k = revokeKey(sqlite, systemClock, id);
+    if (values.json) return printJson({ id: k.id, tenantId: k.tenantId, revoked: true, revokedAt: k.revokedAt });
+    process.stdout.write(`revoked ${k.id} at ${k.revokedAt}\n`);
+  } catch (err) {
+    asCliError(err);
+  } finally {
+    sqlite.close();
+  }
+}

@@ -1,0 +1,23 @@
+// GET /auth/check: who the presented key is.
+import { Elysia } from "elysia";
+import type { AutomationContext } from "../context";
+import { authPlugin } from "./auth";
+
+export const tenancyRoutes = (ctx: AutomationContext) =>
+  new Elysia().use(authPlugin(ctx)).get(
+    "/auth/check",
+    ({ auth }) => ({
+      ok: true as const,
+      tenantId: auth.tenantId,
+      tenantSlug: auth.tenantSlug,
+      tenantName: auth.tenantName,
+      // API keys belong to tenants, not users, on this server.
+      userId: null,
+      keyId: auth.keyId,
+      email: null,
+      name: auth.keyName,
+      scope: auth.scopes,
+      wildcardGranted: auth.scopes.includes("*"),
+    }),
+    { detail: { summary: "Check API key identity", tags: ["Metadata"] } },
+  );
