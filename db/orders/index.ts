@@ -1,0 +1,9 @@
+// The order server's migrations, embedded into the executable as text (see src/kernel/db.ts).
+import type { Migration } from "../../src/kernel/db";
+import init from "./0000_init.sql" with { type: "text" };
+import orderCounts from "./0001_order_counts.sql" with { type: "text" };
+
+export const orderMigrations: Migration[] = [
+  { name: "0000_init", sql: init },
+  { name: "0001_order_counts", sql: orderCounts },
+];

@@ -1,0 +1,94 @@
+import { timingSafeEqual } from "node:crypto";
+import { DomainError, Unauthorized } from "../../kernel/errors";
+import { hashSecret, newSecret } from "../../kernel/ids";
+import type { OrderConfig } from "../config";
+import type { Caller } from "../users/model";
+import { usernameKey } from "../users/service";
+import type { UserStore } from "../users/store";
+import type { TokenRequest, TokenResponse } from "./model";
+import type { TokenStore } from "./store";
+import { LoginThrottle } from "./throttle";
+
+const oauth = (kind: "invalid" | "unauthorized", code: string, message: string) => new DomainError(kind, message, { code });
+
+export class AuthService {
+  private readonly throttle: LoginThrottle;
+  /** Verified against for unknown usernames, so both failures take the same time. */
+  private readonly dummyHash: Promise<string>;
+
+  constructor(
+    private readonly config: OrderConfig,
+    private readonly users: UserStore,
+    private readonly tokens: TokenStore,
+  ) {
+    this.throttle = new LoginThrottle(config.clock, config.throttle.maxFailures, config.throttle.windowMs);
+    this.dummyHash = Bun.password.hash(newSecret(), { algorithm: "argon2id", ...config.password });
+  }
+
+  /** OAuth 2.0 password grant (RFC 6749 §4.3), errors as §5.2. */
+  async issueToken(req: TokenRequest): Promise<TokenResponse> {
+    this.checkClient(req.client_id, req.client_secret);
+    if (!req.grant_type) throw oauth("invalid", "invalid_request", "Missing grant type");
+    if (req.grant_type !== "password") {
+      throw oauth("invalid", "unsupported_grant_type", `Unsupported grant type: ${req.grant_type}`);
+    }
+    if (req.username === undefined || req.username === "") throw oauth("invalid", "invalid_request", "Missing username");
+    if (req.password === undefined || req.password === "") throw oauth("invalid", "invalid_request", "Missing password");
+
+    const key = usernameKey(req.username);
+    const wait = this.throttle.retryAfter(key);
+    if (wait > 0) {
+      throw new DomainError("rate_limited", `Too many failed logins for this username; retry in ${wait} s`, {
+        code: "too_many_requests",
+        retryAfter: wait,
+      });
+    }
+    const user = this.users.findByKey(key);
+    const ok = await Bun.password.verify(req.password, user?.passwordHash ?? (await this.dummyHash));
+    if (!user || !ok) {
+      this.throttle.fail(key);
+      throw oauth("invalid", "invalid_grant", "Bad credentials");
+    }
+    this.throttle.reset(key);
+
+    const token = newSecret(32);
+    const now = this.config.clock.now().getTime();
+    this.tokens.insert(hashSecret(token), user.id, now, now + this.config.tokenTtlMs);
+    return {
+      access_token: token,
+      token_type: "bearer",
+      expires_in: Math.floor(this.config.tokenTtlMs / 1000),
+      scope: "read write",
+    };
+  }
+
+  /** The caller behind an `Authorization: Bearer` header; 401 `unauthorized` / `invalid_token` otherwise. */
+  authenticate(authorization: string | null | undefined): Caller {
+    if (!authorization) throw Unauthorized("Full authentication is required to access this resource", { code: "unauthorized" });
+    const m = /^Bearer[ \t]+([A-Za-z0-9\-._~+/]+=*)[ \t]*$/i.exec(authorization);
+    if (!m) {
+      if (!/^Bearer\b/i.test(authorization)) {
+        throw Unauthorized("Full authentication is required to access this resource", { code: "unauthorized" });
+      }
+      throw Unauthorized("Invalid access token", { code: "invalid_token" });
+    }
+    const user = this.tokens.userFor(hashSecret(m[1]), this.config.clock.now().getTime());
+    if (!user) throw Unauthorized("Invalid or expired access token", { code: "invalid_token" });
+    return user;
+  }
+
+  private checkClient(id: string | undefined, secret: string | undefined): void {
+    if (!id) throw oauth("unauthorized", "invalid_client", "Client authentication failed: no client credentials");
+    const client = this.config.clients.find((c) => c.id === id);
+    if (!client || secret === undefined || !sameText(client.secret, secret)) {
+      throw oauth("unauthorized", "invalid_client", "Client authentication failed: bad client credentials");
+    }
+  }
+}
+
+function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+

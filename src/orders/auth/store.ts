@@ -1,0 +1,31 @@
+import { and, eq, gt, lte, sql } from "drizzle-orm";
+import type { OrdersDb } from "../db/open";
+import { tokens, users } from "../db/schema";
+import type { Caller } from "../users/model";
+
+export class TokenStore {
+  private readonly byHash;
+
+  constructor(private readonly db: OrdersDb) {
+    // The one query every authenticated request makes: a primary-key read on the token hash.
+    this.byHash = db
+      .select({ id: users.id, username: users.username, userType: users.userType, money: users.money })
+      .from(tokens)
+      .innerJoin(users, eq(users.id, tokens.userId))
+      .where(and(eq(tokens.hash, sql.placeholder("hash")), gt(tokens.expiresAt, sql.placeholder("now"))))
+      .prepare();
+  }
+
+  insert(hash: string, userId: number, at: number, expiresAt: number): void {
+    this.db.insert(tokens).values({ hash, userId, createdAt: at, expiresAt }).run();
+  }
+
+  /** The live token's user, or undefined for unknown or expired tokens. */
+  userFor(hash: string, now: number): Caller | undefined {
+    return this.byHash.get({ hash, now });
+  }
+
+  deleteExpired(now: number): number {
+    return this.db.delete(tokens).where(lte(tokens.expiresAt, now)).returning({ hash: tokens.hash }).all().length;
+  }
+}

@@ -1,0 +1,88 @@
+// Demo data for `--profile demo`: seeded only into an empty database, inside one transaction, through the
+// same services the API uses, so COMPLETED orders really moved money and the ledger explains every balance.
+import type { Clock } from "../../kernel/clock";
+import type { OrdersDb } from "../db/open";
+import { OrderService } from "../orders/service";
+import { OrderStore } from "../orders/store";
+import type { Caller, UserType } from "../users/model";
+import { STARTING_MONEY, usernameKey } from "../users/service";
+import { UserStore } from "../users/store";
+
+export const DEMO_PASSWORD = "pass";
+export const DEMO_USERS: { username: string; userType: UserType }[] = [
+  { username: "anna", userType: "Customer" },
+  { username: "boris", userType: "Customer" },
+  { username: "vera", userType: "Customer" },
+  { username: "dmitry", userType: "Performer" },
+  { username: "elena", userType: "Performer" },
+  { username: "fedor", userType: "Performer" },
+];
+
+const TASKS = [
+  "Fix the garden fence", "Assemble a wardrobe", "Paint the balcony railing", "Replace a kitchen tap",
+  "Hang three shelves", "Translate a two-page letter", "Walk the dog for a week", "Repair a bicycle brake",
+  "Clean the windows", "Set up a home Wi-Fi router", "Move a sofa to the second floor", "Bake a birthday cake",
+  "Mow the lawn", "Tutor maths for two hours", "Fix a squeaky door", "Install a ceiling lamp",
+  "Proofread a thesis chapter", "Photograph a product line", "Design a business card", "Tune a piano",
+  "Replace a broken tile", "Deliver a parcel across town", "Sew curtains", "Build a birdhouse",
+];
+
+/** Orders per final status: 20 WAITING, 10 IN_PROGRESS, 8 READY, 12 COMPLETED. */
+const PLAN: [number, "WAITING" | "IN_PROGRESS" | "READY" | "COMPLETED"][] = [
+  [20, "WAITING"],
+  [10, "IN_PROGRESS"],
+  [8, "READY"],
+  [12, "COMPLETED"],
+];
+
+/** Seeds the demo data if the database has no users. Returns whether it did. */
+export async function seedDemo(db: OrdersDb, clock: Clock, cost: { memoryCost: number; timeCost: number }): Promise<boolean> {
+  const userStore = new UserStore(db);
+  if (userStore.count() > 0) return false;
+  const hashes = await Promise.all(DEMO_USERS.map(() => Bun.password.hash(DEMO_PASSWORD, { algorithm: "argon2id", ...cost })));
+
+  const start = clock.now().getTime() - 14 * 24 * 3600_000;
+  let t = start;
+  const seedClock: Clock = { now: () => new Date(t) };
+  const orderStore = new OrderStore(db);
+  const orders = new OrderService(orderStore, seedClock);
+
+  return orderStore.tx(() => {
+    // Checked again under the write lock: two demo servers starting at once seed once.
+    if (userStore.count() > 0) return false;
+    const people: Caller[] = DEMO_USERS.map((u, i) =>
+      userStore.insert({
+        username: u.username,
+        key: usernameKey(u.username),
+        passwordHash: hashes[i],
+        userType: u.userType,
+        money: STARTING_MONEY[u.userType],
+        at: start,
+      })!,
+    );
+    const customers = people.filter((p) => p.userType === "Customer");
+    const performers = people.filter((p) => p.userType === "Performer");
+    let n = 0;
+    for (const [count, status] of PLAN) {
+      for (let i = 0; i < count; i++, n++) {
+        t = start + n * 6 * 3600_000 + (n % 7) * 17 * 60_000 + n * 13_000;
+        const customer = customers[n % customers.length];
+        const performer = performers[(n * 2 + 1) % performers.length];
+        // Deterministic prices from 12.00 to ~88.50 rubles, some with kopecks.
+        const price = 12 + ((n * 37) % 77) + (n % 3 === 0 ? 0.5 : n % 5 === 0 ? 0.99 : 0);
+        const description = `${TASKS[n % TASKS.length]}${n >= TASKS.length ? ` (#${Math.floor(n / TASKS.length) + 1})` : ""}`;
+        const order = orders.create(customer, { description, price });
+        if (status === "WAITING") continue;
+        t += 40 * 60_000;
+        orders.take(performer, order.id);
+        if (status === "IN_PROGRESS") continue;
+        t += 3 * 3600_000;
+        orders.pass(performer, order.id);
+        if (status === "READY") continue;
+        t += 30 * 60_000;
+        orders.accept(customer, order.id);
+      }
+    }
+    return true;
+  });
+}

@@ -1,0 +1,52 @@
+import { Invalid } from "../../kernel/errors";
+import { type PageRequest, SORT_FIELDS, type SortField, type SortKey } from "./model";
+
+const MAX_SIZE = 100;
+const DEFAULT_SORT: SortKey[] = [{ field: "createdDate", dir: "desc" }];
+
+/** `page` (0-based), `size` (1–100) and repeatable `sort=field[,asc|desc]` from a query string. */
+export function parsePage(params: URLSearchParams): PageRequest {
+  const page = intParam(params, "page", 0, 0, 1_000_000_000);
+  const size = intParam(params, "size", 20, 1, MAX_SIZE);
+  const sort: SortKey[] = [];
+  for (const raw of params.getAll("sort")) {
+    if (raw.trim() === "") continue;
+    const [name, dir, ...rest] = raw.split(",").map((s) => s.trim());
+    if (!(SORT_FIELDS as readonly string[]).includes(name)) {
+      throw Invalid(`sort: unknown field "${name}"; use one of ${SORT_FIELDS.join(", ")}`, { field: "sort" });
+    }
+    const d = (dir ?? "asc").toLowerCase();
+    if ((d !== "asc" && d !== "desc") || rest.length > 0) {
+      throw Invalid(`sort: "${raw}" must be field, field,asc or field,desc`, { field: "sort" });
+    }
+    if (!sort.some((s) => s.field === name)) sort.push({ field: name as SortField, dir: d });
+  }
+  return { page, size, sort: sort.length ? sort : DEFAULT_SORT };
+}
+
+function intParam(params: URLSearchParams, name: string, dflt: number, min: number, max: number): number {
+  const all = params.getAll(name);
+  if (all.length === 0) return dflt;
+  if (all.length > 1) throw Invalid(`${name} must be given once`, { field: name });
+  const raw = all[0].trim();
+  if (!/^\d+$/.test(raw)) throw Invalid(`${name} must be an integer between ${min} and ${max} (got "${all[0]}")`, { field: name });
+  const n = Number(raw);
+  if (n < min || n > max) throw Invalid(`${name} must be between ${min} and ${max} (got ${raw})`, { field: name });
+  return n;
+}
+
+/** RFC 8288 `Link` with first/prev/next/last, keeping the request's other parameters. */
+export function linkHeader(url: URL, req: PageRequest, total: number): string {
+  const last = Math.max(0, Math.ceil(total / req.size) - 1);
+  const at = (page: number, rel: string) => {
+    const u = new URL(url.href);
+    u.searchParams.set("page", String(page));
+    u.searchParams.set("size", String(req.size));
+    return `<${u.href}>; rel="${rel}"`;
+  };
+  const links = [at(0, "first")];
+  if (req.page > 0) links.push(at(Math.min(req.page - 1, last), "prev"));
+  if (req.page < last) links.push(at(req.page + 1, "next"));
+  links.push(at(last, "last"));
+  return links.join(", ");
+}

@@ -1,0 +1,82 @@
+// Starting and stopping the order server: open the database, seed the demo, listen, drain on signals.
+import { FatalError } from "../kernel/errors";
+import type { FlagSpec } from "../kernel/config";
+import { createLogger } from "../kernel/logger";
+import { listen, onShutdownSignal } from "../kernel/server";
+import { createOrderApp } from "./app";
+import { DEMO_CLIENT, type OAuthClient, orderConfig, parseClients, parseProfile } from "./config";
+import { openOrdersDb } from "./db/open";
+import { DEMO_PASSWORD, DEMO_USERS, seedDemo } from "./demo/seed";
+import { TokenStore } from "./auth/store";
+
+export const orderFlags = {
+  port: { type: "number", env: "PORT", default: 8080, help: "TCP port to listen on", value: "PORT" },
+  host: { type: "string", default: "0.0.0.0", help: "Interface to bind", value: "HOST" },
+  db: { type: "string", env: "ORDER_DB", default: "./data/orders.db", help: "SQLite database file (:memory: allowed)", value: "FILE" },
+  profile: {
+    type: "string",
+    env: "ORDER_PROFILE",
+    default: "production",
+    help: "demo (seeded test data + the web client's OAuth client) or production (empty)",
+    value: "NAME",
+  },
+  help: { type: "boolean", short: "h", help: "Show this help and exit" },
+} satisfies Record<string, FlagSpec>;
+
+export const orderHelpExtra = `Environment:
+  ORDER_OAUTH_CLIENTS  OAuth clients allowed to request tokens: "id:secret[,id:secret...]"
+                       (required by the production profile)
+  LOG_LEVEL            debug, info (default), warn, error or silent`;
+
+export interface OrderServerOptions {
+  port: number;
+  host: string;
+  db: string;
+  profile: string;
+  oauthClients?: string;
+}
+
+/** Starts the server; resolves once it listens. Prints where it is to stdout. */
+export async function startOrderServer(opts: OrderServerOptions): Promise<void> {
+  const profile = parseProfile(opts.profile);
+  const clients: OAuthClient[] = parseClients(opts.oauthClients);
+  if (profile === "demo" && !clients.some((c) => c.id === DEMO_CLIENT.id)) clients.push(DEMO_CLIENT);
+  if (clients.length === 0) {
+    throw new FatalError('the production profile needs at least one OAuth client: set ORDER_OAUTH_CLIENTS="id:secret"');
+  }
+  if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535) {
+    throw new FatalError(`--port must be an integer from 0 to 65535 (got ${opts.port})`);
+  }
+  const logger = createLogger();
+  const config = orderConfig({ profile, clients, logger });
+  const db = openOrdersDb(opts.db);
+  const seeded = profile === "demo" ? await seedDemo(db, config.clock, config.password) : false;
+  const app = createOrderApp(config, db);
+  const running = listen(app, { port: opts.port, hostname: opts.host, maxRequestBodySize: config.bodyLimit });
+
+  const tokens = new TokenStore(db);
+  const sweep = setInterval(() => tokens.deleteExpired(config.clock.now().getTime()), 3600_000);
+  sweep.unref();
+
+  const lines = [
+    `order-server listening on ${running.url}`,
+    `  profile:  ${profile}`,
+    `  database: ${opts.db}${seeded ? " (demo data seeded)" : ""}`,
+  ];
+  if (profile === "demo") {
+    const names = (t: string) => DEMO_USERS.filter((u) => u.userType === t).map((u) => u.username).join(", ");
+    lines.push(
+      `  demo logins (password "${DEMO_PASSWORD}"): customers ${names("Customer")}; performers ${names("Performer")}`,
+      `  demo OAuth client: ${DEMO_CLIENT.id}:${DEMO_CLIENT.secret}`,
+      `  try: curl -s -X POST '${running.url}/oauth/token?grant_type=password&username=anna&password=${DEMO_PASSWORD}&client_id=${DEMO_CLIENT.id}&client_secret=${DEMO_CLIENT.secret}'`,
+    );
+  }
+  console.log(lines.join("\n"));
+
+  onShutdownSignal(async () => {
+    clearInterval(sweep);
+    await running.stop();
+    db.$client.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    db.$client.close();
+  }, logger);
+}

@@ -1,0 +1,13 @@
+import { Elysia } from "elysia";
+import type { AuthService } from "../auth/service";
+import { userWire, type UserService } from "./service";
+
+export const userRoutes = (auth: AuthService, users: UserService) =>
+  new Elysia({ name: "orders.users" })
+    .post("/users", async ({ body, set }) => {
+      const user = await users.register(body);
+      set.status = 201;
+      set.headers.location = `/users/${user.id}`;
+      return user;
+    })
+    .get("/authenticated", ({ headers }) => userWire(auth.authenticate(headers.authorization)));

@@ -1,0 +1,48 @@
+import type { Clock } from "../../kernel/clock";
+import { Conflict } from "../../kernel/errors";
+import { rubles } from "../money";
+import { parseInput } from "../validate";
+import { type Caller, RegisterBody, type UserType, type UserWire } from "./model";
+import type { UserStore } from "./store";
+
+/** Starting balances in kopecks. */
+export const STARTING_MONEY: Record<UserType, number> = { Customer: 50_000, Performer: 30_000 };
+
+/** The key that makes usernames unique and logins case-insensitive. */
+export function usernameKey(username: string): string {
+  return username.trim().normalize("NFC").toLowerCase();
+}
+
+export function userWire(u: Caller): UserWire {
+  return { id: u.id, username: u.username, userType: u.userType, type: u.userType, money: rubles(u.money) };
+}
+
+export class UserService {
+  constructor(
+    private readonly store: UserStore,
+    private readonly clock: Clock,
+    private readonly cost: { memoryCost: number; timeCost: number },
+  ) {}
+
+  async register(body: unknown): Promise<UserWire> {
+    const input = parseInput(RegisterBody, body);
+    const key = usernameKey(input.username);
+    if (this.store.findByKey(key)) throw Conflict(`Username "${input.username}" is already taken`, { field: "username" });
+    const passwordHash = await this.hash(input.password);
+    const user = this.store.insert({
+      username: input.username,
+      key,
+      passwordHash,
+      userType: input.userType,
+      money: STARTING_MONEY[input.userType],
+      at: this.clock.now().getTime(),
+    });
+    if (!user) throw Conflict(`Username "${input.username}" is already taken`, { field: "username" });
+    return userWire(user);
+  }
+
+  hash(password: string): Promise<string> {
+    return Bun.password.hash(password, { algorithm: "argon2id", ...this.cost });
+  }
+}
+
