@@ -8,13 +8,15 @@ import type { AutomationContext } from "./context";
 import { domainIssues, envelopeResponse, HttpRefusal, issue } from "./http/envelope";
 import { aliasQuery } from "./http/query";
 import { tenancyRoutes } from "./tenancy/routes";
+import { filesRoutes } from "./files/routes";
 
 /** The same routes are served under both prefixes (the SDKs use either). */
 export const API_PREFIXES = ["/v1", "/api/v1"] as const;
 
 const api = (ctx: AutomationContext, prefix: string) =>
   new Elysia({ prefix })
-    .use(tenancyRoutes(ctx));
+    .use(tenancyRoutes(ctx))
+    .use(filesRoutes(ctx));
 
 const requestIds = new WeakMap<Request, string>();
 

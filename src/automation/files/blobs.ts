@@ -13,3 +13,6 @@ export interface BlobStore {
   has(sha256: string): Promise<boolean>;
   delete(sha256: string): Promise<void>;
 }
+
+// The filesystem implementation, under <dataDir>/blobs (createContext's default).
+export { createBlobStore, createBlobStore as createFsBlobStore, FsBlobStore } from "./fs-blobs";

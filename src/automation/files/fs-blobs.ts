@@ -1,0 +1,130 @@
+// The filesystem BlobStore: bytes live at <root>/ab/cd/<sha256>. A put streams into <root>/tmp/ while
+// hashing, then renames into place, so a reader never sees a half-written blob and a crash leaves only
+// a temp file (swept when the store opens). Nothing is ever held in memory beyond one chunk.
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, unlinkSync } from "node:fs";
+import { open } from "node:fs/promises";
+import { join } from "node:path";
+import { TooLarge } from "../../kernel/errors";
+import { newSecret } from "../../kernel/ids";
+import type { BlobInfo, BlobStore } from "./blobs";
+
+const SHA256 = /^[0-9a-f]{64}$/;
+/** Chunks smaller than this are gathered before a write, so tiny network reads do not cost a syscall each. */
+const WRITE_BATCH = 256 * 1024;
+
+export class FsBlobStore implements BlobStore {
+  private readonly tmp: string;
+
+  constructor(readonly root: string) {
+    this.tmp = join(root, "tmp");
+    mkdirSync(this.tmp, { recursive: true });
+    // Leftovers of puts interrupted by a crash: never referenced, safe to drop at open.
+    for (const name of readdirSync(this.tmp)) rmSync(join(this.tmp, name), { force: true });
+  }
+
+  /** Where a blob lives; throws on anything that is not a sha256 hex (no path tricks through keys). */
+  pathOf(sha256: string): string {
+    if (!SHA256.test(sha256)) throw new Error(`not a sha256 blob key: ${sha256.slice(0, 80)}`);
+    return join(this.root, sha256.slice(0, 2), sha256.slice(2, 4), sha256);
+  }
+
+  async put(data: ReadableStream<Uint8Array> | Uint8Array | Blob, opts: { maxBytes?: number } = {}): Promise<BlobInfo> {
+    const stream = data instanceof ReadableStream ? data : data instanceof Blob ? data.stream() : new Blob([data]).stream();
+    const maxBytes = opts.maxBytes ?? Number.POSITIVE_INFINITY;
+    const tmpPath = join(this.tmp, `${Date.now()}-${newSecret(9)}`);
+    const hasher = new Bun.CryptoHasher("sha256");
+    const fh = await open(tmpPath, "wx");
+    const reader = stream.getReader();
+    let size = 0;
+    let pending: Uint8Array[] = [];
+    let pendingBytes = 0;
+    const flush = async () => {
+      if (pendingBytes === 0) return;
+      const buf = pending.length === 1 ? pending[0] : Buffer.concat(pending, pendingBytes);
+      pending = [];
+      pendingBytes = 0;
+      let off = 0;
+      while (off < buf.byteLength) {
+        const { bytesWritten } = await fh.write(buf, off, buf.byteLength - off);
+        off += bytesWritten;
+      }
+    };
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        if (!value || value.byteLength === 0) continue;
+        size += value.byteLength;
+        if (size > maxBytes) {
+          await reader.cancel().catch(() => {});
+          throw TooLarge(`file is larger than ${maxBytes} bytes`, { code: "file_too_large" });
+        }
+        hasher.update(value);
+        // Copy: a stream may reuse its chunk buffer once read() is called again.
+        pending.push(pendingBytes + value.byteLength <= WRITE_BATCH ? value.slice() : value);
+        pendingBytes += value.byteLength;
+        if (pendingBytes >= WRITE_BATCH) await flush();
+      }
+      await flush();
+      await fh.sync();
+    } catch (err) {
+      await fh.close().catch(() => {});
+      rmSync(tmpPath, { force: true });
+      reader.releaseLock();
+      throw err;
+    }
+    await fh.close();
+    const sha256 = hasher.digest("hex");
+    const final = this.pathOf(sha256);
+    mkdirSync(join(final, ".."), { recursive: true });
+    // Same content → same name: replacing an existing blob with identical bytes is harmless and atomic.
+    renameSync(tmpPath, final);
+    return { sha256, size };
+  }
+
+  async get(sha256: string): Promise<Blob | null> {
+    if (!SHA256.test(sha256)) return null;
+    const path = this.pathOf(sha256);
+    if (!existsSync(path)) return null;
+    return Bun.file(path);
+  }
+
+  async has(sha256: string): Promise<boolean> {
+    return SHA256.test(sha256) && existsSync(this.pathOf(sha256));
+  }
+
+  /** Removes at call time (synchronously), so a caller's reference check and the unlink cannot interleave. */
+  delete(sha256: string): Promise<void> {
+    if (!SHA256.test(sha256)) return Promise.resolve();
+    try {
+      unlinkSync(this.pathOf(sha256));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") return Promise.reject(err);
+    }
+    return Promise.resolve();
+  }
+
+  /** Number of temp files in flight or left over (tests assert nothing half-written stays). */
+  tempCount(): number {
+    return readdirSync(this.tmp).length;
+  }
+
+  /** Every stored blob key (tests, maintenance). */
+  list(): string[] {
+    const out: string[] = [];
+    for (const a of readdirSync(this.root)) {
+      if (a === "tmp" || a.length !== 2) continue;
+      for (const b of readdirSync(join(this.root, a))) {
+        const dir = join(this.root, a, b);
+        if (!statSync(dir).isDirectory()) continue;
+        for (const name of readdirSync(dir)) if (SHA256.test(name)) out.push(name);
+      }
+    }
+    return out;
+  }
+}
+
+/** The blob store under `root` (the server passes `<dataDir>/blobs`). */
+export function createBlobStore(root: string): FsBlobStore {
+  return new FsBlobStore(root);
+}

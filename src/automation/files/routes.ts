@@ -1,0 +1,156 @@
+// HTTP of the files API: upload (streaming multipart), metadata, content with Range, delete, upload
+// sessions, and the signed PUT that receives a session's bytes (authorised by its URL, not a key).
+import { Elysia } from "elysia";
+import { Invalid } from "../../kernel/errors";
+import type { AutomationContext } from "../context";
+import { jsonParser } from "../http/body";
+import { HttpRefusal } from "../http/envelope";
+import { parseWith } from "../http/validate";
+import { authPlugin, requireScope } from "../tenancy/auth";
+import type { BlobInfo } from "./blobs";
+import { contentDisposition } from "./filename";
+import { CreateUploadBody } from "./model";
+import { multipartBoundary, readMultipart, readText } from "./multipart";
+import { parseRange } from "./range";
+import { checkMeta, deleteFile, getFile, insertFile, openFile, putBytes, releaseBlob, sweepExpired, type FileMeta } from "./service";
+import { abortUpload, completeUpload, createUpload, getUpload, receiveUpload } from "./uploads";
+
+const detail = (summary: string) => ({ detail: { summary, tags: ["Files"] } });
+
+/** Multipart `file` (+ optional `purpose`) → a stored file. Streams the part straight into the blob store. */
+async function uploadMultipart(ctx: AutomationContext, tenantId: string, request: Request) {
+  const boundary = multipartBoundary(request.headers.get("content-type"));
+  if (!boundary) {
+    throw new HttpRefusal(415, "expected Content-Type multipart/form-data with a boundary and a `file` part", "unsupported_media_type");
+  }
+  if (!request.body) throw Invalid("the request has no body", { field: "file", code: "required" });
+  let meta: FileMeta | null = null;
+  let blob: BlobInfo | null = null;
+  let purpose: string | null = null;
+  try {
+    for await (const part of readMultipart(request.body, boundary)) {
+      if (part.name === "purpose") {
+        purpose = (await readText(part, 200)).trim();
+      } else if (part.name === "file") {
+        if (blob) throw Invalid("send exactly one `file` part", { field: "file", code: "invalid_value" });
+        if (part.filename === null) throw Invalid("the `file` part must be a file (with a filename)", { field: "file", code: "invalid_value" });
+        meta = checkMeta({ filename: part.filename, contentType: part.contentType }, "file");
+        blob = await putBytes(ctx, part.body);
+      } else {
+        throw Invalid(`unknown field "${part.name}" (expected file, purpose)`, { field: part.name, code: "unrecognized_keys" });
+      }
+    }
+    if (!blob || !meta) throw Invalid("the `file` part is required", { field: "file", code: "required" });
+    const withPurpose = checkMeta({ ...meta, purpose });
+    await sweepExpired(ctx);
+    return await insertFile(ctx, tenantId, withPurpose, blob);
+  } catch (err) {
+    if (blob) await releaseBlob(ctx, blob.sha256);
+    throw err;
+  }
+}
+
+async function content(ctx: AutomationContext, tenantId: string, id: string, request: Request): Promise<Response> {
+  const { file, blob } = await openFile(ctx, tenantId, id);
+  const headers: Record<string, string> = {
+    "content-type": file.contentType,
+    "content-disposition": contentDisposition(file.filename),
+    "accept-ranges": "bytes",
+    etag: `"${file.sha256}"`,
+    "x-content-type-options": "nosniff",
+    "cache-control": "private, no-cache",
+  };
+  if (request.headers.get("if-none-match") === headers.etag) return new Response(null, { status: 304, headers });
+  const range = parseRange(request.headers.get("range"), file.size);
+  if (range === "unsatisfiable") {
+    throw new HttpRefusal(416, `range ${request.headers.get("range")} is outside the file's ${file.size} bytes`, "range_not_satisfiable", undefined, {
+      "content-range": `bytes */${file.size}`,
+    });
+  }
+  if (range) {
+    headers["content-range"] = `bytes ${range.start}-${range.end}/${file.size}`;
+    headers["content-length"] = String(range.end - range.start + 1);
+    return new Response(blob.slice(range.start, range.end + 1), { status: 206, headers });
+  }
+  headers["content-length"] = String(file.size);
+  return new Response(blob, { status: 200, headers });
+}
+
+/** The signed PUT of upload sessions. No Bearer key: the URL's signature is the credential. */
+const signedPutRoutes = (ctx: AutomationContext) =>
+  new Elysia().put(
+    "/files/uploads/:uploadId/content",
+    async ({ params, query, request }) =>
+      receiveUpload(ctx, params.uploadId, { expires: query.expires, signature: query.signature }, request.body),
+    { parse: "none", ...detail("Receive upload session bytes (signed URL)") },
+  );
+
+export const filesRoutes = (ctx: AutomationContext) =>
+  new Elysia()
+    .use(signedPutRoutes(ctx))
+    .use(authPlugin(ctx))
+    .post(
+      "/files",
+      ({ auth, request }) => {
+        requireScope(auth, "files:write");
+        return uploadMultipart(ctx, auth.tenantId, request);
+      },
+      { parse: "none", ...detail("Upload file") },
+    )
+    .post(
+      "/files/uploads",
+      ({ auth, body }) => {
+        requireScope(auth, "files:write");
+        return createUpload(ctx, auth.tenantId, parseWith(CreateUploadBody, body));
+      },
+      { parse: jsonParser(64 * 1024), ...detail("Prepare file upload") },
+    )
+    .get(
+      "/files/uploads/:uploadId",
+      ({ auth, params }) => {
+        requireScope(auth, "files:read");
+        return getUpload(ctx, auth.tenantId, params.uploadId);
+      },
+      detail("Get file upload session"),
+    )
+    .post(
+      "/files/uploads/:uploadId/complete",
+      ({ auth, params }) => {
+        requireScope(auth, "files:write");
+        return completeUpload(ctx, auth.tenantId, params.uploadId);
+      },
+      { parse: jsonParser(64 * 1024), ...detail("Complete file upload") },
+    )
+    .delete(
+      "/files/uploads/:uploadId",
+      ({ auth, params }) => {
+        requireScope(auth, "files:write");
+        return abortUpload(ctx, auth.tenantId, params.uploadId);
+      },
+      detail("Abort file upload"),
+    )
+    .get(
+      "/files/:id",
+      ({ auth, params }) => {
+        requireScope(auth, "files:read");
+        return getFile(ctx, auth.tenantId, params.id);
+      },
+      detail("Get file metadata"),
+    )
+    .get(
+      "/files/:id/content",
+      ({ auth, params, request }) => {
+        requireScope(auth, "files:read");
+        return content(ctx, auth.tenantId, params.id, request);
+      },
+      detail("Download file content"),
+    )
+    .delete(
+      "/files/:id",
+      async ({ auth, params }) => {
+        requireScope(auth, "files:write");
+        await deleteFile(ctx, auth.tenantId, params.id);
+        return { deleted: true as const };
+      },
+      detail("Delete file"),
+    );

@@ -1,0 +1,196 @@
+// The rules of reusable files: store bytes once per content, keep metadata per tenant, expire
+// run-input files after 24 h, keep bytes alive while a run snapshot or an upload needs them.
+import { Conflict, Invalid, NotFound } from "../../kernel/errors";
+import { newId } from "../../kernel/ids";
+import type { AutomationContext } from "../context";
+import { dbOf } from "../db/client";
+import type { BlobInfo } from "./blobs";
+import { checkFilename } from "./filename";
+import { ContentType, FILE_MAX_BYTES, Purpose, RUN_INPUT_TTL_MS, type FileSnapshot, type FileView } from "./model";
+import type { FileRow } from "./schema";
+import { blobInUse, fileStore, refStore, sessionStore } from "./store";
+import * as v from "valibot";
+
+export type FilesContext = Pick<AutomationContext, "sqlite" | "blobs" | "clock" | "log">;
+
+export interface FileMeta {
+  filename: string;
+  contentType: string;
+  purpose: string | null;
+}
+
+export function toView(row: FileRow): FileView {
+  return {
+    id: row.id,
+    filename: row.filename,
+    contentType: row.contentType,
+    size: row.size,
+    purpose: row.purpose,
+    createdAt: row.createdAt,
+  };
+}
+
+/** Validates what a client says about a file before any byte is stored. */
+export function checkMeta(input: { filename: string; contentType?: string | null; purpose?: string | null }, prefix = ""): FileMeta {
+  const at = (f: string) => (prefix ? `${prefix}.${f}` : f);
+  const filename = checkFilename(input.filename, at("filename"));
+  let contentType = "application/octet-stream";
+  if (input.contentType) {
+    const r = v.safeParse(ContentType, input.contentType);
+    if (!r.success) throw Invalid(r.issues[0].message, { field: at("contentType"), code: "invalid_value" });
+    contentType = r.output;
+  }
+  let purpose: string | null = null;
+  if (input.purpose !== undefined && input.purpose !== null && input.purpose !== "") {
+    const r = v.safeParse(Purpose, input.purpose);
+    if (!r.success) throw Invalid(r.issues[0].message, { field: at("purpose"), code: "invalid_value" });
+    purpose = r.output;
+  }
+  return { filename, contentType, purpose };
+}
+
+/** Streams bytes into the blob store (bounded by `maxBytes`, default the file ceiling). */
+export function putBytes(ctx: FilesContext, body: ReadableStream<Uint8Array> | Uint8Array | Blob, maxBytes = FILE_MAX_BYTES): Promise<BlobInfo> {
+  return ctx.blobs.put(body, { maxBytes });
+}
+
+/** Deletes the bytes of `sha256` unless something still needs them. */
+export async function releaseBlob(ctx: FilesContext, sha256: string): Promise<void> {
+  if (blobInUse(dbOf(ctx.sqlite), sha256)) return;
+  await ctx.blobs.delete(sha256);
+}
+
+/** The row for a new file (not yet stored). */
+export function fileRow(ctx: FilesContext, tenantId: string, meta: FileMeta, blob: BlobInfo, id = newId("file")): FileRow {
+  const now = ctx.clock.now();
+  return {
+    id,
+    tenantId,
+    filename: meta.filename,
+    contentType: meta.contentType,
+    size: blob.size,
+    sha256: blob.sha256,
+    purpose: meta.purpose,
+    createdAt: now.toISOString(),
+    expiresAt: meta.purpose === "run-input" ? new Date(now.getTime() + RUN_INPUT_TTL_MS).toISOString() : null,
+  };
+}
+
+/**
+ * After inserting a row for existing bytes: a concurrent delete of an identical file may have
+ * collected the blob between our put and insert. Then the row goes again and the caller retries.
+ */
+export async function confirmBytes(ctx: FilesContext, row: FileRow, undo: () => void): Promise<void> {
+  if (await ctx.blobs.has(row.sha256)) return;
+  undo();
+  throw Conflict("the file's bytes were removed while it was being stored; upload it again", { code: "upload_conflict" });
+}
+
+/** Records a file for bytes already in the blob store. */
+export async function insertFile(ctx: FilesContext, tenantId: string, meta: FileMeta, blob: BlobInfo): Promise<FileView> {
+  const row = fileRow(ctx, tenantId, meta, blob);
+  fileStore.insert(dbOf(ctx.sqlite), row);
+  await confirmBytes(ctx, row, () => fileStore.remove(dbOf(ctx.sqlite), row.id));
+  return toView(row);
+}
+
+/** Validate, stream in, record: the whole upload for callers that have the bytes as one body. */
+export async function createFile(
+  ctx: FilesContext,
+  tenantId: string,
+  input: { filename: string; contentType?: string | null; purpose?: string | null },
+  body: ReadableStream<Uint8Array> | Uint8Array | Blob,
+): Promise<FileView> {
+  const meta = checkMeta(input);
+  const blob = await putBytes(ctx, body);
+  try {
+    return await insertFile(ctx, tenantId, meta, blob);
+  } catch (err) {
+    await releaseBlob(ctx, blob.sha256);
+    throw err;
+  }
+}
+
+function isExpired(ctx: FilesContext, row: FileRow): boolean {
+  return row.expiresAt !== null && row.expiresAt <= ctx.clock.now().toISOString();
+}
+
+/** Removes a file row and, when nothing else needs them, its bytes. */
+async function dropFile(ctx: FilesContext, row: FileRow): Promise<void> {
+  fileStore.remove(dbOf(ctx.sqlite), row.id);
+  await releaseBlob(ctx, row.sha256);
+}
+
+/** A live file of the tenant; another tenant's, a deleted or an expired one → 404 (expired ones are swept). */
+export async function findFile(ctx: FilesContext, tenantId: string, id: string): Promise<FileRow> {
+  const row = fileStore.byId(dbOf(ctx.sqlite), tenantId, id);
+  if (!row) throw NotFound(`file ${id} not found`, { field: "id" });
+  if (isExpired(ctx, row)) {
+    await dropFile(ctx, row);
+    throw NotFound(`file ${id} not found`, { field: "id" });
+  }
+  return row;
+}
+
+export async function getFile(ctx: FilesContext, tenantId: string, id: string): Promise<FileView> {
+  return toView(await findFile(ctx, tenantId, id));
+}
+
+/** The metadata and a lazy Blob of the bytes (sliceable for Range). */
+export async function openFile(ctx: FilesContext, tenantId: string, id: string): Promise<{ file: FileRow; blob: Blob }> {
+  const file = await findFile(ctx, tenantId, id);
+  const blob = await ctx.blobs.get(file.sha256);
+  if (!blob) {
+    ctx.log.error("file bytes missing from the blob store", { fileId: file.id, sha256: file.sha256 });
+    throw NotFound(`file ${id} has no content`, { field: "id", code: "content_missing" });
+  }
+  return { file, blob };
+}
+
+export async function deleteFile(ctx: FilesContext, tenantId: string, id: string): Promise<void> {
+  const row = await findFile(ctx, tenantId, id);
+  await dropFile(ctx, row);
+}
+
+/**
+ * For the runs engine: pins the file's bytes under `owner` (e.g. `run:run_...`) and returns what the
+ * run must keep. The file may be deleted or expire afterwards; `openBlob(sha256)` still reads it
+ * until `releaseOwner(owner)`.
+ */
+export async function snapshotFile(ctx: FilesContext, tenantId: string, fileId: string, owner: string): Promise<FileSnapshot> {
+  const row = await findFile(ctx, tenantId, fileId);
+  refStore.add(dbOf(ctx.sqlite), { sha256: row.sha256, owner, tenantId, createdAt: ctx.clock.now().toISOString() });
+  return { fileId: row.id, filename: row.filename, contentType: row.contentType, size: row.size, sha256: row.sha256 };
+}
+
+/** Pins bytes the caller stored itself (e.g. a run's output file) under `owner`. */
+export function retainBlob(ctx: FilesContext, tenantId: string, sha256: string, owner: string): void {
+  refStore.add(dbOf(ctx.sqlite), { sha256, owner, tenantId, createdAt: ctx.clock.now().toISOString() });
+}
+
+/** Drops every pin `owner` holds and deletes bytes nothing else needs. */
+export async function releaseOwner(ctx: FilesContext, owner: string): Promise<void> {
+  for (const sha of refStore.releaseOwner(dbOf(ctx.sqlite), owner)) await releaseBlob(ctx, sha);
+}
+
+/** Bytes by content address (snapshots, artifacts), or null. */
+export function openBlob(ctx: FilesContext, sha256: string): Promise<Blob | null> {
+  return ctx.blobs.get(sha256);
+}
+
+/** Deletes expired run-input files and abandoned upload sessions; returns how many rows went. */
+export async function sweepExpired(ctx: FilesContext): Promise<number> {
+  const db = dbOf(ctx.sqlite);
+  const now = ctx.clock.now();
+  let n = 0;
+  for (const row of fileStore.expired(db, now.toISOString())) {
+    await dropFile(ctx, row);
+    n++;
+  }
+  for (const s of sessionStore.abandoned(db, new Date(now.getTime() - RUN_INPUT_TTL_MS).toISOString())) {
+    sessionStore.remove(db, s.id);
+    if (s.sha256) await releaseBlob(ctx, s.sha256);
+    n++;
+  }
+  return n;
+}
