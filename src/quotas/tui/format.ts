@@ -51,7 +51,7 @@ function trim(n: number): string {
   return (Math.round(n * 10) / 10).toString();
 }
 
-function unitSuffix(unit: string): string {
+export function unitSuffix(unit: string): string {
   if (unit === "percent") return "%";
   if (CURRENCIES.has(unit.toLowerCase())) return ` ${unit.toUpperCase()}`;
   return ` ${SHORT_UNIT[unit] ?? unit}`;

@@ -2,7 +2,7 @@
 // `state.width` cells wide, styled with ANSI only when colour is on (NO_COLOR turns it off).
 import pc from "picocolors";
 import type { ProviderResult, QuotaWindow, Target } from "../types.ts";
-import { ageText, bar, formatDuration, levelOf, paceAhead, resetText, usageText, usedFraction, type Level } from "./format.ts";
+import { ageText, bar, formatDuration, formatNumber, unitSuffix, levelOf, paceAhead, resetText, usageText, usedFraction, type Level } from "./format.ts";
 import { DETAIL_HEADER, FOOTER, detailListHeight, effectiveLayout, gridColumns } from "./layout.ts";
 import { cardWindows, detailWindows, everyText, isFavoriteTarget, orderedTargets, prefsOf, selectedTarget, type State } from "./state.ts";
 import { fixed, line, seg, spread, width, type Seg, type Style } from "./text.ts";
@@ -299,14 +299,10 @@ function detailList(s: State, windows: QuotaWindow[], hidden: string[], layout: 
 
 function detailNote(w: QuotaWindow, now: Date): string {
   const parts: string[] = [];
-  parts.push(`${formatNumberPlain(w.remaining)} ${w.unit} left`);
+  parts.push(`${formatNumber(w.remaining, w.unit)}${unitSuffix(w.unit)} left`);
   if (w.reset_at) parts.push(`${resetText(w, now)} (${w.reset_at.replace("T", " ").replace(/\.\d+Z$|Z$/, " UTC")})`);
   if (w.period_seconds) parts.push(`${formatDuration(w.period_seconds * 1000)} window`);
   const ahead = paceAhead(w, now);
   if (ahead !== null) parts.push(ahead > 0 ? `${ahead} points ahead of pace` : `${-ahead} points under pace`);
   return parts.join(" · ");
-}
-
-function formatNumberPlain(n: number): string {
-  return String(Math.round(n * 100) / 100);
 }
