@@ -12,6 +12,7 @@ import { listen, onShutdownSignal, type Running } from "../kernel/server";
 import { buildApp } from "./app";
 import type { AutomationConfig, AutomationContext } from "./context";
 import type { BlobStore } from "./files/blobs";
+import { createBlobStore } from "./files/fs-blobs";
 
 export interface ContextDeps {
   clock?: Clock;
@@ -52,7 +53,8 @@ export async function createContext(config: AutomationConfig, deps: ContextDeps 
   if (!memory) ensureDataDir(config.dataDir);
   const sqlite = openSqlite(memory ? ":memory:" : join(config.dataDir, "automation.db"), migrations);
   const signingSecret = config.signingSecret || (memory ? newSecret(32) : loadSigningSecret(config.dataDir));
-  const blobs = deps.blobs ?? (await defaultBlobStore(config.dataDir));
+  if (memory && !deps.blobs) throw new FatalError("an in-memory context needs an explicit blob store");
+  const blobs = deps.blobs ?? createBlobStore(join(config.dataDir, "blobs"));
   return {
     config: { ...config, signingSecret },
     sqlite,
@@ -60,14 +62,6 @@ export async function createContext(config: AutomationConfig, deps: ContextDeps 
     log: deps.log ?? createLogger(),
     blobs,
   };
-}
-
-async function defaultBlobStore(dataDir: string): Promise<BlobStore> {
-  if (dataDir === ":memory:") throw new FatalError("an in-memory context needs an explicit blob store");
-  const mod = (await import("./files/blobs")) as Record<string, unknown>;
-  const make = mod.createFsBlobStore as ((dir: string) => BlobStore) | undefined;
-  if (!make) throw new FatalError("the filesystem blob store is not available in this build");
-  return make(join(dataDir, "blobs"));
 }
 
 export interface Served {

@@ -1,34 +1,17 @@
-// Test harness for the automation HTTP app: an in-memory database with migrations applied, a
-// manual clock, and helpers to mint tenants/keys and send requests through app.handle().
+// Test harness for the automation HTTP app: an in-memory database with migrations applied, the real
+// filesystem blob store in a temp dir, a manual clock, and helpers to mint tenants/keys and send
+// requests through app.handle().
+import { afterAll } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ManualClock } from "../../../src/kernel/clock";
 import { silentLogger } from "../../../src/kernel/logger";
 import { buildApp } from "../../../src/automation/app";
 import type { AutomationConfig, AutomationContext } from "../../../src/automation/context";
-import type { BlobInfo, BlobStore } from "../../../src/automation/files/blobs";
+import { createBlobStore } from "../../../src/automation/files/fs-blobs";
 import { createContext } from "../../../src/automation/server";
 import { createKey, createTenant } from "../../../src/automation/tenancy/service";
-
-/** Test-only in-memory blob store (the real one is the filesystem store under the data dir). */
-export class MemoryBlobs implements BlobStore {
-  readonly map = new Map<string, Uint8Array>();
-  async put(data: ReadableStream<Uint8Array> | Uint8Array | Blob, opts: { maxBytes?: number } = {}): Promise<BlobInfo> {
-    const bytes = data instanceof Uint8Array ? data : new Uint8Array(await new Response(data).arrayBuffer());
-    if (opts.maxBytes !== undefined && bytes.byteLength > opts.maxBytes) throw new Error("too large");
-    const sha256 = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
-    this.map.set(sha256, bytes);
-    return { sha256, size: bytes.byteLength };
-  }
-  async get(sha256: string): Promise<Blob | null> {
-    const b = this.map.get(sha256);
-    return b ? new Blob([b]) : null;
-  }
-  async has(sha256: string): Promise<boolean> {
-    return this.map.has(sha256);
-  }
-  async delete(sha256: string): Promise<void> {
-    this.map.delete(sha256);
-  }
-}
 
 export function testConfig(over: Partial<AutomationConfig> = {}): AutomationConfig {
   return {
@@ -45,6 +28,11 @@ export function testConfig(over: Partial<AutomationConfig> = {}): AutomationConf
   };
 }
 
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
 export interface Harness {
   ctx: AutomationContext;
   app: ReturnType<typeof buildApp>;
@@ -58,7 +46,9 @@ export interface Harness {
 
 export async function harness(over: Partial<AutomationConfig> = {}): Promise<Harness> {
   const clock = new ManualClock();
-  const ctx = await createContext(testConfig(over), { clock, log: silentLogger, blobs: new MemoryBlobs() });
+  const dir = mkdtempSync(join(tmpdir(), "automation-test-"));
+  dirs.push(dir);
+  const ctx = await createContext(testConfig(over), { clock, log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
   const app = buildApp(ctx);
   return {
     ctx,

@@ -1,0 +1,89 @@
+import { describe, expect, test } from "bun:test";
+import { hashSecret } from "../../../src/kernel/ids";
+import { createKey, createTenant, hasScope, listKeys, revokeKey } from "../../../src/automation/tenancy/service";
+import { harness, json } from "../app/harness";
+
+describe("tenants and API keys", () => {
+  test("keys are ≥128-bit random, shown once and stored only as a hash", async () => {
+    const h = await harness();
+    const t = createTenant(h.ctx.sqlite, h.clock, { name: "Acme Corp" });
+    expect(t.slug).toBe("acme-corp");
+    expect(t.name).toBe("Acme Corp");
+    expect(t.id).toMatch(/^ten_/);
+    // 32 random bytes in base64url after the prefix: 256 bits.
+    expect(t.key).toMatch(/^eak_[A-Za-z0-9_-]{43}$/);
+    const other = createKey(h.ctx.sqlite, h.clock, { tenant: "acme-corp", scopes: ["runs:read"] });
+    expect(other.key).not.toBe(t.key);
+    const rows = h.ctx.sqlite.query<{ hash: string }, []>("SELECT * FROM api_keys").all();
+    const dump = JSON.stringify(rows);
+    expect(dump).not.toContain(t.key);
+    expect(dump).not.toContain(other.key);
+    expect(rows.map((r) => r.hash).sort()).toEqual([hashSecret(t.key), hashSecret(other.key)].sort());
+  });
+
+  test("duplicate tenant slug is a conflict; bad slug and scopes are invalid", async () => {
+    const h = await harness();
+    createTenant(h.ctx.sqlite, h.clock, { name: "acme" });
+    expect(() => createTenant(h.ctx.sqlite, h.clock, { name: "acme" })).toThrow(/already exists/);
+    expect(() => createTenant(h.ctx.sqlite, h.clock, { name: "x", slug: "Bad Slug" })).toThrow(/slug/);
+    expect(() => createKey(h.ctx.sqlite, h.clock, { tenant: "acme", scopes: ["runs:delete"] })).toThrow(/scope/);
+    expect(() => createKey(h.ctx.sqlite, h.clock, { tenant: "nope", scopes: ["*"] })).toThrow(/no tenant/);
+  });
+
+  test("a revoked key answers 401; list shows it revoked without the key", async () => {
+    const h = await harness();
+    const t = h.tenant("acme");
+    const k = createKey(h.ctx.sqlite, h.clock, { tenant: "acme", scopes: ["runs:read"], name: "ci" });
+    expect((await h.req("GET", "/v1/auth/check", { key: k.key })).status).toBe(200);
+    revokeKey(h.ctx.sqlite, h.clock, k.id);
+    const r = await h.req("GET", "/v1/auth/check", { key: k.key });
+    expect(r.status).toBe(401);
+    expect((await json(r)).issues[0].code).toBe("unauthorized");
+    // Still fine for the other key of the tenant.
+    expect((await h.req("GET", "/v1/auth/check", { key: t.key })).status).toBe(200);
+    const keys = listKeys(h.ctx.sqlite, "acme");
+    expect(keys.find((x) => x.id === k.id)?.revokedAt).toBe(h.clock.now().toISOString());
+    expect(JSON.stringify(keys)).not.toContain(k.key);
+    // Revoking twice answers the same.
+    expect(revokeKey(h.ctx.sqlite, h.clock, k.id).revokedAt).toBe(h.clock.now().toISOString());
+  });
+
+  test("401 for missing, malformed and unknown keys", async () => {
+    const h = await harness();
+    h.tenant("acme");
+    for (const headers of [{} as Record<string, string>, { authorization: "Basic abc" }, { authorization: "Bearer nope" }, { authorization: `Bearer ${"x".repeat(5000)}` }]) {
+      const r = await h.req("GET", "/v1/auth/check", { headers });
+      expect(r.status).toBe(401);
+      const body = await json(r);
+      expect(body.issues[0]).toMatchObject({ field: "<root>", code: "unauthorized", severity: "error" });
+      expect(body.requestId).toBe(r.headers.get("x-request-id")!);
+    }
+  });
+
+  test("auth check reports the key's own scopes and name", async () => {
+    const h = await harness();
+    const t = h.tenant("acme");
+    const k = createKey(h.ctx.sqlite, h.clock, { tenant: t.id, scopes: ["runs:read", "files:write"], name: "reader" });
+    const body = await json(await h.req("GET", "/api/v1/auth/check", { key: k.key }));
+    expect(body).toEqual({
+      ok: true,
+      tenantId: t.id,
+      tenantSlug: "acme",
+      tenantName: "acme",
+      userId: null,
+      keyId: k.id,
+      email: null,
+      name: "reader",
+      scope: ["runs:read", "files:write"],
+      wildcardGranted: false,
+    });
+  });
+
+  test("scope rules: * grants all, res:* the resource, write implies read", () => {
+    expect(hasScope(["*"], "runs:write")).toBe(true);
+    expect(hasScope(["runs:*"], "runs:write")).toBe(true);
+    expect(hasScope(["runs:write"], "runs:read")).toBe(true);
+    expect(hasScope(["runs:read"], "runs:write")).toBe(false);
+    expect(hasScope(["files:write"], "runs:read")).toBe(false);
+  });
+});
