@@ -1,0 +1,102 @@
+// Randomized money conservation: thousands of interleaved API calls by many users; after every batch,
+// balances + collected commission = starting money, and the ledger explains every balance.
+import { describe, expect, test } from "bun:test";
+import { harness } from "./harness";
+
+/** Small deterministic PRNG so a failure reproduces. */
+function prng(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function invariants(h: ReturnType<typeof harness>) {
+  const q = <T>(sql: string) => h.db.$client.query(sql).all() as T[];
+  const [{ balances }] = q<{ balances: number }>("SELECT COALESCE(SUM(money), 0) AS balances FROM users");
+  const [{ opening }] = q<{ opening: number }>("SELECT COALESCE(SUM(amount), 0) AS opening FROM ledger WHERE kind = 'opening'");
+  const [{ platform }] = q<{ platform: number }>("SELECT COALESCE(SUM(amount), 0) AS platform FROM ledger WHERE user_id IS NULL");
+  expect(balances + platform).toBe(opening);
+  const unexplained = q("SELECT u.id FROM users u LEFT JOIN ledger l ON l.user_id = u.id GROUP BY u.id HAVING u.money <> COALESCE(SUM(l.amount), 0)");
+  expect(unexplained).toEqual([]);
+  // Money moved for exactly the COMPLETED orders, 4 rows each, each order's rows summing to zero.
+  const moved = q<{ order_id: number; n: number; total: number; status: number }>(
+    "SELECT l.order_id, COUNT(*) AS n, SUM(l.amount) AS total, o.status FROM ledger l JOIN orders o ON o.id = l.order_id GROUP BY l.order_id",
+  );
+  expect(moved.every((m) => m.n === 4 && m.total === 0 && m.status === 3)).toBe(true);
+  const [{ completed }] = q<{ completed: number }>("SELECT COUNT(*) AS completed FROM orders WHERE status = 3");
+  expect(moved).toHaveLength(completed);
+  expect(q("SELECT id FROM users WHERE money < 0")).toEqual([]);
+  // The per-status counters (list totals) agree with the table.
+  expect(q("SELECT c.status FROM order_counts c WHERE c.n <> (SELECT COUNT(*) FROM orders o WHERE o.status = c.status)")).toEqual([]);
+  return { balances, platform, opening };
+}
+
+describe("money conservation", () => {
+  test("3000 random interleaved operations by 16 users keep every invariant", async () => {
+    const h = harness();
+    const rnd = prng(20261122);
+    const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
+    const customers = await Promise.all(Array.from({ length: 8 }, (_, i) => h.user(`c${i}`, "Customer")));
+    const performers = await Promise.all(Array.from({ length: 8 }, (_, i) => h.user(`p${i}`, "Performer")));
+    type Who = { id: number; token: string };
+    const orderIds: number[] = [];
+    const people = new Map<number, { customer: Who; performer?: Who }>();
+    const statuses = new Map<number, number>();
+    let ops = 0;
+    for (let batch = 0; batch < 60; batch++) {
+      const calls: Promise<unknown>[] = [];
+      for (let i = 0; i < 50; i++, ops++) {
+        const roll = rnd();
+        if (roll < 0.3 || orderIds.length === 0) {
+          // Prices from 0.01 to ~120 with random kopecks, sometimes more than the customer has.
+          const price = Math.round(rnd() * 12_000 + 1) / 100;
+          const customer = pick(customers);
+          calls.push(
+            h.call("POST", "/orders", { token: customer.token, json: { description: `job ${ops}`, price } }).then((r) => {
+              if (r.status === 201) {
+                orderIds.push(r.body.id);
+                people.set(r.body.id, { customer });
+              }
+              statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+            }),
+          );
+          continue;
+        }
+        const id = pick(orderIds);
+        const own = people.get(id)!;
+        // Mostly the right person (so money moves), sometimes anyone (so refusals interleave too).
+        const [who, action]: [Who, string] =
+          roll < 0.5
+            ? [pick(performers), "take"]
+            : roll < 0.7
+              ? [own.performer ?? pick(performers), "pass"]
+              : roll < 0.93
+                ? [own.customer, "accept"]
+                : [pick([...customers, ...performers]), pick(["take", "pass", "accept"])];
+        calls.push(
+          h.call("PATCH", `/orders/${id}/${action}`, { token: who.token }).then((r) => {
+            if (action === "take" && r.status === 200) own.performer = who;
+            statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+          }),
+        );
+      }
+      await Promise.all(calls);
+      const { opening } = invariants(h);
+      expect(opening).toBe(8 * 50_000 + 8 * 30_000);
+    }
+    expect(ops).toBe(3000);
+    // The run exercised success and every refusal path, and never a 5xx.
+    expect(statuses.get(200)).toBeGreaterThan(300);
+    expect(statuses.get(201)).toBeGreaterThan(300);
+    expect(statuses.get(403)).toBeGreaterThan(0);
+    expect(statuses.get(409)).toBeGreaterThan(0);
+    expect([...statuses.keys()].every((s) => s < 500)).toBe(true);
+    const completed = h.db.$client.query("SELECT COUNT(*) AS n FROM orders WHERE status = 3").get() as { n: number };
+    expect(completed.n).toBeGreaterThan(50);
+  });
+});

@@ -1,0 +1,145 @@
+import { describe, expect, test } from "bun:test";
+import { harness, springError } from "./harness";
+
+/** 7 orders by alice at distinct times and prices; bob takes two, passes one. */
+async function listWorld() {
+  const h = harness();
+  const alice = await h.user("alice", "Customer");
+  const carol = await h.user("carol", "Customer");
+  const bob = await h.user("bob", "Performer");
+  const dave = await h.user("dave", "Performer");
+  const prices = [30, 10, 50, 20, 40, 10, 60];
+  const ids: number[] = [];
+  for (const [i, price] of prices.entries()) {
+    h.clock.advance(60_000);
+    ids.push((await h.call("POST", "/orders", { token: alice.token, json: { description: `task ${String.fromCharCode(103 - i)}`, price } })).body.id);
+  }
+  await h.call("PATCH", `/orders/${ids[0]}/take`, { token: bob.token });
+  await h.call("PATCH", `/orders/${ids[1]}/take`, { token: bob.token });
+  await h.call("PATCH", `/orders/${ids[1]}/pass`, { token: bob.token });
+  return { h, alice, carol, bob, dave, ids };
+}
+
+const idsOf = (r: { body: { id: number }[] }) => r.body.map((o) => o.id);
+
+describe("GET /orders (performers: WAITING orders)", () => {
+  test("a plain array of WAITING orders, newest first, with X-Total-Count and Link", async () => {
+    const { h, dave, ids } = await listWorld();
+    const r = await h.call("GET", "/orders", { token: dave.token });
+    expect(r.status).toBe(200);
+    expect(Array.isArray(r.body)).toBe(true);
+    expect(idsOf(r)).toEqual([ids[6], ids[5], ids[4], ids[3], ids[2]]);
+    expect(r.body.every((o: { status: string; performerId: unknown }) => o.status === "WAITING" && o.performerId === null)).toBe(true);
+    expect(r.headers.get("x-total-count")).toBe("5");
+    expect(r.headers.get("link")).toBe('<http://localhost/orders?page=0&size=20>; rel="first", <http://localhost/orders?page=0&size=20>; rel="last"');
+  });
+
+  test("customers get 403", async () => {
+    const { h, alice } = await listWorld();
+    const r = await h.call("GET", "/orders", { token: alice.token });
+    springError(r, 403, "/orders");
+    expect(r.body.error).toBe("access_denied");
+  });
+
+  test("page and size walk the list; Link has first/prev/next/last and keeps other parameters", async () => {
+    const { h, dave, ids } = await listWorld();
+    const p0 = await h.call("GET", "/orders?size=2&sort=price,asc", { token: dave.token });
+    expect(idsOf(p0)).toEqual([ids[5], ids[3]]);
+    const seen: number[] = [];
+    for (let page = 0; page < 3; page++) {
+      const r = await h.call("GET", `/orders?size=2&page=${page}&sort=price,asc`, { token: dave.token });
+      expect(r.headers.get("x-total-count")).toBe("5");
+      seen.push(...idsOf(r));
+      const link = r.headers.get("link")!;
+      expect(link).toContain(`<http://localhost/orders?size=2&page=0&sort=price%2Casc>; rel="first"`);
+      expect(link).toContain(`<http://localhost/orders?size=2&page=2&sort=price%2Casc>; rel="last"`);
+      expect(link.includes('rel="prev"')).toBe(page > 0);
+      expect(link.includes('rel="next"')).toBe(page < 2);
+      if (page === 1) {
+        expect(link).toContain(`page=0&sort=price%2Casc>; rel="prev"`);
+        expect(link).toContain(`page=2&sort=price%2Casc>; rel="next"`);
+      }
+    }
+    // prices 10 (ids 5), 20 (3), 40 (4), 50 (2), 60 (6)
+    expect(seen).toEqual([ids[5], ids[3], ids[4], ids[2], ids[6]]);
+    const past = await h.call("GET", "/orders?page=9", { token: dave.token });
+    expect(past.body).toEqual([]);
+    expect(past.headers.get("x-total-count")).toBe("5");
+  });
+
+  test("sort: repeatable, asc/desc, ties broken stably", async () => {
+    const { h, alice, dave, ids } = await listWorld();
+    const byPriceDesc = await h.call("GET", "/orders?sort=price,desc", { token: dave.token });
+    expect(idsOf(byPriceDesc)).toEqual([ids[6], ids[2], ids[4], ids[3], ids[5]]);
+    const byDesc = await h.call("GET", "/orders?sort=description", { token: dave.token });
+    // descriptions are "task g".."task a" for ids[0..6]
+    expect(idsOf(byDesc)).toEqual([ids[6], ids[5], ids[4], ids[3], ids[2]]);
+    const byId = await h.call("GET", "/orders?sort=id,asc", { token: dave.token });
+    expect(idsOf(byId)).toEqual([ids[2], ids[3], ids[4], ids[5], ids[6]]);
+    const created = await h.call("GET", "/orders?sort=createdDate,asc", { token: dave.token });
+    expect(idsOf(created)).toEqual([ids[2], ids[3], ids[4], ids[5], ids[6]]);
+    // Two orders at 10: the second key decides.
+    await h.call("POST", "/orders", { token: alice.token, json: { description: "task z", price: 10 } });
+    const two = await h.call("GET", "/orders?sort=price&sort=description,desc&size=2", { token: dave.token });
+    expect(two.body.map((o: { description: string }) => o.description)).toEqual(["task z", "task b"]);
+  });
+
+  test("status sorts in lifecycle order (WAITING, IN_PROGRESS, READY, COMPLETED)", async () => {
+    const { h, alice, bob, ids } = await listWorld();
+    await h.call("PATCH", `/orders/${ids[2]}/take`, { token: bob.token });
+    await h.call("PATCH", `/orders/${ids[2]}/pass`, { token: bob.token });
+    await h.call("PATCH", `/orders/${ids[2]}/accept`, { token: alice.token });
+    const asc = await h.call("GET", `/users/${alice.id}/orders?sort=status,asc&sort=id,asc`, { token: alice.token });
+    expect(asc.body.map((o: { status: string }) => o.status)).toEqual(["WAITING", "WAITING", "WAITING", "WAITING", "IN_PROGRESS", "READY", "COMPLETED"]);
+    const desc = await h.call("GET", `/users/${alice.id}/orders?sort=status,desc&size=3`, { token: alice.token });
+    expect(desc.body.map((o: { status: string }) => o.status)).toEqual(["COMPLETED", "READY", "IN_PROGRESS"]);
+  });
+
+  test("bad paging parameters → 400 naming the parameter", async () => {
+    const { h, dave } = await listWorld();
+    const bad: [string, string][] = [
+      ["page=-1", "page"],
+      ["page=abc", "page"],
+      ["page=1.5", "page"],
+      ["size=0", "size"],
+      ["size=101", "size"],
+      ["size=", "size"],
+      ["sort=password", "sort"],
+      ["sort=price,sideways", "sort"],
+      ["sort=price;DROP TABLE orders", "sort"],
+      ["sort=customerId", "sort"],
+      ["page=1&page=2", "page"],
+    ];
+    for (const [q, field] of bad) {
+      const r = await h.call("GET", `/orders?${q}`, { token: dave.token });
+      expect(springError(r, 400, "/orders")).toContain(field);
+    }
+    expect((await h.call("GET", "/orders?size=100&page=0", { token: dave.token })).status).toBe(200);
+  });
+});
+
+describe("GET /users/{id}/orders", () => {
+  test("a customer's published orders; a performer's taken ones", async () => {
+    const { h, alice, carol, bob, dave, ids } = await listWorld();
+    const mine = await h.call("GET", `/users/${alice.id}/orders`, { token: alice.token });
+    expect(mine.headers.get("x-total-count")).toBe("7");
+    expect(idsOf(mine)).toEqual([...ids].reverse());
+    const taken = await h.call("GET", `/users/${bob.id}/orders?sort=id`, { token: bob.token });
+    expect(idsOf(taken)).toEqual([ids[0], ids[1]]);
+    expect(taken.headers.get("x-total-count")).toBe("2");
+    const none = await h.call("GET", `/users/${dave.id}/orders`, { token: dave.token });
+    expect(none.body).toEqual([]);
+    expect(none.headers.get("x-total-count")).toBe("0");
+    expect((await h.call("GET", `/users/${carol.id}/orders`, { token: carol.token })).body).toEqual([]);
+  });
+
+  test("another user's id → 403; an unknown id → 403 too (no probing)", async () => {
+    const { h, alice, bob } = await listWorld();
+    for (const path of [`/users/${alice.id}/orders`, "/users/9999/orders"]) {
+      const r = await h.call("GET", path, { token: bob.token });
+      springError(r, 403, path);
+      expect(r.body.error).toBe("access_denied");
+    }
+    expect((await h.call("GET", `/users/${alice.id}/orders`)).status).toBe(401);
+  });
+});
