@@ -74,7 +74,8 @@ export function dispositionParams(value: string): Record<string, string> {
   const re = /;\s*([a-zA-Z0-9_*-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;]*))/g;
   for (let m = re.exec(value); m; m = re.exec(value)) {
     const key = m[1].toLowerCase();
-    const v = m[2] !== undefined ? m[2].replace(/\\(.)/g, "$1") : m[3].trim();
+    // Only \" is unescaped: browsers never backslash-escape, and Windows paths keep their backslashes.
+    const v = m[2] !== undefined ? m[2].replace(/\\"/g, '"') : m[3].trim();
     if (key === "filename*") {
       const ext = /^([\w-]+)'[^']*'(.*)$/.exec(v);
       try {

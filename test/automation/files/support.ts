@@ -25,7 +25,7 @@ export interface FilesHarness {
   blobs: FsBlobStore;
   tenant(slug: string): { id: string; key: string };
   key(tenant: string, scopes: string[]): string;
-  req(method: string, path: string, opts?: { key?: string; body?: BodyInit; json?: unknown; headers?: Record<string, string> }): Promise<Response>;
+  req(method: string, path: string, opts?: { key?: string; body?: string | Uint8Array | Blob | FormData | ReadableStream<Uint8Array>; json?: unknown; headers?: Record<string, string> }): Promise<Response>;
   /** Multipart upload of `bytes` as `file` (and `purpose`). */
   upload(key: string, bytes: Uint8Array | string, filename?: string, opts?: { purpose?: string; type?: string }): Promise<Response>;
   /** Rows in the files table (all tenants). */

@@ -1,0 +1,285 @@
+import { describe, expect, test } from "bun:test";
+import { bytesOf, filesHarness, json, sha256, type FilesHarness } from "./support";
+
+const MiB = 1024 * 1024;
+
+async function session(h: FilesHarness, key: string, body: Record<string, unknown>) {
+  const r = await h.req("POST", "/v1/files/uploads", { key, json: body });
+  return { status: r.status, body: await json(r) };
+}
+
+describe("POST /v1/files/uploads: transport negotiation", () => {
+  test("≤ 4.5 MiB → multipart to /v1/files; larger → presigned-put with a signed URL to this server", async () => {
+    const h = await filesHarness();
+    const t = h.tenant("acme");
+    const small = await session(h, t.key, { filename: "a.pdf", contentType: "application/pdf", size: Math.floor(4.5 * MiB) });
+    expect(small.status).toBe(200);
+    expect(small.body).toEqual({ transport: "multipart", url: "/v1/files", maxFileSizeBytes: 1024 * MiB });
+
+    const big = await session(h, t.key, { filename: "b.pdf", contentType: "application/pdf", size: 20 * MiB });
+    expect(big.status).toBe(200);
+    expect(big.body).toMatchObject({
+      transport: "presigned-put",
+      method: "PUT",
+      headers: { "content-type": "application/pdf" },
+      expiresAt: "2026-11-22T10:00:00.000Z",
+      maxFileSizeBytes: 1024 * MiB,
+    });
+    expect(big.body.uploadId).toMatch(/^upl_/);
+    expect(big.body.fileId).toMatch(/^file_/);
+    const url = new URL(big.body.url);
+    expect(url.origin).toBe("http://files.test");
+    expect(url.pathname).toBe(`/v1/files/uploads/${big.body.uploadId}/content`);
+    expect(url.searchParams.get("expires")).toBe(String(Date.parse("2026-11-22T10:00:00Z") / 1000));
+    expect(url.searchParams.get("signature")).toMatch(/^[\w-]{43}$/);
+  });
+
+  test("transport can be asked for explicitly", async () => {
+    const h = await filesHarness();
+    const t = h.tenant("acme");
+    expect((await session(h, t.key, { filename: "a", size: 3, transport: "presigned-put" })).body.transport).toBe("presigned-put");
+    expect((await session(h, t.key, { filename: "a", size: 50 * MiB, transport: "multipart" })).body.transport).toBe("multipart");
+  });
+
+  test("bad bodies → 400 naming the field; too big → 413; not JSON → 4xx", async () => {
+    const h = await filesHarness();
+    const t = h.tenant("acme");
+    const cases: [Record<string, unknown>, string][] = [
+      [{ size: 1 }, "filename"],
+      [{ filename: "a" }, "size"],
+      [{ filename: "a", size: -1 }, "size"],
+      [{ filename: "a", size: 1.5 }, "size"],
+      [{ filename: "a", size: "12" }, "size"],
+      [{ filename: "../x", size: 1 }, "filename"],
+      [{ filename: "a", size: 1, contentType: "not a type" }, "contentType"],
+      [{ filename: "a", size: 1, transport: "carrier-pigeon" }, "transport"],
+      [{ filename: "a", size: 1, surprise: true }, "surprise"],
+    ];
+    for (const [body, field] of cases) {
+      const r = await session(h, t.key, body);
+      expect(r.status).toBe(400);
+      expect(r.body.issues[0].field).toBe(field);
+    }
+    const big = await session(h, t.key, { filename: "a", size: 2 * 1024 * MiB });
+    expect(big.status).toBe(413);
+    expect(big.body.issues[0]).toMatchObject({ field: "size", code: "file_too_large" });
+    const form = await h.req("POST", "/v1/files/uploads", { key: t.key, body: "filename=a", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    // A 4xx envelope (the JSON body reader of the app decides 400 vs 415).
+    expect([400, 415]).toContain(form.status);
+    expect((await json(form)).issues[0].severity).toBe("error");
+    const broken = await h.req("POST", "/v1/files/uploads", { key: t.key, body: "{nope", headers: { "content-type": "application/json" } });
+    expect(broken.status).toBe(400);
+  });
+
+  test("the same idempotencyKey returns the same session; reused for another file → 409", async () => {
+    const h = await filesHarness();
+    const t = h.tenant("acme");
+    const body = { filename: "a.bin", size: 10 * MiB, idempotencyKey: "k-1" };
+    const a = await session(h, t.key, body);
+    const b = await session(h, t.key, body);
+    expect(b.body.uploadId).toBe(a.body.uploadId);
+    expect(b.body.fileId).toBe(a.body.fileId);
+    const c = await session(h, t.key, { ...body, size: 11 * MiB });
+    expect(c.status).toBe(409);
+    expect(c.body.issues[0].code).toBe("idempotency_key_reused");
+    // Keys are per tenant.
+    const other = h.tenant("beta");
+    const d = await session(h, other.key, body);
+    expect(d.status).toBe(200);
+    expect(d.body.uploadId).not.toBe(a.body.uploadId);
+  });
+});
+
+describe("signed PUT, complete, abort", () => {
+  async function started(h: FilesHarness, key: string, size: number, extra: Record<string, unknown> = {}) {
+    const s = await session(h, key, { filename: "data.bin", contentType: "application/octet-stream", size, transport: "presigned-put", ...extra });
+    expect(s.status).toBe(200);
+    return s.body as { uploadId: string; fileId: string; url: string };
+  }
+
+  test("PUT the bytes (no API key needed) then complete → the File; content is byte-identical", async () => {
+    const h = await filesHarness();
+    const t = h.tenant("acme");
+    const data = bytesOf(5 * MiB + 3, 11);
+    const s = await started(h, t.key, data.byteLength);
+    const put = await h.req("PUT", s.url, { body: data, headers: { "content-type": "application/octet-stream" } });
+    expect(put.status).toBe(200);
+    expect(await json(put)).toMatchObject({ uploadId: s.uploadId, status: "uploaded", size: data.byteLength });
+    const before = await h.req("GET", `/v1/files/${s.fileId}`, { key: t.key });
+    expect(before.status).toBe(404);
+
+    const done = await h.req("POST", `/v1/files/uploads/${s.uploadId}/complete`, { key: t.key });
+    expect(done.status).toBe(200);
+    const file = await json(done);
+    expect(file).toEqual({ id: s.fileId, filename: "data.bin", contentType: "application/octet-stream", size: data.byteLength, purpose: null, createdAt: "2026-11-22T09:00:00.000Z" });
+    const content = await h.req("GET", `/v1/files/${s.fileId}/content`, { key: t.key });
+    expect(sha256(new Uint8Array(await content.arrayBuffer()))).toBe(sha256(data));
+
+    const status = await json(await h.req("GET", `/v1/files/uploads/${s.uploadId}`, { key: t.key }));
+    expect(status).toMatchObject({ uploadId: s.uploadId, fileId: s.fileId, status: "completed", completedAt: "2026-11-22T09:00:00.000Z" });
+  });
+
+  test("complete is safe to retry: same file, one row; concurrent completes too", async () => {
+    const h = await filesHarness();
+    const t = h.tenant("acme");
+    const s = await started(h, t.key, 4);
+    await h.req("PUT", s.url, { body: "abcd" });
+    const all = await Promise.all([1, 2, 3].map(() => h.req("POST", `/v1/files/uploads/${s.uploadId}/complete`, { key: t.key })));
+    for (const r of all) {
+      expect(r.status).toBe(200);
+      expect((await json(r)).id).toBe(s.fileId);
+    }
+    h.clock.advance(60_000);
+    const later = await h.req("POST", `/v1/files/uploads/${s.uploadId}/complete`, { key: t.key, json: {} });
+    expect((await json(later)).id).toBe(s.fileId);
+    expect(h.fileRows()).toBe(1);
+  });
+
+  test("complete before any bytes → 409; a PUT after complete → 409", async () => {
+    const h = await filesHarness();
+    const t = h.tenant("acme");
+    const s = await started(h, t.key, 4);
+    const early = await h.req("POST", `/v1/files/uploads/${s.uploadId}/complete`, { key: t.key });
+    expect(early.status).toBe(409);
+    expect((await json(early)).issues[0].code).toBe("upload_incomplete");
+    await h.req("PUT", s.url, { body: "abcd" });
+    await h.req("POST", `/v1/files/uploads/${s.uploadId}/complete`, { key: t.key });
+    const late = await h.req("PUT", s.url, { body: "wxyz" });
+    expect(late.status).toBe(409);
+    expect(await (await h.req("GET", `/v1/files/${s.fileId}/content`, { key: t.key })).text()).toBe("abcd");
+  });
+
+  test("a PUT with more or fewer bytes than declared → 413 / 400, nothing stored", async () => {
+    const h = await filesHarness();
+    const t = h.tenant("acme");
+    const s = await started(h, t.key, 10);
+    const more = await h.req("PUT", s.url, { body: "0123456789ABC" });
+    expect(more.status).toBe(413);
+    const fewer = await h.req("PUT", s.url, { body: "0123" });
+    expect(fewer.status).toBe(400);
+    expect((await json(fewer)).issues[0].code).toBe("size_mismatch");
+    expect(h.blobs.list()).toEqual([]);
+    expect(h.blobs.tempCount()).toBe(0);
+    // The session still works with the right bytes.
+    expect((await h.req("PUT", s.url, { body: "0123456789" })).status).toBe(200);
+  });
+
+  test("a repeated PUT before complete replaces the bytes and frees the old ones", async () => {
+    const h = await filesHarness();
+    const t = h.tenant("acme");
+    const s = await started(h, t.key, 4);
+    await h.req("PUT", s.url, { body: "aaaa" });
+    await h.req("PUT", s.url, { body: "bbbb" });
+    expect(h.blobs.list()).toEqual([sha256("bbbb")]);
+    await h.req("POST", `/v1/files/uploads/${s.uploadId}/complete`, { key: t.key });
+    expect(await (await h.req("GET", `/v1/files/${s.fileId}/content`, { key: t.key })).text()).toBe("bbbb");
+  });
+
+  test("tampered signature, tampered expiry, other upload id, missing signature → 403 invalid_signature", async () => {
+    const h = await filesHarness();
+    const t = h.tenant("acme");
+    const s = await started(h, t.key, 4);
+    const other = await started(h, t.key, 4);
+    const u = new URL(s.url);
+    const sig = u.searchParams.get("signature")!;
+    const variants: string[] = [];
+    const flip = new URL(u);
+    flip.searchParams.set("signature", (sig[0] === "A" ? "B" : "A") + sig.slice(1));
+    variants.push(flip.toString());
+    const later = new URL(u);
+    later.searchParams.set("expires", String(Number(u.searchParams.get("expires")) + 3600));
+    variants.push(later.toString());
+    variants.push(s.url.replace(s.uploadId, other.uploadId));
+    const none = new URL(u);
+    none.searchParams.delete("signature");
+    variants.push(none.toString());
+    for (const url of variants) {
+      const r = await h.req("PUT", url, { body: "abcd" });
+      expect(r.status).toBe(403);
+      expect((await json(r)).issues[0].code).toBe("invalid_signature");
+    }
+    expect(h.blobs.list()).toEqual([]);
+  });
+
+  test("an expired signed URL → 403 signature_expired, nothing stored", async () => {
+    const h = await filesHarness();
+    const t = h.tenant("acme");
+    const s = await started(h, t.key, 4);
+    h.clock.advance(60 * 60_000);
+    const r = await h.req("PUT", s.url, { body: "abcd" });
+    expect(r.status).toBe(403);
+    expect((await json(r)).issues[0].code).toBe("signature_expired");
+    expect(h.blobs.list()).toEqual([]);
+  });
+
+  test("abort discards received bytes; complete after abort → 409; abort is repeatable", async () => {
+    const h = await filesHarness();
+    const t = h.tenant("acme");
+    const s = await started(h, t.key, 4);
+    await h.req("PUT", s.url, { body: "gone" });
+    const a = await h.req("DELETE", `/v1/files/uploads/${s.uploadId}`, { key: t.key });
+    expect(a.status).toBe(200);
+    expect((await json(a)).status).toBe("aborted");
+    expect(h.blobs.list()).toEqual([]);
+    expect((await h.req("POST", `/v1/files/uploads/${s.uploadId}/complete`, { key: t.key })).status).toBe(409);
+    expect((await h.req("PUT", s.url, { body: "gone" })).status).toBe(409);
+    expect((await json(await h.req("DELETE", `/v1/files/uploads/${s.uploadId}`, { key: t.key }))).status).toBe("aborted");
+  });
+
+  test("abort after complete leaves the file (and its bytes) alone", async () => {
+    const h = await filesHarness();
+    const t = h.tenant("acme");
+    const s = await started(h, t.key, 4);
+    await h.req("PUT", s.url, { body: "keep" });
+    await h.req("POST", `/v1/files/uploads/${s.uploadId}/complete`, { key: t.key });
+    const a = await h.req("DELETE", `/v1/files/uploads/${s.uploadId}`, { key: t.key });
+    expect(a.status).toBe(200);
+    expect((await json(a)).status).toBe("completed");
+    expect(await (await h.req("GET", `/v1/files/${s.fileId}/content`, { key: t.key })).text()).toBe("keep");
+  });
+
+  test("run-input purpose carries to the file, which then expires after 24 h", async () => {
+    const h = await filesHarness();
+    const t = h.tenant("acme");
+    const s = await started(h, t.key, 2, { purpose: "run-input" });
+    await h.req("PUT", s.url, { body: "ri" });
+    const f = await json(await h.req("POST", `/v1/files/uploads/${s.uploadId}/complete`, { key: t.key }));
+    expect(f.purpose).toBe("run-input");
+    h.clock.advance(24 * 3600_000);
+    expect((await h.req("GET", `/v1/files/${s.fileId}`, { key: t.key })).status).toBe(404);
+  });
+
+  test("sessions never completed are swept after 24 h with their bytes", async () => {
+    const h = await filesHarness();
+    const t = h.tenant("acme");
+    const s = await started(h, t.key, 4);
+    await h.req("PUT", s.url, { body: "left" });
+    h.clock.advance(24 * 3600_000 + 1);
+    await session(h, t.key, { filename: "x", size: 1 });
+    expect(h.blobs.list()).toEqual([]);
+    expect((await h.req("GET", `/v1/files/uploads/${s.uploadId}`, { key: t.key })).status).toBe(404);
+  });
+
+  test("another tenant's upload session is a 404 on get, complete and abort", async () => {
+    const h = await filesHarness();
+    const a = h.tenant("acme");
+    const b = h.tenant("beta");
+    const s = await started(h, a.key, 4);
+    await h.req("PUT", s.url, { body: "mine" });
+    for (const [m, p] of [["GET", `/v1/files/uploads/${s.uploadId}`], ["POST", `/v1/files/uploads/${s.uploadId}/complete`], ["DELETE", `/v1/files/uploads/${s.uploadId}`]] as const) {
+      expect((await h.req(m, p, { key: b.key })).status).toBe(404);
+    }
+    expect((await h.req("POST", `/v1/files/uploads/${s.uploadId}/complete`, { key: a.key })).status).toBe(200);
+  });
+
+  test("session endpoints need files:write (403) and a key (401)", async () => {
+    const h = await filesHarness();
+    const t = h.tenant("acme");
+    const s = await started(h, t.key, 4);
+    const reader = h.key("acme", ["files:read"]);
+    expect((await h.req("POST", `/v1/files/uploads/${s.uploadId}/complete`, { key: reader })).status).toBe(403);
+    expect((await h.req("DELETE", `/v1/files/uploads/${s.uploadId}`, { key: reader })).status).toBe(403);
+    expect((await h.req("GET", `/v1/files/uploads/${s.uploadId}`, { key: reader })).status).toBe(200);
+    expect((await h.req("POST", "/v1/files/uploads", { json: { filename: "a", size: 1 } })).status).toBe(401);
+  });
+});
