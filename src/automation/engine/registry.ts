@@ -1,0 +1,43 @@
+// The one place step kinds are registered. A new kind is one module under kinds/ plus one line here;
+// the parser (known kinds, config schemas, nested step lists) and the engine read only this map.
+import type { AnyStepKind } from "./kind";
+import invokeWorkflow from "./kinds/action-invoke-workflow";
+import http from "./kinds/action-http";
+import controlFail from "./kinds/control-fail";
+import controlIf from "./kinds/control-if";
+import controlParallel from "./kinds/control-parallel";
+import controlSwitch from "./kinds/control-switch";
+import controlWait from "./kinds/control-wait";
+import { foreach, parallelMap } from "./kinds/loop";
+import combine from "./kinds/transform-combine";
+import regexExtract from "./kinds/transform-regex-extract";
+import remove from "./kinds/transform-remove";
+import script from "./kinds/transform-script";
+import set from "./kinds/transform-set";
+import split from "./kinds/transform-split";
+import textChunker from "./kinds/transform-text-chunker";
+
+const kinds: AnyStepKind[] = [
+  set,
+  remove,
+  combine,
+  split,
+  script,
+  regexExtract,
+  textChunker,
+  http,
+  invokeWorkflow,
+  controlIf,
+  controlSwitch,
+  foreach,
+  parallelMap,
+  controlParallel,
+  controlWait,
+  controlFail,
+];
+
+export const stepKinds: ReadonlyMap<string, AnyStepKind> = new Map(kinds.map((k) => [k.type, k]));
+
+export function stepKind(type: string): AnyStepKind | undefined {
+  return stepKinds.get(type);
+}

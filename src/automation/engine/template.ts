@@ -1,0 +1,85 @@
+// Liquid templating for workflow values. A string that is exactly one `{{ expr }}` evaluates to the
+// expression's own JSON value (number, object, array...); any other text with templates renders to a string.
+import { Liquid, type Template } from "liquidjs";
+
+const liquid = new Liquid({
+  strictFilters: true,
+  // Objects inside mixed text render as JSON rather than "[object Object]".
+  outputEscape: (v: unknown) => (v !== null && typeof v === "object" ? JSON.stringify(v) : String(v ?? "")),
+});
+
+const SINGLE = /^\s*\{\{-?([\s\S]*?)-?\}\}\s*$/;
+const cache = new Map<string, Template[]>();
+
+export type TemplateData = Record<string, unknown>;
+
+/** True when the string contains Liquid markup. */
+export function isTemplate(s: string): boolean {
+  return s.includes("{{") || s.includes("{%");
+}
+
+function singleExpression(s: string): string | undefined {
+  const m = SINGLE.exec(s);
+  if (!m || m[1].includes("{{") || m[1].includes("}}") || m[1].includes("{%")) return undefined;
+  return m[1];
+}
+
+/** Parse-time check: the Liquid error message, or undefined when the template is well formed. */
+export function templateError(s: string): string | undefined {
+  if (!isTemplate(s)) return undefined;
+  try {
+    compile(s);
+    const expr = singleExpression(s);
+    if (expr !== undefined && expr.trim() === "") return "empty expression";
+    return undefined;
+  } catch (e) {
+    return (e as Error).message.replace(/, line:\d+, col:\d+$/, "");
+  }
+}
+
+function compile(s: string): Template[] {
+  let t = cache.get(s);
+  if (!t) {
+    t = liquid.parse(s);
+    if (cache.size > 5000) cache.clear();
+    cache.set(s, t);
+  }
+  return t;
+}
+
+/** Render one string. */
+export function renderString(s: string, data: TemplateData): unknown {
+  if (!isTemplate(s)) return s;
+  const expr = singleExpression(s);
+  if (expr !== undefined) return toJson(liquid.evalValueSync(expr, data));
+  return liquid.renderSync(compile(s), data);
+}
+
+/** Render every string inside a JSON-like value; `skip` receives dotted paths and keeps those values as they are. */
+export function render(value: unknown, data: TemplateData, skip?: (path: string) => boolean, path = ""): unknown {
+  if (skip && path !== "" && skip(path)) return value;
+  if (typeof value === "string") return renderString(value, data);
+  if (Array.isArray(value)) return value.map((v, i) => render(v, data, skip, path ? `${path}.${i}` : String(i)));
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = render(v, data, skip, path ? `${path}.${k}` : k);
+    return out;
+  }
+  return value;
+}
+
+// Liquid hands back its own drops and `undefined`; workflows only ever see plain JSON values.
+function toJson(v: unknown): unknown {
+  if (v === undefined) return null;
+  return v;
+}
+
+/** Liquid-style truthiness for `if`/conditions, plus the strings "false", "0" and "" being false. */
+export function truthy(v: unknown): boolean {
+  if (v === null || v === undefined || v === false || v === 0) return false;
+  if (typeof v === "string") {
+    const t = v.trim().toLowerCase();
+    return t !== "" && t !== "false" && t !== "0" && t !== "null";
+  }
+  return true;
+}
