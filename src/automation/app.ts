@@ -9,6 +9,7 @@ import { domainIssues, envelopeResponse, HttpRefusal, issue } from "./http/envel
 import { aliasQuery } from "./http/query";
 import { tenancyRoutes } from "./tenancy/routes";
 import { filesRoutes } from "./files/routes";
+import { runsRoutes } from "./runs/routes";
 
 /** The same routes are served under both prefixes (the SDKs use either). */
 export const API_PREFIXES = ["/v1", "/api/v1"] as const;
@@ -16,7 +17,8 @@ export const API_PREFIXES = ["/v1", "/api/v1"] as const;
 const api = (ctx: AutomationContext, prefix: string) =>
   new Elysia({ prefix })
     .use(tenancyRoutes(ctx))
-    .use(filesRoutes(ctx));
+    .use(filesRoutes(ctx))
+    .use(runsRoutes(ctx));
 
 const requestIds = new WeakMap<Request, string>();
 

@@ -1,0 +1,164 @@
+// Maps stored rows to the wire shapes of the reference (`Run`, `RunListItem`, steps, events, artifacts).
+import { type EventRow, type FileRow, isTerminal, type RunRow, type RunStore, type StepRow } from "./store";
+
+export type Expand = "input" | "usage" | "execution" | "debug";
+
+const parse = (s: string | null): unknown => (s == null ? null : JSON.parse(s));
+
+/** Deterministic rank in [0, 1) from the run id: the first 48 bits of its SHA-256. */
+export function sampleRankOf(id: string): number {
+  const h = new Bun.CryptoHasher("sha256").update(id).digest();
+  return h.readUIntBE(0, 6) / 2 ** 48;
+}
+
+function durationMs(r: RunRow): number | null {
+  if (!r.startedAt) return null;
+  const end = r.completedAt ? Date.parse(r.completedAt) : null;
+  return end === null ? null : Math.max(0, end - Date.parse(r.startedAt));
+}
+
+export function errorMessage(r: RunRow): string | null {
+  const e = parse(r.error) as { message?: string } | null;
+  return e?.message ?? null;
+}
+
+export function artifact(f: FileRow) {
+  return {
+    name: f.name,
+    role: f.role,
+    path: f.path,
+    ...(f.stepName ? { stepName: f.stepName } : {}),
+    contentType: f.contentType,
+    size: f.size,
+  };
+}
+
+export function stepView(s: StepRow) {
+  const end = s.completedAt ? Date.parse(s.completedAt) : null;
+  return {
+    name: s.name,
+    path: s.path,
+    type: s.type,
+    status: s.status,
+    startedAt: s.startedAt,
+    completedAt: s.completedAt,
+    durationMs: end === null ? null : Math.max(0, end - Date.parse(s.startedAt)),
+    attempt: s.attempt,
+    ...(s.output != null ? { output: parse(s.output) } : {}),
+    ...(s.error != null ? { error: parse(s.error) } : {}),
+  };
+}
+
+export function eventView(e: EventRow) {
+  return {
+    type: e.type,
+    timestamp: e.timestamp,
+    status: e.status,
+    message: e.message,
+    metadata: (parse(e.metadata) as Record<string, unknown> | null) ?? {},
+  };
+}
+
+export function usageView(r: RunRow) {
+  // No model calls exist yet in workflow runs: token counts are zero, not unknown.
+  return {
+    tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    creditsCharged: 0,
+    durationMs: durationMs(r),
+    llmCallCount: 0,
+    ocrPagesProcessed: 0,
+  };
+}
+
+function base(store: RunStore, r: RunRow) {
+  return {
+    id: r.id,
+    type: r.type as "workflow" | "agent",
+    finished: isTerminal(r.status),
+    sampleRank: r.sampleRank,
+    timing: {
+      createdAt: r.createdAt,
+      startedAt: r.startedAt,
+      completedAt: r.completedAt,
+      durationMs: durationMs(r),
+      cancelRequestedAt: r.cancelRequestedAt,
+    },
+    source: {
+      id: r.automationId,
+      name: r.automationName,
+      version: r.versionLabel,
+      versionId: r.versionId,
+      slug: r.automationSlug,
+    },
+    trigger: {
+      type: r.triggerType,
+      by: r.triggeredBy ? { id: r.triggeredBy, name: r.triggeredByName, email: "" } : null,
+    },
+    ...(r.exampleId || r.experimentId ? { eval: { example: r.exampleId, exampleId: r.exampleId, score: null, passed: null } } : {}),
+    execution: {
+      status: r.status,
+      schemaValid: null,
+      batchId: r.batchId,
+      retry: { number: r.retryNumber, previousRunId: r.previousRunId, nextRun: store.nextRunStatus(r.nextRunId) },
+      review: null,
+    },
+  };
+}
+
+/** A row of `GET /v1/runs`. */
+export function listItem(store: RunStore, r: RunRow) {
+  return { ...base(store, r), error: errorMessage(r) };
+}
+
+/** `GET /v1/runs/{id}`: terminal runs always carry output, files and error; `expand` adds blocks. */
+export function runView(store: RunStore, r: RunRow, expand: ReadonlySet<Expand> = new Set()) {
+  const out: Record<string, unknown> = base(store, r);
+  if (isTerminal(r.status)) {
+    out.output = r.status === "completed" ? parse(r.output) : null;
+    out.files = store.files(r.id, "output").map(artifact);
+    out.error = errorMessage(r);
+  }
+  if (expand.has("input")) {
+    out.input = {
+      args: parse(r.input),
+      files: store.files(r.id, "input").map((f) => ({ name: f.name, path: f.path, contentType: f.contentType, size: f.size })),
+      metadata: parse(r.metadata),
+    };
+  }
+  if (expand.has("usage")) out.usage = usageView(r);
+  if (expand.has("execution")) {
+    out.execution = {
+      ...(out.execution as object),
+      steps: store.steps(r.id).map(stepView),
+      definitionSnapshot: r.definition,
+    };
+  }
+  if (expand.has("debug")) {
+    const err = parse(r.error);
+    out.debug = {
+      observability: { phases: store.events(r.id).map(eventView), failure: err, attempts: r.attempts },
+      traceId: r.id,
+    };
+  }
+  return out;
+}
+
+/** `/trace`: one entry per run phase and per step execution, in time order. */
+export function traceView(store: RunStore, r: RunRow) {
+  const phases = store
+    .events(r.id)
+    .filter((e) => !e.type.startsWith("step_"))
+    .map((e) => ({ type: e.type, phase: e.type, status: e.status ?? undefined, startedAt: e.timestamp, completedAt: e.timestamp, message: e.message }));
+  const steps = store.steps(r.id).map((s) => ({
+    type: "step",
+    stepName: s.name,
+    path: s.path,
+    stepType: s.type,
+    status: s.status,
+    startedAt: s.startedAt,
+    completedAt: s.completedAt,
+    message: s.error ? (parse(s.error) as { message?: string }).message ?? null : null,
+    attempt: s.attempt,
+  }));
+  return [...phases, ...steps].sort((a, b) => (a.startedAt ?? "").localeCompare(b.startedAt ?? ""));
+}

@@ -1,0 +1,248 @@
+// HTTP of the runs API: start (JSON or multipart), wait 200/201/202, read with expand, list, events,
+// steps, trace, usage, cancel, rerun, artifacts (list, bytes, streaming ZIP with Bearer or a signed token).
+import { Elysia } from "elysia";
+import * as v from "valibot";
+import { Invalid, Unauthorized } from "../../kernel/errors";
+import type { AutomationContext } from "../context";
+import { isJsonType, readLimited } from "../http/body";
+import { HttpRefusal } from "../http/envelope";
+import { parseWith } from "../http/validate";
+import { contentDisposition } from "../files/filename";
+import { multipartBoundary, readMultipart, readText } from "../files/multipart";
+import { authPlugin, requireScope } from "../tenancy/auth";
+import { authenticate } from "../tenancy/service";
+import { artifact, eventView, type Expand, listItem, runView, stepView, traceView, usageView } from "./envelope";
+import { INLINE_MAX_BYTES, type IncomingFile } from "./inputs";
+import { ArtifactsQuery, FileValue, GetQuery, ListQuery, RerunQuery, StartBody, TokenBody, WaitQuery } from "./model";
+import { type RunService, runsOf, type StartRequest } from "./service";
+import { isTerminal, type RunRow } from "./store";
+import { checkZipToken } from "./token";
+
+const detail = (summary: string) => ({ detail: { summary, tags: ["Runs"] } });
+/** JSON bodies carry base64 inline files: room for the inline budget plus base64 overhead. */
+const JSON_MAX = Math.ceil(INLINE_MAX_BYTES * 1.4) + 1024 * 1024;
+
+const parseJsonField = (text: string, field: string): Record<string, unknown> => {
+  try {
+    const val = JSON.parse(text) as unknown;
+    if (val && typeof val === "object" && !Array.isArray(val)) return val as Record<string, unknown>;
+  } catch {}
+  throw Invalid(`${field} must be a JSON object`, { field });
+};
+
+/** Multipart: `target`, `input`/`overrides`/`metadata` as JSON, files as `files.<field>` parts. */
+async function readMultipartStart(request: Request, boundary: string): Promise<Omit<StartRequest, "version" | "trigger">> {
+  if (!request.body) throw Invalid("the request has no body", { code: "required" });
+  const fields: Record<string, unknown> = {};
+  const files: Record<string, IncomingFile | IncomingFile[]> = {};
+  let budget = INLINE_MAX_BYTES;
+  const add = (field: string, f: IncomingFile) => {
+    const prev = files[field];
+    files[field] = prev === undefined ? f : Array.isArray(prev) ? [...prev, f] : [prev, f];
+  };
+  for await (const part of readMultipart(request.body, boundary, 200)) {
+    const m = /^files?\.(.+)$/.exec(part.name);
+    if (m) {
+      if (part.filename !== null) {
+        const bytes = await readLimited(new Request("http://x", { method: "POST", body: part.body }), budget);
+        budget -= bytes.byteLength;
+        add(m[1], new File([bytes], part.filename, { type: part.contentType ?? "application/octet-stream" }));
+      } else {
+        const text = await readText(part, 64 * 1024);
+        add(m[1], parseWith(FileValue, parseJsonField(text, part.name), part.name));
+      }
+      continue;
+    }
+    if (!["target", "input", "overrides", "metadata"].includes(part.name)) {
+      throw Invalid(`unknown field "${part.name}" (expected target, input, overrides, metadata, files.<field>)`, { field: part.name, code: "unrecognized_keys" });
+    }
+    const text = await readText(part, 4 * 1024 * 1024);
+    fields[part.name] = part.name === "target" ? text.trim() : parseJsonField(text, part.name);
+  }
+  const body = parseWith(v.omit(StartBody, ["files"]), fields);
+  return { ...body, files };
+}
+
+async function readStart(request: Request): Promise<Omit<StartRequest, "version" | "trigger">> {
+  const type = request.headers.get("content-type");
+  const boundary = multipartBoundary(type);
+  if (boundary) return readMultipartStart(request, boundary);
+  if (!isJsonType(type)) {
+    throw new HttpRefusal(415, `expected application/json or multipart/form-data, got ${type ?? "none"}`, "unsupported_media_type");
+  }
+  const text = new TextDecoder().decode(await readLimited(request, JSON_MAX));
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw Invalid(`malformed JSON body: ${(err as Error).message}`, { code: "invalid_json" });
+  }
+  return parseWith(StartBody, json);
+}
+
+const triggerOf = (request: Request) => {
+  const t = request.headers.get("x-eigenpal-trigger")?.trim().toLowerCase();
+  return t === "cli" ? "cli" : "api";
+};
+
+/** 200 with the full run when it finished within the wait, 202 when the wait expired, 201 without a wait. */
+async function answerStarted(svc: RunService, run: RunRow, wait: number | undefined, set: { status?: number | string }) {
+  if (!wait) {
+    set.status = 201;
+    return { id: run.id, type: run.type, finished: false as const, source: runView(svc.store, run).source };
+  }
+  const latest = await svc.waitFor(run.id, wait);
+  set.status = isTerminal(latest.status) ? 200 : 202;
+  return runView(svc.store, latest);
+}
+
+/** The ZIP download: Bearer (runs:read) or a signed `token`, so the link can be handed to a browser. */
+const zipRoutes = (ctx: AutomationContext, svc: RunService) =>
+  new Elysia().get(
+    "/runs/:id/artifacts",
+    ({ params, query, request }) => {
+      const q = parseWith(ArtifactsQuery, query);
+      let tenantId: string;
+      if (q.token !== undefined && !request.headers.get("authorization")) {
+        if (!q.zip) throw Invalid("token only authorises the ZIP download (zip=1)", { field: "token" });
+        const check = checkZipToken(ctx.config.signingSecret, params.id, q.token, Date.now());
+        if (check !== "ok") throw Unauthorized(check === "expired" ? "the download token has expired" : "the download token is not valid", { code: `token_${check}` });
+        const run = svc.store.byId(params.id);
+        if (!run) throw Unauthorized("the download token is not valid", { code: "token_invalid" });
+        tenantId = run.tenantId;
+      } else {
+        const auth = authenticate(ctx.sqlite, ctx.clock, request.headers.get("authorization"));
+        requireScope(auth, "runs:read");
+        tenantId = auth.tenantId;
+      }
+      if (!q.zip) return { artifacts: svc.artifacts(tenantId, params.id).map(artifact) };
+      svc.get(tenantId, params.id);
+      return new Response(svc.zip(params.id, q.bundle), {
+        headers: {
+          "content-type": "application/zip",
+          "content-disposition": contentDisposition(`${params.id}-artifacts.zip`),
+          "cache-control": "private, no-store",
+        },
+      });
+    },
+    detail("List run artifacts or download them as a ZIP"),
+  );
+
+export const runsRoutes = (ctx: AutomationContext) => {
+  const svc = runsOf(ctx);
+  return new Elysia()
+    .use(zipRoutes(ctx, svc))
+    .use(authPlugin(ctx))
+    .post(
+      "/runs",
+      async ({ auth, request, query, set }) => {
+        requireScope(auth, "runs:write");
+        const q = parseWith(WaitQuery, query);
+        const body = await readStart(request);
+        const run = await svc.start({ tenantId: auth.tenantId, keyId: auth.keyId, keyName: auth.keyName }, { ...body, version: q.version, trigger: triggerOf(request) });
+        return answerStarted(svc, run, q.waitForCompletion, set);
+      },
+      { parse: "none", ...detail("Start a run") },
+    )
+    .get(
+      "/runs",
+      ({ auth, query }) => {
+        requireScope(auth, "runs:read");
+        const { rows, nextCursor } = svc.list(auth.tenantId, parseWith(ListQuery, query));
+        return { runs: rows.map((r) => listItem(svc.store, r)), nextCursor };
+      },
+      detail("List runs"),
+    )
+    .get(
+      "/runs/:id",
+      ({ auth, params, query }) => {
+        requireScope(auth, "runs:read");
+        const q = parseWith(GetQuery, query);
+        return runView(svc.store, svc.get(auth.tenantId, params.id), new Set<Expand>(q.expand ?? []));
+      },
+      detail("Get a run"),
+    )
+    .get(
+      "/runs/:id/events",
+      ({ auth, params }) => {
+        requireScope(auth, "runs:read");
+        return { events: svc.store.events(svc.get(auth.tenantId, params.id).id).map(eventView) };
+      },
+      detail("Run events"),
+    )
+    .get(
+      "/runs/:id/steps",
+      ({ auth, params }) => {
+        requireScope(auth, "runs:read");
+        return { steps: svc.store.steps(svc.get(auth.tenantId, params.id).id).map(stepView) };
+      },
+      detail("Run steps"),
+    )
+    .get(
+      "/runs/:id/trace",
+      ({ auth, params }) => {
+        requireScope(auth, "runs:read");
+        return { events: traceView(svc.store, svc.get(auth.tenantId, params.id)) };
+      },
+      detail("Run trace"),
+    )
+    .get(
+      "/runs/:id/usage",
+      ({ auth, params }) => {
+        requireScope(auth, "runs:read");
+        return { usage: usageView(svc.get(auth.tenantId, params.id)) };
+      },
+      detail("Run usage"),
+    )
+    .post(
+      "/runs/:id/cancel",
+      ({ auth, params }) => {
+        requireScope(auth, "runs:write");
+        const r = svc.cancel(auth.tenantId, params.id);
+        return {
+          id: r.run.id,
+          type: r.run.type,
+          finished: isTerminal(r.run.status),
+          execution: { status: r.run.status },
+          cancellation: { state: r.state, wasStatus: r.wasStatus },
+        };
+      },
+      { parse: "none", ...detail("Cancel a run") },
+    )
+    .post(
+      "/runs/:id/rerun",
+      async ({ auth, params, query, set }) => {
+        requireScope(auth, "runs:write");
+        const q = parseWith(RerunQuery, query);
+        const run = await svc.rerun({ tenantId: auth.tenantId, keyId: auth.keyId, keyName: auth.keyName }, params.id, { version: q.version });
+        return answerStarted(svc, run, q.waitForCompletion, set);
+      },
+      { parse: "none", ...detail("Rerun a run") },
+    )
+    .post(
+      "/runs/:id/artifacts/token",
+      async ({ auth, params, request }) => {
+        requireScope(auth, "runs:read");
+        const text = new TextDecoder().decode(await readLimited(request, 4096));
+        const body = parseWith(TokenBody, text.trim() ? parseJsonField(text, "<root>") : {});
+        return svc.zipToken(auth.tenantId, params.id, body.expiresIn);
+      },
+      { parse: "none", ...detail("Signed ZIP download link for a run's artifacts") },
+    )
+    .get(
+      "/runs/:id/artifacts/*",
+      async ({ auth, params }) => {
+        requireScope(auth, "runs:read");
+        const path = decodeURIComponent(params["*"]);
+        const a = await svc.artifactBytes(auth.tenantId, params.id, path);
+        return new Response(a.blob, {
+          headers: {
+            "content-type": a.contentType,
+            "content-disposition": contentDisposition(a.name),
+            "x-content-type-options": "nosniff",
+          },
+        });
+      },
+      detail("Download one run artifact"),
+    );
+};

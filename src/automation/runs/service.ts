@@ -1,0 +1,415 @@
+// The runs rules: start (resolve target + version, snapshot files, validate input, enqueue), wait,
+// read, list with a stable cursor, cancel, rerun, artifacts. Knows nothing of HTTP.
+import { Invalid, NotFound, TooLarge } from "../../kernel/errors";
+import { newId } from "../../kernel/ids";
+import type { AutomationContext } from "../context";
+import { releaseOwner, retainBlob, openBlob } from "../files/service";
+import { sampleRankOf } from "./envelope";
+import { type IncomingFile, materializeFiles, ownerOf, splitInputFiles } from "./inputs";
+import type { ListQuery } from "./model";
+import { LEASE_MS, WorkerPool } from "./queue";
+import type { RunsRuntime } from "./runtime";
+import { resolveTarget, type ResolvedSource } from "./sources";
+import { isTerminal, type ListFilter, type NewRun, type RunRow, RunStore } from "./store";
+import { signZipToken } from "./token";
+import { defaultRuntime } from "./runtime-default";
+import { executeRun } from "./worker";
+import { type ZipEntry, zipStream } from "./zip";
+
+/** Who starts a run: the API key (its id and name become `trigger.by`). */
+export interface Actor {
+  tenantId: string;
+  keyId: string;
+  keyName?: string | null;
+}
+
+export interface StartRequest {
+  target: string;
+  input?: Record<string, unknown>;
+  files?: Record<string, IncomingFile | IncomingFile[]>;
+  overrides?: { steps?: Record<string, Record<string, unknown>> };
+  metadata?: Record<string, unknown>;
+  version?: string;
+  /** `api` (default) or `cli` from X-Eigenpal-Trigger; `rerun`/`workflow` internally. */
+  trigger?: string;
+  /** Set by experiments (later): batch/example/experiment ids and evaluation mode. */
+  batchId?: string;
+  exampleId?: string;
+  experimentId?: string;
+  evaluation?: boolean;
+}
+
+export const ZIP_MAX_BYTES = 32 * 1024 * 1024;
+
+interface Cursor {
+  k: string;
+  i: string;
+  s: string;
+  o: string;
+}
+
+export class RunService {
+  readonly store: RunStore;
+  readonly pool: WorkerPool;
+  private waiters = new Map<string, Set<() => void>>();
+
+  constructor(
+    readonly ctx: AutomationContext,
+    private runtimeOf: () => RunsRuntime,
+  ) {
+    this.store = new RunStore(ctx.sqlite);
+    const self = this;
+    const deps = {
+      ctx,
+      store: this.store,
+      get runtime() {
+        return self.runtime;
+      },
+      finished: (id: string) => this.notify(id),
+      invoke: (parent: RunRow, target: string, input: Record<string, unknown>, opts: { version?: string }) =>
+        this.invokeChild(parent, target, input, opts),
+    };
+    this.pool = new WorkerPool({
+      store: this.store,
+      clock: ctx.clock,
+      log: ctx.log,
+      concurrency: Math.max(1, ctx.config.workers),
+      execute: (runId, signal) => executeRun(deps, runId, signal),
+    });
+    this.executeInline = (runId, signal) => executeRun(deps, runId, signal);
+  }
+
+  /** The parser + engine runs use (resolved on first use, so building the app needs no engine). */
+  get runtime(): RunsRuntime {
+    return this.runtimeOf();
+  }
+
+  /** Tests swap in their own executor. */
+  useRuntime(runtime: RunsRuntime): void {
+    this.runtimeOf = () => runtime;
+  }
+
+  private executeInline: (runId: string, signal: AbortSignal) => Promise<void>;
+
+  private now(): string {
+    return this.ctx.clock.now().toISOString();
+  }
+
+  /** Validates and enqueues a run; wakes the pool. */
+  async start(actor: Actor, req: StartRequest): Promise<RunRow> {
+    const source = resolveTarget(this.ctx.sqlite, actor.tenantId, req.target, { version: req.version, trigger: req.trigger });
+    const id = newId("run");
+    const { input: scalars, files: embedded } = splitInputFiles(req.input ?? {});
+    const incoming = { ...embedded, ...(req.files ?? {}) };
+    const row = await this.prepare(actor, source, id, scalars, incoming, req);
+    this.pool.wake();
+    return row;
+  }
+
+  private async prepare(
+    actor: Actor,
+    source: ResolvedSource,
+    id: string,
+    scalars: Record<string, unknown>,
+    incoming: Record<string, IncomingFile | IncomingFile[]>,
+    req: StartRequest & { status?: string; retry?: { number: number; previousRunId: string }; parentRunId?: string; copyFilesFrom?: string },
+  ): Promise<RunRow> {
+    const parsed = this.runtime.parse(source.yaml);
+    if (!parsed.ok) throw Invalid(`the workflow version cannot run: ${parsed.message}`, { field: "target", code: "invalid_workflow" });
+    const fileInputs = new Set(this.runtime.fileInputs(parsed.workflow));
+    for (const field of Object.keys(incoming)) {
+      if (!fileInputs.has(field)) throw Invalid(`${field} is not a file input of ${source.slug}`, { field: `files.${field}`, code: "unknown_input" });
+    }
+    const { refs, rows } = await materializeFiles(this.ctx, actor.tenantId, id, incoming);
+    try {
+      const { input, issues } = this.runtime.validateInput(parsed.workflow, { ...scalars, ...refs });
+      if (issues.length) {
+        throw Invalid(issues[0].message, {
+          issues: issues.map((i) => ({ field: i.field.startsWith("input") ? i.field : `input.${i.field}`, message: i.message, code: i.code ?? "invalid_value" })),
+        });
+      }
+      if (req.copyFilesFrom) {
+        for (const f of this.store.files(req.copyFilesFrom, "input")) {
+          retainBlob(this.ctx, actor.tenantId, f.sha256, ownerOf(id));
+          rows.push({ ...f, runId: id, createdAt: this.now() });
+        }
+      }
+      const now = this.now();
+      const running = req.status === "running";
+      const run: NewRun = {
+        id,
+        tenantId: actor.tenantId,
+        type: source.type,
+        automationId: source.automationId,
+        automationName: source.name,
+        automationSlug: source.slug,
+        versionId: source.versionId,
+        versionLabel: source.versionLabel,
+        sourceRef: source.sourceRef,
+        definition: source.yaml,
+        status: running ? "running" : "pending",
+        triggerType: req.trigger ?? "api",
+        triggeredBy: actor.keyId,
+        triggeredByName: actor.keyName ?? null,
+        batchId: req.batchId ?? null,
+        exampleId: req.exampleId ?? null,
+        experimentId: req.experimentId ?? null,
+        evaluation: req.evaluation ? 1 : 0,
+        input: JSON.stringify(input),
+        metadata: req.metadata ? JSON.stringify(req.metadata) : null,
+        overrides: req.overrides?.steps ? JSON.stringify(req.overrides) : null,
+        sampleRank: sampleRankOf(id),
+        retryNumber: req.retry?.number ?? 0,
+        previousRunId: req.retry?.previousRunId ?? null,
+        parentRunId: req.parentRunId ?? null,
+        createdAt: now,
+        startedAt: running ? now : null,
+        claimedBy: running ? this.pool.worker : null,
+        leaseUntil: running ? Date.now() + LEASE_MS : null,
+        attempts: running ? 1 : 0,
+      };
+      const events = [
+        { type: "created", status: "created", message: `run of ${source.slug}${source.versionLabel ? `@${source.versionLabel}` : ""}` },
+        { type: "queued", status: "pending" },
+        ...(running ? [{ type: "started", status: "running" }] : []),
+      ];
+      this.store.insert(run, events, rows, req.retry ? { previousRunId: req.retry.previousRunId } : undefined);
+      return this.store.byId(id)!;
+    } catch (err) {
+      await releaseOwner(this.ctx, ownerOf(id));
+      throw err;
+    }
+  }
+
+  /** A run of the tenant; another tenant's id is as missing as an unknown one. */
+  get(tenantId: string, id: string): RunRow {
+    const r = this.store.get(tenantId, id);
+    if (!r) throw NotFound(`run ${id} not found`, { field: "id" });
+    return r;
+  }
+
+  /** Resolves when the run is terminal or `seconds` passed; returns the latest row. */
+  async waitFor(id: string, seconds: number): Promise<RunRow> {
+    const status = this.store.status(id);
+    if (seconds > 0 && status && !isTerminal(status)) {
+      await new Promise<void>((resolve) => {
+        const set = this.waiters.get(id) ?? new Set();
+        this.waiters.set(id, set);
+        const done = () => {
+          clearTimeout(timer);
+          set.delete(done);
+          if (set.size === 0 && this.waiters.get(id) === set) this.waiters.delete(id);
+          resolve();
+        };
+        const timer = setTimeout(done, seconds * 1000);
+        set.add(done);
+        // It may have finished between the status read and the subscription.
+        if (isTerminal(this.store.status(id) ?? "")) done();
+      });
+    }
+    return this.store.byId(id)!;
+  }
+
+  private notify(id: string): void {
+    const set = this.waiters.get(id);
+    if (set) for (const done of [...set]) done();
+  }
+
+  list(tenantId: string, q: ListQuery): { rows: RunRow[]; nextCursor: string | null } {
+    const f: ListFilter = {
+      tenantId,
+      type: q.type,
+      source: q.source,
+      statuses: q.status,
+      trigger: q.trigger,
+      triggeredBy: q.triggeredBy,
+      sourceRef: q.sourceRef,
+      batchId: q.batchId,
+      exampleId: q.exampleId,
+      exampleIdContains: q.exampleIdContains,
+      createdFrom: q.from,
+      createdTo: q.to,
+      createdAfter: q.createdAfter,
+      createdBefore: q.createdBefore,
+      completedAfter: q.completedAfter,
+      completedBefore: q.completedBefore,
+      ids: q.ids,
+      experiments: experimentsFilter(q.experiments),
+      sampleRate: q.sampleRate,
+      requireReview: requiresReview(q),
+      sort: q.sort,
+      order: q.order,
+      offset: q.offset,
+      limit: q.limit + 1,
+    };
+    if (q.cursor) {
+      const c = decodeCursor(q.cursor);
+      if (c.s !== q.sort || c.o !== q.order) throw Invalid("the cursor belongs to a different sort or order", { field: "cursor", code: "invalid_cursor" });
+      f.after = { key: c.k, id: c.i };
+    }
+    const rows = this.store.list(f);
+    const more = rows.length > q.limit;
+    const page = more ? rows.slice(0, q.limit) : rows;
+    const last = page.at(-1);
+    const key = (r: RunRow) => (q.sort === "completedAt" ? r.completedAt : q.sort === "startedAt" ? r.startedAt : r.createdAt) ?? "";
+    return {
+      rows: page,
+      nextCursor: more && last ? encodeCursor({ k: key(last), i: last.id, s: q.sort, o: q.order }) : null,
+    };
+  }
+
+  /** Queued → cancelled at once; running → requested (stops at its next step boundary); terminal → unchanged. */
+  cancel(tenantId: string, id: string): { run: RunRow; state: "cancelled" | "requested" | "already_terminal"; wasStatus: string } {
+    this.get(tenantId, id);
+    const r = this.store.requestCancel(id, this.now());
+    if (r.state === "cancelled") this.notify(id);
+    if (r.state === "requested") this.pool.abort(id, "cancel");
+    return { run: this.store.byId(id)!, ...r };
+  }
+
+  /** A new run from a finished or running one, with the same input and files, linked both ways. */
+  async rerun(actor: Actor, id: string, opts: { version?: string }): Promise<RunRow> {
+    const src = this.get(actor.tenantId, id);
+    const source: ResolvedSource =
+      opts.version === "original"
+        ? {
+            automationId: src.automationId, type: src.type as "workflow", name: src.automationName, slug: src.automationSlug ?? src.automationId,
+            versionId: src.versionId ?? "", versionLabel: src.versionLabel, sourceRef: src.sourceRef, yaml: src.definition,
+          }
+        : resolveTarget(this.ctx.sqlite, actor.tenantId, src.automationId, { version: opts.version, trigger: "rerun" });
+    const newRunId = newId("run");
+    const input = JSON.parse(src.input) as Record<string, unknown>;
+    const row = await this.prepare(actor, source, newRunId, input, {}, {
+      target: src.automationId,
+      trigger: "rerun",
+      metadata: src.metadata ? (JSON.parse(src.metadata) as Record<string, unknown>) : undefined,
+      overrides: src.overrides ? JSON.parse(src.overrides) : undefined,
+      batchId: src.batchId ?? undefined,
+      exampleId: src.exampleId ?? undefined,
+      experimentId: src.experimentId ?? undefined,
+      evaluation: src.evaluation === 1,
+      retry: { number: src.retryNumber + 1, previousRunId: src.id },
+      copyFilesFrom: src.id,
+    });
+    this.pool.wake();
+    return row;
+  }
+
+  /** `action.invoke-workflow`: a child run executed inline by the parent's worker (no second slot needed). */
+  private async invokeChild(parent: RunRow, target: string, input: Record<string, unknown>, opts: { version?: string }): Promise<unknown> {
+    const source = resolveTarget(this.ctx.sqlite, parent.tenantId, target, { version: opts.version, trigger: "workflow" });
+    const childId = newId("run");
+    const { input: scalars, files } = splitInputFiles(input);
+    await this.prepare({ tenantId: parent.tenantId, keyId: parent.triggeredBy ?? parent.id, keyName: parent.triggeredByName }, source, childId, scalars, files, {
+      target,
+      trigger: "workflow",
+      status: "running",
+      parentRunId: parent.id,
+      evaluation: parent.evaluation === 1,
+    });
+    await this.executeInline(childId, new AbortController().signal);
+    const child = this.store.byId(childId)!;
+    if (child.status !== "completed") {
+      const err = child.error ? (JSON.parse(child.error) as { message?: string }) : null;
+      throw new Error(`invoked workflow ${target} ${child.status}: ${err?.message ?? "no output"} (run ${childId})`);
+    }
+    return child.output ? JSON.parse(child.output) : null;
+  }
+
+  artifacts(tenantId: string, id: string) {
+    this.get(tenantId, id);
+    return this.store.files(id, "output");
+  }
+
+  async artifactBytes(tenantId: string, id: string, path: string): Promise<{ blob: Blob; contentType: string; name: string }> {
+    this.get(tenantId, id);
+    const f = this.store.file(id, path);
+    const blob = f ? await openBlob(this.ctx, f.sha256) : null;
+    if (!f || !blob) throw NotFound(`run ${id} has no artifact ${path}`, { field: "path" });
+    return { blob, contentType: f.contentType, name: f.name };
+  }
+
+  /** The output files as a streaming ZIP; over 32 MiB uncompressed → 413 `artifacts_zip_too_large`. */
+  zip(runId: string, bundle?: "review"): ReadableStream<Uint8Array> {
+    const files = this.store.files(runId, "output");
+    const total = files.reduce((s, f) => s + f.size, 0);
+    if (total > ZIP_MAX_BYTES) throw tooLarge(total);
+    const prefix = bundle === "review" ? "output/" : "";
+    const entries: ZipEntry[] = files.map((f) => ({ name: prefix + f.path, open: () => openBlob(this.ctx, f.sha256) }));
+    return zipStream(entries);
+  }
+
+  zipToken(tenantId: string, id: string, ttlSeconds = 3600): { token: string; url: string; expiresAt: string } {
+    this.get(tenantId, id);
+    const expiresAt = Date.now() + ttlSeconds * 1000;
+    const token = signZipToken(this.ctx.config.signingSecret, id, expiresAt);
+    const base = this.ctx.config.publicUrl.replace(/\/+$/, "");
+    return { token, url: `${base}/v1/runs/${id}/artifacts?zip=1&token=${token}`, expiresAt: new Date(Math.floor(expiresAt / 1000) * 1000).toISOString() };
+  }
+
+  startWorkers(): void {
+    this.pool.start();
+  }
+
+  stopWorkers(graceMs?: number): Promise<void> {
+    return this.pool.stop(graceMs);
+  }
+}
+
+function tooLarge(total: number) {
+  return TooLarge(`the artifacts total ${total} bytes uncompressed; the ZIP limit is ${ZIP_MAX_BYTES} bytes`, {
+    code: "artifacts_zip_too_large",
+  });
+}
+
+function encodeCursor(c: Cursor): string {
+  return Buffer.from(JSON.stringify(c)).toString("base64url");
+}
+
+function decodeCursor(s: string): Cursor {
+  try {
+    const c = JSON.parse(Buffer.from(s, "base64url").toString()) as Cursor;
+    if (typeof c.k === "string" && typeof c.i === "string" && typeof c.s === "string" && typeof c.o === "string") return c;
+  } catch {}
+  throw Invalid("cursor is not valid; pass nextCursor from a previous page", { field: "cursor", code: "invalid_cursor" });
+}
+
+function experimentsFilter(s: string | undefined): ListFilter["experiments"] {
+  if (!s) return undefined;
+  const v = s.trim().toLowerCase();
+  if (v === "include" || v === "all" || v === "true") return { mode: "include" };
+  if (v === "exclude" || v === "false" || v === "none") return { mode: "exclude" };
+  if (v === "only") return { mode: "only" };
+  const ids = s.split(",").map((x) => x.trim()).filter(Boolean);
+  if (!ids.every((x) => /^exp_\w+$/.test(x))) {
+    throw Invalid("experiments must be include, exclude, only or a comma list of experiment ids", { field: "experiments" });
+  }
+  return { ids };
+}
+
+const yes = (s: string | undefined) => s === "true" || s === "1";
+
+/** Review filters that only reviewed runs can satisfy; no run has a review until run reviews exist. */
+function requiresReview(q: ListQuery): boolean {
+  return (
+    yes(q.hasReview) || yes(q.hasCorrections) || yes(q.sinceLastClosed) || !!q.reviewStatus || !!q.reviewVerdict || !!q.reviewNoteContains ||
+    !!q.reviewCreatedAfter || !!q.reviewCreatedBefore || !!q.reviewUpdatedAfter || !!q.reviewUpdatedBefore ||
+    !!q.reviewClosedAfter || !!q.reviewClosedBefore
+  );
+}
+
+const services = new WeakMap<AutomationContext, RunService>();
+
+/**
+ * The one RunService of a context (routes under both prefixes and the server's start/stop share it).
+ * Passing a runtime replaces the engine (tests); otherwise this build's parser + engine are used.
+ */
+export function runsOf(ctx: AutomationContext, runtime?: RunsRuntime): RunService {
+  let s = services.get(ctx);
+  if (!s) {
+    s = new RunService(ctx, defaultRuntime);
+    services.set(ctx, s);
+  }
+  if (runtime) s.useRuntime(runtime);
+  return s;
+}

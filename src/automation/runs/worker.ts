@@ -1,0 +1,124 @@
+// Executes one claimed run through the engine: builds the journal from the steps already recorded
+// (so a resumed run skips them), persists every step as it finishes, and records the terminal status
+// exactly once.
+import { NotFound } from "../../kernel/errors";
+import type { AutomationContext } from "../context";
+import type { EngineServices, ExecuteResult, FileRef, RunJournal, StepRecord } from "../engine/contract";
+import { openBlob, putBytes, retainBlob } from "../files/service";
+import { ownerOf } from "./inputs";
+import type { AbortReason } from "./queue";
+import type { RunsRuntime } from "./runtime";
+import type { RunRow, RunStore, StepRow } from "./store";
+
+export interface WorkerDeps {
+  ctx: AutomationContext;
+  store: RunStore;
+  runtime: RunsRuntime;
+  /** Called once a run reached a terminal status. */
+  finished(runId: string): void;
+  /** `action.invoke-workflow`: runs a child workflow to completion and returns its output. */
+  invoke(parent: RunRow, target: string, input: Record<string, unknown>, opts: { version?: string }): Promise<unknown>;
+}
+
+const parse = (s: string | null): unknown => (s == null ? undefined : JSON.parse(s));
+
+function toRecord(s: StepRow): StepRecord {
+  return {
+    path: s.path,
+    name: s.name,
+    type: s.type,
+    status: s.status as StepRecord["status"],
+    output: parse(s.output),
+    error: parse(s.error) as StepRecord["error"],
+    attempt: s.attempt,
+    startedAt: s.startedAt,
+    completedAt: s.completedAt ?? s.startedAt,
+  };
+}
+
+export function envFor(names: string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const n of names) if (process.env[n] !== undefined) env[n] = process.env[n]!;
+  return env;
+}
+
+function services(deps: WorkerDeps, run: RunRow): EngineServices {
+  const { ctx, store } = deps;
+  return {
+    clock: ctx.clock,
+    env: envFor(ctx.config.envAllowList),
+    httpAllowHosts: ctx.config.httpAllowHosts,
+    async readFile(ref: FileRef) {
+      const row = store.file(run.id, ref.$file);
+      const blob = row ? await openBlob(ctx, row.sha256) : null;
+      if (!blob) throw NotFound(`file ${ref.$file} is not part of this run`);
+      return new Uint8Array(await blob.arrayBuffer());
+    },
+    async writeFile(f) {
+      const blob = await putBytes(ctx, f.bytes);
+      retainBlob(ctx, run.tenantId, blob.sha256, ownerOf(run.id));
+      const base = f.name.replace(/[\\/\x00-\x1f]/g, "_") || "file";
+      // Same name from another step keeps both: the later one goes under its step's folder.
+      const taken = store.file(run.id, base);
+      const path = taken && taken.stepName !== f.stepName ? `${f.stepName}/${base}` : base;
+      store.putFile({
+        runId: run.id, path, role: f.role ?? "output", name: f.name, contentType: f.contentType, size: blob.size,
+        sha256: blob.sha256, stepName: f.stepName, fileId: null, createdAt: ctx.clock.now().toISOString(),
+      });
+      return { $file: path, filename: f.name, contentType: f.contentType, size: blob.size };
+    },
+    invokeWorkflow: (target, input, opts) => deps.invoke(run, target, input, opts),
+  };
+}
+
+/** Top-level `overrides.steps.<name>` act as already-finished steps with that output. */
+function overrideRecords(run: RunRow): StepRecord[] {
+  const o = parse(run.overrides) as { steps?: Record<string, unknown> } | undefined;
+  if (!o?.steps) return [];
+  return Object.entries(o.steps).map(([name, output]) => ({
+    path: name, name, type: "override", status: "completed", output, attempt: 1, startedAt: run.createdAt, completedAt: run.createdAt,
+  }));
+}
+
+export async function executeRun(deps: WorkerDeps, runId: string, signal: AbortSignal): Promise<void> {
+  const { ctx, store, runtime } = deps;
+  const run = store.byId(runId);
+  if (!run) return;
+  const now = () => ctx.clock.now().toISOString();
+  const end = (r: Parameters<RunStore["finish"]>[2]) => {
+    if (store.finish(runId, now(), r)) deps.finished(runId);
+  };
+  if (run.cancelRequestedAt) return end({ status: "cancelled", message: "cancelled at a step boundary" });
+  const parsed = runtime.parse(run.definition);
+  if (!parsed.ok) return end({ status: "failed", error: { message: `workflow definition is invalid: ${parsed.message}`, code: "invalid_workflow" } });
+
+  const completed = new Map<string, StepRecord>();
+  for (const r of overrideRecords(run)) completed.set(r.path, r);
+  for (const s of store.completedSteps(runId)) completed.set(s.path, toRecord(s));
+  const journal: RunJournal = {
+    completed,
+    stepStarted: (s) => store.stepStarted(runId, s),
+    stepFinished: (s) => store.stepFinished(runId, s),
+  };
+
+  let result: ExecuteResult;
+  try {
+    result = await runtime.execute({
+      workflow: parsed.workflow,
+      input: JSON.parse(run.input) as Record<string, unknown>,
+      journal,
+      services: services(deps, run),
+      signal,
+      evaluation: run.evaluation === 1,
+    });
+  } catch (err) {
+    if (signal.aborted && (signal.reason as AbortReason) === "shutdown") return;
+    ctx.log.error("engine threw", { runId, error: (err as Error)?.stack ?? String(err) });
+    result = { status: "failed", error: { message: `internal error: ${(err as Error)?.message ?? String(err)}`, code: "internal_error" } };
+  }
+  // Stopped for a shutdown, not by the user: leave it running, the next start resumes it.
+  if (signal.aborted && (signal.reason as AbortReason) === "shutdown" && result.status !== "completed" && !run.cancelRequestedAt && !store.byId(runId)?.cancelRequestedAt) return;
+  if (result.status === "completed") return end({ status: "completed", output: result.output ?? null });
+  if (result.status === "cancelled") return end({ status: "cancelled", message: "cancelled at a step boundary" });
+  return end({ status: "failed", error: result.error ?? { message: "the run failed" }, message: result.error?.message });
+}
