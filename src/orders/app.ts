@@ -33,7 +33,8 @@ export function createOrderApp(config: OrderConfig, db: OrdersDb) {
   const doc = JSON.stringify(openApiDocument());
   const routes: { method: string; pattern: RegExp }[] = [];
 
-  const app = new Elysia()
+  // Elysia defaults to SO_REUSEPORT, which would let a second server silently share a busy port.
+  const app = new Elysia({ serve: { reusePort: false, development: false } })
     .onRequest(({ request }) => {
       const length = Number(request.headers.get("content-length") ?? 0);
       if (length > config.bodyLimit) {
