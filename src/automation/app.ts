@@ -8,6 +8,7 @@ import type { AutomationContext } from "./context";
 import { domainIssues, envelopeResponse, HttpRefusal, issue } from "./http/envelope";
 import { aliasQuery } from "./http/query";
 import { tenancyRoutes } from "./tenancy/routes";
+import { automationRoutes } from "./automations/routes";
 import { filesRoutes } from "./files/routes";
 import { runsRoutes } from "./runs/routes";
 
@@ -17,6 +18,7 @@ export const API_PREFIXES = ["/v1", "/api/v1"] as const;
 const api = (ctx: AutomationContext, prefix: string) =>
   new Elysia({ prefix })
     .use(tenancyRoutes(ctx))
+    .use(automationRoutes(ctx))
     .use(filesRoutes(ctx))
     .use(runsRoutes(ctx));
 
@@ -43,8 +45,11 @@ export function buildApp(ctx: AutomationContext) {
     .onTransform({ as: "global" }, ({ query }) => {
       aliasQuery(query as Record<string, unknown>);
     })
-    .onError({ as: "global" }, ({ request, error, code, path }) => {
+    .onError({ as: "global" }, ({ request, error: raised, code, path }) => {
       const requestId = requestIds.get(request) ?? requestIdFor(request);
+      // Elysia wraps whatever a parse hook throws in a ParseError; the cause is the real refusal.
+      const cause = code === "PARSE" ? (raised as Error).cause : undefined;
+      const error = cause instanceof DomainError || cause instanceof HttpRefusal ? cause : raised;
       if (error instanceof DomainError) {
         const headers: Record<string, string> = {};
         if (error.retryAfter !== undefined) headers["retry-after"] = String(error.retryAfter);
@@ -76,7 +81,8 @@ export function buildApp(ctx: AutomationContext) {
       if (code === "INVALID_COOKIE_SIGNATURE") {
         return envelopeResponse(400, requestId, [issue("<root>", "invalid cookie signature", "invalid_value")]);
       }
-      const status = typeof (error as { status?: unknown }).status === "number" ? (error as { status: number }).status : 500;
+      const loose = error as unknown as { status?: unknown };
+      const status = typeof loose.status === "number" ? loose.status : 500;
       if (status >= 400 && status < 500) {
         return envelopeResponse(status, requestId, [issue("<root>", (error as Error).message || "bad request", "bad_request")]);
       }

@@ -1,6 +1,71 @@
-// `workflows push FILE.yaml`: creates a workflow (or a new version of it) from a YAML file.
-import { UsageError } from "../../kernel/errors";
+// `workflows push FILE.yaml --tenant SLUG`: creates the workflow, or adds a version (tagged with
+// --version or the YAML's own `version:`) when a workflow of that name already exists.
+import { readFileSync, statSync } from "node:fs";
+import { systemClock } from "../../kernel/clock";
+import { helpText, parseFlags } from "../../kernel/config";
+import { FatalError, UsageError } from "../../kernel/errors";
+import { askText, asCliError, openDataDir, printJson } from "../admin";
+import { dataDirFlag } from "../config";
+import { dbOf } from "../db/client";
+import { requireTenant } from "../tenancy/service";
+import { MAX_YAML_BYTES } from "./model";
+import { createAutomation, createVersion } from "./service";
+import { automationStore } from "./store";
+import { parseSource } from "./workflow-source";
+
+const flags = {
+  tenant: { type: "string", value: "SLUG", help: "tenant slug or id" },
+  version: { type: "string", value: "TAG", help: "version tag for an existing workflow (default: the YAML's version)" },
+  activate: { type: "boolean", default: true, help: "make the pushed version current (--no-activate keeps the current one)" },
+  ...dataDirFlag,
+  json: { type: "boolean", help: "print one JSON object" },
+  help: { type: "boolean", short: "h", help: "show this help" },
+} as const;
+
+const USAGE = `Usage: automation-server workflows push FILE.yaml --tenant SLUG [--version TAG] [--no-activate] [--json]
+
+Creates a workflow from a YAML file, or a new version of it when the tenant already has a workflow
+of that name.`;
 
 export async function workflowsCommand(argv: string[]): Promise<void> {
-  throw new UsageError(`workflows ${argv[0] ?? ""}: not available yet`);
+  const [sub, ...rest] = argv;
+  if (sub === "--help" || sub === "-h" || sub === undefined) {
+    process.stdout.write(helpText(USAGE, flags));
+    if (sub === undefined) throw new UsageError("missing subcommand: workflows push");
+    return;
+  }
+  if (sub !== "push") throw new UsageError(`unknown command "workflows ${sub}"`);
+  const { values, positionals } = parseFlags(rest, flags);
+  if (values.help) return void process.stdout.write(helpText(USAGE, flags));
+  if (positionals.length !== 1) throw new UsageError("workflows push takes exactly one FILE.yaml");
+  const file = positionals[0];
+  let yaml: string;
+  try {
+    if (statSync(file).size > MAX_YAML_BYTES) throw new FatalError(`${file}: larger than 1 MiB`);
+    yaml = readFileSync(file, "utf8");
+  } catch (err) {
+    if (err instanceof FatalError) throw err;
+    throw new FatalError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  const tenantRef = values.tenant ?? (await askText("tenant", "Tenant slug"));
+  const sqlite = openDataDir(values["data-dir"]);
+  try {
+    const tenant = requireTenant(sqlite, tenantRef);
+    const source = parseSource(yaml);
+    const existing = automationStore.bySlug(dbOf(sqlite), tenant.id, "workflow", source.slug);
+    if (!existing) {
+      const a = createAutomation(sqlite, systemClock, tenant.id, yaml);
+      const out = { id: a.id, slug: a.slug, version: a.version, created: true };
+      if (values.json) return printJson(out);
+      return void process.stdout.write(`created workflow ${a.slug} (${a.id})${a.version ? ` at version ${a.version}` : ""}\n`);
+    }
+    const v = createVersion(sqlite, systemClock, tenant.id, existing.id, { yaml, version: values.version, activate: values.activate });
+    const out = { id: existing.id, slug: existing.slug, version: v.version, versionId: v.id, isCurrent: v.isCurrent, created: false };
+    if (values.json) return printJson(out);
+    process.stdout.write(`pushed ${existing.slug} version ${v.version} (${v.id})${v.isCurrent ? ", now current" : ""}\n`);
+  } catch (err) {
+    asCliError(err);
+  } finally {
+    sqlite.close();
+  }
 }

@@ -1,0 +1,78 @@
+// Wire shapes of automations and versions, and the valibot schemas of their inputs.
+import * as v from "valibot";
+import { pageQuery } from "../http/validate";
+
+/** YAML bodies are capped at 1 MiB (bytes of UTF-8). */
+export const MAX_YAML_BYTES = 1024 * 1024;
+
+// semver.org's regular expression: bare tags only (`1.2.0`, `2.0.0-rc.1`), no leading `v`.
+export const SEMVER =
+  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
+
+export const VersionTag = v.pipe(
+  v.string("version must be a string"),
+  v.maxLength(100, "version is too long"),
+  v.regex(SEMVER, "version must be a bare semver tag such as 1.2.0 (no leading v)"),
+);
+
+export const CreateAutomationBody = v.strictObject({ yaml: v.string("yaml must be a string") });
+
+export const CreateVersionBody = v.strictObject({
+  yaml: v.optional(v.string("yaml must be a string")),
+  historyId: v.optional(v.pipe(v.string("historyId must be a string"), v.maxLength(100))),
+  version: v.optional(VersionTag),
+  activate: v.optional(v.boolean("activate must be true or false"), true),
+  message: v.optional(v.pipe(v.string(), v.maxLength(2000))),
+});
+export type CreateVersionInput = v.InferOutput<typeof CreateVersionBody>;
+
+export const RestoreBody = v.strictObject({ message: v.optional(v.pipe(v.string(), v.maxLength(2000))) });
+
+export const ListAutomationsQuery = v.object({
+  search: v.optional(v.pipe(v.string(), v.maxLength(200, "search is at most 200 characters"))),
+  type: v.optional(v.picklist(["workflow", "agent"], "type must be workflow or agent")),
+  ...pageQuery,
+});
+
+export const ListVersionsQuery = v.object({ ...pageQuery });
+
+export interface Triggers {
+  api: boolean;
+  email: boolean;
+  manual: boolean;
+  cron: boolean;
+}
+
+export interface AutomationSummary {
+  id: string;
+  type: "workflow" | "agent";
+  slug: string;
+  name: string | null;
+  description: string | null;
+  status: string;
+  version: string | null;
+  triggers: Triggers;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface AutomationDetail extends AutomationSummary {
+  inputSchema: Record<string, unknown> | null;
+  outputSchema: Record<string, unknown> | null;
+}
+
+export interface AutomationVersion {
+  id: string;
+  automationId: string;
+  version: string | null;
+  sourceRef: string | null;
+  isCurrent: boolean;
+  createdAt: string;
+}
+
+export interface Page<T> {
+  data: T[];
+  total: number;
+  limit: number;
+  offset: number;
+}
