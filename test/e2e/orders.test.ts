@@ -42,14 +42,14 @@ describe("order-server binary", () => {
     const r = await runToEnd(["--help"]);
     expect(r.code).toBe(0);
     for (const s of ["--port", "--host", "--db", "--profile", "PORT", "ORDER_DB", "ORDER_PROFILE", "ORDER_OAUTH_CLIENTS"]) expect(r.out).toContain(s);
-  });
+  }, 60_000);
 
   test("production without an OAuth client refuses to start: one line, exit 1", async () => {
     const r = await runToEnd(["--db", ":memory:"]);
     expect(r.code).toBe(1);
     expect(r.err.trim().split("\n")).toHaveLength(1);
     expect(r.err).toContain("ORDER_OAUTH_CLIENTS");
-  });
+  }, 60_000);
 
   test("bad flags and values: one line, non-zero, no stack", async () => {
     for (const args of [["--bogus"], ["--port", "abc"], ["--profile", "staging", "--db", ":memory:"]]) {
@@ -58,14 +58,14 @@ describe("order-server binary", () => {
       expect(r.err).not.toContain("    at ");
       expect(r.err.split("\n")[0]).toStartWith("order-server: ");
     }
-  });
+  }, 60_000);
 
   test("a port in use is one clear line, exit 1", async () => {
     const { port } = await serve(["--db", ":memory:"], { ORDER_OAUTH_CLIENTS: "a:b" });
     const r = await runToEnd(["--port", String(port), "--host", "127.0.0.1", "--db", ":memory:"], { ORDER_OAUTH_CLIENTS: "a:b" });
     expect(r.code).toBe(1);
     expect(r.err).toContain(`port ${port} is already in use`);
-  });
+  }, 60_000);
 
   test("demo profile from an empty directory: full marketplace flow, then a clean restart keeps data and tokens", async () => {
     const { p, api } = await serve(["--profile", "demo"]);
@@ -135,7 +135,7 @@ describe("order-server binary", () => {
     expect(invariantProblems(db)).toEqual([]);
     db.close();
     expect(await again.p.kill("SIGINT")).toBe(0);
-  });
+  }, 60_000);
 
   test("production profile with ORDER_OAUTH_CLIENTS: starts empty, only configured clients get tokens", async () => {
     const { p, api } = await serve(["--db", ":memory:"], { ORDER_OAUTH_CLIENTS: "web:s3cr3t,cli:other" });
@@ -146,7 +146,7 @@ describe("order-server binary", () => {
     const anna = await fetch(`${api.base}/oauth/token?grant_type=password&username=anna&password=pass&client_id=web&client_secret=s3cr3t`, { method: "POST" });
     expect(anna.status).toBe(400);
     await p.kill("SIGTERM");
-  });
+  }, 60_000);
 
   test("two servers on one database: 20 racing takes → one 200; two racing accepts → one debit", async () => {
     const shared = join(dir, "race.db");
@@ -175,5 +175,5 @@ describe("order-server binary", () => {
     const db = new Database(shared, { readonly: true });
     expect(invariantProblems(db)).toEqual([]);
     db.close();
-  });
+  }, 60_000);
 });
