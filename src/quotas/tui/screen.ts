@@ -1,5 +1,7 @@
 // Terminal escape sequences and frame diffing: only lines that changed since the last frame are
-// written (cursor moved to the line, line written, rest of line erased); the screen is never cleared.
+// written (cursor moved to the line, the full-width line written); the screen is never cleared. No
+// erase-to-end-of-line either: after a full-width line the cursor sits on the last column, where EL
+// would erase the line's last character.
 
 export const ENTER = "\x1b[?1049h\x1b[?25l\x1b[?7l\x1b[H";
 /** Leaves the alternate screen with autowrap on, the cursor visible and attributes reset. */
@@ -19,7 +21,7 @@ export function diffFrame(prev: string[] | null, next: string[]): string {
   let out = "";
   for (let i = 0; i < next.length; i++) {
     if (prev && prev[i] === next[i]) continue;
-    out += `\x1b[${i + 1};1H${next[i]}\x1b[0m\x1b[K`;
+    out += `\x1b[${i + 1};1H${next[i]}\x1b[0m`;
   }
   return out;
 }

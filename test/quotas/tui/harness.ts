@@ -14,6 +14,8 @@ interface Setup {
   cached: ProviderResult[];
   autoRefreshSeconds: number;
   refreshOnStart: boolean;
+  /** Makes the clipboard call throw, to see the terminal restored after an unexpected error. */
+  throwOnCopy?: boolean;
 }
 
 interface Saved {
@@ -57,9 +59,10 @@ const host: TuiHost = {
     s.prefs[p] = cur;
     save(s);
   },
-  async copyToSystemClipboard(text) {
+  copyToSystemClipboard(text) {
+    if (setup.throwOnCopy) throw new Error("clipboard exploded");
     writeFileSync(setup.clipFile, text);
-    return true;
+    return Promise.resolve(true);
   },
 };
 

@@ -4,7 +4,7 @@ import { ENTER, LEAVE, diffFrame, osc52 } from "../../../src/quotas/tui/screen.t
 describe("diffFrame", () => {
   test("the first frame writes every line at its row", () => {
     const out = diffFrame(null, ["aaa", "bbb"]);
-    expect(out).toBe("\x1b[1;1Haaa\x1b[0m\x1b[K\x1b[2;1Hbbb\x1b[0m\x1b[K");
+    expect(out).toBe("\x1b[1;1Haaa\x1b[0m\x1b[2;1Hbbb\x1b[0m");
   });
 
   test("an identical frame writes nothing", () => {
@@ -13,7 +13,7 @@ describe("diffFrame", () => {
 
   test("only changed lines are written, never a screen clear", () => {
     const out = diffFrame(["a", "b", "c", "d"], ["a", "B", "c", "D"]);
-    expect(out).toBe("\x1b[2;1HB\x1b[0m\x1b[K\x1b[4;1HD\x1b[0m\x1b[K");
+    expect(out).toBe("\x1b[2;1HB\x1b[0m\x1b[4;1HD\x1b[0m");
     expect(out).not.toContain("\x1b[2J");
     expect(out).not.toContain("a");
   });

@@ -1,0 +1,242 @@
+// The driver in a real terminal (tmux), through test/quotas/tui/harness.ts: an in-memory host whose
+// fetches go to a fake provider server on loopback. The compiled `quotas` is driven in test/e2e/.
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ProviderResult } from "../../../src/quotas/types.ts";
+import { claude, claudeResult, codex, codexResult, deepseek, deepseekResult, kimi, result, win, zai, zaiAuth } from "./fixtures.ts";
+import { PROMPT, Tmux } from "./tmux.ts";
+
+const root = join(import.meta.dir, "../../..");
+const T = 30_000;
+const requests: string[] = [];
+let delayMs = 0;
+let kimiUsed = 64;
+let server: ReturnType<typeof Bun.serve>;
+let dir: string;
+let term: Tmux | null = null;
+
+beforeAll(() => {
+  server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(req) {
+      const path = new URL(req.url).pathname;
+      requests.push(path);
+      if (delayMs) await Bun.sleep(delayMs);
+      const byPath: Record<string, ProviderResult> = {
+        "/claude/default": claudeResult,
+        "/codex/default": codexResult,
+        "/zai/default": zaiAuth,
+        "/kimi/default": result(kimi, [win("weekly", kimiUsed, 100)], { plan: "moderato" }),
+        "/deepseek/default": deepseekResult,
+      };
+      return Response.json(byPath[path]);
+    },
+  });
+});
+
+afterAll(() => {
+  server.stop(true);
+});
+
+afterEach(() => {
+  term?.stop();
+  term = null;
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  requests.length = 0;
+  delayMs = 0;
+});
+
+interface Opts {
+  width?: number;
+  height?: number;
+  env?: Record<string, string>;
+  refreshOnStart?: boolean;
+  throwOnCopy?: boolean;
+  keepDir?: boolean;
+}
+
+async function launch(o: Opts = {}): Promise<Tmux> {
+  if (!o.keepDir) dir = mkdtempSync(join(tmpdir(), "qtui-driver-"));
+  writeFileSync(join(dir, "setup.json"), JSON.stringify({
+    server: `http://127.0.0.1:${server.port}`,
+    prefsFile: join(dir, "prefs.json"),
+    clipFile: join(dir, "clip.txt"),
+    targets: [claude, codex, zai, kimi, deepseek],
+    cached: [claudeResult, codexResult, zaiAuth, deepseekResult],
+    autoRefreshSeconds: 0,
+    refreshOnStart: o.refreshOnStart ?? false,
+    throwOnCopy: o.throwOnCopy ?? false,
+  }));
+  term ??= await Tmux.start({ width: o.width ?? 80, height: o.height ?? 24, env: o.env ?? {}, cwd: root });
+  term.type(`${process.execPath} test/quotas/tui/harness.ts ${join(dir, "setup.json")}`);
+  await term.waitForText("providers loaded");
+  return term;
+}
+
+/** After the TUI exits: the shell's screen is back, the cursor visible, the prompt answers. */
+async function expectRestored(t: Tmux, code: number): Promise<void> {
+  await t.waitForPrompt();
+  t.type("echo rc=$?");
+  await t.waitForText(`rc=${code}`);
+  expect(t.display("#{alternate_on}")).toBe("0");
+  expect(t.display("#{cursor_flag}")).toBe("1");
+  const screen = t.text();
+  expect(screen).toContain("harness.ts"); // the command line typed before the TUI is visible again
+  expect(screen).not.toContain("providers loaded");
+  expect(screen.trimEnd().endsWith(PROMPT.trim())).toBe(true);
+  // Raw mode is off again: typed text is echoed and a line is read by the shell.
+  t.type("echo $((20+22))x");
+  await t.waitForText("42x");
+}
+
+describe("driver in a real terminal", () => {
+  test("first frame comes from the cache; the missing card fills in when its provider answers", async () => {
+    delayMs = 700;
+    const t = await launch();
+    const first = t.text();
+    expect(first).toContain("42/100%");
+    expect(first).toContain("loading…");
+    expect(first).toContain("refreshing 1");
+    const later = await t.waitForText("64/100%");
+    expect(later).not.toContain("loading…");
+    expect(later).toContain("Kimi · moderato");
+    expect(later).toContain("4 of 5 providers loaded · needs a key: Z.ai");
+    expect(requests).toEqual(["/kimi/default"]);
+    t.keys("q");
+    await expectRestored(t, 0);
+  }, T);
+
+  test("navigation and Enter open the right card; Esc comes back", async () => {
+    const t = await launch();
+    t.keys("Down", "Down", "Down", "Enter");
+    const detail = await t.waitForText("› Kimi");
+    expect(detail).toContain("weekly");
+    t.keys("Escape");
+    await t.waitForText("providers loaded");
+    t.keys("k", "Enter");
+    await t.waitForText("› Z.ai");
+    expect(t.text()).toContain("needs a key: set ZAI_API_KEY");
+    t.keys("q");
+    await expectRestored(t, 0);
+  }, T);
+
+  test("R refetches every provider and the fake server sees the requests", async () => {
+    const t = await launch();
+    await t.waitForText("64/100%");
+    requests.length = 0;
+    kimiUsed = 77;
+    t.keys("r");
+    await t.waitForText("77/100%");
+    await t.waitFor(() => requests.length === 5, "5 requests");
+    expect([...requests].sort()).toEqual(["/claude/default", "/codex/default", "/deepseek/default", "/kimi/default", "/zai/default"]);
+    kimiUsed = 64;
+    t.keys("q");
+    await expectRestored(t, 0);
+  }, T);
+
+  test("F and X are saved through the host; X survives a restart", async () => {
+    const t = await launch();
+    t.keys("Down", "f");
+    await t.waitForText("Codex is a favourite");
+    t.keys("Enter", "Down", "x");
+    await t.waitForText("weekly is hidden on the dashboard");
+    await t.waitFor(() => existsSync(join(dir, "prefs.json")) && readFileSync(join(dir, "prefs.json"), "utf8").includes("hidden"), "prefs saved");
+    const saved = JSON.parse(readFileSync(join(dir, "prefs.json"), "utf8"));
+    expect(saved).toEqual({ favorites: ["codex"], prefs: { codex: { favorites: [], hidden: ["weekly"] } } });
+    t.keys("q");
+    await t.waitForPrompt();
+    const again = await launch({ keepDir: true });
+    const screen = again.text();
+    expect(screen).toContain("★ Codex");
+    expect(screen).not.toContain("71/100%");
+    again.keys("Enter");
+    await again.waitForText("(hidden)");
+    again.keys("q");
+  }, T);
+
+  test("C writes the provider's JSON as OSC 52 and hands it to the system clipboard", async () => {
+    const t = await launch();
+    t.keys("c");
+    await t.waitForText("Copied Claude JSON");
+    const raw = t.raw();
+    const m = raw.match(/\x1b\]52;c;([A-Za-z0-9+/=]+)\x07/);
+    expect(m).not.toBeNull();
+    const json = JSON.parse(Buffer.from(m![1], "base64").toString("utf8"));
+    expect(json.provider).toBe("claude");
+    expect(json.windows.map((w: { window: string; used: number }) => [w.window, w.used])).toEqual([["5h", 42], ["weekly", 10], ["weekly_opus", 95]]);
+    expect(JSON.parse(readFileSync(join(dir, "clip.txt"), "utf8"))).toEqual(json);
+    t.keys("q");
+    await expectRestored(t, 0);
+  }, T);
+
+  test("Ctrl-C quits with 130 and restores the terminal", async () => {
+    const t = await launch();
+    t.keys("C-c");
+    await expectRestored(t, 130);
+  }, T);
+
+  test("SIGTERM restores the terminal (exit 143)", async () => {
+    const t = await launch();
+    const pid = t.foregroundPid();
+    expect(pid).not.toBeNull();
+    process.kill(pid!, "SIGTERM");
+    await expectRestored(t, 143);
+  }, T);
+
+  test("an unexpected error restores the terminal and prints one line", async () => {
+    const t = await launch({ throwOnCopy: true });
+    t.keys("c");
+    await expectRestored(t, 1);
+    expect(t.text()).toContain("quotas: clipboard exploded");
+  }, T);
+
+  test("a resize redraws at the new size", async () => {
+    const t = await launch();
+    expect(t.screen()[1]).not.toContain("Codex");
+    t.resize(200, 60);
+    await t.waitFor((s) => s.split("\n")[1].includes("Codex"), "three cards in a row");
+    const rows = t.screen();
+    expect(rows.length).toBe(60);
+    expect(rows[1]).toContain("Z.ai");
+    expect(rows[58]).toContain("providers loaded");
+    t.keys("q");
+    await expectRestored(t, 0);
+  }, T);
+
+  test("NO_COLOR: no colour sequences in the output; colour otherwise", async () => {
+    const t = await launch({ env: { NO_COLOR: "1" } });
+    t.keys("Enter");
+    await t.waitForText("› Claude");
+    t.keys("q");
+    await t.waitForPrompt();
+    expect(t.raw()).not.toMatch(/\x1b\[(3[0-7]|1|2|7)m/);
+    term!.stop();
+    term = null;
+    const c = await launch();
+    c.keys("q");
+    await c.waitForPrompt();
+    expect(c.raw()).toContain("\x1b[32m");
+  }, T);
+
+  test("only changed lines are rewritten and nothing is written while idle", async () => {
+    const t = await launch();
+    await t.waitForText("64/100%");
+    await Bun.sleep(300);
+    const before = t.raw().length;
+    await Bun.sleep(1500);
+    expect(JSON.stringify(t.raw().slice(before))).toBe('""');
+    t.keys("Down");
+    await t.waitFor(() => t.raw().length > before, "output after a key");
+    await Bun.sleep(100);
+    const delta = t.raw().slice(before);
+    // Moving the selection changes two cards' borders, not the whole 24-line screen.
+    const rowsWritten = delta.match(/\x1b\[\d+;1H/g) ?? [];
+    expect(rowsWritten.length).toBeGreaterThan(0);
+    expect(rowsWritten.length).toBeLessThan(14);
+    expect(delta).not.toContain("\x1b[2J");
+    t.keys("q");
+  }, T);
+});
