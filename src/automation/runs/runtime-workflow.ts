@@ -17,7 +17,7 @@ export function workflowRuntime(execute: (opts: ExecuteOptions) => Promise<Execu
       const issues = validateRunInput(wf, input);
       return { input: issues.length ? input : applyInputDefaults(wf, input), issues };
     },
-    fileInputs: (workflow) => (workflow as Workflow).inputs.filter((i) => i.type === "file").map((i) => i.name),
+    fileInputs: (workflow) => (workflow as Workflow).inputs.filter((i) => i.type === "file" || i.type === "array").map((i) => i.name),
     execute,
   };
 }

@@ -14,7 +14,7 @@ export interface RunsRuntime {
   parse(yaml: string): { ok: true; workflow: unknown } | { ok: false; message: string };
   /** Issues for `input` against the workflow's declared inputs (empty = valid); may fill defaults. */
   validateInput(workflow: unknown, input: Record<string, unknown>): { input: Record<string, unknown>; issues: InputIssue[] };
-  /** Workflow input names of type `file` (their values are file references). */
+  /** Workflow inputs that may receive files: `file` inputs, and `array` inputs for lists of files. */
   fileInputs(workflow: unknown): string[];
   execute(opts: ExecuteOptions): Promise<ExecuteResult>;
 }
