@@ -1,0 +1,58 @@
+// The TuiHost: everything the interactive UI needs from the rest of the tool (targets, cache, fetch,
+// preferences, clipboard). The TUI itself never touches files or the network.
+import { readCache, cachedResults, record } from "./cache";
+import { copyToClipboard } from "./clipboard";
+import { loadConfig, type Config } from "./config";
+import type { Ctx } from "./context";
+import { fetchTarget } from "./fetcher";
+import * as prefs from "./preferences";
+import { resolveTargets, type ResolvedTarget, type Selector } from "./targets";
+import type { ProviderResult, Target, TuiHost } from "./types";
+import { VERSION } from "./version";
+
+export function createHost(ctx: Ctx, initial: Config, selectors?: Selector[]): TuiHost {
+  let config = initial;
+  const resolved = resolveTargets(ctx, config, selectors);
+  const byKey = new Map(resolved.map((t) => [t.key, t]));
+  // Cache writes from one process go one after another; across processes the lock file orders them.
+  let chain: Promise<unknown> = Promise.resolve();
+  const reload = () => {
+    config = loadConfig(ctx).config;
+  };
+  return {
+    version: VERSION,
+    targets: (): Target[] => resolved.map(({ key, provider, profile, name }) => ({ key, provider, profile, name })),
+    cached: () => {
+      const keys = new Set(byKey.keys());
+      return cachedResults(readCache(ctx)).filter((r) => keys.has(`${r.provider}:${r.profile}`));
+    },
+    async fetch(target: Target): Promise<ProviderResult> {
+      const t: ResolvedTarget | undefined = byKey.get(target.key);
+      if (!t) {
+        return {
+          provider: target.provider, profile: target.profile, name: target.name, status: "unavailable", plan: null, windows: [],
+          message: `unknown target ${target.key}`, fetched_at: ctx.clock.now().toISOString(), cached_at: null, auth_source: null,
+        };
+      }
+      const fresh = await fetchTarget(ctx, config, t);
+      const next = chain.then(() => record(ctx, [fresh], false)).then((r) => r[0], () => fresh);
+      chain = next;
+      return next;
+    },
+    tui: { ...config.tui },
+    favoriteProviders: () => [...config.favorites],
+    quotaPreferences: (provider: string) => {
+      const p = config.quotaPreferences[provider];
+      return { favorites: [...(p?.favorites ?? [])], hidden: [...(p?.hidden ?? [])] };
+    },
+    async setFavoriteProvider(provider, on) {
+      await prefs.setFavoriteProvider(ctx, provider, on);
+      reload();
+    },
+    async setQuotaPreference(provider, window, list, on) {
+      await prefs.setQuotaPreference(ctx, provider, window, list, on);
+      reload();
+    },
+    copyToSystemClipboard: (text) => copyToClipboard(text, ctx.env),
+  };
+}

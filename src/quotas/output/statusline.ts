@@ -1,0 +1,75 @@
+// `--statusline`: one line from cached results. Per provider, the tightest window (least remaining
+// relative to its limit), formatted with a template.
+import type { ProviderResult, QuotaWindow } from "../types";
+
+export const DEFAULT_FORMAT = "%provider %remaining/%limit";
+
+// Nerd Font glyphs (a prompt font usually has them); `--no-icons` leaves them out.
+const icons: Record<string, string> = {
+  claude: "\u{f06a9}",
+  codex: "\u{f09d1}",
+  antigravity: "\u{f02ad}",
+  copilot: "\u{f4b8}",
+  cursor: "\u{f0185}",
+  zai: "\u{f0b33}",
+  kimi: "\u{f0f3c}",
+  minimax: "\u{f0b3e}",
+  deepseek: "\u{f0fb5}",
+  siliconflow: "\u{f061a}",
+  openrouter: "\u{f0484}",
+  grok: "\u{f0e9a}",
+};
+
+export function tightest(windows: QuotaWindow[], hidden: string[] = []): QuotaWindow | undefined {
+  let best: QuotaWindow | undefined;
+  for (const w of windows) {
+    if (hidden.includes(w.window) || !(w.limit > 0)) continue;
+    if (!best || w.remaining / w.limit < best.remaining / best.limit) best = w;
+  }
+  return best;
+}
+
+const fmtNum = (n: number) => (Number.isInteger(n) ? String(n) : String(Math.round(n * 100) / 100));
+
+/** "3h12m", "2d4h", "45m"; "" when unknown or past. */
+export function untilReset(resetAt: string | null, now: Date): string {
+  if (!resetAt) return "";
+  const ms = Date.parse(resetAt) - now.getTime();
+  if (!(ms > 0)) return "";
+  const m = Math.floor(ms / 60_000);
+  const d = Math.floor(m / 1440);
+  const h = Math.floor((m % 1440) / 60);
+  if (d > 0) return `${d}d${h}h`;
+  if (h > 0) return `${h}h${m % 60}m`;
+  return `${m % 60}m`;
+}
+
+export interface StatuslineOptions {
+  format: string;
+  icons: boolean;
+  now: Date;
+  hidden: (provider: string) => string[];
+  update?: string | null;
+}
+
+export function statusline(results: ProviderResult[], o: StatuslineOptions): string {
+  const parts: string[] = [];
+  for (const r of results) {
+    if (r.status !== "available") continue;
+    const w = tightest(r.windows, o.hidden(r.provider));
+    if (!w) continue;
+    const name = o.icons && icons[r.provider] ? `${icons[r.provider]} ${r.name}` : r.name;
+    const values: Record<string, string> = {
+      provider: name,
+      remaining: fmtNum(w.remaining),
+      limit: fmtNum(w.limit),
+      used: fmtNum(w.used),
+      window: w.window,
+      percent: `${Math.round((w.used / w.limit) * 100)}%`,
+      reset: untilReset(w.reset_at, o.now),
+    };
+    parts.push(o.format.replace(/%(provider|remaining|limit|used|window|percent|reset)/g, (_, k: string) => values[k]).trim());
+  }
+  if (o.update) parts.push(`update ${o.update}`);
+  return parts.join(" | ");
+}

@@ -1,0 +1,29 @@
+// The registry: all twelve providers in display order, and name/alias lookup.
+import { antigravity } from "./antigravity";
+import { claude } from "./claude";
+import { codex } from "./codex";
+import { copilot } from "./copilot";
+import { cursor } from "./cursor";
+import { deepseek } from "./deepseek";
+import { grok } from "./grok";
+import { kimi } from "./kimi";
+import { minimax } from "./minimax";
+import { openrouter } from "./openrouter";
+import type { ProviderDef } from "./provider";
+import { siliconflow } from "./siliconflow";
+import { zai } from "./zai";
+
+export const providers: ProviderDef[] = [claude, codex, antigravity, copilot, cursor, zai, kimi, minimax, deepseek, siliconflow, openrouter, grok];
+
+const byName = new Map<string, ProviderDef>();
+for (const p of providers) {
+  byName.set(p.id, p);
+  for (const a of p.aliases) byName.set(a, p);
+}
+
+/** A provider by canonical name or alias (case-insensitive). */
+export function lookup(name: string): ProviderDef | undefined {
+  return byName.get(name.trim().toLowerCase());
+}
+
+export const providerNames = providers.map((p) => p.id);
