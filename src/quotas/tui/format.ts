@@ -57,9 +57,12 @@ export function unitSuffix(unit: string): string {
   return ` ${SHORT_UNIT[unit] ?? unit}`;
 }
 
-/** Windows with no usable limit (a plain balance) show what is left instead of used/limit. */
+/**
+ * Windows with no usable limit show what is left instead of used/limit; so do balances (providers
+ * report a balance as `limit = remaining = amount`, which has no "used" worth a bar).
+ */
 export function hasLimit(w: QuotaWindow): boolean {
-  return Number.isFinite(w.limit) && w.limit > 0;
+  return Number.isFinite(w.limit) && w.limit > 0 && !w.window.startsWith("balance");
 }
 
 /** "42/100%", "12.50/100.00 USD", "120/500 req"; a balance without limit: "37.20 CNY". */

@@ -26,6 +26,7 @@ describe("format", () => {
     expect(usageText({ ...win("premium", 120, 300), unit: "requests" })).toBe("120/300 req");
     expect(usageText({ ...win("5h", 1_250_000, 5_000_000), unit: "tokens" })).toBe("1.3M/5M tok");
     expect(usageText({ window: "balance", used: 0, limit: 0, remaining: 37.2, unit: "cny", reset_at: null, period_seconds: null })).toBe("37.20 CNY");
+    expect(usageText({ window: "balance", used: 0, limit: 37.2, remaining: 37.2, unit: "cny", reset_at: null, period_seconds: null })).toBe("37.20 CNY");
     expect(formatNumber(12_345, "credits")).toBe("12.3k");
   });
 
