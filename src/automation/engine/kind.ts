@@ -29,8 +29,8 @@ export interface StepContext {
   evaluation: boolean;
   /** Nested step list of a control kind by its config path (`then`, `cases.0.steps`). */
   children(key: string): Step[];
-  /** Runs a nested block. `prefix` is prepended to child paths; `scope` defaults to this step's. */
-  runBlock(steps: Step[], prefix: string, scope?: StepScope): Promise<BlockResult>;
+  /** Runs a nested block. `prefix` is prepended to child paths; `scope` and `signal` default to this step's. */
+  runBlock(steps: Step[], prefix: string, scope?: StepScope, signal?: AbortSignal): Promise<BlockResult>;
   /** A scope for a loop iteration: own copy of `steps`, plus variables. */
   childScope(vars: Record<string, unknown>): StepScope;
   /** Renders templates against this step's scope. */

@@ -2,8 +2,26 @@
 // expression's own JSON value (number, object, array...); any other text with templates renders to a string.
 import { Liquid, type Template } from "liquidjs";
 
+// Templates never touch the file system: `{% include %}`/`{% render %}`/layouts find nothing.
+const noFiles = {
+  exists: async () => false,
+  existsSync: () => false,
+  readFile: async (f: string) => Promise.reject(new Error(`templates cannot read files (${f})`)),
+  readFileSync: (f: string): string => {
+    throw new Error(`templates cannot read files (${f})`);
+  },
+  resolve: (_dir: string, file: string) => file,
+};
+
 const liquid = new Liquid({
+  fs: noFiles,
+  root: [],
+  relativeReference: false,
   strictFilters: true,
+  // Bounds for hostile templates: source length, render time (ms) and memory (string/array sizes).
+  parseLimit: 1_000_000,
+  renderLimit: 2_000,
+  memoryLimit: 64 * 1024 * 1024,
   // Objects inside mixed text render as JSON rather than "[object Object]".
   outputEscape: (v: unknown) => (v !== null && typeof v === "object" ? JSON.stringify(v) : String(v ?? "")),
 });

@@ -1,7 +1,7 @@
 // control.parallel {branches: [{name, steps}]}: branches run concurrently; output = {branch: last output}.
 import * as v from "valibot";
 import { defineKind } from "../kind";
-import { boundedAll, stepList, variableName } from "./control-shared";
+import { boundedAll, siblings, stepList, variableName } from "./control-shared";
 
 export const schema = v.strictObject({
   branches: v.pipe(
@@ -18,9 +18,15 @@ export default defineKind({
   schema,
   children: ["branches.*.steps"],
   async run(config, ctx) {
-    const lasts = await boundedAll(config.branches.length, config.concurrency ?? config.branches.length, async (i) =>
-      (await ctx.runBlock(ctx.children(`branches.${i}.steps`), `${ctx.path}.${config.branches[i].name}`)).last,
-    );
+    const group = siblings(ctx.signal);
+    const lasts = await boundedAll(config.branches.length, config.concurrency ?? config.branches.length, async (i) => {
+      try {
+        return (await ctx.runBlock(ctx.children(`branches.${i}.steps`), `${ctx.path}.${config.branches[i].name}`, undefined, group.signal)).last;
+      } catch (e) {
+        group.fail(e);
+        throw e;
+      }
+    });
     return Object.fromEntries(config.branches.map((b, i) => [b.name, lasts[i]]));
   },
 });

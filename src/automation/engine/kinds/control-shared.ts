@@ -14,6 +14,16 @@ export const variableName = v.pipe(
   v.check((s) => !["input", "steps", "env"].includes(s), "must not shadow input, steps or env"),
 );
 
+/**
+ * Runs blocks side by side: returns a signal that aborts when `parent` does or when one of them
+ * failed (`fail`), so the others stop at their next step boundary.
+ */
+export function siblings(parent: AbortSignal): { signal: AbortSignal; fail(error: unknown): void } {
+  const controller = new AbortController();
+  const signal = AbortSignal.any([parent, controller.signal]);
+  return { signal, fail: (error) => void (signal.aborted || controller.abort(error)) };
+}
+
 /** Runs `task` over `count` indexes with at most `concurrency` in flight; the first error stops new work and is rethrown. */
 export async function boundedAll<T>(count: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {
   const results = new Array<T>(count);

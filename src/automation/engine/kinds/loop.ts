@@ -3,7 +3,7 @@
 import * as v from "valibot";
 import { StepError } from "../errors";
 import { defineKind, type AnyStepKind } from "../kind";
-import { boundedAll, present, stepList, variableName } from "./control-shared";
+import { boundedAll, present, siblings, stepList, variableName } from "./control-shared";
 
 const MAX_ITEMS = 10_000;
 
@@ -25,9 +25,15 @@ function loopKind(type: string, defaultConcurrency: number): AnyStepKind {
       if (!Array.isArray(items)) throw new StepError(`items must be an array, got ${typeof items}`, "invalid_config", { retryable: false });
       if (items.length > MAX_ITEMS) throw new StepError(`items has ${items.length} elements; at most ${MAX_ITEMS}`, "invalid_config", { retryable: false });
       const steps = ctx.children("steps");
+      const group = siblings(ctx.signal);
       return boundedAll(items.length, config.concurrency, async (i) => {
         const scope = ctx.childScope({ [config.as]: items[i], [config.indexAs]: i });
-        return (await ctx.runBlock(steps, `${ctx.path}[${i}]`, scope)).last;
+        try {
+          return (await ctx.runBlock(steps, `${ctx.path}[${i}]`, scope, group.signal)).last;
+        } catch (e) {
+          group.fail(e);
+          throw e;
+        }
       });
     },
   });

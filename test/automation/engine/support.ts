@@ -1,0 +1,106 @@
+// Test doubles for the engine's collaborators: an in-memory run journal and services with in-memory
+// files. They are real implementations of the contract, not mocks of the engine.
+import { systemClock } from "../../../src/kernel/clock";
+import type { EngineServices, ExecuteResult, FileRef, RunJournal, StepRecord } from "../../../src/automation/engine/contract";
+import { execute } from "../../../src/automation/engine/execute";
+import { parseWorkflow, type Workflow } from "../../../src/automation/workflow";
+
+export class MemoryJournal implements RunJournal {
+  readonly completed: Map<string, StepRecord>;
+  readonly started: { path: string; attempt: number }[] = [];
+  readonly finished: StepRecord[] = [];
+  constructor(previous: StepRecord[] = []) {
+    this.completed = new Map(previous.map((r) => [r.path, r]));
+  }
+  stepStarted(step: { path: string; attempt: number }): void {
+    this.started.push({ path: step.path, attempt: step.attempt });
+  }
+  async stepFinished(step: StepRecord): Promise<void> {
+    await Bun.sleep(0);
+    this.finished.push(step);
+  }
+  record(path: string): StepRecord {
+    const r = this.finished.find((x) => x.path === path);
+    if (!r) throw new Error(`no record for ${path}; have ${this.finished.map((x) => x.path).join(", ")}`);
+    return r;
+  }
+}
+
+export interface TestFiles {
+  written: { name: string; contentType: string; bytes: Uint8Array; stepName: string; ref: FileRef }[];
+  stored: Map<string, Uint8Array>;
+}
+
+export function testServices(overrides: Partial<EngineServices> = {}): EngineServices & { files: TestFiles } {
+  const files: TestFiles = { written: [], stored: new Map() };
+  return {
+    clock: systemClock,
+    env: {},
+    httpAllowHosts: [],
+    async readFile(ref) {
+      const bytes = files.stored.get(ref.$file);
+      if (!bytes) throw new Error(`no file ${ref.$file}`);
+      return bytes;
+    },
+    async writeFile(file) {
+      const ref: FileRef = { $file: `artifacts/${file.stepName}/${file.name}`, filename: file.name, contentType: file.contentType, size: file.bytes.byteLength };
+      files.stored.set(ref.$file, file.bytes);
+      files.written.push({ ...file, ref });
+      return ref;
+    },
+    async invokeWorkflow() {
+      throw new Error("invokeWorkflow not configured in this test");
+    },
+    ...overrides,
+    files,
+  };
+}
+
+export function workflow(yaml: string): Workflow {
+  const r = parseWorkflow(yaml);
+  if (!r.ok) throw new Error(`workflow does not parse: ${JSON.stringify(r.issues)}`);
+  return r.workflow;
+}
+
+export async function run(
+  yaml: string | Workflow,
+  input: Record<string, unknown> = {},
+  opts: { journal?: MemoryJournal; services?: EngineServices; signal?: AbortSignal; evaluation?: boolean } = {},
+): Promise<ExecuteResult & { journal: MemoryJournal }> {
+  const journal = opts.journal ?? new MemoryJournal();
+  const result = await execute({
+    workflow: typeof yaml === "string" ? workflow(yaml) : yaml,
+    input,
+    journal,
+    services: opts.services ?? testServices(),
+    signal: opts.signal ?? new AbortController().signal,
+    evaluation: opts.evaluation,
+  });
+  return { ...result, journal };
+}
+
+/** A one-step workflow of `type` with `with` given as YAML flow text. */
+export function oneStep(type: string, withYaml: string, extra = ""): string {
+  return `name: t\nsteps:\n  - name: s\n    type: ${type}\n    with: ${withYaml}\n${extra}`;
+}
+
+/** A real HTTP server on loopback recording every request; `respond` decides the answer. */
+export function loopback(respond: (req: Request, hit: number) => Response | Promise<Response> = () => Response.json({ ok: true })) {
+  const hits: { method: string; path: string; body: string; headers: Headers }[] = [];
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      const url = new URL(req.url);
+      hits.push({ method: req.method, path: url.pathname + url.search, body: await req.text(), headers: req.headers });
+      return respond(req, hits.length);
+    },
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    host: `127.0.0.1:${server.port}`,
+    hits,
+    count: (path: string) => hits.filter((h) => h.path === path).length,
+    stop: () => server.stop(true),
+  };
+}
