@@ -18,7 +18,7 @@ export const interactive = () => Boolean(process.stdin.isTTY && process.stdout.i
 
 /** Asks for a missing value when interactive, else refuses with a usage error naming the flag. */
 export async function askText(flag: string, message: string, placeholder?: string): Promise<string> {
-  if (!interactive()) throw new UsageError(`--${flag} is required`);
+  if (!interactive()) throw new UsageError(`${flag.startsWith("-") || flag === flag.toUpperCase() ? flag : `--${flag}`} is required`);
   const answer = await p.text({ message, placeholder, validate: (s) => (s && s.trim() ? undefined : "required") });
   if (p.isCancel(answer)) throw new FatalError("cancelled");
   return String(answer).trim();

@@ -36,7 +36,8 @@ export function buildApp(ctx: AutomationContext) {
     return [...new Set(methodsByPath.filter((r) => r.pattern.test(path)).map((r) => r.method))];
   };
 
-  const app = new Elysia()
+  // Elysia defaults to SO_REUSEPORT, which would let a second server silently share a busy port.
+  const app = new Elysia({ serve: { reusePort: false, development: false } })
     .onRequest(({ request, set }) => {
       const id = requestIdFor(request);
       requestIds.set(request, id);

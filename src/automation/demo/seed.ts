@@ -1,9 +1,13 @@
-// `--demo`: a demo tenant with a known API key (printed at startup) and example workflows. Idempotent:
-// a restart over the same data dir reuses what is there.
+// `--demo`: a demo tenant with a known API key (printed at startup) and the example workflows of
+// demo/workflows/. Idempotent: a restart over the same data dir keeps what is there.
+import { createAutomation } from "../automations/service";
+import { automationStore } from "../automations/store";
+import { parseSource } from "../automations/workflow-source";
 import type { AutomationContext } from "../context";
-import { tenantStore } from "../tenancy/store";
 import { dbOf } from "../db/client";
 import { createTenant } from "../tenancy/service";
+import { tenantStore } from "../tenancy/store";
+import { demoWorkflows } from "./workflows/index";
 
 /** Known on purpose: the demo is for trying the API locally, never for production data. */
 export const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
@@ -16,9 +20,15 @@ export interface DemoResult {
 }
 
 export function runDemo(ctx: AutomationContext): DemoResult {
-  const existing = tenantStore.find(dbOf(ctx.sqlite), DEMO_TENANT);
+  const db = dbOf(ctx.sqlite);
+  const existing = tenantStore.find(db, DEMO_TENANT);
   const tenantId = existing?.id ?? createTenant(ctx.sqlite, ctx.clock, { name: "Demo", slug: DEMO_TENANT }, { key: DEMO_KEY }).id;
   const workflows: string[] = [];
+  for (const w of demoWorkflows) {
+    const slug = parseSource(w.yaml).slug;
+    if (!automationStore.bySlug(db, tenantId, "workflow", slug)) createAutomation(ctx.sqlite, ctx.clock, tenantId, w.yaml);
+    workflows.push(`workflows.${slug}`);
+  }
   return {
     tenantId,
     workflows,
@@ -26,13 +36,11 @@ export function runDemo(ctx: AutomationContext): DemoResult {
       [
         "",
         "Demo tenant ready:",
-        `  tenant   ${DEMO_TENANT} (${tenantId})`,
-        `  API key  ${DEMO_KEY}`,
-        `  try      curl -H 'Authorization: Bearer ${DEMO_KEY}' ${url}/v1/automations`,
-        workflows.length ? `  workflows ${workflows.join(", ")}` : "",
+        `  tenant     ${DEMO_TENANT} (${tenantId})`,
+        `  API key    ${DEMO_KEY}`,
+        `  workflows  ${workflows.join(", ")}`,
+        `  try        curl -H 'Authorization: Bearer ${DEMO_KEY}' ${url}/v1/automations`,
         "",
-      ]
-        .filter((l) => l !== "")
-        .join("\n") + "\n",
+      ].join("\n") + "\n",
   };
 }

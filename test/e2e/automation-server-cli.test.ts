@@ -1,0 +1,118 @@
+// The compiled automation-server's admin subcommands against a temp data dir.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ensureBuilt } from "./support";
+
+let bin = "";
+let dir = "";
+
+beforeAll(async () => {
+  bin = await ensureBuilt("automation-server");
+  dir = mkdtempSync(join(tmpdir(), "automation-cli-"));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function run(...args: string[]) {
+  const p = Bun.spawnSync([bin, ...args, "--data-dir", join(dir, "data")], { cwd: dir, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+}
+
+describe("automation-server admin CLI", () => {
+  let tenant: { id: string; slug: string; name: string; key: string };
+
+  test("tenants create --json prints {id, slug, name, key}", () => {
+    const r = run("tenants", "create", "--name", "acme", "--json");
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    tenant = JSON.parse(r.out);
+    expect(Object.keys(tenant).sort()).toEqual(["id", "key", "name", "slug"]);
+    expect(tenant.id).toMatch(/^ten_/);
+    expect(tenant.slug).toBe("acme");
+    expect(tenant.name).toBe("acme");
+    expect(tenant.key.length).toBeGreaterThanOrEqual(22);
+  });
+
+  test("a second tenant with the same slug: one line, exit 1", () => {
+    const r = run("tenants", "create", "--name", "acme", "--json");
+    expect(r.code).toBe(1);
+    expect(r.err.trim().split("\n")).toHaveLength(1);
+    expect(r.err).toContain("already exists");
+  });
+
+  test("keys create / list / revoke --json", () => {
+    const c = run("keys", "create", "--tenant", "acme", "--scopes", "runs:read,runs:write", "--json");
+    expect(c.code).toBe(0);
+    const key = JSON.parse(c.out);
+    expect(Object.keys(key).sort()).toEqual(["id", "key", "scopes", "tenantId"]);
+    expect(key).toMatchObject({ tenantId: tenant.id, scopes: ["runs:read", "runs:write"] });
+    expect(key.id).toMatch(/^key_/);
+
+    const star = JSON.parse(run("keys", "create", "--tenant", "acme", "--json").out);
+    expect(star.scopes).toEqual(["*"]);
+
+    const l = run("keys", "list", "--tenant", "acme", "--json");
+    expect(l.code).toBe(0);
+    const listed = JSON.parse(l.out).keys as { id: string; scopes: string[]; revokedAt: string | null }[];
+    expect(listed.map((k) => k.id)).toContain(key.id);
+    expect(l.out).not.toContain(key.key);
+
+    const rv = run("keys", "revoke", key.id, "--json");
+    expect(rv.code).toBe(0);
+    expect(JSON.parse(rv.out)).toMatchObject({ id: key.id, revoked: true });
+    const after = JSON.parse(run("keys", "list", "--tenant", "acme", "--json").out).keys as { id: string; revokedAt: string | null }[];
+    expect(after.find((k) => k.id === key.id)?.revokedAt).toMatch(/Z$/);
+    expect(after.find((k) => k.id === star.id)?.revokedAt).toBeNull();
+  });
+
+  test("bad input: one clear line and a non-zero exit, no stack trace", () => {
+    const cases = [
+      run("keys", "create", "--tenant", "nope", "--json"),
+      run("keys", "create", "--tenant", "acme", "--scopes", "runs:delete"),
+      run("keys", "revoke", "key_missing"),
+      run("keys", "list"),
+      run("tenants", "create"),
+      run("frobnicate"),
+      run("serve", "--port", "abc"),
+    ];
+    for (const r of cases) {
+      expect(r.code).not.toBe(0);
+      expect(r.err).not.toMatch(/\n\s+at /);
+      expect(r.err.trim().length).toBeGreaterThan(0);
+    }
+    expect(cases[3].err).toContain("--tenant is required");
+  });
+
+  test("--help everywhere", () => {
+    for (const args of [["--help"], ["serve", "--help"], ["migrate", "--help"], ["tenants", "create", "--help"], ["keys", "create", "--help"], ["keys", "list", "--help"], ["keys", "revoke", "--help"], ["workflows", "push", "--help"]]) {
+      const r = run(...args);
+      expect(r.code).toBe(0);
+      expect(r.out).toContain("Usage: automation-server");
+    }
+    expect(run("--help").out).toContain("--data-dir");
+  });
+
+  test("migrate on an up-to-date data dir says so", () => {
+    const r = run("migrate");
+    expect(r.code).toBe(0);
+    expect(r.out).toContain("up to date");
+  });
+
+  test("workflows push FILE.yaml creates a workflow", () => {
+    const file = join(dir, "hello.yaml");
+    writeFileSync(file, "name: hello\nversion: 1.0.0\ntriggerMethods: [{type: api}]\nsteps:\n  - name: s\n    type: transform.set\n    with: {fields: {a: 1}}\n");
+    const r = run("workflows", "push", file, "--tenant", "acme", "--json");
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.out);
+    expect(out).toMatchObject({ slug: "hello", version: "1.0.0", created: true });
+    expect(out.id).toMatch(/^wf_/);
+    const bad = join(dir, "bad.yaml");
+    writeFileSync(bad, "name: hello\nsteps:\n  - name: s\n    type: no.such.kind\n");
+    const b = run("workflows", "push", bad, "--tenant", "acme");
+    expect(b.code).toBe(1);
+    expect(b.err).toContain("line 4");
+    expect(run("workflows", "push", join(dir, "missing.yaml"), "--tenant", "acme").code).toBe(1);
+  });
+});
