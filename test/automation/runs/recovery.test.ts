@@ -1,0 +1,164 @@
+// The durable queue: a second server over the same data dir (after the first died mid-run) resumes
+// running runs after their last finished step, runs queued ones, leaves waiting ones waiting; claims
+// are exclusive across connections; an idle pool does not poll.
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildApp } from "../../../src/automation/app";
+import { createAutomation } from "../../../src/automation/automations/service";
+import { createBlobStore } from "../../../src/automation/files/fs-blobs";
+import { runsOf } from "../../../src/automation/runs/service";
+import { workflowRuntime } from "../../../src/automation/runs/runtime-workflow";
+import { RunStore } from "../../../src/automation/runs/store";
+import { createContext } from "../../../src/automation/server";
+import { createTenant } from "../../../src/automation/tenancy/service";
+import { ManualClock } from "../../../src/kernel/clock";
+import { openSqlite } from "../../../src/kernel/db";
+import { silentLogger } from "../../../src/kernel/logger";
+import { migrations } from "../../../db/automation/index";
+import { testConfig } from "../app/harness";
+import { json, TestEngine } from "./support";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const threeSteps = `
+name: three
+inputs: [{name: n, type: integer, required: true}]
+steps:
+  - {name: first, type: transform.set, with: {fields: {a: 1}}}
+  - {name: second, type: transform.set, with: {fields: {b: 2}}}
+  - {name: third, type: transform.set, with: {fields: {c: 3}}}
+`;
+
+async function server(dir: string, engine: TestEngine, workers = 2) {
+  const ctx = await createContext(testConfig({ dataDir: dir, workers }), { clock: new ManualClock(), log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
+  const svc = runsOf(ctx, workflowRuntime(engine.execute));
+  return { ctx, svc, app: buildApp(ctx) };
+}
+
+describe("recovery on start", () => {
+  test("running runs resume after their last finished step, queued runs run, waiting runs stay waiting", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "runs-recovery-"));
+    dirs.push(dir);
+    const engineA = new TestEngine();
+    engineA.hold("second"); // never opened: server A "dies" with runs inside step two
+    const a = await server(dir, engineA, 2);
+    const tenant = createTenant(a.ctx.sqlite, a.ctx.clock, { name: "rec", slug: "rec" });
+    createAutomation(a.ctx.sqlite, a.ctx.clock, tenant.id, threeSteps);
+    const actor = { tenantId: tenant.id, keyId: "key_t" };
+    const ids: string[] = [];
+    for (let n = 0; n < 4; n++) ids.push((await a.svc.start(actor, { target: "workflows.three", input: { n } })).id);
+    a.svc.store.sqlite.query("UPDATE runs SET status = 'waiting' WHERE id = ?").run(ids[3]);
+    a.svc.startWorkers();
+    await engineA.reached("second");
+    await Bun.sleep(20);
+    const statuses = () => ids.map((id) => a.svc.store.status(id));
+    expect(statuses()).toEqual(["running", "running", "pending", "waiting"]);
+
+    // Server B starts over the same data dir (A is gone: its in-flight steps never finish).
+    const engineB = new TestEngine();
+    const b = await server(dir, engineB, 2);
+    b.svc.startWorkers();
+    for (const id of ids.slice(0, 3)) {
+      for (let i = 0; i < 400 && b.svc.store.status(id) !== "completed"; i++) await Bun.sleep(5);
+    }
+    expect(ids.map((id) => b.svc.store.status(id))).toEqual(["completed", "completed", "completed", "waiting"]);
+    for (const n of [0, 1]) {
+      // Finished under A, never again under B; the interrupted step re-ran (its completion was never recorded).
+      expect(engineA.executions.get(`{"n":${n}}/first`)).toBe(1);
+      expect(engineB.executions.get(`{"n":${n}}/first`)).toBeUndefined();
+      expect(engineB.executions.get(`{"n":${n}}/second`)).toBe(1);
+      expect(engineB.executions.get(`{"n":${n}}/third`)).toBe(1);
+    }
+    expect(engineB.executions.get(`{"n":2}/first`)).toBe(1);
+    const run0 = b.svc.store.byId(ids[0])!;
+    expect(JSON.parse(run0.output!)).toEqual({ first: { a: 1 }, second: { b: 2 }, third: { c: 3 } });
+    expect(run0.attempts).toBe(2);
+    const events = b.svc.store.events(ids[0]).map((e) => e.type);
+    expect(events).toContain("resumed");
+    expect(events.filter((e) => e === "completed")).toHaveLength(1);
+    // Through HTTP: the resumed run reads like any other.
+    const key = tenant.key;
+    const r = await b.app.handle(new Request(`http://localhost/v1/runs/${ids[0]}/steps`, { headers: { authorization: `Bearer ${key}` } }));
+    expect((await json(r)).steps.map((s: { name: string; status: string }) => `${s.name}:${s.status}`)).toEqual(["first:completed", "second:completed", "third:completed"]);
+    // The waiting run is untouched by recovery.
+    expect(b.svc.store.byId(ids[3])!.startedAt).toBeNull();
+  });
+
+  test("graceful stop leaves in-flight runs running; the next start resumes them", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "runs-stop-"));
+    dirs.push(dir);
+    const engineA = new TestEngine();
+    engineA.hold("second");
+    const a = await server(dir, engineA, 1);
+    const tenant = createTenant(a.ctx.sqlite, a.ctx.clock, { name: "stop", slug: "stop" });
+    createAutomation(a.ctx.sqlite, a.ctx.clock, tenant.id, threeSteps);
+    const id = (await a.svc.start({ tenantId: tenant.id, keyId: "k" }, { target: "workflows.three", input: { n: 7 } })).id;
+    a.svc.startWorkers();
+    await engineA.reached("second");
+    const stopping = a.svc.stopWorkers(2000);
+    engineA.open("second"); // the step in flight finishes; the run stops at the boundary after it
+    await stopping;
+    expect(a.svc.store.status(id)).toBe("running");
+    expect(a.svc.store.steps(id).map((s) => s.name)).toEqual(["first", "second"]);
+    const engineB = new TestEngine();
+    const b = await server(dir, engineB, 1);
+    b.svc.startWorkers();
+    for (let i = 0; i < 400 && b.svc.store.status(id) !== "completed"; i++) await Bun.sleep(5);
+    expect(b.svc.store.status(id)).toBe("completed");
+    expect([...engineB.executions.keys()]).toEqual(['{"n":7}/third']);
+  });
+});
+
+describe("queue", () => {
+  test("claims are exclusive across connections: each pending run is claimed once", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "runs-claim-"));
+    dirs.push(dir);
+    const a = await server(dir, new TestEngine());
+    const tenant = createTenant(a.ctx.sqlite, a.ctx.clock, { name: "claim", slug: "claim" });
+    createAutomation(a.ctx.sqlite, a.ctx.clock, tenant.id, threeSteps);
+    for (let n = 0; n < 6; n++) await a.svc.start({ tenantId: tenant.id, keyId: "k" }, { target: "workflows.three", input: { n } });
+    const s1 = new RunStore(openSqlite(join(dir, "automation.db"), migrations));
+    const s2 = new RunStore(openSqlite(join(dir, "automation.db"), migrations));
+    const claimed: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      for (const [s, w] of [[s1, "w1"], [s2, "w2"]] as const) {
+        const c = s.claim(w, new Date().toISOString(), Date.now(), 60_000);
+        if (c) claimed.push(c.id);
+      }
+    }
+    expect(claimed).toHaveLength(6);
+    expect(new Set(claimed).size).toBe(6);
+    // A live lease is not stolen; a lapsed one is.
+    expect(s1.claim("w3", new Date().toISOString(), Date.now(), 60_000)).toBeNull();
+    expect(s1.claim("w3", new Date().toISOString(), Date.now() + 120_000, 60_000)?.resumed).toBe(true);
+  });
+
+  test("an idle pool does not poll; a new run wakes it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "runs-idle-"));
+    dirs.push(dir);
+    const a = await server(dir, new TestEngine());
+    const tenant = createTenant(a.ctx.sqlite, a.ctx.clock, { name: "idle", slug: "idle" });
+    createAutomation(a.ctx.sqlite, a.ctx.clock, tenant.id, threeSteps);
+    let claims = 0;
+    const orig = a.svc.store.claim.bind(a.svc.store);
+    a.svc.store.claim = (...args) => {
+      claims++;
+      return orig(...args);
+    };
+    a.svc.startWorkers();
+    expect(claims).toBe(1);
+    await Bun.sleep(300);
+    expect(claims).toBe(1);
+    const id = (await a.svc.start({ tenantId: tenant.id, keyId: "k" }, { target: "workflows.three", input: { n: 1 } })).id;
+    for (let i = 0; i < 400 && a.svc.store.status(id) !== "completed"; i++) await Bun.sleep(5);
+    expect(a.svc.store.status(id)).toBe("completed");
+    const after = claims;
+    await Bun.sleep(300);
+    expect(claims).toBe(after);
+  });
+});
