@@ -43,3 +43,50 @@ describe("automation app basics", () => {
     expect((await json(m)).issues[0].code).toBe("method_not_allowed");
   });
 });
+
+describe("conventions", () => {
+  test("snake_case query names answer like their camelCase twins", async () => {
+    const h = await harness();
+    const t = h.tenant("acme");
+    for (const q of ["created_after=not-a-date", "createdAfter=not-a-date"]) {
+      const r = await h.req("GET", `/v1/runs?${q}`, { key: t.key });
+      expect(r.status).toBe(400);
+      expect((await json(r)).issues[0].field).toBe("createdAfter");
+    }
+    // camelCase wins when both are sent.
+    const both = await h.req("GET", "/v1/runs?created_after=not-a-date&createdAfter=2026-01-01T00:00:00Z", { key: t.key });
+    expect(both.status).toBe(200);
+  });
+
+  test("405 lists the allowed methods for a known path; unknown /api/v1 path → 404 envelope", async () => {
+    const h = await harness();
+    const t = h.tenant("acme");
+    const r = await h.req("DELETE", "/v1/automations", { key: t.key });
+    expect(r.status).toBe(405);
+    expect(r.headers.get("allow")!.split(", ").sort()).toEqual(["GET", "POST"]);
+    const body = await json(r);
+    expect(body.issues[0]).toMatchObject({ field: "<root>", code: "method_not_allowed", severity: "error" });
+    expect(body.requestId).toBe(r.headers.get("x-request-id")!);
+    const u = await h.req("POST", "/api/v1/definitely/not/here", { key: t.key, body: "{oops", headers: { "content-type": "application/json" } });
+    expect(u.status).toBe(404);
+    expect((await json(u)).issues[0].code).toBe("not_found");
+  });
+
+  test("an unusable x-request-id is replaced by a generated one", async () => {
+    const h = await harness();
+    const r = await h.req("GET", "/health", { headers: { "x-request-id": "bad id with spaces" } });
+    expect(r.headers.get("x-request-id")).toMatch(/^req_/);
+    const long = await h.req("GET", "/health", { headers: { "x-request-id": "a".repeat(500) } });
+    expect(long.headers.get("x-request-id")).toMatch(/^req_/);
+  });
+
+  test("the OpenAPI document lists our paths under both prefixes", async () => {
+    const h = await harness();
+    const doc = await json(await h.req("GET", "/openapi/json"));
+    const paths = Object.keys(doc.paths);
+    for (const p of ["/v1/automations", "/api/v1/automations", "/v1/automations/{id}/versions/{versionId}/promote", "/api/v1/auth/check"]) {
+      expect(paths).toContain(p);
+    }
+    expect(doc.paths["/v1/automations"].post).toBeDefined();
+  });
+});
