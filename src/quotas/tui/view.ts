@@ -300,9 +300,9 @@ function detailList(s: State, windows: QuotaWindow[], hidden: string[], layout: 
 function detailNote(w: QuotaWindow, now: Date): string {
   const parts: string[] = [];
   parts.push(`${formatNumber(w.remaining, w.unit)}${unitSuffix(w.unit)} left`);
-  if (w.reset_at) parts.push(`${resetText(w, now)} (${w.reset_at.replace("T", " ").replace(/\.\d+Z$|Z$/, " UTC")})`);
+  if (w.reset_at) parts.push(`resets ${w.reset_at.slice(0, 16).replace("T", " ")} UTC`);
   if (w.period_seconds) parts.push(`${formatDuration(w.period_seconds * 1000)} window`);
   const ahead = paceAhead(w, now);
-  if (ahead !== null) parts.push(ahead > 0 ? `${ahead} points ahead of pace` : `${-ahead} points under pace`);
+  if (ahead !== null) parts.push(ahead > 0 ? `${ahead} pts ahead of pace` : `${-ahead} pts under pace`);
   return parts.join(" · ");
 }

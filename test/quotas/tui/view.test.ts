@@ -188,7 +188,8 @@ describe("detail", () => {
     const s = press(state(120, 24), "enter", "tab");
     const text = draw(s).join("\n");
     expect(text).toContain("layout normal");
-    expect(text).toContain("58% left · resets in 3h 12m (2026-11-22 12:12:00 UTC) · 5h window · 6 points ahead of pace");
+    expect(text).toContain("58% left · resets 2026-11-22 12:12 UTC · 5h window · 6 pts ahead of pace");
+    expect(text).toContain("90% left · resets 2026-11-26 09:00 UTC · 7d window · 33 pts under pace");
     expect(text).toContain("7d window");
   });
 
