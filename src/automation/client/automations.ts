@@ -1,0 +1,57 @@
+// Automations (workflows and agents), their versions and triggers.
+import { enc } from "./files";
+import type { Transport } from "./transport";
+import type { Automation, AutomationVersion, Page, Triggers } from "./types";
+
+export interface ListAutomationsQuery {
+  search?: string;
+  type?: "workflow" | "agent";
+  limit?: number;
+  offset?: number;
+}
+
+export class VersionsResource {
+  constructor(private readonly http: Transport) {}
+
+  list(automation: string, query: { limit?: number; offset?: number } = {}): Promise<Page<AutomationVersion>> {
+    return this.http.json({ method: "GET", path: `/v1/automations/${enc(automation)}/versions`, query: { ...query } });
+  }
+
+  /** Exactly one of `yaml` or `historyId`; `version` is a bare semver tag; `activate` defaults to true. */
+  create(automation: string, body: { yaml?: string; historyId?: string; version?: string; activate?: boolean; message?: string }): Promise<AutomationVersion> {
+    return this.http.json({ method: "POST", path: `/v1/automations/${enc(automation)}/versions`, json: body });
+  }
+
+  promote(automation: string, versionId: string): Promise<AutomationVersion> {
+    return this.http.json({ method: "POST", path: `/v1/automations/${enc(automation)}/versions/${enc(versionId)}/promote`, json: {} });
+  }
+
+  restore(automation: string, versionId: string, body: { message?: string } = {}): Promise<AutomationVersion> {
+    return this.http.json({ method: "POST", path: `/v1/automations/${enc(automation)}/versions/${enc(versionId)}/restore`, json: body });
+  }
+}
+
+export class AutomationsResource {
+  readonly versions: VersionsResource;
+  constructor(private readonly http: Transport) {
+    this.versions = new VersionsResource(http);
+  }
+
+  /** Creates a workflow from its YAML (this server's own call; hosted SDKs have none). */
+  create(yaml: string): Promise<Automation> {
+    return this.http.json({ method: "POST", path: "/v1/automations", json: { yaml } });
+  }
+
+  list(query: ListAutomationsQuery = {}): Promise<Page<Automation>> {
+    return this.http.json({ method: "GET", path: "/v1/automations", query: { ...query } });
+  }
+
+  /** By id (`wf_...`) or alias (`workflows.<slug>`, `agents.<slug>`). */
+  get(idOrAlias: string): Promise<Automation> {
+    return this.http.json({ method: "GET", path: `/v1/automations/${enc(idOrAlias)}` });
+  }
+
+  triggers(idOrAlias: string): Promise<{ automationId: string; type: string; triggers: Triggers }> {
+    return this.http.json({ method: "GET", path: `/v1/automations/${enc(idOrAlias)}/triggers` });
+  }
+}

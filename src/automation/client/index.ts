@@ -1,0 +1,88 @@
+// The typed TypeScript client of the automation server.
+//
+//   const client = new AutomationClient();            // AUTOMATION_BASE_URL / AUTOMATION_API_KEY
+//   const wf = await client.automations.create(yaml);
+//   const run = await client.run(`workflows.${wf.slug}`, { invoice }, { waitForCompletion: 30 });
+import { AutomationsResource } from "./automations";
+import { AutomationError } from "./errors";
+import { FilesResource } from "./files";
+import { DEFAULT_MULTIPART_MAX_BYTES, RunsResource, type RunAndWaitOptions, type RunOptions, type RunTarget } from "./runs";
+import { Transport } from "./transport";
+import type { AuthCheck, Run } from "./types";
+
+export * from "./errors";
+export type * from "./types";
+export type { FileInput, UploadOptions } from "./files";
+export type { RunTarget, RunOptions, RunAndWaitOptions } from "./runs";
+export { filesToPreUpload, DEFAULT_MULTIPART_MAX_BYTES } from "./runs";
+export { parseRetryAfter } from "./transport";
+
+export interface ClientOptions {
+  /** Default `AUTOMATION_BASE_URL`, else http://localhost:8081. */
+  baseUrl?: string;
+  /** Default `AUTOMATION_API_KEY`; required. */
+  apiKey?: string;
+  /** Per request, default 60 000. */
+  timeoutMs?: number;
+  /** Retries on 429/5xx/timeouts/network errors, default 3. */
+  maxRetries?: number;
+  /** First backoff step in ms (doubles per retry), default 250. */
+  retryBaseMs?: number;
+  /** Largest wait between retries, also for Retry-After, default 30 000. */
+  maxRetryDelayMs?: number;
+  /** Run file inputs beyond this total are uploaded first; default 4.5 MiB; null = never. */
+  multipartMaxBytes?: number | null;
+  defaultHeaders?: Record<string, string>;
+}
+
+export class AutomationClient {
+  readonly automations: AutomationsResource;
+  readonly files: FilesResource;
+  readonly runs: RunsResource;
+  private readonly http: Transport;
+
+  constructor(options: ClientOptions = {}, env: Record<string, string | undefined> = process.env) {
+    const apiKey = options.apiKey ?? env.AUTOMATION_API_KEY;
+    if (!apiKey) {
+      throw new AutomationError("no API key: pass { apiKey } or set AUTOMATION_API_KEY", { status: 0 });
+    }
+    const baseUrl = options.baseUrl ?? env.AUTOMATION_BASE_URL ?? "http://localhost:8081";
+    if (!/^https?:\/\//i.test(baseUrl)) throw new AutomationError(`baseUrl must be an http(s) URL (got "${baseUrl}")`, { status: 0 });
+    this.http = new Transport({
+      baseUrl,
+      apiKey,
+      timeoutMs: options.timeoutMs ?? 60_000,
+      maxRetries: options.maxRetries ?? 3,
+      retryBaseMs: options.retryBaseMs ?? 250,
+      maxRetryDelayMs: options.maxRetryDelayMs ?? 30_000,
+      defaultHeaders: options.defaultHeaders ?? {},
+    });
+    const multipartMaxBytes = options.multipartMaxBytes === undefined ? DEFAULT_MULTIPART_MAX_BYTES : options.multipartMaxBytes;
+    this.automations = new AutomationsResource(this.http);
+    this.files = new FilesResource(this.http);
+    this.runs = new RunsResource(this.http, this.files, multipartMaxBytes);
+  }
+
+  get baseUrl(): string {
+    return this.http.opts.baseUrl;
+  }
+
+  /** Who this key is (`GET /v1/auth/check`). */
+  authCheck(): Promise<AuthCheck> {
+    return this.http.json({ method: "GET", path: "/v1/auth/check" });
+  }
+
+  /** Starts a run; with `waitForCompletion` the server holds the request up to that many seconds. */
+  run(target: RunTarget, input?: Record<string, unknown>, options?: RunOptions): Promise<Run> {
+    return this.runs.start(target, input, options);
+  }
+
+  /** Starts a run and polls until it is terminal. */
+  runAndWait(target: RunTarget, input?: Record<string, unknown>, options?: RunAndWaitOptions): Promise<Run> {
+    return this.runs.startAndWait(target, input, options);
+  }
+
+  rerun(runId: string, options?: { version?: string; waitForCompletion?: number }): Promise<Run> {
+    return this.runs.rerun(runId, options);
+  }
+}
