@@ -4,6 +4,7 @@ import type { AutomationContext } from "../context";
 import { jsonParser } from "../http/body";
 import { parseWith } from "../http/validate";
 import { authPlugin, requireScope } from "../tenancy/auth";
+import { authenticate } from "../tenancy/service";
 import { CreateAutomationBody, CreateVersionBody, ListAutomationsQuery, ListVersionsQuery, MAX_YAML_BYTES, RestoreBody } from "./model";
 import {
   createAutomation,
@@ -17,11 +18,13 @@ import {
 } from "./service";
 
 // JSON escaping can double a YAML's size on the wire; the 1 MiB rule is checked on the decoded YAML.
-const parse = jsonParser(3 * MAX_YAML_BYTES);
 const tags = ["Automations"];
 
-export const automationRoutes = (ctx: AutomationContext) =>
-  new Elysia()
+export const automationRoutes = (ctx: AutomationContext) => {
+  const parse = jsonParser(3 * MAX_YAML_BYTES, (request) => {
+    authenticate(ctx.sqlite, ctx.clock, request.headers.get("authorization"));
+  });
+  return new Elysia()
     .use(authPlugin(ctx))
     .post(
       "/automations",
@@ -94,3 +97,4 @@ export const automationRoutes = (ctx: AutomationContext) =>
       },
       { parse, detail: { summary: "Restore a snapshot as a new untagged current version", tags } },
     );
+};

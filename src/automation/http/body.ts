@@ -35,10 +35,15 @@ export function isJsonType(contentType: string | null): boolean {
   return mime === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(mime);
 }
 
-/** An Elysia `parse` hook for JSON-only routes. */
+/**
+ * An Elysia `parse` hook for JSON-only routes. Bodies are parsed before `resolve` runs, so `before`
+ * (e.g. the API key check) runs first: an anonymous caller gets a 401, not a 400 about its body,
+ * and never makes the server read a large body.
+ */
 export const jsonParser =
-  (maxBytes = DEFAULT_JSON_LIMIT) =>
+  (maxBytes = DEFAULT_JSON_LIMIT, before?: (request: Request) => void) =>
   async ({ request }: { request: Request }): Promise<unknown> => {
+    before?.(request);
     const bytes = await readLimited(request, maxBytes);
     const text = new TextDecoder().decode(bytes);
     if (text.trim() === "") return {};
