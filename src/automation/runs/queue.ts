@@ -96,14 +96,17 @@ export class WorkerPool {
   }
 
   /**
-   * Stops claiming; running runs are asked to stop at their next step boundary and are left `running`
-   * for the next start to resume. Waits at most `graceMs` for them.
+   * Stops claiming, gives running runs half of `graceMs` to finish, then asks the rest to stop at
+   * their next step boundary; those stay `running` for the next start to resume.
    */
   async stop(graceMs = 5_000): Promise<void> {
     this.stopping = true;
-    if (this.active.size === 0) return;
-    for (const ctl of this.active.values()) ctl.abort("shutdown" satisfies AbortReason);
-    await Promise.race([new Promise<void>((r) => (this.drained = r)), Bun.sleep(graceMs)]);
+    const drained = () => (this.active.size === 0 ? Promise.resolve() : new Promise<void>((r) => (this.drained = r)));
+    await Promise.race([drained(), Bun.sleep(graceMs / 2)]);
+    if (this.active.size > 0) {
+      for (const ctl of this.active.values()) ctl.abort("shutdown" satisfies AbortReason);
+      await Promise.race([drained(), Bun.sleep(graceMs / 2)]);
+    }
     clearInterval(this.heartbeat);
   }
 }

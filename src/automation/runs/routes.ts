@@ -19,6 +19,8 @@ import { isTerminal, type RunRow } from "./store";
 import { checkZipToken } from "./token";
 
 const detail = (summary: string) => ({ detail: { summary, tags: ["Runs"] } });
+/** Leaves the body unread for the handler (which streams or caps it itself). */
+const keepBody = () => ({});
 /** JSON bodies carry base64 inline files: room for the inline budget plus base64 overhead. */
 const JSON_MAX = Math.ceil(INLINE_MAX_BYTES * 1.4) + 1024 * 1024;
 
@@ -142,7 +144,7 @@ export const runsRoutes = (ctx: AutomationContext) => {
         const run = await svc.start({ tenantId: auth.tenantId, keyId: auth.keyId, keyName: auth.keyName }, { ...body, version: q.version, trigger: triggerOf(request) });
         return answerStarted(svc, run, q.waitForCompletion, set);
       },
-      { parse: "none", ...detail("Start a run") },
+      { parse: keepBody, ...detail("Start a run") },
     )
     .get(
       "/runs",
@@ -207,7 +209,7 @@ export const runsRoutes = (ctx: AutomationContext) => {
           cancellation: { state: r.state, wasStatus: r.wasStatus },
         };
       },
-      { parse: "none", ...detail("Cancel a run") },
+      { parse: keepBody, ...detail("Cancel a run") },
     )
     .post(
       "/runs/:id/rerun",
@@ -217,7 +219,7 @@ export const runsRoutes = (ctx: AutomationContext) => {
         const run = await svc.rerun({ tenantId: auth.tenantId, keyId: auth.keyId, keyName: auth.keyName }, params.id, { version: q.version });
         return answerStarted(svc, run, q.waitForCompletion, set);
       },
-      { parse: "none", ...detail("Rerun a run") },
+      { parse: keepBody, ...detail("Rerun a run") },
     )
     .post(
       "/runs/:id/artifacts/token",
@@ -227,7 +229,7 @@ export const runsRoutes = (ctx: AutomationContext) => {
         const body = parseWith(TokenBody, text.trim() ? parseJsonField(text, "<root>") : {});
         return svc.zipToken(auth.tenantId, params.id, body.expiresIn);
       },
-      { parse: "none", ...detail("Signed ZIP download link for a run's artifacts") },
+      { parse: keepBody, ...detail("Signed ZIP download link for a run's artifacts") },
     )
     .get(
       "/runs/:id/artifacts/*",

@@ -1,10 +1,11 @@
 // The runtime production runs use: C's workflow parser and engine.
-import { Invalid } from "../../kernel/errors";
+import { execute } from "../engine/execute";
 import type { RunsRuntime } from "./runtime";
+import { workflowRuntime } from "./runtime-workflow";
 
 let engine: RunsRuntime | undefined;
 
 export function defaultRuntime(): RunsRuntime {
-  if (!engine) throw Invalid("the workflow engine is not available in this build", { code: "engine_unavailable" });
+  engine ??= workflowRuntime(execute);
   return engine;
 }

@@ -40,6 +40,8 @@ export interface StartRequest {
 }
 
 export const ZIP_MAX_BYTES = 32 * 1024 * 1024;
+/** action.invoke-workflow may nest this deep (a workflow invoking itself stops here). */
+export const MAX_NESTING = 5;
 
 interface Cursor {
   k: string;
@@ -297,6 +299,9 @@ export class RunService {
 
   /** `action.invoke-workflow`: a child run executed inline by the parent's worker (no second slot needed). */
   private async invokeChild(parent: RunRow, target: string, input: Record<string, unknown>, opts: { version?: string }): Promise<unknown> {
+    let depth = 1;
+    for (let p = parent.parentRunId; p && depth <= MAX_NESTING; depth++) p = this.store.byId(p)?.parentRunId ?? null;
+    if (depth > MAX_NESTING) throw new Error(`workflow nesting is limited to ${MAX_NESTING} levels`);
     const source = resolveTarget(this.ctx.sqlite, parent.tenantId, target, { version: opts.version, trigger: "workflow" });
     const childId = newId("run");
     const { input: scalars, files } = splitInputFiles(input);

@@ -100,7 +100,8 @@ describe("recovery on start", () => {
     const id = (await a.svc.start({ tenantId: tenant.id, keyId: "k" }, { target: "workflows.three", input: { n: 7 } })).id;
     a.svc.startWorkers();
     await engineA.reached("second");
-    const stopping = a.svc.stopWorkers(2000);
+    const stopping = a.svc.stopWorkers(400);
+    await Bun.sleep(250); // past the first half of the grace: the run is asked to stop
     engineA.open("second"); // the step in flight finishes; the run stops at the boundary after it
     await stopping;
     expect(a.svc.store.status(id)).toBe("running");

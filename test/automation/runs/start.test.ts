@@ -2,6 +2,7 @@
 // 200/201/202 rules of wait_for_completion, scopes and tenancy.
 import { describe, expect, test } from "bun:test";
 import { createVersion } from "../../../src/automation/automations/service";
+import { deleteFile, insertFile, putBytes } from "../../../src/automation/files/service";
 import { json, runsHarness, twoSteps } from "./support";
 
 const fileWorkflow = `
@@ -153,9 +154,7 @@ describe("POST /v1/runs", () => {
     const h = await runsHarness();
     h.deploy(fileWorkflow);
     h.startWorkers();
-    const form = new FormData();
-    form.append("file", new File(["pooled bytes"], "pool.txt", { type: "text/plain" }));
-    const file = await json(await h.req("POST", "/v1/files", { key: h.t.key, body: form }));
+    const file = await insertFile(h.ctx, h.t.id, { filename: "pool.txt", contentType: "text/plain", purpose: null }, await putBytes(h.ctx, new TextEncoder().encode("pooled bytes")));
     const r = await h.post("/v1/runs?wait_for_completion=10", {
       target: "workflows.with-file",
       input: {},
@@ -169,7 +168,7 @@ describe("POST /v1/runs", () => {
     expect(run.output.only.input.doc).toMatchObject({ $file: "input/doc/pool.txt", filename: "pool.txt", size: 12 });
     expect(run.output.only.input.doc.contentType).toStartWith("text/plain");
     expect(run.output.only.input.extra[0].filename).toBe("a.txt");
-    expect((await h.req("DELETE", `/v1/files/${file.id}`, { key: h.t.key })).status).toBe(200);
+    await deleteFile(h.ctx, h.t.id, file.id);
     const detail = await json(await h.get(`/v1/runs/${run.id}?expand=input`));
     expect(detail.input.files.map((f: { path: string }) => f.path).sort()).toEqual(["input/doc/pool.txt", "input/extra/0/a.txt"]);
     // The snapshot keeps the bytes: a rerun (which reads the snapshot) still completes.

@@ -1,0 +1,144 @@
+// Runs through the real engine (no test executor): action.http against a loopback server on the
+// allow-list, script + foreach + output mapping, invoke-workflow child runs, cancel during a wait.
+import { afterAll, describe, expect, test } from "bun:test";
+import { createAutomation } from "../../../src/automation/automations/service";
+import { json } from "./support";
+import { harness } from "../app/harness";
+import { runsOf } from "../../../src/automation/runs/service";
+
+const hits: { path: string; body: string }[] = [];
+const counter = Bun.serve({
+  port: 0,
+  hostname: "127.0.0.1",
+  async fetch(req) {
+    const url = new URL(req.url);
+    hits.push({ path: url.pathname, body: await req.text() });
+    return Response.json({ seen: hits.length, path: url.pathname });
+  },
+});
+afterAll(() => counter.stop(true));
+
+async function realHarness() {
+  const h = await harness({ workers: 2, httpAllowHosts: [`127.0.0.1:${counter.port}`] });
+  const t = h.tenant(`e${Math.random().toString(36).slice(2, 8)}`);
+  runsOf(h.ctx).startWorkers();
+  const post = (path: string, body?: unknown) => h.req("POST", path, { key: t.key, body });
+  const get = (path: string) => h.req("GET", path, { key: t.key });
+  return { h, t, post, get, deploy: (yaml: string) => createAutomation(h.ctx.sqlite, h.clock, t.id, yaml) };
+}
+
+describe("runs with the real engine", () => {
+  test("script, foreach, http call to an allow-listed host and the output mapping", async () => {
+    const { post, get, deploy } = await realHarness();
+    deploy(`
+name: invoice-total
+inputs:
+  - {name: lines, type: array, required: true}
+steps:
+  - name: total
+    type: transform.script
+    with:
+      inputs: {lines: "{{ input.lines }}"}
+      function: |
+        function script(lines) { return { total: lines.reduce((s, l) => s + l.amount, 0) } }
+  - name: notify
+    type: action.http
+    with:
+      url: "http://127.0.0.1:${counter.port}/notify"
+      method: POST
+      body: {total: "{{ steps.total.output.total }}"}
+  - name: each
+    type: control.foreach
+    items: "{{ input.lines }}"
+    as: line
+    steps:
+      - {name: label, type: transform.set, with: {fields: {label: "line {{ line.amount }}"}}}
+output:
+  total: "{{ steps.total.output.total }}"
+  seen: "{{ steps.notify.output.body.path }}"
+`);
+    const r = await post("/v1/runs?wait_for_completion=20", { target: "workflows.invoice-total", input: { lines: [{ amount: 5 }, { amount: 7 }] } });
+    const run = await json(r);
+    expect(run.error).toBeNull();
+    expect(r.status).toBe(200);
+    expect(run.output).toEqual({ total: 12, seen: "/notify" });
+    expect(hits.filter((h) => h.path === "/notify").map((h) => JSON.parse(h.body))).toEqual([{ total: 12 }]);
+    const steps = (await json(await get(`/v1/runs/${run.id}/steps`))).steps.map((s: { path: string }) => s.path);
+    expect(steps).toContain("total");
+    expect(steps).toContain("notify");
+    expect(steps.some((p: string) => p.startsWith("each"))).toBe(true);
+  });
+
+  test("a host off the allow-list fails the run cleanly", async () => {
+    const { post, deploy } = await realHarness();
+    deploy(`
+name: outside
+steps:
+  - {name: call, type: action.http, with: {url: "http://127.0.0.2:9/x"}}
+`);
+    const run = await json(await post("/v1/runs?wait_for_completion=20", { target: "workflows.outside" }));
+    expect(run.execution.status).toBe("failed");
+    expect(run.error).toContain("allow-list");
+  });
+
+  test("action.invoke-workflow runs the child as its own run and returns its output", async () => {
+    const { post, get, deploy } = await realHarness();
+    deploy(`
+name: child
+inputs: [{name: x, type: integer, required: true}]
+steps:
+  - {name: double, type: transform.script, with: {inputs: {x: "{{ input.x }}"}, function: "function script(x) { return x * 2 }"}}
+output: {doubled: "{{ steps.double.output }}"}
+`);
+    deploy(`
+name: parent
+steps:
+  - {name: call, type: action.invoke-workflow, with: {workflow: workflows.child, input: {x: 21}}}
+output: {answer: "{{ steps.call.output.doubled }}"}
+`);
+    const run = await json(await post("/v1/runs?wait_for_completion=20", { target: "workflows.parent" }));
+    expect(run.output).toEqual({ answer: 42 });
+    const children = (await json(await get("/v1/runs?source=workflows.child"))).runs;
+    expect(children).toHaveLength(1);
+    expect(children[0].trigger.type).toBe("workflow");
+    expect(children[0].execution.status).toBe("completed");
+  });
+
+  test("a workflow that invokes itself is stopped at the nesting limit", async () => {
+    const { post, deploy } = await realHarness();
+    deploy(`
+name: loop
+steps:
+  - {name: again, type: action.invoke-workflow, with: {workflow: workflows.loop}}
+`);
+    const run = await json(await post("/v1/runs?wait_for_completion=20", { target: "workflows.loop" }));
+    expect(run.execution.status).toBe("failed");
+    expect(run.error).toContain("nesting");
+  });
+
+  test("cancelling a run in a long control.wait cancels it promptly", async () => {
+    const { post, get, deploy } = await realHarness();
+    deploy(`
+name: slow
+steps:
+  - {name: nap, type: control.wait, duration: 60000}
+  - {name: after, type: transform.set, with: {fields: {x: 1}}}
+`);
+    const id = (await json(await post("/v1/runs", { target: "workflows.slow" }))).id;
+    for (let i = 0; i < 200; i++) {
+      const s = (await json(await get(`/v1/runs/${id}/steps`))).steps;
+      if (s.length) break;
+      await Bun.sleep(5);
+    }
+    const c = await json(await post(`/v1/runs/${id}/cancel`));
+    expect(c.cancellation.state).toBe("requested");
+    let status = "";
+    for (let i = 0; i < 200 && status !== "cancelled"; i++) {
+      status = (await json(await get(`/v1/runs/${id}`))).execution.status;
+      await Bun.sleep(5);
+    }
+    expect(status).toBe("cancelled");
+    const names = (await json(await get(`/v1/runs/${id}/steps`))).steps.map((s: { name: string }) => s.name);
+    expect(names).not.toContain("after");
+  });
+});
