@@ -225,7 +225,7 @@ describe("uploads and runs over the wire", () => {
   });
 
   test("run(): small files ride as multipart parts, files over the budget are pre-uploaded as $fileId", async () => {
-    let form: FormData | null = null;
+    let form: Awaited<ReturnType<Request["formData"]>> | null = null;
     const f = uploadServer(async (req) => {
       form = await req.formData();
       return jsonRes(201, { id: "run_1", type: "workflow", finished: false });
