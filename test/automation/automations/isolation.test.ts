@@ -125,7 +125,7 @@ describe("auth before body", () => {
   test("an anonymous or bad-key request with a broken or huge body gets 401, not 400/413", async () => {
     const h = await harness();
     h.tenant("acme");
-    for (const headers of [{ "content-type": "application/json" }, { "content-type": "application/json", authorization: "Bearer wrong" }]) {
+    for (const headers of [{ "content-type": "application/json" } as Record<string, string>, { "content-type": "application/json", authorization: "Bearer wrong" }]) {
       const broken = await h.req("POST", "/v1/automations", { body: "{nope", headers });
       expect(broken.status).toBe(401);
       const huge = await h.req("POST", "/v1/automations", { body: `{"yaml": "${"x".repeat(5 * 1024 * 1024)}"}`, headers });
