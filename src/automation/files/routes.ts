@@ -99,11 +99,13 @@ export const filesRoutes = (ctx: AutomationContext) =>
     )
     .post(
       "/files/uploads",
-      ({ auth, body }) => {
+      async ({ auth, request }) => {
         requireScope(auth, "files:write");
+        // Read after the key check, so anonymous callers get 401 before any body error.
+        const body = await jsonParser(64 * 1024)({ request });
         return createUpload(ctx, auth.tenantId, parseWith(CreateUploadBody, body));
       },
-      { parse: jsonParser(64 * 1024), ...detail("Prepare file upload") },
+      { parse: "none", ...detail("Prepare file upload") },
     )
     .get(
       "/files/uploads/:uploadId",
@@ -119,7 +121,7 @@ export const filesRoutes = (ctx: AutomationContext) =>
         requireScope(auth, "files:write");
         return completeUpload(ctx, auth.tenantId, params.uploadId);
       },
-      { parse: jsonParser(64 * 1024), ...detail("Complete file upload") },
+      { parse: "none", ...detail("Complete file upload") },
     )
     .delete(
       "/files/uploads/:uploadId",
