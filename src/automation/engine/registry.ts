@@ -10,12 +10,14 @@ import controlSwitch from "./kinds/control-switch";
 import controlWait from "./kinds/control-wait";
 import { foreach, parallelMap } from "./kinds/loop";
 import combine from "./kinds/transform-combine";
+import jsonToXlsx from "./kinds/transform-json-to-xlsx";
 import regexExtract from "./kinds/transform-regex-extract";
 import remove from "./kinds/transform-remove";
 import script from "./kinds/transform-script";
 import set from "./kinds/transform-set";
 import split from "./kinds/transform-split";
 import textChunker from "./kinds/transform-text-chunker";
+import xlsxToJson from "./kinds/transform-xlsx-to-json";
 
 const kinds: AnyStepKind[] = [
   set,
@@ -25,6 +27,8 @@ const kinds: AnyStepKind[] = [
   script,
   regexExtract,
   textChunker,
+  jsonToXlsx,
+  xlsxToJson,
   http,
   invokeWorkflow,
   controlIf,
