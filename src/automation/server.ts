@@ -10,6 +10,7 @@ import { newSecret } from "../kernel/ids";
 import { createLogger, type Logger } from "../kernel/logger";
 import { listen, onShutdownSignal, type Running } from "../kernel/server";
 import { buildApp } from "./app";
+import { runsOf } from "./runs/service";
 import type { AutomationConfig, AutomationContext } from "./context";
 import type { BlobStore } from "./files/blobs";
 import { createBlobStore } from "./files/fs-blobs";
@@ -79,10 +80,11 @@ export function serve(ctx: AutomationContext, opts: { handleSignals?: boolean } 
     // Uploads stream through the files routes; JSON routes cap their own bodies.
     maxRequestBodySize: 1024 * 1024 * 1024,
   });
+  runsOf(ctx).startWorkers();
   let closed: Promise<void> | undefined;
   const shutdown = () =>
     (closed ??= (async () => {
-      await running.stop();
+      await Promise.all([running.stop(), runsOf(ctx).stopWorkers()]);
       ctx.sqlite.close();
     })());
   if (opts.handleSignals !== false) onShutdownSignal(shutdown, ctx.log);

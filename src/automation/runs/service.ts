@@ -356,8 +356,10 @@ export class RunService {
     this.pool.start();
   }
 
-  stopWorkers(graceMs?: number): Promise<void> {
-    return this.pool.stop(graceMs);
+  /** Stops the pool (bounded), then answers every pending wait_for_completion with the run as it is (202). */
+  async stopWorkers(graceMs = 4_000): Promise<void> {
+    await this.pool.stop(graceMs);
+    for (const id of [...this.waiters.keys()]) this.notify(id);
   }
 }
 
