@@ -1,7 +1,8 @@
 // Benchmark of the compiled `quotas` TUI in a real terminal (tmux):
 //  1. time from typing the command to the first full frame with a warm cache (providers slowed down
 //     to 2 s, so the frame can only come from the cache), against `cat` of a file holding the same
-//     frame text in the same terminal (the shell + tmux + polling floor);
+//     frame text in the same terminal (the shell + tmux + polling floor) and against `quotas --version`
+//     (the compiled binary's own start-up floor);
 //  2. CPU used over 10 s of idling on the dashboard (from /proc/<pid>/stat utime+stime), against an
 //     idle Bun process blocked on stdin in the same terminal.
 // Run: bun test/bench/quotas-tui.ts
@@ -76,6 +77,9 @@ try {
     await t.waitForPrompt(15_000);
   });
   const cat = await measure(`cat frame.txt`, full, () => t.waitForPrompt());
+  // The process-start floor: the same binary printing its version and exiting.
+  const version = Bun.spawnSync([bin, "--version"]).stdout.toString().trim();
+  const startup = await measure(`${bin} --version`, (s) => s.split("\n").some((l) => l.trim() === version), () => t.waitForPrompt());
 
   // Idle CPU: dashboard loaded, refresh finished.
   delayMs = 0;
@@ -104,6 +108,7 @@ try {
   const pct = (x: number) => ((x / hz / IDLE_S) * 100).toFixed(2);
   console.log(`quotas TUI benchmark (tmux 120×40, median of ${RUNS})`);
   console.log(`first full frame, warm cache: ${tui.toFixed(0)} ms   reference cat of the same frame: ${cat.toFixed(0)} ms   ratio ${(tui / cat).toFixed(2)}×`);
+  console.log(`                              reference \`quotas --version\` (process start): ${startup.toFixed(0)} ms   ratio ${(tui / startup).toFixed(2)}×`);
   console.log(`idle CPU over ${IDLE_S} s: quotas ${tuiIdle.ticks} ticks (${pct(tuiIdle.ticks)} %)   reference idle bun on stdin: ${refIdle.ticks} ticks (${pct(refIdle.ticks)} %)   ratio ${refIdle.ticks ? (tuiIdle.ticks / refIdle.ticks).toFixed(2) : tuiIdle.ticks === 0 ? "1.00" : "∞"}×`);
 } finally {
   t.stop();
