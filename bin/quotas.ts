@@ -1,8 +1,20 @@
 #!/usr/bin/env bun
 // quotas: AI providers' plan usage as a TUI, JSON or one statusline. All logic lives in src/quotas/.
+// The statusline runs in a shell prompt, so it loads only its own small part of the tool; every other
+// mode loads the rest on demand.
 import { runMain } from "../src/kernel/config";
-import { main } from "../src/quotas/cli";
+import { makeCtx } from "../src/quotas/context";
+import { parseArgs } from "../src/quotas/flags";
+import { runStatusline } from "../src/quotas/statusline-mode";
 
 await runMain("quotas", async () => {
-  process.exitCode = await main(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  const args = parseArgs(argv);
+  if (args.mode === "statusline") {
+    const { f, selectors } = args;
+    process.stdout.write(runStatusline(makeCtx(), { selectors, format: f.format, icons: !f["no-icons"], updateCheck: !f["no-update-check"] }) + "\n");
+    return;
+  }
+  const { main } = await import("../src/quotas/cli");
+  process.exitCode = await main(argv);
 });

@@ -1,6 +1,5 @@
 // Background work runs as a detached child of this same executable (the compiled binary, or
 // `bun bin/quotas.ts` in development), so the caller never waits for it.
-import { spawn } from "node:child_process";
 
 /** argv prefix that re-runs this program: [binary] when compiled, [bun, script] otherwise. */
 export function selfCommand(): string[] {
@@ -10,10 +9,8 @@ export function selfCommand(): string[] {
 
 /** Starts `quotas <args>` detached with no stdio; returns at once. */
 export function spawnDetached(args: string[]): void {
-  const [cmd, ...pre] = selfCommand();
   try {
-    const child = spawn(cmd, [...pre, ...args], { detached: true, stdio: "ignore", env: process.env });
-    child.on("error", () => {});
+    const child = Bun.spawn([...selfCommand(), ...args], { detached: true, stdin: "ignore", stdout: "ignore", stderr: "ignore", env: process.env });
     child.unref();
   } catch {
     // no background refresh this time; the next prompt tries again

@@ -1,43 +1,53 @@
 // config.toml: every table of the spec, validated with valibot. A missing file means defaults; an
 // invalid one yields one line naming file, line and problem, and the defaults.
 import { readFileSync } from "node:fs";
-import toml from "toml";
 import * as v from "valibot";
 import { configFile, tilde, type Ctx } from "./context";
-import { lookup } from "./providers";
+import { identify as lookup } from "./names";
 
-const names = v.array(v.string());
-const providerName = v.pipe(
-  v.string(),
-  v.check((s) => s === "*" || lookup(s.split(":")[0]) !== undefined, (i) => `unknown provider "${String(i.input)}"`),
-);
+// Built on first use, like the parser: a prompt with no config file never pays for them.
+const makeSchema = () => {
+  const names = v.array(v.string());
+  const providerName = v.pipe(
+    v.string(),
+    v.check((s) => s === "*" || lookup(s.split(":")[0]) !== undefined, (i) => `unknown provider "${String(i.input)}"`),
+  );
 
-const Schema = v.strictObject({
-  tui: v.optional(
-    v.strictObject({
-      auto_refresh: v.optional(v.union([v.boolean(), v.pipe(v.number(), v.minValue(0))])),
-      refresh_on_start: v.optional(v.boolean()),
-    }),
-  ),
-  providers: v.optional(v.strictObject({ enabled: v.optional(v.array(providerName)), disabled: v.optional(v.array(providerName)) })),
-  favorites: v.optional(v.strictObject({ providers: v.optional(names) })),
-  quota_preferences: v.optional(
-    v.record(v.string(), v.strictObject({ favorites: v.optional(names), hidden: v.optional(names) })),
-  ),
-  profiles: v.optional(
-    v.strictObject({
-      autodetect: v.optional(v.boolean()),
-      entries: v.optional(
-        v.record(
-          v.pipe(v.string(), v.regex(/^[a-z-]+:[^:\s]+$/, 'profile entries are named "provider:profile"')),
-          v.strictObject({ canonical: v.optional(v.string()), name: v.optional(v.string()), enabled: v.optional(v.boolean()) }),
+  const Schema = v.strictObject({
+    tui: v.optional(
+      v.strictObject({
+        auto_refresh: v.optional(v.union([v.boolean(), v.pipe(v.number(), v.minValue(0))])),
+        refresh_on_start: v.optional(v.boolean()),
+      }),
+    ),
+    providers: v.optional(v.strictObject({ enabled: v.optional(v.array(providerName)), disabled: v.optional(v.array(providerName)) })),
+    favorites: v.optional(v.strictObject({ providers: v.optional(names) })),
+    quota_preferences: v.optional(
+      v.record(v.string(), v.strictObject({ favorites: v.optional(names), hidden: v.optional(names) })),
+    ),
+    profiles: v.optional(
+      v.strictObject({
+        autodetect: v.optional(v.boolean()),
+        entries: v.optional(
+          v.record(
+            v.pipe(v.string(), v.regex(/^[a-z-]+:[^:\s]+$/, 'profile entries are named "provider:profile"')),
+            v.strictObject({ canonical: v.optional(v.string()), name: v.optional(v.string()), enabled: v.optional(v.boolean()) }),
+          ),
         ),
-      ),
-    }),
-  ),
-  copilot: v.optional(v.strictObject({ token: v.optional(v.string()) })),
-  endpoints: v.optional(v.record(v.string(), v.pipe(v.string(), v.url("endpoint must be a URL")))),
-});
+      }),
+    ),
+    copilot: v.optional(v.strictObject({ token: v.optional(v.string()) })),
+    endpoints: v.optional(v.record(v.string(), v.pipe(v.string(), v.url("endpoint must be a URL")))),
+  });
+  return Schema;
+};
+let schema: ReturnType<typeof makeSchema> | undefined;
+
+/** TOML parsing, loaded on first use: a prompt with no config file never pays for the parser. */
+export function parseToml(text: string): unknown {
+  const toml = require("toml") as typeof import("toml");
+  return toml.parse(text);
+}
 
 export interface ProfileEntry {
   canonical?: string;
@@ -77,7 +87,7 @@ function canonical(name: string): string {
 
 /** Turns parsed TOML into a Config; throws the first problem as `{ path, message }`. */
 export function fromToml(data: unknown): Config {
-  const r = v.safeParse(Schema, data);
+  const r = v.safeParse((schema ??= makeSchema()), data);
   if (!r.success) {
     const issue = r.issues[0];
     throw { path: (issue.path ?? []).map((p) => String(p.key)), message: issue.message };
@@ -156,7 +166,7 @@ export function loadConfig(ctx: Ctx): Loaded {
 export function parseConfig(text: string, shown: string, path = shown): Loaded {
   let data: unknown;
   try {
-    data = toml.parse(text);
+    data = parseToml(text);
   } catch (err) {
     const e = err as { location?: { start?: { line?: number } }; message?: string };
     const line = e.location?.start?.line ?? 1;

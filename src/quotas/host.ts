@@ -6,7 +6,8 @@ import { loadConfig, type Config } from "./config";
 import type { Ctx } from "./context";
 import { fetchTarget } from "./fetcher";
 import * as prefs from "./preferences";
-import { resolveTargets, type ResolvedTarget, type Selector } from "./targets";
+import type { Selector } from "./selectors";
+import { resolveTargets, type ResolvedTarget } from "./targets";
 import type { ProviderResult, Target, TuiHost } from "./types";
 import { VERSION } from "./version";
 

@@ -4,43 +4,14 @@ import type { Config } from "./config";
 import type { Ctx } from "./context";
 import type { Place } from "./discovery/credentials";
 import { profilesOf } from "./discovery/profiles";
-import { lookup, providerNames, providers } from "./providers";
+import { providers } from "./providers";
 import type { ProviderDef } from "./providers/provider";
+import { enabled, keyOf, type Selector } from "./selectors";
 import type { Target } from "./types";
 
 export interface ResolvedTarget extends Target {
   def: ProviderDef;
   place: Place;
-}
-
-export interface Selector {
-  provider: string;
-  profile?: string;
-}
-
-/** Parses `--provider=a,b:work`; unknown names are a usage error listing the valid ones. */
-export function parseSelectors(value: string | undefined): Selector[] | undefined {
-  if (value === undefined) return undefined;
-  const items = value.split(",").map((s) => s.trim()).filter(Boolean);
-  if (items.length === 0) throw new UsageError(`--provider needs at least one name (valid: ${providerNames.join(", ")})`);
-  return items.map((item) => {
-    const [name, profile, ...rest] = item.split(":");
-    const def = lookup(name);
-    if (!def) throw new UsageError(`unknown provider "${name}" (valid: ${providerNames.join(", ")})`);
-    if (rest.length || profile === "") throw new UsageError(`bad provider "${item}": use name or name:profile`);
-    return { provider: def.id, profile };
-  });
-}
-
-export const keyOf = (provider: string, profile: string) => `${provider}:${profile}`;
-
-export function enabled(config: Config, provider: string, profile?: string): boolean {
-  const on = config.providers.enabled;
-  const off = config.providers.disabled;
-  const key = profile ? keyOf(provider, profile) : undefined;
-  const listed = (list: string[]) => list.includes(provider) || (key !== undefined && list.includes(key));
-  if (listed(off)) return false;
-  return on.includes("*") || listed(on);
 }
 
 export function displayName(def: ProviderDef, profile: string, config: Config): string {

@@ -1,6 +1,7 @@
 // Antigravity / Gemini: Cloud Code's quota summary, read with the Gemini CLI's (or Antigravity's) OAuth token.
 import { join } from "node:path";
 import * as v from "valibot";
+import { ident } from "../names";
 import type { QuotaWindow } from "../types";
 import { HOUR, WEEK, iso, numAt, optNum, percent, replyProblem, shape, slug, str, type Outcome, type ProviderDef } from "./provider";
 
@@ -55,9 +56,7 @@ const readOauth = (json: unknown) => {
 };
 
 export const antigravity: ProviderDef = {
-  id: "antigravity",
-  name: "Antigravity",
-  aliases: ["gemini", "agy"],
+  ...ident("antigravity"),
   consoleUrl: "https://antigravity.google/",
   hint: "run `gemini` (or open Antigravity) and log in again",
   baseUrl: "https://cloudcode-pa.googleapis.com",

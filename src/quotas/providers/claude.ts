@@ -1,6 +1,7 @@
 // Claude (Anthropic subscription): the OAuth usage endpoint Claude Code itself reads.
 import { join } from "node:path";
 import * as v from "valibot";
+import { ident } from "../names";
 import type { QuotaWindow } from "../types";
 import { HOUR, WEEK, iso, numAt, optNum, percent, replyProblem, round, shape, str, type Credential, type Outcome, type ProviderDef } from "./provider";
 
@@ -52,9 +53,7 @@ const readCreds = (json: unknown) => {
 };
 
 export const claude: ProviderDef = {
-  id: "claude",
-  name: "Claude",
-  aliases: ["anthropic"],
+  ...ident("claude"),
   consoleUrl: "https://claude.ai/settings/usage",
   hint: "run `claude` and log in again (/login)",
   baseUrl: "https://api.anthropic.com",

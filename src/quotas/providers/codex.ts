@@ -1,6 +1,7 @@
 // Codex (ChatGPT plan): the `wham/usage` endpoint the Codex CLI reads.
 import { join } from "node:path";
 import * as v from "valibot";
+import { ident } from "../names";
 import type { QuotaWindow } from "../types";
 import { balance, iso, jwtExpiryMs, optNum, percent, replyProblem, shape, slug, str, windowName, type Outcome, type ProviderDef } from "./provider";
 
@@ -55,9 +56,7 @@ const readAuth = (json: unknown) => {
 };
 
 export const codex: ProviderDef = {
-  id: "codex",
-  name: "Codex",
-  aliases: ["openai", "chatgpt"],
+  ...ident("codex"),
   consoleUrl: "https://chatgpt.com/codex/settings/usage",
   hint: "run `codex login`",
   baseUrl: "https://chatgpt.com",

@@ -1,6 +1,7 @@
 // GitHub Copilot: the `copilot_internal/user` endpoint the editors read with the Copilot OAuth token.
 import { join } from "node:path";
 import * as v from "valibot";
+import { ident } from "../names";
 import type { QuotaWindow } from "../types";
 import { counted, iso, monthBefore, optNum, replyProblem, shape, str, type Outcome, type ProviderDef } from "./provider";
 
@@ -59,9 +60,7 @@ const readHosts = (json: unknown) => {
 };
 
 export const copilot: ProviderDef = {
-  id: "copilot",
-  name: "GitHub Copilot",
-  aliases: ["github-copilot"],
+  ...ident("copilot"),
   consoleUrl: "https://github.com/settings/copilot",
   hint: "sign in to GitHub Copilot in your editor, or set GITHUB_COPILOT_TOKEN",
   baseUrl: "https://api.github.com",

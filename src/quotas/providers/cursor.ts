@@ -3,6 +3,7 @@ import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
+import { ident } from "../names";
 import type { QuotaWindow } from "../types";
 import { counted, iso, jwtExpiryMs, jwtPayload, optNum, percent, replyProblem, round, shape, str, type Credential, type Outcome, type ProviderDef, type Where } from "./provider";
 
@@ -84,9 +85,7 @@ export function sessionCookie(token: string): string {
 }
 
 export const cursor: ProviderDef = {
-  id: "cursor",
-  name: "Cursor",
-  aliases: [],
+  ...ident("cursor"),
   consoleUrl: "https://cursor.com/dashboard?tab=usage",
   hint: "open Cursor and sign in again",
   baseUrl: "https://cursor.com",

@@ -1,5 +1,6 @@
 // DeepSeek: the API account balance.
 import * as v from "valibot";
+import { ident } from "../names";
 import type { QuotaWindow } from "../types";
 import { balance, num, replyProblem, shape, type Outcome, type ProviderDef } from "./provider";
 
@@ -21,9 +22,7 @@ export function parse(json: unknown): Outcome {
 }
 
 export const deepseek: ProviderDef = {
-  id: "deepseek",
-  name: "DeepSeek",
-  aliases: [],
+  ...ident("deepseek"),
   consoleUrl: "https://platform.deepseek.com/usage",
   hint: "set DEEPSEEK_API_KEY or put your key in ~/.deepseek",
   baseUrl: "https://api.deepseek.com",

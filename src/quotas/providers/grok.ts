@@ -1,6 +1,7 @@
 // Grok (xAI): the CLI's billing view in credits (the combined weekly view).
 import { join } from "node:path";
 import * as v from "valibot";
+import { ident } from "../names";
 import type { QuotaWindow } from "../types";
 import { counted, iso, optNum, percent, replyProblem, shape, slug, type Credential, type Outcome, type ProviderDef } from "./provider";
 
@@ -70,9 +71,7 @@ export function readAuth(json: unknown, now = Date.now()): Omit<Credential, "sou
 }
 
 export const grok: ProviderDef = {
-  id: "grok",
-  name: "Grok",
-  aliases: ["xai"],
+  ...ident("grok"),
   consoleUrl: "https://grok.com/?_s=usage",
   hint: "run `grok login`, or set XAI_API_KEY",
   baseUrl: "https://cli-chat-proxy.grok.com",

@@ -1,4 +1,5 @@
 // The registry: all twelve providers in display order, and name/alias lookup.
+import { identify } from "../names";
 import { antigravity } from "./antigravity";
 import { claude } from "./claude";
 import { codex } from "./codex";
@@ -15,15 +16,12 @@ import { zai } from "./zai";
 
 export const providers: ProviderDef[] = [claude, codex, antigravity, copilot, cursor, zai, kimi, minimax, deepseek, siliconflow, openrouter, grok];
 
-const byName = new Map<string, ProviderDef>();
-for (const p of providers) {
-  byName.set(p.id, p);
-  for (const a of p.aliases) byName.set(a, p);
-}
+const byId = new Map(providers.map((p) => [p.id, p]));
 
 /** A provider by canonical name or alias (case-insensitive). */
 export function lookup(name: string): ProviderDef | undefined {
-  return byName.get(name.trim().toLowerCase());
+  const id = identify(name)?.id;
+  return id ? byId.get(id) : undefined;
 }
 
-export const providerNames = providers.map((p) => p.id);
+export { providerNames } from "../names";

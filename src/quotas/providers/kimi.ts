@@ -1,6 +1,7 @@
 // Kimi (Moonshot): the coding plan's usage endpoint, or the API balance when that fails.
 import { join } from "node:path";
 import * as v from "valibot";
+import { ident } from "../names";
 import type { QuotaWindow } from "../types";
 import { HOUR, WEEK, balance, counted, iso, numAt, optNum, percent, replyProblem, shape, str, type Outcome, type ProviderDef } from "./provider";
 
@@ -81,9 +82,7 @@ const readCli = (json: unknown) => {
 const MOONSHOT = "https://api.moonshot.ai";
 
 export const kimi: ProviderDef = {
-  id: "kimi",
-  name: "Kimi",
-  aliases: ["moonshot"],
+  ...ident("kimi"),
   consoleUrl: "https://www.kimi.com/code/console",
   hint: "run `kimi` and log in again, or set KIMI_API_KEY",
   baseUrl: "https://api.kimi.com",

@@ -1,5 +1,6 @@
 // MiniMax coding plan: `coding_plan/remains`, whose "usage" counts are really what is LEFT.
 import * as v from "valibot";
+import { ident } from "../names";
 import type { QuotaWindow } from "../types";
 import { counted, iso, num, optNum, percent, replyProblem, shape, windowName, type Outcome, type ProviderDef } from "./provider";
 
@@ -55,9 +56,7 @@ export function parse(json: unknown): Outcome {
 }
 
 export const minimax: ProviderDef = {
-  id: "minimax",
-  name: "MiniMax",
-  aliases: [],
+  ...ident("minimax"),
   consoleUrl: "https://platform.minimax.io/user-center/payment/coding-plan",
   hint: "set MINIMAX_API_KEY or put your key in ~/.minimax",
   baseUrl: "https://api.minimax.io",

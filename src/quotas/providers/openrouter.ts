@@ -1,5 +1,6 @@
 // OpenRouter: account credits and the key's own limit (two GETs; any non-2xx is an error).
 import * as v from "valibot";
+import { ident } from "../names";
 import type { QuotaWindow } from "../types";
 import { counted, num, optNum, replyProblem, shape, type Outcome, type ProviderDef } from "./provider";
 
@@ -25,9 +26,7 @@ export function parse(creditsJson: unknown, keyJson: unknown): Outcome {
 }
 
 export const openrouter: ProviderDef = {
-  id: "openrouter",
-  name: "OpenRouter",
-  aliases: [],
+  ...ident("openrouter"),
   consoleUrl: "https://openrouter.ai/settings/credits",
   hint: "set OPENROUTER_API_KEY or put your key in ~/.openrouter",
   baseUrl: "https://openrouter.ai",

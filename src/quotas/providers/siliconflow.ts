@@ -1,5 +1,6 @@
 // SiliconFlow: the account's balance from `user/info`.
 import * as v from "valibot";
+import { ident } from "../names";
 import { balance, num, replyProblem, shape, type Outcome, type ProviderDef } from "./provider";
 
 const Body = v.looseObject({
@@ -20,9 +21,7 @@ export function parse(json: unknown): Outcome {
 }
 
 export const siliconflow: ProviderDef = {
-  id: "siliconflow",
-  name: "SiliconFlow",
-  aliases: [],
+  ...ident("siliconflow"),
   consoleUrl: "https://cloud.siliconflow.cn/account/ak",
   hint: "set SILICONFLOW_API_KEY or put your key in ~/.siliconflow",
   baseUrl: "https://api.siliconflow.cn",

@@ -1,5 +1,6 @@
 // Z.ai (Zhipu GLM coding plan): the monitor endpoint of the coding plan.
 import * as v from "valibot";
+import { ident } from "../names";
 import type { QuotaWindow } from "../types";
 import { HOUR, WEEK, counted, iso, num, optNum, percent, replyProblem, shape, type Outcome, type ProviderDef } from "./provider";
 
@@ -44,9 +45,7 @@ export function parse(json: unknown): Outcome {
 }
 
 export const zai: ProviderDef = {
-  id: "zai",
-  name: "Z.ai",
-  aliases: ["glm", "zhipu"],
+  ...ident("zai"),
   consoleUrl: "https://z.ai/manage-apikey/subscription",
   hint: "set ZAI_API_KEY or put your key in ~/.api-zai",
   baseUrl: "https://api.z.ai",

@@ -1,0 +1,78 @@
+// The command line of `quotas`: flags, help text, and which mode a command line asks for.
+import { helpText, parseFlags, type FlagSpec, type FlagValues } from "../kernel/config";
+import { UsageError } from "../kernel/errors";
+import { identities } from "./names";
+import { DEFAULT_FORMAT } from "./output/statusline";
+import { parseSelectors, type Selector } from "./selectors";
+
+export const flags = {
+  json: { type: "boolean", help: "print JSON for all (or the --provider) providers, fetched in parallel" },
+  pretty: { type: "boolean", help: "indent the JSON (with --json)" },
+  raw: { type: "boolean", help: "include each provider's raw responses (with --json; they hold e-mails and account ids)" },
+  provider: { type: "string", value: "NAMES", help: "only these providers, comma-separated; aliases and name:profile accepted" },
+  statusline: { type: "boolean", help: "print one line from the cache for a shell prompt; never waits on the network" },
+  format: { type: "string", value: "TPL", help: `statusline template: %provider %remaining %limit %window %used %percent %reset (default "${DEFAULT_FORMAT}")` },
+  "no-icons": { type: "boolean", help: "statusline without provider icons" },
+  "no-update-check": { type: "boolean", help: "no background version check" },
+  "check-update": { type: "boolean", help: "ask the npm registry whether a newer release exists (exit 1 if the check fails)" },
+  version: { type: "boolean", short: "v", help: "print the installed version" },
+  help: { type: "boolean", short: "h", help: "show this help" },
+} satisfies Record<string, FlagSpec>;
+
+// Modes the statusline starts in a detached child; not for users, so not in --help.
+const hidden = {
+  "refresh-cache": { type: "boolean", help: "" },
+  "refresh-update": { type: "boolean", help: "" },
+} satisfies Record<string, FlagSpec>;
+
+const all = { ...flags, ...hidden };
+
+export type Mode = "tui" | "json" | "statusline" | "check-update" | "refresh-cache" | "refresh-update" | "help" | "version";
+
+export interface Args {
+  mode: Mode;
+  f: FlagValues<typeof all>;
+  selectors?: Selector[];
+}
+
+/** Parses and checks a command line; mistakes throw UsageError (one line, exit 2). */
+export function parseArgs(argv: string[]): Args {
+  const { values: f, positionals } = parseFlags(argv, all, {});
+  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  if (f.help) return { mode: "help", f };
+  if (f.version) return { mode: "version", f };
+  const modes = (["json", "statusline", "check-update", "refresh-cache", "refresh-update"] as const).filter((m) => f[m]);
+  if (modes.length > 1) throw new UsageError(`--${modes[0]} and --${modes[1]} cannot be combined`);
+  const mode: Mode = modes[0] ?? "tui";
+  for (const only of ["pretty", "raw"] as const) if (f[only] && mode !== "json") throw new UsageError(`--${only} only works with --json`);
+  if (f["no-icons"] && mode !== "statusline") throw new UsageError("--no-icons only works with --statusline");
+  if (f.format !== undefined && mode !== "statusline") throw new UsageError("--format only works with --statusline");
+  return { mode, f, selectors: parseSelectors(f.provider) };
+}
+
+const USAGE = `quotas: how much of each AI provider's plan, quota or balance is used
+
+Usage:
+  quotas                                   interactive dashboard
+  quotas --json [--pretty] [--raw] [--provider=a,b]
+  quotas --statusline [--no-icons] [--format=TPL] [--provider=a,b]
+  quotas --check-update | --version | --help`;
+
+const EXTRA = `Providers: ${identities.map((p) => p.id).join(", ")}
+  aliases: ${identities.flatMap((p) => p.aliases.map((a) => `${a}→${p.id}`)).join(", ")}
+
+Examples:
+  quotas --json --pretty --provider=claude,codex:work
+  quotas --statusline --format='%provider %percent (%window, %reset)'
+  PS1='$(quotas --statusline --no-icons) \\$ '
+
+Environment:
+  QUOTAS_ENDPOINT_<PROVIDER>   base URL override, e.g. QUOTAS_ENDPOINT_CLAUDE=http://127.0.0.1:9999
+  QUOTAS_TIMEOUT_MS            per-provider timeout in ms (default 10000)
+  npm_config_registry          registry for the update check (default https://registry.npmjs.org)
+  XDG_CONFIG_HOME, XDG_CACHE_HOME, XDG_DATA_HOME   config.toml, cache.json/update.json, opencode auth
+
+Config: $XDG_CONFIG_HOME/quotas/config.toml (else ~/.config/quotas/config.toml)
+Cache:  $XDG_CACHE_HOME/quotas/ (else ~/.cache/quotas/)`;
+
+export const help = () => helpText(USAGE, flags, EXTRA);
