@@ -1,0 +1,130 @@
+// The client library against the compiled automation-server started with --demo in an empty
+// directory: a workflow with three pushed versions, promote and restore, a 20 MiB file through an
+// upload session downloaded byte-identical, and a run.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AutomationClient, NotFoundError, ValidationError } from "../../src/automation/client";
+import { ensureBuilt, freePort, start, waitForHttp, type Proc } from "./support";
+
+let dir = "";
+let port = 0;
+let server: Proc | undefined;
+let client: AutomationClient;
+
+const yaml = (description: string, version?: string) =>
+  [
+    "name: e2e-client",
+    version ? `version: ${version}` : "",
+    `description: ${description}`,
+    "triggerMethods: [{type: api}]",
+    "inputs:",
+    "  - {name: n, type: number, required: false}",
+    "steps:",
+    "  - name: s",
+    "    type: transform.set",
+    `    with: {fields: {label: "${description}"}}`,
+    "output:",
+    '  label: "{{ steps.s.output.label }}"',
+  ]
+    .filter(Boolean)
+    .join("\n") + "\n";
+
+beforeAll(async () => {
+  const built = await ensureBuilt("automation-server");
+  dir = mkdtempSync(join(tmpdir(), "automation-client-e2e-"));
+  const bin = join(dir, "automation-server");
+  copyFileSync(built, bin);
+  Bun.spawnSync(["chmod", "+x", bin]);
+  port = freePort();
+  const base = `http://127.0.0.1:${port}`;
+  server = start([bin, "--demo", "--port", String(port), "--host", "127.0.0.1", "--public-url", base, "--workers", "1"], {
+    cwd: dir,
+    env: { AUTOMATION_DATA_DIR: undefined, PORT: undefined },
+  });
+  await waitForHttp(`${base}/health`);
+  const until = Date.now() + 5000;
+  let key: string | undefined;
+  while (!(key = /eak_demo_\w+/.exec(server.output())?.[0]) && Date.now() < until) await Bun.sleep(20);
+  if (!key) throw new Error(`no demo key printed:\n${server.output()}`);
+  // Configured the way users do: environment variables.
+  client = new AutomationClient({}, { AUTOMATION_BASE_URL: base, AUTOMATION_API_KEY: key });
+});
+
+afterAll(async () => {
+  if (server && server.proc.exitCode === null) await server.kill("SIGTERM");
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("client library ↔ compiled automation-server --demo", () => {
+  let automationId = "";
+  const versionIds: Record<string, string> = {};
+
+  test("auth check with the demo key", async () => {
+    expect(await client.authCheck()).toMatchObject({ ok: true, tenantSlug: "demo", wildcardGranted: true });
+  });
+
+  test("create a workflow, push three versions, promote one, restore another", async () => {
+    const wf = await client.automations.create(yaml("v1", "1.0.0"));
+    automationId = wf.id;
+    expect(wf).toMatchObject({ type: "workflow", slug: "e2e-client", version: "1.0.0" });
+    expect(wf.id).toMatch(/^wf_/);
+
+    for (const [tag, activate] of [["1.1.0", true], ["1.2.0", true], ["1.3.0", false]] as const) {
+      const v = await client.automations.versions.create(automationId, { yaml: yaml(`v${tag}`), version: tag, activate });
+      expect(v).toMatchObject({ automationId, version: tag, isCurrent: activate });
+      versionIds[tag] = v.id;
+    }
+    expect((await client.automations.get("workflows.e2e-client")).version).toBe("1.2.0");
+    const listed = await client.automations.versions.list(automationId);
+    expect(listed.data.map((v) => v.version).sort()).toEqual(["1.0.0", "1.1.0", "1.2.0", "1.3.0"]);
+
+    const promoted = await client.automations.versions.promote(automationId, versionIds["1.3.0"]);
+    expect(promoted).toMatchObject({ id: versionIds["1.3.0"], isCurrent: true });
+    const afterPromote = await client.automations.get(automationId);
+    expect(afterPromote).toMatchObject({ version: "1.3.0", description: "v1.3.0" });
+
+    const restored = await client.automations.versions.restore(automationId, versionIds["1.1.0"], { message: "back to 1.1" });
+    expect(restored).toMatchObject({ automationId, version: null, isCurrent: true });
+    expect(restored.id).not.toBe(versionIds["1.1.0"]);
+    expect((await client.automations.get(automationId)).description).toBe("v1.1.0");
+    // The untagged restored snapshot cannot be promoted.
+    await expect(client.automations.versions.promote(automationId, restored.id)).rejects.toBeInstanceOf(NotFoundError);
+    // A duplicate tag is a conflict, invalid YAML a validation error.
+    await expect(client.automations.versions.create(automationId, { yaml: yaml("dup"), version: "1.1.0" })).rejects.toMatchObject({ status: 409 });
+    await expect(client.automations.versions.create(automationId, { yaml: "name: [", version: "9.9.9" })).rejects.toBeInstanceOf(ValidationError);
+    expect((await client.automations.triggers(automationId)).triggers.api).toBe(true);
+  });
+
+  test("a 20 MiB file goes through an upload session and downloads byte-identical", async () => {
+    const size = 20 * 1024 * 1024;
+    const data = new Uint8Array(size);
+    for (let off = 0; off < size; off += 65536) crypto.getRandomValues(data.subarray(off, Math.min(size, off + 65536)));
+    const path = join(dir, "twenty.bin");
+    writeFileSync(path, data);
+    const want = new Bun.CryptoHasher("sha256").update(data).digest("hex");
+
+    const negotiation = await client.files.createUpload({ filename: "probe.bin", size });
+    expect(negotiation.transport).toBe("presigned-put");
+
+    const file = await client.files.upload({ path });
+    expect(file).toMatchObject({ filename: "twenty.bin", size, contentType: "application/octet-stream" });
+    const blob = await client.files.download(file.id);
+    expect(blob.size).toBe(size);
+    expect(new Bun.CryptoHasher("sha256").update(new Uint8Array(await blob.arrayBuffer())).digest("hex")).toBe(want);
+    // One blob on disk for it, no temp leftovers.
+    expect(readdirSync(join(dir, "data/automation/blobs/tmp"))).toEqual([]);
+
+    expect(await client.files.delete(file.id)).toEqual({ deleted: true });
+    await expect(client.files.get(file.id)).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  test("run the workflow and wait for it", async () => {
+    const run = await client.run("workflows.e2e-client", { n: 1 }, { waitForCompletion: 30 });
+    expect(run.id).toMatch(/^run_/);
+    const done = run.finished ? run : await client.runAndWait("workflows.e2e-client", { n: 1 }, { pollIntervalMs: 100 });
+    expect(done.execution?.status).toBe("completed");
+    expect(done.output).toEqual({ label: "v1.1.0" });
+  });
+});
