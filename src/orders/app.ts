@@ -1,10 +1,11 @@
 import { Elysia } from "elysia";
-import { DomainError } from "../kernel/errors";
+import { DomainError, TooLarge } from "../kernel/errors";
 import { authRoutes } from "./auth/routes";
 import { AuthService } from "./auth/service";
 import { TokenStore } from "./auth/store";
 import type { OrderConfig } from "./config";
 import type { OrdersDb } from "./db/open";
+import { DataVersion } from "./db/version";
 import { errorResponse, replyFor } from "./errors";
 import { openApiDocument } from "./openapi";
 import { orderRoutes } from "./orders/routes";
@@ -16,11 +17,12 @@ import { UserStore } from "./users/store";
 
 /** The services behind the HTTP app (the demo seeder and tests use them directly). */
 export function orderServices(config: OrderConfig, db: OrdersDb) {
-  const userStore = new UserStore(db);
-  const orderStore = new OrderStore(db);
+  const version = new DataVersion(db.$client);
+  const userStore = new UserStore(db, version);
+  const orderStore = new OrderStore(db, version);
   return {
     users: new UserService(userStore, config.clock, config.password),
-    auth: new AuthService(config, userStore, new TokenStore(db)),
+    auth: new AuthService(config, userStore, new TokenStore(db, version)),
     orders: new OrderService(orderStore, config.clock),
     userStore,
     orderStore,
@@ -35,15 +37,10 @@ export function createOrderApp(config: OrderConfig, db: OrdersDb) {
 
   // Elysia defaults to SO_REUSEPORT, which would let a second server silently share a busy port.
   const app = new Elysia({ serve: { reusePort: false, development: false } })
-    .onRequest(({ request }) => {
+    // Only requests that carry a body reach the parse hook, so GETs pay nothing for the size check.
+    .onParse(({ request }) => {
       const length = Number(request.headers.get("content-length") ?? 0);
-      if (length > config.bodyLimit) {
-        return errorResponse(
-          { status: 413, message: `Request body is ${length} bytes; the limit is ${config.bodyLimit}` },
-          new URL(request.url).pathname,
-          config.clock,
-        );
-      }
+      if (length > config.bodyLimit) throw TooLarge(`Request body is ${length} bytes; the limit is ${config.bodyLimit}`);
     })
     .onError(({ code, error, request }) => {
       const path = new URL(request.url).pathname;
@@ -60,6 +57,13 @@ export function createOrderApp(config: OrderConfig, db: OrdersDb) {
         return errorResponse({ status: 404, message: `No endpoint ${request.method} ${path}` }, path, config.clock);
       }
       if (code === "PARSE") {
+        // Elysia reports anything thrown while parsing (our size check included) as a parse error.
+        const cause = (error as { cause?: unknown }).cause;
+        if (cause instanceof DomainError) return errorResponse(replyFor(cause), path, config.clock);
+        const length = Number(request.headers.get("content-length") ?? 0);
+        if (length > config.bodyLimit) {
+          return errorResponse({ status: 413, message: `Request body is ${length} bytes; the limit is ${config.bodyLimit}` }, path, config.clock);
+        }
         return errorResponse({ status: 400, message: "Malformed request body: not valid JSON or form data" }, path, config.clock);
       }
       if (code === "INVALID_COOKIE_SIGNATURE" || code === "VALIDATION" || code === "INVALID_FILE_TYPE") {

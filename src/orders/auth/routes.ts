@@ -7,14 +7,14 @@ const FIELDS = ["client_id", "client_secret", "grant_type", "username", "passwor
 
 /** POST /oauth/token: parameters from the query string and/or a form body, client from HTTP Basic too. */
 export const authRoutes = (auth: AuthService) =>
-  new Elysia({ name: "orders.auth" }).post("/oauth/token", async ({ query, body, headers, set }) => {
+  new Elysia({ name: "orders.auth" }).post("/oauth/token", async ({ query, body, request, set }) => {
     const req: TokenRequest = {};
     const form = typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
     for (const field of FIELDS) {
       const value = pick(field, form[field]) ?? pick(field, (query as Record<string, unknown>)[field]);
       if (value !== undefined) req[field] = value;
     }
-    const basic = basicCredentials(headers.authorization);
+    const basic = basicCredentials(request.headers.get("authorization"));
     if (basic) {
       req.client_id = basic.id;
       req.client_secret = basic.secret;
@@ -32,7 +32,7 @@ function pick(field: string, value: unknown): string | undefined {
 }
 
 /** RFC 6749 §2.3.1: id and secret are form-encoded, joined by ":", base64'd. */
-function basicCredentials(header: string | undefined): { id: string; secret: string } | undefined {
+function basicCredentials(header: string | null): { id: string; secret: string } | undefined {
   const m = header && /^Basic[ \t]+([A-Za-z0-9+/=]+)[ \t]*$/i.exec(header);
   if (!m) return undefined;
   const text = Buffer.from(m[1], "base64").toString("utf8");

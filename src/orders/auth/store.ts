@@ -2,14 +2,21 @@ import { and, eq, gt, lte, sql } from "drizzle-orm";
 import type { OrdersDb } from "../db/open";
 import { tokens, users } from "../db/schema";
 import type { Caller } from "../users/model";
+import type { DataVersion } from "../db/version";
 
 export class TokenStore {
   private readonly byHash;
+  /** hash → the token's user, valid while the data version stands (money changes bump it). */
+  private readonly cache = new Map<string, { user: Caller; expiresAt: number }>();
+  private cacheVersion = -1;
 
-  constructor(private readonly db: OrdersDb) {
+  constructor(
+    private readonly db: OrdersDb,
+    private readonly version: DataVersion,
+  ) {
     // The one query every authenticated request makes: a primary-key read on the token hash.
     this.byHash = db
-      .select({ id: users.id, username: users.username, userType: users.userType, money: users.money })
+      .select({ id: users.id, username: users.username, userType: users.userType, money: users.money, expiresAt: tokens.expiresAt })
       .from(tokens)
       .innerJoin(users, eq(users.id, tokens.userId))
       .where(and(eq(tokens.hash, sql.placeholder("hash")), gt(tokens.expiresAt, sql.placeholder("now"))))
@@ -22,7 +29,19 @@ export class TokenStore {
 
   /** The live token's user, or undefined for unknown or expired tokens. */
   userFor(hash: string, now: number): Caller | undefined {
-    return this.byHash.get({ hash, now });
+    const v = this.version.current();
+    if (v !== this.cacheVersion) {
+      this.cache.clear();
+      this.cacheVersion = v;
+    }
+    const hit = this.cache.get(hash);
+    if (hit) return hit.expiresAt > now ? hit.user : undefined;
+    const row = this.byHash.get({ hash, now });
+    if (!row) return undefined;
+    const { expiresAt, ...user } = row;
+    if (this.cache.size >= 10_000) this.cache.clear();
+    this.cache.set(hash, { user, expiresAt });
+    return user;
   }
 
   deleteExpired(now: number): number {

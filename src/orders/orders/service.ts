@@ -117,18 +117,24 @@ export class OrderService {
   }
 
   /** GET /orders: the WAITING orders, for performers. */
-  waiting(caller: Caller, page: PageRequest): Page {
+  waitingFilter(caller: Caller): OrderFilter {
     if (caller.userType !== "Performer") throw denied("Only performers can browse open orders");
-    return this.page({ status: WAITING }, page);
+    return { status: WAITING };
   }
 
   /** GET /users/{id}/orders: a customer's published orders or a performer's taken ones; only your own. */
-  ofUser(caller: Caller, userId: number, page: PageRequest): Page {
+  userFilter(caller: Caller, userId: number): OrderFilter {
     if (userId !== caller.id) throw denied("You can only list your own orders");
-    return this.page(caller.userType === "Customer" ? { customerId: caller.id } : { performerId: caller.id }, page);
+    return caller.userType === "Customer" ? { customerId: caller.id } : { performerId: caller.id };
   }
 
-  private page(filter: OrderFilter, p: PageRequest): Page {
+  /** Changes whenever any order or balance may have changed; list caches key on it. */
+  dataVersion(): number {
+    return this.store.dataVersion();
+  }
+
+  /** One page of a list, with the total count. */
+  page(filter: OrderFilter, p: PageRequest): Page {
     const total = this.store.count(filter);
     const offset = p.page * p.size;
     const items = offset >= total ? [] : this.store.list(filter, p.sort, p.size, offset).map(orderWire);

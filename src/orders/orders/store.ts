@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, gte, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { OrdersDb } from "../db/open";
+import type { DataVersion } from "../db/version";
 import { ledger, orderCounts, orders, users } from "../db/schema";
 import { COMPLETED, IN_PROGRESS, type OrderRow, READY, type SortKey, WAITING } from "./model";
 
@@ -36,7 +37,10 @@ export class OrderStore {
   private readonly countCustomer;
   private readonly countPerformer;
 
-  constructor(readonly db: OrdersDb) {
+  constructor(
+    readonly db: OrdersDb,
+    private readonly version?: DataVersion,
+  ) {
     this.byId = this.select().where(eq(orders.id, sql.placeholder("id"))).prepare();
     this.countStatus = db.select({ n: orderCounts.n }).from(orderCounts).where(eq(orderCounts.status, sql.placeholder("v"))).prepare();
     this.countCustomer = db.select({ n: sql<number>`count(*)` }).from(orders).where(eq(orders.customerId, sql.placeholder("v"))).prepare();
@@ -53,7 +57,16 @@ export class OrderStore {
 
   /** Runs `fn` in one IMMEDIATE transaction: it holds the write lock from the first read. */
   tx<T>(fn: () => T): T {
-    return this.db.transaction(() => fn(), { behavior: "immediate" });
+    try {
+      return this.db.transaction(() => fn(), { behavior: "immediate" });
+    } finally {
+      this.version?.bump();
+    }
+  }
+
+  /** Changes whenever orders or balances may have changed (see DataVersion). */
+  dataVersion(): number {
+    return this.version?.current() ?? -1;
   }
 
   find(id: number): OrderRow | undefined {

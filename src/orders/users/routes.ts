@@ -10,4 +10,4 @@ export const userRoutes = (auth: AuthService, users: UserService) =>
       set.headers.location = `/users/${user.id}`;
       return user;
     })
-    .get("/authenticated", ({ headers }) => userWire(auth.authenticate(headers.authorization)));
+    .get("/authenticated", ({ request }) => userWire(auth.authenticate(request.headers.get("authorization"))));

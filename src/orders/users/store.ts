@@ -1,6 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { OrdersDb } from "../db/open";
 import { ledger, users } from "../db/schema";
+import type { DataVersion } from "../db/version";
 import type { Caller, UserType } from "./model";
 
 export interface UserRow extends Caller {
@@ -11,7 +12,10 @@ export class UserStore {
   private readonly byKey;
   private readonly byId;
 
-  constructor(readonly db: OrdersDb) {
+  constructor(
+    readonly db: OrdersDb,
+    private readonly version?: DataVersion,
+  ) {
     this.byKey = db.select().from(users).where(eq(users.usernameKey, sql.placeholder("key"))).prepare();
     this.byId = db
       .select({ id: users.id, username: users.username, userType: users.userType, money: users.money })
@@ -30,6 +34,7 @@ export class UserStore {
 
   /** Inserts the user and its opening ledger row; undefined when the username is taken. */
   insert(u: { username: string; key: string; passwordHash: string; userType: UserType; money: number; at: number }): Caller | undefined {
+    this.version?.bump();
     return this.db.transaction(
       (tx) => {
         const row = tx
