@@ -122,8 +122,12 @@ describe("order-server binary", () => {
     const big = await fetch(`${api.base}/users`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "x".repeat(2_000_000) }) });
     expect(big.status).toBe(413);
 
-    // SIGTERM drains and closes cleanly.
-    expect(await p.kill("SIGTERM")).toBe(0);
+    // SIGTERM drains: a token request (argon2id, slow) sent just before the signal still gets its answer.
+    const inflight = fetch(`${api.base}/oauth/token?grant_type=password&username=anna&password=pass&client_id=${DEMO_CLIENT.id}&client_secret=${DEMO_CLIENT.secret}`, { method: "POST" });
+    await Bun.sleep(5);
+    p.proc.kill("SIGTERM");
+    expect((await inflight).status).toBe(200);
+    expect(await p.proc.exited).toBe(0);
     expect(p.output()).toContain("stopped");
 
     // Restart on the same database: no second seeding, data and tokens intact.
@@ -161,7 +165,12 @@ describe("order-server binary", () => {
         return (i % 2 ? a.api : b.api).token(`race-p${i}`);
       }),
     );
+    // Server b caches its list reply; a write through server a must show up there at once.
+    expect((await b.api.call("GET", "/orders", { token: performers[0] })).headers.get("x-total-count")).toBe("0");
     const id = (await a.api.call("POST", "/orders", { token: ct, json: { description: "race", price: 100 } })).body.id;
+    const seen = await b.api.call("GET", "/orders", { token: performers[0] });
+    expect(seen.headers.get("x-total-count")).toBe("1");
+    expect(seen.body[0].id).toBe(id);
     const takes = await Promise.all(performers.map((t, i) => (i % 2 ? a.api : b.api).call("PATCH", `/orders/${id}/take`, { token: t })));
     const winners = takes.filter((r) => r.status === 200);
     expect(winners).toHaveLength(1);

@@ -118,6 +118,26 @@ describe("GET /orders (performers: WAITING orders)", () => {
   });
 });
 
+describe("list replies follow every write", () => {
+  test("take, accept and new orders show up in the next list call and in balances", async () => {
+    const { h, alice, bob, dave, ids } = await listWorld();
+    const before = await h.call("GET", "/orders", { token: dave.token });
+    expect(before.headers.get("x-total-count")).toBe("5");
+    await h.call("PATCH", `/orders/${ids[6]}/take`, { token: bob.token });
+    const after = await h.call("GET", "/orders", { token: dave.token });
+    expect(after.headers.get("x-total-count")).toBe("4");
+    expect(idsOf(after)).not.toContain(ids[6]);
+    const bobs = await h.call("GET", `/users/${bob.id}/orders`, { token: bob.token });
+    expect(idsOf(bobs)).toContain(ids[6]);
+    await h.call("PATCH", `/orders/${ids[6]}/pass`, { token: bob.token });
+    await h.call("GET", "/authenticated", { token: alice.token });
+    await h.call("PATCH", `/orders/${ids[6]}/accept`, { token: alice.token });
+    expect((await h.call("GET", "/authenticated", { token: alice.token })).body.money).toBe(500 - 63);
+    const mine = await h.call("GET", `/users/${alice.id}/orders?sort=id,desc&size=1`, { token: alice.token });
+    expect(mine.body[0].status).toBe("COMPLETED");
+  });
+});
+
 describe("GET /users/{id}/orders", () => {
   test("a customer's published orders; a performer's taken ones", async () => {
     const { h, alice, carol, bob, dave, ids } = await listWorld();
