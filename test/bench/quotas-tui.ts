@@ -56,7 +56,7 @@ try {
   await t.waitForPrompt();
   writeFileSync(join(dir, "frame.txt"), frameText + "\n");
 
-  const measure = async (cmd: string, done: (s: string) => boolean, after: () => Promise<void>) => {
+  const measure = async (cmd: string, done: (s: string) => boolean, after: () => Promise<unknown>) => {
     const times: number[] = [];
     for (let i = 0; i < RUNS; i++) {
       t.type("clear");
