@@ -2,6 +2,7 @@
 import { Elysia } from "elysia";
 import type { AutomationContext } from "../context";
 import { jsonParser } from "../http/body";
+import { docs } from "./openapi";
 import { parseWith } from "../http/validate";
 import { authPlugin, requireScope } from "../tenancy/auth";
 import { authenticate } from "../tenancy/service";
@@ -18,8 +19,6 @@ import {
 } from "./service";
 
 // JSON escaping can double a YAML's size on the wire; the 1 MiB rule is checked on the decoded YAML.
-const tags = ["Automations"];
-
 export const automationRoutes = (ctx: AutomationContext) => {
   const parse = jsonParser(3 * MAX_YAML_BYTES, (request) => {
     authenticate(ctx.sqlite, ctx.clock, request.headers.get("authorization"));
@@ -34,7 +33,7 @@ export const automationRoutes = (ctx: AutomationContext) => {
         set.status = 201;
         return createAutomation(ctx.sqlite, ctx.clock, auth.tenantId, yaml);
       },
-      { parse, detail: { summary: "Create a workflow from YAML", tags } },
+      { parse, detail: docs.create },
     )
     .get(
       "/automations",
@@ -42,7 +41,7 @@ export const automationRoutes = (ctx: AutomationContext) => {
         requireScope(auth, "automations:read");
         return listAutomations(ctx.sqlite, auth.tenantId, parseWith(ListAutomationsQuery, query));
       },
-      { detail: { summary: "List automations", tags } },
+      { detail: docs.list },
     )
     .get(
       "/automations/:id",
@@ -50,7 +49,7 @@ export const automationRoutes = (ctx: AutomationContext) => {
         requireScope(auth, "automations:read");
         return getAutomation(ctx.sqlite, auth.tenantId, params.id);
       },
-      { detail: { summary: "Get automation by id or alias (workflows.<slug>, agents.<slug>)", tags } },
+      { detail: docs.get },
     )
     .get(
       "/automations/:id/triggers",
@@ -58,7 +57,7 @@ export const automationRoutes = (ctx: AutomationContext) => {
         requireScope(auth, "automations:read");
         return getTriggers(ctx.sqlite, auth.tenantId, params.id);
       },
-      { detail: { summary: "Get automation triggers", tags } },
+      { detail: docs.triggers },
     )
     .get(
       "/automations/:id/versions",
@@ -66,7 +65,7 @@ export const automationRoutes = (ctx: AutomationContext) => {
         requireScope(auth, "automations:read");
         return listVersions(ctx.sqlite, auth.tenantId, params.id, parseWith(ListVersionsQuery, query));
       },
-      { detail: { summary: "List versions", tags } },
+      { detail: docs.versions },
     )
     .post(
       "/automations/:id/versions",
@@ -76,7 +75,7 @@ export const automationRoutes = (ctx: AutomationContext) => {
         set.status = 201;
         return createVersion(ctx.sqlite, ctx.clock, auth.tenantId, params.id, input);
       },
-      { parse, detail: { summary: "Create a version (yaml or historyId)", tags } },
+      { parse, detail: docs.createVersion },
     )
     .post(
       "/automations/:id/versions/:versionId/promote",
@@ -85,7 +84,7 @@ export const automationRoutes = (ctx: AutomationContext) => {
         parseWith(RestoreBody, body ?? {});
         return promoteVersion(ctx.sqlite, ctx.clock, auth.tenantId, params.id, params.versionId);
       },
-      { parse, detail: { summary: "Make a tagged version current", tags } },
+      { parse, detail: docs.promote },
     )
     .post(
       "/automations/:id/versions/:versionId/restore",
@@ -95,6 +94,6 @@ export const automationRoutes = (ctx: AutomationContext) => {
         set.status = 201;
         return restoreVersion(ctx.sqlite, ctx.clock, auth.tenantId, params.id, params.versionId, message);
       },
-      { parse, detail: { summary: "Restore a snapshot as a new untagged current version", tags } },
+      { parse, detail: docs.restore },
     );
 };

@@ -87,6 +87,9 @@ describe("conventions", () => {
     for (const p of ["/v1/automations", "/api/v1/automations", "/v1/automations/{id}/versions/{versionId}/promote", "/api/v1/auth/check"]) {
       expect(paths).toContain(p);
     }
-    expect(doc.paths["/v1/automations"].post).toBeDefined();
+    const create = doc.paths["/v1/automations"].post;
+    expect(create.requestBody.content["application/json"].schema.required).toEqual(["yaml"]);
+    expect(create.responses["201"].content["application/json"].schema.required).toContain("inputSchema");
+    expect(create.responses["409"].content["application/json"].schema.required).toEqual(["issues", "requestId"]);
   });
 });

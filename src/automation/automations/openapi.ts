@@ -1,0 +1,116 @@
+// OpenAPI details of the automations routes: request bodies from the valibot schemas, responses in the
+// reference API's shapes, and the shared error envelope.
+import { toJsonSchema } from "@valibot/to-json-schema";
+import type { DocumentDecoration } from "elysia";
+import type { GenericSchema } from "valibot";
+import { CreateAutomationBody, CreateVersionBody, RestoreBody } from "./model";
+
+type Schema = Record<string, unknown>;
+const str = { type: "string" };
+const nullable = (s: Schema) => ({ anyOf: [s, { type: "null" }] });
+
+export const envelopeSchema: Schema = {
+  type: "object",
+  required: ["issues", "requestId"],
+  properties: {
+    issues: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["field", "message", "code", "severity"],
+        properties: { field: str, message: str, code: str, severity: { type: "string", enum: ["error", "warning"] } },
+      },
+    },
+    requestId: str,
+    hint: str,
+  },
+};
+
+const triggers: Schema = {
+  type: "object",
+  required: ["api", "email", "manual", "cron"],
+  properties: { api: { type: "boolean" }, email: { type: "boolean" }, manual: { type: "boolean" }, cron: { type: "boolean" } },
+};
+
+const summary: Schema = {
+  type: "object",
+  required: ["id", "type", "slug", "name", "description", "status", "version", "triggers", "createdAt", "updatedAt"],
+  properties: {
+    id: str,
+    type: { type: "string", enum: ["workflow", "agent"] },
+    slug: str,
+    name: nullable(str),
+    description: nullable(str),
+    status: str,
+    version: nullable(str),
+    triggers,
+    createdAt: { type: "string", format: "date-time" },
+    updatedAt: { type: "string", format: "date-time" },
+  },
+};
+
+const detail: Schema = {
+  ...summary,
+  required: [...(summary.required as string[]), "inputSchema", "outputSchema"],
+  properties: { ...(summary.properties as Schema), inputSchema: nullable({ type: "object" }), outputSchema: nullable({ type: "object" }) },
+};
+
+const version: Schema = {
+  type: "object",
+  required: ["id", "automationId", "version", "sourceRef", "isCurrent", "createdAt"],
+  properties: { id: str, automationId: str, version: nullable(str), sourceRef: nullable(str), isCurrent: { type: "boolean" }, createdAt: { type: "string", format: "date-time" } },
+};
+
+const page = (item: Schema): Schema => ({
+  type: "object",
+  required: ["data", "total", "limit", "offset"],
+  properties: { data: { type: "array", items: item }, total: { type: "integer" }, limit: { type: "integer" }, offset: { type: "integer" } },
+});
+
+const json = (schema: Schema) => ({ content: { "application/json": { schema } } });
+const errors = Object.fromEntries(
+  ["400", "401", "403", "404", "409", "413", "415"].map((code) => [code, { description: "Error envelope", ...json(envelopeSchema) }]),
+);
+const body = (s: GenericSchema) => ({ required: true, ...json(toJsonSchema(s, { errorMode: "ignore" }) as Schema) });
+const ok = (code: string, description: string, schema: Schema) => ({ [code]: { description, ...json(schema) }, ...errors });
+
+const idParam = { name: "id", in: "path" as const, required: true, schema: { type: "string" }, description: "wf_/agt_ id or alias workflows.<slug> / agents.<slug>" };
+const pageParams = [
+  { name: "limit", in: "query" as const, schema: { type: "integer", minimum: 1, maximum: 100, default: 50 } },
+  { name: "offset", in: "query" as const, schema: { type: "integer", minimum: 0, default: 0 } },
+];
+const tags = ["Automations"];
+
+const raw = {
+  create: { summary: "Create a workflow from YAML", tags, requestBody: body(CreateAutomationBody), responses: ok("201", "Created workflow", detail) },
+  list: {
+    summary: "List automations",
+    tags,
+    parameters: [
+      { name: "search", in: "query" as const, schema: { type: "string" }, description: "substring of slug, name or description" },
+      { name: "type", in: "query" as const, schema: { type: "string", enum: ["workflow", "agent"] } },
+      ...pageParams,
+    ],
+    responses: ok("200", "Page of automations", page(summary)),
+  },
+  get: { summary: "Get automation by id or alias", tags, parameters: [idParam], responses: ok("200", "Automation", detail) },
+  triggers: {
+    summary: "Get automation triggers",
+    tags,
+    parameters: [idParam],
+    responses: ok("200", "Trigger state", { type: "object", required: ["automationId", "type", "triggers"], properties: { automationId: str, type: str, triggers } }),
+  },
+  versions: { summary: "List versions", tags, parameters: [idParam, ...pageParams], responses: ok("200", "Page of versions", page(version)) },
+  createVersion: { summary: "Create a version (yaml or historyId)", tags, parameters: [idParam], requestBody: body(CreateVersionBody), responses: ok("201", "Created version", version) },
+  promote: { summary: "Make a tagged version current", tags, parameters: [idParam], responses: ok("200", "Promoted version", version) },
+  restore: {
+    summary: "Restore a snapshot as a new untagged current version",
+    tags,
+    parameters: [idParam],
+    requestBody: { ...body(RestoreBody), required: false },
+    responses: ok("201", "Restored (new) version", version),
+  },
+};
+
+// Plain JSON Schema objects; Elysia's OpenAPI typings want narrower literal types than JSON gives.
+export const docs = raw as unknown as Record<keyof typeof raw, DocumentDecoration>;
