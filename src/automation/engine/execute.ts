@@ -152,7 +152,8 @@ class Runner {
         const detail = parsed.issues.map((i) => `${v.getDotPath(i) ?? "config"}: ${i.message}`).join("; ");
         throw new StepError(`invalid ${kind.configAt === "with" ? "with" : "config"} after rendering templates: ${detail}`, "invalid_config", { retryable: false });
       }
-      if (this.opts.evaluation && kind.sideEffect) return { skipped: true, reason: "evaluation run" };
+      const effect = typeof kind.sideEffect === "function" ? kind.sideEffect(parsed.output) : kind.sideEffect;
+      if (this.opts.evaluation && effect) return { skipped: true, reason: "side effects are skipped on evaluation runs" };
       const ctx = this.context(step, path, scope, controller.signal);
       const aborted = new Promise<never>((_, reject) => {
         if (controller.signal.aborted) reject(controller.signal.reason);

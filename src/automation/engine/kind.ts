@@ -47,8 +47,8 @@ export interface StepKind<C> {
   children?: string[];
   /** Config paths that are code, not templates: never rendered nor checked as Liquid. */
   literal?: string[];
-  /** Steps with outside effects that evaluation runs skip. */
-  sideEffect?: boolean;
+  /** Steps with outside effects that evaluation runs skip (output `{skipped: true, reason}`); may depend on the config. */
+  sideEffect?: boolean | ((config: C) => boolean);
   run(config: C, ctx: StepContext): Promise<unknown>;
 }
 

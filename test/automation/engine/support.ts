@@ -9,15 +9,19 @@ export class MemoryJournal implements RunJournal {
   readonly completed: Map<string, StepRecord>;
   readonly started: { path: string; attempt: number }[] = [];
   readonly finished: StepRecord[] = [];
+  /** "start <path>" / "finish <path>" in the order the engine reported them. */
+  readonly log: string[] = [];
   constructor(previous: StepRecord[] = []) {
     this.completed = new Map(previous.map((r) => [r.path, r]));
   }
   stepStarted(step: { path: string; attempt: number }): void {
     this.started.push({ path: step.path, attempt: step.attempt });
+    this.log.push(`start ${step.path}`);
   }
   async stepFinished(step: StepRecord): Promise<void> {
     await Bun.sleep(0);
     this.finished.push(step);
+    this.log.push(`finish ${step.path}`);
   }
   record(path: string): StepRecord {
     const r = this.finished.find((x) => x.path === path);
@@ -85,15 +89,16 @@ export function oneStep(type: string, withYaml: string, extra = ""): string {
 }
 
 /** A real HTTP server on loopback recording every request; `respond` decides the answer. */
-export function loopback(respond: (req: Request, hit: number) => Response | Promise<Response> = () => Response.json({ ok: true })) {
+export function loopback(respond: (req: Request, hit: number, body: string) => Response | Promise<Response> = () => Response.json({ ok: true })) {
   const hits: { method: string; path: string; body: string; headers: Headers }[] = [];
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
     async fetch(req) {
       const url = new URL(req.url);
-      hits.push({ method: req.method, path: url.pathname + url.search, body: await req.text(), headers: req.headers });
-      return respond(req, hits.length);
+      const body = await req.text();
+      hits.push({ method: req.method, path: url.pathname + url.search, body, headers: req.headers });
+      return respond(req, hits.length, body);
     },
   });
   return {

@@ -1,6 +1,7 @@
 // action.http {url, method, headers, body, timeout, failOnError}: one HTTP request to a host on the
 // operator's allow-list (services.httpAllowHosts: `host`, `host:port` or `*.suffix`). Redirects are
 // followed only to allowed hosts. Output {status, ok, headers, body} with a JSON body parsed.
+// Evaluation runs skip non-GET/HEAD/OPTIONS requests.
 import * as v from "valibot";
 import { StepError } from "../errors";
 import { defineKind } from "../kind";
@@ -24,10 +25,18 @@ export function hostAllowed(url: URL, allow: string[]): boolean {
   return allow.some((raw) => {
     const entry = raw.trim().toLowerCase();
     if (entry.startsWith("*.")) return host.endsWith(entry.slice(1));
-    const m = /^(.*?)(?::(\d+))?$/.exec(entry.replace(/^\[|\](?=:|$)/g, ""));
-    if (!m) return false;
-    return m[1] === host && (m[2] === undefined || m[2] === port);
+    const [h, p] = splitEntry(entry);
+    return h === host && (p === undefined || p === port);
   });
+}
+
+/** `host`, `host:port`, `[v6]`, `[v6]:port`, or a bare IPv6 address (several colons, no port). */
+function splitEntry(entry: string): [string, string | undefined] {
+  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
+  if (bracketed) return [bracketed[1], bracketed[2]];
+  if ((entry.match(/:/g) ?? []).length > 1) return [entry, undefined];
+  const [h, p] = entry.split(":");
+  return [h, p];
 }
 
 async function readLimited(res: Response): Promise<Uint8Array> {
@@ -46,7 +55,8 @@ export default defineKind({
   type: "action.http",
   configAt: "with",
   schema,
-  sideEffect: true,
+  // Safe methods read; the others change something somewhere, which evaluation runs must not do.
+  sideEffect: (config) => !["GET", "HEAD", "OPTIONS"].includes(config.method),
   async run(config, ctx) {
     const headers = new Headers(Object.entries(config.headers).map(([k, val]) => [k, String(val)]));
     let body: string | undefined;

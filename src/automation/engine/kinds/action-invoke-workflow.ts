@@ -14,7 +14,6 @@ export default defineKind({
   type: "action.invoke-workflow",
   configAt: "with",
   schema,
-  sideEffect: false,
   async run(config, ctx) {
     try {
       return await ctx.services.invokeWorkflow(config.workflow, config.input, { version: config.version });

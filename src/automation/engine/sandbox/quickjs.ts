@@ -47,16 +47,20 @@ export async function runScript(code: string, args: unknown[], limits: ScriptLim
       "script.js",
     );
     if (call.error) throw failure(vm.dump(call.error), call.error.dispose());
-    let state = vm.getPromiseState(call.value);
-    if (state.type === "pending") {
-      runtime.executePendingJobs();
-      state = vm.getPromiseState(call.value);
+    try {
+      let state = vm.getPromiseState(call.value);
+      if (state.type === "pending") {
+        const jobs = runtime.executePendingJobs();
+        if (jobs.error) jobs.error.dispose();
+        state = vm.getPromiseState(call.value);
+      }
+      if (state.type === "pending") throw new StepError("the script's promise never settled", "script_error", { retryable: false });
+      if (state.type === "rejected") throw failure(vm.dump(state.error), state.error.dispose());
+      vm.setProp(vm.global, "__result", state.value);
+      if (!state.notAPromise) state.value.dispose();
+    } finally {
+      call.value.dispose();
     }
-    if (state.type === "pending") throw new StepError("the script's promise never settled", "script_error", { retryable: false });
-    if (state.type === "rejected") throw failure(vm.dump(state.error), state.error.dispose());
-    vm.setProp(vm.global, "__result", state.value);
-    if (!state.notAPromise) state.value.dispose();
-    call.value.dispose();
     const json = vm.evalCode(`JSON.stringify(globalThis.__result === undefined ? null : globalThis.__result)`);
     if (json.error) throw failure(vm.dump(json.error), json.error.dispose());
     const text = vm.getString(json.value);

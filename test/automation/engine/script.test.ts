@@ -1,0 +1,110 @@
+import { describe, expect, test } from "bun:test";
+import { run } from "./support";
+
+function scriptStep(fn: string, inputs = "{}", extra = "") {
+  return `name: t
+steps:
+  - name: js
+    type: transform.script
+    with:
+      inputs: ${inputs}${extra}
+      function: |
+${fn
+  .split("\n")
+  .map((l) => `        ${l}`)
+  .join("\n")}
+`;
+}
+
+describe("transform.script", () => {
+  test("the spec example: arguments by parameter name, result as JSON", async () => {
+    const r = await run(scriptStep("function script(lines) { return { total: lines.reduce((s, l) => s + l.amount, 0) } }", '{lines: "{{ input.invoice.lines }}"}'), {
+      invoice: { lines: [{ amount: 600 }, { amount: 700 }] },
+    });
+    expect(r.output).toEqual({ js: { total: 1300 } });
+  });
+
+  test("parameters match inputs by name whatever the key order; otherwise inputs go in order", async () => {
+    expect((await run(scriptStep("function script(b, a) { return a + '-' + b }", "{a: A, b: B}"))).output).toEqual({ js: "A-B" });
+    expect((await run(scriptStep("function script(x, y) { return [x, y] }", "{first: 1, second: 2}"))).output).toEqual({ js: [1, 2] });
+  });
+
+  test("async functions are awaited; undefined becomes null", async () => {
+    expect((await run(scriptStep("async function script(n) { return n * 2 }", "{n: 21}"))).output).toEqual({ js: 42 });
+    expect((await run(scriptStep("function script() { }"))).output).toEqual({ js: null });
+  });
+
+  test("no file system, network, process, module loading or timers inside the sandbox", async () => {
+    const r = await run(
+      scriptStep(
+        "function script() { return [typeof require, typeof process, typeof fetch, typeof Bun, typeof Deno, typeof std, typeof os, typeof setTimeout, typeof XMLHttpRequest, typeof WebAssembly, typeof import_meta] }",
+      ),
+    );
+    expect(r.output).toEqual({ js: Array(11).fill("undefined") });
+    const imp = await run(scriptStep("function script() { return import('fs') }"));
+    expect(imp.status).toBe("failed");
+  });
+
+  test("an exception fails the step with the script's message", async () => {
+    const r = await run(scriptStep("function script() { throw new Error('bad data') }"));
+    expect(r.status).toBe("failed");
+    expect(r.error).toMatchObject({ code: "script_error", step: "js" });
+    expect(r.error?.message).toContain("bad data");
+  });
+
+  test("syntax errors and a missing script function are reported", async () => {
+    expect((await run(scriptStep("function script( { return 1 }"))).error?.message).toContain("SyntaxError");
+    expect((await run(scriptStep("function main() { return 1 }"))).error?.message).toContain("function script");
+  });
+
+  test("an endless loop is stopped at the time limit; the run fails cleanly and the next script runs", async () => {
+    const r = await run(scriptStep("function script() { while (true) {} }", "{}", "\n      timeoutMs: 200"));
+    expect(r.status).toBe("failed");
+    expect(r.error).toMatchObject({ code: "script_timeout", step: "js" });
+    expect(r.journal.record("js").status).toBe("failed");
+    expect((await run(scriptStep("function script() { return 'still fine' }"))).output).toEqual({ js: "still fine" });
+  });
+
+  test("the step timeout caps the script's time too", async () => {
+    const r = await run(`name: t
+steps:
+  - name: js
+    type: transform.script
+    timeout: 150
+    with: {function: "function script() { for (;;) {} }"}
+`);
+    expect(r.error?.code).toBe("script_timeout");
+  });
+
+  test("unbounded allocation is stopped at the memory limit; the host is unaffected", async () => {
+    const before = process.memoryUsage().rss;
+    for (const fn of [
+      "function script() { const a = []; while (true) a.push(new Array(100000).fill(1)) }",
+      "function script() { const a = []; while (true) a.push({ n: a.length, s: 'x' + a.length }) }",
+      "function script() { let s = 'x'; while (true) s += s }",
+    ]) {
+      const r = await run(scriptStep(fn, "{}", "\n      memoryMb: 16\n      timeoutMs: 20000"));
+      expect(r.status).toBe("failed");
+      expect(["script_memory_limit", "script_error"]).toContain(r.error!.code!);
+      expect(r.error?.message).toMatch(/memory|too long/);
+    }
+    // The sandbox heap is capped at 16 MiB + a 16 MiB baseline, so the host grew by far less than the scripts asked for.
+    expect(process.memoryUsage().rss - before).toBeLessThan(512 * 1024 * 1024);
+    expect((await run(scriptStep("function script() { return [1, 2, 3].map((x) => x * 2) }", "{}", "\n      memoryMb: 16"))).output).toEqual({ js: [2, 4, 6] });
+  });
+
+  test("deep recursion is a clean failure", async () => {
+    const r = await run(scriptStep("function f(n) { return f(n + 1) + 1 }\nfunction script() { return f(0) }"));
+    expect(r.status).toBe("failed");
+    expect(r.error?.message).toContain("stack");
+  });
+
+  test("scripts cannot see each other's globals", async () => {
+    await run(scriptStep("function script() { globalThis.leak = 'secret'; return 1 }"));
+    expect((await run(scriptStep("function script() { return typeof leak }"))).output).toEqual({ js: "undefined" });
+  });
+
+  test("the code is not a Liquid template", async () => {
+    expect((await run(scriptStep("function script() { return '{{ input.x }}' }"), { x: 5 })).output).toEqual({ js: "{{ input.x }}" });
+  });
+});
