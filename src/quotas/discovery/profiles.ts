@@ -63,5 +63,5 @@ export function profilesOf(ctx: Ctx, def: ProviderDef, config: Config): Place[] 
     if (provider === def.id && entry.enabled === false) places.delete(profile);
   }
   const list = [...places.values()];
-  return [...list.filter((p) => p.profile === "default"), ...list.filter((p) => p.profile !== "default")];
+  return [...list.filter((p) => p.profile === "default"), ...list.filter((p) => p.profile !== "default").sort((a, b) => a.profile.localeCompare(b.profile))];
 }

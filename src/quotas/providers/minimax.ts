@@ -39,7 +39,10 @@ function pair(name: string, total?: number | null, remaining?: number | null, re
 export function parse(json: unknown): Outcome {
   const r = shape(Body, json);
   if (!r.ok) return r.outcome;
-  if (r.value.base_resp.status_code !== 0) {
+  const code = r.value.base_resp.status_code;
+  // 1004: "login fail" (bad or missing key); 2049: invalid API key.
+  if (code === 1004 || code === 2049) return { status: "auth_required", hint: minimax.hint, message: `MiniMax rejected the key: ${r.value.base_resp.status_msg || code}` };
+  if (code !== 0) {
     return { status: "unavailable", message: `MiniMax error ${r.value.base_resp.status_code}: ${r.value.base_resp.status_msg || "unknown"}` };
   }
   const windows: QuotaWindow[] = [];
