@@ -60,8 +60,8 @@ export class FsBlobStore implements BlobStore {
           throw TooLarge(`file is larger than ${maxBytes} bytes`, { code: "file_too_large" });
         }
         hasher.update(value);
-        // Copy: a stream may reuse its chunk buffer once read() is called again.
-        pending.push(pendingBytes + value.byteLength <= WRITE_BATCH ? value.slice() : value);
+        // Web streams hand out a fresh chunk per read, so holding on to it until the flush is safe.
+        pending.push(value);
         pendingBytes += value.byteLength;
         if (pendingBytes >= WRITE_BATCH) await flush();
       }
