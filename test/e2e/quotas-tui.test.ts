@@ -92,7 +92,7 @@ function makeHome(): void {
 
 const configText = () => readFileSync(join(dir, "config/quotas/config.toml"), "utf8");
 
-async function openTerminal(width = 80, height = 24): Promise<Tmux> {
+async function openTerminal(width = 80, height = 24, extraEnv: Record<string, string> = {}): Promise<Tmux> {
   const base = `http://127.0.0.1:${server.port}`;
   term = await Tmux.start({
     width,
@@ -109,6 +109,7 @@ async function openTerminal(width = 80, height = 24): Promise<Tmux> {
       QUOTAS_ENDPOINT_ZAI: base,
       QUOTAS_ENDPOINT_DEEPSEEK: base,
       npm_config_registry: "http://127.0.0.1:9/",
+      ...extraEnv,
     },
   });
   return term;
@@ -278,6 +279,38 @@ describe("quotas TUI (compiled binary in tmux)", () => {
     await t.waitForText("› Claude");
     t.keys("C-c");
     await expectRestored(t, 130);
+  }, T);
+
+  test("NO_COLOR: no colour escapes in anything the binary writes; colours without it", async () => {
+    makeHome();
+    const t = await openTerminal(80, 24, { NO_COLOR: "1" });
+    await launch(t);
+    t.keys("Enter");
+    await t.waitForText("› Claude");
+    await quitAndWait(t);
+    expect(t.raw()).toContain("42/100%");
+    // Only attribute resets (ESC[0m) are allowed: no colour, bold, dim, underline or inverse.
+    expect(t.raw()).not.toMatch(/\x1b\[(?:[0-9;]*;)?(?:3[0-7]|1|2|4|7)m/);
+    term!.stop();
+    term = null;
+    const c = await openTerminal();
+    await launch(c);
+    await quitAndWait(c);
+    expect(c.raw()).toMatch(/\x1b\[32m\d+\/100%/);
+  }, T);
+
+  test("without a terminal it says to use --json or --statusline and exits 2", async () => {
+    makeHome();
+    const p = Bun.spawn([bin, "--no-update-check"], {
+      env: { PATH: process.env.PATH, HOME: join(dir, "home"), XDG_CONFIG_HOME: join(dir, "config"), XDG_CACHE_HOME: join(dir, "cache") },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(await p.exited).toBe(2);
+    const err = await new Response(p.stderr).text();
+    expect(err).toBe("quotas: the interactive view needs a terminal; use --json or --statusline\n");
+    expect(await new Response(p.stdout).text()).toBe("");
   }, T);
 
   for (const [w, h] of [[80, 24], [200, 60]] as const) {
