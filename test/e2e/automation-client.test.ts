@@ -127,4 +127,35 @@ describe("client library ↔ compiled automation-server --demo", () => {
     expect(done.execution?.status).toBe("completed");
     expect(done.output).toEqual({ label: "v1.1.0" });
   });
+
+  test("run with file inputs: a small one rides in the multipart request, a 6 MiB one is uploaded first", async () => {
+    await client.automations.create(
+      [
+        "name: e2e-files",
+        "version: 1.0.0",
+        "triggerMethods: [{type: api}]",
+        "inputs:",
+        "  - {name: small, type: file, required: true}",
+        "  - {name: big, type: file, required: true}",
+        "steps:",
+        "  - name: s",
+        "    type: transform.set",
+        "    with: {fields: {ok: true}}",
+        "output:",
+        '  ok: "{{ steps.s.output.ok }}"',
+      ].join("\n") + "\n",
+    );
+    const big = new Uint8Array(6 * 1024 * 1024);
+    big.fill(7);
+    const run = await client.run(
+      "workflows.e2e-files",
+      { small: new File(["tiny"], "tiny.txt", { type: "text/plain" }), big: { content: big, filename: "big.bin", mimeType: "application/octet-stream" } },
+      { waitForCompletion: 30 },
+    );
+    expect(run.finished).toBe(true);
+    expect(run.execution?.status).toBe("completed");
+    const withInput = await client.runs.get(run.id, { expand: ["input"] });
+    const files = (withInput.input as { files: { name: string; size: number }[] }).files;
+    expect(files.map((f) => [f.name, f.size]).sort()).toEqual([["big.bin", big.byteLength], ["tiny.txt", 4]]);
+  });
 });
