@@ -1,9 +1,12 @@
 // The compiled automation-server's admin subcommands against a temp data dir.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureBuilt } from "./support";
+
+// Spawning compiled binaries is slow on a loaded machine; timing never decides these tests.
+setDefaultTimeout(60_000);
 
 let bin = "";
 let dir = "";
@@ -115,4 +118,28 @@ describe("automation-server admin CLI", () => {
     expect(b.err).toContain("line 4");
     expect(run("workflows", "push", join(dir, "missing.yaml"), "--tenant", "acme").code).toBe(1);
   });
+
+  test("in a terminal, a missing --name is asked for interactively (util-linux `script` gives a PTY)", async () => {
+    const cmd = `stty cols 120 rows 40; ${bin} tenants create --data-dir ${join(dir, "data")}`;
+    const p = Bun.spawn(["script", "-qfec", cmd, "/dev/null"], { stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    let out = "";
+    const dec = new TextDecoder();
+    const pump = (async () => {
+      for await (const chunk of p.stdout) out += dec.decode(chunk);
+    })();
+    const until = Date.now() + 10_000;
+    while (!out.includes("Tenant name") && Date.now() < until) await Bun.sleep(20);
+    expect(out).toContain("Tenant name");
+    p.stdin.write("tty-tenant\r");
+    await p.stdin.flush();
+    while (!out.includes("shown only once") && Date.now() < until) await Bun.sleep(20);
+    // `script` relays stdin until it ends.
+    await p.stdin.end();
+    const code = await p.exited;
+    await pump;
+    expect(code).toBe(0);
+    expect(out).toContain("created tenant tty-tenant");
+    const listed = run("keys", "list", "--tenant", "tty-tenant", "--json");
+    expect(JSON.parse(listed.out).keys).toHaveLength(1);
+  }, 30_000);
 });

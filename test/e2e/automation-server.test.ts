@@ -1,9 +1,12 @@
 // The compiled automation-server copied alone into an empty directory, started with --demo.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureBuilt, freePort, start, waitForHttp, type Proc } from "./support";
+
+// Spawning compiled binaries is slow on a loaded machine; timing never decides these tests.
+setDefaultTimeout(60_000);
 
 const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
 let dir = "";
