@@ -111,6 +111,15 @@ describe("automation-server admin CLI", () => {
     const out = JSON.parse(r.out);
     expect(out).toMatchObject({ slug: "hello", version: "1.0.0", created: true });
     expect(out.id).toMatch(/^wf_/);
+    // Pushing again adds a version (tag from --version, else the YAML's own) and makes it current.
+    const again = run("workflows", "push", file, "--tenant", "acme", "--version", "1.1.0", "--json");
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.out)).toMatchObject({ id: out.id, slug: "hello", version: "1.1.0", isCurrent: true, created: false });
+    const dark = run("workflows", "push", file, "--tenant", "acme", "--version", "1.2.0", "--no-activate", "--json");
+    expect(JSON.parse(dark.out)).toMatchObject({ version: "1.2.0", isCurrent: false, created: false });
+    const dup = run("workflows", "push", file, "--tenant", "acme");
+    expect(dup.code).toBe(1);
+    expect(dup.err).toContain("1.0.0 already exists");
     const bad = join(dir, "bad.yaml");
     writeFileSync(bad, "name: hello\nsteps:\n  - name: s\n    type: no.such.kind\n");
     const b = run("workflows", "push", bad, "--tenant", "acme");
