@@ -50,7 +50,7 @@ beforeAll(async () => {
   if (!key) throw new Error(`no demo key printed:\n${server.output()}`);
   // Configured the way users do: environment variables.
   client = new AutomationClient({}, { AUTOMATION_BASE_URL: base, AUTOMATION_API_KEY: key });
-});
+}, 60_000);
 
 afterAll(async () => {
   if (server && server.proc.exitCode === null) await server.kill("SIGTERM");
