@@ -55,6 +55,13 @@ export function resolveFile(input: FileInput, opts: { filename?: string; content
   return { blob, filename: name, contentType: type || blob.type.split(";")[0] || "application/octet-stream" };
 }
 
+/** A missing `{path}` would otherwise upload as an empty file. */
+export async function assertReadable(input: FileInput): Promise<void> {
+  if (typeof input === "object" && "path" in input && !(await Bun.file(input.path).exists())) {
+    throw new TypeError(`no such file: ${input.path}`);
+  }
+}
+
 export class FilesResource {
   constructor(private readonly http: Transport) {}
 
@@ -64,6 +71,7 @@ export class FilesResource {
    * PUT aborts the session; a failed complete does not (it is safe to retry with `completeUpload`).
    */
   async upload(input: FileInput, opts: UploadOptions = {}): Promise<FileObject> {
+    await assertReadable(input);
     const { blob, filename, contentType } = resolveFile(input, opts);
     const negotiation = await this.createUpload(
       { filename, contentType, size: blob.size, purpose: opts.purpose, idempotencyKey: opts.idempotencyKey ?? crypto.randomUUID() },

@@ -1,6 +1,6 @@
 // Runs: start (JSON, or multipart when files ride along), wait, read, list, cancel, rerun, and the
 // run's events, steps and artifacts.
-import { enc, isFileInput, resolveFile, type FilesResource, type FileInput } from "./files";
+import { assertReadable, enc, isFileInput, resolveFile, type FilesResource, type FileInput } from "./files";
 import type { QueryValue, Transport } from "./transport";
 import type { Artifact, CancelResult, Run, RunEvent, RunList, RunStep } from "./types";
 
@@ -75,6 +75,7 @@ export class RunsResource {
     const query: Record<string, QueryValue> = { version: opts.version ?? t.version, wait_for_completion: opts.waitForCompletion };
     const timeoutMs = this.http.opts.timeoutMs + (opts.waitForCompletion ?? 0) * 1000;
     const fileEntries = Object.entries(input).filter(([, v]) => isFileInput(v)) as [string, FileInput][];
+    for (const [, v] of fileEntries) await assertReadable(v);
     const resolved = fileEntries.map(([key, v]) => ({ key, ...resolveFile(v, { fallbackName: key }) }));
     const pre = filesToPreUpload(resolved.map((f) => ({ key: f.key, size: f.blob.size })), this.multipartMaxBytes);
 

@@ -86,6 +86,11 @@ describe("client ↔ real server: files", () => {
     expect(err.envelope.issues[0]).toMatchObject({ code: "not_found", field: "id" });
   });
 
+  test("uploading a path that does not exist fails before any request", async () => {
+    await expect(client().files.upload({ path: join(dir, "missing.bin") })).rejects.toThrow("no such file");
+    await expect(client().run("workflows.x", { doc: { path: join(dir, "missing.bin") } })).rejects.toThrow("no such file");
+  });
+
   test("a traversal file name → ValidationError naming the field", async () => {
     const err = await client().files.upload(new Uint8Array([1]), { filename: "../../etc/passwd" }).catch((e) => e);
     expect(err).toBeInstanceOf(ValidationError);
