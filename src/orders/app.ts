@@ -22,7 +22,7 @@ export function orderServices(config: OrderConfig, db: OrdersDb) {
   const orderStore = new OrderStore(db, version);
   return {
     users: new UserService(userStore, config.clock, config.password),
-    auth: new AuthService(config, userStore, new TokenStore(db, version)),
+    auth: new AuthService(config, userStore, new TokenStore(db)),
     orders: new OrderService(orderStore, config.clock),
     userStore,
     orderStore,

@@ -8,7 +8,6 @@ import { DEMO_CLIENT, type OAuthClient, orderConfig, parseClients, parseProfile 
 import { openOrdersDb } from "./db/open";
 import { DEMO_PASSWORD, DEMO_USERS, seedDemo } from "./demo/seed";
 import { TokenStore } from "./auth/store";
-import { DataVersion } from "./db/version";
 
 export const orderFlags = {
   port: { type: "number", env: "PORT", default: 8080, help: "TCP port to listen on", value: "PORT" },
@@ -55,7 +54,7 @@ export async function startOrderServer(opts: OrderServerOptions): Promise<void> 
   const app = createOrderApp(config, db);
   const running = listen(app, { port: opts.port, hostname: opts.host, maxRequestBodySize: config.bodyLimit });
 
-  const tokens = new TokenStore(db, new DataVersion(db.$client));
+  const tokens = new TokenStore(db);
   const sweep = setInterval(() => tokens.deleteExpired(config.clock.now().getTime()), 3600_000);
   sweep.unref();
 

@@ -1,6 +1,6 @@
 // Benchmark: the compiled order-server against a raw Bun.serve constant, measured by wrk in one run.
 //   bun test/bench/orders.ts [--seconds 8] [--connections 64] [--orders 100000]
-// Prints req/s, p99 latency and RSS for authenticated GET /orders?size=20 over 100,000 orders, the same
+// Prints req/s (best of two alternating rounds), p99 latency and RSS for authenticated GET /orders?size=20 over 100,000 orders, the same
 // for a raw Bun.serve returning a constant, their ratio, token issuance/s and take+pass+accept cycles/s.
 import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -95,10 +95,15 @@ cleanup.push(() => raw.kill("SIGKILL"));
 await waitForHttp(`http://127.0.0.1:${rawPort}/`);
 
 console.log(`load: wrk -t2 -c${CONNECTIONS} -d${SECONDS}s, ${navigator.hardwareConcurrency} CPUs shared by wrk and the server\n`);
-const ref = wrk(`http://127.0.0.1:${rawPort}/`);
-const list = wrk(`http://127.0.0.1:${port}/orders?size=20`, { header: `Authorization: Bearer ${token}` });
+// Alternate the two, twice, and keep each one's best round: on a shared machine this is the fairest
+// comparison one run can make.
+const best = (a: WrkResult, b: WrkResult) => (b.rps > a.rps ? b : a);
+let ref = wrk(`http://127.0.0.1:${rawPort}/`);
+let list = wrk(`http://127.0.0.1:${port}/orders?size=20`, { header: `Authorization: Bearer ${token}` });
+ref = best(ref, wrk(`http://127.0.0.1:${rawPort}/`));
+list = best(list, wrk(`http://127.0.0.1:${port}/orders?size=20`, { header: `Authorization: Bearer ${token}` }));
 const mem = rssMb(server.proc.pid);
-const ref2 = wrk(`http://127.0.0.1:${rawPort}/`, { seconds: Math.max(3, SECONDS / 2) });
+const load = require("node:os").loadavg()[0].toFixed(1);
 raw.kill("SIGKILL");
 
 // 3. Token issuance (argon2id verify per request, as in production).
@@ -141,11 +146,11 @@ const cycleSecs = (performance.now() - c0) / 1000;
 const cyclesPerSec = (PAIRS * PER_PAIR) / cycleSecs;
 await server.kill("SIGTERM");
 
-const refRps = Math.max(ref.rps, ref2.rps);
+const refRps = ref.rps;
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
 console.log(`raw Bun.serve constant          ${fmt(refRps).padStart(9)} req/s   p50 ${ref.p50.padEnd(8)} p99 ${ref.p99.padEnd(8)} errors: ${ref.errors}`);
 console.log(`GET /orders?size=20 (${fmt(ORDERS)})  ${fmt(list.rps).padStart(9)} req/s   p50 ${list.p50.padEnd(8)} p99 ${list.p99.padEnd(8)} errors: ${list.errors}`);
-console.log(`ratio order-server / raw        ${(list.rps / refRps).toFixed(2)}   (aim ≥ 0.40)`);
+console.log(`ratio order-server / raw        ${(list.rps / refRps).toFixed(2)}   (aim ≥ 0.40; best of 2 alternating rounds each; load average ${load})`);
 console.log(`order-server RSS after the run  ${mem.rss} MB (peak ${mem.peak} MB)`);
 console.log(`POST /oauth/token (argon2id)    ${fmt(tokens.rps).padStart(9)} tokens/s  p99 ${tokens.p99}  errors: ${tokens.errors}`);
 console.log(`take+pass+accept cycles         ${cyclesPerSec.toFixed(0).padStart(9)} cycles/s (${PAIRS * PER_PAIR} cycles, ${PAIRS} in flight, ${failed} failed steps; load from this Bun process)`);

@@ -2,21 +2,19 @@ import { and, eq, gt, lte, sql } from "drizzle-orm";
 import type { OrdersDb } from "../db/open";
 import { tokens, users } from "../db/schema";
 import type { Caller } from "../users/model";
-import type { DataVersion } from "../db/version";
 
 export class TokenStore {
   private readonly byHash;
-  /** hash → the token's user, valid while the data version stands (money changes bump it). */
+  /**
+   * hash → the token's user and expiry. Safe to keep: a token row and a user's id, name and type never
+   * change (there is no revocation), and expiry is checked on every use.
+   */
   private readonly cache = new Map<string, { user: Caller; expiresAt: number }>();
-  private cacheVersion = -1;
 
-  constructor(
-    private readonly db: OrdersDb,
-    private readonly version: DataVersion,
-  ) {
+  constructor(private readonly db: OrdersDb) {
     // The one query every authenticated request makes: a primary-key read on the token hash.
     this.byHash = db
-      .select({ id: users.id, username: users.username, userType: users.userType, money: users.money, expiresAt: tokens.expiresAt })
+      .select({ id: users.id, username: users.username, userType: users.userType, expiresAt: tokens.expiresAt })
       .from(tokens)
       .innerJoin(users, eq(users.id, tokens.userId))
       .where(and(eq(tokens.hash, sql.placeholder("hash")), gt(tokens.expiresAt, sql.placeholder("now"))))
@@ -29,11 +27,6 @@ export class TokenStore {
 
   /** The live token's user, or undefined for unknown or expired tokens. */
   userFor(hash: string, now: number): Caller | undefined {
-    const v = this.version.current();
-    if (v !== this.cacheVersion) {
-      this.cache.clear();
-      this.cacheVersion = v;
-    }
     const hit = this.cache.get(hash);
     if (hit) return hit.expiresAt > now ? hit.user : undefined;
     const row = this.byHash.get({ hash, now });

@@ -17,7 +17,21 @@ export class DataVersion {
     this.local++;
   }
 
+  /**
+   * Reading `data_version` takes a read lock (~10 µs), so it is read once per event-loop turn: requests
+   * handled in the same turn arrived together and may share one view of other processes' commits. Our
+   * own writes count at once.
+   */
   current(): number {
-    return this.pragma.get()!.data_version * 1_000_000_000 + this.local;
+    if (this.external === undefined) {
+      this.external = this.pragma.get()!.data_version;
+      setImmediate(this.forget);
+    }
+    return this.external * 1_000_000_000 + this.local;
   }
+
+  private external: number | undefined;
+  private readonly forget = () => {
+    this.external = undefined;
+  };
 }

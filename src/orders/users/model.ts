@@ -33,10 +33,14 @@ export interface UserWire {
   money: number;
 }
 
-/** The caller, as authentication resolves it. */
+/** The caller, as authentication resolves it: facts that never change for a user. */
 export interface Caller {
   id: number;
   username: string;
   userType: UserType;
+}
+
+/** A user with its balance in kopecks. */
+export interface Account extends Caller {
   money: number;
 }

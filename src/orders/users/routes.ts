@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { AuthService } from "../auth/service";
-import { userWire, type UserService } from "./service";
+import type { UserService } from "./service";
 
 export const userRoutes = (auth: AuthService, users: UserService) =>
   new Elysia({ name: "orders.users" })
@@ -10,4 +10,4 @@ export const userRoutes = (auth: AuthService, users: UserService) =>
       set.headers.location = `/users/${user.id}`;
       return user;
     })
-    .get("/authenticated", ({ request }) => userWire(auth.authenticate(request.headers.get("authorization"))));
+    .get("/authenticated", ({ request }) => users.me(auth.authenticate(request.headers.get("authorization"))));

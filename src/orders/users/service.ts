@@ -1,8 +1,8 @@
 import type { Clock } from "../../kernel/clock";
-import { Conflict } from "../../kernel/errors";
+import { Conflict, NotFound } from "../../kernel/errors";
 import { rubles } from "../money";
 import { parseInput } from "../validate";
-import { type Caller, RegisterBody, type UserType, type UserWire } from "./model";
+import { type Account, type Caller, RegisterBody, type UserType, type UserWire } from "./model";
 import type { UserStore } from "./store";
 
 /** Starting balances in kopecks. */
@@ -13,7 +13,7 @@ export function usernameKey(username: string): string {
   return username.trim().normalize("NFC").toLowerCase();
 }
 
-export function userWire(u: Caller): UserWire {
+export function userWire(u: Account): UserWire {
   return { id: u.id, username: u.username, userType: u.userType, type: u.userType, money: rubles(u.money) };
 }
 
@@ -39,6 +39,13 @@ export class UserService {
     });
     if (!user) throw Conflict(`Username "${input.username}" is already taken`, { field: "username" });
     return userWire(user);
+  }
+
+  /** The caller with a fresh balance. */
+  me(caller: Caller): UserWire {
+    const account = this.store.findById(caller.id);
+    if (!account) throw NotFound(`User ${caller.id} not found`);
+    return userWire(account);
   }
 
   hash(password: string): Promise<string> {

@@ -2,9 +2,9 @@ import { eq, sql } from "drizzle-orm";
 import type { OrdersDb } from "../db/open";
 import { ledger, users } from "../db/schema";
 import type { DataVersion } from "../db/version";
-import type { Caller, UserType } from "./model";
+import type { Account, UserType } from "./model";
 
-export interface UserRow extends Caller {
+export interface UserRow extends Account {
   passwordHash: string;
 }
 
@@ -28,12 +28,12 @@ export class UserStore {
     return this.byKey.get({ key });
   }
 
-  findById(id: number): Caller | undefined {
+  findById(id: number): Account | undefined {
     return this.byId.get({ id });
   }
 
   /** Inserts the user and its opening ledger row; undefined when the username is taken. */
-  insert(u: { username: string; key: string; passwordHash: string; userType: UserType; money: number; at: number }): Caller | undefined {
+  insert(u: { username: string; key: string; passwordHash: string; userType: UserType; money: number; at: number }): Account | undefined {
     this.version?.bump();
     return this.db.transaction(
       (tx) => {
