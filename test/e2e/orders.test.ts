@@ -60,6 +60,17 @@ describe("order-server binary", () => {
     }
   }, 60_000);
 
+  test("a malformed ORDER_OAUTH_CLIENTS or an unusable database file: one line, non-zero, no stack", async () => {
+    const clients = await runToEnd(["--db", ":memory:"], { ORDER_OAUTH_CLIENTS: "no-secret-here" });
+    expect(clients.code).not.toBe(0);
+    expect(clients.err.split("\n")[0]).toContain("ORDER_OAUTH_CLIENTS");
+    expect(clients.err).not.toContain("    at ");
+    const db = await runToEnd(["--db", "/proc/no-such-dir/orders.db"], { ORDER_OAUTH_CLIENTS: "a:b" });
+    expect(db.code).toBe(1);
+    expect(db.err.trim().split("\n")).toHaveLength(1);
+    expect(db.err).toContain("/proc/no-such-dir/orders.db");
+  }, 60_000);
+
   test("a port in use is one clear line, exit 1", async () => {
     const { port } = await serve(["--db", ":memory:"], { ORDER_OAUTH_CLIENTS: "a:b" });
     const r = await runToEnd(["--port", String(port), "--host", "127.0.0.1", "--db", ":memory:"], { ORDER_OAUTH_CLIENTS: "a:b" });
