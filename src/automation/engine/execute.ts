@@ -3,6 +3,7 @@
 // reused, which is how a run resumes after a crash without repeating side effects. Cancellation is
 // honoured at step boundaries; step `if`, `timeout` and `retry` are applied here for every kind.
 import * as v from "valibot";
+import { applyInputDefaults } from "../workflow/input";
 import type { Step, Workflow } from "../workflow/types";
 import type { ExecuteOptions, ExecuteResult, StepRecord } from "./contract";
 import { Cancelled, StepError } from "./errors";
@@ -193,12 +194,12 @@ class Runner {
 /** Executes a workflow (see contract.ts). Never throws for workflow failures: they are in the result. */
 export async function execute(opts: ExecuteOptions): Promise<ExecuteResult> {
   const workflow = opts.workflow as Workflow;
-  if (!workflow || !Array.isArray(workflow.steps)) return { status: "failed", error: { message: "not a parsed workflow", code: "invalid_workflow" } };
+  if (!workflow || !Array.isArray(workflow.steps) || !Array.isArray(workflow.inputs)) return { status: "failed", error: { message: "not a parsed workflow", code: "invalid_workflow" } };
   const runTimeout = workflow.settings?.timeout;
   const limit = new AbortController();
   const timer = runTimeout ? setTimeout(() => limit.abort(new StepError(`run exceeded its timeout of ${runTimeout} ms`, "run_timeout", { retryable: false })), runTimeout) : undefined;
   const runner = new Runner(opts, { ...workflow, settings: workflow.settings ?? {} });
-  const scope: StepScope = { input: opts.input, env: opts.services.env, steps: {}, vars: {} };
+  const scope: StepScope = { input: applyInputDefaults(workflow, opts.input ?? {}), env: opts.services.env, steps: {}, vars: {} };
   try {
     await runner.runBlock(workflow.steps, "", scope, AbortSignal.any([opts.signal, limit.signal]));
     if (opts.signal.aborted) return cancelled();

@@ -1,6 +1,6 @@
 // Liquid templating for workflow values. A string that is exactly one `{{ expr }}` evaluates to the
 // expression's own JSON value (number, object, array...); any other text with templates renders to a string.
-import { Liquid, type Template } from "liquidjs";
+import { Context, Liquid, toValueSync, Value, type Template } from "liquidjs";
 
 // Templates never touch the file system: `{% include %}`/`{% render %}`/layouts find nothing.
 const noFiles = {
@@ -28,6 +28,7 @@ const liquid = new Liquid({
 
 const SINGLE = /^\s*\{\{-?([\s\S]*?)-?\}\}\s*$/;
 const cache = new Map<string, Template[]>();
+const values = new Map<string, Value>();
 
 export type TemplateData = Record<string, unknown>;
 
@@ -65,11 +66,22 @@ function compile(s: string): Template[] {
   return t;
 }
 
+// liquid.evalValueSync re-parses the expression on every call; the parsed Value is cached instead.
+function evaluate(expr: string, data: TemplateData): unknown {
+  let value = values.get(expr);
+  if (!value) {
+    value = new Value(expr, liquid);
+    if (values.size > 5000) values.clear();
+    values.set(expr, value);
+  }
+  return toValueSync(value.value(new Context(data, liquid.options, {}, { liquid })));
+}
+
 /** Render one string. */
 export function renderString(s: string, data: TemplateData): unknown {
   if (!isTemplate(s)) return s;
   const expr = singleExpression(s);
-  if (expr !== undefined) return toJson(liquid.evalValueSync(expr, data));
+  if (expr !== undefined) return toJson(evaluate(expr, data));
   return liquid.renderSync(compile(s), data);
 }
 

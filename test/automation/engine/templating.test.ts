@@ -38,6 +38,15 @@ steps:
     });
   });
 
+  test("declared input defaults fill absent inputs", async () => {
+    const r = await run(`name: t
+inputs: [{name: greeting, type: string, default: hello}, {name: who, type: string}]
+steps: [{name: s, type: transform.set, with: {fields: {text: "{{ input.greeting }} {{ input.who }}"}}}]
+output: "{{ steps.s.output.text }}"
+`, { who: "ann" });
+    expect(r.output).toBe("hello ann");
+  });
+
   test("steps.<name>.output and .status are visible to later steps", async () => {
     const r = await run(`name: t
 steps:

@@ -2,7 +2,7 @@
 // network, process or timers: only the ECMAScript built-ins. A deadline interrupts endless loops and a
 // heap limit stops unbounded allocation; either way the script fails and the host carries on.
 import variant from "@jitl/quickjs-singlefile-cjs-release-sync";
-import { newQuickJSWASMModuleFromVariant, newVariant, shouldInterruptAfterDeadline, type QuickJSWASMModule } from "quickjs-emscripten";
+import { newQuickJSWASMModuleFromVariant, newVariant, shouldInterruptAfterDeadline, type QuickJSRuntime, type QuickJSWASMModule } from "quickjs-emscripten";
 import { StepError } from "../errors";
 
 // QuickJS's own heap accounting misses realloc growth in this build, so the hard memory limit is the
@@ -29,10 +29,34 @@ export interface ScriptLimits {
 
 const PRELUDE = `globalThis.console = { log() {}, info() {}, warn() {}, error() {}, debug() {} };`;
 
+// A runtime is reused across scripts (creating one costs milliseconds); every script still gets its own
+// context, so globals never leak between runs. After any failure, or every RECYCLE scripts, the
+// runtime is thrown away so no state from a stopped script can linger.
+const runtimes = new Map<number, { runtime: QuickJSRuntime; uses: number }>();
+const RECYCLE = 500;
+
+function dropRuntime(memoryBytes: number): void {
+  const held = runtimes.get(memoryBytes);
+  runtimes.delete(memoryBytes);
+  try {
+    held?.runtime.dispose();
+  } catch {
+    modules.delete(memoryBytes);
+  }
+}
+
 /** Calls `function script(...args)` defined by `code`; returns its (awaited) result as JSON. */
 export async function runScript(code: string, args: unknown[], limits: ScriptLimits): Promise<unknown> {
   const qjs = await moduleFor(limits.memoryBytes);
-  const runtime = qjs.newRuntime();
+  let held = runtimes.get(limits.memoryBytes);
+  if (!held || held.uses >= RECYCLE) {
+    if (held) dropRuntime(limits.memoryBytes);
+    held = { runtime: qjs.newRuntime(), uses: 0 };
+    runtimes.set(limits.memoryBytes, held);
+  }
+  held.uses++;
+  const runtime = held.runtime;
+  let ok = false;
   runtime.setMemoryLimit(limits.memoryBytes);
   runtime.setMaxStackSize(512 * 1024);
   runtime.setInterruptHandler(shouldInterruptAfterDeadline(Date.now() + limits.timeoutMs));
@@ -65,6 +89,7 @@ export async function runScript(code: string, args: unknown[], limits: ScriptLim
     if (json.error) throw failure(vm.dump(json.error), json.error.dispose());
     const text = vm.getString(json.value);
     json.value.dispose();
+    ok = true;
     return text === undefined ? null : JSON.parse(text);
   } catch (e) {
     if (e instanceof StepError) throw e;
@@ -74,10 +99,10 @@ export async function runScript(code: string, args: unknown[], limits: ScriptLim
   } finally {
     try {
       vm.dispose();
-      runtime.dispose();
     } catch {
-      modules.delete(limits.memoryBytes);
+      ok = false;
     }
+    if (!ok) dropRuntime(limits.memoryBytes);
   }
 }
 
