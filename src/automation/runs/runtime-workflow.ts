@@ -5,12 +5,22 @@ import { applyInputDefaults, parseWorkflow, validateRunInput } from "../workflow
 import type { Workflow } from "../workflow/types";
 import type { RunsRuntime } from "./runtime";
 
+/** Parsed definitions by their YAML: every run of a version parses it twice (start, execute) otherwise. */
+const CACHE_MAX = 200;
+
 export function workflowRuntime(execute: (opts: ExecuteOptions) => Promise<ExecuteResult>): RunsRuntime {
+  const cache = new Map<string, ReturnType<RunsRuntime["parse"]>>();
   return {
     parse(yaml) {
+      const hit = cache.get(yaml);
+      if (hit) return hit;
       const r = parseWorkflow(yaml);
-      if (r.ok) return { ok: true, workflow: r.workflow };
-      return { ok: false, message: r.issues.map((i) => `${i.line ? `line ${i.line}: ` : ""}${i.field}: ${i.message}`).join("; ") };
+      const out: ReturnType<RunsRuntime["parse"]> = r.ok
+        ? { ok: true, workflow: r.workflow }
+        : { ok: false, message: r.issues.map((i) => `${i.line ? `line ${i.line}: ` : ""}${i.field}: ${i.message}`).join("; ") };
+      if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value!);
+      cache.set(yaml, out);
+      return out;
     },
     validateInput(workflow, input) {
       const wf = workflow as Workflow;

@@ -1,10 +1,11 @@
 // Resolves a run target (`workflows.<slug>`, `agents.<slug>` or an automation id) and a version (tag,
-// version id, `latest`) to the workflow definition a run captures. Reads the foundation's tables.
-import { and, eq, or } from "drizzle-orm";
+// version id, `latest`) to the workflow definition a run captures. Reads the foundation's tables with
+// prepared statements (this is on the path of every run start).
+import type { Database } from "bun:sqlite";
+import { and, eq, or, sql } from "drizzle-orm";
 import { Forbidden, Invalid, NotFound } from "../../kernel/errors";
 import { dbOf } from "../db/client";
 import { automations, automationVersions } from "../db/schema";
-import type { Database } from "bun:sqlite";
 
 export interface ResolvedSource {
   automationId: string;
@@ -17,42 +18,52 @@ export interface ResolvedSource {
   yaml: string;
 }
 
+function prepare(sqlite: Database) {
+  const db = dbOf(sqlite);
+  const tenantId = sql.placeholder("tenantId");
+  return {
+    bySlug: db
+      .select()
+      .from(automations)
+      .where(and(eq(automations.tenantId, tenantId), eq(automations.slug, sql.placeholder("slug")), eq(automations.type, sql.placeholder("type"))))
+      .prepare(),
+    byId: db.select().from(automations).where(and(eq(automations.tenantId, tenantId), eq(automations.id, sql.placeholder("id")))).prepare(),
+    version: db.select().from(automationVersions).where(eq(automationVersions.id, sql.placeholder("id"))).prepare(),
+    versionByRef: db
+      .select()
+      .from(automationVersions)
+      .where(
+        and(
+          eq(automationVersions.automationId, sql.placeholder("automationId")),
+          or(eq(automationVersions.version, sql.placeholder("tag")), eq(automationVersions.id, sql.placeholder("ref"))),
+        ),
+      )
+      .prepare(),
+  };
+}
+const statements = new WeakMap<Database, ReturnType<typeof prepare>>();
+
 export function resolveTarget(
   sqlite: Database,
   tenantId: string,
   target: string,
   opts: { version?: string; trigger?: string } = {},
 ): ResolvedSource {
-  const db = dbOf(sqlite);
+  let q = statements.get(sqlite);
+  if (!q) statements.set(sqlite, (q = prepare(sqlite)));
   const m = /^(workflows|agents)\.([a-z0-9][a-z0-9_-]*)$/.exec(target);
-  const a = db
-    .select()
-    .from(automations)
-    .where(
-      and(
-        eq(automations.tenantId, tenantId),
-        m ? and(eq(automations.slug, m[2]), eq(automations.type, m[1] === "agents" ? "agent" : "workflow")) : eq(automations.id, target),
-      ),
-    )
-    .get();
+  const a = m
+    ? q.bySlug.get({ tenantId, slug: m[2], type: m[1] === "agents" ? "agent" : "workflow" })
+    : q.byId.get({ tenantId, id: target });
   if (!a) throw NotFound(`no automation ${target}`, { field: "target" });
   if (a.type === "agent") throw Invalid("agent runs are not available on this server yet", { field: "target", code: "unsupported_target" });
   const version = opts.version;
   const v =
     !version || version === "latest"
       ? a.currentVersionId
-        ? db.select().from(automationVersions).where(eq(automationVersions.id, a.currentVersionId)).get()
+        ? q.version.get({ id: a.currentVersionId })
         : undefined
-      : db
-          .select()
-          .from(automationVersions)
-          .where(
-            and(
-              eq(automationVersions.automationId, a.id),
-              or(eq(automationVersions.version, version.replace(/^v/, "")), eq(automationVersions.id, version)),
-            ),
-          )
-          .get();
+      : q.versionByRef.get({ automationId: a.id, tag: version.replace(/^v/, ""), ref: version });
   if (!v) throw NotFound(version && version !== "latest" ? `${target} has no version ${version}` : `${target} has no current version`, { field: "version" });
   const triggers = JSON.parse(v.triggers || "{}") as Record<string, unknown>;
   const trigger = opts.trigger ?? "api";

@@ -1,7 +1,7 @@
 // The only code touching the runs tables. Hot paths (claim, step journal) are single prepared
 // statements inside short transactions; listing builds its filter with drizzle.
 import type { Database } from "bun:sqlite";
-import { and, asc, desc, eq, gt, gte, inArray, like, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, gt, gte, inArray, like, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import type { StepRecord } from "../engine/contract";
 import { runEvents, runFiles, runs, runSteps } from "./schema";
@@ -55,19 +55,55 @@ export interface ListFilter {
 
 const sortColumn = { createdAt: runs.createdAt, completedAt: runs.completedAt, startedAt: runs.startedAt };
 
+/** Step rows sort by this: increasing within a process and across restarts (microseconds + counter). */
+let lastSeq = 0;
+const nextSeq = () => (lastSeq = Math.max(lastSeq + 1, Date.now() * 1000));
+
+type Columns = [string, { name: string; default?: unknown }][];
+const runColumns: Columns = Object.entries(getTableColumns(runs));
+const fileColumns: Columns = Object.entries(getTableColumns(runFiles));
+const insertSql = (table: string, cols: Columns) =>
+  `INSERT INTO ${table} (${cols.map(([, c]) => c.name).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`;
+type SqlValue = string | number | null;
+const valuesOf = (cols: Columns, row: Record<string, unknown>): SqlValue[] =>
+  cols.map(([key, c]) => (row[key] ?? (c.default as SqlValue | undefined) ?? null) as SqlValue);
+
 export class RunStore {
   readonly db;
+  // Drizzle builds SQL on every call unless prepared; the hot paths (executor, polling) reuse these.
+  private readonly q;
   constructor(readonly sqlite: Database) {
     this.db = drizzle(sqlite);
+    const id = sql.placeholder("id");
+    const runId = sql.placeholder("runId");
+    this.q = {
+      byId: this.db.select().from(runs).where(eq(runs.id, id)).prepare(),
+      get: this.db.select().from(runs).where(and(eq(runs.id, id), eq(runs.tenantId, sql.placeholder("tenantId")))).prepare(),
+      completedSteps: this.db.select().from(runSteps).where(and(eq(runSteps.runId, runId), inArray(runSteps.status, ["completed", "skipped"]))).prepare(),
+      steps: this.db.select().from(runSteps).where(eq(runSteps.runId, runId)).orderBy(asc(runSteps.seq)).prepare(),
+      events: this.db.select().from(runEvents).where(eq(runEvents.runId, runId)).orderBy(asc(runEvents.id)).prepare(),
+      files: this.db.select().from(runFiles).where(eq(runFiles.runId, runId)).orderBy(asc(runFiles.createdAt), asc(runFiles.path)).prepare(),
+      filesByRole: this.db
+        .select()
+        .from(runFiles)
+        .where(and(eq(runFiles.runId, runId), eq(runFiles.role, sql.placeholder("role"))))
+        .orderBy(asc(runFiles.createdAt), asc(runFiles.path))
+        .prepare(),
+      file: this.db
+        .select()
+        .from(runFiles)
+        .where(and(eq(runFiles.runId, runId), or(eq(runFiles.path, sql.placeholder("path")), eq(runFiles.fileId, sql.placeholder("path")))))
+        .prepare(),
+    };
   }
 
   /** Inserts a run with its first events and input-file snapshots in one transaction. */
   insert(run: NewRun, events: NewEvent[], files: Omit<FileRow, "runId">[] = [], link?: { previousRunId: string }): void {
     this.sqlite.transaction(() => {
-      this.db.insert(runs).values(run).run();
-      for (const f of files) this.db.insert(runFiles).values({ ...f, runId: run.id }).run();
+      this.sqlite.query(insertSql("runs", runColumns)).run(...valuesOf(runColumns, run));
+      for (const f of files) this.sqlite.query(insertSql("run_files", fileColumns)).run(...valuesOf(fileColumns, { ...f, runId: run.id }));
       for (const e of events) this.addEvent(run.id, run.createdAt, e);
-      if (link) this.db.update(runs).set({ nextRunId: run.id }).where(eq(runs.id, link.previousRunId)).run();
+      if (link) this.sqlite.query("UPDATE runs SET next_run_id = ? WHERE id = ?").run(run.id, link.previousRunId);
     })();
   }
 
@@ -78,11 +114,11 @@ export class RunStore {
   }
 
   get(tenantId: string, id: string): RunRow | undefined {
-    return this.db.select().from(runs).where(and(eq(runs.id, id), eq(runs.tenantId, tenantId))).get();
+    return this.q.get.get({ id, tenantId });
   }
 
   byId(id: string): RunRow | undefined {
-    return this.db.select().from(runs).where(eq(runs.id, id)).get();
+    return this.q.byId.get({ id });
   }
 
   status(id: string): string | undefined {
@@ -96,13 +132,16 @@ export class RunStore {
    */
   claim(worker: string, now: string, nowMs: number, leaseMs: number): { id: string; resumed: boolean } | null {
     return this.sqlite.transaction(() => {
-      const row = this.sqlite
-        .query<{ id: string; status: string }, [number]>(
-          `SELECT id, status FROM runs
-           WHERE status = 'pending' OR (status = 'running' AND (claimed_by IS NULL OR lease_until < ?))
-           ORDER BY created_at, id LIMIT 1`,
-        )
-        .get(nowMs);
+      // Two index-friendly lookups (runs_queue) rather than one OR that would scan the table.
+      const row =
+        this.sqlite
+          .query<{ id: string; status: string }, []>("SELECT id, status FROM runs WHERE status = 'pending' ORDER BY created_at, id LIMIT 1")
+          .get() ??
+        this.sqlite
+          .query<{ id: string; status: string }, [number]>(
+            "SELECT id, status FROM runs WHERE status = 'running' AND (claimed_by IS NULL OR lease_until < ?) ORDER BY created_at, id LIMIT 1",
+          )
+          .get(nowMs);
       if (!row) return null;
       const changed = this.sqlite
         .query(
@@ -131,41 +170,67 @@ export class RunStore {
     this.sqlite.query("UPDATE runs SET lease_until = ? WHERE claimed_by = ? AND status = 'running'").run(until, worker);
   }
 
-  hasRunnable(): boolean {
-    return !!this.sqlite
-      .query("SELECT 1 FROM runs WHERE status = 'pending' OR (status = 'running' AND claimed_by IS NULL) LIMIT 1")
-      .get();
-  }
-
   completedSteps(runId: string): StepRow[] {
-    return this.db
-      .select()
-      .from(runSteps)
-      .where(and(eq(runSteps.runId, runId), inArray(runSteps.status, ["completed", "skipped"])))
-      .all();
+    return this.q.completedSteps.all({ runId });
   }
 
+  // Group commit of the step journal: writes queued in one event-loop turn (every worker's) share one
+  // transaction, flushed on setImmediate. A step's start usually commits together with its finish.
+  private journalOps: (() => void)[] = [];
+  private journalWaiters: { resolve(): void; reject(err: unknown): void }[] = [];
+  private flushScheduled = false;
+
+  private enqueue(op: () => void): Promise<void> {
+    this.journalOps.push(op);
+    const done = new Promise<void>((resolve, reject) => this.journalWaiters.push({ resolve, reject }));
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flushJournal());
+    }
+    return done;
+  }
+
+  /** Commits every queued journal write now (also called before a run's terminal status is written). */
+  flushJournal(): void {
+    this.flushScheduled = false;
+    if (this.journalOps.length === 0) return;
+    const ops = this.journalOps.splice(0);
+    const waiters = this.journalWaiters.splice(0);
+    try {
+      this.sqlite.transaction(() => {
+        for (const op of ops) op();
+      })();
+    } catch (err) {
+      for (const w of waiters) w.reject(err);
+      return;
+    }
+    for (const w of waiters) w.resolve();
+  }
+
+  /** Recorded with the next journal commit (not awaited: a lost start only hides a running step). */
   stepStarted(runId: string, s: { path: string; name: string; type: string; attempt: number; startedAt: string }): void {
-    this.sqlite.transaction(() => {
+    const seq = nextSeq();
+    this.enqueue(() => {
       this.sqlite
         .query(
           `INSERT INTO run_steps (run_id, path, seq, name, type, status, attempt, started_at)
-           VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM run_steps WHERE run_id = ?1), ?3, ?4, 'running', ?5, ?6)
+           VALUES (?1, ?2, ?7, ?3, ?4, 'running', ?5, ?6)
            ON CONFLICT (run_id, path) DO UPDATE SET status = 'running', attempt = excluded.attempt,
              started_at = excluded.started_at, completed_at = NULL, output = NULL, error = NULL`,
         )
-        .run(runId, s.path, s.name, s.type, s.attempt, s.startedAt);
+        .run(runId, s.path, s.name, s.type, s.attempt, s.startedAt, seq);
       this.addEvent(runId, s.startedAt, { type: "step_started", status: "running", message: s.name, metadata: { path: s.path, type: s.type, attempt: s.attempt } });
-    })();
+    }).catch(() => {});
   }
 
-  /** Durable when it returns (one committed transaction): a finished step is never executed again. */
-  stepFinished(runId: string, s: StepRecord): void {
-    this.sqlite.transaction(() => {
+  /** Resolves once committed (durable): after a crash a finished step is never executed again. */
+  stepFinished(runId: string, s: StepRecord): Promise<void> {
+    const seq = nextSeq();
+    return this.enqueue(() => {
       this.sqlite
         .query(
           `INSERT INTO run_steps (run_id, path, seq, name, type, status, output, error, attempt, started_at, completed_at)
-           VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM run_steps WHERE run_id = ?1), ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+           VALUES (?1, ?2, ?11, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
            ON CONFLICT (run_id, path) DO UPDATE SET status = excluded.status, output = excluded.output,
              error = excluded.error, attempt = excluded.attempt, started_at = excluded.started_at,
              completed_at = excluded.completed_at`,
@@ -174,11 +239,11 @@ export class RunStore {
           runId, s.path, s.name, s.type, s.status,
           s.output === undefined ? null : JSON.stringify(s.output),
           s.error ? JSON.stringify(s.error) : null,
-          s.attempt, s.startedAt, s.completedAt,
+          s.attempt, s.startedAt, s.completedAt, seq,
         );
       const type = s.status === "failed" ? "step_failed" : s.status === "skipped" ? "step_skipped" : "step_completed";
       this.addEvent(runId, s.completedAt, { type, status: s.status, message: s.error?.message ?? s.name, metadata: { path: s.path, type: s.type, attempt: s.attempt } });
-    })();
+    });
   }
 
   /** Moves a non-terminal run to a terminal status exactly once; false when it already was terminal. */
@@ -187,6 +252,7 @@ export class RunStore {
     at: string,
     r: { status: "completed" | "failed" | "cancelled"; output?: unknown; error?: unknown; message?: string },
   ): boolean {
+    this.flushJournal();
     return this.sqlite.transaction(() => {
       const changed = this.sqlite
         .query(
@@ -218,24 +284,19 @@ export class RunStore {
   }
 
   events(runId: string): EventRow[] {
-    return this.db.select().from(runEvents).where(eq(runEvents.runId, runId)).orderBy(asc(runEvents.id)).all();
+    return this.q.events.all({ runId });
   }
 
   steps(runId: string): StepRow[] {
-    return this.db.select().from(runSteps).where(eq(runSteps.runId, runId)).orderBy(asc(runSteps.seq)).all();
+    return this.q.steps.all({ runId });
   }
 
   files(runId: string, role?: string): FileRow[] {
-    const where = role ? and(eq(runFiles.runId, runId), eq(runFiles.role, role)) : eq(runFiles.runId, runId);
-    return this.db.select().from(runFiles).where(where).orderBy(asc(runFiles.createdAt), asc(runFiles.path)).all();
+    return role ? this.q.filesByRole.all({ runId, role }) : this.q.files.all({ runId });
   }
 
   file(runId: string, pathOrFileId: string): FileRow | undefined {
-    return this.db
-      .select()
-      .from(runFiles)
-      .where(and(eq(runFiles.runId, runId), or(eq(runFiles.path, pathOrFileId), eq(runFiles.fileId, pathOrFileId))))
-      .get();
+    return this.q.file.get({ runId, path: pathOrFileId });
   }
 
   putFile(f: FileRow): void {
