@@ -11,11 +11,11 @@ import type { BlobInfo } from "./blobs";
 import { contentDisposition } from "./filename";
 import { CreateUploadBody } from "./model";
 import { multipartBoundary, readMultipart, readText } from "./multipart";
+import { docs } from "./openapi";
 import { parseRange } from "./range";
 import { checkMeta, deleteFile, getFile, insertFile, openFile, putBytes, releaseBlob, sweepExpired, type FileMeta } from "./service";
 import { abortUpload, completeUpload, createUpload, getUpload, receiveUpload } from "./uploads";
 
-const detail = (summary: string) => ({ detail: { summary, tags: ["Files"] } });
 
 /** Multipart `file` (+ optional `purpose`) → a stored file. Streams the part straight into the blob store. */
 async function uploadMultipart(ctx: AutomationContext, tenantId: string, request: Request) {
@@ -82,7 +82,7 @@ const signedPutRoutes = (ctx: AutomationContext) =>
     "/files/uploads/:uploadId/content",
     async ({ params, query, request }) =>
       receiveUpload(ctx, params.uploadId, { expires: query.expires, signature: query.signature }, request.body),
-    { parse: "none", ...detail("Receive upload session bytes (signed URL)") },
+    { parse: "none", detail: docs.put },
   );
 
 export const filesRoutes = (ctx: AutomationContext) =>
@@ -95,7 +95,7 @@ export const filesRoutes = (ctx: AutomationContext) =>
         requireScope(auth, "files:write");
         return uploadMultipart(ctx, auth.tenantId, request);
       },
-      { parse: "none", ...detail("Upload file") },
+      { parse: "none", detail: docs.upload },
     )
     .post(
       "/files/uploads",
@@ -105,7 +105,7 @@ export const filesRoutes = (ctx: AutomationContext) =>
         const body = await jsonParser(64 * 1024)({ request });
         return createUpload(ctx, auth.tenantId, parseWith(CreateUploadBody, body));
       },
-      { parse: "none", ...detail("Prepare file upload") },
+      { parse: "none", detail: docs.createUpload },
     )
     .get(
       "/files/uploads/:uploadId",
@@ -113,7 +113,7 @@ export const filesRoutes = (ctx: AutomationContext) =>
         requireScope(auth, "files:read");
         return getUpload(ctx, auth.tenantId, params.uploadId);
       },
-      detail("Get file upload session"),
+      { detail: docs.getUpload },
     )
     .post(
       "/files/uploads/:uploadId/complete",
@@ -121,7 +121,7 @@ export const filesRoutes = (ctx: AutomationContext) =>
         requireScope(auth, "files:write");
         return completeUpload(ctx, auth.tenantId, params.uploadId);
       },
-      { parse: "none", ...detail("Complete file upload") },
+      { parse: "none", detail: docs.complete },
     )
     .delete(
       "/files/uploads/:uploadId",
@@ -129,7 +129,7 @@ export const filesRoutes = (ctx: AutomationContext) =>
         requireScope(auth, "files:write");
         return abortUpload(ctx, auth.tenantId, params.uploadId);
       },
-      detail("Abort file upload"),
+      { detail: docs.abort },
     )
     .get(
       "/files/:id",
@@ -137,7 +137,7 @@ export const filesRoutes = (ctx: AutomationContext) =>
         requireScope(auth, "files:read");
         return getFile(ctx, auth.tenantId, params.id);
       },
-      detail("Get file metadata"),
+      { detail: docs.get },
     )
     .get(
       "/files/:id/content",
@@ -145,7 +145,7 @@ export const filesRoutes = (ctx: AutomationContext) =>
         requireScope(auth, "files:read");
         return content(ctx, auth.tenantId, params.id, request);
       },
-      detail("Download file content"),
+      { detail: docs.content },
     )
     .delete(
       "/files/:id",
@@ -154,5 +154,5 @@ export const filesRoutes = (ctx: AutomationContext) =>
         await deleteFile(ctx, auth.tenantId, params.id);
         return { deleted: true as const };
       },
-      detail("Delete file"),
+      { detail: docs.delete },
     );
