@@ -41,7 +41,8 @@ export const ContentType = v.pipe(
   v.string(),
   v.trim(),
   v.maxLength(200, "contentType is too long"),
-  v.regex(/^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+(\s*;.*)?$/i, "contentType must look like type/subtype"),
+  // Parameters may follow, but only printable ASCII: the value goes back out as a response header.
+  v.regex(/^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+( *;[\x20-\x7e]*)?$/i, "contentType must look like type/subtype"),
   v.transform((s) => s.toLowerCase()),
 );
 

@@ -52,6 +52,8 @@ describe("POST /v1/files/uploads: transport negotiation", () => {
       [{ filename: "a", size: "12" }, "size"],
       [{ filename: "../x", size: 1 }, "filename"],
       [{ filename: "a", size: 1, contentType: "not a type" }, "contentType"],
+      [{ filename: "a", size: 1, contentType: "text/plain; x=\r\nSet-Cookie: a=b" }, "contentType"],
+      [{ filename: "a", size: 1, contentType: "text/plain;\u0000" }, "contentType"],
       [{ filename: "a", size: 1, transport: "carrier-pigeon" }, "transport"],
       [{ filename: "a", size: 1, surprise: true }, "surprise"],
     ];
