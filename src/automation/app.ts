@@ -50,7 +50,8 @@ export function buildApp(ctx: AutomationContext) {
       const requestId = requestIds.get(request) ?? requestIdFor(request);
       // Elysia wraps whatever a parse hook throws in a ParseError; the cause is the real refusal.
       const cause = code === "PARSE" ? (raised as Error).cause : undefined;
-      const error = cause instanceof DomainError || cause instanceof HttpRefusal ? cause : raised;
+      const sqliteCause = typeof (cause as { code?: unknown } | undefined)?.code === "string" && String((cause as { code: string }).code).startsWith("SQLITE_");
+      const error = cause instanceof DomainError || cause instanceof HttpRefusal || sqliteCause ? (cause as Error) : raised;
       if (error instanceof DomainError) {
         const headers: Record<string, string> = {};
         if (error.retryAfter !== undefined) headers["retry-after"] = String(error.retryAfter);
@@ -81,6 +82,15 @@ export function buildApp(ctx: AutomationContext) {
       }
       if (code === "INVALID_COOKIE_SIGNATURE") {
         return envelopeResponse(400, requestId, [issue("<root>", "invalid cookie signature", "invalid_value")]);
+      }
+      // Safety nets for races the services' own checks cannot see (another process writing the same
+      // data dir): a unique index refusing a row is a conflict, a lock held too long a retryable 503.
+      const sqliteCode = (error as { code?: unknown }).code;
+      if (typeof sqliteCode === "string" && sqliteCode.startsWith("SQLITE_CONSTRAINT")) {
+        return envelopeResponse(409, requestId, [issue("<root>", "conflicts with a concurrent change; retry", "conflict")]);
+      }
+      if (sqliteCode === "SQLITE_BUSY" || sqliteCode === "SQLITE_BUSY_SNAPSHOT") {
+        return envelopeResponse(503, requestId, [issue("<root>", "the database is busy; retry", "unavailable")], { headers: { "retry-after": "1" } });
       }
       const loose = error as unknown as { status?: unknown };
       const status = typeof loose.status === "number" ? loose.status : 500;

@@ -128,7 +128,7 @@ export function createAutomation(sqlite: Database, clock: Clock, tenantId: strin
     });
     versionStore.insert(db, v);
     return detail(sqlite, automationStore.byId(db, tenantId, id)!);
-  })();
+  }).immediate();
 }
 
 export function listAutomations(
@@ -225,7 +225,7 @@ export function createVersion(
     versionStore.insert(db, row);
     if (input.activate) automationStore.setCurrent(db, a.id, row.id, { name: source.name, description: source.description, updatedAt: at });
     return versionView(automationStore.byId(db, tenantId, a.id)!, row);
-  })();
+  }).immediate();
 }
 
 /** A tagged version becomes current without a new row. Untagged or unknown → 404. */
@@ -245,7 +245,7 @@ export function promoteVersion(sqlite: Database, clock: Clock, tenantId: string,
       automationStore.setCurrent(db, a.id, v.id, { name: v.name, description: v.description, updatedAt: clock.now().toISOString() });
     }
     return versionView(automationStore.byId(db, tenantId, a.id)!, v);
-  })();
+  }).immediate();
 }
 
 /** A new untagged current row copied from the snapshot `versionId`. */
@@ -268,5 +268,5 @@ export function restoreVersion(
     versionStore.insert(db, row);
     automationStore.setCurrent(db, a.id, row.id, { name: row.name, description: row.description, updatedAt: at });
     return versionView(automationStore.byId(db, tenantId, a.id)!, row);
-  })();
+  }).immediate();
 }

@@ -50,7 +50,7 @@ export function createTenant(
     tenantStore.insert(db, { id, slug, name, createdAt: now });
     const key = insertKey(sqlite, clock, id, ["*"], "first key", opts.key);
     return { id, slug, name, key: key.key, keyId: key.id };
-  })();
+  }).immediate();
 }
 
 function insertKey(sqlite: Database, clock: Clock, tenantId: string, scopes: string[], name: string | null, fixed?: string): CreatedKey {
@@ -86,7 +86,7 @@ export function createKey(
   return sqlite.transaction(() => {
     const tenant = requireTenant(sqlite, input.tenant);
     return insertKey(sqlite, clock, tenant.id, [...new Set(scopes)], name);
-  })();
+  }).immediate();
 }
 
 function keyInfo(row: ApiKeyRow): KeyInfo {
@@ -115,7 +115,7 @@ export function revokeKey(sqlite: Database, clock: Clock, keyId: string): KeyInf
     if (!row) throw NotFound(`no API key "${keyId}"`, { field: "id" });
     if (!row.revokedAt) keyStore.revoke(db, keyId, clock.now().toISOString());
     return keyInfo(keyStore.byId(db, keyId)!);
-  })();
+  }).immediate();
 }
 
 /** Resolves an `Authorization` header to the key's tenant and scopes, or a 401. */
@@ -133,7 +133,13 @@ export function authenticate(sqlite: Database, clock: Clock, header: string | un
   if (!tenant) throw Unauthorized("invalid or revoked API key", { code: "unauthorized" });
   const now = clock.now().toISOString();
   // Minute precision is enough for "last used" and spares a write per request.
-  if (row.lastUsedAt?.slice(0, 16) !== now.slice(0, 16)) keyStore.touch(db, row.id, now);
+  if (row.lastUsedAt?.slice(0, 16) !== now.slice(0, 16)) {
+    try {
+      keyStore.touch(db, row.id, now);
+    } catch {
+      // Bookkeeping only: a busy database must not turn a valid key into a failed request.
+    }
+  }
   return {
     tenantId: tenant.id,
     tenantSlug: tenant.slug,

@@ -93,3 +93,29 @@ describe("conventions", () => {
     expect(create.responses["409"].content["application/json"].schema.required).toEqual(["issues", "requestId"]);
   });
 });
+
+describe("database contention", () => {
+  test("a write lock held by another process's connection too long → 503 envelope with Retry-After, not 500", async () => {
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { Database } = await import("bun:sqlite");
+    const dir = mkdtempSync(join(tmpdir(), "automation-busy-"));
+    try {
+      const h = await harness({ dataDir: dir });
+      const t = h.tenant("acme");
+      h.ctx.sqlite.exec("PRAGMA busy_timeout = 50");
+      const other = new Database(join(dir, "automation.db"));
+      other.exec("BEGIN IMMEDIATE");
+      const r = await h.req("POST", "/v1/automations", { key: t.key, body: { yaml: "name: x\nsteps:\n  - {name: a, type: transform.set, with: {fields: {a: 1}}}\n" } });
+      other.exec("ROLLBACK");
+      other.close();
+      expect(r.status).toBe(503);
+      expect(r.headers.get("retry-after")).toBe("1");
+      expect((await json(r)).issues[0].code).toBe("unavailable");
+      h.ctx.sqlite.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
