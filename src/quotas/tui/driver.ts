@@ -7,7 +7,7 @@ import type { ProviderResult, Target, TuiHost } from "../types.ts";
 import { decodeKeys } from "./keys.ts";
 import { ENTER, LEAVE, diffFrame, osc52 } from "./screen.ts";
 import { init, reduce, type Effect, type Event, type Prefs, type State } from "./state.ts";
-import { writeAll, type Terminal } from "./terminal.ts";
+import type { Terminal } from "./terminal.ts";
 import { render } from "./view.ts";
 
 const SPIN_MS = 100;
@@ -37,15 +37,10 @@ export function runDriver(host: TuiHost, term: Terminal, clock: Clock = systemCl
         // Same as above.
       }
     };
-    // Last line of defence: a crash that bypasses `finish` still leaves the terminal usable.
+    // Last line of defence: an uncaught error elsewhere in the process (or a process.exit) while the
+    // TUI runs still leaves the terminal usable: main screen, cursor, cooked mode.
     const onExit = () => {
-      if (!done) {
-        try {
-          writeAll(1, LEAVE);
-        } catch {
-          // Nothing to do at exit.
-        }
-      }
+      if (!done) restore();
     };
 
     const finish = (code: number, err?: unknown) => {
@@ -171,6 +166,12 @@ export function runDriver(host: TuiHost, term: Terminal, clock: Clock = systemCl
         const h = () => finish(code);
         process.on(sig, h);
         cleanups.push(() => process.off(sig, h));
+      }
+      // An error thrown elsewhere in the process (a host callback, a timer) ends the TUI cleanly too.
+      const crash = (err: unknown) => finish(1, err);
+      for (const ev of ["uncaughtException", "unhandledRejection"] as const) {
+        process.on(ev, crash);
+        cleanups.push(() => process.off(ev, crash));
       }
       term.setRaw(true);
       term.write(ENTER);

@@ -255,7 +255,9 @@ function detail(s: State, now: Date, c: Colors, o: ViewOptions): string[] {
   while (lines.length < DETAIL_HEADER) lines.push(" ".repeat(W));
 
   const listH = detailListHeight(s.height);
-  const list = detailList(s, windows, hidden, layout, now, c);
+  const list = !r && s.loading.includes(t.key)
+    ? [line([seg(` ${spinner(s)} loading…`, c.dim)], W)]
+    : detailList(s, windows, hidden, layout, now, c);
   const visible = list.slice(s.scroll, s.scroll + listH);
   lines.push(...pad(visible, listH, W));
 

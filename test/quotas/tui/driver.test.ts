@@ -55,6 +55,7 @@ interface Opts {
   env?: Record<string, string>;
   refreshOnStart?: boolean;
   throwOnCopy?: boolean;
+  crashAfterMs?: number;
   keepDir?: boolean;
 }
 
@@ -69,6 +70,7 @@ async function launch(o: Opts = {}): Promise<Tmux> {
     autoRefreshSeconds: 0,
     refreshOnStart: o.refreshOnStart ?? false,
     throwOnCopy: o.throwOnCopy ?? false,
+    crashAfterMs: o.crashAfterMs,
   }));
   term ??= await Tmux.start({ width: o.width ?? 80, height: o.height ?? 24, env: o.env ?? {}, cwd: root });
   term.type(`${process.execPath} test/quotas/tui/harness.ts ${join(dir, "setup.json")}`);
@@ -193,15 +195,22 @@ describe("driver in a real terminal", () => {
     expect(t.text()).toContain("quotas: clipboard exploded");
   }, T);
 
+  test("an uncaught error elsewhere in the process still restores the terminal", async () => {
+    const t = await launch({ crashAfterMs: 1500 });
+    await expectRestored(t, 1);
+    expect(t.text()).toContain("quotas: uncaught elsewhere");
+  }, T);
+
   test("a resize redraws at the new size", async () => {
     const t = await launch();
     expect(t.screen()[1]).not.toContain("Codex");
     t.resize(200, 60);
-    await t.waitFor((s) => s.split("\n")[1].includes("Codex"), "three cards in a row");
-    const rows = t.screen();
-    expect(rows.length).toBe(60);
-    expect(rows[1]).toContain("Z.ai");
-    expect(rows[58]).toContain("providers loaded");
+    // Wait for the whole new frame (the capture may catch it half written).
+    const rows = (await t.waitFor((s) => {
+      const r = s.split("\n");
+      return r.length === 60 && /Claude.*Codex.*Z\.ai/.test(r[1]) && r[58].includes("providers loaded");
+    }, "three cards in a row at 200×60")).split("\n");
+    expect(rows[0]).toContain("auto-refresh off");
     t.keys("q");
     await expectRestored(t, 0);
   }, T);

@@ -16,6 +16,8 @@ interface Setup {
   refreshOnStart: boolean;
   /** Makes the clipboard call throw, to see the terminal restored after an unexpected error. */
   throwOnCopy?: boolean;
+  /** Throws from a timer outside the TUI after this many ms: an uncaught error in the process. */
+  crashAfterMs?: number;
 }
 
 interface Saved {
@@ -66,4 +68,9 @@ const host: TuiHost = {
   },
 };
 
+if (setup.crashAfterMs) {
+  setTimeout(() => {
+    throw new Error("uncaught elsewhere");
+  }, setup.crashAfterMs);
+}
 process.exit(await runTui(host));

@@ -80,12 +80,19 @@ export class Tmux {
     }
   }
 
+  /** Waits until `pred` holds for a screen that is not changing; returns that screen. */
   async waitFor(pred: (screen: string) => boolean, what = "screen condition", timeoutMs = 10_000): Promise<string> {
     const until = Date.now() + timeoutMs;
     let last = "";
     while (Date.now() < until) {
       last = this.text();
-      if (pred(last)) return last;
+      if (pred(last)) {
+        // A frame may be caught half written: only a screen that stays the same counts.
+        await Bun.sleep(40);
+        const again = this.text();
+        if (again === last) return last;
+        continue;
+      }
       await Bun.sleep(25);
     }
     throw new Error(`timed out waiting for ${what}; screen was:\n${last}`);

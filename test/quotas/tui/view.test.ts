@@ -28,7 +28,7 @@ function press(s: State, ...keys: Key[]): State {
 const draw = (s: State, color = false) => render(s, NOW, { color, version: "1.2.3" });
 
 describe("frame size", () => {
-  for (const [w, h] of [[80, 24], [200, 60], [120, 40], [40, 12]] as const) {
+  for (const [w, h] of [[80, 24], [200, 60], [120, 40], [40, 12], [12, 4]] as const) {
     for (const color of [false, true]) {
       test(`${w}×${h} ${color ? "colour" : "NO_COLOR"}: dashboard and detail have exactly ${h} lines of ${w} cells`, () => {
         const many = manyWindows(target("openrouter"), 30);
@@ -214,6 +214,11 @@ describe("detail", () => {
     expect(paged.join("\n")).not.toContain("w00 ");
     expect(paged[5]).toContain("w17");
     expect(paged[22]).toContain("↑ more above");
+  });
+
+  test("a card still loading shows the spinner in the detail view", () => {
+    const s = press(state(80, 24), "down", "down", "down", "enter"); // kimi: fetch in flight
+    expect(draw(s).join("\n")).toContain("⠋ loading…");
   });
 
   test("a card needing a key explains how to get one", () => {
