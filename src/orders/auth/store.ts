@@ -12,7 +12,7 @@ export class TokenStore {
   private readonly cache = new Map<string, { user: Caller; expiresAt: number }>();
 
   constructor(private readonly db: OrdersDb) {
-    // The one query every authenticated request makes: a primary-key read on the token hash.
+    // A primary-key read on the token hash; made once per token and process thanks to the cache.
     this.byHash = db
       .select({ id: users.id, username: users.username, userType: users.userType, expiresAt: tokens.expiresAt })
       .from(tokens)

@@ -4,7 +4,6 @@ import { commissionOf, formatRubles, priceToKopecks, rubles } from "../money";
 import type { Caller } from "../users/model";
 import { parseInput } from "../validate";
 import {
-
   CreateOrderBody,
   IN_PROGRESS,
   type OrderRow,
