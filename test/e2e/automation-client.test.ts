@@ -158,4 +158,15 @@ describe("client library ↔ compiled automation-server --demo", () => {
     const files = (withInput.input as { files: { name: string; size: number }[] }).files;
     expect(files.map((f) => [f.name, f.size]).sort()).toEqual([["big.bin", big.byteLength], ["tiny.txt", 4]]);
   });
+
+  test("a run keeps its snapshot of an uploaded file after the file is deleted", async () => {
+    const doc = await client.files.upload(new File(["contract text"], "contract.txt", { type: "text/plain" }));
+    const other = await client.files.upload(new File(["more"], "more.txt", { type: "text/plain" }));
+    const run = await client.run("workflows.e2e-files", { small: { $fileId: doc.id }, big: { $fileId: other.id } }, { waitForCompletion: 30 });
+    expect(run.execution?.status).toBe("completed");
+    expect(await client.files.delete(doc.id)).toEqual({ deleted: true });
+    await expect(client.files.download(doc.id)).rejects.toBeInstanceOf(NotFoundError);
+    const bytes = await client.runs.artifact(run.id, "input/small/contract.txt");
+    expect(await bytes.text()).toBe("contract text");
+  });
 });
