@@ -20,7 +20,8 @@ export function makeHttp(base: string, signal: AbortSignal): Http {
     } catch (err) {
       if (signal.aborted) throw new NetworkError("timed out");
       const e = err as { code?: string; message?: string };
-      throw new NetworkError(`${e.code ? `${e.code}: ` : ""}${e.message ?? String(err)}`.slice(0, 200));
+      const msg = e.message ?? String(err);
+      throw new NetworkError((e.code && !msg.includes(e.code) ? `${e.code}: ${msg}` : msg).slice(0, 200));
     }
     let json: unknown;
     try {
