@@ -40,6 +40,9 @@ class FakeTerminal implements Terminal {
   type(s: string) {
     this.input?.(s);
   }
+  fireResize() {
+    this.resize?.();
+  }
   /** The screen as our own cursor-addressed writes leave it (SGR stripped). */
   screen(): string[] {
     const rows: string[] = Array(this.height).fill("");
@@ -141,7 +144,7 @@ describe("driver (in-process)", () => {
     term.out = "";
     term.width = 120;
     term.height = 30;
-    (term as unknown as { resize: () => void }).resize();
+    term.fireResize();
     await Bun.sleep(20);
     const rows = [...term.out.matchAll(/\x1b\[(\d+);1H/g)].map((m) => Number(m[1]));
     expect(rows).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
