@@ -128,6 +128,28 @@ describe("client library ↔ compiled automation-server --demo", () => {
     expect(done.output).toEqual({ label: "v1.1.0" });
   });
 
+  test("runs: list/iterate, events, steps, artifacts, cancel of a finished run, rerun", async () => {
+    await client.run("workflows.e2e-client", { n: 2 }, { waitForCompletion: 30 });
+    const page = await client.runs.list({ limit: 1, source: "e2e-client" });
+    expect(page.runs).toHaveLength(1);
+    const all: string[] = [];
+    for await (const r of client.runs.iterate({ limit: 1 })) all.push(r.id);
+    expect(new Set(all).size).toBe(all.length);
+    expect(all.length).toBeGreaterThanOrEqual(2);
+    const id = all[0];
+    const types = (await client.runs.events(id)).map((e) => e.type);
+    expect(types[0]).toBe("created");
+    expect(types).toContain("completed");
+    const steps = await client.runs.steps(id);
+    expect(steps[0]).toMatchObject({ name: "s", type: "transform.set", status: "completed" });
+    expect(await client.runs.artifacts(id)).toEqual([]);
+    const cancel = await client.runs.cancel(id);
+    expect(cancel.cancellation.state).toBe("already_terminal");
+    const again = await client.rerun(id, { waitForCompletion: 30 });
+    expect(again.id).not.toBe(id);
+    expect(again.execution?.status).toBe("completed");
+  });
+
   test("run with file inputs: a small one rides in the multipart request, a 6 MiB one is uploaded first", async () => {
     await client.automations.create(
       [
