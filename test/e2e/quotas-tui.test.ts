@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import toml from "toml";
 import { PROMPT, Tmux } from "../quotas/tui/tmux.ts";
 import { ensureBuilt } from "./support.ts";
 
@@ -220,6 +221,12 @@ describe("quotas TUI (compiled binary in tmux)", () => {
     await t.waitFor(() => configText().includes("weekly_opus"), "config.toml updated");
     expect(configText()).toMatch(/\[quota_preferences\.claude\]\s*\nhidden = \["weekly_opus"\]/);
     expect(configText()).toContain("# My quotas setup: keep this comment");
+    t.keys("f");
+    await t.waitForText("weekly_opus is a favourite");
+    await t.waitFor(() => configText().includes("favorites"), "config.toml updated");
+    const saved = toml.parse(configText());
+    expect(saved.quota_preferences.claude).toEqual({ hidden: ["weekly_opus"], favorites: ["weekly_opus"] });
+    expect(saved.providers.enabled).toEqual(["claude", "codex", "zai", "deepseek"]);
     t.keys("Escape");
     await t.waitFor((s) => s.includes("providers loaded") && !s.includes("weekly_opus"), "card without the hidden window");
     await quitAndWait(t);
@@ -230,6 +237,24 @@ describe("quotas TUI (compiled binary in tmux)", () => {
     const detail = await t.waitForText("(hidden)");
     expect(detail).toMatch(/weekly_opus\s+95\/100%.*\(hidden\)/);
     expect(detail).toContain("3 quotas · 1 hidden");
+    expect(detail.split("\n")[5]).toMatch(/★ weekly_opus/); // the favourite quota comes first
+    await quitAndWait(t);
+  }, T);
+
+  test("[tui] auto_refresh refetches on its interval; A switches it off", async () => {
+    makeHome();
+    writeFileSync(join(dir, "config/quotas/config.toml"), CONFIG.replace("refresh_on_start = true", "refresh_on_start = true\nauto_refresh = 1"));
+    const t = await openTerminal();
+    await launch(t);
+    expect(t.screen()[0]).toContain("auto-refresh every 1s");
+    const start = hits.length;
+    await t.waitFor(() => hits.length >= start + 6, "two automatic refreshes", 10_000);
+    t.keys("a");
+    await t.waitForText("Auto-refresh off");
+    await t.waitFor((s) => !s.includes("refreshing"), "refresh settled");
+    const off = hits.length;
+    await Bun.sleep(2500);
+    expect(hits.length).toBe(off);
     await quitAndWait(t);
   }, T);
 
