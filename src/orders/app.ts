@@ -6,6 +6,7 @@ import { TokenStore } from "./auth/store";
 import type { OrderConfig } from "./config";
 import type { OrdersDb } from "./db/open";
 import { DataVersion } from "./db/version";
+import { CORS_HEADERS, preflight } from "./cors";
 import { errorResponse, replyFor } from "./errors";
 import { openApiDocument } from "./openapi";
 import { orderRoutes } from "./orders/routes";
@@ -37,6 +38,12 @@ export function createOrderApp(config: OrderConfig, db: OrdersDb) {
 
   // Elysia defaults to SO_REUSEPORT, which would let a second server silently share a busy port.
   const app = new Elysia({ serve: { reusePort: false, development: false } })
+    .options("/*", () => preflight())
+    // Replies built as Response objects (lists, errors, OpenAPI) carry CORS_HEADERS themselves: merging
+    // headers into a finished Response is Elysia's slow path.
+    .onAfterHandle(({ response, set }) => {
+      if (!(response instanceof Response)) Object.assign(set.headers, CORS_HEADERS);
+    })
     // Only requests that carry a body reach the parse hook, so GETs pay nothing for the size check.
     .onParse(({ request }) => {
       const length = Number(request.headers.get("content-length") ?? 0);
@@ -79,12 +86,13 @@ export function createOrderApp(config: OrderConfig, db: OrdersDb) {
       db.$client.query("SELECT 1").get();
       return { status: "ok" };
     })
-    .get("/openapi/json", () => new Response(doc, { headers: { "content-type": "application/json" } }))
+    .get("/openapi/json", () => new Response(doc, { headers: { "content-type": "application/json", ...CORS_HEADERS } }))
     .use(authRoutes(s.auth))
     .use(userRoutes(s.auth, s.users))
     .use(orderRoutes(s.auth, s.orders));
 
   for (const r of app.routes) {
+    if (r.method === "OPTIONS") continue;
     const pattern = new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+")}/?$`);
     routes.push({ method: r.method, pattern });
   }

@@ -3,6 +3,7 @@
 // protected routes both at once, because the web client reads Spring Security OAuth's `error` code there.
 import { DomainError } from "../kernel/errors";
 import type { Clock } from "../kernel/clock";
+import { CORS_HEADERS } from "./cors";
 
 const reasons: Record<number, string> = {
   400: "Bad Request",
@@ -44,7 +45,7 @@ export function replyFor(err: DomainError): ErrorReply {
 
 /** Builds the JSON response for `reply` at `path`. */
 export function errorResponse(reply: ErrorReply, path: string, clock: Clock): Response {
-  const headers: Record<string, string> = { "Content-Type": "application/json", ...reply.headers };
+  const headers: Record<string, string> = { "Content-Type": "application/json", ...CORS_HEADERS, ...reply.headers };
   if (path === TOKEN_PATH) {
     const error = reply.code ?? oauthCode(reply.status);
     headers["Cache-Control"] = "no-store";

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { Invalid } from "../../kernel/errors";
 import type { AuthService } from "../auth/service";
+import { CORS_HEADERS } from "../cors";
 import type { OrderService } from "./service";
 import type { OrderFilter } from "./store";
 import { linkHeader, parsePage } from "./paging";
@@ -37,7 +38,7 @@ function listReplies(orders: OrderService) {
       cache.set(key, hit);
     }
     return new Response(hit.json, {
-      headers: { "content-type": "application/json;charset=utf-8", "x-total-count": hit.total, link: hit.link },
+      headers: { "content-type": "application/json;charset=utf-8", "x-total-count": hit.total, link: hit.link, ...CORS_HEADERS },
     });
   };
 }
