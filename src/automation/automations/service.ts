@@ -137,7 +137,7 @@ export function listAutomations(
   q: { search?: string; type?: "workflow" | "agent"; limit: number; offset: number },
 ): Page<AutomationSummary> {
   const { rows, total } = automationStore.list(dbOf(sqlite), tenantId, q);
-  return { data: rows.map((a) => summary(a, currentOf(sqlite, a))), total, limit: q.limit, offset: q.offset };
+  return { data: rows.map((r) => summary(r.automation, r.current)), total, limit: q.limit, offset: q.offset };
 }
 
 function detail(sqlite: Database, a: AutomationRow): AutomationDetail {

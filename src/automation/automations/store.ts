@@ -1,43 +1,77 @@
-// The only code touching the automations and automation_versions tables.
-import { and, count, desc, eq, isNotNull, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+// The only code touching the automations and automation_versions tables. Lookups every request makes
+// are prepared once per connection (building a drizzle query costs far more than running it); a list
+// joins each automation's current version in the same query.
+import { and, count, desc, eq, isNotNull, or, sql, type SQLWrapper } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { automations, automationVersions, type AutomationRow, type VersionRow } from "../db/schema";
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
-/** Substring match with LIKE wildcards in the needle taken literally. */
-const contains = (col: SQLWrapper, pat: string) => sql`${col} LIKE ${pat} ESCAPE '\\'`;
+/** Substring match with LIKE wildcards in the needle taken literally; a null needle matches all. */
+const contains = (col: SQLWrapper) => sql`${col} LIKE ${sql.placeholder("pat")} ESCAPE '\\'`;
+
+function prepare(db: Db) {
+  const listWhere = and(
+    eq(automations.tenantId, sql.placeholder("tenantId")),
+    sql`(${sql.placeholder("type")} IS NULL OR ${automations.type} = ${sql.placeholder("type")})`,
+    sql`(${sql.placeholder("pat")} IS NULL OR ${or(contains(automations.slug), contains(automations.name), contains(automations.description))})`,
+  );
+  return {
+    byId: db
+      .select()
+      .from(automations)
+      .where(and(eq(automations.tenantId, sql.placeholder("tenantId")), eq(automations.id, sql.placeholder("id"))))
+      .prepare(),
+    bySlug: db
+      .select()
+      .from(automations)
+      .where(
+        and(
+          eq(automations.tenantId, sql.placeholder("tenantId")),
+          eq(automations.type, sql.placeholder("type")),
+          eq(automations.slug, sql.placeholder("slug")),
+        ),
+      )
+      .prepare(),
+    versionById: db
+      .select()
+      .from(automationVersions)
+      .where(and(eq(automationVersions.automationId, sql.placeholder("automationId")), eq(automationVersions.id, sql.placeholder("id"))))
+      .prepare(),
+    list: db
+      .select({ a: automations, v: automationVersions })
+      .from(automations)
+      .leftJoin(automationVersions, eq(automationVersions.id, automations.currentVersionId))
+      .where(listWhere)
+      .orderBy(desc(automations.createdAt), desc(automations.id))
+      .limit(sql.placeholder("limit"))
+      .offset(sql.placeholder("offset"))
+      .prepare(),
+    count: db.select({ n: count() }).from(automations).where(listWhere).prepare(),
+  };
+}
+const cache = new WeakMap<Db, ReturnType<typeof prepare>>();
+const q = (db: Db) => {
+  let p = cache.get(db);
+  if (!p) cache.set(db, (p = prepare(db)));
+  return p;
+};
 
 export const automationStore = {
   insert(db: Db, row: AutomationRow): void {
     db.insert(automations).values(row).run();
   },
   byId(db: Db, tenantId: string, id: string): AutomationRow | undefined {
-    return db.select().from(automations).where(and(eq(automations.tenantId, tenantId), eq(automations.id, id))).get();
+    return q(db).byId.get({ tenantId, id });
   },
   bySlug(db: Db, tenantId: string, type: "workflow" | "agent", slug: string): AutomationRow | undefined {
-    return db
-      .select()
-      .from(automations)
-      .where(and(eq(automations.tenantId, tenantId), eq(automations.type, type), eq(automations.slug, slug)))
-      .get();
+    return q(db).bySlug.get({ tenantId, type, slug });
   },
-  list(db: Db, tenantId: string, q: { search?: string; type?: "workflow" | "agent"; limit: number; offset: number }) {
-    const conds: SQL[] = [eq(automations.tenantId, tenantId)];
-    if (q.type) conds.push(eq(automations.type, q.type));
-    if (q.search) {
-      const pat = `%${escapeLike(q.search)}%`;
-      conds.push(
-        or(
-          contains(automations.slug, pat),
-          contains(automations.name, pat),
-          contains(automations.description, pat),
-        )!,
-      );
-    }
-    const where = and(...conds);
-    const rows = db.select().from(automations).where(where).orderBy(desc(automations.createdAt), desc(automations.id)).limit(q.limit).offset(q.offset).all();
-    const total = db.select({ n: count() }).from(automations).where(where).get()?.n ?? 0;
-    return { rows, total };
+  /** A page of automations, each with its current version row (if any), newest first. */
+  list(db: Db, tenantId: string, f: { search?: string; type?: "workflow" | "agent"; limit: number; offset: number }) {
+    const params = { tenantId, type: f.type ?? null, pat: f.search ? `%${escapeLike(f.search)}%` : null };
+    const rows = q(db).list.all({ ...params, limit: f.limit, offset: f.offset });
+    const total = q(db).count.get(params)?.n ?? 0;
+    return { rows: rows.map((r) => ({ automation: r.a, current: r.v ?? undefined })), total };
   },
   setCurrent(db: Db, id: string, versionId: string, fields: Pick<AutomationRow, "name" | "description" | "updatedAt">): void {
     db.update(automations).set({ currentVersionId: versionId, ...fields }).where(eq(automations.id, id)).run();
@@ -49,11 +83,7 @@ export const versionStore = {
     db.insert(automationVersions).values(row).run();
   },
   byId(db: Db, automationId: string, id: string): VersionRow | undefined {
-    return db
-      .select()
-      .from(automationVersions)
-      .where(and(eq(automationVersions.automationId, automationId), eq(automationVersions.id, id)))
-      .get();
+    return q(db).versionById.get({ automationId, id });
   },
   byTag(db: Db, automationId: string, tag: string): VersionRow | undefined {
     return db
