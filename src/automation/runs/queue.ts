@@ -87,14 +87,6 @@ export class WorkerPool {
     this.heartbeat.unref?.();
   }
 
-  /** Aborts a run executing here (cancel at its next step boundary); false when it is not running here. */
-  abort(runId: string, reason: AbortReason): boolean {
-    const ctl = this.active.get(runId);
-    if (!ctl) return false;
-    ctl.abort(reason);
-    return true;
-  }
-
   /**
    * Stops claiming, gives running runs half of `graceMs` to finish, then asks the rest to stop at
    * their next step boundary; those stay `running` for the next start to resume.

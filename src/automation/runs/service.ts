@@ -7,13 +7,13 @@ import { releaseOwner, retainBlob, openBlob } from "../files/service";
 import { sampleRankOf } from "./envelope";
 import { type IncomingFile, materializeFiles, ownerOf, splitInputFiles } from "./inputs";
 import type { ListQuery } from "./model";
-import { LEASE_MS, WorkerPool } from "./queue";
+import { type AbortReason, LEASE_MS, WorkerPool } from "./queue";
 import type { RunsRuntime } from "./runtime";
 import { resolveTarget, type ResolvedSource } from "./sources";
 import { isTerminal, type ListFilter, type NewRun, type RunRow, RunStore } from "./store";
 import { signZipToken } from "./token";
 import { defaultRuntime } from "./runtime-default";
-import { executeRun } from "./worker";
+import { type Executing, executeRun } from "./worker";
 import { type ZipEntry, zipStream } from "./zip";
 
 /** Who starts a run: the API key (its id and name become `trigger.by`). */
@@ -54,6 +54,7 @@ export class RunService {
   readonly store: RunStore;
   readonly pool: WorkerPool;
   private waiters = new Map<string, Set<() => void>>();
+  private executing = new Map<string, Executing>();
 
   constructor(
     readonly ctx: AutomationContext,
@@ -67,6 +68,7 @@ export class RunService {
       get runtime() {
         return self.runtime;
       },
+      executing: this.executing,
       finished: (id: string) => this.notify(id),
       invoke: (parent: RunRow, target: string, input: Record<string, unknown>, opts: { version?: string }) =>
         this.invokeChild(parent, target, input, opts),
@@ -265,7 +267,7 @@ export class RunService {
     this.get(tenantId, id);
     const r = this.store.requestCancel(id, this.now());
     if (r.state === "cancelled") this.notify(id);
-    if (r.state === "requested") this.pool.abort(id, "cancel");
+    if (r.state === "requested") this.executing.get(id)?.abort("cancel" satisfies AbortReason);
     return { run: this.store.byId(id)!, ...r };
   }
 
@@ -312,7 +314,8 @@ export class RunService {
       parentRunId: parent.id,
       evaluation: parent.evaluation === 1,
     });
-    await this.executeInline(childId, new AbortController().signal);
+    // Cancelling (or stopping) the parent reaches the child through the parent's signal.
+    await this.executeInline(childId, this.executing.get(parent.id)?.signal ?? new AbortController().signal);
     const child = this.store.byId(childId)!;
     if (child.status !== "completed") {
       const err = child.error ? (JSON.parse(child.error) as { message?: string }) : null;

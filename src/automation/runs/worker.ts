@@ -10,12 +10,20 @@ import type { AbortReason } from "./queue";
 import type { RunsRuntime } from "./runtime";
 import type { RunRow, RunStore, StepRow } from "./store";
 
+/** A run executing here: `abort` cancels it; `signal` also fires when the pool stops (children inherit it). */
+export interface Executing {
+  abort(reason: AbortReason): void;
+  signal: AbortSignal;
+}
+
 export interface WorkerDeps {
   ctx: AutomationContext;
   store: RunStore;
   runtime: RunsRuntime;
   /** Called once a run reached a terminal status. */
   finished(runId: string): void;
+  /** Runs executing in this process (pool or inline children): cancel aborts them here. */
+  executing: Map<string, Executing>;
   /** `action.invoke-workflow`: runs a child workflow to completion and returns its output. */
   invoke(parent: RunRow, target: string, input: Record<string, unknown>, opts: { version?: string }): Promise<unknown>;
 }
@@ -80,7 +88,18 @@ function overrideRecords(run: RunRow): StepRecord[] {
   }));
 }
 
-export async function executeRun(deps: WorkerDeps, runId: string, signal: AbortSignal): Promise<void> {
+export async function executeRun(deps: WorkerDeps, runId: string, outer: AbortSignal): Promise<void> {
+  const local = new AbortController();
+  const signal = AbortSignal.any([outer, local.signal]);
+  deps.executing.set(runId, { abort: (reason) => local.abort(reason), signal });
+  try {
+    await execute(deps, runId, signal);
+  } finally {
+    deps.executing.delete(runId);
+  }
+}
+
+async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal): Promise<void> {
   const { ctx, store, runtime } = deps;
   const run = store.byId(runId);
   if (!run) return;

@@ -141,4 +141,30 @@ steps:
     const names = (await json(await get(`/v1/runs/${id}/steps`))).steps.map((s: { name: string }) => s.name);
     expect(names).not.toContain("after");
   });
+
+  test("cancelling a parent cancels the child run it is waiting on", async () => {
+    const { post, get, deploy } = await realHarness();
+    deploy(`
+name: sleepy-child
+steps:
+  - {name: nap, type: control.wait, duration: 60000}
+`);
+    deploy(`
+name: sleepy-parent
+steps:
+  - {name: call, type: action.invoke-workflow, with: {workflow: workflows.sleepy-child}}
+`);
+    const id = (await json(await post("/v1/runs", { target: "workflows.sleepy-parent" }))).id;
+    let child: { id: string } | undefined;
+    for (let i = 0; i < 200 && !child; i++) {
+      child = (await json(await get("/v1/runs?source=workflows.sleepy-child&status=running"))).runs[0];
+      await Bun.sleep(5);
+    }
+    expect(child).toBeDefined();
+    expect((await json(await post(`/v1/runs/${id}/cancel`))).cancellation.state).toBe("requested");
+    const statusOf = async (runId: string) => (await json(await get(`/v1/runs/${runId}`))).execution.status;
+    for (let i = 0; i < 200 && (await statusOf(id)) !== "cancelled"; i++) await Bun.sleep(5);
+    expect(await statusOf(id)).toBe("cancelled");
+    expect(await statusOf(child!.id)).toBe("cancelled");
+  });
 });
