@@ -76,12 +76,17 @@ async function content(ctx: AutomationContext, tenantId: string, id: string, req
   return new Response(blob, { status: 200, headers });
 }
 
+function contentLength(request: Request): number | undefined {
+  const v = request.headers.get("content-length");
+  return v && /^\d{1,15}$/.test(v) ? Number(v) : undefined;
+}
+
 /** The signed PUT of upload sessions. No Bearer key: the URL's signature is the credential. */
 const signedPutRoutes = (ctx: AutomationContext) =>
   new Elysia().put(
     "/files/uploads/:uploadId/content",
     async ({ params, query, request }) =>
-      receiveUpload(ctx, params.uploadId, { expires: query.expires, signature: query.signature }, request.body),
+      receiveUpload(ctx, params.uploadId, { expires: query.expires, signature: query.signature }, request.body, contentLength(request)),
     { parse: "none", detail: docs.put },
   );
 

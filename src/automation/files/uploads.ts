@@ -112,6 +112,7 @@ export async function receiveUpload(
   id: string,
   query: { expires?: string; signature?: string },
   body: ReadableStream<Uint8Array> | null,
+  contentLength?: number,
 ): Promise<UploadView> {
   const check = checkUploadSignature(ctx.config.signingSecret, id, query.expires, query.signature, ctx.clock.now().getTime());
   if (check === "invalid") throw Forbidden("the upload URL signature is invalid", { field: "signature", code: "invalid_signature" });
@@ -122,6 +123,13 @@ export async function receiveUpload(
   if (s.status === "completed") throw Conflict("this upload is already completed", { code: "upload_completed" });
   if (s.status === "aborted") throw Conflict("this upload was aborted", { code: "upload_aborted" });
 
+  // A declared length that cannot match is refused before a byte is read.
+  if (contentLength !== undefined && contentLength > s.size) {
+    throw TooLarge(`this upload takes ${s.size} bytes; the request declares ${contentLength}`, { field: "size", code: "file_too_large" });
+  }
+  if (contentLength !== undefined && contentLength < s.size) {
+    throw Invalid(`expected ${s.size} bytes, the request declares ${contentLength}`, { field: "size", code: "size_mismatch" });
+  }
   const blob = await ctx.blobs.put(body ?? new Uint8Array(), { maxBytes: s.size });
   if (blob.size !== s.size) {
     await releaseBlob(ctx, blob.sha256);

@@ -162,6 +162,18 @@ describe("signed PUT, complete, abort", () => {
     expect((await json(fewer)).issues[0].code).toBe("size_mismatch");
     expect(h.blobs.list()).toEqual([]);
     expect(h.blobs.tempCount()).toBe(0);
+    // Streamed without a Content-Length, the count is enforced while reading.
+    const streamed = (text: string) =>
+      new ReadableStream<Uint8Array>({
+        start(c) {
+          c.enqueue(new TextEncoder().encode(text));
+          c.close();
+        },
+      });
+    expect((await h.req("PUT", s.url, { body: streamed("0123456789ABC") })).status).toBe(413);
+    expect((await h.req("PUT", s.url, { body: streamed("0123") })).status).toBe(400);
+    expect(h.blobs.list()).toEqual([]);
+    expect(h.blobs.tempCount()).toBe(0);
     // The session still works with the right bytes.
     expect((await h.req("PUT", s.url, { body: "0123456789" })).status).toBe(200);
   });
