@@ -1,13 +1,13 @@
 #!/usr/bin/env bun
 // quotas: AI providers' plan usage as a TUI, JSON or one statusline. All logic lives in src/quotas/.
 // The statusline runs in a shell prompt, so it loads only its own small part of the tool; every other
-// mode loads the rest on demand.
+// mode loads the rest on demand. No top-level await: the binary is precompiled to bytecode.
 import { runMain } from "../src/kernel/config";
 import { makeCtx } from "../src/quotas/context";
 import { parseArgs } from "../src/quotas/flags";
 import { runStatusline } from "../src/quotas/statusline-mode";
 
-await runMain("quotas", async () => {
+void runMain("quotas", async () => {
   const argv = process.argv.slice(2);
   const args = parseArgs(argv);
   if (args.mode === "statusline") {

@@ -1,7 +1,6 @@
 // cache.json: the last result per provider/profile. A network_error never replaces an older good
 // result (it is kept and shown with its age); anything else, auth_required included, replaces it.
 import { join } from "node:path";
-import * as v from "valibot";
 import { cacheDir, type Ctx } from "./context";
 import { readText, withLock, writeAtomic } from "./files";
 import type { ProviderResult } from "./types";
@@ -13,28 +12,28 @@ export interface CacheFile {
   results: Record<string, ProviderResult>;
 }
 
-const Result = v.looseObject({
-  provider: v.string(),
-  profile: v.string(),
-  name: v.string(),
-  status: v.picklist(["available", "auth_required", "unavailable", "network_error"]),
-  plan: v.nullable(v.string()),
-  windows: v.array(
-    v.looseObject({
-      window: v.string(),
-      used: v.number(),
-      limit: v.number(),
-      remaining: v.number(),
-      unit: v.string(),
-      reset_at: v.nullable(v.string()),
-      period_seconds: v.nullable(v.number()),
-    }),
-  ),
-  fetched_at: v.string(),
-  cached_at: v.nullable(v.string()),
-  auth_source: v.nullable(v.string()),
-});
-const File = v.object({ version: v.literal(1), refreshed_at: v.nullable(v.string()), results: v.record(v.string(), Result) });
+// cache.json is read on every prompt, so it is checked by hand rather than with a schema library (whose
+// first use costs more than the whole statusline); anything malformed is dropped, never trusted.
+const isStr = (x: unknown): x is string => typeof x === "string";
+const isNum = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
+const STATUSES = new Set(["available", "auth_required", "unavailable", "network_error"]);
+
+function isWindow(x: unknown): boolean {
+  const w = x as Record<string, unknown>;
+  return (
+    !!w && typeof w === "object" && isStr(w.window) && isNum(w.used) && isNum(w.limit) && isNum(w.remaining) && isStr(w.unit) &&
+    (w.reset_at === null || isStr(w.reset_at)) && (w.period_seconds === null || isNum(w.period_seconds))
+  );
+}
+
+export function isResult(x: unknown): x is ProviderResult {
+  const r = x as Record<string, unknown>;
+  return (
+    !!r && typeof r === "object" && isStr(r.provider) && isStr(r.profile) && isStr(r.name) && STATUSES.has(r.status as string) &&
+    (r.plan === null || isStr(r.plan)) && Array.isArray(r.windows) && r.windows.every(isWindow) && isStr(r.fetched_at) &&
+    (r.cached_at === null || isStr(r.cached_at)) && (r.auth_source === null || isStr(r.auth_source))
+  );
+}
 
 export const cachePath = (ctx: Ctx) => join(cacheDir(ctx), "cache.json");
 const lockPath = (ctx: Ctx) => join(cacheDir(ctx), "cache.lock");
@@ -42,13 +41,18 @@ const lockPath = (ctx: Ctx) => join(cacheDir(ctx), "cache.lock");
 /** The cache, or an empty one when missing or unreadable (a broken cache is just a cold cache). */
 export function readCache(ctx: Ctx): CacheFile {
   const text = readText(cachePath(ctx));
-  if (text) {
-    try {
-      const r = v.safeParse(File, JSON.parse(text));
-      if (r.success) return r.output as CacheFile;
-    } catch {}
+  const empty: CacheFile = { version: 1, refreshed_at: null, results: {} };
+  if (!text) return empty;
+  let data: Record<string, unknown>;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return empty;
   }
-  return { version: 1, refreshed_at: null, results: {} };
+  if (!data || data.version !== 1 || !data.results || typeof data.results !== "object") return empty;
+  const results: Record<string, ProviderResult> = {};
+  for (const [key, r] of Object.entries(data.results as Record<string, unknown>)) if (isResult(r)) results[key] = r;
+  return { version: 1, refreshed_at: isStr(data.refreshed_at) ? data.refreshed_at : null, results };
 }
 
 export const resultKey = (r: Pick<ProviderResult, "provider" | "profile">) => `${r.provider}:${r.profile}`;
