@@ -22,6 +22,8 @@ export function ensureBuilt(name: string): Promise<string> {
           process.execPath, "build", "--compile", "--target", "bun",
           "--minify-whitespace", "--minify-syntax",
           "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig",
+          // Same as src/kernel/build.ts: quotas starts from bytecode (it runs in shell prompts).
+          ...(name === "quotas" ? ["--bytecode"] : []),
           join("bin", `${name}.ts`), "--outfile", tmp,
         ],
         { cwd: root, stdout: "pipe", stderr: "pipe" },
