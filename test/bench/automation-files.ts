@@ -128,7 +128,7 @@ try {
     console.log(`${name.padEnd(40)} ${f1(rate).padStart(8)} MiB/s  ratio vs cp ${(rate / copy).toFixed(2)}  server peak RSS ${f1(peak)} MiB`);
   }
   console.log(`server RSS idle ${f1(idleMiB)} MiB; peak during 20 MiB uploads: multipart ${f1(smallMp.peakMiB)}, session ${f1(smallPut.peakMiB)}; during ${f1(bytes / MiB)} MiB: multipart ${f1(mp.peakMiB)}, session ${f1(put.peakMiB)}; VmHWM ${f1(hwmMiB)} MiB`);
-  console.log(`peak growth from 20 MiB to ${f1(bytes / MiB)} MiB upload: multipart ${f1(mp.peakMiB - smallMp.peakMiB)} MiB, session ${f1(put.peakMiB - smallPut.peakMiB)} MiB (streaming: ≈ 0)`);
+  console.log(`peak growth from 20 MiB to ${f1(bytes / MiB)} MiB upload: multipart ${f1(mp.peakMiB - smallMp.peakMiB)} MiB, session ${f1(put.peakMiB - smallPut.peakMiB)} MiB (buffering the body would add the whole file)`);
   console.log(`reference: bare Bun.serve + request.formData() on the same ${f1(bytes / MiB)} MiB body: peak RSS ${f1(fd.peakMiB)} MiB (buffers the whole body)`);
 } finally {
   if (server) await server.kill("SIGKILL");
