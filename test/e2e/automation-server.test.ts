@@ -1,6 +1,6 @@
 // The compiled automation-server copied alone into an empty directory, started with --demo.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureBuilt, freePort, start, waitForHttp, type Proc } from "./support";
@@ -100,6 +100,9 @@ describe("compiled automation-server --demo in an empty directory", () => {
 
   test("SIGTERM stops gracefully; a restart keeps the data and the demo stays idempotent", async () => {
     const before = ((await (await api("GET", "/v1/automations")).json()) as { total: number }).total;
+    const secretFile = join(dir, "data/automation/signing-secret");
+    const secret = readFileSync(secretFile, "utf8");
+    expect(secret.trim().length).toBeGreaterThanOrEqual(43);
     const code = await server!.kill("SIGTERM");
     expect(code).toBe(0);
     server = await boot();
@@ -107,6 +110,8 @@ describe("compiled automation-server --demo in an empty directory", () => {
     expect(list.data.map((a) => [a.slug, a.version])).toEqual([["e2e-flow", "1.1.0"]]);
     const all = await (await api("GET", "/v1/automations")).json() as { total: number };
     expect(all.total).toBe(before);
+    // The signing secret is generated once and kept across restarts.
+    expect(readFileSync(secretFile, "utf8")).toBe(secret);
   });
 
   test("port in use: one clear line, exit 1", async () => {

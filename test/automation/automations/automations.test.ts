@@ -37,6 +37,9 @@ describe("POST /v1/automations", () => {
     const { status, body } = await create(h, t.key, wf("plain"));
     expect(status).toBe(201);
     expect(body.version).toBeNull();
+    const list = await json(await h.req("GET", `/v1/automations/${body.id}/versions`, { key: t.key }));
+    expect(list.total).toBe(1);
+    expect(list.data[0]).toMatchObject({ version: null, isCurrent: true, sourceRef: null });
   });
 
   test("the same name twice → 409", async () => {
