@@ -87,6 +87,23 @@ describe("automation-server admin CLI", () => {
     expect(cases[3].err).toContain("--tenant is required");
   });
 
+  test("serve refuses an unusable data dir or port with one line", () => {
+    const blocker = join(dir, "a-file");
+    writeFileSync(blocker, "not a directory");
+    const cases: [string[], number, string][] = [
+      [["--data-dir", join(blocker, "sub"), "--port", "0"], 1, "cannot create data dir"],
+      [["--port", "70000"], 2, "--port must be 0-65535"],
+      [["--workers", "0"], 2, "--workers must be 1-256"],
+    ];
+    for (const [args, code, text] of cases) {
+      const p = Bun.spawnSync([bin, ...args], { cwd: dir, stdout: "pipe", stderr: "pipe", env: { ...process.env, AUTOMATION_DATA_DIR: join(dir, "x") } });
+      expect(p.exitCode).toBe(code);
+      const err = p.stderr.toString();
+      expect(err).toContain(text);
+      expect(err).not.toMatch(/\n\s+at /);
+    }
+  });
+
   test("--help everywhere", () => {
     for (const args of [["--help"], ["serve", "--help"], ["migrate", "--help"], ["tenants", "create", "--help"], ["keys", "create", "--help"], ["keys", "list", "--help"], ["keys", "revoke", "--help"], ["workflows", "push", "--help"]]) {
       const r = run(...args);
