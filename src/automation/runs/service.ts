@@ -116,7 +116,15 @@ export class RunService {
     id: string,
     scalars: Record<string, unknown>,
     incoming: Record<string, IncomingFile | IncomingFile[]>,
-    req: StartRequest & { status?: string; retry?: { number: number; previousRunId: string }; parentRunId?: string; copyFilesFrom?: string },
+    req: StartRequest & {
+      status?: string;
+      retry?: { number: number; previousRunId: string };
+      parentRunId?: string;
+      /** Rerun: the source run's input files. */
+      copyFilesFrom?: string;
+      /** Child runs: files of the parent (inputs or outputs) its input refers to by `$file`. */
+      inheritFiles?: { runId: string; paths: string[] };
+    },
   ): Promise<RunRow> {
     const parsed = this.runtime.parse(source.yaml);
     if (!parsed.ok) throw Invalid(`the workflow version cannot run: ${parsed.message}`, { field: "target", code: "invalid_workflow" });
@@ -132,11 +140,16 @@ export class RunService {
           issues: issues.map((i) => ({ field: i.field.startsWith("input") ? i.field : `input.${i.field}`, message: i.message, code: i.code ?? "invalid_value" })),
         });
       }
-      if (req.copyFilesFrom) {
-        for (const f of this.store.files(req.copyFilesFrom, "input")) {
-          retainBlob(this.ctx, actor.tenantId, f.sha256, ownerOf(id));
-          rows.push({ ...f, runId: id, createdAt: this.now() });
+      const copied = req.copyFilesFrom ? this.store.files(req.copyFilesFrom, "input") : [];
+      if (req.inheritFiles) {
+        for (const path of new Set(req.inheritFiles.paths)) {
+          const f = this.store.file(req.inheritFiles.runId, path);
+          if (f && !rows.some((r) => r.path === f.path)) copied.push({ ...f, role: "input" });
         }
+      }
+      for (const f of copied) {
+        retainBlob(this.ctx, actor.tenantId, f.sha256, ownerOf(id));
+        rows.push({ ...f, runId: id, createdAt: this.now() });
       }
       const now = this.now();
       const running = req.status === "running";
@@ -313,6 +326,7 @@ export class RunService {
       status: "running",
       parentRunId: parent.id,
       evaluation: parent.evaluation === 1,
+      inheritFiles: { runId: parent.id, paths: fileRefPaths(scalars) },
     });
     // Cancelling (or stopping) the parent reaches the child through the parent's signal.
     await this.executeInline(childId, this.executing.get(parent.id)?.signal ?? new AbortController().signal);
@@ -370,6 +384,12 @@ function tooLarge(total: number) {
   return TooLarge(`the artifacts total ${total} bytes uncompressed; the ZIP limit is ${ZIP_MAX_BYTES} bytes`, {
     code: "artifacts_zip_too_large",
   });
+}
+
+/** `$file` paths of the file references among the input's values (top level and lists). */
+function fileRefPaths(input: Record<string, unknown>): string[] {
+  const isRef = (x: unknown): x is { $file: string } => !!x && typeof x === "object" && typeof (x as { $file?: unknown }).$file === "string";
+  return Object.values(input).flatMap((val) => (Array.isArray(val) ? val.filter(isRef) : isRef(val) ? [val] : []).map((r) => r.$file));
 }
 
 function encodeCursor(c: Cursor): string {

@@ -167,4 +167,25 @@ steps:
     expect(await statusOf(id)).toBe("cancelled");
     expect(await statusOf(child!.id)).toBe("cancelled");
   });
+
+  test("a file produced by the parent can be passed to a child run, which reads it", async () => {
+    const { post, deploy } = await realHarness();
+    deploy(`
+name: sheet-reader
+inputs: [{name: book, type: file, required: true}]
+steps:
+  - {name: read, type: transform.xlsx-to-json, with: {file: "{{ input.book }}"}}
+output: {rows: "{{ steps.read.output }}"}
+`);
+    deploy(`
+name: sheet-maker
+steps:
+  - {name: make, type: transform.json-to-xlsx, with: {rows: [{a: 1}, {a: 2}], filename: book.xlsx}}
+  - {name: read, type: action.invoke-workflow, with: {workflow: workflows.sheet-reader, input: {book: "{{ steps.make.output.file }}"}}}
+output: {child: "{{ steps.read.output.rows }}"}
+`);
+    const run = await json(await post("/v1/runs?wait_for_completion=20", { target: "workflows.sheet-maker" }));
+    expect(run.error).toBeNull();
+    expect(JSON.stringify(run.output.child)).toContain('"a":2');
+  });
 });
