@@ -72,6 +72,21 @@ describe("conventions", () => {
     expect((await json(u)).issues[0].code).toBe("not_found");
   });
 
+  test("x-request-id is on every response, also streamed bodies and other features' routes", async () => {
+    const h = await harness();
+    const t = h.tenant("acme");
+    const form = new FormData();
+    form.set("file", new Blob(["hello"], { type: "text/plain" }), "a.txt");
+    const up = await h.req("POST", "/v1/files", { key: t.key, body: form, headers: { "x-request-id": "up-1" } });
+    expect(up.headers.get("x-request-id")).toBe("up-1");
+    const file = await json(up);
+    for (const path of ["/health", "/openapi/json", "/v1/auth/check", "/v1/automations", "/v1/runs", `/v1/files/${file.id}/content`]) {
+      const r = await h.req("GET", path, { key: t.key, headers: { "x-request-id": `id-${path.length}` } });
+      expect(r.status).toBe(200);
+      expect(r.headers.get("x-request-id")).toBe(`id-${path.length}`);
+    }
+  });
+
   test("an unusable x-request-id is replaced by a generated one", async () => {
     const h = await harness();
     const r = await h.req("GET", "/health", { headers: { "x-request-id": "bad id with spaces" } });
