@@ -113,6 +113,12 @@ describe("automation-server admin CLI", () => {
     expect(run("--help").out).toContain("--data-dir");
   });
 
+  test("migrate on a fresh data dir applies the embedded migrations", () => {
+    const p = Bun.spawnSync([bin, "migrate", "--data-dir", join(dir, "fresh")], { cwd: dir, stdout: "pipe", stderr: "pipe" });
+    expect(p.exitCode).toBe(0);
+    expect(p.stdout.toString()).toMatch(/^applied \d+ migration\(s\): 0000_foundation/);
+  });
+
   test("migrate on an up-to-date data dir says so", () => {
     const r = run("migrate");
     expect(r.code).toBe(0);
