@@ -54,6 +54,9 @@ export const orders = sqliteTable(
   },
   (t) => [
     index("orders_status_created").on(t.status, t.createdAt, t.id),
+    // The open-orders list sorted by price, or by id / status (an index on status is ordered by rowid).
+    index("orders_status_price").on(t.status, t.price, t.id),
+    index("orders_status_id").on(t.status),
     index("orders_customer_created").on(t.customerId, t.createdAt, t.id),
     index("orders_performer_created").on(t.performerId, t.createdAt, t.id),
     check("orders_price_positive", sql`${t.price} > 0`),

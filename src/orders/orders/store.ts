@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gte, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gte, inArray, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { OrdersDb } from "../db/open";
 import type { DataVersion } from "../db/version";
@@ -89,11 +89,19 @@ export class OrderStore {
       const by: SQL[] = sort.map((s) => (s.dir === "asc" ? asc(sortColumn[s.field]) : desc(sortColumn[s.field])));
       // A total order, so pages never overlap or skip rows that tie on the sort fields.
       if (!sort.some((s) => s.field === "id")) by.push(sort[sort.length - 1].dir === "asc" ? asc(orders.id) : desc(orders.id));
-      q = this.select()
-        .where(eq(kind === "status" ? orders.status : kind === "customer" ? orders.customerId : orders.performerId, sql.placeholder("v")))
+      // Deferred join: page through ids on the (filter, created_at, id) index alone, then join the
+      // page's rows. A deep OFFSET then skips index entries, not joined rows.
+      const column = kind === "status" ? orders.status : kind === "customer" ? orders.customerId : orders.performerId;
+      const page = this.db
+        .select({ id: orders.id })
+        .from(orders)
+        .where(eq(column, sql.placeholder("v")))
         .orderBy(...by)
         .limit(sql.placeholder("limit"))
-        .offset(sql.placeholder("offset"))
+        .offset(sql.placeholder("offset"));
+      q = this.select()
+        .where(inArray(orders.id, page))
+        .orderBy(...by)
         .prepare();
       if (this.lists.size < 500) this.lists.set(key, q);
     }
