@@ -10,6 +10,8 @@ export interface CacheFile {
   /** When a full refresh (all enabled providers) last finished; the statusline's staleness clock. */
   refreshed_at: string | null;
   results: Record<string, ProviderResult>;
+  /** Provider/profile → ISO time before which it is not asked again (it answered 429). */
+  backoff?: Record<string, string>;
 }
 
 // cache.json is read on every prompt, so it is checked by hand rather than with a schema library (whose
@@ -52,7 +54,11 @@ export function readCache(ctx: Ctx): CacheFile {
   if (!data || data.version !== 1 || !data.results || typeof data.results !== "object") return empty;
   const results: Record<string, ProviderResult> = {};
   for (const [key, r] of Object.entries(data.results as Record<string, unknown>)) if (isResult(r)) results[key] = r;
-  return { version: 1, refreshed_at: isStr(data.refreshed_at) ? data.refreshed_at : null, results };
+  const backoff: Record<string, string> = {};
+  if (data.backoff && typeof data.backoff === "object") {
+    for (const [key, until] of Object.entries(data.backoff as Record<string, unknown>)) if (isStr(until)) backoff[key] = until;
+  }
+  return { version: 1, refreshed_at: isStr(data.refreshed_at) ? data.refreshed_at : null, results, backoff };
 }
 
 export const resultKey = (r: Pick<ProviderResult, "provider" | "profile">) => `${r.provider}:${r.profile}`;
@@ -60,14 +66,14 @@ export const resultKey = (r: Pick<ProviderResult, "provider" | "profile">) => `$
 /** What the cache keeps for a key after a fresh result arrives. */
 export function keep(old: ProviderResult | undefined, fresh: ProviderResult): ProviderResult {
   if (fresh.status === "network_error" && old && old.status === "available") return old;
-  const { raw: _raw, ...rest } = fresh;
+  const { raw: _raw, retry_at: _retry, ...rest } = fresh;
   return { ...rest, cached_at: null };
 }
 
 /** What to show for a fresh result: a network_error with an older good result shows that one, aged. */
 export function shown(old: ProviderResult | undefined, fresh: ProviderResult): ProviderResult {
   if (fresh.status === "network_error" && old && old.status === "available") {
-    return { ...old, name: fresh.name, cached_at: old.fetched_at, message: `${fresh.message}; showing the result of ${old.fetched_at}` };
+    return { ...old, name: fresh.name, cached_at: old.fetched_at, message: `${fresh.message}; showing the result of ${old.fetched_at}`, ...(fresh.retry_at ? { retry_at: fresh.retry_at } : {}) };
   }
   return fresh;
 }
@@ -76,9 +82,13 @@ export function shown(old: ProviderResult | undefined, fresh: ProviderResult): P
 export async function record(ctx: Ctx, fresh: ProviderResult[], fullRefresh: boolean): Promise<ProviderResult[]> {
   return withLock(lockPath(ctx), () => {
     const cache = readCache(ctx);
+    const backoff = (cache.backoff ??= {});
     const out = fresh.map((r) => {
-      const old = cache.results[resultKey(r)];
-      cache.results[resultKey(r)] = keep(old, r);
+      const key = resultKey(r);
+      const old = cache.results[key];
+      cache.results[key] = keep(old, r);
+      if (r.retry_at) backoff[key] = r.retry_at;
+      else if (r.status !== "network_error") delete backoff[key];
       return shown(old, r);
     });
     if (fullRefresh) cache.refreshed_at = ctx.clock.now().toISOString();

@@ -1,5 +1,6 @@
 // One provider/profile from credentials to result: discovery, the provider's request(s) under a
 // timeout, and the mapping to the wire result. Never throws.
+import { readCache } from "./cache";
 import type { Config } from "./config";
 import type { Ctx } from "./context";
 import { discover } from "./discovery/credentials";
@@ -8,7 +9,11 @@ import type { Outcome } from "./providers/provider";
 import type { ResolvedTarget } from "./targets";
 import type { ProviderResult } from "./types";
 
-export async function fetchTarget(ctx: Ctx, config: Config, t: ResolvedTarget): Promise<ProviderResult> {
+/**
+ * `backoffUntil`: after a 429 the provider is left alone until then (the cache keeps showing the last
+ * good result).
+ */
+export async function fetchTarget(ctx: Ctx, config: Config, t: ResolvedTarget, backoffUntil?: string): Promise<ProviderResult> {
   const started = ctx.clock.now().toISOString();
   const base: Omit<ProviderResult, "status"> = {
     provider: t.provider,
@@ -27,6 +32,9 @@ export async function fetchTarget(ctx: Ctx, config: Config, t: ResolvedTarget): 
   if (d.kind === "expired") {
     return { ...base, status: "auth_required", hint: t.def.hint, message: "the access token has expired", auth_source: d.source, console_url: t.def.consoleUrl };
   }
+  if (backoffUntil && Date.parse(backoffUntil) > ctx.clock.now().getTime()) {
+    return { ...base, status: "network_error", message: `rate limited; not asking again before ${backoffUntil}`, auth_source: d.cred.source, console_url: t.def.consoleUrl, retry_at: backoffUntil };
+  }
   const outcome = await withTimeout(ctx, config, t, d.cred);
   const done = { ...base, auth_source: d.cred.source, fetched_at: ctx.clock.now().toISOString() };
   switch (outcome.status) {
@@ -36,8 +44,10 @@ export async function fetchTarget(ctx: Ctx, config: Config, t: ResolvedTarget): 
       return { ...done, status: "unavailable", message: outcome.message, console_url: t.def.consoleUrl, raw: outcome.raw };
     case "auth_required":
       return { ...done, status: "auth_required", hint: outcome.hint ?? t.def.hint, message: outcome.message, console_url: t.def.consoleUrl, raw: outcome.raw };
-    case "network_error":
-      return { ...done, status: "network_error", message: outcome.message, console_url: t.def.consoleUrl };
+    case "network_error": {
+      const retry = outcome.retryAfterSeconds ? new Date(ctx.clock.now().getTime() + outcome.retryAfterSeconds * 1000).toISOString() : undefined;
+      return { ...done, status: "network_error", message: outcome.message, console_url: t.def.consoleUrl, ...(retry ? { retry_at: retry } : {}) };
+    }
   }
 }
 
@@ -65,5 +75,6 @@ async function withTimeout(ctx: Ctx, config: Config, t: ResolvedTarget, cred: Pa
 
 /** All targets in parallel, results in target order. */
 export function fetchAll(ctx: Ctx, config: Config, targets: ResolvedTarget[]): Promise<ProviderResult[]> {
-  return Promise.all(targets.map((t) => fetchTarget(ctx, config, t)));
+  const backoff = readCache(ctx).backoff ?? {};
+  return Promise.all(targets.map((t) => fetchTarget(ctx, config, t, backoff[t.key])));
 }

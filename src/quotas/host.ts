@@ -35,7 +35,7 @@ export function createHost(ctx: Ctx, initial: Config, selectors?: Selector[]): T
           message: `unknown target ${target.key}`, fetched_at: ctx.clock.now().toISOString(), cached_at: null, auth_source: null,
         };
       }
-      const fresh = await fetchTarget(ctx, config, t);
+      const fresh = await fetchTarget(ctx, config, t, readCache(ctx).backoff?.[t.key]);
       const next = chain.then(() => record(ctx, [fresh], false)).then((r) => r[0], () => fresh);
       chain = next;
       return next;

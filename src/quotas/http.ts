@@ -29,13 +29,20 @@ export function makeHttp(base: string, signal: AbortSignal): Http {
     } catch {
       json = undefined;
     }
-    return { status: res.status, ok: res.ok, json, text };
+    return { status: res.status, ok: res.ok, json, text, retryAfter: retryAfter(res.headers.get("retry-after")) };
   };
   return {
     base,
     get: (path, headers) => call("GET", path, undefined, headers),
     post: (path, body, headers) => call("POST", path, body, headers),
   };
+}
+
+/** Retry-After in seconds (delta-seconds or an HTTP date), capped at a day. */
+export function retryAfter(v: string | null, now = Date.now()): number | undefined {
+  if (!v) return undefined;
+  const secs = /^\d+$/.test(v.trim()) ? Number(v) : (Date.parse(v) - now) / 1000;
+  return Number.isFinite(secs) && secs > 0 ? Math.min(Math.ceil(secs), 86_400) : undefined;
 }
 
 /** `QUOTAS_ENDPOINT_<PROVIDER>` > `[endpoints]` > the provider's default. */

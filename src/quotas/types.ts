@@ -30,6 +30,8 @@ export interface ProviderResult {
   cached_at: string | null; // set when the result shown comes from the cache (stale good result)
   auth_source: string | null; // "~/.claude/.credentials.json", "env OPENROUTER_API_KEY", ... never the secret
   raw?: unknown; // only with --raw
+  /** Rate-limited (HTTP 429): the provider is not asked again before this time. Not printed by --json. */
+  retry_at?: string;
 }
 
 export interface Report {

@@ -148,17 +148,30 @@ describe("--json", () => {
     expect(res["grok:default"].message).toBeTruthy();
   });
 
+  test("claude 429: the last good result stays, and claude is left alone until Retry-After", async () => {
+    h = homeWithCredentials();
+    const claude = fakeProvider("claude");
+    fakes = [claude];
+    const first = await json(["--provider=claude"], runEnv(h, fakes));
+    claude.mode = { kind: "status", status: 429, body: readFileSync(join(import.meta.dir, "../quotas/fixtures/claude/error_429.json"), "utf8"), headers: { "retry-after": "600" } };
+    const limited = await json(["--provider=claude"], runEnv(h, fakes));
+    expect(limited.providers[0]).toMatchObject({ status: "available", cached_at: first.providers[0].fetched_at, fetched_at: first.providers[0].fetched_at });
+    expect(limited.providers[0].message).toContain("429");
+    expect(win(limited.providers[0], "5h")).toMatchObject({ remaining: 58 });
+    expect(claude.seen).toHaveLength(2);
+    claude.mode = { kind: "ok" };
+    const backedOff = await json(["--provider=claude"], runEnv(h, fakes));
+    expect(claude.seen).toHaveLength(2);
+    expect(backedOff.providers[0]).toMatchObject({ status: "available", cached_at: first.providers[0].fetched_at });
+    expect(backedOff.providers[0].message).toContain("not asking again before");
+  });
+
   test("a network_error keeps the last good result, shown with its age; a later 401 replaces it", async () => {
     h = homeWithCredentials();
     const claude = fakeProvider("claude");
     fakes = [claude];
     const first = await json(["--provider=claude"], runEnv(h, fakes));
     expect(first.providers[0]).toMatchObject({ status: "available", cached_at: null });
-    claude.mode = { kind: "status", status: 429, body: readFileSync(join(import.meta.dir, "../quotas/fixtures/claude/error_429.json"), "utf8") };
-    const limited = await json(["--provider=claude"], runEnv(h, fakes));
-    expect(limited.providers[0]).toMatchObject({ status: "available", cached_at: first.providers[0].fetched_at, fetched_at: first.providers[0].fetched_at });
-    expect(limited.providers[0].message).toContain("429");
-    expect(win(limited.providers[0], "5h")).toMatchObject({ remaining: 58 });
     claude.stop();
     const down = await json(["--provider=claude"], runEnv(h, fakes));
     expect(down.providers[0]).toMatchObject({ status: "available", cached_at: first.providers[0].fetched_at });
@@ -200,6 +213,21 @@ describe("--json", () => {
     ]);
     const asked = await json(["--provider=deepseek"], runEnv(h, fakes));
     expect(asked.providers.map((p) => p.provider)).toEqual(["deepseek"]);
+  });
+
+  test("kimi: when the coding-plan endpoint fails, the API balance is shown", async () => {
+    h = homeWithCredentials();
+    fakes = [fakeProvider("kimi", { kind: "ok", fail: { "/coding/v1/usages": 404 } })];
+    const rep = await json(["--provider=moonshot"], runEnv(h, fakes));
+    expect(rep.providers[0]).toMatchObject({ provider: "kimi", status: "available", windows: [{ window: "balance", remaining: 49.59, unit: "cny" }] });
+    expect(fakes[0].seen.map((s) => s.path)).toEqual(["/coding/v1/usages", "/v1/users/me/balance"]);
+  });
+
+  test("without a mode flag the interactive view starts (and refuses a non-terminal)", async () => {
+    h = tempHome();
+    const r = await run(["--no-update-check"], runEnv(h, []));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe("quotas: the interactive view needs a terminal; use --json or --statusline\n");
   });
 
   test("[endpoints] in the config is used when no env override is set", async () => {

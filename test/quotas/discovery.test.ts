@@ -151,3 +151,23 @@ describe("profiles", () => {
     expect(discover(h.ctx, def("claude"), work, defaults()).kind).toBe("missing");
   });
 });
+
+describe("cursor's state database", () => {
+  test("the token is read from state.vscdb (read-only) when there is no auth.json", async () => {
+    h = tempHome();
+    const { Database } = await import("bun:sqlite");
+    const path = join(h.home, ".config/Cursor/User/globalStorage/state.vscdb");
+    mkdirSync(join(path, ".."), { recursive: true });
+    const token = jwt({ sub: "auth0|user_1", exp: future / 1000 });
+    const db = new Database(path, { create: true });
+    db.run("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)");
+    db.run("INSERT INTO ItemTable VALUES ('cursorAuth/accessToken', ?)", [token]);
+    db.close();
+    const before = readFileSync(path);
+    expect(found(discover(h.ctx, def("cursor"), { profile: "default", dir: null }, defaults()))).toMatchObject({
+      token,
+      source: "~/.config/Cursor/User/globalStorage/state.vscdb",
+    });
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
+});

@@ -27,8 +27,8 @@ export const routes: Record<string, Record<string, () => string>> = {
 };
 
 export type Mode =
-  | { kind: "ok"; delayMs?: number }
-  | { kind: "status"; status: number; body: string }
+  | { kind: "ok"; delayMs?: number; fail?: Record<string, number> }
+  | { kind: "status"; status: number; body: string; headers?: Record<string, string> }
   | { kind: "hang" };
 
 export interface Seen {
@@ -57,8 +57,10 @@ export function fakeProvider(provider: string, mode: Mode = { kind: "ok" }): Fak
       fake.seen.push({ method: req.method, path: u.pathname, search: u.search, headers: Object.fromEntries(req.headers) });
       const m = fake.mode;
       if (m.kind === "hang") return new Promise<Response>(() => {});
-      if (m.kind === "status") return new Response(m.body, { status: m.status, headers: { "content-type": "application/json" } });
+      if (m.kind === "status") return new Response(m.body, { status: m.status, headers: { "content-type": "application/json", ...m.headers } });
       if (m.delayMs) await Bun.sleep(m.delayMs);
+      const failing = m.fail?.[u.pathname];
+      if (failing) return new Response('{"error":{"message":"not here"}}', { status: failing });
       const route = routes[provider][u.pathname];
       if (!route) return new Response('{"error":"not found"}', { status: 404 });
       return new Response(route(), { headers: { "content-type": "application/json" } });

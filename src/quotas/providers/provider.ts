@@ -23,6 +23,8 @@ export type Outcome =
 export interface Reply {
   status: number;
   ok: boolean;
+  /** Seconds from a Retry-After header, when there is one. */
+  retryAfter?: number;
   json: unknown;
   text: string;
 }
@@ -71,12 +73,17 @@ export interface ProviderDef {
   fetch(cred: Credential, http: Http): Promise<Outcome>;
 }
 
+/** How long a provider that answered 429 without Retry-After is left alone. */
+export const DEFAULT_BACKOFF_SECONDS = 300;
+
 /** Maps the HTTP status classes every provider shares; null when the reply is a usable 2xx JSON. */
 export function replyProblem(r: Reply, def: Pick<ProviderDef, "hint">): Outcome | null {
   if (r.status === 401 || r.status === 403) {
     return { status: "auth_required", hint: def.hint, message: `credentials rejected (HTTP ${r.status})` };
   }
-  if (r.status === 429) return { status: "network_error", message: "rate limited (HTTP 429)" };
+  if (r.status === 429) {
+    return { status: "network_error", message: "rate limited (HTTP 429)", retryAfterSeconds: r.retryAfter ?? DEFAULT_BACKOFF_SECONDS };
+  }
   if (!r.ok) return { status: "unavailable", message: `HTTP ${r.status}${errorText(r.json, r.text)}` };
   if (r.json === undefined) return { status: "unavailable", message: "unexpected response (not JSON)" };
   return null;
