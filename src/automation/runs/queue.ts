@@ -46,15 +46,12 @@ export class WorkerPool {
 
   /** Called after a run is enqueued (or a slot frees): claims as many runs as there are free slots. */
   wake(): void {
-    if (!this.started || this.stopping || this.pumping) return;
+    if (!this.started || this.stopping || this.pumping || this.active.size >= this.deps.concurrency) return;
     this.pumping = true;
     try {
-      while (this.active.size < this.deps.concurrency && !this.stopping) {
-        const now = this.deps.clock.now();
-        const claim = this.deps.store.claim(this.worker, now.toISOString(), Date.now(), LEASE_MS);
-        if (!claim) break;
-        this.launch(claim.id, claim.resumed);
-      }
+      const free = this.deps.concurrency - this.active.size;
+      const claims = this.deps.store.claimMany(free, this.worker, this.deps.clock.now().toISOString(), Date.now(), LEASE_MS);
+      for (const c of claims) this.launch(c.id, c.resumed);
     } finally {
       this.pumping = false;
     }

@@ -190,7 +190,7 @@ export class RunService {
         { type: "queued", status: "pending" },
         ...(running ? [{ type: "started", status: "running" }] : []),
       ];
-      this.store.insert(run, events, rows, req.retry ? { previousRunId: req.retry.previousRunId } : undefined);
+      await this.store.insert(run, events, rows, req.retry ? { previousRunId: req.retry.previousRunId } : undefined);
       return this.store.byId(id)!;
     } catch (err) {
       await releaseOwner(this.ctx, ownerOf(id));

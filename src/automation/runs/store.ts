@@ -97,14 +97,17 @@ export class RunStore {
     };
   }
 
-  /** Inserts a run with its first events and input-file snapshots in one transaction. */
-  insert(run: NewRun, events: NewEvent[], files: Omit<FileRow, "runId">[] = [], link?: { previousRunId: string }): void {
-    this.sqlite.transaction(() => {
+  /**
+   * Inserts a run with its first events and input-file snapshots; resolves once committed. Runs
+   * started in the same event-loop turn (concurrent requests) share one commit with the journal.
+   */
+  insert(run: NewRun, events: NewEvent[], files: Omit<FileRow, "runId">[] = [], link?: { previousRunId: string }): Promise<void> {
+    return this.enqueue(() => {
       this.sqlite.query(insertSql("runs", runColumns)).run(...valuesOf(runColumns, run));
       for (const f of files) this.sqlite.query(insertSql("run_files", fileColumns)).run(...valuesOf(fileColumns, { ...f, runId: run.id }));
       for (const e of events) this.addEvent(run.id, run.createdAt, e);
       if (link) this.sqlite.query("UPDATE runs SET next_run_id = ? WHERE id = ?").run(run.id, link.previousRunId);
-    })();
+    });
   }
 
   addEvent(runId: string, at: string, e: NewEvent): void {
@@ -159,6 +162,20 @@ export class RunStore {
     }).immediate();
   }
 
+  /** Up to `n` claims in one transaction (one commit when a pool fills several slots at once). */
+  claimMany(n: number, worker: string, now: string, nowMs: number, leaseMs: number): { id: string; resumed: boolean }[] {
+    if (n <= 0) return [];
+    return this.sqlite.transaction(() => {
+      const out: { id: string; resumed: boolean }[] = [];
+      for (let i = 0; i < n; i++) {
+        const c = this.claim(worker, now, nowMs, leaseMs);
+        if (!c) break;
+        out.push(c);
+      }
+      return out;
+    }).immediate();
+  }
+
   /** At start-up, one server owns the data dir: runs claimed by a previous (dead) process are released. */
   releaseOrphans(worker: string): number {
     return this.sqlite
@@ -200,8 +217,16 @@ export class RunStore {
       this.sqlite.transaction(() => {
         for (const op of ops) op();
       })();
-    } catch (err) {
-      for (const w of waiters) w.reject(err);
+    } catch {
+      // One bad write must not fail its neighbours: replay them one transaction each.
+      ops.forEach((op, i) => {
+        try {
+          this.sqlite.transaction(op)();
+          waiters[i].resolve();
+        } catch (err) {
+          waiters[i].reject(err);
+        }
+      });
       return;
     }
     for (const w of waiters) w.resolve();
