@@ -27,7 +27,6 @@ export function resolveTargets(ctx: Ctx, config: Config, selectors?: Selector[])
   for (const def of providers) {
     const wanted = selectors?.filter((s) => s.provider === def.id);
     if (selectors && wanted!.length === 0) continue;
-    if (!selectors && !enabled(config, def.id)) continue;
     const places = profilesOf(ctx, def, config);
     for (const place of places) {
       if (wanted && !wanted.some((s) => s.profile === undefined || s.profile === place.profile)) continue;

@@ -171,3 +171,15 @@ describe("cursor's state database", () => {
     expect(readFileSync(path).equals(before)).toBe(true);
   });
 });
+
+describe("config filtering of targets", () => {
+  test("enabled may name one profile; disabled may name a provider or one profile", () => {
+    h = tempHome();
+    mkdirSync(join(h.home, ".claude-work"));
+    mkdirSync(join(h.home, ".codex-a"));
+    const cfg = defaults();
+    cfg.providers.enabled = ["claude:work", "codex", "zai"];
+    cfg.providers.disabled = ["codex:a", "zai"];
+    expect(resolveTargets(h.ctx, cfg).map((t) => t.key)).toEqual(["claude:work", "codex:default"]);
+  });
+});
