@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { DomainError, TooLarge } from "../kernel/errors";
+import { TooLarge } from "../kernel/errors";
 import { authRoutes } from "./auth/routes";
 import { AuthService } from "./auth/service";
 import { TokenStore } from "./auth/store";
@@ -7,7 +7,7 @@ import type { OrderConfig } from "./config";
 import type { OrdersDb } from "./db/open";
 import { DataVersion } from "./db/version";
 import { CORS_HEADERS, preflight } from "./cors";
-import { errorResponse, replyFor } from "./errors";
+import { handleError } from "./errors";
 import { openApiDocument } from "./openapi";
 import { orderRoutes } from "./orders/routes";
 import { OrderService } from "./orders/service";
@@ -16,7 +16,7 @@ import { userRoutes } from "./users/routes";
 import { UserService } from "./users/service";
 import { UserStore } from "./users/store";
 
-/** The services behind the HTTP app (the demo seeder and tests use them directly). */
+/** The stores and services behind the HTTP app, wired over one database. */
 export function orderServices(config: OrderConfig, db: OrdersDb) {
   const version = new DataVersion(db.$client);
   const userStore = new UserStore(db, version);
@@ -35,6 +35,8 @@ export function createOrderApp(config: OrderConfig, db: OrdersDb) {
   const s = orderServices(config, db);
   const doc = JSON.stringify(openApiDocument());
   const routes: { method: string; pattern: RegExp }[] = [];
+  /** Methods that do have a route at `path` (for 405 vs 404). */
+  const allowed = (path: string) => [...new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))];
 
   // Elysia defaults to SO_REUSEPORT, which would let a second server silently share a busy port.
   const app = new Elysia({ serve: { reusePort: false, development: false } })
@@ -49,39 +51,7 @@ export function createOrderApp(config: OrderConfig, db: OrdersDb) {
       const length = Number(request.headers.get("content-length") ?? 0);
       if (length > config.bodyLimit) throw TooLarge(`Request body is ${length} bytes; the limit is ${config.bodyLimit}`);
     })
-    .onError(({ code, error, request }) => {
-      const path = new URL(request.url).pathname;
-      if (error instanceof DomainError) return errorResponse(replyFor(error), path, config.clock);
-      if (code === "NOT_FOUND") {
-        const allow = [...new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))];
-        if (allow.length > 0) {
-          return errorResponse(
-            { status: 405, message: `Request method '${request.method}' is not supported`, headers: { Allow: allow.join(", ") } },
-            path,
-            config.clock,
-          );
-        }
-        return errorResponse({ status: 404, message: `No endpoint ${request.method} ${path}` }, path, config.clock);
-      }
-      if (code === "PARSE") {
-        // Elysia reports anything thrown while parsing (our size check included) as a parse error.
-        const cause = (error as { cause?: unknown }).cause;
-        if (cause instanceof DomainError) return errorResponse(replyFor(cause), path, config.clock);
-        const length = Number(request.headers.get("content-length") ?? 0);
-        if (length > config.bodyLimit) {
-          return errorResponse({ status: 413, message: `Request body is ${length} bytes; the limit is ${config.bodyLimit}` }, path, config.clock);
-        }
-        return errorResponse({ status: 400, message: "Malformed request body: not valid JSON or form data" }, path, config.clock);
-      }
-      if (code === "INVALID_COOKIE_SIGNATURE" || code === "VALIDATION" || code === "INVALID_FILE_TYPE") {
-        return errorResponse({ status: 400, message: describe(error) }, path, config.clock);
-      }
-      if (typeof code === "number" && code < 500) {
-        return errorResponse({ status: code, message: describe(error) }, path, config.clock);
-      }
-      config.logger.error("unexpected error", { path, method: request.method, error: error instanceof Error ? (error.stack ?? error.message) : describe(error) });
-      return errorResponse({ status: 500, message: "Internal error; it has been logged" }, path, config.clock);
-    })
+    .onError(({ code, error, request }) => handleError(code, error, request, { clock: config.clock, logger: config.logger, bodyLimit: config.bodyLimit, allowed }))
     .get("/health", () => {
       db.$client.query("SELECT 1").get();
       return { status: "ok" };
@@ -100,9 +70,3 @@ export function createOrderApp(config: OrderConfig, db: OrdersDb) {
 }
 
 export type OrderApp = ReturnType<typeof createOrderApp>;
-
-function describe(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (typeof error === "object" && error !== null && "response" in error) return String((error as { response: unknown }).response);
-  return String(error);
-}

@@ -3,6 +3,7 @@
 // protected routes both at once, because the web client reads Spring Security OAuth's `error` code there.
 import { DomainError } from "../kernel/errors";
 import type { Clock } from "../kernel/clock";
+import type { Logger } from "../kernel/logger";
 import { CORS_HEADERS } from "./cors";
 
 const reasons: Record<number, string> = {
@@ -71,4 +72,55 @@ function oauthCode(status: number): string {
   if (status === 429) return "too_many_requests";
   if (status >= 500) return "server_error";
   return "invalid_request";
+}
+
+/**
+ * The app's one `onError`: domain errors, unknown routes (404, or 405 with `Allow` when the path exists
+ * for other methods), unparsable bodies (400, or 413 over the limit). Anything else is a bug: logged,
+ * and answered 500 without details.
+ */
+export function handleError(
+  code: string | number,
+  error: unknown,
+  request: Request,
+  ctx: { clock: Clock; logger: Logger; bodyLimit: number; allowed(path: string): string[] },
+): Response {
+  const path = new URL(request.url).pathname;
+  const reply = (r: ErrorReply) => errorResponse(r, path, ctx.clock);
+  if (error instanceof DomainError) return reply(replyFor(error));
+  if (code === "NOT_FOUND") {
+    const allow = ctx.allowed(path);
+    if (allow.length > 0) {
+      return reply({ status: 405, message: `Request method '${request.method}' is not supported`, headers: { Allow: allow.join(", ") } });
+    }
+    return reply({ status: 404, message: `No endpoint ${request.method} ${path}` });
+  }
+  if (code === "PARSE") {
+    // Elysia reports anything thrown while parsing (the body size check included) as a parse error.
+    const cause = (error as { cause?: unknown }).cause;
+    if (cause instanceof DomainError) return reply(replyFor(cause));
+    const length = Number(request.headers.get("content-length") ?? 0);
+    if (length > ctx.bodyLimit) return reply({ status: 413, message: `Request body is ${length} bytes; the limit is ${ctx.bodyLimit}` });
+    return reply({ status: 400, message: "Malformed request body: not valid JSON or form data" });
+  }
+  if (code === "INVALID_COOKIE_SIGNATURE" || code === "VALIDATION" || code === "INVALID_FILE_TYPE") {
+    return reply({ status: 400, message: describe(error) });
+  }
+  if (typeof code === "number" && code < 500) return reply({ status: code, message: describe(error) });
+  if ((error as { code?: unknown })?.code === "SQLITE_BUSY") {
+    // Another process held the write lock past the busy timeout: a retry will do.
+    return reply({ status: 503, message: "The database is busy; retry shortly", headers: { "Retry-After": "1" } });
+  }
+  ctx.logger.error("unexpected error", {
+    path,
+    method: request.method,
+    error: error instanceof Error ? (error.stack ?? error.message) : describe(error),
+  });
+  return reply({ status: 500, message: "Internal error; it has been logged" });
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === "object" && error !== null && "response" in error) return String((error as { response: unknown }).response);
+  return String(error);
 }
