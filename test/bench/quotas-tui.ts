@@ -63,7 +63,7 @@ try {
       await t.waitFor((s) => !s.includes("providers loaded"), "clear");
       const t0 = performance.now();
       t.type(cmd);
-      await t.waitFor(done, cmd, 20_000);
+      await t.waitFor(done, cmd, 20_000, false);
       times.push(performance.now() - t0);
       await after();
     }

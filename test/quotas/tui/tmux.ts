@@ -80,13 +80,14 @@ export class Tmux {
     }
   }
 
-  /** Waits until `pred` holds for a screen that is not changing; returns that screen. */
-  async waitFor(pred: (screen: string) => boolean, what = "screen condition", timeoutMs = 10_000): Promise<string> {
+  /** Waits until `pred` holds for a screen that is not changing (unless `settle` is false). */
+  async waitFor(pred: (screen: string) => boolean, what = "screen condition", timeoutMs = 10_000, settle = true): Promise<string> {
     const until = Date.now() + timeoutMs;
     let last = "";
     while (Date.now() < until) {
       last = this.text();
       if (pred(last)) {
+        if (!settle) return last;
         // A frame may be caught half written: only a screen that stays the same counts.
         await Bun.sleep(40);
         const again = this.text();
