@@ -6,11 +6,12 @@ import type { AutomationContext } from "../context";
 import { releaseOwner, retainBlob, openBlob } from "../files/service";
 import { sampleRankOf } from "./envelope";
 import { type IncomingFile, materializeFiles, ownerOf, splitInputFiles } from "./inputs";
+import { listFilter, page } from "./list";
 import type { ListQuery } from "./model";
 import { type AbortReason, LEASE_MS, WorkerPool } from "./queue";
 import type { RunsRuntime } from "./runtime";
 import { resolveTarget, type ResolvedSource } from "./sources";
-import { isTerminal, type ListFilter, type NewRun, type RunRow, RunStore } from "./store";
+import { isTerminal, type NewRun, type RunRow, RunStore } from "./store";
 import { signZipToken } from "./token";
 import { defaultRuntime } from "./runtime-default";
 import { type Executing, executeRun } from "./worker";
@@ -42,13 +43,6 @@ export interface StartRequest {
 export const ZIP_MAX_BYTES = 32 * 1024 * 1024;
 /** action.invoke-workflow may nest this deep (a workflow invoking itself stops here). */
 export const MAX_NESTING = 5;
-
-interface Cursor {
-  k: string;
-  i: string;
-  s: string;
-  o: string;
-}
 
 export class RunService {
   readonly store: RunStore;
@@ -232,47 +226,10 @@ export class RunService {
     if (set) for (const done of [...set]) done();
   }
 
+  /** One page of the tenant's runs, newest first by default, with a cursor stable under inserts. */
   list(tenantId: string, q: ListQuery): { rows: RunRow[]; nextCursor: string | null } {
-    const f: ListFilter = {
-      tenantId,
-      type: q.type,
-      source: q.source,
-      statuses: q.status,
-      trigger: q.trigger,
-      triggeredBy: q.triggeredBy,
-      sourceRef: q.sourceRef,
-      batchId: q.batchId,
-      exampleId: q.exampleId,
-      exampleIdContains: q.exampleIdContains,
-      createdFrom: q.from,
-      createdTo: q.to,
-      createdAfter: q.createdAfter,
-      createdBefore: q.createdBefore,
-      completedAfter: q.completedAfter,
-      completedBefore: q.completedBefore,
-      ids: q.ids,
-      experiments: experimentsFilter(q.experiments),
-      sampleRate: q.sampleRate,
-      requireReview: requiresReview(q),
-      sort: q.sort,
-      order: q.order,
-      offset: q.offset,
-      limit: q.limit + 1,
-    };
-    if (q.cursor) {
-      const c = decodeCursor(q.cursor);
-      if (c.s !== q.sort || c.o !== q.order) throw Invalid("the cursor belongs to a different sort or order", { field: "cursor", code: "invalid_cursor" });
-      f.after = { key: c.k, id: c.i };
-    }
-    const rows = this.store.list(f);
-    const more = rows.length > q.limit;
-    const page = more ? rows.slice(0, q.limit) : rows;
-    const last = page.at(-1);
-    const key = (r: RunRow) => (q.sort === "completedAt" ? r.completedAt : q.sort === "startedAt" ? r.startedAt : r.createdAt) ?? "";
-    return {
-      rows: page,
-      nextCursor: more && last ? encodeCursor({ k: key(last), i: last.id, s: q.sort, o: q.order }) : null,
-    };
+    const rows = this.store.list(listFilter(tenantId, q));
+    return page(rows, q);
   }
 
   /** Queued → cancelled at once; running → requested (stops at its next step boundary); terminal → unchanged. */
@@ -390,42 +347,6 @@ function tooLarge(total: number) {
 function fileRefPaths(input: Record<string, unknown>): string[] {
   const isRef = (x: unknown): x is { $file: string } => !!x && typeof x === "object" && typeof (x as { $file?: unknown }).$file === "string";
   return Object.values(input).flatMap((val) => (Array.isArray(val) ? val.filter(isRef) : isRef(val) ? [val] : []).map((r) => r.$file));
-}
-
-function encodeCursor(c: Cursor): string {
-  return Buffer.from(JSON.stringify(c)).toString("base64url");
-}
-
-function decodeCursor(s: string): Cursor {
-  try {
-    const c = JSON.parse(Buffer.from(s, "base64url").toString()) as Cursor;
-    if (typeof c.k === "string" && typeof c.i === "string" && typeof c.s === "string" && typeof c.o === "string") return c;
-  } catch {}
-  throw Invalid("cursor is not valid; pass nextCursor from a previous page", { field: "cursor", code: "invalid_cursor" });
-}
-
-function experimentsFilter(s: string | undefined): ListFilter["experiments"] {
-  if (!s) return undefined;
-  const v = s.trim().toLowerCase();
-  if (v === "include" || v === "all" || v === "true") return { mode: "include" };
-  if (v === "exclude" || v === "false" || v === "none") return { mode: "exclude" };
-  if (v === "only") return { mode: "only" };
-  const ids = s.split(",").map((x) => x.trim()).filter(Boolean);
-  if (!ids.every((x) => /^exp_\w+$/.test(x))) {
-    throw Invalid("experiments must be include, exclude, only or a comma list of experiment ids", { field: "experiments" });
-  }
-  return { ids };
-}
-
-const yes = (s: string | undefined) => s === "true" || s === "1";
-
-/** Review filters that only reviewed runs can satisfy; no run has a review until run reviews exist. */
-function requiresReview(q: ListQuery): boolean {
-  return (
-    yes(q.hasReview) || yes(q.hasCorrections) || yes(q.sinceLastClosed) || !!q.reviewStatus || !!q.reviewVerdict || !!q.reviewNoteContains ||
-    !!q.reviewCreatedAfter || !!q.reviewCreatedBefore || !!q.reviewUpdatedAfter || !!q.reviewUpdatedBefore ||
-    !!q.reviewClosedAfter || !!q.reviewClosedBefore
-  );
 }
 
 const services = new WeakMap<AutomationContext, RunService>();
