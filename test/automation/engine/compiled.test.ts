@@ -1,31 +1,50 @@
 import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const dir = mkdtempSync(join(tmpdir(), "engine-compiled-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-test("inside a compiled binary copied alone into an empty directory: scripts, sandbox limits and XLSX work", async () => {
-  const bin = join(dir, "probe");
+const root = join(import.meta.dir, "../../..");
+const WORKER = "src/automation/engine/sandbox/worker.ts";
+
+/** Compiles the probe like src/kernel/build.ts does, copies it alone into an empty directory, runs it. */
+async function buildAndRun(name: string, extraEntries: string[], args: string[] = []) {
+  const bin = join(dir, name);
   const build = Bun.spawnSync(
-    [process.execPath, "build", "--compile", "--target", "bun", "--minify-whitespace", "--minify-syntax", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig", join(import.meta.dir, "fixtures/compiled-probe.ts"), "--outfile", bin],
-    { stdout: "pipe", stderr: "pipe" },
+    [process.execPath, "build", "--compile", "--target", "bun", "--minify-whitespace", "--minify-syntax", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig", "test/automation/engine/fixtures/compiled-probe.ts", ...extraEntries, "--outfile", bin],
+    { cwd: root, stdout: "pipe", stderr: "pipe" },
   );
   expect(build.exitCode, build.stderr.toString()).toBe(0);
-  const empty = join(dir, "empty");
-  await Bun.write(join(empty, "probe"), Bun.file(bin));
-  const { chmodSync } = await import("node:fs");
-  chmodSync(join(empty, "probe"), 0o755);
+  const empty = join(dir, `${name}-empty`);
+  await Bun.write(join(empty, name), Bun.file(bin));
+  chmodSync(join(empty, name), 0o755);
   rmSync(bin);
-  const proc = Bun.spawn([join(empty, "probe")], { cwd: empty, stdout: "pipe", stderr: "pipe", env: { PATH: "/usr/bin:/bin" } });
+  const proc = Bun.spawn([join(empty, name), ...args], { cwd: empty, stdout: "pipe", stderr: "pipe", env: { PATH: "/usr/bin:/bin" } });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   expect(code, err).toBe(0);
-  const r = JSON.parse(out);
+  return { r: JSON.parse(out), err };
+}
+
+test("inside a compiled binary copied alone into an empty directory: scripts on worker threads, sandbox limits and XLSX work", async () => {
+  const { r, err } = await buildAndRun("probe", [WORKER]);
+  expect(err).not.toContain("unavailable");
   expect(r.probe).toEqual({ status: "completed", output: { sum: 6, rows: [{ a: 1, b: "x" }] } });
   expect(r.loop.status).toBe("failed");
   expect(r.loop.error.code).toBe("script_timeout");
   expect(r.alloc.status).toBe("failed");
   expect(r.alloc.error.code).toBe("script_memory_limit");
+  expect(r.heavy.status).toBe("failed");
+  expect(r.heavy.error.code).toBe("script_timeout");
   expect(r.after).toEqual(r.probe);
-}, 60_000);
+}, 90_000);
+
+test("a binary built without the worker entrypoint still runs scripts (in-thread) and says so once", async () => {
+  // In-thread, a heavy built-in loop would overrun its deadline: that is what the workers are for.
+  const { r, err } = await buildAndRun("probe-noworker", [], ["--no-heavy"]);
+  expect(r.probe).toEqual({ status: "completed", output: { sum: 6, rows: [{ a: 1, b: "x" }] } });
+  expect(r.loop.error.code).toBe("script_timeout");
+  expect(r.alloc.error.code).toBe("script_memory_limit");
+  expect(err.match(/sandbox workers unavailable/g)?.length).toBe(1);
+}, 90_000);

@@ -73,7 +73,37 @@ steps:
     timeout: 150
     with: {function: "function script() { for (;;) {} }"}
 `);
-    expect(r.error?.code).toBe("script_timeout");
+    // Whichever fires first, the step timer or the sandbox deadline, the step fails as timed out.
+    expect(["step_timeout", "script_timeout"]).toContain(r.error!.code!);
+  });
+
+  test("a loop over a heavy built-in (which QuickJS's deadline check cannot see) is killed; the host's event loop keeps running", async () => {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 10);
+    try {
+      const r = await run(scriptStep("function script() { const a = new Array(200000).fill('abc'); while (true) a.join(',') }", "{}", "\n      timeoutMs: 200"));
+      expect(r.status).toBe("failed");
+      expect(r.error?.code).toBe("script_timeout");
+      expect(ticks).toBeGreaterThan(0);
+    } finally {
+      clearInterval(timer);
+    }
+    expect((await run(scriptStep("function script() { return 'next' }"))).output).toEqual({ js: "next" });
+  });
+
+  test("scripts run side by side on worker threads", async () => {
+    const r = await run(`name: t
+steps:
+  - name: pm
+    type: control.parallel_map
+    items: [1, 2, 3, 4]
+    concurrency: 4
+    steps:
+      - name: js
+        type: transform.script
+        with: {inputs: {n: "{{ item }}"}, function: "function script(n) { let x = 0; for (let i = 0; i < 1e5; i++) x += i % n; return n * 10 }"}
+`);
+    expect(r.output).toEqual({ pm: [10, 20, 30, 40] });
   });
 
   test("unbounded allocation is stopped at the memory limit; the host is unaffected", async () => {

@@ -2,7 +2,7 @@
 // come from `inputs`: by parameter name when every parameter names an input, else in `inputs` order.
 import * as v from "valibot";
 import { defineKind } from "../kind";
-import { runScript } from "../sandbox/quickjs";
+import { runSandboxed } from "../sandbox/isolate";
 
 export const schema = v.strictObject({
   function: v.pipe(v.string(), v.minLength(1), v.maxLength(256 * 1024)),
@@ -26,9 +26,9 @@ export default defineKind({
   literal: ["function"],
   async run(config, ctx) {
     const timeoutMs = Math.min(config.timeoutMs, ctx.step.timeout ?? Number.POSITIVE_INFINITY);
-    return runScript(config.function, argumentsFor(config.function, config.inputs), {
+    return runSandboxed(config.function, argumentsFor(config.function, config.inputs), {
       timeoutMs,
       memoryBytes: config.memoryMb * 1024 * 1024,
-    });
+    }, ctx.signal);
   },
 });
