@@ -12,6 +12,10 @@ const entries = readdirSync(join(root, "bin"))
 // must not use top-level await.
 const BYTECODE = new Set(["quotas"]);
 
+// Worker-thread modules an executable starts with `new Worker`: compiled in as extra entrypoints.
+// automation-server runs workflow scripts on workers so a runaway script cannot stall the server.
+const WORKERS: Record<string, string[]> = { "automation-server": ["src/automation/engine/sandbox/worker.ts"] };
+
 let failed = false;
 for (const entry of entries) {
   const name = basename(entry, ".ts");
@@ -22,7 +26,7 @@ for (const entry of entries) {
       "--minify-whitespace", "--minify-syntax",
       "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig",
       ...(BYTECODE.has(name) ? ["--bytecode"] : []),
-      join("bin", entry), "--outfile", join("dist", name),
+      join("bin", entry), ...(WORKERS[name] ?? []), "--outfile", join("dist", name),
     ],
     { cwd: root, stdout: "pipe", stderr: "pipe" },
   );

@@ -24,7 +24,8 @@ export function ensureBuilt(name: string): Promise<string> {
           "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig",
           // Same as src/kernel/build.ts: quotas starts from bytecode (it runs in shell prompts).
           ...(name === "quotas" ? ["--bytecode"] : []),
-          join("bin", `${name}.ts`), "--outfile", tmp,
+          // Same as src/kernel/build.ts: worker-thread entrypoints (automation-server's script sandbox).
+          join("bin", `${name}.ts`), ...(name === "automation-server" ? ["src/automation/engine/sandbox/worker.ts"] : []), "--outfile", tmp,
         ],
         { cwd: root, stdout: "pipe", stderr: "pipe" },
       );
