@@ -107,6 +107,17 @@ describe("POST /oauth/token", () => {
     }
   });
 
+  test("a parameter that is not text → 400 invalid_request naming it", async () => {
+    const h = harness();
+    await h.register("alice", "Customer", "secret1");
+    const r = await h.call("POST", "/oauth/token", {
+      json: { grant_type: "password", username: ["alice"], password: "secret1", client_id: CLIENT.id, client_secret: CLIENT.secret },
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe("invalid_request");
+    expect(r.body.error_description).toContain("username");
+  });
+
   test("GET /oauth/token → 405", async () => {
     const h = harness();
     const r = await h.call("GET", `/oauth/token?${grant()}`);

@@ -1,12 +1,17 @@
 import * as v from "valibot";
 
-/** The token request after merging query, form body and HTTP Basic credentials. */
+const param = (name: string) => v.optional(v.string(`Parameter ${name} must be given once, as text`));
+
+/**
+ * The token request after merging query, form body and HTTP Basic credentials. Every field is optional
+ * here: which ones are missing decides the RFC 6749 error (invalid_client, invalid_request...).
+ */
 export const TokenRequest = v.object({
-  client_id: v.optional(v.string()),
-  client_secret: v.optional(v.string()),
-  grant_type: v.optional(v.string()),
-  username: v.optional(v.string()),
-  password: v.optional(v.string()),
+  client_id: param("client_id"),
+  client_secret: param("client_secret"),
+  grant_type: param("grant_type"),
+  username: param("username"),
+  password: param("password"),
 });
 export type TokenRequest = v.InferOutput<typeof TokenRequest>;
 

@@ -1,34 +1,34 @@
 import { Elysia } from "elysia";
 import { DomainError } from "../../kernel/errors";
 import type { AuthService } from "./service";
-import type { TokenRequest } from "./model";
-
-const FIELDS = ["client_id", "client_secret", "grant_type", "username", "password"] as const;
+import * as v from "valibot";
+import { TokenRequest } from "./model";
 
 /** POST /oauth/token: parameters from the query string and/or a form body, client from HTTP Basic too. */
 export const authRoutes = (auth: AuthService) =>
   new Elysia({ name: "orders.auth" }).post("/oauth/token", async ({ query, body, request, set }) => {
-    const req: TokenRequest = {};
-    const form = typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
-    for (const field of FIELDS) {
-      const value = pick(field, form[field]) ?? pick(field, (query as Record<string, unknown>)[field]);
-      if (value !== undefined) req[field] = value;
-    }
+    const form = typeof body === "object" && body !== null && !Array.isArray(body) ? body : {};
+    // Form fields win over query parameters; both are outside data and go through the schema.
+    const merged: Record<string, unknown> = { ...strip(query), ...strip(form) };
     const basic = basicCredentials(request.headers.get("authorization"));
     if (basic) {
-      req.client_id = basic.id;
-      req.client_secret = basic.secret;
+      merged.client_id = basic.id;
+      merged.client_secret = basic.secret;
     }
-    const token = await auth.issueToken(req);
+    const parsed = v.safeParse(TokenRequest, merged);
+    if (!parsed.success) {
+      const issue = parsed.issues[0];
+      throw new DomainError("invalid", issue.message, { code: "invalid_request", field: v.getDotPath(issue) ?? undefined });
+    }
+    const token = await auth.issueToken(parsed.output);
     set.headers["cache-control"] = "no-store";
     set.headers.pragma = "no-cache";
     return token;
   });
 
-function pick(field: string, value: unknown): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === "string") return value;
-  throw new DomainError("invalid", `Parameter ${field} must be given once, as text`, { code: "invalid_request", field });
+/** Drops null/undefined values (absent parameters). */
+function strip(o: object): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).filter(([, value]) => value !== undefined && value !== null));
 }
 
 /** RFC 6749 §2.3.1: id and secret are form-encoded, joined by ":", base64'd. */
