@@ -65,6 +65,19 @@ describe("POST /oauth/token", () => {
     expect(r.headers.get("www-authenticate")).toContain('error="invalid_token"');
   });
 
+  test("the hourly sweep deletes only expired token rows", async () => {
+    const h = harness();
+    await h.register("alice", "Customer", "secret1");
+    await h.call("POST", `/oauth/token?${grant()}`);
+    h.clock.advance(12 * 3600_000);
+    const fresh = (await h.call("POST", `/oauth/token?${grant()}`)).body.access_token;
+    h.clock.advance(12 * 3600_000);
+    const { TokenStore } = await import("../../src/orders/auth/store");
+    expect(new TokenStore(h.db).deleteExpired(h.clock.now().getTime())).toBe(1);
+    expect(h.db.select().from(tokens).all().map((t) => t.hash)).toEqual([hashSecret(fresh)]);
+    expect((await h.call("GET", "/authenticated", { token: fresh })).status).toBe(200);
+  });
+
   test("unknown user and wrong password give the same 400 invalid_grant Bad credentials", async () => {
     const h = harness();
     await h.register("alice", "Customer", "secret1");
