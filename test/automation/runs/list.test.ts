@@ -134,9 +134,10 @@ describe("GET /v1/runs filters", () => {
     expect((await h.get("/v1/runs?sample_rate=1.5")).status).toBe(400);
   });
 
-  test("limit 1-100; another tenant's runs never appear", async () => {
-    const { h } = await seeded();
+  test("limit 1-100, offset; another tenant's runs never appear", async () => {
+    const { h, ids } = await seeded();
     expect((await json(await h.get("/v1/runs?limit=2"))).runs).toHaveLength(2);
+    expect(idsOf(await json(await h.get("/v1/runs?limit=2&offset=2")))).toEqual([ids.b1, ids.a2]);
     expect((await h.get("/v1/runs?limit=0")).status).toBe(400);
     expect((await h.get("/v1/runs?limit=101")).status).toBe(400);
     const other = h.tenant("someone-else");
