@@ -14,7 +14,8 @@ function isFileValue(v: unknown): boolean {
   return isObject(inline) && typeof inline.base64 === "string";
 }
 
-function typeError(input: WorkflowInput, value: unknown): string | undefined {
+/** Why `value` does not fit the declared input type, or undefined when it does. */
+export function typeError(input: WorkflowInput, value: unknown): string | undefined {
   const ok = {
     string: typeof value === "string",
     number: typeof value === "number" && Number.isFinite(value),

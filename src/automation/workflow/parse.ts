@@ -4,6 +4,7 @@ import * as v from "valibot";
 import { findPaths, pathMatches, type AnyStepKind } from "../engine/kind";
 import { stepKind, stepKinds } from "../engine/registry";
 import { isTemplate, templateError } from "../engine/template";
+import { typeError } from "./input";
 import { readYaml, type Source } from "./source";
 import { COMMON_STEP_FIELDS, commonStepSchema, inputSchema, workflowSchema } from "./schema";
 import type { ParseResult, Step, Workflow, WorkflowInput, WorkflowIssue } from "./types";
@@ -25,8 +26,9 @@ class Collector {
       const rel = v.getDotPath(issue) ?? "";
       if (tolerate?.(rel)) continue;
       const field = [prefix, rel].filter((s) => s !== "").join(".");
-      const code = issue.kind === "schema" && issue.type === "strict_object" && issue.received !== "undefined" ? "unknown_field" : "invalid_value";
-      const message = code === "unknown_field" ? `unknown field ${JSON.stringify(rel.split(".").pop())}` : issue.message;
+      const missing = issue.received === "undefined";
+      const code = issue.kind === "schema" && issue.type === "strict_object" && !missing ? "unknown_field" : missing ? "required" : "invalid_value";
+      const message = code === "unknown_field" ? `unknown field ${JSON.stringify(rel.split(".").pop())}` : missing ? "is required" : issue.message;
       this.add(field, message, code);
     }
   }
@@ -154,6 +156,8 @@ function parseInputs(raw: unknown[], out: Collector): WorkflowInput[] {
     const r = v.safeParse(inputSchema, item);
     if (!r.success) return out.valibot(`inputs.${i}`, r.issues);
     if (seen.has(r.output.name)) return out.add(`inputs.${i}.name`, `duplicate input name "${r.output.name}"`, "duplicate_name");
+    const bad = r.output.default === undefined ? undefined : typeError(r.output, r.output.default);
+    if (bad) return out.add(`inputs.${i}.default`, `default ${bad}`, "invalid_value");
     seen.add(r.output.name);
     inputs.push(r.output);
   });

@@ -165,8 +165,14 @@ describe("parseWorkflow: issues name the field and the line", () => {
     ok("name: ok-1_x\nversion: 2.10.3-beta.1\nsteps: [{name: a, type: transform.set, with: {fields: {}}}]\n");
   });
 
-  test("a missing name is reported", () => {
-    expect(issueAt(issues("steps: [{name: a, type: transform.set, with: {fields: {}}}]\n"), "name").code).toBe("invalid_value");
+  test("a missing name is reported as required", () => {
+    expect(issueAt(issues("steps: [{name: a, type: transform.set, with: {fields: {}}}]\n"), "name")).toMatchObject({ code: "required", message: "is required (line 1)" });
+  });
+
+  test("an input default must fit the input type", () => {
+    const list = issues("name: x\ninputs:\n  - {name: n, type: integer, default: 1.5}\n  - {name: s, type: string, default: ok}\nsteps: [{name: a, type: transform.set, with: {fields: {}}}]\n");
+    expect(issueAt(list, "inputs.0.default")).toMatchObject({ line: 3, message: "default must be an integer (line 3)" });
+    expect(list).toHaveLength(1);
   });
 
   test("a mapping is required at the top", () => {
