@@ -333,6 +333,7 @@ export class RunService {
   /** Stops the pool (bounded), then answers every pending wait_for_completion with the run as it is (202). */
   async stopWorkers(graceMs = 4_000): Promise<void> {
     await this.pool.stop(graceMs);
+    this.store.flushJournal(); // whatever finished is committed before the database closes
     for (const id of [...this.waiters.keys()]) this.notify(id);
   }
 }
