@@ -71,6 +71,21 @@ describe("order-server binary", () => {
     expect(db.err).toContain("/proc/no-such-dir/orders.db");
   }, 60_000);
 
+  test("environment configures the server; flags win over it", async () => {
+    const port = freePort();
+    const p = start([bin, "--db", "./flag.db", "--host", "127.0.0.1"], {
+      cwd: dir,
+      env: { PORT: String(port), ORDER_PROFILE: "demo", ORDER_DB: "./env.db", ORDER_OAUTH_CLIENTS: undefined },
+    });
+    procs.push(p);
+    await waitForHttp(`http://127.0.0.1:${port}/health`);
+    expect(p.output()).toContain("profile:  demo");
+    expect(p.output()).toContain("./flag.db");
+    expect(existsSync(join(dir, "flag.db"))).toBe(true);
+    expect(existsSync(join(dir, "env.db"))).toBe(false);
+    expect(await p.kill("SIGTERM")).toBe(0);
+  }, 60_000);
+
   test("a port in use is one clear line, exit 1", async () => {
     const { port } = await serve(["--db", ":memory:"], { ORDER_OAUTH_CLIENTS: "a:b" });
     const r = await runToEnd(["--port", String(port), "--host", "127.0.0.1", "--db", ":memory:"], { ORDER_OAUTH_CLIENTS: "a:b" });
