@@ -125,7 +125,7 @@ steps:
   - {name: after, type: transform.set, with: {fields: {x: 1}}}
 `);
     const id = (await json(await post("/v1/runs", { target: "workflows.slow" }))).id;
-    for (let i = 0; i < 200; i++) {
+    for (let i = 0; i < 2000; i++) {
       const s = (await json(await get(`/v1/runs/${id}/steps`))).steps;
       if (s.length) break;
       await Bun.sleep(5);
@@ -133,7 +133,7 @@ steps:
     const c = await json(await post(`/v1/runs/${id}/cancel`));
     expect(c.cancellation.state).toBe("requested");
     let status = "";
-    for (let i = 0; i < 200 && status !== "cancelled"; i++) {
+    for (let i = 0; i < 2000 && status !== "cancelled"; i++) {
       status = (await json(await get(`/v1/runs/${id}`))).execution.status;
       await Bun.sleep(5);
     }
@@ -156,14 +156,14 @@ steps:
 `);
     const id = (await json(await post("/v1/runs", { target: "workflows.sleepy-parent" }))).id;
     let child: { id: string } | undefined;
-    for (let i = 0; i < 200 && !child; i++) {
+    for (let i = 0; i < 2000 && !child; i++) {
       child = (await json(await get("/v1/runs?source=workflows.sleepy-child&status=running"))).runs[0];
       await Bun.sleep(5);
     }
     expect(child).toBeDefined();
     expect((await json(await post(`/v1/runs/${id}/cancel`))).cancellation.state).toBe("requested");
     const statusOf = async (runId: string) => (await json(await get(`/v1/runs/${runId}`))).execution.status;
-    for (let i = 0; i < 200 && (await statusOf(id)) !== "cancelled"; i++) await Bun.sleep(5);
+    for (let i = 0; i < 2000 && (await statusOf(id)) !== "cancelled"; i++) await Bun.sleep(5);
     expect(await statusOf(id)).toBe("cancelled");
     expect(await statusOf(child!.id)).toBe("cancelled");
   });

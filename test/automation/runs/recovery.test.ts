@@ -64,7 +64,7 @@ describe("recovery on start", () => {
     const b = await server(dir, engineB, 2);
     b.svc.startWorkers();
     for (const id of ids.slice(0, 3)) {
-      for (let i = 0; i < 400 && b.svc.store.status(id) !== "completed"; i++) await Bun.sleep(5);
+      for (let i = 0; i < 3000 && b.svc.store.status(id) !== "completed"; i++) await Bun.sleep(5);
     }
     expect(ids.map((id) => b.svc.store.status(id))).toEqual(["completed", "completed", "completed", "waiting"]);
     for (const n of [0, 1]) {
@@ -109,7 +109,7 @@ describe("recovery on start", () => {
     const engineB = new TestEngine();
     const b = await server(dir, engineB, 1);
     b.svc.startWorkers();
-    for (let i = 0; i < 400 && b.svc.store.status(id) !== "completed"; i++) await Bun.sleep(5);
+    for (let i = 0; i < 3000 && b.svc.store.status(id) !== "completed"; i++) await Bun.sleep(5);
     expect(b.svc.store.status(id)).toBe("completed");
     expect([...engineB.executions.keys()]).toEqual(['{"n":7}/third']);
   });
@@ -156,7 +156,7 @@ describe("queue", () => {
     await Bun.sleep(300);
     expect(claims).toBe(1);
     const id = (await a.svc.start({ tenantId: tenant.id, keyId: "k" }, { target: "workflows.three", input: { n: 1 } })).id;
-    for (let i = 0; i < 400 && a.svc.store.status(id) !== "completed"; i++) await Bun.sleep(5);
+    for (let i = 0; i < 3000 && a.svc.store.status(id) !== "completed"; i++) await Bun.sleep(5);
     expect(a.svc.store.status(id)).toBe("completed");
     const after = claims;
     await Bun.sleep(300);

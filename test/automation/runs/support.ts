@@ -98,7 +98,7 @@ export async function runsHarness(over: Parameters<typeof harness>[0] = {}): Pro
     post: (path, body, key = t.key) => h.req("POST", path, { key, body }),
     get: (path, key = t.key) => h.req("GET", path, { key }),
     async settle(id) {
-      for (let i = 0; i < 400; i++) {
+      for (let i = 0; i < 3000; i++) {
         const r = await json(await h.req("GET", `/v1/runs/${id}`, { key: t.key }));
         if (r.finished) return r;
         await Bun.sleep(5);
