@@ -12,7 +12,7 @@ void runMain("quotas", async () => {
   const args = parseArgs(argv);
   if (args.mode === "statusline") {
     const { f, selectors } = args;
-    process.stdout.write(runStatusline(makeCtx(), { selectors, format: f.format, icons: !f["no-icons"], updateCheck: !f["no-update-check"] }) + "\n");
+    process.stdout.write(await runStatusline(makeCtx(), { selectors, format: f.format, icons: !f["no-icons"], updateCheck: !f["no-update-check"] }) + "\n");
     return;
   }
   const { main } = await import("../src/quotas/cli");

@@ -1,8 +1,7 @@
 // cache.json: the last result per provider/profile. A network_error never replaces an older good
 // result (it is kept and shown with its age); anything else, auth_required included, replaces it.
-import { join } from "node:path";
-import { cacheDir, type Ctx } from "./context";
-import { readText, withLock, writeAtomic } from "./files";
+import { cacheDir, join, type Ctx } from "./context";
+import { readText, readTextFast, withLock, writeAtomic } from "./files";
 import type { ProviderResult } from "./types";
 
 export interface CacheFile {
@@ -42,7 +41,14 @@ const lockPath = (ctx: Ctx) => join(cacheDir(ctx), "cache.lock");
 
 /** The cache, or an empty one when missing or unreadable (a broken cache is just a cold cache). */
 export function readCache(ctx: Ctx): CacheFile {
-  const text = readText(cachePath(ctx));
+  return parseCache(readText(cachePath(ctx)));
+}
+
+export async function readCacheFast(ctx: Ctx): Promise<CacheFile> {
+  return parseCache(await readTextFast(cachePath(ctx)));
+}
+
+export function parseCache(text: string | undefined): CacheFile {
   const empty: CacheFile = { version: 1, refreshed_at: null, results: {} };
   if (!text) return empty;
   let data: Record<string, unknown>;

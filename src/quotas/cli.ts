@@ -35,7 +35,7 @@ export async function main(argv: string[], env: Env = process.env, io: Io = defa
   }
   const ctx = makeCtx(env);
   if (mode === "statusline") {
-    io.out(runStatusline(ctx, { selectors, format: f.format, icons: !f["no-icons"], updateCheck: !f["no-update-check"] }) + "\n");
+    io.out(await runStatusline(ctx, { selectors, format: f.format, icons: !f["no-icons"], updateCheck: !f["no-update-check"] }) + "\n");
     return 0;
   }
   if (mode === "check-update") return checkUpdate(ctx, io);

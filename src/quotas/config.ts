@@ -1,8 +1,8 @@
 // config.toml: every table of the spec, validated with valibot. A missing file means defaults; an
 // invalid one yields one line naming file, line and problem, and the defaults.
-import { readFileSync } from "node:fs";
 import * as v from "valibot";
 import { configFile, tilde, type Ctx } from "./context";
+import { readTextFast } from "./files";
 import { identify as lookup } from "./names";
 
 // Built on first use, like the parser: a prompt with no config file never pays for them.
@@ -155,12 +155,19 @@ export function loadConfig(ctx: Ctx): Loaded {
   const path = configFile(ctx);
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    text = (require("node:fs") as typeof import("node:fs")).readFileSync(path, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return { config: defaults(), path };
     return { config: defaults(), path, warning: `${tilde(ctx, path)}: cannot read (${(err as Error).message}); using defaults` };
   }
   return parseConfig(text, tilde(ctx, path), path);
+}
+
+/** loadConfig for the statusline: no node:fs, and an unreadable file is just defaults. */
+export async function loadConfigFast(ctx: Ctx): Promise<Loaded> {
+  const path = configFile(ctx);
+  const text = await readTextFast(path);
+  return text === undefined ? { config: defaults(), path } : parseConfig(text, tilde(ctx, path), path);
 }
 
 export function parseConfig(text: string, shown: string, path = shown): Loaded {

@@ -1,7 +1,5 @@
 // Everything the quota viewer reads from its surroundings, in one value: environment, home directory,
 // clock and the per-provider timeout. Tests build one over a temporary HOME instead of patching globals.
-import { homedir } from "node:os";
-import { join } from "node:path";
 import type { Clock } from "../kernel/clock";
 import { systemClock } from "../kernel/clock";
 
@@ -17,8 +15,13 @@ export interface Ctx {
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
+// The statusline path avoids importing node:os/node:path/node:fs: each costs about a millisecond of
+// start-up, which a shell prompt pays on every line. Paths here are plain POSIX joins.
+export const join = (...parts: string[]) => parts.join("/").replace(/\/{2,}/g, "/");
+export const dirname = (p: string) => p.replace(/\/[^/]*\/?$/, "") || "/";
+
 export function makeCtx(env: Env = process.env, clock: Clock = systemClock): Ctx {
-  const home = env.HOME || homedir();
+  const home = env.HOME || (require("node:os") as typeof import("node:os")).homedir();
   const t = Number(env.QUOTAS_TIMEOUT_MS);
   return { env, home, clock, timeoutMs: Number.isFinite(t) && t > 0 ? t : DEFAULT_TIMEOUT_MS };
 }

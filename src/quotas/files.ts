@@ -1,17 +1,29 @@
 // Our own files (caches, config edits): atomic writes and a small lock file between processes.
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname } from "./context";
+
+// node:fs is loaded on first use (see context.ts): a warm statusline only reads, and reads with Bun.file.
+const fs = () => require("node:fs") as typeof import("node:fs");
+
+/** Reads a text file without loading node:fs; undefined when it is missing or unreadable. */
+export async function readTextFast(path: string): Promise<string | undefined> {
+  try {
+    return await Bun.file(path).text();
+  } catch {
+    return undefined;
+  }
+}
 
 /** Writes via a unique temp file + rename, so readers see the old or the new file, never a mix. */
 export function writeAtomic(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
+  const f = fs();
+  f.mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   try {
-    writeFileSync(tmp, text, { mode: 0o600 });
-    renameSync(tmp, path);
+    f.writeFileSync(tmp, text, { mode: 0o600 });
+    f.renameSync(tmp, path);
   } catch (err) {
     try {
-      unlinkSync(tmp);
+      f.unlinkSync(tmp);
     } catch {}
     throw err;
   }
@@ -19,7 +31,7 @@ export function writeAtomic(path: string, text: string): void {
 
 export function readText(path: string): string | undefined {
   try {
-    return readFileSync(path, "utf8");
+    return fs().readFileSync(path, "utf8");
   } catch {
     return undefined;
   }
@@ -30,16 +42,17 @@ export function readText(path: string): string | undefined {
  * considered abandoned (its holder crashed) and taken over.
  */
 export function tryLock(path: string, staleMs: number, now = Date.now()): boolean {
-  mkdirSync(dirname(path), { recursive: true });
+  const f = fs();
+  f.mkdirSync(dirname(path), { recursive: true });
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      closeSync(openSync(path, "wx"));
+      f.closeSync(f.openSync(path, "wx"));
       return true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") return false;
       try {
-        if (now - statSync(path).mtimeMs < staleMs) return false;
-        unlinkSync(path);
+        if (now - f.statSync(path).mtimeMs < staleMs) return false;
+        f.unlinkSync(path);
       } catch {
         // someone else removed or replaced it: try again
       }
@@ -50,7 +63,7 @@ export function tryLock(path: string, staleMs: number, now = Date.now()): boolea
 
 export function unlock(path: string): void {
   try {
-    unlinkSync(path);
+    fs().unlinkSync(path);
   } catch {}
 }
 

@@ -1,16 +1,15 @@
 // `--statusline` end to end, kept apart from the rest of the tool so a prompt loads only this: it reads
 // cache.json (never the network), forks a detached refresh when the cache is stale, and returns.
-import { join } from "node:path";
 import { spawnDetached } from "./background";
-import { readCache } from "./cache";
-import { loadConfig } from "./config";
-import { cacheDir, type Ctx } from "./context";
+import { readCacheFast } from "./cache";
+import { loadConfigFast } from "./config";
+import { cacheDir, join, type Ctx } from "./context";
 import { tryLock } from "./files";
 import { identities } from "./names";
 import { DEFAULT_FORMAT, statusline } from "./output/statusline";
 import { enabled, selects, type Selector } from "./selectors";
 import type { ProviderResult } from "./types";
-import { availableUpdate, readUpdate, updateDue } from "./update";
+import { availableUpdate, readUpdateFast, updateDue, type UpdateState } from "./update";
 
 export const STALE_MS = 30 * 60 * 1000;
 export const refreshLockPath = (ctx: Ctx) => join(cacheDir(ctx), "refresh.lock");
@@ -24,13 +23,13 @@ export interface StatuslineArgs {
 }
 
 /** Starts the background version check when update.json is older than 24 h (one at a time). */
-export function startUpdateCheck(ctx: Ctx, state: ReturnType<typeof readUpdate>): void {
+export function startUpdateCheck(ctx: Ctx, state: UpdateState | null): void {
   if (updateDue(ctx, state) && tryLock(updateLockPath(ctx), 60_000)) spawnDetached(["--refresh-update"]);
 }
 
-export function runStatusline(ctx: Ctx, a: StatuslineArgs): string {
-  const { config } = loadConfig(ctx); // a config warning would end up in the prompt; --json reports it
-  const cache = readCache(ctx);
+export async function runStatusline(ctx: Ctx, a: StatuslineArgs): Promise<string> {
+  // Reads all three files at once. A config warning would end up in the prompt; --json reports it.
+  const [{ config }, cache, state] = await Promise.all([loadConfigFast(ctx), readCacheFast(ctx), a.updateCheck ? readUpdateFast(ctx) : null]);
   const order = new Map(identities.map((p, i) => [p.id, i]));
   const results: ProviderResult[] = Object.values(cache.results)
     .filter((r) => (a.selectors ? selects(a.selectors, r.provider, r.profile) : enabled(config, r.provider, r.profile)))
@@ -47,7 +46,6 @@ export function runStatusline(ctx: Ctx, a: StatuslineArgs): string {
   }
   let update: string | null = null;
   if (a.updateCheck) {
-    const state = readUpdate(ctx);
     update = availableUpdate(state);
     startUpdateCheck(ctx, state);
   }

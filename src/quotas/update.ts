@@ -1,7 +1,6 @@
 // Version check against the npm registry (its package document), remembered in update.json for 24 h.
-import { join } from "node:path";
-import { cacheDir, type Ctx } from "./context";
-import { readText, writeAtomic } from "./files";
+import { cacheDir, join, type Ctx } from "./context";
+import { readText, readTextFast, writeAtomic } from "./files";
 import { PACKAGE_NAME, VERSION } from "./version";
 
 export const UPDATE_TTL_MS = 24 * 3600 * 1000;
@@ -16,7 +15,14 @@ export interface UpdateState {
 export const updatePath = (ctx: Ctx) => join(cacheDir(ctx), "update.json");
 
 export function readUpdate(ctx: Ctx): UpdateState | null {
-  const text = readText(updatePath(ctx));
+  return parseUpdate(readText(updatePath(ctx)));
+}
+
+export async function readUpdateFast(ctx: Ctx): Promise<UpdateState | null> {
+  return parseUpdate(await readTextFast(updatePath(ctx)));
+}
+
+function parseUpdate(text: string | undefined): UpdateState | null {
   if (!text) return null;
   try {
     // Read on every prompt: checked by hand (see cache.ts), three strings or nothing.
