@@ -91,6 +91,14 @@ steps:
     expect((await run(scriptStep("function script() { return 'next' }"))).output).toEqual({ js: "next" });
   });
 
+  test("a cancel stops a running script at once", async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const r = await run(scriptStep("function script() { for (;;) {} }", "{}", "\n      timeoutMs: 30000"), {}, { signal: controller.signal });
+    expect(r.status).toBe("cancelled");
+    expect(r.journal.finished).toEqual([]);
+  });
+
   test("scripts run side by side on worker threads", async () => {
     const r = await run(`name: t
 steps:

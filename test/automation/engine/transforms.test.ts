@@ -85,6 +85,16 @@ describe("transform.regex-extract", () => {
     expect(((await out("transform.regex-extract", '{input: "a A a", pattern: "a", flags: i}')) as { count: number }).count).toBe(3);
     expect(await out("transform.regex-extract", '{input: "abc", pattern: "z"}')).toEqual({ matches: [], count: 0, first: null });
   });
+  test("a catastrophically backtracking pattern is stopped at its time limit", async () => {
+    const e = await failure("transform.regex-extract", '{input: "{{ input.s }}", pattern: "^(a+)+$", timeoutMs: 300}', { s: `${"a".repeat(40)}!` });
+    expect(e.code).toBe("regex_timeout");
+  });
+
+  test("the unicode flag works; duplicate flags are refused", async () => {
+    expect(((await out("transform.regex-extract", '{input: "día 😀", pattern: "\\\\p{Emoji_Presentation}", flags: u}')) as { first: { match: string } }).first.match).toBe("😀");
+    expect(issuesOf(oneStep("transform.regex-extract", '{input: "a", pattern: "a", flags: ii}'))[0].field).toBe("steps.0.with.flags");
+  });
+
   test("an invalid pattern fails the step", async () => {
     expect((await failure("transform.regex-extract", '{input: "a", pattern: "(("}')).message).toContain("invalid pattern");
   });
