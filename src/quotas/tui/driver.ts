@@ -11,6 +11,7 @@ import type { Terminal } from "./terminal.ts";
 import { render } from "./view.ts";
 
 const SPIN_MS = 100;
+const ESC_WAIT_MS = 30;
 const SIGNAL_CODES: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 
 export function runDriver(host: TuiHost, term: Terminal, clock: Clock = systemClock): Promise<number> {
@@ -192,9 +193,19 @@ export function runDriver(host: TuiHost, term: Terminal, clock: Clock = systemCl
       state = first.state;
       paint(); // the first frame at once, from the cache
       apply(first);
-      cleanups.push(term.onInput(guard((chunk: string) => {
-        for (const key of decodeKeys(chunk)) dispatch({ type: "key", key });
-      })));
+      let pending = "";
+      let escTimer: ReturnType<typeof setTimeout> | null = null;
+      const feed = (chunk: string, final: boolean) => {
+        if (escTimer) clearTimeout(escTimer);
+        escTimer = null;
+        const { keys, rest } = decodeKeys(pending + chunk, final);
+        pending = rest;
+        for (const key of keys) dispatch({ type: "key", key });
+        // A lone ESC is the Esc key unless the rest of a sequence follows at once.
+        if (pending && !done) escTimer = setTimeout(guard(() => feed("", true)), ESC_WAIT_MS);
+      };
+      cleanups.push(() => escTimer && clearTimeout(escTimer));
+      cleanups.push(term.onInput(guard((chunk: string) => feed(chunk, false))));
       cleanups.push(term.onResize(guard(() => {
         const { width, height } = term.size();
         prev = null; // repaint everything: the terminal may have reflowed the old frame

@@ -10,18 +10,31 @@ const SEQUENCES: Record<string, Key> = {
   "\x1b[Z": "backtab",
 };
 
-/** Splits one chunk of input into keys. A lone ESC (nothing after it in the chunk) is the Esc key. */
-export function decodeKeys(input: string): Key[] {
+const isFinal = (code: number) => code >= 0x40 && code <= 0x7e;
+
+/**
+ * Splits input into keys. An escape sequence cut off at the end of the chunk (over a slow link an
+ * arrow key can arrive as "\x1b" then "[A") is returned as `rest`, to be prefixed to the next chunk;
+ * with `final` (no more input came soon) a lone ESC is the Esc key.
+ */
+export function decodeKeys(input: string, final = false): { keys: Key[]; rest: string } {
   const keys: Key[] = [];
   let i = 0;
   while (i < input.length) {
     const ch = input[i];
     if (ch === "\x1b") {
       const next = input[i + 1];
+      if (next === undefined) {
+        if (!final) return { keys, rest: input.slice(i) };
+        keys.push("esc");
+        i++;
+        continue;
+      }
       if (next === "[" || next === "O") {
         let j = i + 2;
         // CSI parameters end at a final byte in 0x40..0x7e; SS3 is one byte.
-        while (j < input.length && !(input.charCodeAt(j) >= 0x40 && input.charCodeAt(j) <= 0x7e)) j++;
+        while (j < input.length && !isFinal(input.charCodeAt(j))) j++;
+        if (j >= input.length && !final) return { keys, rest: input.slice(i) };
         keys.push(SEQUENCES[input.slice(i, j + 1)] ?? "unknown");
         i = j + 1;
         continue;
@@ -37,5 +50,5 @@ export function decodeKeys(input: string): Key[] {
     else if (ch === "\x7f" || ch === "\b") keys.push("backspace");
     else if (ch.charCodeAt(0) >= 0x20) keys.push(ch);
   }
-  return keys;
+  return { keys, rest: "" };
 }

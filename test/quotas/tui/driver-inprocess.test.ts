@@ -137,6 +137,19 @@ describe("driver (in-process)", () => {
     expect(await done).toBe(130);
   });
 
+  test("an arrow key split across two reads is one key; a lone ESC is Esc after a moment", async () => {
+    const term = new FakeTerminal();
+    const done = runDriver(makeHost(), term);
+    term.type("\x1b");
+    term.type("[B"); // Down: selects Codex (never "[" then "B")
+    term.type("\r");
+    await until(() => term.screen()[0].includes("› Codex"));
+    term.type("\x1b");
+    await until(() => !term.screen()[0].includes("›")); // Esc: back to the dashboard
+    term.type("q");
+    expect(await done).toBe(0);
+  });
+
   test("a resize repaints every line at the new size", async () => {
     const term = new FakeTerminal();
     const done = runDriver(makeHost(), term);

@@ -180,13 +180,15 @@ describe("driver in a real terminal", () => {
     await expectRestored(t, 130);
   }, T);
 
-  test("SIGTERM restores the terminal (exit 143)", async () => {
-    const t = await launch();
-    const pid = t.foregroundPid();
-    expect(pid).not.toBeNull();
-    process.kill(pid!, "SIGTERM");
-    await expectRestored(t, 143);
-  }, T);
+  for (const [sig, code] of [["SIGTERM", 143], ["SIGINT", 130], ["SIGHUP", 129]] as const) {
+    test(`${sig} restores the terminal (exit ${code})`, async () => {
+      const t = await launch();
+      const pid = t.foregroundPid();
+      expect(pid).not.toBeNull();
+      process.kill(pid!, sig);
+      await expectRestored(t, code);
+    }, T);
+  }
 
   test("an unexpected error restores the terminal and prints one line", async () => {
     const t = await launch({ throwOnCopy: true });
