@@ -28,6 +28,9 @@ export interface WorkerDeps {
   invoke(parent: RunRow, target: string, input: Record<string, unknown>, opts: { version?: string }): Promise<unknown>;
 }
 
+/** Pick-ups of one run (the first plus resumes after restarts) before it is failed. */
+export const MAX_ATTEMPTS = 5;
+
 const parse = (s: string | null): unknown => (s == null ? undefined : JSON.parse(s));
 
 function toRecord(s: StepRow): StepRecord {
@@ -108,6 +111,10 @@ async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal): Pr
     if (store.finish(runId, now(), r)) deps.finished(runId);
   };
   if (run.cancelRequestedAt) return end({ status: "cancelled", message: "cancelled at a step boundary" });
+  // A run that keeps dying with the process (a poison run) must not crash-loop the server forever.
+  if (run.attempts > MAX_ATTEMPTS) {
+    return end({ status: "failed", error: { message: `the run was interrupted ${run.attempts - 1} times (server restarts) and is given up`, code: "too_many_restarts" } });
+  }
   const parsed = runtime.parse(run.definition);
   if (!parsed.ok) return end({ status: "failed", error: { message: `workflow definition is invalid: ${parsed.message}`, code: "invalid_workflow" } });
 

@@ -11,6 +11,7 @@ import { createBlobStore } from "../../../src/automation/files/fs-blobs";
 import { runsOf } from "../../../src/automation/runs/service";
 import { workflowRuntime } from "../../../src/automation/runs/runtime-workflow";
 import { RunStore } from "../../../src/automation/runs/store";
+import { MAX_ATTEMPTS } from "../../../src/automation/runs/worker";
 import { createContext } from "../../../src/automation/server";
 import { createTenant } from "../../../src/automation/tenancy/service";
 import { ManualClock } from "../../../src/kernel/clock";
@@ -163,3 +164,24 @@ describe("queue", () => {
     expect(claims).toBe(after);
   });
 });
+
+describe("crash loops", () => {
+  test("a run interrupted by more restarts than allowed is failed instead of resumed again", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "runs-poison-"));
+    dirs.push(dir);
+    const engine = new TestEngine();
+    const a = await server(dir, engine);
+    const tenant = createTenant(a.ctx.sqlite, a.ctx.clock, { name: "poison", slug: "poison" });
+    createAutomation(a.ctx.sqlite, a.ctx.clock, tenant.id, threeSteps);
+    const id = (await a.svc.start({ tenantId: tenant.id, keyId: "k" }, { target: "workflows.three", input: { n: 1 } })).id;
+    // As if five earlier server processes each died while running it.
+    a.svc.store.sqlite.query("UPDATE runs SET status = 'running', attempts = ?, claimed_by = 'wrk_dead' WHERE id = ?").run(MAX_ATTEMPTS, id);
+    a.svc.startWorkers();
+    for (let i = 0; i < 3000 && a.svc.store.status(id) === "running"; i++) await Bun.sleep(5);
+    const run = a.svc.store.byId(id)!;
+    expect(run.status).toBe("failed");
+    expect(JSON.parse(run.error!).code).toBe("too_many_restarts");
+    expect(engine.executions.size).toBe(0);
+  });
+});
+
