@@ -39,7 +39,7 @@ export default defineKind({
     const timeoutMs = Math.min(config.timeoutMs, ctx.step.timeout ?? Number.POSITIVE_INFINITY);
     const result = (await runSandboxed(MATCHER, [config.input, config.pattern, config.flags, config.all, config.maxMatches], {
       timeoutMs,
-      memoryBytes: 256 * 1024 * 1024,
+      memoryBytes: 64 * 1024 * 1024, // the same sandbox module as default scripts
     }, ctx.signal).catch((e) => {
       if (e instanceof StepError && e.code === "script_timeout") throw new StepError(`pattern took longer than ${timeoutMs} ms and was stopped`, "regex_timeout", { retryable: false });
       throw e;
