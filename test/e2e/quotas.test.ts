@@ -72,7 +72,12 @@ describe("--json", () => {
     expect(res["siliconflow:default"].auth_source).toBe("~/.siliconflow");
     expect(win(res["openrouter:default"], "credits")).toMatchObject({ used: 7.35, limit: 25 });
     expect(win(res["grok:default"], "weekly_grokbuild")).toMatchObject({ used: 75 });
-    for (const s of Object.values(secrets)) expect(r.stdout).not.toContain(s);
+    const cache = readFileSync(join(h.home, ".cache/quotas/cache.json"), "utf8");
+    for (const s of Object.values(secrets)) {
+      expect(r.stdout).not.toContain(s);
+      expect(cache).not.toContain(s);
+    }
+    expect(cache).not.toContain("REDACTED"); // raw responses (e-mails, account ids) are not cached
     expect(r.stdout).not.toContain('"raw"');
     // The requests carry what each provider expects.
     const claude = fakes.find((f) => f.provider === "claude")!.seen[0];

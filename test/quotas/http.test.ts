@@ -1,5 +1,6 @@
 // The HTTP layer providers share: endpoint overrides, Retry-After, and status classes.
 import { expect, test } from "bun:test";
+import { DEFAULT_TIMEOUT_MS, makeCtx } from "../../src/quotas/context";
 import { endpointFor, retryAfter } from "../../src/quotas/http";
 import { replyProblem } from "../../src/quotas/providers/provider";
 
@@ -27,4 +28,11 @@ test("401/403 → auth_required with the provider's hint; 429 → network_error 
   expect(replyProblem(reply(500, { error: { message: "plan expired" } }), def)).toEqual({ status: "unavailable", message: "HTTP 500: plan expired" });
   expect(replyProblem({ status: 200, ok: true, json: undefined, text: "<html>" }, def)).toMatchObject({ status: "unavailable" });
   expect(replyProblem(reply(200, { a: 1 }), def)).toBeNull();
+});
+
+test("the per-provider timeout is 10 s unless QUOTAS_TIMEOUT_MS says otherwise", () => {
+  expect(DEFAULT_TIMEOUT_MS).toBe(10_000);
+  expect(makeCtx({ HOME: "/h" }).timeoutMs).toBe(10_000);
+  expect(makeCtx({ HOME: "/h", QUOTAS_TIMEOUT_MS: "250" }).timeoutMs).toBe(250);
+  expect(makeCtx({ HOME: "/h", QUOTAS_TIMEOUT_MS: "soon" }).timeoutMs).toBe(10_000);
 });
