@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
-import { TooLarge } from "../kernel/errors";
 import { authRoutes } from "./auth/routes";
 import { AuthService } from "./auth/service";
+import { limitedBody } from "./body";
 import { TokenStore } from "./auth/store";
 import type { OrderConfig } from "./config";
 import type { OrdersDb } from "./db/open";
@@ -47,10 +47,7 @@ export function createOrderApp(config: OrderConfig, db: OrdersDb) {
       if (!(response instanceof Response)) Object.assign(set.headers, CORS_HEADERS);
     })
     // Only requests that carry a body reach the parse hook, so GETs pay nothing for the size check.
-    .onParse(({ request }) => {
-      const length = Number(request.headers.get("content-length") ?? 0);
-      if (length > config.bodyLimit) throw TooLarge(`Request body is ${length} bytes; the limit is ${config.bodyLimit}`);
-    })
+    .onParse(({ request, contentType }) => limitedBody(request, contentType, config.bodyLimit))
     .onError(({ code, error, request }) => handleError(code, error, request, { clock: config.clock, logger: config.logger, bodyLimit: config.bodyLimit, allowed }))
     .get("/health", () => {
       db.$client.query("SELECT 1").get();

@@ -52,7 +52,8 @@ export async function startOrderServer(opts: OrderServerOptions): Promise<void> 
   const db = openOrdersDb(opts.db);
   const seeded = profile === "demo" ? await seedDemo(db, config.clock, config.password) : false;
   const app = createOrderApp(config, db);
-  const running = listen(app, { port: opts.port, hostname: opts.host, maxRequestBodySize: config.bodyLimit });
+  // Bun's own cap is looser: the app enforces bodyLimit itself, with the Spring-style 413 body.
+  const running = listen(app, { port: opts.port, hostname: opts.host, maxRequestBodySize: 4 * config.bodyLimit });
 
   const tokens = new TokenStore(db);
   const sweep = setInterval(() => tokens.deleteExpired(config.clock.now().getTime()), 3600_000);

@@ -147,6 +147,20 @@ describe("order-server binary", () => {
     expect((await api.call("POST", "/orders", { token: ct, json: { description: "x", price: 1.001 } })).status).toBe(400);
     const big = await fetch(`${api.base}/users`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "x".repeat(2_000_000) }) });
     expect(big.status).toBe(413);
+    expect(((await big.json()) as { status: number }).status).toBe(413);
+    // Without Content-Length (chunked) the same limit and the same body apply.
+    const chunked = await fetch(`${api.base}/users`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: new ReadableStream({
+        start(c) {
+          for (let i = 0; i < 40; i++) c.enqueue(new TextEncoder().encode("x".repeat(64 * 1024)));
+          c.close();
+        },
+      }),
+    });
+    expect(chunked.status).toBe(413);
+    expect(((await chunked.json()) as { path: string }).path).toBe("/users");
 
     // SIGTERM drains: a token request (argon2id, slow) sent just before the signal still gets its answer.
     const inflight = fetch(`${api.base}/oauth/token?grant_type=password&username=anna&password=pass&client_id=${DEMO_CLIENT.id}&client_secret=${DEMO_CLIENT.secret}`, { method: "POST" });

@@ -55,6 +55,27 @@ describe("Spring-style errors for bad input, never a 500", () => {
     expect(springError(long, 400, "/orders")).toContain("description");
   });
 
+  test("chunked bodies (no Content-Length) get the same limit, and small ones still parse", async () => {
+    const h = harness({ bodyLimit: 64 * 1024 });
+    const { token } = await h.user("alice", "Customer");
+    const stream = (text: string) =>
+      new ReadableStream<Uint8Array>({
+        start(c) {
+          const bytes = new TextEncoder().encode(text);
+          for (let i = 0; i < bytes.length; i += 8192) c.enqueue(bytes.subarray(i, i + 8192));
+          c.close();
+        },
+      });
+    const send = (text: string, type: string) =>
+      h.app.handle(new Request("http://localhost/orders", { method: "POST", headers: { "content-type": type, authorization: `Bearer ${token}` }, body: stream(text) }));
+    const big = await send(JSON.stringify({ description: "x".repeat(200_000), price: 1 }), "application/json");
+    expect(big.status).toBe(413);
+    expect(((await big.json()) as { path: string }).path).toBe("/orders");
+    expect((await send(JSON.stringify({ description: "chunked", price: 2 }), "application/json")).status).toBe(201);
+    expect((await send("description=form&price=3", "application/x-www-form-urlencoded")).status).toBe(201);
+    expect((await send("{broken", "application/json")).status).toBe(400);
+  });
+
   test("SQL-looking strings are stored and returned verbatim", async () => {
     const h = harness();
     const { token } = await h.user("alice", "Customer");
