@@ -21,7 +21,7 @@ describe("POST /oauth/token", () => {
     expect(r.body.access_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const me = await h.call("GET", "/authenticated", { token: r.body.access_token });
     expect(me.body.username).toBe("alice");
-  });
+  }, 30_000);
 
   test("form body and HTTP Basic client authentication both work", async () => {
     const h = harness();
@@ -40,7 +40,7 @@ describe("POST /oauth/token", () => {
     });
     expect(basic.status).toBe(200);
     expect(basic.body.access_token).not.toBe(form.body.access_token);
-  });
+  }, 30_000);
 
   test("only the token's hash is stored", async () => {
     const h = harness();
@@ -50,7 +50,7 @@ describe("POST /oauth/token", () => {
     expect(rows).toHaveLength(1);
     expect(rows[0].hash).toBe(hashSecret(token));
     expect(JSON.stringify(rows)).not.toContain(token);
-  });
+  }, 30_000);
 
   test("the token expires after 24 hours", async () => {
     const h = harness();
@@ -63,7 +63,7 @@ describe("POST /oauth/token", () => {
     expect(r.status).toBe(401);
     expect(r.body.error).toBe("invalid_token");
     expect(r.headers.get("www-authenticate")).toContain('error="invalid_token"');
-  });
+  }, 30_000);
 
   test("the hourly sweep deletes only expired token rows", async () => {
     const h = harness();
@@ -76,7 +76,7 @@ describe("POST /oauth/token", () => {
     expect(new TokenStore(h.db).deleteExpired(h.clock.now().getTime())).toBe(1);
     expect(h.db.select().from(tokens).all().map((t) => t.hash)).toEqual([hashSecret(fresh)]);
     expect((await h.call("GET", "/authenticated", { token: fresh })).status).toBe(200);
-  });
+  }, 30_000);
 
   test("unknown user and wrong password give the same 400 invalid_grant Bad credentials", async () => {
     const h = harness();
@@ -87,7 +87,7 @@ describe("POST /oauth/token", () => {
       expect(r.status).toBe(400);
       expect(r.body).toEqual({ error: "invalid_grant", error_description: "Bad credentials" });
     }
-  });
+  }, 30_000);
 
   test("bad client → 401 invalid_client; other grant → unsupported_grant_type; missing parameter → invalid_request", async () => {
     const h = harness();
@@ -118,7 +118,7 @@ describe("POST /oauth/token", () => {
       expect(r.body.error).toBe("invalid_request");
       expect(r.body.error_description.toLowerCase()).toContain(missing.replace("_", " "));
     }
-  });
+  }, 30_000);
 
   test("a parameter that is not text → 400 invalid_request naming it", async () => {
     const h = harness();
@@ -129,7 +129,7 @@ describe("POST /oauth/token", () => {
     expect(r.status).toBe(400);
     expect(r.body.error).toBe("invalid_request");
     expect(r.body.error_description).toContain("username");
-  });
+  }, 30_000);
 
   test("GET /oauth/token → 405", async () => {
     const h = harness();
@@ -137,13 +137,13 @@ describe("POST /oauth/token", () => {
     expect(r.status).toBe(405);
     expect(r.headers.get("allow")).toBe("POST");
     expect(typeof r.body.error).toBe("string");
-  });
+  }, 30_000);
 
   test("login is case-insensitive on the username", async () => {
     const h = harness();
     await h.register("Alice", "Customer", "secret1");
     expect((await h.call("POST", `/oauth/token?${grant({ username: "ALICE" })}`)).status).toBe(200);
-  });
+  }, 30_000);
 
   test("passwords are stored as argon2id and never returned", async () => {
     const h = harness();
@@ -153,7 +153,7 @@ describe("POST /oauth/token", () => {
     const row = h.db.select().from(users).get()!;
     expect(row.passwordHash).toStartWith("$argon2id$");
     expect(row.passwordHash).not.toContain("secret1");
-  });
+  }, 30_000);
 });
 
 describe("login throttling", () => {
@@ -174,7 +174,7 @@ describe("login throttling", () => {
     expect((await h.call("POST", `/oauth/token?${grant({ username: "bob", password: "secret2" })}`)).status).toBe(200);
     h.clock.advance(retry * 1000);
     expect((await h.call("POST", `/oauth/token?${grant()}`)).status).toBe(200);
-  });
+  }, 30_000);
 
   test("a correct login resets the failure count", async () => {
     const h = harness();
@@ -185,13 +185,13 @@ describe("login throttling", () => {
       expect((await h.call("POST", `/oauth/token?${grant({ password: "bad" })}`)).status).toBe(400);
     }
     expect((await h.call("POST", `/oauth/token?${grant()}`)).status).toBe(200);
-  });
+  }, 30_000);
 
   test("unknown usernames are throttled too", async () => {
     const h = harness();
     for (let i = 0; i < 10; i++) await h.call("POST", `/oauth/token?${grant({ username: "ghost" })}`);
     expect((await h.call("POST", `/oauth/token?${grant({ username: "ghost" })}`)).status).toBe(429);
-  });
+  }, 30_000);
 });
 
 describe("protected routes", () => {
@@ -203,7 +203,7 @@ describe("protected routes", () => {
       expect(r.body.error).toBe("unauthorized");
       expect(r.headers.get("www-authenticate")).toStartWith("Bearer");
     }
-  });
+  }, 30_000);
 
   test("garbage, malformed and non-Bearer tokens → 401", async () => {
     const h = harness();
@@ -216,7 +216,7 @@ describe("protected routes", () => {
     const basic = await h.call("GET", "/authenticated", { headers: { authorization: "Basic Zm9vOmJhcg==" } });
     expect(basic.status).toBe(401);
     expect(basic.headers.get("www-authenticate")).toStartWith("Bearer");
-  });
+  }, 30_000);
 
   test("a token survives a new app over the same database (it is stored, not in memory)", async () => {
     const h = harness();
@@ -226,5 +226,5 @@ describe("protected routes", () => {
     const again = createOrderApp(h.config, h.db);
     const r = await again.handle(new Request("http://localhost/authenticated", { headers: { authorization: `Bearer ${token}` } }));
     expect(r.status).toBe(200);
-  });
+  }, 30_000);
 });

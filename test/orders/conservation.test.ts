@@ -98,5 +98,5 @@ describe("money conservation", () => {
     expect([...statuses.keys()].every((s) => s < 500)).toBe(true);
     const completed = h.db.$client.query("SELECT COUNT(*) AS n FROM orders WHERE status = 3").get() as { n: number };
     expect(completed.n).toBeGreaterThan(50);
-  });
+  }, 30_000);
 });

@@ -9,7 +9,7 @@ describe("CORS for the browser web client", () => {
     expect(r.headers.get("access-control-allow-origin")).toBe("*");
     expect(r.headers.get("access-control-allow-methods")).toContain("PATCH");
     expect(r.headers.get("access-control-allow-headers")).toContain("Authorization");
-  });
+  }, 30_000);
 
   test("every reply (objects, lists, errors, token) allows the origin and exposes the paging headers", async () => {
     const h = harness();
@@ -28,5 +28,5 @@ describe("CORS for the browser web client", () => {
       expect(r.headers.get("access-control-expose-headers")).toContain("X-Total-Count");
       expect(r.headers.get("access-control-expose-headers")).toContain("Link");
     }
-  });
+  }, 30_000);
 });

@@ -29,7 +29,7 @@ describe("demo data", () => {
     const dates = q<{ created_at: number }>("SELECT DISTINCT created_at FROM orders");
     expect(dates.length).toBe(total);
     expect(dates.every((d) => d.created_at < h.clock.now().getTime())).toBe(true);
-  });
+  }, 30_000);
 
   test("seeding is idempotent: a second run on a non-empty database adds nothing", async () => {
     const h = harness();
@@ -38,12 +38,12 @@ describe("demo data", () => {
     const before = count();
     expect(await seedDemo(h.db, h.clock, CHEAP)).toBe(false);
     expect(count()).toEqual(before);
-  });
+  }, 30_000);
 
   test("never seeds into a database that already has users", async () => {
     const h = harness();
     await h.register("someone", "Customer");
     expect(await seedDemo(h.db, h.clock, CHEAP)).toBe(false);
     expect((h.db.$client.query("SELECT COUNT(*) AS n FROM orders").get() as { n: number }).n).toBe(0);
-  });
+  }, 30_000);
 });

@@ -8,7 +8,7 @@ describe("Spring-style errors for bad input, never a 500", () => {
       const r = await h.call("GET", path);
       expect(springError(r, path === "/users" ? 405 : 404, path)).toBeString();
     }
-  });
+  }, 30_000);
 
   test("a known path with the wrong method → 405 with Allow", async () => {
     const h = harness();
@@ -18,7 +18,7 @@ describe("Spring-style errors for bad input, never a 500", () => {
     const put = await h.call("PUT", "/orders");
     springError(put, 405, "/orders");
     expect(put.headers.get("allow")!.split(", ").sort()).toEqual(["GET", "POST"]);
-  });
+  }, 30_000);
 
   test("malformed JSON → 400", async () => {
     const h = harness();
@@ -29,7 +29,7 @@ describe("Spring-style errors for bad input, never a 500", () => {
     }
     const users = await h.call("POST", "/users", { body: "{oops", headers: { "content-type": "application/json" } });
     expect(springError(users, 400, "/users").toLowerCase()).toContain("malformed");
-  });
+  }, 30_000);
 
   test("bodies that are not objects, or wrong types → 400 naming the field", async () => {
     const h = harness();
@@ -42,7 +42,7 @@ describe("Spring-style errors for bad input, never a 500", () => {
     expect(springError(wrong, 400, "/orders")).toContain("description");
     const noBody = await h.call("POST", "/users");
     expect(springError(noBody, 400, "/users")).toBeString();
-  });
+  }, 30_000);
 
   test("huge bodies → 413 before parsing", async () => {
     const h = harness({ bodyLimit: 64 * 1024 });
@@ -53,7 +53,7 @@ describe("Spring-style errors for bad input, never a 500", () => {
     // Within the byte limit but over the field limit: 400 naming the field.
     const long = await h.call("POST", "/orders", { token, json: { description: "x".repeat(5000), price: 10 } });
     expect(springError(long, 400, "/orders")).toContain("description");
-  });
+  }, 30_000);
 
   test("chunked bodies (no Content-Length) get the same limit, and small ones still parse", async () => {
     const h = harness({ bodyLimit: 64 * 1024 });
@@ -74,7 +74,7 @@ describe("Spring-style errors for bad input, never a 500", () => {
     expect((await send(JSON.stringify({ description: "chunked", price: 2 }), "application/json")).status).toBe(201);
     expect((await send("description=form&price=3", "application/x-www-form-urlencoded")).status).toBe(201);
     expect((await send("{broken", "application/json")).status).toBe(400);
-  });
+  }, 30_000);
 
   test("SQL-looking strings are stored and returned verbatim", async () => {
     const h = harness();
@@ -85,7 +85,7 @@ describe("Spring-style errors for bad input, never a 500", () => {
     expect(r.body.description).toBe(description);
     const list = await h.call("GET", `/users/${r.body.customerId}/orders?sort=description`, { token });
     expect(list.body).toHaveLength(1);
-  });
+  }, 30_000);
 
   test("a sweep of odd inputs never yields a 5xx", async () => {
     const h = harness();
@@ -108,7 +108,7 @@ describe("Spring-style errors for bad input, never a 500", () => {
         }
       }
     }
-  });
+  }, 30_000);
 });
 
 describe("health and OpenAPI", () => {
@@ -117,7 +117,7 @@ describe("health and OpenAPI", () => {
     const r = await h.call("GET", "/health");
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ status: "ok" });
-  });
+  }, 30_000);
 
   test("GET /openapi/json describes every endpoint", async () => {
     const h = harness();
@@ -129,5 +129,5 @@ describe("health and OpenAPI", () => {
       expect(ops).toContain(op);
     }
     expect(Object.keys(r.body.components.schemas.Order.properties)).toEqual(["id", "description", "price", "status", "createdDate", "customerId", "customerName", "performerId", "performerName"]);
-  });
+  }, 30_000);
 });

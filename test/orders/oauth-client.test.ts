@@ -25,7 +25,7 @@ describe("a standard OAuth2 client library", () => {
       const me = await fetch(`${base}/authenticated`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
       expect(((await me.json()) as { username: string }).username).toBe("libuser");
     }
-  });
+  }, 30_000);
 
   test("sees invalid_grant as an RFC 6749 error response", async () => {
     const res = await oauth.genericTokenEndpointRequest(as, client, oauth.ClientSecretBasic(CLIENT.secret), "password", { username: "libuser", password: "wrong" }, insecure);
@@ -33,5 +33,5 @@ describe("a standard OAuth2 client library", () => {
     expect(err).toBeInstanceOf(oauth.ResponseBodyError);
     expect((err as oauth.ResponseBodyError).error).toBe("invalid_grant");
     expect((err as oauth.ResponseBodyError).error_description).toBe("Bad credentials");
-  });
+  }, 30_000);
 });

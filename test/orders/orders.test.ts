@@ -33,14 +33,14 @@ describe("POST /orders", () => {
       performerName: null,
     });
     expect(r.headers.get("location")).toBe(`/orders/${r.body.id}`);
-  });
+  }, 30_000);
 
   test("performers cannot publish → 403 access_denied", async () => {
     const { h, bob } = await world();
     const r = await h.call("POST", "/orders", { token: bob.token, json: { description: "x", price: 1 } });
     springError(r, 403, "/orders");
     expect(r.body.error).toBe("access_denied");
-  });
+  }, 30_000);
 
   test("price > 0, ≤ 1 000 000 000, at most 2 decimals; description 1–2000 chars; messages name the field", async () => {
     const { h, alice, create } = await world();
@@ -56,7 +56,7 @@ describe("POST /orders", () => {
     expect((await create(12.3)).body.price).toBe(12.3);
     expect((await create("19.99")).body.price).toBe(19.99);
     expect((await create(10, "d".repeat(2000))).status).toBe(201);
-  });
+  }, 30_000);
 
   test("an order the customer could not pay now (price + 5 % > balance) → 409 naming balance and amount", async () => {
     const { h, alice, create } = await world();
@@ -70,7 +70,7 @@ describe("POST /orders", () => {
     // The price of a 1 000 000 000 order passes validation and fails on money.
     expect((await create(1_000_000_000)).status).toBe(409);
     expect(await money(h, alice.token)).toBe(500);
-  });
+  }, 30_000);
 });
 
 describe("lifecycle", () => {
@@ -88,7 +88,7 @@ describe("lifecycle", () => {
     // 5 % of 100.50 = 5.025 → 5.03 (half-up): 500 − 100.50 − 5.03 = 394.47
     expect(await money(h, alice.token)).toBe(394.47);
     expect(await money(h, bob.token)).toBe(400.5);
-  });
+  }, 30_000);
 
   test("commission rounds half-up to the kopeck", async () => {
     const { h, alice, bob, create } = await world();
@@ -104,7 +104,7 @@ describe("lifecycle", () => {
       const fees = h.db.select().from(ledger).where(eq(ledger.orderId, id)).all().filter((l) => l.userId === null);
       expect(fees.map((l) => l.amount)).toEqual([Math.round(fee * 100)]);
     }
-  });
+  }, 30_000);
 
   test("wrong state → 409 Spring body with a message naming the state", async () => {
     const { h, alice, bob, create } = await world();
@@ -120,7 +120,7 @@ describe("lifecycle", () => {
     const twice = await h.call("PATCH", `/orders/${id}/accept`, { token: alice.token });
     expect(springError(twice, 409, `/orders/${id}/accept`)).toContain("is COMPLETED");
     expect(await money(h, alice.token)).toBe(489.5);
-  });
+  }, 30_000);
 
   test("unknown order → 404; roles and ownership → 403 access_denied", async () => {
     const { h, alice, carol, bob, dave, create } = await world();
@@ -142,7 +142,7 @@ describe("lifecycle", () => {
     await denied(carol.token, "accept"); // another customer
     await denied(bob.token, "accept"); // the performer
     expect((await h.call("PATCH", `/orders/${id}/accept`, { token: alice.token })).status).toBe(200);
-  });
+  }, 30_000);
 
   test("accept with too little money → 409 naming balance and amount; nothing changes", async () => {
     const { h, alice, bob, dave, create } = await world();
@@ -162,7 +162,7 @@ describe("lifecycle", () => {
     expect(await money(h, alice.token)).toBe(185);
     expect(await money(h, dave.token)).toBe(300);
     expect(h.db.select().from(ledger).where(eq(ledger.orderId, b)).all()).toEqual([]);
-  });
+  }, 30_000);
 
   test("accept writes the ledger: payment, commission, earning, platform commission", async () => {
     const { h, alice, bob, create } = await world();
@@ -184,7 +184,7 @@ describe("lifecycle", () => {
     expect(rows.every((r) => r.createdAt === Date.parse("2026-11-22T09:31:12Z"))).toBe(true);
     const balances = h.db.select({ id: users.id, money: users.money }).from(users).all();
     expect(balances.find((b) => b.id === alice.id)!.money).toBe(50_000 - 2100);
-  });
+  }, 30_000);
 });
 
 describe("GET /orders/{id}", () => {
@@ -203,5 +203,5 @@ describe("GET /orders/{id}", () => {
     for (const bad of ["abc", "0", "-1", "1.5", "99999999999999999999"]) {
       expect(springError(await h.call("GET", `/orders/${bad}`, { token: alice.token }), 400, `/orders/${bad}`)).toContain("id");
     }
-  });
+  }, 30_000);
 });

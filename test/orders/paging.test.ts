@@ -32,14 +32,14 @@ describe("GET /orders (performers: WAITING orders)", () => {
     expect(r.body.every((o: { status: string; performerId: unknown }) => o.status === "WAITING" && o.performerId === null)).toBe(true);
     expect(r.headers.get("x-total-count")).toBe("5");
     expect(r.headers.get("link")).toBe('<http://localhost/orders?page=0&size=20>; rel="first", <http://localhost/orders?page=0&size=20>; rel="last"');
-  });
+  }, 30_000);
 
   test("customers get 403", async () => {
     const { h, alice } = await listWorld();
     const r = await h.call("GET", "/orders", { token: alice.token });
     springError(r, 403, "/orders");
     expect(r.body.error).toBe("access_denied");
-  });
+  }, 30_000);
 
   test("page and size walk the list; Link has first/prev/next/last and keeps other parameters", async () => {
     const { h, dave, ids } = await listWorld();
@@ -65,7 +65,7 @@ describe("GET /orders (performers: WAITING orders)", () => {
     const past = await h.call("GET", "/orders?page=9", { token: dave.token });
     expect(past.body).toEqual([]);
     expect(past.headers.get("x-total-count")).toBe("5");
-  });
+  }, 30_000);
 
   test("sort: repeatable, asc/desc, ties broken stably", async () => {
     const { h, alice, dave, ids } = await listWorld();
@@ -82,7 +82,7 @@ describe("GET /orders (performers: WAITING orders)", () => {
     await h.call("POST", "/orders", { token: alice.token, json: { description: "task z", price: 10 } });
     const two = await h.call("GET", "/orders?sort=price&sort=description,desc&size=2", { token: dave.token });
     expect(two.body.map((o: { description: string }) => o.description)).toEqual(["task z", "task b"]);
-  });
+  }, 30_000);
 
   test("status sorts in lifecycle order (WAITING, IN_PROGRESS, READY, COMPLETED)", async () => {
     const { h, alice, bob, ids } = await listWorld();
@@ -93,7 +93,7 @@ describe("GET /orders (performers: WAITING orders)", () => {
     expect(asc.body.map((o: { status: string }) => o.status)).toEqual(["WAITING", "WAITING", "WAITING", "WAITING", "IN_PROGRESS", "READY", "COMPLETED"]);
     const desc = await h.call("GET", `/users/${alice.id}/orders?sort=status,desc&size=3`, { token: alice.token });
     expect(desc.body.map((o: { status: string }) => o.status)).toEqual(["COMPLETED", "READY", "IN_PROGRESS"]);
-  });
+  }, 30_000);
 
   test("bad paging parameters → 400 naming the parameter", async () => {
     const { h, dave } = await listWorld();
@@ -115,7 +115,7 @@ describe("GET /orders (performers: WAITING orders)", () => {
       expect(springError(r, 400, "/orders")).toContain(field);
     }
     expect((await h.call("GET", "/orders?size=100&page=0", { token: dave.token })).status).toBe(200);
-  });
+  }, 30_000);
 });
 
 describe("list replies follow every write", () => {
@@ -135,7 +135,7 @@ describe("list replies follow every write", () => {
     expect((await h.call("GET", "/authenticated", { token: alice.token })).body.money).toBe(500 - 63);
     const mine = await h.call("GET", `/users/${alice.id}/orders?sort=id,desc&size=1`, { token: alice.token });
     expect(mine.body[0].status).toBe("COMPLETED");
-  });
+  }, 30_000);
 });
 
 describe("GET /users/{id}/orders", () => {
@@ -151,7 +151,7 @@ describe("GET /users/{id}/orders", () => {
     expect(none.body).toEqual([]);
     expect(none.headers.get("x-total-count")).toBe("0");
     expect((await h.call("GET", `/users/${carol.id}/orders`, { token: carol.token })).body).toEqual([]);
-  });
+  }, 30_000);
 
   test("another user's id → 403; an unknown id → 403 too (no probing)", async () => {
     const { h, alice, bob } = await listWorld();
@@ -161,5 +161,5 @@ describe("GET /users/{id}/orders", () => {
       expect(r.body.error).toBe("access_denied");
     }
     expect((await h.call("GET", `/users/${alice.id}/orders`)).status).toBe(401);
-  });
+  }, 30_000);
 });

@@ -15,7 +15,7 @@ describe("concurrent state changes", () => {
     expect(replies.filter((r) => r.status === 409)).toHaveLength(19);
     const order = (await h.call("GET", `/orders/${id}`, { token: alice.token })).body;
     expect(order.performerId).toBe(ok[0].body.performerId);
-  });
+  }, 30_000);
 
   test("two accepts at once → one debit", async () => {
     const h = harness();
@@ -29,5 +29,5 @@ describe("concurrent state changes", () => {
     expect((await h.call("GET", "/authenticated", { token: alice.token })).body.money).toBe(395);
     expect((await h.call("GET", "/authenticated", { token: bob.token })).body.money).toBe(400);
     expect(h.db.select().from(ledger).where(eq(ledger.orderId, id)).all()).toHaveLength(4);
-  });
+  }, 30_000);
 });

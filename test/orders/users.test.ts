@@ -10,7 +10,7 @@ describe("POST /users", () => {
     const p = await h.call("POST", "/users", { json: { username: "bob", password: "pass", userType: "Performer" } });
     expect(p.body).toEqual({ id: p.body.id, username: "bob", userType: "Performer", type: "Performer", money: 300 });
     expect(p.body.id).not.toBe(c.body.id);
-  });
+  }, 30_000);
 
   test("username is trimmed and unique case-insensitively → 409", async () => {
     const h = harness();
@@ -18,7 +18,7 @@ describe("POST /users", () => {
     expect(r.body.username).toBe("Alice");
     const dup = await h.call("POST", "/users", { json: { username: "aLICE", password: "pass", userType: "Performer" } });
     expect(springError(dup, 409, "/users")).toContain("aLICE");
-  });
+  }, 30_000);
 
   test("username 1–64 characters, password 4–128; the message names the field", async () => {
     const h = harness();
@@ -37,7 +37,7 @@ describe("POST /users", () => {
     }
     expect((await h.call("POST", "/users", { json: { username: "x".repeat(64), password: "p".repeat(128), userType: "Customer" } })).status).toBe(201);
     expect((await h.call("POST", "/users", { json: { username: "y", password: "abcd", userType: "Customer" } })).status).toBe(201);
-  });
+  }, 30_000);
 
   test("userType must be exactly Customer or Performer", async () => {
     const h = harness();
@@ -45,7 +45,7 @@ describe("POST /users", () => {
       const r = await h.call("POST", "/users", { json: { username: "u", password: "pass", userType } });
       expect(springError(r, 400, "/users")).toContain("userType");
     }
-  });
+  }, 30_000);
 
   test("unicode usernames work and clash case-insensitively; control characters are refused", async () => {
     const h = harness();
@@ -59,7 +59,7 @@ describe("POST /users", () => {
     expect(springError(ctl, 400, "/users")).toContain("username");
     const rtl = await h.call("POST", "/users", { json: { username: "a\u202eb", password: "pass", userType: "Customer" } });
     expect(rtl.status).toBe(400);
-  });
+  }, 30_000);
 
   test("SQL-looking usernames are just text", async () => {
     const h = harness();
@@ -68,7 +68,7 @@ describe("POST /users", () => {
     expect(r.status).toBe(201);
     const me = await h.call("GET", "/authenticated", { token: await h.token(name) });
     expect(me.body.username).toBe(name);
-  });
+  }, 30_000);
 });
 
 describe("GET /authenticated", () => {
@@ -78,5 +78,5 @@ describe("GET /authenticated", () => {
     const r = await h.call("GET", "/authenticated", { token });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ id, username: "perf", userType: "Performer", type: "Performer", money: 300 });
-  });
+  }, 30_000);
 });
