@@ -258,12 +258,16 @@ describe("quotas TUI (compiled binary in tmux)", () => {
     await quitAndWait(t);
   }, T);
 
-  test("C emits the provider's JSON as OSC 52", async () => {
+  test("C emits the provider's JSON as OSC 52 and through the system clipboard tool", async () => {
     makeHome();
-    const t = await openTerminal();
+    // A stand-in wl-copy on PATH, found because WAYLAND_DISPLAY is set; it keeps what it was given.
+    mkdirSync(join(dir, "bin"));
+    writeFileSync(join(dir, "bin/wl-copy"), `#!/bin/sh\ncat > "${join(dir, "clipboard.txt")}"\n`, { mode: 0o755 });
+    const t = await openTerminal(80, 24, { PATH: `${join(dir, "bin")}:${process.env.PATH}`, WAYLAND_DISPLAY: "wayland-test" });
     await launch(t);
     t.keys("Down", "Down", "c");
     await t.waitForText("Copied Z.ai JSON");
+    await t.waitForText("via OSC 52 and the system clipboard");
     const m = t.raw().match(/\x1b\]52;c;([A-Za-z0-9+/=]+)\x07/);
     expect(m).not.toBeNull();
     const json = JSON.parse(Buffer.from(m![1], "base64").toString("utf8"));
@@ -272,6 +276,7 @@ describe("quotas TUI (compiled binary in tmux)", () => {
     expect(json.plan).toBe("pro");
     expect(json.windows[0]).toMatchObject({ window: "5h", used: 250_000, limit: 1_000_000, remaining: 750_000, unit: "tokens" });
     expect(JSON.stringify(json)).not.toContain("zai-key");
+    expect(JSON.parse(readFileSync(join(dir, "clipboard.txt"), "utf8"))).toEqual(json);
     await quitAndWait(t);
   }, T);
 

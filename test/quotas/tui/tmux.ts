@@ -24,8 +24,9 @@ export class Tmux {
   static async start(opts: { width: number; height: number; env: Record<string, string>; cwd: string }): Promise<Tmux> {
     const t = new Tmux();
     const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", TERM: "xterm-256color", PS1: PROMPT, ...opts.env };
+    // tmux takes PATH from the client, not from -e: it is set on the shell's command line instead.
     const envArgs = Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
-    t.run(["-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", String(opts.width), "-y", String(opts.height), "-c", opts.cwd, ...envArgs, `env PS1='${PROMPT}' bash --norc --noprofile -i`]);
+    t.run(["-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", String(opts.width), "-y", String(opts.height), "-c", opts.cwd, ...envArgs, `env PS1='${PROMPT}' PATH='${env.PATH}' bash --norc --noprofile -i`]);
     t.run(["set-option", "-g", "status", "off"]);
     t.run(["set-option", "-g", "escape-time", "0"]);
     t.run(["resize-window", "-t", "t", "-x", String(opts.width), "-y", String(opts.height)]);
