@@ -103,7 +103,7 @@ try {
   for (;;) {
     const r = (await (await fetch(`${base}/v1/runs?source=workflows.bench-five&status=pending,running&limit=1`, { headers })).json()) as { runs: unknown[] };
     if (r.runs.length === 0) break;
-    await Bun.sleep(10);
+    await Bun.sleep(50);
   }
   const wallMs = performance.now() - t0;
   const failed = (await (await fetch(`${base}/v1/runs?source=workflows.bench-five&status=failed,cancelled&limit=1`, { headers })).json()) as { runs: unknown[] };
