@@ -345,8 +345,9 @@ export class RunStore {
     const where: (SQL | undefined)[] = [eq(runs.tenantId, f.tenantId)];
     if (f.type) where.push(eq(runs.type, f.type));
     if (f.source) {
-      const slug = f.source.replace(/^(workflows|agents)\./, "");
-      where.push(or(eq(runs.automationId, f.source), eq(runs.automationSlug, slug)));
+      const alias = /^(workflows|agents)\.(.+)$/.exec(f.source);
+      if (alias) where.push(and(eq(runs.automationSlug, alias[2]), eq(runs.type, alias[1] === "agents" ? "agent" : "workflow")));
+      else where.push(or(eq(runs.automationId, f.source), eq(runs.automationSlug, f.source)));
     }
     if (f.statuses?.length) where.push(inArray(runs.status, f.statuses));
     if (f.trigger) where.push(eq(runs.triggerType, f.trigger));

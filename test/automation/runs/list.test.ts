@@ -47,6 +47,7 @@ describe("GET /v1/runs filters", () => {
     expect(idsOf(await json(await h.get("/v1/runs?source=workflows.beta")))).toEqual([ids.b2, ids.b1]);
     expect(idsOf(await json(await h.get("/v1/runs?source=beta")))).toEqual([ids.b2, ids.b1]);
     expect(idsOf(await json(await h.get(`/v1/runs?source=${b.id}`)))).toEqual([ids.b2, ids.b1]);
+    expect(idsOf(await json(await h.get("/v1/runs?source=agents.beta")))).toEqual([]);
     h.ctx.sqlite.query("UPDATE runs SET status = 'failed', completed_at = '2026-11-22T10:00:00.000Z' WHERE id = ?").run(ids.a1);
     h.ctx.sqlite.query("UPDATE runs SET status = 'completed', completed_at = '2026-11-22T11:00:00.000Z' WHERE id = ?").run(ids.b2);
     expect(idsOf(await json(await h.get("/v1/runs?status=failed,completed")))).toEqual([ids.b2, ids.a1]);
