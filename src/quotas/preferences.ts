@@ -1,8 +1,6 @@
 // Saving TUI toggles into config.toml: only the touched key changes; comments and layout stay.
-import { isDeepStrictEqual } from "node:util";
-import { join } from "node:path";
 import toml from "toml";
-import { configDir, configFile, type Ctx } from "./context";
+import { join, configDir, configFile, type Ctx } from "./context";
 import { readText, withLock, writeAtomic } from "./files";
 import { setStringArray } from "./toml-edit";
 
@@ -36,7 +34,7 @@ export async function editList(ctx: Ctx, table: string[], key: string, change: (
     } catch {
       check = undefined;
     }
-    if (!isDeepStrictEqual(check, next)) {
+    if (JSON.stringify(check) !== JSON.stringify(next)) {
       throw new Error(`cannot update ${[...table, key].join(".")} in ${path}: it is written in a form this tool does not rewrite`);
     }
     writeAtomic(path, updated);

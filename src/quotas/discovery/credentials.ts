@@ -1,7 +1,6 @@
 // Credential discovery for one provider/profile, in the spec's order: the provider's own login files
 // (and other coding tools'), then env vars, then key files, then our config. First usable one wins.
-import { join } from "node:path";
-import { tilde, xdgConfigHome, type Ctx } from "../context";
+import { join, tilde, xdgConfigHome, type Ctx } from "../context";
 import type { Config } from "../config";
 import type { Credential, ProviderDef, Where } from "../providers/provider";
 import { opencodeAuthPath, opencodeSlot, readJson, readKeyFile } from "./files";

@@ -1,8 +1,9 @@
 // Reading other tools' credential files: read-only, tolerant of absence and junk. Nothing here writes.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { xdgDataHome, type Ctx } from "../context";
+import { join, xdgDataHome, type Ctx } from "../context";
 import { numAt, str } from "../providers/provider";
+
+// node:fs on first use only (see context.ts).
+const readFileSync = (path: string, enc: "utf8") => (require("node:fs") as typeof import("node:fs")).readFileSync(path, enc);
 
 /** Parsed JSON of a file, or undefined when it is missing or not JSON. */
 export function readJson(path: string): unknown {

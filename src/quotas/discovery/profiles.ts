@@ -1,22 +1,21 @@
 // Profiles: several accounts per provider. `~/.claude` is claude:default, `~/.claude-work` claude:work;
 // two paths resolving to one directory are one profile; `[profiles.entries]` pins, renames or hides.
-import { readdirSync, realpathSync, statSync } from "node:fs";
-import { join } from "node:path";
-import { expandHome, type Ctx } from "../context";
+import { join, expandHome, type Ctx } from "../context";
 import type { Config } from "../config";
 import type { ProviderDef } from "../providers/provider";
 import type { Place } from "./credentials";
 
+const fs = () => require("node:fs") as typeof import("node:fs");
 const isDir = (p: string) => {
   try {
-    return statSync(p).isDirectory();
+    return fs().statSync(p).isDirectory();
   } catch {
     return false;
   }
 };
 const real = (p: string) => {
   try {
-    return realpathSync(p);
+    return fs().realpathSync(p);
   } catch {
     return p;
   }
@@ -39,7 +38,7 @@ export function profilesOf(ctx: Ctx, def: ProviderDef, config: Config): Place[] 
   if (def.profileDir && config.profiles.autodetect) {
     let names: string[] = [];
     try {
-      names = readdirSync(ctx.home);
+      names = fs().readdirSync(ctx.home);
     } catch {
       // no readable home: only the default profile
     }

@@ -1,5 +1,5 @@
 // Antigravity / Gemini: Cloud Code's quota summary, read with the Gemini CLI's (or Antigravity's) OAuth token.
-import { join } from "node:path";
+import { join } from "../context";
 import * as v from "valibot";
 import { ident } from "../names";
 import type { QuotaWindow } from "../types";

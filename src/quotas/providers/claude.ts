@@ -1,5 +1,5 @@
 // Claude (Anthropic subscription): the OAuth usage endpoint Claude Code itself reads.
-import { join } from "node:path";
+import { join } from "../context";
 import * as v from "valibot";
 import { ident } from "../names";
 import type { QuotaWindow } from "../types";

@@ -1,5 +1,5 @@
 // Codex (ChatGPT plan): the `wham/usage` endpoint the Codex CLI reads.
-import { join } from "node:path";
+import { join } from "../context";
 import * as v from "valibot";
 import { ident } from "../names";
 import type { QuotaWindow } from "../types";

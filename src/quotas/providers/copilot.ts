@@ -1,5 +1,5 @@
 // GitHub Copilot: the `copilot_internal/user` endpoint the editors read with the Copilot OAuth token.
-import { join } from "node:path";
+import { join } from "../context";
 import * as v from "valibot";
 import { ident } from "../names";
 import type { QuotaWindow } from "../types";

@@ -1,7 +1,5 @@
 // Cursor: the dashboard's plan and current-period usage, read with the editor's session token.
-import { Database } from "bun:sqlite";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { join } from "../context";
 import * as v from "valibot";
 import { ident } from "../names";
 import type { QuotaWindow } from "../types";
@@ -60,8 +58,10 @@ function fromStateDb(w: Where): Credential | null {
     join(w.home, "Library", "Application Support", "Cursor", "User", "globalStorage", "state.vscdb"),
   ];
   for (const path of candidates) {
-    if (!existsSync(path)) continue;
+    if (!(require("node:fs") as typeof import("node:fs")).existsSync(path)) continue;
     try {
+      // Loaded here, not at start-up: every `quotas` run would pay for SQLite otherwise.
+      const { Database } = require("bun:sqlite") as typeof import("bun:sqlite");
       const db = new Database(path, { readonly: true });
       try {
         const row = db.query("SELECT value FROM ItemTable WHERE key = 'cursorAuth/accessToken'").get() as { value: unknown } | null;

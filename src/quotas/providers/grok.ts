@@ -1,5 +1,5 @@
 // Grok (xAI): the CLI's billing view in credits (the combined weekly view).
-import { join } from "node:path";
+import { join } from "../context";
 import * as v from "valibot";
 import { ident } from "../names";
 import type { QuotaWindow } from "../types";

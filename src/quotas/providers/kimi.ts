@@ -1,5 +1,5 @@
 // Kimi (Moonshot): the coding plan's usage endpoint, or the API balance when that fails.
-import { join } from "node:path";
+import { join } from "../context";
 import * as v from "valibot";
 import { ident } from "../names";
 import type { QuotaWindow } from "../types";
