@@ -12,7 +12,8 @@ void runMain("quotas", async () => {
   const args = parseArgs(argv);
   if (args.mode === "statusline") {
     const { f, selectors } = args;
-    process.stdout.write(await runStatusline(makeCtx(), { selectors, format: f.format, icons: !f["no-icons"], updateCheck: !f["no-update-check"] }) + "\n");
+    // console.log, not process.stdout.write: setting up the stdout stream costs the prompt several ms.
+    console.log(await runStatusline(makeCtx(), { selectors, format: f.format, icons: !f["no-icons"], updateCheck: !f["no-update-check"] }));
     return;
   }
   const { main } = await import("../src/quotas/cli");
