@@ -24,6 +24,8 @@ export function listen(
       hostname: opts.hostname,
       maxRequestBodySize: opts.maxRequestBodySize,
       idleTimeout: opts.idleTimeout ?? 120,
+      // Elysia turns SO_REUSEPORT on by default, which lets a second server silently share a busy port.
+      reusePort: false,
     });
   } catch (err) {
     const msg = (err as Error).message ?? String(err);
