@@ -91,6 +91,8 @@ describe("--json", () => {
       ["POST", `WorkosCursorSessionToken=user_SECRET01%3A%3A${secrets.cursor}`],
     ]);
     expect(fakes.find((f) => f.provider === "grok")!.seen[0].search).toBe("?format=credits");
+    const agy = fakes.find((f) => f.provider === "antigravity")!.seen[0];
+    expect([agy.method, agy.body, agy.headers["user-agent"]]).toEqual(["POST", "{}", "antigravity"]);
     expect(fakes.find((f) => f.provider === "openrouter")!.seen.map((s) => s.path).sort()).toEqual(["/api/v1/credits", "/api/v1/key"]);
   });
 
@@ -233,6 +235,13 @@ describe("--json", () => {
     const r = await run(["--no-update-check"], runEnv(h, []));
     expect(r.code).toBe(2);
     expect(r.stderr).toBe("quotas: the interactive view needs a terminal; use --json or --statusline\n");
+  });
+
+  test("antigravity sends the Google Cloud project when one is set", async () => {
+    h = homeWithCredentials();
+    fakes = [fakeProvider("antigravity")];
+    await json(["--provider=agy"], runEnv(h, fakes, { GOOGLE_CLOUD_PROJECT: "my-project" }));
+    expect(JSON.parse(fakes[0].seen[0].body)).toEqual({ project: "my-project" });
   });
 
   test("[endpoints] in the config is used when no env override is set", async () => {

@@ -36,6 +36,7 @@ export interface Seen {
   path: string;
   search: string;
   headers: Record<string, string>;
+  body: string;
 }
 
 export interface Fake {
@@ -54,7 +55,7 @@ export function fakeProvider(provider: string, mode: Mode = { kind: "ok" }): Fak
     idleTimeout: 0,
     async fetch(req) {
       const u = new URL(req.url);
-      fake.seen.push({ method: req.method, path: u.pathname, search: u.search, headers: Object.fromEntries(req.headers) });
+      fake.seen.push({ method: req.method, path: u.pathname, search: u.search, headers: Object.fromEntries(req.headers), body: await req.text() });
       const m = fake.mode;
       if (m.kind === "hang") return new Promise<Response>(() => {});
       if (m.kind === "status") return new Response(m.body, { status: m.status, headers: { "content-type": "application/json", ...m.headers } });

@@ -37,7 +37,7 @@ export function discover(ctx: Ctx, def: ProviderDef, place: Place, config: Confi
       const paths = place.file ? [place.file] : src.paths(w);
       for (const path of paths) {
         const json = readJson(path);
-        const c = json === undefined ? null : src.read(json);
+        const c = json === undefined ? null : src.read(json, w);
         if (c && (hit = accept({ ...c, source: tilde(ctx, path) }))) break;
       }
     } else if (onlyFiles) {

@@ -3,7 +3,7 @@ import { join } from "../context";
 import * as v from "valibot";
 import { ident } from "../names";
 import type { QuotaWindow } from "../types";
-import { HOUR, WEEK, iso, numAt, optNum, percent, replyProblem, shape, slug, str, type Outcome, type ProviderDef } from "./provider";
+import { HOUR, WEEK, iso, numAt, optNum, percent, replyProblem, shape, slug, str, type Outcome, type ProviderDef, type Where } from "./provider";
 
 const Bucket = v.looseObject({
   window: v.nullish(v.string()),
@@ -49,10 +49,11 @@ export function parse(json: unknown): Outcome {
   return { status: "available", plan: null, windows };
 }
 
-const readOauth = (json: unknown) => {
+const readOauth = (json: unknown, w: Where) => {
   const token = str(json, "access_token");
   if (!token) return null;
-  return { token, expiresAt: numAt(json, "expiry_date") };
+  const project = w.env.GOOGLE_CLOUD_PROJECT || w.env.GOOGLE_CLOUD_PROJECT_ID || undefined;
+  return { token, expiresAt: numAt(json, "expiry_date"), project };
 };
 
 export const antigravity: ProviderDef = {
@@ -74,8 +75,7 @@ export const antigravity: ProviderDef = {
     },
   ],
   async fetch(cred, http) {
-    const project = cred.project ?? undefined;
-    const r = await http.post("/v1internal:retrieveUserQuotaSummary", project ? { project } : {}, {
+    const r = await http.post("/v1internal:retrieveUserQuotaSummary", cred.project ? { project: cred.project } : {}, {
       Authorization: `Bearer ${cred.token}`,
       "User-Agent": "antigravity",
     });

@@ -47,7 +47,7 @@ export interface Where {
 
 export type Source =
   /** A login file of the provider's own CLI (or another coding tool); `read` picks the token out. */
-  | { kind: "file"; paths: (w: Where) => string[]; read: (json: unknown) => Omit<Credential, "source"> | null; all?: boolean }
+  | { kind: "file"; paths: (w: Where) => string[]; read: (json: unknown, w: Where) => Omit<Credential, "source"> | null }
   /** Environment variables, first non-empty wins. */
   | { kind: "env"; names: string[] }
   /** A key file in the home directory: first non-comment line, or an `api_key=`/`token=` line. */
