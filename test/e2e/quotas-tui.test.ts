@@ -268,7 +268,8 @@ describe("quotas TUI (compiled binary in tmux)", () => {
     t.keys("Down", "Down", "c");
     await t.waitForText("Copied Z.ai JSON");
     await t.waitForText("via OSC 52 and the system clipboard");
-    const m = t.raw().match(/\x1b\]52;c;([A-Za-z0-9+/=]+)\x07/);
+    const raw = await t.waitForRaw((r) => /\x1b\]52;c;[A-Za-z0-9+/=]+\x07/.test(r), "OSC 52");
+    const m = raw.match(/\x1b\]52;c;([A-Za-z0-9+/=]+)\x07/);
     expect(m).not.toBeNull();
     const json = JSON.parse(Buffer.from(m![1], "base64").toString("utf8"));
     expect(json.provider).toBe("zai");
@@ -318,15 +319,16 @@ describe("quotas TUI (compiled binary in tmux)", () => {
     t.keys("Enter");
     await t.waitForText("› Claude");
     await quitAndWait(t);
-    expect(t.raw()).toContain("42/100%");
+    const raw = await t.rawAfterExit();
+    expect(raw).toContain("42/100%");
     // Only attribute resets (ESC[0m) are allowed: no colour, bold, dim, underline or inverse.
-    expect(t.raw()).not.toMatch(/\x1b\[(?:[0-9;]*;)?(?:3[0-7]|1|2|4|7)m/);
+    expect(raw).not.toMatch(/\x1b\[(?:[0-9;]*;)?(?:3[0-7]|1|2|4|7)m/);
     term!.stop();
     term = null;
     const c = await openTerminal();
     await launch(c);
     await quitAndWait(c);
-    expect(c.raw()).toMatch(/\x1b\[32m\d+\/100%/);
+    expect(await c.rawAfterExit()).toMatch(/\x1b\[32m\d+\/100%/);
   }, T);
 
   test("without a terminal it says to use --json or --statusline and exits 2", async () => {

@@ -163,7 +163,7 @@ describe("driver in a real terminal", () => {
     const t = await launch();
     t.keys("c");
     await t.waitForText("Copied Claude JSON");
-    const raw = t.raw();
+    const raw = await t.waitForRaw((r) => /\x1b\]52;c;[A-Za-z0-9+/=]+\x07/.test(r), "OSC 52");
     const m = raw.match(/\x1b\]52;c;([A-Za-z0-9+/=]+)\x07/);
     expect(m).not.toBeNull();
     const json = JSON.parse(Buffer.from(m![1], "base64").toString("utf8"));
@@ -223,25 +223,24 @@ describe("driver in a real terminal", () => {
     await t.waitForText("› Claude");
     t.keys("q");
     await t.waitForPrompt();
-    expect(t.raw()).not.toMatch(/\x1b\[(3[0-7]|1|2|7)m/);
+    expect(await t.rawAfterExit()).not.toMatch(/\x1b\[(3[0-7]|1|2|7)m/);
     term!.stop();
     term = null;
     const c = await launch();
     c.keys("q");
     await c.waitForPrompt();
-    expect(c.raw()).toContain("\x1b[32m");
+    expect(await c.rawAfterExit()).toContain("\x1b[32m");
   }, T);
 
   test("only changed lines are rewritten and nothing is written while idle", async () => {
     const t = await launch();
     await t.waitForText("64/100%");
-    await Bun.sleep(300);
-    const before = t.raw().length;
+    const before = await t.rawSettled();
     await Bun.sleep(1500);
     expect(JSON.stringify(t.raw().slice(before))).toBe('""');
     t.keys("Down");
-    await t.waitFor(() => t.raw().length > before, "output after a key");
-    await Bun.sleep(100);
+    await t.waitForRaw((r) => r.length > before, "output after a key");
+    await t.rawSettled(150);
     const delta = t.raw().slice(before);
     // Moving the selection changes two cards' borders, not the whole 24-line screen.
     const rowsWritten = delta.match(/\x1b\[\d+;1H/g) ?? [];

@@ -81,6 +81,33 @@ export class Tmux {
     }
   }
 
+  /** Waits until the raw output satisfies `pred` (it reaches the file a little after the screen). */
+  async waitForRaw(pred: (raw: string) => boolean, what = "raw output", timeoutMs = 10_000): Promise<string> {
+    const until = Date.now() + timeoutMs;
+    while (Date.now() < until) {
+      const raw = this.raw();
+      if (pred(raw)) return raw;
+      await Bun.sleep(25);
+    }
+    throw new Error(`timed out waiting for ${what} in the pane's output`);
+  }
+
+  /** All a program wrote before it left the alternate screen (call after it quit). */
+  rawAfterExit(): Promise<string> {
+    return this.waitForRaw((r) => r.includes("\x1b[?1049l"), "the alternate screen left");
+  }
+
+  /** Waits until the raw output stops growing for `quietMs`; returns its length. */
+  async rawSettled(quietMs = 300): Promise<number> {
+    let len = this.raw().length;
+    for (;;) {
+      await Bun.sleep(quietMs);
+      const now = this.raw().length;
+      if (now === len) return now;
+      len = now;
+    }
+  }
+
   /** Waits until `pred` holds for a screen that is not changing (unless `settle` is false). */
   async waitFor(pred: (screen: string) => boolean, what = "screen condition", timeoutMs = 10_000, settle = true): Promise<string> {
     const until = Date.now() + timeoutMs;
