@@ -14,6 +14,10 @@ const SPIN_MS = 100;
 const ESC_WAIT_MS = 30;
 const SIGNAL_CODES: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 
+/**
+ * Runs the TUI on `term` until the user quits, a signal arrives or an error is thrown; resolves with
+ * the exit code once the terminal is restored. `runTui` is this on the process's own terminal.
+ */
 export function runDriver(host: TuiHost, term: Terminal, clock: Clock = systemClock): Promise<number> {
   return new Promise<number>((resolve) => {
     let state: State;
