@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { jwt, tempHome, type TempHome } from "./helpers";
 
-const shared = (p: string) => readFileSync(join(import.meta.dir, "../../../shared/fixtures/quotas", p), "utf8");
+const shared = (p: string) => readFileSync(join(import.meta.dir, "fixtures/recorded", p), "utf8");
 const own = (p: string) => readFileSync(join(import.meta.dir, "fixtures", p), "utf8");
 
 /** Each provider's routes and the recorded body it answers with. */

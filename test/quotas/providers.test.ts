@@ -18,7 +18,7 @@ import * as zai from "../../src/quotas/providers/zai";
 import { providerNames, providers } from "../../src/quotas/providers";
 import type { QuotaWindow } from "../../src/quotas/types";
 
-const shared = (p: string) => JSON.parse(readFileSync(join(import.meta.dir, "../../../shared/fixtures/quotas", p), "utf8"));
+const shared = (p: string) => JSON.parse(readFileSync(join(import.meta.dir, "fixtures/recorded", p), "utf8"));
 const own = (p: string) => JSON.parse(readFileSync(join(import.meta.dir, "fixtures", p), "utf8"));
 
 function windows(o: Outcome): Record<string, QuotaWindow> {
