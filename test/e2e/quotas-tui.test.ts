@@ -42,6 +42,9 @@ beforeAll(async () => {
       hits.push(url.pathname);
       if (delayMs) await Bun.sleep(delayMs);
       const auth = req.headers.get("authorization");
+      if (url.pathname === "/api/oauth/usage" && auth === "Bearer claude-work-token") {
+        return Response.json({ five_hour: { utilization: 66, resets_at: resets5h }, seven_day: { utilization: 30, resets_at: resetsWeek } });
+      }
       if (url.pathname === "/api/oauth/usage" && auth === "Bearer claude-token") {
         return Response.json({
           five_hour: { utilization: claude5h, resets_at: resets5h },
@@ -255,6 +258,27 @@ describe("quotas TUI (compiled binary in tmux)", () => {
     const off = hits.length;
     await Bun.sleep(2500);
     expect(hits.length).toBe(off);
+    await quitAndWait(t);
+  }, T);
+
+  test("a second Claude account is its own card; F on it saves provider:profile", async () => {
+    makeHome();
+    mkdirSync(join(dir, "home/.claude-work"));
+    writeFileSync(join(dir, "home/.claude-work/.credentials.json"), JSON.stringify({
+      claudeAiOauth: { accessToken: "claude-work-token", expiresAt: Date.now() + 24 * H, subscriptionType: "team" },
+    }));
+    const t = await openTerminal();
+    t.type(`${bin} --no-update-check`);
+    const screen = await t.waitFor((s) => s.includes("4 of 5 providers loaded") && !s.includes("refreshing"), "both Claude accounts");
+    expect(screen).toMatch(/5h\s+42\/100%/);
+    expect(screen).toMatch(/5h\s+66\/100%/);
+    const rows = screen.split("\n");
+    const work = rows.findIndex((r) => r.includes("Claude (work) · team"));
+    expect(work).toBeGreaterThan(0);
+    expect(rows[work + 1]).toContain("66/100%");
+    t.keys("Down", "f");
+    await t.waitFor(() => configText().includes("claude:work"), "config.toml updated");
+    expect(toml.parse(configText()).favorites.providers).toEqual(["claude:work"]);
     await quitAndWait(t);
   }, T);
 
