@@ -15,6 +15,7 @@ let delayMs = 0;
 let kimiUsed = 64;
 let server: ReturnType<typeof Bun.serve>;
 let dir: string;
+const dirs: string[] = [];
 let term: Tmux | null = null;
 
 beforeAll(() => {
@@ -44,7 +45,7 @@ afterAll(() => {
 afterEach(() => {
   term?.stop();
   term = null;
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   requests.length = 0;
   delayMs = 0;
 });
@@ -60,7 +61,7 @@ interface Opts {
 }
 
 async function launch(o: Opts = {}): Promise<Tmux> {
-  if (!o.keepDir) dir = mkdtempSync(join(tmpdir(), "qtui-driver-"));
+  if (!o.keepDir) dirs.push((dir = mkdtempSync(join(tmpdir(), "qtui-driver-"))));
   writeFileSync(join(dir, "setup.json"), JSON.stringify({
     server: `http://127.0.0.1:${server.port}`,
     prefsFile: join(dir, "prefs.json"),

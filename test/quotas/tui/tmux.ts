@@ -27,12 +27,17 @@ export class Tmux {
     // tmux takes PATH from the client, not from -e: it is set on the shell's command line instead.
     const envArgs = Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
     t.run(["-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", String(opts.width), "-y", String(opts.height), "-c", opts.cwd, ...envArgs, `env PS1='${PROMPT}' PATH='${env.PATH}' bash --norc --noprofile -i`]);
-    t.run(["set-option", "-g", "status", "off"]);
-    t.run(["set-option", "-g", "escape-time", "0"]);
-    t.run(["resize-window", "-t", "t", "-x", String(opts.width), "-y", String(opts.height)]);
-    await t.waitFor((s) => s.includes(PROMPT.trim()));
-    t.run(["pipe-pane", "-t", "t", "-o", `cat >> ${t.rawFile}`]);
-    return t;
+    try {
+      t.run(["set-option", "-g", "status", "off"]);
+      t.run(["set-option", "-g", "escape-time", "0"]);
+      t.run(["resize-window", "-t", "t", "-x", String(opts.width), "-y", String(opts.height)]);
+      await t.waitFor((s) => s.includes(PROMPT.trim()));
+      t.run(["pipe-pane", "-t", "t", "-o", `cat >> ${t.rawFile}`]);
+      return t;
+    } catch (err) {
+      t.stop();
+      throw err;
+    }
   }
 
   run(args: string[]): string {
