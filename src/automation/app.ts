@@ -1,11 +1,11 @@
 // The automation server's HTTP app: every feature's routes under /v1 and /api/v1, one error handler
 // producing the `issues` envelope, `x-request-id` on every response, snake_case query aliases.
-import { openapi } from "@elysiajs/openapi";
-import { Elysia } from "elysia";
+import { type AnyElysia, Elysia } from "elysia";
 import { DomainError } from "../kernel/errors";
 import { newId } from "../kernel/ids";
 import type { AutomationContext } from "./context";
 import { domainIssues, envelopeResponse, HttpRefusal, issue } from "./http/envelope";
+import { openApiDocument } from "./http/openapi";
 import { aliasQuery } from "./http/query";
 import { tenancyRoutes } from "./tenancy/routes";
 import { automationRoutes } from "./automations/routes";
@@ -36,6 +36,8 @@ export function buildApp(ctx: AutomationContext) {
     return [...new Set(methodsByPath.filter((r) => r.pattern.test(path)).map((r) => r.method))];
   };
 
+  let doc: ReturnType<typeof openApiDocument> | undefined;
+  let whole: AnyElysia | undefined;
   // Elysia defaults to SO_REUSEPORT, which would let a second server silently share a busy port.
   const app = new Elysia({ serve: { reusePort: false, development: false } })
     .onRequest(({ request, set }) => {
@@ -100,21 +102,13 @@ export function buildApp(ctx: AutomationContext) {
       ctx.log.error("unhandled error", { requestId, path, error: (error as Error)?.stack ?? String(error) });
       return envelopeResponse(500, requestId, [issue("<root>", "internal server error", "internal_error")]);
     })
-    .use(
-      openapi({
-        path: "/openapi",
-        specPath: "/openapi/json",
-        documentation: {
-          info: { title: "automation-server", version: "1.0.0", description: "Self-hosted workflow automation API." },
-          components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
-          security: [{ bearer: [] }],
-        },
-      }),
-    )
+    // The document is built on first request, when every route is registered (routes never change after).
+    .get("/openapi/json", () => (doc ??= openApiDocument(whole as AnyElysia)), { detail: { hide: true } })
     .get("/health", () => ({ ok: true }), { detail: { summary: "Liveness", security: [] } });
 
   for (const prefix of API_PREFIXES) app.use(api(ctx, prefix));
 
+  whole = app;
   for (const r of app.routes) {
     const source = r.path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*");
     methodsByPath.push({ pattern: new RegExp(`^${source}/?$`), method: r.method });

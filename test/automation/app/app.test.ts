@@ -107,6 +107,20 @@ describe("conventions", () => {
     expect(create.responses["201"].content["application/json"].schema.required).toContain("inputSchema");
     expect(create.responses["409"].content["application/json"].schema.required).toEqual(["issues", "requestId"]);
   });
+
+  test("the OpenAPI document keeps list routes' query parameters beside their path parameters", async () => {
+    const h = await harness();
+    const doc = await json(await h.req("GET", "/openapi/json"));
+    const names = (path: string, method: string) =>
+      (doc.paths[path][method].parameters as { name: string; in: string }[]).map((p) => `${p.in}:${p.name}`).sort();
+    for (const prefix of ["/v1", "/api/v1"]) {
+      expect(names(`${prefix}/automations`, "get")).toEqual(["query:limit", "query:offset", "query:search", "query:type"]);
+      expect(names(`${prefix}/automations/{id}/versions`, "get")).toEqual(["path:id", "query:limit", "query:offset"]);
+      expect(names(`${prefix}/automations/{id}/versions/{versionId}/promote`, "post")).toEqual(["path:id", "path:versionId"]);
+      expect(names(`${prefix}/files/uploads/{uploadId}/content`, "put")).toEqual(["path:uploadId", "query:expires", "query:signature"]);
+    }
+    expect(Object.keys(doc.paths)).not.toContain("/openapi/json");
+  });
 });
 
 describe("database contention", () => {
