@@ -58,8 +58,11 @@ export async function main(argv: string[], env: Env = process.env, io: Io = defa
   }
   if (!f["no-update-check"]) startUpdateCheck(ctx, readUpdate(ctx));
   const host = createHost(ctx, config, selectors);
-  const run = io.runTui ?? (await import("./tui")).runTui;
-  return run(host);
+  if (io.runTui) return io.runTui(host);
+  const code = await (await import("./tui")).runTui(host);
+  // Fetches still in flight would keep the process alive up to their 10 s timeout after the user quit;
+  // cache writes are atomic (temp + rename), so leaving now loses nothing.
+  process.exit(code);
 }
 
 async function checkUpdate(ctx: Ctx, io: Io): Promise<number> {
