@@ -1,8 +1,10 @@
 // The auth plugin every feature's routes `.use()`: resolves the Bearer key into `auth` (401 when
 // missing or invalid), so handlers can filter by `auth.tenantId` and call `requireScope`.
+import { bearer } from "@elysiajs/bearer";
 import { Elysia } from "elysia";
+import { Unauthorized } from "../../kernel/errors";
 import type { AutomationContext } from "../context";
-import { authenticate } from "./service";
+import { authenticate, authenticateKey } from "./service";
 
 export { requireScope, hasScope } from "./service";
 export type { Auth } from "./model";
@@ -12,6 +14,20 @@ export type { Auth } from "./model";
  * `.use` in that plugin require a valid API key.
  */
 export const authPlugin = (ctx: AutomationContext) =>
-  new Elysia().resolve({ as: "scoped" }, ({ request }) => ({
-    auth: authenticate(ctx.sqlite, ctx.clock, request.headers.get("authorization")),
-  }));
+  new Elysia().use(bearer()).resolve({ as: "scoped" }, ({ bearer: token, request }) => {
+    const header = request.headers.get("authorization");
+    // @elysiajs/bearer also reads `?access_token=`. We refuse it: a key in a URL ends up in access
+    // logs, proxies and shell history. Only the header is a credential.
+    if (header === null && token !== undefined) {
+      throw Unauthorized("API keys are not accepted in the access_token query parameter: send `Authorization: Bearer <api key>`", {
+        field: "access_token",
+        code: "unauthorized",
+      });
+    }
+    // The plugin matches only the exact `Bearer ` prefix; other spellings (`bearer`, `Basic ...`)
+    // go through the header parser, which accepts any case and explains a wrong scheme.
+    if (token !== undefined && header?.startsWith("Bearer ") && /^\S+$/.test(token.trim())) {
+      return { auth: authenticateKey(ctx.sqlite, ctx.clock, token.trim()) };
+    }
+    return { auth: authenticate(ctx.sqlite, ctx.clock, header) };
+  });

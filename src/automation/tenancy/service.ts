@@ -120,14 +120,24 @@ export function revokeKey(sqlite: Database, clock: Clock, keyId: string): KeyInf
 
 /** Resolves an `Authorization` header to the key's tenant and scopes, or a 401. */
 export function authenticate(sqlite: Database, clock: Clock, header: string | undefined | null): Auth {
+  return authenticateKey(sqlite, clock, bearerKey(header));
+}
+
+/** The API key of an `Authorization: Bearer <key>` header (scheme case-insensitive), or a 401. */
+export function bearerKey(header: string | undefined | null): string {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
   if (!m) {
     throw Unauthorized(header ? "Authorization must be `Bearer <api key>`" : "missing API key: send `Authorization: Bearer <api key>`", {
       code: "unauthorized",
     });
   }
+  return m[1];
+}
+
+/** Resolves a presented API key to its tenant and scopes, or a 401. */
+export function authenticateKey(sqlite: Database, clock: Clock, key: string): Auth {
   const db = dbOf(sqlite);
-  const row = m[1].length <= 512 ? keyStore.byHash(db, hashSecret(m[1])) : undefined;
+  const row = key.length <= 512 ? keyStore.byHash(db, hashSecret(key)) : undefined;
   if (!row) throw Unauthorized("invalid or revoked API key", { code: "unauthorized" });
   const tenant = tenantStore.byId(db, row.tenantId);
   if (!tenant) throw Unauthorized("invalid or revoked API key", { code: "unauthorized" });

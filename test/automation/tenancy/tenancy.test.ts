@@ -87,3 +87,44 @@ describe("tenants and API keys", () => {
     expect(hasScope(["files:write"], "runs:read")).toBe(false);
   });
 });
+
+describe("Bearer extraction", () => {
+  const check = (h: Awaited<ReturnType<typeof harness>>, path: string, authorization?: string) =>
+    h.req("GET", path, { headers: authorization === undefined ? {} : { authorization } });
+
+  test("the scheme is case-insensitive and surrounding spaces are tolerated", async () => {
+    const h = await harness();
+    const t = h.tenant("acme");
+    for (const header of [`Bearer ${t.key}`, `bearer ${t.key}`, `BEARER  ${t.key} `]) {
+      const r = await check(h, "/v1/auth/check", header);
+      expect(r.status).toBe(200);
+      expect((await json(r)).tenantSlug).toBe("acme");
+    }
+  });
+
+  test("another scheme, an empty or two-part credential → 401 envelope naming the expected form", async () => {
+    const h = await harness();
+    const t = h.tenant("acme");
+    for (const header of [`Basic ${t.key}`, "Bearer", "Bearer ", `Bearer ${t.key} extra`, `Bearer${t.key}`]) {
+      const r = await check(h, "/v1/automations", header);
+      expect(r.status).toBe(401);
+      const b = await json(r);
+      expect(b.issues[0].message).toBe("Authorization must be `Bearer <api key>`");
+      expect(b.requestId).toBeString();
+    }
+  });
+
+  test("a key in the access_token query parameter is refused (401), also next to a valid header it is ignored", async () => {
+    const h = await harness();
+    const t = h.tenant("acme");
+    const r = await check(h, `/v1/auth/check?access_token=${t.key}`);
+    expect(r.status).toBe(401);
+    const b = await json(r);
+    expect(b.issues[0].field).toBe("access_token");
+    expect(b.issues[0].message).toContain("not accepted in the access_token query parameter");
+    const files = await check(h, `/v1/files/file_x?access_token=${t.key}`);
+    expect(files.status).toBe(401);
+    const both = await check(h, "/v1/auth/check?access_token=wrong", `Bearer ${t.key}`);
+    expect(both.status).toBe(200);
+  });
+});
