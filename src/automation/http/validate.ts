@@ -5,13 +5,23 @@ import { Invalid } from "../../kernel/errors";
 type AnySchema = v.GenericSchema<unknown, unknown>;
 
 export function parseWith<S extends AnySchema>(schema: S, value: unknown, prefix = ""): v.InferOutput<S> {
+  const objectLike = (schema as { type?: string }).type === "strict_object" || (schema as { type?: string }).type === "object";
+  // Valibot treats an array as an object with keys "0", "1"...; say what is wrong instead.
+  if (objectLike && Array.isArray(value)) {
+    throw Invalid("expected a JSON object, got an array", { field: prefix || "<root>", code: "invalid_type" });
+  }
   const r = v.safeParse(schema, value);
   if (r.success) return r.output;
   const issues = r.issues.map((i) => {
     const path = v.getDotPath(i);
     const field = [prefix, path].filter(Boolean).join(".") || "<root>";
-    const unknownKey = i.type === "strict_object" || i.type === "never";
-    return { field, message: i.message, code: unknownKey ? "unrecognized_keys" : "invalid_value" };
+    // Strict objects report an unknown key as expecting `never`, a missing one as expecting `"name"`.
+    if (i.type === "strict_object" && i.expected === "never") return { field, message: `unknown field ${i.received}`, code: "unrecognized_keys" };
+    if (i.received === "undefined" && i.expected?.startsWith('"')) return { field, message: `${field} is required`, code: "required" };
+    if (i.kind === "schema" && i.expected === "Object" && path === null) {
+      return { field, message: `expected a JSON object, got ${i.received}`, code: "invalid_type" };
+    }
+    return { field, message: i.message, code: i.type === "never" ? "unrecognized_keys" : "invalid_value" };
   });
   throw Invalid(issues[0]?.message ?? "invalid input", { issues });
 }

@@ -116,6 +116,45 @@ describe("POST /v1/automations", () => {
     expect(arr.status).toBe(400);
   });
 
+  test("body shape errors name the field and say what is wrong: unknown, missing, array, null", async () => {
+    const h = await harness();
+    const t = h.tenant("acme");
+    const send = async (body: string) => {
+      const r = await h.req("POST", "/v1/automations", { key: t.key, body, headers: { "content-type": "application/json" } });
+      expect(r.status).toBe(400);
+      return (await json(r)).issues as { field: string; message: string; code: string }[];
+    };
+    expect(await send(JSON.stringify({ yaml: wf("x"), extra: 1 }))).toEqual([
+      { field: "extra", message: 'unknown field "extra"', code: "unrecognized_keys", severity: "error" },
+    ] as never);
+    expect(await send("{}")).toEqual([{ field: "yaml", message: "yaml is required", code: "required", severity: "error" }] as never);
+    expect(await send("[1,2]")).toEqual([{ field: "<root>", message: "expected a JSON object, got an array", code: "invalid_type", severity: "error" }] as never);
+    expect(await send("null")).toEqual([{ field: "<root>", message: "expected a JSON object, got null", code: "invalid_type", severity: "error" }] as never);
+    const version = await h.req("POST", "/v1/automations", { key: t.key, body: { yaml: wf("x") } });
+    expect(version.status).toBe(201);
+    const r = await h.req("POST", "/v1/automations/workflows.x/versions", { key: t.key, body: { yaml: wf("x"), version: "1.0.1", activat: true } });
+    expect((await json(r)).issues).toEqual([{ field: "activat", message: 'unknown field "activat"', code: "unrecognized_keys", severity: "error" }]);
+  });
+
+  test("wrong content types on every JSON route → 415 naming the type received", async () => {
+    const h = await harness();
+    const t = h.tenant("acme");
+    await h.req("POST", "/v1/automations", { key: t.key, body: { yaml: wf("x") } });
+    const v = await json(await h.req("GET", "/v1/automations/workflows.x/versions", { key: t.key }));
+    const id = v.data[0].id as string;
+    for (const path of ["/v1/automations", "/v1/automations/workflows.x/versions", `/v1/automations/workflows.x/versions/${id}/restore`, "/v1/files/uploads"]) {
+      const r = await h.req("POST", path, { key: t.key, body: "a=1", headers: { "content-type": "application/x-www-form-urlencoded" } });
+      expect(r.status).toBe(415);
+      const b = await json(r);
+      expect(b.issues[0]).toEqual({
+        field: "<root>",
+        message: "expected Content-Type application/json, got application/x-www-form-urlencoded",
+        code: "unsupported_media_type",
+        severity: "error",
+      });
+    }
+  });
+
   test("an oversized JSON body without Content-Length (chunked) → 413", async () => {
     const h = await harness();
     const t = h.tenant("acme");
