@@ -1,21 +1,60 @@
-// The only code touching the files, blob_refs and upload_sessions tables.
+// The only code touching the files, blob_refs and upload_sessions tables. The reads every request
+// makes (metadata, content, session lookups, the expiry sweep on upload, "is this blob still used")
+// are prepared once per connection: building a drizzle query costs far more than running it.
 import { and, eq, isNotNull, lte, ne, or, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { blobRefs, files, uploadSessions, type FileRow, type UploadSessionRow } from "./schema";
+
+const p = sql.placeholder;
+const one = sql<number>`1`;
+
+function prepare(db: Db) {
+  return {
+    fileById: db.select().from(files).where(and(eq(files.tenantId, p("tenantId")), eq(files.id, p("id")))).prepare(),
+    expired: db.select().from(files).where(and(isNotNull(files.expiresAt), lte(files.expiresAt, p("now")))).limit(p("limit")).prepare(),
+    sessionById: db.select().from(uploadSessions).where(and(eq(uploadSessions.tenantId, p("tenantId")), eq(uploadSessions.id, p("id")))).prepare(),
+    sessionAnyTenant: db.select().from(uploadSessions).where(eq(uploadSessions.id, p("id"))).prepare(),
+    sessionByKey: db
+      .select()
+      .from(uploadSessions)
+      .where(and(eq(uploadSessions.tenantId, p("tenantId")), eq(uploadSessions.idempotencyKey, p("key"))))
+      .prepare(),
+    abandoned: db
+      .select()
+      .from(uploadSessions)
+      .where(and(ne(uploadSessions.status, "completed"), lte(uploadSessions.createdAt, p("before"))))
+      .limit(p("limit"))
+      .prepare(),
+    fileUses: db.select({ n: one }).from(files).where(eq(files.sha256, p("sha256"))).limit(1).prepare(),
+    refUses: db.select({ n: one }).from(blobRefs).where(eq(blobRefs.sha256, p("sha256"))).limit(1).prepare(),
+    sessionUses: db
+      .select({ n: one })
+      .from(uploadSessions)
+      .where(and(eq(uploadSessions.sha256, p("sha256")), or(eq(uploadSessions.status, "uploaded"), eq(uploadSessions.status, "pending"))))
+      .limit(1)
+      .prepare(),
+  };
+}
+const cache = new WeakMap<Db, ReturnType<typeof prepare>>();
+const q = (db: Db) => {
+  let prepared = cache.get(db);
+  if (!prepared) cache.set(db, (prepared = prepare(db)));
+  return prepared;
+};
 
 export const fileStore = {
   insert(db: Db, row: FileRow): void {
     db.insert(files).values(row).run();
   },
   byId(db: Db, tenantId: string, id: string): FileRow | undefined {
-    return db.select().from(files).where(and(eq(files.tenantId, tenantId), eq(files.id, id))).get();
+    return q(db).fileById.get({ tenantId, id });
   },
   remove(db: Db, id: string): void {
     db.delete(files).where(eq(files.id, id)).run();
   },
   /** Files whose expiry has passed (any tenant), oldest first. */
   expired(db: Db, now: string, limit = 500): FileRow[] {
-    return db.select().from(files).where(and(isNotNull(files.expiresAt), lte(files.expiresAt, now))).limit(limit).all();
+    return q(db).expired.all({ now, limit });
   },
 };
 
@@ -34,30 +73,21 @@ export const sessionStore = {
     db.insert(uploadSessions).values(row).run();
   },
   byId(db: Db, tenantId: string, id: string): UploadSessionRow | undefined {
-    return db.select().from(uploadSessions).where(and(eq(uploadSessions.tenantId, tenantId), eq(uploadSessions.id, id))).get();
+    return q(db).sessionById.get({ tenantId, id });
   },
   /** For the signed PUT, which carries no tenant: the signature already binds the id. */
   byIdAnyTenant(db: Db, id: string): UploadSessionRow | undefined {
-    return db.select().from(uploadSessions).where(eq(uploadSessions.id, id)).get();
+    return q(db).sessionAnyTenant.get({ id });
   },
   byIdempotencyKey(db: Db, tenantId: string, key: string): UploadSessionRow | undefined {
-    return db
-      .select()
-      .from(uploadSessions)
-      .where(and(eq(uploadSessions.tenantId, tenantId), eq(uploadSessions.idempotencyKey, key)))
-      .get();
+    return q(db).sessionByKey.get({ tenantId, key });
   },
   update(db: Db, id: string, set: Partial<UploadSessionRow>): void {
     db.update(uploadSessions).set(set).where(eq(uploadSessions.id, id)).run();
   },
   /** Sessions never completed that were created before `before` (abandoned). */
   abandoned(db: Db, before: string, limit = 500): UploadSessionRow[] {
-    return db
-      .select()
-      .from(uploadSessions)
-      .where(and(ne(uploadSessions.status, "completed"), lte(uploadSessions.createdAt, before)))
-      .limit(limit)
-      .all();
+    return q(db).abandoned.all({ before, limit });
   },
   remove(db: Db, id: string): void {
     db.delete(uploadSessions).where(eq(uploadSessions.id, id)).run();
@@ -66,18 +96,6 @@ export const sessionStore = {
 
 /** Whether anything still needs the bytes of `sha256`: a live file, a reference, or an uncompleted upload. */
 export function blobInUse(db: Db, sha256: string): boolean {
-  const row = db
-    .select({ n: sql<number>`1` })
-    .from(files)
-    .where(eq(files.sha256, sha256))
-    .limit(1)
-    .get();
-  if (row) return true;
-  if (db.select({ n: sql<number>`1` }).from(blobRefs).where(eq(blobRefs.sha256, sha256)).limit(1).get()) return true;
-  return !!db
-    .select({ n: sql<number>`1` })
-    .from(uploadSessions)
-    .where(and(eq(uploadSessions.sha256, sha256), or(eq(uploadSessions.status, "uploaded"), eq(uploadSessions.status, "pending"))))
-    .limit(1)
-    .get();
+  const prepared = q(db);
+  return !!(prepared.fileUses.get({ sha256 }) ?? prepared.refUses.get({ sha256 }) ?? prepared.sessionUses.get({ sha256 }));
 }
