@@ -4,7 +4,7 @@ import { AuthService } from "./auth/service";
 import { limitedBody } from "./body";
 import { TokenStore } from "./auth/store";
 import type { OrderConfig } from "./config";
-import type { OrdersDb } from "./db/open";
+import { type OrdersDb, pingOrdersDb } from "./db/open";
 import { DataVersion } from "./db/version";
 import { CORS_HEADERS, preflight } from "./cors";
 import { handleError } from "./errors";
@@ -21,18 +21,21 @@ export function orderServices(config: OrderConfig, db: OrdersDb) {
   const version = new DataVersion(db.$client);
   const userStore = new UserStore(db, version);
   const orderStore = new OrderStore(db, version);
+  const tokens = new TokenStore(db, version);
   return {
     users: new UserService(userStore, config.clock, config.password),
-    auth: new AuthService(config, userStore, new TokenStore(db)),
+    auth: new AuthService(config, userStore, tokens),
+    tokens,
     orders: new OrderService(orderStore, config.clock),
     userStore,
     orderStore,
   };
 }
 
-/** The order server's HTTP app over an open database. */
-export function createOrderApp(config: OrderConfig, db: OrdersDb) {
-  const s = orderServices(config, db);
+export type OrderServices = ReturnType<typeof orderServices>;
+
+/** The order server's HTTP app over an open database (and the services over it, when the caller needs them too). */
+export function createOrderApp(config: OrderConfig, db: OrdersDb, s: OrderServices = orderServices(config, db)) {
   const doc = JSON.stringify(openApiDocument());
   const routes: { method: string; pattern: RegExp }[] = [];
   /** Methods that do have a route at `path` (for 405 vs 404). */
@@ -50,7 +53,7 @@ export function createOrderApp(config: OrderConfig, db: OrdersDb) {
     .onParse(({ request, contentType }) => limitedBody(request, contentType, config.bodyLimit))
     .onError(({ code, error, request }) => handleError(code, error, request, { clock: config.clock, logger: config.logger, bodyLimit: config.bodyLimit, allowed }))
     .get("/health", () => {
-      db.$client.query("SELECT 1").get();
+      pingOrdersDb(db);
       return { status: "ok" };
     })
     .get("/openapi/json", () => new Response(doc, { headers: { "content-type": "application/json", ...CORS_HEADERS } }))

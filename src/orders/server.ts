@@ -3,11 +3,10 @@ import { FatalError } from "../kernel/errors";
 import type { FlagSpec } from "../kernel/config";
 import { createLogger } from "../kernel/logger";
 import { listen, onShutdownSignal } from "../kernel/server";
-import { createOrderApp } from "./app";
+import { createOrderApp, orderServices } from "./app";
 import { DEMO_CLIENT, type OAuthClient, orderConfig, parseClients, parseProfile } from "./config";
-import { openOrdersDb } from "./db/open";
+import { closeOrdersDb, openOrdersDb } from "./db/open";
 import { DEMO_PASSWORD, DEMO_USERS, seedDemo } from "./demo/seed";
-import { TokenStore } from "./auth/store";
 
 export const orderFlags = {
   port: { type: "number", env: "PORT", default: 8080, help: "TCP port to listen on", value: "PORT" },
@@ -51,12 +50,13 @@ export async function startOrderServer(opts: OrderServerOptions): Promise<void> 
   const config = orderConfig({ profile, clients, logger });
   const db = openOrdersDb(opts.db);
   const seeded = profile === "demo" ? await seedDemo(db, config.clock, config.password) : false;
-  const app = createOrderApp(config, db);
+  const services = orderServices(config, db);
+  const app = createOrderApp(config, db, services);
   // Bun's own cap is looser: the app enforces bodyLimit itself, with the Spring-style 413 body.
   const running = listen(app, { port: opts.port, hostname: opts.host, maxRequestBodySize: 4 * config.bodyLimit });
 
-  const tokens = new TokenStore(db);
-  const sweep = setInterval(() => tokens.deleteExpired(config.clock.now().getTime()), 3600_000);
+  // Expired tokens are refused anyway; the sweep only keeps the table from growing.
+  const sweep = setInterval(() => services.tokens.deleteExpired(config.clock.now().getTime()), 3600_000);
   sweep.unref();
 
   const lines = [
@@ -77,7 +77,6 @@ export async function startOrderServer(opts: OrderServerOptions): Promise<void> 
   onShutdownSignal(async () => {
     clearInterval(sweep);
     await running.stop();
-    db.$client.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    db.$client.close();
+    closeOrdersDb(db);
   }, logger);
 }

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { tokens, users } from "../../src/orders/db/schema";
+import { DataVersion } from "../../src/orders/db/version";
 import { hashSecret } from "../../src/kernel/ids";
 import { CLIENT, harness, springError } from "./harness";
 
@@ -73,7 +74,7 @@ describe("POST /oauth/token", () => {
     const fresh = (await h.call("POST", `/oauth/token?${grant()}`)).body.access_token;
     h.clock.advance(12 * 3600_000);
     const { TokenStore } = await import("../../src/orders/auth/store");
-    expect(new TokenStore(h.db).deleteExpired(h.clock.now().getTime())).toBe(1);
+    expect(new TokenStore(h.db, new DataVersion(h.db.$client)).deleteExpired(h.clock.now().getTime())).toBe(1);
     expect(h.db.select().from(tokens).all().map((t) => t.hash)).toEqual([hashSecret(fresh)]);
     expect((await h.call("GET", "/authenticated", { token: fresh })).status).toBe(200);
   }, 30_000);

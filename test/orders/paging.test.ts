@@ -155,7 +155,7 @@ describe("GET /users/{id}/orders", () => {
 
   test("another user's id → 403; an unknown id → 403 too (no probing)", async () => {
     const { h, alice, bob } = await listWorld();
-    for (const path of [`/users/${alice.id}/orders`, "/users/9999/orders"]) {
+    for (const path of [`/users/${alice.id}/orders`, "/users/9999/orders", "/users/0/orders", "/users/-3/orders"]) {
       const r = await h.call("GET", path, { token: bob.token });
       springError(r, 403, path);
       expect(r.body.error).toBe("access_denied");

@@ -1,18 +1,26 @@
 import { and, eq, gt, lte, sql } from "drizzle-orm";
 import type { OrdersDb } from "../db/open";
 import { tokens, users } from "../db/schema";
+import type { DataVersion } from "../db/version";
 import type { Caller } from "../users/model";
+
+interface Cached {
+  user: Caller;
+  expiresAt: number;
+  /** The data version the row was read at: any later commit (a token row deleted to revoke it, here or by another process) forces a re-read. */
+  version: number;
+}
 
 export class TokenStore {
   private readonly byHash;
-  /**
-   * hash → the token's user and expiry. Safe to keep: a token row and a user's id, name and type never
-   * change (there is no revocation), and expiry is checked on every use.
-   */
-  private readonly cache = new Map<string, { user: Caller; expiresAt: number }>();
+  /** hash → the token's user and expiry, valid while the data version stands still; expiry is checked on every use. */
+  private readonly cache = new Map<string, Cached>();
 
-  constructor(private readonly db: OrdersDb) {
-    // A primary-key read on the token hash; made once per token and process thanks to the cache.
+  constructor(
+    private readonly db: OrdersDb,
+    private readonly version: DataVersion,
+  ) {
+    // A primary-key read on the token hash; a read-only load makes it once per token and process.
     this.byHash = db
       .select({ id: users.id, username: users.username, userType: users.userType, expiresAt: tokens.expiresAt })
       .from(tokens)
@@ -21,23 +29,32 @@ export class TokenStore {
       .prepare();
   }
 
+  /** A new token changes no cached answer (a hash nobody has presented yet), so it moves no version. */
   insert(hash: string, userId: number, at: number, expiresAt: number): void {
     this.db.insert(tokens).values({ hash, userId, createdAt: at, expiresAt }).run();
   }
 
-  /** The live token's user, or undefined for unknown or expired tokens. */
+  /** The live token's user, or undefined for unknown, revoked (row deleted) or expired tokens. */
   userFor(hash: string, now: number): Caller | undefined {
+    const version = this.version.current();
     const hit = this.cache.get(hash);
-    if (hit) return hit.expiresAt > now ? hit.user : undefined;
+    if (hit && hit.version === version) return hit.expiresAt > now ? hit.user : undefined;
     const row = this.byHash.get({ hash, now });
-    if (!row) return undefined;
+    if (!row) {
+      this.cache.delete(hash);
+      return undefined;
+    }
     const { expiresAt, ...user } = row;
     if (this.cache.size >= 10_000) this.cache.clear();
-    this.cache.set(hash, { user, expiresAt });
+    this.cache.set(hash, { user, expiresAt, version });
     return user;
   }
 
   deleteExpired(now: number): number {
-    return this.db.delete(tokens).where(lte(tokens.expiresAt, now)).returning({ hash: tokens.hash }).all().length;
+    try {
+      return this.db.delete(tokens).where(lte(tokens.expiresAt, now)).returning({ hash: tokens.hash }).all().length;
+    } finally {
+      this.version.bump();
+    }
   }
 }

@@ -18,20 +18,10 @@ export class DataVersion {
   }
 
   /**
-   * Reading `data_version` takes a read lock (~10 µs), so it is read once per event-loop turn: requests
-   * handled in the same turn arrived together and may share one view of other processes' commits. Our
-   * own writes count at once.
+   * Read on every call (a few µs): remembering it for a while, even one event-loop turn, would let a
+   * request that follows another process's commit be answered from before it.
    */
   current(): number {
-    if (this.external === undefined) {
-      this.external = this.pragma.get()!.data_version;
-      setImmediate(this.forget);
-    }
-    return this.external * 1_000_000_000 + this.local;
+    return this.pragma.get()!.data_version * 1_000_000_000 + this.local;
   }
-
-  private external: number | undefined;
-  private readonly forget = () => {
-    this.external = undefined;
-  };
 }

@@ -68,8 +68,8 @@ export async function seedDemo(db: OrdersDb, clock: Clock, cost: { memoryCost: n
         t = start + n * 6 * 3600_000 + (n % 7) * 17 * 60_000 + n * 13_000;
         const customer = customers[n % customers.length];
         const performer = performers[(n * 2 + 1) % performers.length];
-        // Deterministic prices from 12.00 to ~88.50 rubles, some with kopecks.
-        const price = 12 + ((n * 37) % 77) + (n % 3 === 0 ? 0.5 : n % 5 === 0 ? 0.99 : 0);
+        // Deterministic prices from 12.00 to ~88.50 rubles (in kopecks), some with kopecks.
+        const price = (12 + ((n * 37) % 77)) * 100 + (n % 3 === 0 ? 50 : n % 5 === 0 ? 99 : 0);
         const description = `${TASKS[n % TASKS.length]}${n >= TASKS.length ? ` (#${Math.floor(n / TASKS.length) + 1})` : ""}`;
         const order = orders.create(customer, { description, price });
         if (status === "WAITING") continue;

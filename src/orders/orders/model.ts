@@ -18,6 +18,12 @@ export const CreateOrderBody = v.object({
   price: v.unknown(),
 });
 
+/** A new order as the service takes it: the description trimmed, the price in kopecks. */
+export interface NewOrder {
+  description: string;
+  price: number;
+}
+
 /** An order as the API returns it (the original service's field names). */
 export interface OrderWire {
   id: number;

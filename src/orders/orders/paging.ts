@@ -35,11 +35,16 @@ function intParam(params: URLSearchParams, name: string, dflt: number, min: numb
   return n;
 }
 
-/** RFC 8288 `Link` with first/prev/next/last, keeping the request's other parameters. */
+/**
+ * RFC 8288 `Link` with first/prev/next/last, keeping the request's other parameters but never an
+ * `access_token` (a credential must not be copied into links a client may log, share or follow).
+ */
 export function linkHeader(url: URL, req: PageRequest, total: number): string {
   const last = Math.max(0, Math.ceil(total / req.size) - 1);
+  const base = new URL(url.href);
+  base.searchParams.delete("access_token");
   const at = (page: number, rel: string) => {
-    const u = new URL(url.href);
+    const u = new URL(base.href);
     u.searchParams.set("page", String(page));
     u.searchParams.set("size", String(req.size));
     return `<${u.href}>; rel="${rel}"`;

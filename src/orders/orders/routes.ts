@@ -1,16 +1,14 @@
 import { Elysia } from "elysia";
-import { Invalid } from "../../kernel/errors";
+import { authGuard } from "../auth/guard";
 import type { AuthService } from "../auth/service";
 import { CORS_HEADERS } from "../cors";
+import { priceToKopecks } from "../money";
+import { parseInput } from "../validate";
+import { CreateOrderBody } from "./model";
+import { linkHeader, parsePage } from "./paging";
 import type { OrderService } from "./service";
 import type { OrderFilter } from "./store";
-import { linkHeader, parsePage } from "./paging";
-
-/** A path id: a positive integer, else 400 naming the parameter. */
-export function pathId(raw: string, field = "id"): number {
-  if (!/^\d{1,15}$/.test(raw) || Number(raw) < 1) throw Invalid(`${field} must be a positive integer (got "${raw}")`, { field });
-  return Number(raw);
-}
+import { pathId } from "./ids";
 
 interface CachedList {
   version: number;
@@ -19,12 +17,17 @@ interface CachedList {
   link: string;
 }
 
+/** Bytes of serialized lists kept; a page of 100 orders with long descriptions is ~250 KB. */
+const LIST_CACHE_BYTES = 16 * 1024 * 1024;
+
 /**
  * The list endpoints cache their serialized reply per filter and URL until the data version moves (any
- * write here, or a commit by another process on the same file): a repeated page costs no SQL.
+ * write here, or a commit by another process on the same file): a repeated page costs no SQL. Bounded
+ * in bytes, not entries, because URLs are the client's to vary and a page can be large.
  */
 function listReplies(orders: OrderService) {
   const cache = new Map<string, CachedList>();
+  let bytes = 0;
   return (filter: OrderFilter, request: Request): Response => {
     const key = `${JSON.stringify(filter)}|${request.url}`;
     const version = orders.dataVersion();
@@ -34,8 +37,15 @@ function listReplies(orders: OrderService) {
       const page = parsePage(url.searchParams);
       const p = orders.page(filter, page);
       hit = { version, json: JSON.stringify(p.items), total: String(p.total), link: linkHeader(url, page, p.total) };
-      if (cache.size >= 1000) cache.clear();
+      const size = hit.json.length + hit.link.length + key.length;
+      if (bytes + size > LIST_CACHE_BYTES) {
+        cache.clear();
+        bytes = 0;
+      }
+      const old = cache.get(key);
+      if (old) bytes -= old.json.length + old.link.length + key.length;
       cache.set(key, hit);
+      bytes += size;
     }
     return new Response(hit.json, {
       headers: { "content-type": "application/json;charset=utf-8", "x-total-count": hit.total, link: hit.link, ...CORS_HEADERS },
@@ -46,21 +56,23 @@ function listReplies(orders: OrderService) {
 export const orderRoutes = (auth: AuthService, orders: OrderService) => {
   const list = listReplies(orders);
   return new Elysia({ name: "orders.orders" })
-    .get("/orders", ({ request }) => list(orders.waitingFilter(auth.authenticate(request.headers.get("authorization"))), request))
-    .get("/users/:id/orders", ({ request, params }) => {
-      const caller = auth.authenticate(request.headers.get("authorization"));
-      return list(orders.userFilter(caller, pathId(params.id)), request);
-    })
-    .get("/orders/:id", ({ request, params }) => orders.get(auth.authenticate(request.headers.get("authorization")), pathId(params.id)))
-    .post("/orders", ({ request, body, set }) => {
-      const order = orders.create(auth.authenticate(request.headers.get("authorization")), body);
-      set.status = 201;
-      set.headers.location = `/orders/${order.id}`;
-      return order;
-    })
-    .patch("/orders/:id/take", ({ request, params }) => orders.take(auth.authenticate(request.headers.get("authorization")), pathId(params.id)))
-    .patch("/orders/:id/pass", ({ request, params }) => orders.pass(auth.authenticate(request.headers.get("authorization")), pathId(params.id)))
-    .patch("/orders/:id/accept", ({ request, params }) =>
-      orders.accept(auth.authenticate(request.headers.get("authorization")), pathId(params.id)),
-    );
+    .use(authGuard(auth))
+    .get("/orders", ({ caller, request }) => list(orders.waitingFilter(caller), request), { auth: true })
+    .get("/users/:id/orders", ({ caller, request, params }) => list(orders.userFilter(caller, pathId(params.id)), request), { auth: true })
+    .get("/orders/:id", ({ caller, params }) => orders.get(caller, pathId(params.id)), { auth: true })
+    .post(
+      "/orders",
+      ({ caller, body, set }) => {
+        orders.checkCanPublish(caller);
+        const input = parseInput(CreateOrderBody, body);
+        const order = orders.create(caller, { description: input.description, price: priceToKopecks(input.price) });
+        set.status = 201;
+        set.headers.location = `/orders/${order.id}`;
+        return order;
+      },
+      { auth: true },
+    )
+    .patch("/orders/:id/take", ({ caller, params }) => orders.take(caller, pathId(params.id)), { auth: true })
+    .patch("/orders/:id/pass", ({ caller, params }) => orders.pass(caller, pathId(params.id)), { auth: true })
+    .patch("/orders/:id/accept", ({ caller, params }) => orders.accept(caller, pathId(params.id)), { auth: true });
 };

@@ -1,13 +1,17 @@
 import { Elysia } from "elysia";
+import { authGuard } from "../auth/guard";
 import type { AuthService } from "../auth/service";
+import { parseInput } from "../validate";
+import { RegisterBody } from "./model";
 import type { UserService } from "./service";
 
 export const userRoutes = (auth: AuthService, users: UserService) =>
   new Elysia({ name: "orders.users" })
+    .use(authGuard(auth))
     .post("/users", async ({ body, set }) => {
-      const user = await users.register(body);
+      const user = await users.register(parseInput(RegisterBody, body));
       set.status = 201;
       set.headers.location = `/users/${user.id}`;
       return user;
     })
-    .get("/authenticated", ({ request }) => users.me(auth.authenticate(request.headers.get("authorization"))));
+    .get("/authenticated", ({ caller }) => users.me(caller), { auth: true });

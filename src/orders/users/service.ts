@@ -1,8 +1,7 @@
 import type { Clock } from "../../kernel/clock";
 import { Conflict, NotFound } from "../../kernel/errors";
 import { rubles } from "../money";
-import { parseInput } from "../validate";
-import { type Account, type Caller, RegisterBody, type UserType, type UserWire } from "./model";
+import type { Account, Caller, RegisterInput, UserType, UserWire } from "./model";
 import type { UserStore } from "./store";
 
 /** Starting balances in kopecks. */
@@ -24,8 +23,7 @@ export class UserService {
     private readonly cost: { memoryCost: number; timeCost: number },
   ) {}
 
-  async register(body: unknown): Promise<UserWire> {
-    const input = parseInput(RegisterBody, body);
+  async register(input: RegisterInput): Promise<UserWire> {
     const key = usernameKey(input.username);
     if (this.store.findByKey(key)) throw Conflict(`Username "${input.username}" is already taken`, { field: "username" });
     const passwordHash = await this.hash(input.password);

@@ -1,0 +1,83 @@
+// The read caches (token → user, list replies) against writes made through another connection to the
+// same database file: what a second server process on that file does. Two apps, two connections.
+import { afterEach, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ManualClock } from "../../src/kernel/clock";
+import { hashSecret } from "../../src/kernel/ids";
+import { createOrderApp } from "../../src/orders/app";
+import { orderConfig } from "../../src/orders/config";
+import { openOrdersDb, type OrdersDb } from "../../src/orders/db/open";
+import { CHEAP, CLIENT, springError } from "./harness";
+
+const dirs: string[] = [];
+const dbs: (OrdersDb | Database)[] = [];
+afterEach(() => {
+  for (const db of dbs.splice(0)) ("$client" in db ? db.$client : db).close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function twoServers() {
+  const dir = mkdtempSync(join(tmpdir(), "orders-caches-"));
+  dirs.push(dir);
+  const file = join(dir, "orders.db");
+  const config = orderConfig({ clients: [CLIENT], clock: new ManualClock("2026-11-22T09:30:12Z"), password: CHEAP });
+  const dbA = openOrdersDb(file);
+  const dbB = openOrdersDb(file);
+  dbs.push(dbA, dbB);
+  const apps = [createOrderApp(config, dbA), createOrderApp(config, dbB)];
+  const call = async (which: 0 | 1, method: string, path: string, token?: string, json?: unknown) => {
+    const headers: Record<string, string> = {};
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (json !== undefined) headers["content-type"] = "application/json";
+    const res = await apps[which].handle(new Request(`http://localhost${path}`, { method, headers, body: json === undefined ? undefined : JSON.stringify(json) }));
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : undefined };
+  };
+  const login = async (which: 0 | 1, username: string, userType: "Customer" | "Performer") => {
+    const u = (await call(which, "POST", "/users", undefined, { username, password: "pass", userType })).body;
+    const q = new URLSearchParams({ grant_type: "password", username, password: "pass", client_id: CLIENT.id, client_secret: CLIENT.secret });
+    return { id: u.id as number, token: (await call(which, "POST", `/oauth/token?${q}`)).body.access_token as string };
+  };
+  return { file, call, login };
+}
+
+describe("read caches never outlive a write by another connection", () => {
+  test("a list cached by server A shows an order created, then taken, through server B at once", async () => {
+    const { call, login } = twoServers();
+    const alice = await login(1, "alice", "Customer");
+    const dave = await login(0, "dave", "Performer");
+    const bob = await login(1, "bob", "Performer");
+    for (let round = 0; round < 5; round++) {
+      const before = await call(0, "GET", "/orders", dave.token);
+      expect(before.headers.get("x-total-count")).toBe("0");
+      // The same URL twice: the second answer comes from A's cache.
+      expect((await call(0, "GET", "/orders", dave.token)).text).toBe(before.text);
+      const id = (await call(1, "POST", "/orders", alice.token, { description: `job ${round}`, price: 1 })).body.id;
+      const after = await call(0, "GET", "/orders", dave.token);
+      expect(after.headers.get("x-total-count")).toBe("1");
+      expect(after.body.map((o: { id: number }) => o.id)).toEqual([id]);
+      expect((await call(1, "PATCH", `/orders/${id}/take`, bob.token)).status).toBe(200);
+      expect((await call(0, "GET", "/orders", dave.token)).body).toEqual([]);
+    }
+  }, 30_000);
+
+  test("a token deleted from the database (revoked) is refused at once by a server that had it cached", async () => {
+    const { file, call, login } = twoServers();
+    const alice = await login(1, "alice", "Customer");
+    const other = await login(1, "carol", "Customer");
+    expect((await call(0, "GET", "/authenticated", alice.token)).status).toBe(200);
+    expect((await call(0, "GET", "/authenticated", alice.token)).status).toBe(200);
+    const operator = new Database(file);
+    dbs.push(operator);
+    operator.run("DELETE FROM tokens WHERE hash = ?", [hashSecret(alice.token)]);
+    const r = await call(0, "GET", "/authenticated", alice.token);
+    springError(r, 401, "/authenticated");
+    expect(r.body.error).toBe("invalid_token");
+    expect((await call(1, "GET", "/authenticated", alice.token)).status).toBe(401);
+    // Other tokens are unaffected.
+    expect((await call(0, "GET", "/authenticated", other.token)).status).toBe(200);
+  }, 30_000);
+});
