@@ -10,7 +10,7 @@ import { newSecret } from "../kernel/ids";
 import { createLogger, type Logger } from "../kernel/logger";
 import { listen, onShutdownSignal, type Running } from "../kernel/server";
 import { buildApp } from "./app";
-import { runsOf } from "./runs/service";
+import { runsOf, SHUTDOWN_GRACE_MS } from "./runs/service";
 import type { AutomationConfig, AutomationContext } from "./context";
 import type { BlobStore } from "./files/blobs";
 import { createBlobStore } from "./files/fs-blobs";
@@ -87,6 +87,7 @@ export function serve(ctx: AutomationContext, opts: { handleSignals?: boolean } 
       await Promise.all([running.stop(), runsOf(ctx).stopWorkers()]);
       ctx.sqlite.close();
     })());
-  if (opts.handleSignals !== false) onShutdownSignal(shutdown, ctx.log);
+  // The process-level bound leaves room for the runs' grace, their interruption and closing the database.
+  if (opts.handleSignals !== false) onShutdownSignal(shutdown, ctx.log, SHUTDOWN_GRACE_MS + 5_000);
   return { running, shutdown };
 }

@@ -52,8 +52,17 @@ export interface ExecuteOptions {
   input: Record<string, unknown>;
   journal: RunJournal;
   services: EngineServices;
-  /** Aborted when the run is cancelled: the engine stops at the next step boundary. */
+  /**
+   * Aborted when the run must stop (cancel, or a server shutdown): the step in flight runs to its end
+   * and the engine stops at the next step boundary. Only pure waits (`control.wait`, retry delays)
+   * end early on it, since cutting a wait short loses nothing.
+   */
   signal: AbortSignal;
+  /**
+   * Aborted when in-flight steps must be interrupted now (a shutdown whose grace period ran out).
+   * Interrupted steps are not journaled, so a resumed run executes them again.
+   */
+  interrupt?: AbortSignal;
   /** Evaluation runs skip side-effect steps such as action.email. */
   evaluation?: boolean;
 }

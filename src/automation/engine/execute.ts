@@ -1,7 +1,8 @@
 // The workflow engine: runs a parsed workflow step by step, reporting each step to the run journal
 // (engine/contract.ts). Steps already in the journal are not executed again: their recorded output is
 // reused, which is how a run resumes after a crash without repeating side effects. Cancellation is
-// honoured at step boundaries; step `if`, `timeout` and `retry` are applied here for every kind.
+// honoured at step boundaries: a step in flight is never interrupted by a cancel (only pure waits
+// end early); step `if`, `timeout` and `retry` are applied here for every kind.
 import * as v from "valibot";
 import { applyInputDefaults } from "../workflow/input";
 import type { Step, Workflow } from "../workflow/types";
@@ -114,12 +115,12 @@ class Runner {
         if (journaled) await this.finish(step, path, attempt, startedAt, { status: "completed", output });
         return { output, status: "completed" };
       } catch (e) {
-        if (e instanceof Cancelled || this.opts.signal.aborted) throw e instanceof Cancelled ? e : new Cancelled();
-        if (signal.aborted && e === signal.reason) throw e; // an enclosing timeout or a failed sibling: not this step's fault
+        if (e instanceof Cancelled) throw e;
+        if (signal.aborted && e === signal.reason) throw e; // an enclosing timeout, a failed sibling or an interrupt: not this step's fault
         const failed = e instanceof StepFailed ? e : new StepFailed(path, asStepError(e));
         if (failed.error.retryable && attempt < maxAttempts && !(e instanceof StepFailed && kind.children)) {
           const delay = policy !== "never" && policy?.delayMs ? policy.delayMs : 0;
-          if (delay > 0) await sleep(delay, signal).catch(() => this.checkpoint(signal));
+          if (delay > 0) await sleep(delay, AbortSignal.any([signal, this.opts.signal])).catch(() => this.checkpoint(signal));
           continue;
         }
         if (journaled) {
@@ -175,6 +176,7 @@ class Runner {
       scope,
       services: this.opts.services,
       signal,
+      stopRequested: this.opts.signal,
       evaluation: this.opts.evaluation ?? false,
       children: (key) => step.children[key] ?? [],
       runBlock: (steps, prefix, s, sig) => this.runBlock(steps, prefix, s ?? scope, sig ?? signal),
@@ -201,7 +203,8 @@ export async function execute(opts: ExecuteOptions): Promise<ExecuteResult> {
   const runner = new Runner(opts, { ...workflow, settings: workflow.settings ?? {} });
   const scope: StepScope = { input: applyInputDefaults(workflow, opts.input ?? {}), env: opts.services.env, steps: {}, vars: {} };
   try {
-    await runner.runBlock(workflow.steps, "", scope, AbortSignal.any([opts.signal, limit.signal]));
+    // Steps see the run timeout and a hard interrupt, not the cancel: a cancel waits for the step boundary.
+    await runner.runBlock(workflow.steps, "", scope, opts.interrupt ? AbortSignal.any([opts.interrupt, limit.signal]) : limit.signal);
     if (opts.signal.aborted) return cancelled();
     const output = await runner.output(scope);
     return { status: "completed", output };

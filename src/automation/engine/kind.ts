@@ -24,8 +24,13 @@ export interface StepContext {
   path: string;
   scope: StepScope;
   services: EngineServices;
-  /** Aborted on cancel, on this attempt's timeout, or when a sibling branch failed. */
+  /**
+   * Aborted on this attempt's timeout, when a sibling branch failed, or when a shutdown interrupts
+   * in-flight work. Not on cancel: a cancelled run lets the step in flight finish.
+   */
   signal: AbortSignal;
+  /** Aborted when the run was asked to stop (cancel, shutdown). Only pure waits should end early on it. */
+  stopRequested: AbortSignal;
   evaluation: boolean;
   /** Nested step list of a control kind by its config path (`then`, `cases.0.steps`). */
   children(key: string): Step[];

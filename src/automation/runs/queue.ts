@@ -5,6 +5,7 @@ import type { Clock } from "../../kernel/clock";
 import { newId } from "../../kernel/ids";
 import type { Logger } from "../../kernel/logger";
 import type { RunStore } from "./store";
+import type { RunSignals } from "./worker";
 
 export const LEASE_MS = 60_000;
 
@@ -16,13 +17,13 @@ export interface PoolDeps {
   clock: Clock;
   log: Logger;
   concurrency: number;
-  /** Executes one claimed run to a terminal status (or until the signal aborts for shutdown). */
-  execute(runId: string, signal: AbortSignal, info: { resumed: boolean; worker: string }): Promise<void>;
+  /** Executes one claimed run to a terminal status (or until its signals stop it for a shutdown). */
+  execute(runId: string, signals: RunSignals, info: { resumed: boolean; worker: string }): Promise<void>;
 }
 
 export class WorkerPool {
   readonly worker = newId("wrk");
-  private active = new Map<string, AbortController>();
+  private active = new Map<string, { stop: AbortController; interrupt: AbortController }>();
   private started = false;
   private stopping = false;
   private pumping = false;
@@ -58,13 +59,13 @@ export class WorkerPool {
   }
 
   private launch(runId: string, resumed: boolean): void {
-    const ctl = new AbortController();
+    const ctl = { stop: new AbortController(), interrupt: new AbortController() };
     this.active.set(runId, ctl);
     this.ensureHeartbeat();
     // Run on a later tick so one wake() claims a whole batch before any run starts executing.
     queueMicrotask(() => {
       this.deps
-        .execute(runId, ctl.signal, { resumed, worker: this.worker })
+        .execute(runId, { stop: ctl.stop.signal, interrupt: ctl.interrupt.signal }, { resumed, worker: this.worker })
         .catch((err) => this.deps.log.error("run execution crashed", { runId, error: (err as Error)?.stack ?? String(err) }))
         .finally(() => {
           this.active.delete(runId);
@@ -85,16 +86,19 @@ export class WorkerPool {
   }
 
   /**
-   * Stops claiming, gives running runs half of `graceMs` to finish, then asks the rest to stop at
-   * their next step boundary; those stay `running` for the next start to resume.
+   * Stops claiming and asks every running run to stop at its next step boundary: the steps in flight
+   * get up to `graceMs` to finish (and be journaled). Steps still running then are interrupted; they
+   * are not journaled and run again when the next start resumes the run. Stopped runs stay `running`.
    */
-  async stop(graceMs = 5_000): Promise<void> {
+  async stop(graceMs = 10_000): Promise<void> {
     this.stopping = true;
     const drained = () => (this.active.size === 0 ? Promise.resolve() : new Promise<void>((r) => (this.drained = r)));
-    await Promise.race([drained(), Bun.sleep(graceMs / 2)]);
+    for (const ctl of this.active.values()) ctl.stop.abort("shutdown" satisfies AbortReason);
+    await Promise.race([drained(), Bun.sleep(graceMs)]);
     if (this.active.size > 0) {
-      for (const ctl of this.active.values()) ctl.abort("shutdown" satisfies AbortReason);
-      await Promise.race([drained(), Bun.sleep(graceMs / 2)]);
+      this.deps.log.warn("steps still running after the shutdown grace period are interrupted; they run again on the next start", { runs: this.active.size });
+      for (const ctl of this.active.values()) ctl.interrupt.abort("shutdown" satisfies AbortReason);
+      await Promise.race([drained(), Bun.sleep(1_000)]);
     }
     clearInterval(this.heartbeat);
   }

@@ -14,7 +14,7 @@ import { resolveTarget, type ResolvedSource } from "./sources";
 import { isTerminal, type NewRun, type RunRow, RunStore } from "./store";
 import { signZipToken } from "./token";
 import { defaultRuntime } from "./runtime-default";
-import { type Executing, executeRun } from "./worker";
+import { type Executing, executeRun, type RunSignals } from "./worker";
 import { type ZipEntry, zipStream } from "./zip";
 
 /** Who starts a run: the API key (its id and name become `trigger.by`). */
@@ -41,6 +41,8 @@ export interface StartRequest {
 }
 
 export const ZIP_MAX_BYTES = 32 * 1024 * 1024;
+/** How long a shutdown lets steps in flight finish before interrupting them. */
+export const SHUTDOWN_GRACE_MS = 10_000;
 /** action.invoke-workflow may nest this deep (a workflow invoking itself stops here). */
 export const MAX_NESTING = 5;
 
@@ -72,9 +74,9 @@ export class RunService {
       clock: ctx.clock,
       log: ctx.log,
       concurrency: Math.max(1, ctx.config.workers),
-      execute: (runId, signal) => executeRun(deps, runId, signal),
+      execute: (runId, signals) => executeRun(deps, runId, signals),
     });
-    this.executeInline = (runId, signal) => executeRun(deps, runId, signal);
+    this.executeInline = (runId, signals) => executeRun(deps, runId, signals);
   }
 
   /** The parser + engine runs use (resolved on first use, so building the app needs no engine). */
@@ -87,7 +89,7 @@ export class RunService {
     this.runtimeOf = () => runtime;
   }
 
-  private executeInline: (runId: string, signal: AbortSignal) => Promise<void>;
+  private executeInline: (runId: string, signals: RunSignals) => Promise<void>;
 
   private now(): string {
     return this.ctx.clock.now().toISOString();
@@ -285,8 +287,9 @@ export class RunService {
       evaluation: parent.evaluation === 1,
       inheritFiles: { runId: parent.id, paths: fileRefPaths(scalars) },
     });
-    // Cancelling (or stopping) the parent reaches the child through the parent's signal.
-    await this.executeInline(childId, this.executing.get(parent.id)?.signal ?? new AbortController().signal);
+    // Cancelling (or stopping) the parent reaches the child through the parent's signals.
+    const never = new AbortController().signal;
+    await this.executeInline(childId, this.executing.get(parent.id) ?? { stop: never, interrupt: never });
     const child = this.store.byId(childId)!;
     if (child.status !== "completed") {
       const err = child.error ? (JSON.parse(child.error) as { message?: string }) : null;
@@ -330,8 +333,11 @@ export class RunService {
     this.pool.start();
   }
 
-  /** Stops the pool (bounded), then answers every pending wait_for_completion with the run as it is (202). */
-  async stopWorkers(graceMs = 4_000): Promise<void> {
+  /**
+   * Graceful stop: no more claims; runs stop at their next step boundary, steps in flight get
+   * `graceMs` to finish; then every pending wait_for_completion is answered with the run as it is (202).
+   */
+  async stopWorkers(graceMs = SHUTDOWN_GRACE_MS): Promise<void> {
     await this.pool.stop(graceMs);
     this.store.flushJournal(); // whatever finished is committed before the database closes
     for (const id of [...this.waiters.keys()]) this.notify(id);

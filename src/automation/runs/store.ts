@@ -292,6 +292,7 @@ export class RunStore {
 
   /** Records a cancel request; returns the status the run had. Pending runs are cancelled in the same transaction. */
   requestCancel(runId: string, at: string): { wasStatus: string; state: "cancelled" | "requested" | "already_terminal" } {
+    this.flushJournal(); // a step start still queued for the group commit must precede cancel_requested
     return this.sqlite.transaction(() => {
       const was = this.status(runId)!;
       if (isTerminal(was)) return { wasStatus: was, state: "already_terminal" as const };

@@ -10,10 +10,15 @@ import type { AbortReason } from "./queue";
 import type { RunsRuntime } from "./runtime";
 import type { RunRow, RunStore, StepRow } from "./store";
 
-/** A run executing here: `abort` cancels it; `signal` also fires when the pool stops (children inherit it). */
-export interface Executing {
+/** Signals a run executes under: `stop` = stop at the next step boundary; `interrupt` = abort the step in flight. */
+export interface RunSignals {
+  stop: AbortSignal;
+  interrupt: AbortSignal;
+}
+
+/** A run executing here: `abort` asks it to stop at its next step boundary; child runs inherit its signals. */
+export interface Executing extends RunSignals {
   abort(reason: AbortReason): void;
-  signal: AbortSignal;
 }
 
 export interface WorkerDeps {
@@ -91,18 +96,18 @@ function overrideRecords(run: RunRow): StepRecord[] {
   }));
 }
 
-export async function executeRun(deps: WorkerDeps, runId: string, outer: AbortSignal): Promise<void> {
+export async function executeRun(deps: WorkerDeps, runId: string, outer: RunSignals): Promise<void> {
   const local = new AbortController();
-  const signal = AbortSignal.any([outer, local.signal]);
-  deps.executing.set(runId, { abort: (reason) => local.abort(reason), signal });
+  const signal = AbortSignal.any([outer.stop, local.signal]);
+  deps.executing.set(runId, { abort: (reason) => local.abort(reason), stop: signal, interrupt: outer.interrupt });
   try {
-    await execute(deps, runId, signal);
+    await execute(deps, runId, signal, outer.interrupt);
   } finally {
     deps.executing.delete(runId);
   }
 }
 
-async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal): Promise<void> {
+async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, interrupt: AbortSignal): Promise<void> {
   const { ctx, store, runtime } = deps;
   const run = store.byId(runId);
   if (!run) return;
@@ -135,6 +140,7 @@ async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal): Pr
       journal,
       services: services(deps, run),
       signal,
+      interrupt,
       evaluation: run.evaluation === 1,
     });
   } catch (err) {

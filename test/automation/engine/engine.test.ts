@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import type { StepRecord } from "../../../src/automation/engine/contract";
+import { execute } from "../../../src/automation/engine/execute";
 import { loopback, MemoryJournal, run, testServices, workflow } from "./support";
 
 const servers: { stop(): void }[] = [];
@@ -141,7 +142,66 @@ steps:
     expect(journal.record("a").status).toBe("completed");
   });
 
-  test("a cancel interrupts control.wait and stops loops", async () => {
+  test("a cancel during a step lets that step finish: its side effect completes and is journaled", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let arrived!: () => void;
+    const reached = new Promise<void>((r) => (arrived = r));
+    const api = server(async (req) => {
+      if (new URL(req.url).pathname === "/slow") {
+        arrived();
+        await gate;
+      }
+      return Response.json({ ok: true });
+    });
+    const controller = new AbortController();
+    const pending = run(
+      `name: t
+steps:
+  - {name: a, type: action.http, with: {url: "${api.url}/slow"}}
+  - {name: b, type: action.http, with: {url: "${api.url}/b"}}
+`,
+      {},
+      { signal: controller.signal, services: testServices({ httpAllowHosts: [api.host] }) },
+    );
+    await reached;
+    controller.abort(); // mid-request: the request must not be torn down
+    await Bun.sleep(50);
+    release();
+    const r = await pending;
+    expect(r.status).toBe("cancelled");
+    expect(r.journal.record("a")).toMatchObject({ status: "completed", output: { status: 200, body: { ok: true } } });
+    expect(api.hits.map((h) => h.path)).toEqual(["/slow"]);
+    expect(r.journal.started.map((s) => s.path)).toEqual(["a"]);
+  });
+
+  test("an interrupt (shutdown past its grace) aborts the step in flight without journaling it", async () => {
+    const stop = new AbortController();
+    const interrupt = new AbortController();
+    const api = server(async () => {
+      await Bun.sleep(3_000);
+      return Response.json({ late: true });
+    });
+    setTimeout(() => {
+      stop.abort();
+      interrupt.abort();
+    }, 100);
+    const journal = new MemoryJournal();
+    const r = await execute({
+      workflow: workflow(`name: t\nsteps: [{name: a, type: action.http, with: {url: "${api.url}/a"}}]\n`),
+      input: {},
+      journal,
+      services: testServices({ httpAllowHosts: [api.host] }),
+      signal: stop.signal,
+      interrupt: interrupt.signal,
+    });
+    // Had the step run on, its 200 answer (after 3 s) would have been journaled as completed.
+    expect(r.status).toBe("cancelled");
+    expect(journal.finished).toEqual([]);
+    expect(journal.started.map((s) => s.path)).toEqual(["a"]);
+  });
+
+  test("a cancel interrupts control.wait (a pure wait) and stops loops", async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 30);
     const started = Date.now();

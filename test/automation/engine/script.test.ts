@@ -91,12 +91,25 @@ steps:
     expect((await run(scriptStep("function script() { return 'next' }"))).output).toEqual({ js: "next" });
   });
 
-  test("a cancel stops a running script at once", async () => {
+  test("a cancel lets the running script finish (its result is journaled), then the run stops", async () => {
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 100);
-    const r = await run(scriptStep("function script() { for (;;) {} }", "{}", "\n      timeoutMs: 30000"), {}, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 50);
+    const r = await run(
+      `name: t
+steps:
+  - name: js
+    type: transform.script
+    with:
+      function: |
+        function script() { const end = Date.now() + 400; let n = 0; while (Date.now() < end) n++; return "finished" }
+  - {name: after, type: transform.set, with: {fields: {x: 1}}}
+`,
+      {},
+      { signal: controller.signal },
+    );
     expect(r.status).toBe("cancelled");
-    expect(r.journal.finished).toEqual([]);
+    expect(r.journal.record("js")).toMatchObject({ status: "completed", output: "finished" });
+    expect(r.journal.started.map((s) => s.path)).toEqual(["js"]);
   });
 
   test("scripts run side by side on worker threads", async () => {

@@ -142,6 +142,58 @@ steps:
     expect(names).not.toContain("after");
   });
 
+  test("cancel of a running run: requested at once, the http step in flight completes, then cancelled", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let arrived!: () => void;
+    const reached = new Promise<void>((r) => (arrived = r));
+    const slowHits: string[] = [];
+    const slow = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      async fetch(req) {
+        slowHits.push(new URL(req.url).pathname);
+        arrived();
+        await gate;
+        return Response.json({ charged: true });
+      },
+    });
+    try {
+      const h = await harness({ workers: 2, httpAllowHosts: [`127.0.0.1:${slow.port}`] });
+      const t = h.tenant(`c${Math.random().toString(36).slice(2, 8)}`);
+      runsOf(h.ctx).startWorkers();
+      createAutomation(h.ctx.sqlite, h.clock, t.id, `
+name: charge
+steps:
+  - {name: charge, type: action.http, with: {url: "http://127.0.0.1:${slow.port}/charge", method: POST}}
+  - {name: receipt, type: action.http, with: {url: "http://127.0.0.1:${slow.port}/receipt", method: POST}}
+`);
+      const post = (path: string, body?: unknown) => h.req("POST", path, { key: t.key, body });
+      const get = (path: string) => h.req("GET", path, { key: t.key });
+      const id = (await json(await post("/v1/runs", { target: "workflows.charge" }))).id;
+      await reached;
+      const c = await json(await post(`/v1/runs/${id}/cancel`));
+      expect(c).toEqual({ id, type: "workflow", finished: false, execution: { status: "running" }, cancellation: { state: "requested", wasStatus: "running" } });
+      await Bun.sleep(50);
+      expect((await json(await get(`/v1/runs/${id}`))).execution.status).toBe("running"); // still in its step
+      release();
+      let run = await json(await get(`/v1/runs/${id}`));
+      for (let i = 0; i < 2000 && !run.finished; i++) {
+        await Bun.sleep(5);
+        run = await json(await get(`/v1/runs/${id}`));
+      }
+      expect(run.execution.status).toBe("cancelled");
+      const steps = (await json(await get(`/v1/runs/${id}/steps`))).steps;
+      expect(steps.map((s: { name: string; status: string }) => `${s.name}:${s.status}`)).toEqual(["charge:completed"]);
+      expect(steps[0].output.body).toEqual({ charged: true });
+      expect(slowHits).toEqual(["/charge"]);
+      const types = (await json(await get(`/v1/runs/${id}/events`))).events.map((e: { type: string }) => e.type);
+      expect(types).toEqual(["created", "queued", "started", "step_started", "cancel_requested", "step_completed", "cancelled"]);
+    } finally {
+      slow.stop(true);
+    }
+  });
+
   test("cancelling a parent cancels the child run it is waiting on", async () => {
     const { post, get, deploy } = await realHarness();
     deploy(`
