@@ -1,0 +1,112 @@
+// Graceful shutdown on the compiled binary: SIGTERM while a run is inside a slow action.http step.
+// The step in flight finishes (its side effect happens once and is journaled), no further step starts,
+// the process exits 0 with the run left `running`; the next start resumes it after that step.
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ensureBuilt, freePort, start, waitForHttp, type Proc } from "./support";
+
+const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
+const SLOW_MS = 1_500;
+
+/** path → times the request arrived / the answer was sent. */
+const arrived = new Map<string, number[]>();
+const answered = new Map<string, number[]>();
+const push = (m: Map<string, number[]>, k: string) => m.set(k, [...(m.get(k) ?? []), Date.now()]);
+const sideEffects = Bun.serve({
+  port: 0,
+  hostname: "127.0.0.1",
+  async fetch(req) {
+    const path = new URL(req.url).pathname;
+    push(arrived, path);
+    if (path === "/charge") await Bun.sleep(SLOW_MS);
+    push(answered, path);
+    return Response.json({ ok: true, path });
+  },
+});
+
+const workflow = `
+name: checkout
+steps:
+  - {name: charge, type: action.http, with: {url: "http://127.0.0.1:${sideEffects.port}/charge", method: POST}}
+  - {name: receipt, type: action.http, with: {url: "http://127.0.0.1:${sideEffects.port}/receipt", method: POST}}
+output: {charged: "{{ steps.charge.output.body.ok }}", receipt: "{{ steps.receipt.output.body.path }}"}
+`;
+
+let dir = "";
+let bin = "";
+let port = 0;
+let server: Proc | undefined;
+const base = () => `http://127.0.0.1:${port}`;
+const api = (method: string, path: string, body?: unknown) =>
+  fetch(`${base()}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${DEMO_KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+
+async function boot(): Promise<Proc> {
+  const p = start([bin, "--demo", "--port", String(port), "--host", "127.0.0.1", "--workers", "2", "--data-dir", join(dir, "data")], {
+    cwd: dir,
+    env: { AUTOMATION_HTTP_ALLOW_HOSTS: `127.0.0.1:${sideEffects.port}`, AUTOMATION_DATA_DIR: undefined, PORT: undefined },
+  });
+  await waitForHttp(`${base()}/health`);
+  return p;
+}
+
+beforeAll(async () => {
+  const built = await ensureBuilt("automation-server");
+  dir = mkdtempSync(join(tmpdir(), "automation-shutdown-"));
+  bin = join(dir, "automation-server");
+  copyFileSync(built, bin);
+  port = freePort();
+});
+
+afterAll(async () => {
+  if (server && server.proc.exitCode === null) await server.kill("SIGKILL");
+  sideEffects.stop(true);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("SIGTERM mid-step: the step finishes once, exit 0, the restart resumes after it", async () => {
+  server = await boot();
+  expect((await api("POST", "/v1/automations", { yaml: workflow })).status).toBe(201);
+  const id = ((await (await api("POST", "/v1/runs", { target: "workflows.checkout" })).json()) as { id: string }).id;
+  for (let i = 0; i < 2000 && !arrived.has("/charge"); i++) await Bun.sleep(5);
+  expect(arrived.get("/charge")).toHaveLength(1);
+
+  const code = await server.kill("SIGTERM");
+  const exitedAt = Date.now();
+  expect(code).toBe(0);
+  // The process waited for the step in flight: its answer went out before the exit.
+  expect(answered.get("/charge")).toHaveLength(1);
+  expect(answered.get("/charge")![0]).toBeLessThanOrEqual(exitedAt);
+  expect(arrived.has("/receipt")).toBe(false); // stopped at the step boundary
+  expect(server.output()).toContain("shutting down");
+
+  // As the stopped process left the database: the step journaled, the run still running.
+  const db = new Database(join(dir, "data", "automation.db"));
+  expect(db.query<{ status: string }, [string]>("SELECT status FROM runs WHERE id = ?").get(id)!.status).toBe("running");
+  expect(db.query<{ path: string; status: string }, [string]>("SELECT path, status FROM run_steps WHERE run_id = ? ORDER BY seq").all(id)).toEqual([
+    { path: "charge", status: "completed" },
+  ]);
+  db.close();
+
+  server = await boot();
+  let run: { finished: boolean; execution: { status: string }; output?: unknown } = { finished: false, execution: { status: "" } };
+  for (let i = 0; i < 2000 && !run.finished; i++) {
+    run = (await (await api("GET", `/v1/runs/${id}`)).json()) as typeof run;
+    if (!run.finished) await Bun.sleep(10);
+  }
+  expect(run.execution.status).toBe("completed");
+  expect(run.output).toEqual({ charged: true, receipt: "/receipt" });
+  expect(arrived.get("/charge")).toHaveLength(1); // not repeated after the restart
+  expect(arrived.get("/receipt")).toHaveLength(1);
+  const events = ((await (await api("GET", `/v1/runs/${id}/events`)).json()) as { events: { type: string }[] }).events.map((e) => e.type);
+  expect(events).toContain("resumed");
+  expect(events.filter((e) => e === "completed")).toHaveLength(1);
+
+  expect(await server.kill("SIGTERM")).toBe(0);
+}, 60_000);
