@@ -11,7 +11,7 @@ import { keysCommand, tenantsCommand } from "./tenancy/cli";
 import { workflowsCommand } from "./automations/cli";
 
 const USAGE = `Usage: automation-server [serve] [options]
-       automation-server migrate [--data-dir DIR]
+       automation-server migrate [--data-dir DIR] [--json]
        automation-server tenants create --name NAME [--slug SLUG] [--json]
        automation-server keys create --tenant SLUG [--scopes LIST] [--name NAME] [--json]
        automation-server keys list --tenant SLUG [--json]
@@ -57,12 +57,16 @@ async function serveCommand(argv: string[]): Promise<void> {
   if (demo) process.stdout.write(demo.banner(running.url));
 }
 
-const migrateFlags = { ...dataDirFlag, help: { type: "boolean", short: "h", help: "show this help" } } as const;
+const migrateFlags = {
+  ...dataDirFlag,
+  json: { type: "boolean", help: 'print one JSON object: {"applied": [names]}' },
+  help: { type: "boolean", short: "h", help: "show this help" },
+} as const;
 
 async function migrateCommand(argv: string[]): Promise<void> {
   const { values, positionals } = parseFlags(argv, migrateFlags);
   if (values.help) {
-    process.stdout.write(helpText("Usage: automation-server migrate [--data-dir DIR]\n\nApplies pending database migrations and exits.", migrateFlags));
+    process.stdout.write(helpText("Usage: automation-server migrate [--data-dir DIR] [--json]\n\nApplies pending database migrations and exits.", migrateFlags));
     return;
   }
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
@@ -70,5 +74,9 @@ async function migrateCommand(argv: string[]): Promise<void> {
   const sqlite = openSqlite(join(values["data-dir"], "automation.db"), []);
   const applied = migrate(sqlite, migrations);
   sqlite.close();
+  if (values.json) {
+    process.stdout.write(JSON.stringify({ applied }) + "\n");
+    return;
+  }
   process.stdout.write(applied.length ? `applied ${applied.length} migration(s): ${applied.join(", ")}\n` : "database is up to date\n");
 }

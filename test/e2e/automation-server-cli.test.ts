@@ -125,6 +125,16 @@ describe("automation-server admin CLI", () => {
     expect(r.out).toContain("up to date");
   });
 
+  test("migrate --json prints one JSON object with the migrations it applied", () => {
+    const p = Bun.spawnSync([bin, "migrate", "--json", "--data-dir", join(dir, "fresh-json")], { cwd: dir, stdout: "pipe", stderr: "pipe" });
+    expect(p.exitCode).toBe(0);
+    const first = JSON.parse(p.stdout.toString()) as { applied: string[] };
+    expect(first.applied[0]).toBe("0000_foundation");
+    expect(first.applied.length).toBeGreaterThan(1);
+    const again = Bun.spawnSync([bin, "migrate", "--json", "--data-dir", join(dir, "fresh-json")], { cwd: dir, stdout: "pipe", stderr: "pipe" });
+    expect(JSON.parse(again.stdout.toString())).toEqual({ applied: [] });
+  });
+
   test("workflows push FILE.yaml creates a workflow", () => {
     const file = join(dir, "hello.yaml");
     writeFileSync(file, "name: hello\nversion: 1.0.0\ntriggerMethods: [{type: api}]\nsteps:\n  - name: s\n    type: transform.set\n    with: {fields: {a: 1}}\n");
@@ -148,7 +158,9 @@ describe("automation-server admin CLI", () => {
     const b = run("workflows", "push", bad, "--tenant", "acme");
     expect(b.code).toBe(1);
     expect(b.err).toContain("line 4");
-    expect(run("workflows", "push", join(dir, "missing.yaml"), "--tenant", "acme").code).toBe(1);
+    const missing = run("workflows", "push", join(dir, "missing.yaml"), "--tenant", "acme");
+    expect(missing.code).toBe(1);
+    expect(missing.err.trim()).toBe(`automation-server: cannot read ${join(dir, "missing.yaml")}: no such file`);
   });
 
   test("in a terminal, a missing --name is asked for interactively (util-linux `script` gives a PTY)", async () => {

@@ -45,7 +45,9 @@ export async function workflowsCommand(argv: string[]): Promise<void> {
     yaml = readFileSync(file, "utf8");
   } catch (err) {
     if (err instanceof FatalError) throw err;
-    throw new FatalError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : code === "EACCES" ? "permission denied" : (code ?? (err as Error).message);
+    throw new FatalError(`cannot read ${file}: ${why}`);
   }
   const tenantRef = values.tenant ?? (await askText("tenant", "Tenant slug"));
   const sqlite = openDataDir(values["data-dir"]);
