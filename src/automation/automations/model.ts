@@ -52,6 +52,8 @@ export interface AutomationSummary {
   status: string;
   version: string | null;
   triggers: Triggers;
+  /** The reference's flag for a registry row whose implementation is missing: here, no current version. */
+  implementationAvailable: boolean;
   createdAt: string;
   updatedAt: string;
 }

@@ -34,7 +34,7 @@ const triggers: Schema = {
 
 const summary: Schema = {
   type: "object",
-  required: ["id", "type", "slug", "name", "description", "status", "version", "triggers", "createdAt", "updatedAt"],
+  required: ["id", "type", "slug", "name", "description", "status", "version", "triggers", "implementationAvailable", "createdAt", "updatedAt"],
   properties: {
     id: str,
     type: { type: "string", enum: ["workflow", "agent"] },
@@ -44,6 +44,7 @@ const summary: Schema = {
     status: str,
     version: nullable(str),
     triggers,
+    implementationAvailable: { type: "boolean" },
     createdAt: { type: "string", format: "date-time" },
     updatedAt: { type: "string", format: "date-time" },
   },
@@ -77,7 +78,7 @@ const ok = (code: string, description: string, schema: Schema) => ({ [code]: { d
 const idParam = { name: "id", in: "path" as const, required: true, schema: { type: "string" }, description: "wf_/agt_ id or alias workflows.<slug> / agents.<slug>" };
 const pageParams = [
   { name: "limit", in: "query" as const, schema: { type: "integer", minimum: 1, maximum: 100, default: 50 } },
-  { name: "offset", in: "query" as const, schema: { type: "integer", minimum: 0, default: 0 } },
+  { name: "offset", in: "query" as const, schema: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 } },
 ];
 const tags = ["Automations"];
 

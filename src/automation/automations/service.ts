@@ -34,6 +34,7 @@ function summary(a: AutomationRow, current: VersionRow | undefined): AutomationS
     status: a.status,
     version: current?.version ?? null,
     triggers: triggersOf(current),
+    implementationAvailable: current !== undefined,
     createdAt: a.createdAt,
     updatedAt: a.updatedAt,
   };

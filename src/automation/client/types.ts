@@ -65,6 +65,7 @@ export interface Automation {
   status: string;
   version: string | null;
   triggers: Triggers;
+  implementationAvailable?: boolean;
   createdAt: string;
   updatedAt: string;
   inputSchema?: Record<string, unknown>;

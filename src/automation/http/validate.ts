@@ -30,7 +30,7 @@ export function parseWith<S extends AnySchema>(schema: S, value: unknown, prefix
 export const queryInt = (min: number, max: number) =>
   v.pipe(
     v.string(),
-    v.regex(/^\d{1,15}$/, "must be a whole number"),
+    v.regex(/^\d{1,16}$/, "must be a whole number"),
     v.transform(Number),
     v.number(),
     v.minValue(min, `must be at least ${min}`),
@@ -40,5 +40,6 @@ export const queryInt = (min: number, max: number) =>
 /** Standard `{limit, offset}` of the data/total/limit/offset envelopes: limit 1-100 (default 50). */
 export const pageQuery = {
   limit: v.optional(queryInt(1, 100), "50"),
-  offset: v.optional(queryInt(0, 1_000_000_000), "0"),
+  // The reference allows any safe integer offset.
+  offset: v.optional(queryInt(0, Number.MAX_SAFE_INTEGER), "0"),
 };

@@ -197,7 +197,8 @@ describe("GET /v1/automations and by id/alias", () => {
     expect(r.limit).toBe(50);
     expect(r.offset).toBe(0);
     expect(r.data.map((a: { id: string }) => a.id)).toEqual([...ids].reverse());
-    expect(Object.keys(r.data[0]).sort()).toEqual(["createdAt", "description", "id", "name", "slug", "status", "triggers", "type", "updatedAt", "version"]);
+    expect(Object.keys(r.data[0]).sort()).toEqual(["createdAt", "description", "id", "implementationAvailable", "name", "slug", "status", "triggers", "type", "updatedAt", "version"]);
+    expect(r.data.every((a: { implementationAvailable: boolean }) => a.implementationAvailable === true)).toBe(true);
     const p2 = await json(await h.req("GET", "/v1/automations?limit=1&offset=1", { key: t.key }));
     expect(p2).toMatchObject({ total: 3, limit: 1, offset: 1 });
     expect(p2.data.map((a: { id: string }) => a.id)).toEqual([ids[1]]);
@@ -222,6 +223,23 @@ describe("GET /v1/automations and by id/alias", () => {
       expect(r.status).toBe(400);
       expect((await json(r)).issues[0].severity).toBe("error");
     }
+  });
+
+  test("offset accepts any safe integer like the reference (an offset past the end is an empty page); beyond it → 400", async () => {
+    const { h, t } = await seeded();
+    const far = await h.req("GET", `/v1/automations?offset=${Number.MAX_SAFE_INTEGER}`, { key: t.key });
+    expect(far.status).toBe(200);
+    expect(await json(far)).toEqual({ data: [], total: 3, limit: 50, offset: Number.MAX_SAFE_INTEGER });
+    const over = await h.req("GET", `/v1/automations?offset=${Number.MAX_SAFE_INTEGER + 1}`, { key: t.key });
+    expect(over.status).toBe(400);
+    expect((await json(over)).issues[0].field).toBe("offset");
+  });
+
+  test("unknown query names are ignored, not refused (the SDKs may add their own)", async () => {
+    const { h, t } = await seeded();
+    const r = await h.req("GET", "/v1/automations?limit=1&search=alpha&page_size=9&include_archived=true", { key: t.key });
+    expect(r.status).toBe(200);
+    expect((await json(r)).data.map((a: { slug: string }) => a.slug)).toEqual(["alpha"]);
   });
 
   test("get by id and by alias workflows.<slug>; detail has schemas; unknown → 404", async () => {
