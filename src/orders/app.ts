@@ -1,7 +1,6 @@
 import { Elysia } from "elysia";
 import { authRoutes } from "./auth/routes";
 import { AuthService } from "./auth/service";
-import { limitedBody } from "./body";
 import { TokenStore } from "./auth/store";
 import type { OrderConfig } from "./config";
 import { type OrdersDb, pingOrdersDb } from "./db/open";
@@ -49,17 +48,15 @@ export function createOrderApp(config: OrderConfig, db: OrdersDb, s: OrderServic
     .onAfterHandle(({ response, set }) => {
       if (!(response instanceof Response)) Object.assign(set.headers, CORS_HEADERS);
     })
-    // Only requests that carry a body reach the parse hook, so GETs pay nothing for the size check.
-    .onParse(({ request, contentType }) => limitedBody(request, contentType, config.bodyLimit))
     .onError(({ code, error, request }) => handleError(code, error, request, { clock: config.clock, logger: config.logger, bodyLimit: config.bodyLimit, allowed }))
     .get("/health", () => {
       pingOrdersDb(db);
       return { status: "ok" };
     })
     .get("/openapi/json", () => new Response(doc, { headers: { "content-type": "application/json", ...CORS_HEADERS } }))
-    .use(authRoutes(s.auth))
-    .use(userRoutes(s.auth, s.users))
-    .use(orderRoutes(s.auth, s.orders));
+    .use(authRoutes(s.auth, config.bodyLimit))
+    .use(userRoutes(s.auth, s.users, config.bodyLimit))
+    .use(orderRoutes(s.auth, s.orders, config.bodyLimit));
 
   for (const r of app.routes) {
     if (r.method === "OPTIONS") continue;

@@ -82,3 +82,36 @@ describe("role before body", () => {
     expect(r.body.error).toBe("access_denied");
   }, 30_000);
 });
+
+describe("authentication comes before the body", () => {
+  test("no or a bad token with a broken or huge body → 401, as Spring Security refused before reading it", async () => {
+    const h = harness({ bodyLimit: 1024 });
+    const variants: Record<string, string>[] = [{}, { authorization: "Bearer nope" }];
+    for (const headers of variants) {
+      for (const body of ["{broken", JSON.stringify({ description: "x".repeat(5000), price: 1 })]) {
+        const r = await h.call("POST", "/orders", { body, headers: { ...headers, "content-type": "application/json" } });
+        springError(r, 401, "/orders");
+      }
+      const take = await h.call("PATCH", "/orders/1/take", { body: "{broken", headers: { ...headers, "content-type": "application/json" } });
+      springError(take, 401, "/orders/1/take");
+    }
+  }, 30_000);
+
+  test("take, pass and accept take no body: a stray or broken one is ignored", async () => {
+    const { h, alice, dave } = await world();
+    const id = (await h.call("POST", "/orders", { token: alice.token, json: { description: "job", price: 10 } })).body.id;
+    const junk = { body: "{not json", headers: { "content-type": "application/json" } };
+    expect((await h.call("PATCH", `/orders/${id}/take`, { token: dave.token, ...junk })).body.status).toBe("IN_PROGRESS");
+    expect((await h.call("PATCH", `/orders/${id}/pass`, { token: dave.token, ...junk })).body.status).toBe("READY");
+    expect((await h.call("PATCH", `/orders/${id}/accept`, { token: alice.token, ...junk })).body.status).toBe("COMPLETED");
+  }, 30_000);
+
+  test("with a valid token the body rules still hold: malformed → 400, over the limit → 413", async () => {
+    const h = harness({ bodyLimit: 1024 });
+    const alice = await h.user("alice", "Customer");
+    springError(await h.call("POST", "/orders", { token: alice.token, body: "{broken", headers: { "content-type": "application/json" } }), 400, "/orders");
+    const big = JSON.stringify({ description: "x".repeat(5000), price: 1 });
+    springError(await h.call("POST", "/orders", { token: alice.token, body: big, headers: { "content-type": "application/json" } }), 413, "/orders");
+    springError(await h.call("POST", "/orders", { token: alice.token }), 400, "/orders");
+  }, 30_000);
+});

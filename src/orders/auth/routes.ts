@@ -1,12 +1,16 @@
 import { Elysia } from "elysia";
+import { limitedBody } from "../body";
 import { DomainError } from "../../kernel/errors";
 import type { AuthService } from "./service";
 import * as v from "valibot";
 import { TokenRequest } from "./model";
 
 /** POST /oauth/token: parameters from the query string and/or a form body, client from HTTP Basic too. */
-export const authRoutes = (auth: AuthService) =>
-  new Elysia({ name: "orders.auth" }).post("/oauth/token", async ({ query, body, request, set }) => {
+export const authRoutes = (auth: AuthService, bodyLimit: number) =>
+  new Elysia({ name: "orders.auth" })
+    // Only requests that carry a body reach the parse hook, so the check costs GETs nothing.
+    .onParse(({ request, contentType }) => limitedBody(request, contentType, bodyLimit))
+    .post("/oauth/token", async ({ query, body, request, set }) => {
     const form = typeof body === "object" && body !== null && !Array.isArray(body) ? body : {};
     // Form fields win over query parameters; both are outside data and go through the schema.
     const merged: Record<string, unknown> = { ...strip(query), ...strip(form) };

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { authGuard } from "../auth/guard";
 import type { AuthService } from "../auth/service";
+import { readBody } from "../body";
 import { CORS_HEADERS } from "../cors";
 import { priceToKopecks } from "../money";
 import { parseInput } from "../validate";
@@ -53,7 +54,14 @@ function listReplies(orders: OrderService) {
   };
 }
 
-export const orderRoutes = (auth: AuthService, orders: OrderService) => {
+/**
+ * Protected routes read their body themselves, after authentication (see readBody), or not at all.
+ * A fresh object per route: Elysia writes the expanded macro (this app's auth) into the options it is
+ * given, so a shared constant would carry the first app's auth into the next.
+ */
+const noParse = () => ({ auth: true, parse: "none" }) as const;
+
+export const orderRoutes = (auth: AuthService, orders: OrderService, bodyLimit: number) => {
   const list = listReplies(orders);
   return new Elysia({ name: "orders.orders" })
     .use(authGuard(auth))
@@ -62,17 +70,17 @@ export const orderRoutes = (auth: AuthService, orders: OrderService) => {
     .get("/orders/:id", ({ caller, params }) => orders.get(caller, pathId(params.id)), { auth: true })
     .post(
       "/orders",
-      ({ caller, body, set }) => {
+      async ({ caller, request, set }) => {
         orders.checkCanPublish(caller);
-        const input = parseInput(CreateOrderBody, body);
+        const input = parseInput(CreateOrderBody, await readBody(request, bodyLimit));
         const order = orders.create(caller, { description: input.description, price: priceToKopecks(input.price) });
         set.status = 201;
         set.headers.location = `/orders/${order.id}`;
         return order;
       },
-      { auth: true },
+      noParse(),
     )
-    .patch("/orders/:id/take", ({ caller, params }) => orders.take(caller, pathId(params.id)), { auth: true })
-    .patch("/orders/:id/pass", ({ caller, params }) => orders.pass(caller, pathId(params.id)), { auth: true })
-    .patch("/orders/:id/accept", ({ caller, params }) => orders.accept(caller, pathId(params.id)), { auth: true });
+    .patch("/orders/:id/take", ({ caller, params }) => orders.take(caller, pathId(params.id)), noParse())
+    .patch("/orders/:id/pass", ({ caller, params }) => orders.pass(caller, pathId(params.id)), noParse())
+    .patch("/orders/:id/accept", ({ caller, params }) => orders.accept(caller, pathId(params.id)), noParse());
 };
