@@ -326,6 +326,22 @@ describe("quotas TUI (compiled binary in tmux)", () => {
     await expectRestored(t, 0);
   }, T);
 
+  test("Q while providers are still answering gives the prompt back at once, not after the fetch timeout", async () => {
+    makeHome();
+    const t = await openTerminal();
+    await launch(t);
+    await quitAndWait(t);
+    delayMs = 8000; // every provider now takes 8 s to answer
+    t.type(`${bin} --no-update-check`);
+    await t.waitForText("refreshing");
+    const started = Date.now();
+    t.keys("q");
+    await t.waitForPrompt();
+    t.type("echo rc=$?");
+    await t.waitForText("rc=0");
+    expect(Date.now() - started).toBeLessThan(4000);
+  }, T);
+
   test("Ctrl-C leaves the terminal as it was (from the detail view too)", async () => {
     makeHome();
     const t = await openTerminal();
