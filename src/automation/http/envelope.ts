@@ -50,9 +50,19 @@ export function domainIssues(err: DomainError): Issue[] {
   return [issue(err.field ?? "<root>", err.message, code)];
 }
 
+/** More issues than this help nobody (a pathological YAML can yield thousands): the rest are counted. */
+export const MAX_ISSUES = 100;
+
 export function envelopeResponse(status: number, requestId: string, issues: Issue[], extra: { hint?: string; headers?: Record<string, string> } = {}): Response {
-  const body: Envelope = { issues, requestId };
-  if (extra.hint) body.hint = extra.hint;
+  const seen = new Set<string>();
+  const distinct = issues.filter((i) => {
+    const key = `${i.field}\u0000${i.code}\u0000${i.message}`;
+    return seen.has(key) ? false : (seen.add(key), true);
+  });
+  const body: Envelope = { issues: distinct.slice(0, MAX_ISSUES), requestId };
+  const hidden = distinct.length - body.issues.length;
+  const hint = [extra.hint, hidden > 0 ? `${hidden} more issue(s) not shown; fix these first` : undefined].filter(Boolean).join("; ");
+  if (hint) body.hint = hint;
   return new Response(JSON.stringify(body), {
     status,
     headers: { "content-type": "application/json; charset=utf-8", "x-request-id": requestId, ...extra.headers },

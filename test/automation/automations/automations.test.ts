@@ -136,6 +136,18 @@ describe("POST /v1/automations", () => {
     expect((await json(r)).issues).toEqual([{ field: "activat", message: 'unknown field "activat"', code: "unrecognized_keys", severity: "error" }]);
   });
 
+  test("a YAML with hundreds of errors → 400 with the first 100 issues and a hint counting the rest", async () => {
+    const h = await harness();
+    const t = h.tenant("acme");
+    const steps = Array.from({ length: 300 }, (_, i) => `  - {name: s${i}, type: no.such.kind${i}}\n`).join("");
+    const r = await h.req("POST", "/v1/automations", { key: t.key, body: { yaml: `name: many\nsteps:\n${steps}` } });
+    expect(r.status).toBe(400);
+    const b = await json(r);
+    expect(b.issues).toHaveLength(100);
+    expect(b.issues[0].message).toContain("no.such.kind0");
+    expect(b.hint).toBe("200 more issue(s) not shown; fix these first");
+  });
+
   test("wrong content types on every JSON route → 415 naming the type received", async () => {
     const h = await harness();
     const t = h.tenant("acme");
