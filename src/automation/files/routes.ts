@@ -7,47 +7,23 @@ import { jsonParser } from "../http/body";
 import { HttpRefusal } from "../http/envelope";
 import { parseWith } from "../http/validate";
 import { authPlugin, requireScope } from "../tenancy/auth";
-import type { BlobInfo } from "./blobs";
 import { contentDisposition } from "./filename";
 import { CreateUploadBody } from "./model";
-import { multipartBoundary, readMultipart, readText } from "./multipart";
+import { multipartBoundary, readMultipart } from "./multipart";
 import { docs } from "./openapi";
 import { parseRange } from "./range";
-import { checkMeta, deleteFile, getFile, insertFile, openFile, putBytes, releaseBlob, sweepExpired, type FileMeta } from "./service";
+import { deleteFile, getFile, openFile, uploadParts } from "./service";
 import { abortUpload, completeUpload, createUpload, getUpload, receiveUpload } from "./uploads";
 
 
-/** Multipart `file` (+ optional `purpose`) → a stored file. Streams the part straight into the blob store. */
-async function uploadMultipart(ctx: AutomationContext, tenantId: string, request: Request) {
+/** Multipart `file` (+ optional `purpose`) → a stored file, streamed by the service into the blob store. */
+function uploadMultipart(ctx: AutomationContext, tenantId: string, request: Request) {
   const boundary = multipartBoundary(request.headers.get("content-type"));
   if (!boundary) {
     throw new HttpRefusal(415, "expected Content-Type multipart/form-data with a boundary and a `file` part", "unsupported_media_type");
   }
   if (!request.body) throw Invalid("the request has no body", { field: "file", code: "required" });
-  let meta: FileMeta | null = null;
-  let blob: BlobInfo | null = null;
-  let purpose: string | null = null;
-  try {
-    for await (const part of readMultipart(request.body, boundary)) {
-      if (part.name === "purpose") {
-        purpose = (await readText(part, 200)).trim();
-      } else if (part.name === "file") {
-        if (blob) throw Invalid("send exactly one `file` part", { field: "file", code: "invalid_value" });
-        if (part.filename === null) throw Invalid("the `file` part must be a file (with a filename)", { field: "file", code: "invalid_value" });
-        meta = checkMeta({ filename: part.filename, contentType: part.contentType }, "file");
-        blob = await putBytes(ctx, part.body);
-      } else {
-        throw Invalid(`unknown field "${part.name}" (expected file, purpose)`, { field: part.name, code: "unrecognized_keys" });
-      }
-    }
-    if (!blob || !meta) throw Invalid("the `file` part is required", { field: "file", code: "required" });
-    const withPurpose = checkMeta({ ...meta, purpose });
-    await sweepExpired(ctx);
-    return await insertFile(ctx, tenantId, withPurpose, blob);
-  } catch (err) {
-    if (blob) await releaseBlob(ctx, blob.sha256);
-    throw err;
-  }
+  return uploadParts(ctx, tenantId, readMultipart(request.body, boundary));
 }
 
 async function content(ctx: AutomationContext, tenantId: string, id: string, request: Request): Promise<Response> {

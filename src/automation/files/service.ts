@@ -6,6 +6,7 @@ import type { AutomationContext } from "../context";
 import { dbOf } from "../db/client";
 import type { BlobInfo } from "./blobs";
 import { checkFilename } from "./filename";
+import { readText, type Part } from "./multipart";
 import { ContentType, FILE_MAX_BYTES, Purpose, RUN_INPUT_TTL_MS, type FileSnapshot, type FileView } from "./model";
 import type { FileRow } from "./schema";
 import { blobInUse, fileStore, refStore, sessionStore } from "./store";
@@ -193,4 +194,35 @@ export async function sweepExpired(ctx: FilesContext): Promise<number> {
     n++;
   }
   return n;
+}
+
+/**
+ * The upload form's parts (`file`, optional `purpose`) → a stored file. The file part streams into
+ * the blob store; on any refusal the bytes already stored are released, so nothing half-written stays.
+ */
+export async function uploadParts(ctx: FilesContext, tenantId: string, parts: AsyncIterable<Part>): Promise<FileView> {
+  let meta: FileMeta | null = null;
+  let blob: BlobInfo | null = null;
+  let purpose: string | null = null;
+  try {
+    for await (const part of parts) {
+      if (part.name === "purpose") {
+        purpose = (await readText(part, 200)).trim();
+      } else if (part.name === "file") {
+        if (blob) throw Invalid("send exactly one `file` part", { field: "file", code: "invalid_value" });
+        if (part.filename === null) throw Invalid("the `file` part must be a file (with a filename)", { field: "file", code: "invalid_value" });
+        meta = checkMeta({ filename: part.filename, contentType: part.contentType }, "file");
+        blob = await putBytes(ctx, part.body);
+      } else {
+        throw Invalid(`unknown field "${part.name}" (expected file, purpose)`, { field: part.name, code: "unrecognized_keys" });
+      }
+    }
+    if (!blob || !meta) throw Invalid("the `file` part is required", { field: "file", code: "required" });
+    const withPurpose = checkMeta({ ...meta, purpose });
+    await sweepExpired(ctx);
+    return await insertFile(ctx, tenantId, withPurpose, blob);
+  } catch (err) {
+    if (blob) await releaseBlob(ctx, blob.sha256);
+    throw err;
+  }
 }
