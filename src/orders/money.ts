@@ -22,11 +22,10 @@ export function priceToKopecks(value: unknown, field = "price"): number {
   if (!Number.isFinite(n)) throw Invalid(`${field} must be a finite number`, { field });
   if (n <= 0) throw Invalid(`${field} must be greater than 0 (got ${n})`, { field });
   if (n > MAX_PRICE_KOPECKS / 100) throw Invalid(`${field} must be at most 1000000000 (got ${n})`, { field });
-  const scaled = n * 100;
-  const kopecks = Math.round(scaled);
-  // Binary floats make 0.29 * 100 = 28.999999999999996; anything further off has a third decimal.
-  if (Math.abs(scaled - kopecks) > 1e-6) throw Invalid(`${field} must have at most 2 decimals (got ${n})`, { field });
-  return kopecks;
+  // The number's shortest decimal form decides (0.29 * 100 is 28.999999999999996 in binary, yet 0.29 has
+  // two decimals); a tolerance would let 10.000000001 through as 10.
+  if (!/^\d+(\.\d{1,2})?$/.test(String(n))) throw Invalid(`${field} must have at most 2 decimals (got ${n})`, { field });
+  return Math.round(n * 100);
 }
 
 /** The platform's fee: 5 % of the price, rounded half-up to the kopeck. */

@@ -3,8 +3,9 @@
 const spring = { $ref: "#/components/schemas/Error" };
 const json = (schema: object) => ({ "application/json": { schema } });
 const err = (description: string) => ({ description, content: json(spring) });
-const bearer = [{ bearer: [] }];
-const idParam = { name: "id", in: "path", required: true, schema: { type: "integer", minimum: 1 } };
+// Either scheme authenticates: the Authorization header, or RFC 6750's access_token query parameter.
+const bearer = [{ bearer: [] }, { accessToken: [] }];
+const idParam = { name: "id", in: "path", required: true, schema: { type: "integer" } };
 const paging = [
   { name: "page", in: "query", schema: { type: "integer", minimum: 0, default: 0 } },
   { name: "size", in: "query", schema: { type: "integer", minimum: 1, maximum: 100, default: 20 } },
@@ -49,6 +50,7 @@ export function openApiDocument() {
     components: {
       securitySchemes: {
         bearer: { type: "http", scheme: "bearer" },
+        accessToken: { type: "apiKey", in: "query", name: "access_token", description: "RFC 6750 §2.3; the header wins when both are sent" },
         oauth: { type: "oauth2", flows: { password: { tokenUrl: "/oauth/token", scopes: { read: "read", write: "write" } } } },
       },
       schemas: {

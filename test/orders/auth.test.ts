@@ -188,6 +188,20 @@ describe("login throttling", () => {
     expect((await h.call("POST", `/oauth/token?${grant()}`)).status).toBe(200);
   }, 30_000);
 
+  test("a burst of parallel guesses gets only 10 tries: the rest are 429 before the first has failed", async () => {
+    const h = harness();
+    await h.register("alice", "Customer", "secret1");
+    const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => h.call("POST", `/oauth/token?${grant({ password: `guess${i}` })}`)));
+    expect(replies.filter((r) => r.status === 400 && r.body.error === "invalid_grant")).toHaveLength(10);
+    const refused = replies.filter((r) => r.status === 429);
+    expect(refused).toHaveLength(30);
+    expect(Number(refused[0].headers.get("retry-after"))).toBeGreaterThan(0);
+    // Even the right password waits out the window.
+    expect((await h.call("POST", `/oauth/token?${grant()}`)).status).toBe(429);
+    h.clock.advance(60_000);
+    expect((await h.call("POST", `/oauth/token?${grant()}`)).status).toBe(200);
+  }, 30_000);
+
   test("unknown usernames are throttled too", async () => {
     const h = harness();
     for (let i = 0; i < 10; i++) await h.call("POST", `/oauth/token?${grant({ username: "ghost" })}`);

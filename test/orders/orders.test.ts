@@ -44,9 +44,11 @@ describe("POST /orders", () => {
 
   test("price > 0, ≤ 1 000 000 000, at most 2 decimals; description 1–2000 chars; messages name the field", async () => {
     const { h, alice, create } = await world();
-    for (const price of [0, -5, 10.005, 1_000_000_000.01, "abc", null, true, [], {}, "1e3", 1e21]) {
+    for (const price of [0, -5, 10.005, 10.000000001, 0.0000001, "10.000000001", 1_000_000_000.01, "abc", null, true, [], {}, "1e3", 1e21]) {
       expect(springError(await create(price), 400, "/orders")).toContain("price");
     }
+    // Two decimals that binary floats cannot hold exactly are still two decimals.
+    for (const price of [0.29, 1.15, 4.35, 19.99]) expect((await create(price)).body.price).toBe(price);
     for (const description of ["", "   ", "d".repeat(2001)]) {
       expect(springError(await create(10, description), 400, "/orders")).toContain("description");
     }

@@ -36,7 +36,7 @@ export class AuthService {
     if (req.password === undefined || req.password === "") throw oauth("invalid", "invalid_request", "Missing password");
 
     const key = usernameKey(req.username);
-    const wait = this.throttle.retryAfter(key);
+    const wait = this.throttle.begin(key);
     if (wait > 0) {
       throw new DomainError("rate_limited", `Too many failed logins for this username; retry in ${wait} s`, {
         code: "too_many_requests",
@@ -45,10 +45,7 @@ export class AuthService {
     }
     const user = this.users.findByKey(key);
     const ok = await Bun.password.verify(req.password, user?.passwordHash ?? (await this.dummyHash));
-    if (!user || !ok) {
-      this.throttle.fail(key);
-      throw oauth("invalid", "invalid_grant", "Bad credentials");
-    }
+    if (!user || !ok) throw oauth("invalid", "invalid_grant", "Bad credentials");
     this.throttle.reset(key);
 
     const token = newSecret(32);

@@ -14,19 +14,21 @@ export class LoginThrottle {
     private readonly windowMs: number,
   ) {}
 
-  /** Seconds to wait before `key` may try again, or 0. */
-  retryAfter(key: string): number {
+  /**
+   * Starts a login attempt for `key`: the seconds to wait if it is refused, else 0. An admitted attempt
+   * counts as a failure from the start and only a correct password (`reset`) takes it back, so a burst
+   * of parallel guesses, all in flight before any has failed, still gets only `maxFailures` tries.
+   */
+  begin(key: string): number {
     const list = this.recent(key);
-    if (list.length < this.maxFailures) return 0;
-    const until = list[list.length - this.maxFailures] + this.windowMs;
-    return Math.max(1, Math.ceil((until - this.clock.now().getTime()) / 1000));
-  }
-
-  fail(key: string): void {
-    const list = this.recent(key);
+    if (list.length >= this.maxFailures) {
+      const until = list[list.length - this.maxFailures] + this.windowMs;
+      return Math.max(1, Math.ceil((until - this.clock.now().getTime()) / 1000));
+    }
     list.push(this.clock.now().getTime());
     this.failures.set(key, list);
     if (this.failures.size > 10_000) this.sweep();
+    return 0;
   }
 
   reset(key: string): void {

@@ -137,10 +137,12 @@ export class OrderService {
 
   /** One page of a list, with the total count. */
   page(filter: OrderFilter, p: PageRequest): Page {
-    const total = this.store.count(filter);
-    const offset = p.page * p.size;
-    const items = offset >= total ? [] : this.store.list(filter, p.sort, p.size, offset).map(orderWire);
-    return { items, total };
+    return this.store.snapshot(() => {
+      const total = this.store.count(filter);
+      const offset = p.page * p.size;
+      const items = offset >= total ? [] : this.store.list(filter, p.sort, p.size, offset).map(orderWire);
+      return { items, total };
+    });
   }
 
   private mustFind(id: number): OrderRow {

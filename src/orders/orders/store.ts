@@ -64,6 +64,11 @@ export class OrderStore {
     }
   }
 
+  /** Runs reads in one snapshot, so a page and its total agree even while another process writes. */
+  snapshot<T>(fn: () => T): T {
+    return this.db.transaction(() => fn(), { behavior: "deferred" });
+  }
+
   /** Changes whenever orders or balances may have changed (see DataVersion). */
   dataVersion(): number {
     return this.version?.current() ?? -1;

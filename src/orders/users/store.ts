@@ -34,7 +34,14 @@ export class UserStore {
 
   /** Inserts the user and its opening ledger row; undefined when the username is taken. */
   insert(u: { username: string; key: string; passwordHash: string; userType: UserType; money: number; at: number }): Account | undefined {
-    this.version?.bump();
+    try {
+      return this.insertTx(u);
+    } finally {
+      this.version?.bump();
+    }
+  }
+
+  private insertTx(u: { username: string; key: string; passwordHash: string; userType: UserType; money: number; at: number }): Account | undefined {
     return this.db.transaction(
       (tx) => {
         const row = tx
