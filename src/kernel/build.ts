@@ -9,8 +9,10 @@ const entries = readdirSync(join(root, "bin"))
   .filter((f) => only.length === 0 || only.includes(basename(f, ".ts")));
 
 // Executables precompiled to bytecode for a faster start (quotas runs in shell prompts). Their entry
-// must not use top-level await.
+// must not use top-level await. They are also split into ESM chunks, so a run loads only the code its
+// mode imports (the statusline's chunk is a fraction of the whole tool).
 const BYTECODE = new Set(["quotas"]);
+const fastStartFlags = ["--bytecode", "--splitting", "--format", "esm"];
 
 // Worker-thread modules an executable starts with `new Worker`: compiled in as extra entrypoints.
 // automation-server runs workflow scripts on workers so a runaway script cannot stall the server.
@@ -25,7 +27,7 @@ for (const entry of entries) {
       process.execPath, "build", "--compile", "--target", "bun",
       "--minify-whitespace", "--minify-syntax",
       "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig",
-      ...(BYTECODE.has(name) ? ["--bytecode"] : []),
+      ...(BYTECODE.has(name) ? fastStartFlags : []),
       join("bin", entry), ...(WORKERS[name] ?? []), "--outfile", join("dist", name),
     ],
     { cwd: root, stdout: "pipe", stderr: "pipe" },

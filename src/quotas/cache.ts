@@ -14,26 +14,30 @@ export interface CacheFile {
 }
 
 // cache.json is read on every prompt, so it is checked by hand rather than with a schema library (whose
-// first use costs more than the whole statusline); anything malformed is dropped, never trusted.
-const isStr = (x: unknown): x is string => typeof x === "string";
-const isNum = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
-const STATUSES = new Set(["available", "auth_required", "unavailable", "network_error"]);
-
-function isWindow(x: unknown): boolean {
-  const w = x as Record<string, unknown>;
-  return (
-    !!w && typeof w === "object" && isStr(w.window) && isNum(w.used) && isNum(w.limit) && isNum(w.remaining) && isStr(w.unit) &&
-    (w.reset_at === null || isStr(w.reset_at)) && (w.period_seconds === null || isNum(w.period_seconds))
-  );
-}
+// first use costs more than the whole statusline); anything malformed is dropped, never trusted. The
+// checks are loops in one function on purpose: JSC compiles a function to machine code (starting a
+// compiler thread) after ~30 calls, and a small helper called per field would cost each prompt ~1 ms.
+const STATUSES = ["available", "auth_required", "unavailable", "network_error"];
 
 export function isResult(x: unknown): x is ProviderResult {
   const r = x as Record<string, unknown>;
-  return (
-    !!r && typeof r === "object" && isStr(r.provider) && isStr(r.profile) && isStr(r.name) && STATUSES.has(r.status as string) &&
-    (r.plan === null || isStr(r.plan)) && Array.isArray(r.windows) && r.windows.every(isWindow) && isStr(r.fetched_at) &&
-    (r.cached_at === null || isStr(r.cached_at)) && (r.auth_source === null || isStr(r.auth_source))
-  );
+  if (
+    !(!!r && typeof r === "object" && typeof r.provider === "string" && typeof r.profile === "string" && typeof r.name === "string" &&
+      STATUSES.includes(r.status as string) && (r.plan === null || typeof r.plan === "string") && typeof r.fetched_at === "string" &&
+      (r.cached_at === null || typeof r.cached_at === "string") && (r.auth_source === null || typeof r.auth_source === "string") &&
+      Array.isArray(r.windows))
+  ) {
+    return false;
+  }
+  for (const w of r.windows as Record<string, unknown>[]) {
+    const ok =
+      !!w && typeof w === "object" && typeof w.window === "string" && typeof w.unit === "string" &&
+      typeof w.used === "number" && Number.isFinite(w.used) && typeof w.limit === "number" && Number.isFinite(w.limit) &&
+      typeof w.remaining === "number" && Number.isFinite(w.remaining) && (w.reset_at === null || typeof w.reset_at === "string") &&
+      (w.period_seconds === null || (typeof w.period_seconds === "number" && Number.isFinite(w.period_seconds)));
+    if (!ok) return false;
+  }
+  return true;
 }
 
 export const cachePath = (ctx: Ctx) => join(cacheDir(ctx), "cache.json");
@@ -44,8 +48,9 @@ export function readCache(ctx: Ctx): CacheFile {
   return parseCache(readText(cachePath(ctx)));
 }
 
-export async function readCacheFast(ctx: Ctx): Promise<CacheFile> {
-  return parseCache(await readTextFast(cachePath(ctx)));
+/** readCache for the statusline (see readTextFast). */
+export function readCacheFast(ctx: Ctx): CacheFile {
+  return parseCache(readTextFast(cachePath(ctx)));
 }
 
 export function parseCache(text: string | undefined): CacheFile {
@@ -59,12 +64,14 @@ export function parseCache(text: string | undefined): CacheFile {
   }
   if (!data || data.version !== 1 || !data.results || typeof data.results !== "object") return empty;
   const results: Record<string, ProviderResult> = {};
-  for (const [key, r] of Object.entries(data.results as Record<string, unknown>)) if (isResult(r)) results[key] = r;
+  const found = data.results as Record<string, unknown>;
+  for (const key in found) if (isResult(found[key])) results[key] = found[key];
   const backoff: Record<string, string> = {};
   if (data.backoff && typeof data.backoff === "object") {
-    for (const [key, until] of Object.entries(data.backoff as Record<string, unknown>)) if (isStr(until)) backoff[key] = until;
+    const b = data.backoff as Record<string, unknown>;
+    for (const key in b) if (typeof b[key] === "string") backoff[key] = b[key];
   }
-  return { version: 1, refreshed_at: isStr(data.refreshed_at) ? data.refreshed_at : null, results, backoff };
+  return { version: 1, refreshed_at: typeof data.refreshed_at === "string" ? data.refreshed_at : null, results, backoff };
 }
 
 export const resultKey = (r: Pick<ProviderResult, "provider" | "profile">) => `${r.provider}:${r.profile}`;

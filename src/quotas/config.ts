@@ -1,9 +1,11 @@
 // config.toml: every table of the spec, validated with valibot. A missing file means defaults; an
 // invalid one yields one line naming file, line and problem, and the defaults.
 import * as v from "valibot";
+import { DEFAULT_AUTO_REFRESH_SECONDS, defaults, type Config } from "./config-defaults";
 import { configFile, tilde, type Ctx } from "./context";
-import { readTextFast } from "./files";
 import { identify as lookup } from "./names";
+
+export { DEFAULT_AUTO_REFRESH_SECONDS, defaults, type Config, type ProfileEntry } from "./config-defaults";
 
 // Built on first use, like the parser: a prompt with no config file never pays for them.
 const makeSchema = () => {
@@ -47,35 +49,6 @@ let schema: ReturnType<typeof makeSchema> | undefined;
 export function parseToml(text: string): unknown {
   const toml = require("toml") as typeof import("toml");
   return toml.parse(text);
-}
-
-export interface ProfileEntry {
-  canonical?: string;
-  name?: string;
-  enabled?: boolean;
-}
-
-export interface Config {
-  tui: { autoRefreshSeconds: number; refreshOnStart: boolean };
-  providers: { enabled: string[]; disabled: string[] };
-  favorites: string[];
-  quotaPreferences: Record<string, { favorites: string[]; hidden: string[] }>;
-  profiles: { autodetect: boolean; entries: Record<string, ProfileEntry> };
-  copilotToken?: string;
-  endpoints: Record<string, string>;
-}
-
-export const DEFAULT_AUTO_REFRESH_SECONDS = 300;
-
-export function defaults(): Config {
-  return {
-    tui: { autoRefreshSeconds: DEFAULT_AUTO_REFRESH_SECONDS, refreshOnStart: true },
-    providers: { enabled: ["*"], disabled: [] },
-    favorites: [],
-    quotaPreferences: {},
-    profiles: { autodetect: true, entries: {} },
-    endpoints: {},
-  };
 }
 
 /** Canonical provider id for a config name or alias, keeping a `:profile` suffix. */
@@ -161,13 +134,6 @@ export function loadConfig(ctx: Ctx): Loaded {
     return { config: defaults(), path, warning: `${tilde(ctx, path)}: cannot read (${(err as Error).message}); using defaults` };
   }
   return parseConfig(text, tilde(ctx, path), path);
-}
-
-/** loadConfig for the statusline: no node:fs, and an unreadable file is just defaults. */
-export async function loadConfigFast(ctx: Ctx): Promise<Loaded> {
-  const path = configFile(ctx);
-  const text = await readTextFast(path);
-  return text === undefined ? { config: defaults(), path } : parseConfig(text, tilde(ctx, path), path);
 }
 
 export function parseConfig(text: string, shown: string, path = shown): Loaded {

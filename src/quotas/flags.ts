@@ -58,7 +58,8 @@ Usage:
   quotas --statusline [--no-icons] [--format=TPL] [--provider=a,b]
   quotas --check-update | --version | --help`;
 
-const EXTRA = `Providers: ${identities.map((p) => p.id).join(", ")}
+// A function: built only for --help, not on every prompt.
+const extra = () => `Providers: ${identities.map((p) => p.id).join(", ")}
   aliases: ${identities.flatMap((p) => p.aliases.map((a) => `${a}→${p.id}`)).join(", ")}
 
 Examples:
@@ -75,4 +76,4 @@ Environment:
 Config: $XDG_CONFIG_HOME/quotas/config.toml (else ~/.config/quotas/config.toml)
 Cache:  $XDG_CACHE_HOME/quotas/ (else ~/.cache/quotas/)`;
 
-export const help = () => helpText(USAGE, flags, EXTRA);
+export const help = () => helpText(USAGE, flags, extra());

@@ -25,7 +25,8 @@ export function parseSelectors(value: string | undefined): Selector[] | undefine
 export const keyOf = (provider: string, profile: string) => `${provider}:${profile}`;
 
 export function selects(selectors: Selector[], provider: string, profile: string): boolean {
-  return selectors.some((s) => s.provider === provider && (s.profile === undefined || s.profile === profile));
+  for (const s of selectors) if (s.provider === provider && (s.profile === undefined || s.profile === profile)) return true;
+  return false;
 }
 
 /** `[providers] enabled/disabled` (names or provider:profile keys) and `[profiles.entries] enabled`. */

@@ -89,6 +89,25 @@ describe("--statusline", () => {
     expect(icons.stdout.startsWith("Codex")).toBe(false);
   });
 
+  test("config edits apply at the next prompt: [providers] filters, profile names, an invalid file", async () => {
+    h = homeWithCredentials();
+    writeCache(fresh(), [result("codex", "Codex", 10), result("claude", "Claude (work)", 90, 100, "work"), result("claude", "Claude", 42), result("zai", "Z.ai", 5)]);
+    const env = runEnv(h, []);
+    const line = async () => (await run(["--statusline", "--no-icons", "--no-update-check"], env)).stdout;
+    // registry order, the default profile before the others, whatever the cache's order
+    expect(await line()).toBe("Claude 58/100 | Claude (work) 10/100 | Codex 90/100 | Z.ai 95/100\n");
+    h.write(".config/quotas/config.toml", '[providers]\ndisabled = ["glm", "claude:work"]\n\n[copilot]\ntoken = "gho_SECRET_in_config"\n');
+    expect(await line()).toBe("Claude 58/100 | Codex 90/100\n");
+    expect(await line()).toBe("Claude 58/100 | Codex 90/100\n"); // the second prompt uses the remembered parse
+    const memo = readFileSync(join(h.home, ".cache/quotas/statusline-config.json"), "utf8");
+    expect(memo).not.toContain("SECRET");
+    h.write(".config/quotas/config.toml", '[providers]\nenabled = ["claude", "zai"]\n\n[profiles.entries."claude:work"]\nname = "Work"\n');
+    expect(await line()).toBe("Claude 58/100 | Work 10/100 | Z.ai 95/100\n");
+    h.write(".config/quotas/config.toml", '[providers]\nenabled = "claude"\n'); // invalid: defaults, as everywhere
+    const bad = await run(["--statusline", "--no-icons", "--no-update-check"], env);
+    expect(bad).toEqual({ stdout: "Claude 58/100 | Claude (work) 10/100 | Codex 90/100 | Z.ai 95/100\n", stderr: "", code: 0 });
+  });
+
   test("a stale cache: prints the cached line at once, the detached child refreshes it", async () => {
     h = homeWithCredentials();
     // The providers answer slowly, so the foreground provably finishes before any answer exists.

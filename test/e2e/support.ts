@@ -22,8 +22,8 @@ export function ensureBuilt(name: string): Promise<string> {
           process.execPath, "build", "--compile", "--target", "bun",
           "--minify-whitespace", "--minify-syntax",
           "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig",
-          // Same as src/kernel/build.ts: quotas starts from bytecode (it runs in shell prompts).
-          ...(name === "quotas" ? ["--bytecode"] : []),
+          // Same as src/kernel/build.ts: quotas starts from bytecode, split into chunks (shell prompts).
+          ...(name === "quotas" ? ["--bytecode", "--splitting", "--format", "esm"] : []),
           // Same as src/kernel/build.ts: worker-thread entrypoints (automation-server's script sandbox).
           join("bin", `${name}.ts`), ...(name === "automation-server" ? ["src/automation/engine/sandbox/worker.ts"] : []), "--outfile", tmp,
         ],

@@ -44,6 +44,26 @@ export function untilReset(resetAt: string | null, now: Date): string {
   return `${m % 60}m`;
 }
 
+const PLACEHOLDERS = ["provider", "remaining", "limit", "used", "window", "percent", "reset"] as const;
+type Placeholder = (typeof PLACEHOLDERS)[number];
+
+/** Expands `%name` placeholders; any other `%` stays as written. A scan, not a regex replace with a
+ * callback: the prompt pays for every builtin's first call. */
+export function fill(format: string, values: Record<Placeholder, () => string>): string {
+  let out = "";
+  let from = 0;
+  for (let at = format.indexOf("%"); at !== -1; at = format.indexOf("%", at + 1)) {
+    for (const p of PLACEHOLDERS) {
+      if (!format.startsWith(p, at + 1)) continue;
+      out += format.slice(from, at) + values[p]();
+      from = at + 1 + p.length;
+      at = from - 1;
+      break;
+    }
+  }
+  return out + format.slice(from);
+}
+
 export interface StatuslineOptions {
   format: string;
   icons: boolean;
@@ -59,16 +79,16 @@ export function statusline(results: ProviderResult[], o: StatuslineOptions): str
     const w = tightest(r.windows, o.hidden(r.provider));
     if (!w) continue;
     const name = o.icons && icons[r.provider] ? `${icons[r.provider]} ${r.name}` : r.name;
-    const values: Record<string, string> = {
-      provider: name,
-      remaining: fmtNum(w.remaining),
-      limit: fmtNum(w.limit),
-      used: fmtNum(w.used),
-      window: w.window,
-      percent: `${Math.round((w.used / w.limit) * 100)}%`,
-      reset: untilReset(w.reset_at, o.now),
+    const values: Record<Placeholder, () => string> = {
+      provider: () => name,
+      remaining: () => fmtNum(w.remaining),
+      limit: () => fmtNum(w.limit),
+      used: () => fmtNum(w.used),
+      window: () => w.window,
+      percent: () => `${Math.round((w.used / w.limit) * 100)}%`,
+      reset: () => untilReset(w.reset_at, o.now),
     };
-    parts.push(o.format.replace(/%(provider|remaining|limit|used|window|percent|reset)/g, (_, k: string) => values[k]).trim());
+    parts.push(fill(o.format, values).trim());
   }
   if (o.update) parts.push(`update ${o.update}`);
   return parts.join(" | ");
