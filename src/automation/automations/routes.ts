@@ -4,8 +4,7 @@ import type { AutomationContext } from "../context";
 import { jsonParser } from "../http/body";
 import { docs } from "./openapi";
 import { parseWith } from "../http/validate";
-import { authPlugin, requireScope } from "../tenancy/auth";
-import { authenticate } from "../tenancy/service";
+import { authenticateRequest, authPlugin, requireScope } from "../tenancy/auth";
 import { CreateAutomationBody, CreateVersionBody, ListAutomationsQuery, ListVersionsQuery, MAX_YAML_BYTES, RestoreBody } from "./model";
 import {
   createAutomation,
@@ -21,7 +20,7 @@ import {
 // JSON escaping can double a YAML's size on the wire; the 1 MiB rule is checked on the decoded YAML.
 export const automationRoutes = (ctx: AutomationContext) => {
   const parse = jsonParser(3 * MAX_YAML_BYTES, (request) => {
-    authenticate(ctx.sqlite, ctx.clock, request.headers.get("authorization"));
+    authenticateRequest(ctx, request);
   });
   return new Elysia()
     .use(authPlugin(ctx))

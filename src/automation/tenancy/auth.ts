@@ -4,30 +4,37 @@ import { bearer } from "@elysiajs/bearer";
 import { Elysia } from "elysia";
 import { Unauthorized } from "../../kernel/errors";
 import type { AutomationContext } from "../context";
+import type { Auth } from "./model";
 import { authenticate, authenticateKey } from "./service";
 
 export { requireScope, hasScope } from "./service";
 export type { Auth } from "./model";
 
 /**
+ * Authenticates a request by its `Authorization` header (401 when missing or invalid). `token` is
+ * what @elysiajs/bearer extracted; routes that check the key before reading a body call this without.
+ */
+export function authenticateRequest(ctx: AutomationContext, request: Request, token?: string): Auth {
+  const header = request.headers.get("authorization");
+  // @elysiajs/bearer also reads `?access_token=`. We refuse it: a key in a URL ends up in access
+  // logs, proxies and shell history. Only the header is a credential.
+  if (header === null && (token !== undefined || new URL(request.url).searchParams.has("access_token"))) {
+    throw Unauthorized("API keys are not accepted in the access_token query parameter: send `Authorization: Bearer <api key>`", {
+      field: "access_token",
+      code: "unauthorized",
+    });
+  }
+  // The plugin matches only the exact `Bearer ` prefix; other spellings (`bearer`, `Basic ...`)
+  // go through the header parser, which accepts any case and explains a wrong scheme.
+  if (token !== undefined && header?.startsWith("Bearer ") && /^\S+$/.test(token.trim())) {
+    return authenticateKey(ctx.sqlite, ctx.clock, token.trim());
+  }
+  return authenticate(ctx.sqlite, ctx.clock, header);
+}
+
+/**
  * `new Elysia().use(authPlugin(ctx)).get("/x", ({ auth }) => ...)`: routes registered after the
  * `.use` in that plugin require a valid API key.
  */
 export const authPlugin = (ctx: AutomationContext) =>
-  new Elysia().use(bearer()).resolve({ as: "scoped" }, ({ bearer: token, request }) => {
-    const header = request.headers.get("authorization");
-    // @elysiajs/bearer also reads `?access_token=`. We refuse it: a key in a URL ends up in access
-    // logs, proxies and shell history. Only the header is a credential.
-    if (header === null && token !== undefined) {
-      throw Unauthorized("API keys are not accepted in the access_token query parameter: send `Authorization: Bearer <api key>`", {
-        field: "access_token",
-        code: "unauthorized",
-      });
-    }
-    // The plugin matches only the exact `Bearer ` prefix; other spellings (`bearer`, `Basic ...`)
-    // go through the header parser, which accepts any case and explains a wrong scheme.
-    if (token !== undefined && header?.startsWith("Bearer ") && /^\S+$/.test(token.trim())) {
-      return { auth: authenticateKey(ctx.sqlite, ctx.clock, token.trim()) };
-    }
-    return { auth: authenticate(ctx.sqlite, ctx.clock, header) };
-  });
+  new Elysia().use(bearer()).resolve({ as: "scoped" }, ({ bearer: token, request }) => ({ auth: authenticateRequest(ctx, request, token) }));

@@ -126,5 +126,9 @@ describe("Bearer extraction", () => {
     expect(files.status).toBe(401);
     const both = await check(h, "/v1/auth/check?access_token=wrong", `Bearer ${t.key}`);
     expect(both.status).toBe(200);
+    // Routes that check the key before reading a JSON body say the same.
+    const post = await h.req("POST", `/v1/automations?access_token=${t.key}`, { body: { yaml: "name: x" } });
+    expect(post.status).toBe(401);
+    expect((await json(post)).issues[0].field).toBe("access_token");
   });
 });
