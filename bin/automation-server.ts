@@ -1,6 +1,10 @@
 #!/usr/bin/env bun
 // automation-server: self-hosted workflow automation API. Thin entry: subcommand dispatch lives in src/.
-import { runMain } from "../src/kernel/config";
-import { main } from "../src/automation/cli";
+// The hidden sandbox subcommand is the script sandbox's child process: it loads only the sandbox.
+import { SANDBOX_SUBCOMMAND, serveSandbox } from "../src/automation/engine/sandbox/child";
 
-await runMain("automation-server", () => main(process.argv.slice(2)));
+if (process.argv[2] === SANDBOX_SUBCOMMAND) await serveSandbox();
+else {
+  const [{ runMain }, { main }] = await Promise.all([import("../src/kernel/config"), import("../src/automation/cli")]);
+  await runMain("automation-server", () => main(process.argv.slice(2)));
+}

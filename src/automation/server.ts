@@ -11,6 +11,7 @@ import { createLogger, type Logger } from "../kernel/logger";
 import { listen, onShutdownSignal, type Running } from "../kernel/server";
 import { buildApp } from "./app";
 import { runsOf, SHUTDOWN_GRACE_MS } from "./runs/service";
+import { stopSandboxes } from "./engine/sandbox/isolate";
 import type { AutomationConfig, AutomationContext } from "./context";
 import type { BlobStore } from "./files/blobs";
 import { createBlobStore } from "./files/fs-blobs";
@@ -85,6 +86,7 @@ export function serve(ctx: AutomationContext, opts: { handleSignals?: boolean } 
   const shutdown = () =>
     (closed ??= (async () => {
       await Promise.all([running.stop(), runsOf(ctx).stopWorkers()]);
+      stopSandboxes();
       ctx.sqlite.close();
     })());
   // The process-level bound leaves room for the runs' grace, their interruption and closing the database.

@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { run } from "./support";
+import { existsSync } from "node:fs";
+import { sandboxPids } from "../../../src/automation/engine/sandbox/isolate";
+import { cpuBurnMs, run } from "./support";
 
 function scriptStep(fn: string, inputs = "{}", extra = "") {
   return `name: t
@@ -77,18 +79,33 @@ steps:
     expect(["step_timeout", "script_timeout"]).toContain(r.error!.code!);
   });
 
-  test("a loop over a heavy built-in (which QuickJS's deadline check cannot see) is killed; the host's event loop keeps running", async () => {
+  test("a loop over a heavy built-in fails on time and leaves nothing burning CPU; the host's event loop keeps running", async () => {
     let ticks = 0;
     const timer = setInterval(() => ticks++, 10);
     try {
-      const r = await run(scriptStep("function script() { const a = new Array(200000).fill('abc'); while (true) a.join(',') }", "{}", "\n      timeoutMs: 200"));
+      const r = await run(scriptStep("function script() { const a = []; for (let i = 0; i < 200000; i++) a.push('item' + i); while (true) a.join(',') }", "{}", "\n      timeoutMs: 200"));
       expect(r.status).toBe("failed");
       expect(r.error?.code).toBe("script_timeout");
       expect(ticks).toBeGreaterThan(0);
     } finally {
       clearInterval(timer);
     }
+    // A terminated worker thread kept spinning here at a full core (about 2000 ms of CPU per 2 s);
+    // a killed sandbox process uses none. Idle sandbox processes and this process use a few ms.
+    expect(await cpuBurnMs(2000)).toBeLessThan(1000);
     expect((await run(scriptStep("function script() { return 'next' }"))).output).toEqual({ js: "next" });
+  });
+
+  test("a single built-in call far past the deadline (QuickJS cannot interrupt it): the sandbox process is killed and replaced", async () => {
+    await run(scriptStep("function script() { return 'warm' }")); // at least one idle sandbox process
+    const before = sandboxPids();
+    const r = await run(scriptStep("function script() { const a = Array.from(new Uint32Array(2000000).keys()); a.sort(); return 'sorted' }", "{}", "\n      timeoutMs: 50\n      memoryMb: 256"));
+    expect(r.status).toBe("failed");
+    expect(r.error?.code).toBe("script_timeout");
+    expect(await cpuBurnMs(1000)).toBeLessThan(500);
+    // The process that ran it is gone (SIGKILLed: QuickJS cannot interrupt a single long built-in call).
+    expect(before.filter((pid) => !existsSync(`/proc/${pid}`))).toHaveLength(1);
+    expect((await run(scriptStep("function script() { return 'fresh' }"))).output).toEqual({ js: "fresh" });
   });
 
   test("a cancel lets the running script finish (its result is journaled), then the run stops", async () => {
@@ -112,7 +129,7 @@ steps:
     expect(r.journal.started.map((s) => s.path)).toEqual(["js"]);
   });
 
-  test("scripts run side by side on worker threads", async () => {
+  test("scripts run side by side in sandbox processes", async () => {
     const r = await run(`name: t
 steps:
   - name: pm

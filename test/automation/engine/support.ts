@@ -109,3 +109,33 @@ export function loopback(respond: (req: Request, hit: number, body: string) => R
     stop: () => server.stop(true),
   };
 }
+
+/**
+ * CPU time (ms) this process (all its threads) and its child processes use over the next `ms`
+ * milliseconds. A sandbox left running a script after its deadline shows up as about `ms`.
+ */
+export async function cpuBurnMs(ms: number): Promise<number> {
+  const ticks = (await Bun.$`getconf CLK_TCK`.quiet().text().catch(() => "100")).trim();
+  const perTick = 1000 / (Number(ticks) || 100);
+  const children = async (): Promise<Map<number, number>> => {
+    const out = new Map<number, number>();
+    for (const entry of new Bun.Glob("[0-9]*").scanSync({ cwd: "/proc", onlyFiles: false })) {
+      try {
+        const stat = await Bun.file(`/proc/${entry}/stat`).text();
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        if (Number(fields[1]) === process.pid) out.set(Number(entry), (Number(fields[11]) + Number(fields[12])) * perTick);
+      } catch {
+        // gone meanwhile
+      }
+    }
+    return out;
+  };
+  const self0 = process.cpuUsage();
+  const kids0 = await children();
+  await Bun.sleep(ms);
+  const self = process.cpuUsage(self0);
+  const kids1 = await children();
+  let kids = 0;
+  for (const [pid, t] of kids1) kids += t - (kids0.get(pid) ?? t);
+  return (self.user + self.system) / 1000 + kids;
+}

@@ -1,19 +1,25 @@
-// Runs sandboxed scripts on worker threads. QuickJS checks its deadline only between bytecodes, so a
-// loop over a heavy built-in (`while (true) bigArray.join()`) can overrun it by minutes; on the main
-// thread that would stall the whole server. Here each script runs on a pooled worker, and a worker
-// that is still busy shortly after the script's deadline is terminated, which stops it for sure.
-// If workers cannot start (a binary built without the worker entrypoint) scripts run in-thread.
+// Runs sandboxed scripts in a small pool of child processes (child.ts). QuickJS checks its deadline
+// only between bytecodes, so a loop over a heavy built-in (`while (true) bigArray.join()`) can overrun
+// it by minutes. Worker threads cannot stop that: Worker.terminate() on a thread busy inside QuickJS's
+// WASM returns, but the thread keeps burning a core until the built-in returns. A process can be
+// SIGKILLed: a child still busy shortly after the script's deadline is killed, and the CPU is free.
+import { fileURLToPath } from "node:url";
 import { StepError } from "../errors";
-import { runScript, type ScriptLimits } from "./quickjs";
-import type { ScriptJob, ScriptReply } from "./worker";
+import { SANDBOX_SUBCOMMAND, type ScriptJob, type ScriptReply } from "./child";
+import type { ScriptLimits } from "./quickjs";
 
-/** Where the worker module lives: beside this file from source; at its project path inside a compiled binary. */
-const WORKER_ENTRY = import.meta.url.includes("$bunfs")
-  ? "/$bunfs/root/src/automation/engine/sandbox/worker.ts"
-  : new URL("./worker.ts", import.meta.url).href;
+/**
+ * How to start a child: a compiled executable runs itself with the hidden subcommand (it must dispatch
+ * it, as bin/automation-server.ts does); from source, Bun runs child-main.ts.
+ */
+function childCommand(): string[] {
+  if (import.meta.url.includes("$bunfs")) return [process.execPath, SANDBOX_SUBCOMMAND];
+  return [process.execPath, fileURLToPath(new URL("./child-main.ts", import.meta.url))];
+}
+
 const POOL = Math.min(4, Math.max(2, navigator.hardwareConcurrency || 2));
-/** Time past the script's own deadline before its worker is killed. */
-const GRACE_MS = 1000;
+/** Time past the script's own deadline (which QuickJS usually honours) before its process is killed. */
+const GRACE_MS = 500;
 
 interface Pending {
   job: ScriptJob;
@@ -21,89 +27,103 @@ interface Pending {
   reject(error: unknown): void;
 }
 
-interface PooledWorker {
-  worker: Worker;
+interface Child {
+  proc: Bun.Subprocess<"pipe", "pipe", "ignore">;
   current?: Pending;
   timer?: ReturnType<typeof setTimeout>;
-  answered: boolean;
+  dead: boolean;
 }
 
 let nextId = 1;
-let inThread = false;
 const queue: Pending[] = [];
-const idle: PooledWorker[] = [];
-const live = new Set<PooledWorker>();
+const idle: Child[] = [];
+const live = new Set<Child>();
 
-function kill(w: PooledWorker): void {
-  clearTimeout(w.timer);
-  live.delete(w);
-  const i = idle.indexOf(w);
+function kill(c: Child): void {
+  if (c.dead) return;
+  c.dead = true;
+  clearTimeout(c.timer);
+  live.delete(c);
+  const i = idle.indexOf(c);
   if (i >= 0) idle.splice(i, 1);
-  w.worker.terminate();
+  try {
+    c.proc.kill("SIGKILL");
+  } catch {
+    // already gone
+  }
 }
 
-function local(p: Pending): void {
-  runScript(p.job.code, p.job.args, p.job.limits).then(p.resolve, p.reject);
+async function readReplies(c: Child): Promise<void> {
+  const decoder = new TextDecoder();
+  let buffered = "";
+  try {
+    for await (const chunk of c.proc.stdout) {
+      buffered += decoder.decode(chunk, { stream: true });
+      for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        if (line.trim()) settle(c, JSON.parse(line) as ScriptReply);
+      }
+    }
+  } catch {
+    // the pipe broke: handled as an exit below
+  }
+  const p = c.current;
+  c.current = undefined;
+  const unexpected = !c.dead;
+  kill(c);
+  if (p && unexpected) p.reject(new StepError("the script sandbox process died", "script_error"));
+  pump();
 }
 
-function spawn(): PooledWorker {
-  const w: PooledWorker = { worker: new Worker(WORKER_ENTRY), answered: false };
-  w.worker.unref();
-  w.worker.onmessage = (event: MessageEvent<ScriptReply>) => {
-    const p = w.current;
-    w.answered = true;
-    clearTimeout(w.timer);
-    w.current = undefined;
-    idle.push(w);
-    if (p && p.job.id === event.data.id) {
-      const r = event.data;
-      if (r.ok) p.resolve(r.value);
-      else p.reject(new StepError(r.error.message, r.error.code, { retryable: r.error.retryable }));
-    }
-    pump();
-  };
-  w.worker.addEventListener("error", (event) => {
-    const p = w.current;
-    w.current = undefined;
-    kill(w);
-    if (!w.answered && /ModuleNotFound|Cannot find module/i.test((event as ErrorEvent).message ?? "")) {
-      // The worker module is not in this build: run every script in-thread from now on.
-      if (!inThread) process.stderr.write("automation: script sandbox workers unavailable in this build; running scripts in-thread\n");
-      inThread = true;
-      if (p) local(p);
-      for (const q of queue.splice(0)) local(q);
-      return;
-    }
-    p?.reject(new StepError(`script sandbox crashed: ${(event as ErrorEvent).message}`, "script_error"));
-    pump();
-  });
-  live.add(w);
-  return w;
+function settle(c: Child, r: ScriptReply): void {
+  const p = c.current;
+  if (!p || p.job.id !== r.id) return;
+  clearTimeout(c.timer);
+  c.current = undefined;
+  idle.push(c);
+  if (r.ok) p.resolve(r.value);
+  else p.reject(new StepError(r.error.message, r.error.code, { retryable: r.error.retryable }));
+  pump();
+}
+
+function spawn(): Child {
+  const proc = Bun.spawn(childCommand(), { stdin: "pipe", stdout: "pipe", stderr: "ignore", env: {} });
+  proc.unref();
+  const c: Child = { proc, dead: false };
+  live.add(c);
+  void readReplies(c);
+  return c;
 }
 
 function pump(): void {
   while (queue.length > 0) {
-    if (inThread) return void queue.splice(0).forEach(local);
-    let w = idle.pop();
-    if (!w) {
+    let c = idle.pop();
+    if (!c) {
       if (live.size >= POOL) return;
-      w = spawn();
+      try {
+        c = spawn();
+      } catch (e) {
+        for (const p of queue.splice(0)) p.reject(new StepError(`the script sandbox cannot start: ${(e as Error).message}`, "script_error"));
+        return;
+      }
     }
     const p = queue.shift()!;
-    const worker = w;
-    worker.current = p;
-    worker.timer = setTimeout(() => {
-      kill(worker);
+    const child = c;
+    child.current = p;
+    child.timer = setTimeout(() => {
+      kill(child);
       p.reject(new StepError("script exceeded its time limit and was stopped", "script_timeout"));
       pump();
     }, p.job.limits.timeoutMs + GRACE_MS);
-    worker.worker.postMessage(p.job);
+    child.proc.stdin.write(JSON.stringify(p.job) + "\n");
+    child.proc.stdin.flush();
   }
 }
 
 /**
- * Calls `function script(...args)` from `code` in the sandbox, on a worker thread when available.
- * Aborting `signal` (cancel, step timeout) drops a queued script or kills the worker running it.
+ * Calls `function script(...args)` from `code` in a sandbox process. Aborting `signal` (step timeout,
+ * shutdown interrupt) drops a queued script or kills the process running it.
  */
 export function runSandboxed(code: string, args: unknown[], limits: ScriptLimits, signal?: AbortSignal): Promise<unknown> {
   return new Promise((resolve, reject) => {
@@ -114,7 +134,7 @@ export function runSandboxed(code: string, args: unknown[], limits: ScriptLimits
       () => {
         const queued = queue.indexOf(p);
         if (queued >= 0) queue.splice(queued, 1);
-        const running = [...live].find((w) => w.current === p);
+        const running = [...live].find((c) => c.current === p);
         if (running) {
           kill(running);
           pump();
@@ -126,4 +146,14 @@ export function runSandboxed(code: string, args: unknown[], limits: ScriptLimits
     queue.push(p);
     pump();
   });
+}
+
+/** Kills every sandbox process (server shutdown); later scripts start new ones. */
+export function stopSandboxes(): void {
+  for (const c of [...live]) kill(c);
+}
+
+/** Process ids of the live sandbox processes (tests check that none is left burning CPU). */
+export function sandboxPids(): number[] {
+  return [...live].map((c) => c.proc.pid);
 }
