@@ -8,6 +8,13 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Database } from "bun:sqlite";
+import { and, eq } from "drizzle-orm";
+import { migrations } from "../../db/automation/index";
+import { dbOf } from "../../src/automation/db/client";
+import { files } from "../../src/automation/files/schema";
+import { fileStore } from "../../src/automation/files/store";
+import { migrate } from "../../src/kernel/db";
 import { ensureBuilt, freePort, start, waitForHttp, type Proc } from "../e2e/support";
 
 const MiB = 1024 * 1024;
@@ -130,8 +137,29 @@ try {
   console.log(`server RSS idle ${f1(idleMiB)} MiB; peak during 20 MiB uploads: multipart ${f1(smallMp.peakMiB)}, session ${f1(smallPut.peakMiB)}; during ${f1(bytes / MiB)} MiB: multipart ${f1(mp.peakMiB)}, session ${f1(put.peakMiB)}; VmHWM ${f1(hwmMiB)} MiB`);
   console.log(`peak growth from 20 MiB to ${f1(bytes / MiB)} MiB upload: multipart ${f1(mp.peakMiB - smallMp.peakMiB)} MiB, session ${f1(put.peakMiB - smallPut.peakMiB)} MiB (buffering the body would add the whole file)`);
   console.log(`reference: bare Bun.serve + request.formData() on the same ${f1(bytes / MiB)} MiB body: peak RSS ${f1(fd.peakMiB)} MiB (buffers the whole body)`);
+  storeLookups();
 } finally {
   if (server) await server.kill("SIGKILL");
   if (formdataServer) await formdataServer.kill("SIGKILL");
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** The metadata lookup every GET /files/{id}[/content] makes: the prepared statement vs a drizzle query built per call. */
+function storeLookups(): void {
+  const sqlite = new Database(":memory:");
+  migrate(sqlite, migrations);
+  const db = dbOf(sqlite);
+  for (let i = 0; i < 1000; i++) {
+    fileStore.insert(db, { id: `file_${i}`, tenantId: "ten_a", filename: "a", contentType: "text/plain", size: 1, sha256: "x", purpose: null, createdAt: "2026-01-01T00:00:00.000Z", expiresAt: null });
+  }
+  const n = 20_000;
+  const perCall = (fn: (i: number) => unknown) => {
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) fn(i);
+    return ((performance.now() - t0) / n) * 1000;
+  };
+  const built = perCall((i) => db.select().from(files).where(and(eq(files.tenantId, "ten_a"), eq(files.id, `file_${i % 1000}`))).get());
+  const prepared = perCall((i) => fileStore.byId(db, "ten_a", `file_${i % 1000}`));
+  console.log(`file metadata lookup (files store): prepared ${prepared.toFixed(1)} µs/call; reference drizzle query built per call ${built.toFixed(1)} µs/call (${(built / prepared).toFixed(1)}x slower)`);
+  sqlite.close();
 }
