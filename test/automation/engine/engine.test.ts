@@ -175,6 +175,48 @@ steps:
     expect(r.journal.started.map((s) => s.path)).toEqual(["a"]);
   });
 
+  test("a cancel inside control.parallel: a branch in a wait stops at once, the sibling's call in flight still completes", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let arrived!: () => void;
+    const reached = new Promise<void>((r) => (arrived = r));
+    const api = server(async (req) => {
+      if (new URL(req.url).pathname === "/slow") {
+        arrived();
+        await gate;
+      }
+      return Response.json({ ok: true });
+    });
+    const controller = new AbortController();
+    const pending = run(
+      `name: t
+steps:
+  - name: par
+    type: control.parallel
+    branches:
+      - name: quick
+        steps:
+          - {name: tick, type: control.wait, duration: 10000}
+          - {name: tock, type: transform.set, with: {fields: {x: 1}}}
+      - name: slow
+        steps:
+          - {name: call, type: action.http, with: {url: "${api.url}/slow"}}
+          - {name: after, type: action.http, with: {url: "${api.url}/after"}}
+`,
+      {},
+      { signal: controller.signal, services: testServices({ httpAllowHosts: [api.host] }) },
+    );
+    await reached;
+    controller.abort(); // ends the quick branch's wait (Cancelled) while the slow branch's call is in flight
+    await Bun.sleep(30);
+    release();
+    const r = await pending;
+    expect(r.status).toBe("cancelled");
+    expect(r.journal.record("par.slow.call").status).toBe("completed");
+    expect(api.hits.map((h) => h.path)).toEqual(["/slow"]);
+    expect(r.journal.started.map((s) => s.path)).not.toContain("par.slow.after");
+  });
+
   test("an interrupt (shutdown past its grace) aborts the step in flight without journaling it", async () => {
     const stop = new AbortController();
     const interrupt = new AbortController();
