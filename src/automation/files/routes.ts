@@ -37,7 +37,11 @@ async function content(ctx: AutomationContext, tenantId: string, id: string, req
     "cache-control": "private, no-cache",
   };
   if (request.headers.get("if-none-match") === headers.etag) return new Response(null, { status: 304, headers });
-  const range = parseRange(request.headers.get("range"), file.size);
+  // If-Range (RFC 9110 13.1.5): a Range only applies while the client's copy is current. We validate by
+  // ETag only; a date is not a strong validator here, so it also means "send it all".
+  const ifRange = request.headers.get("if-range");
+  const rangeHeader = ifRange === null || ifRange === headers.etag ? request.headers.get("range") : null;
+  const range = parseRange(rangeHeader, file.size);
   if (range === "unsatisfiable") {
     throw new HttpRefusal(416, `range ${request.headers.get("range")} is outside the file's ${file.size} bytes`, "range_not_satisfiable", undefined, {
       "content-range": `bytes */${file.size}`,

@@ -267,6 +267,22 @@ describe("GET /v1/files/{id} and content", () => {
     });
   }
 
+  test("If-Range: the current ETag keeps the Range (206), another ETag or a date sends the whole file (200)", async () => {
+    const h = await filesHarness();
+    const t = h.tenant("acme");
+    const up = await json(await h.upload(t.key, "0123456789", "d.txt"));
+    const get = (ifRange: string) => h.req("GET", `/v1/files/${up.id}/content`, { key: t.key, headers: { range: "bytes=0-1", "if-range": ifRange } });
+    const same = await get(`"${sha256("0123456789")}"`);
+    expect(same.status).toBe(206);
+    expect(await same.text()).toBe("01");
+    for (const other of ['"stale"', "Wed, 21 Oct 2015 07:28:00 GMT"]) {
+      const r = await get(other);
+      expect(r.status).toBe(200);
+      expect(await r.text()).toBe("0123456789");
+      expect(r.headers.get("content-range")).toBeNull();
+    }
+  });
+
   test("a Range read of a large file returns exactly the slice", async () => {
     const h = await filesHarness();
     const t = h.tenant("acme");
