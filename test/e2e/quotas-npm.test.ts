@@ -1,9 +1,10 @@
-// The npm package: `npm pack` ships the shim and the compiled binary, and the shim, installed the way
-// npm installs a bin (a symlink into the package), runs the binary with arguments and exit codes.
+// The npm package, installed for real: `npm pack`, then `npm install -g` of the tarball into a temporary
+// prefix, offline (the package has no runtime dependencies: the executable bundles everything). The
+// installed `quotas` is the compiled executable itself, so a prompt pays no node start-up.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { lstatSync, mkdirSync, mkdtempSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join, resolve } from "node:path";
 import pkg from "../../package.json";
 import { ensureBuilt, root } from "./support";
 
@@ -20,35 +21,34 @@ async function sh(cmd: string[], env: Record<string, string> = {}, cwd = dir) {
   return { stdout, stderr, code };
 }
 
-test("the npm package ships bin/quotas.js and dist/quotas (executable); the installed shim runs the binary", async () => {
-  // --dry-run lists exactly what the tarball holds without gzipping 100 MB on every test run.
-  const pack = await sh(["npm", "pack", "--dry-run", "--json"], {}, root);
+test("npm pack + npm install -g (offline) give a working `quotas` command", async () => {
+  // --ignore-scripts: ensureBuilt has just built dist/quotas; prepack would rebuild it in place under
+  // other test files that may be running it.
+  const pack = await sh(["npm", "pack", "--ignore-scripts", "--json", "--pack-destination", dir], {}, root);
   expect(pack.code).toBe(0);
-  const [info] = JSON.parse(pack.stdout) as { files: { path: string; mode: number }[] }[];
-  const files = Object.fromEntries(info.files.map((f) => [f.path, f.mode]));
-  expect(files["bin/quotas.js"] & 0o111).not.toBe(0);
-  expect(files["dist/quotas"] & 0o111).not.toBe(0);
+  const [info] = JSON.parse(pack.stdout) as { filename: string; files: { path: string; mode: number }[] }[];
+  expect(info.files.map((f) => f.path).sort()).toEqual(["README.md", "dist/quotas", "package.json"]);
 
-  // What `npm install -g` does, minus fetching dependencies (the binary needs none): put the packed
-  // files into lib/node_modules/<name> and link bin/quotas to the "bin" entry.
   const prefix = join(dir, "prefix");
-  const pkgDir = join(prefix, "lib/node_modules", pkg.name);
-  for (const f of info.files) {
-    mkdirSync(dirname(join(pkgDir, f.path)), { recursive: true });
-    copyFileSync(join(root, f.path), join(pkgDir, f.path));
-    chmodSync(join(pkgDir, f.path), f.mode);
-  }
-  mkdirSync(join(prefix, "bin"));
-  symlinkSync(join(pkgDir, pkg.bin.quotas), join(prefix, "bin/quotas"));
+  const npmEnv = { npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false" };
+  const install = await sh(["npm", "install", "-g", "--offline", "--prefix", prefix, join(dir, info.filename)], npmEnv);
+  expect(install.code).toBe(0);
+  const cmd = join(prefix, "bin/quotas");
+  // the command is the executable itself, not a node shim in front of it
+  expect(lstatSync(cmd).isSymbolicLink()).toBe(true);
+  expect(resolve(join(prefix, "bin"), readlinkSync(cmd))).toBe(join(prefix, "lib/node_modules", pkg.name, "dist/quotas"));
 
   const home = join(dir, "home");
   mkdirSync(home);
-  const env = { HOME: home, XDG_CONFIG_HOME: join(home, ".config"), XDG_CACHE_HOME: join(home, ".cache"), XDG_DATA_HOME: join(home, ".local/share") };
-  expect(await sh([join(prefix, "bin/quotas"), "--version"], env)).toEqual({ stdout: `${pkg.version}\n`, stderr: "", code: 0 });
-  const bad = await sh([join(prefix, "bin/quotas"), "--provider=nope", "--json"], env);
+  const env = {
+    HOME: home, XDG_CONFIG_HOME: join(home, ".config"), XDG_CACHE_HOME: join(home, ".cache"), XDG_DATA_HOME: join(home, ".local/share"),
+    npm_config_registry: "http://127.0.0.1:9",
+  };
+  expect(await sh([cmd, "--version"], env)).toEqual({ stdout: `${pkg.version}\n`, stderr: "", code: 0 });
+  const bad = await sh([cmd, "--provider=nope", "--json"], env);
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain('unknown provider "nope"');
-  const json = await sh([join(prefix, "bin/quotas"), "--json", "--provider=deepseek"], { ...env, DEEPSEEK_API_KEY: "", QUOTAS_TIMEOUT_MS: "500" });
+  const json = await sh([cmd, "--json", "--no-update-check", "--provider=deepseek"], { ...env, DEEPSEEK_API_KEY: "", QUOTAS_TIMEOUT_MS: "500" });
   expect(json.code).toBe(0);
   expect(JSON.parse(json.stdout).providers[0]).toMatchObject({ provider: "deepseek", status: "auth_required" });
 }, 120_000);
