@@ -192,6 +192,37 @@ describe("order-server binary", () => {
     await p.kill("SIGTERM");
   }, 60_000);
 
+  test("the web client's calls against the binary: token as query and as form, access_token links, revocation by row deletion", async () => {
+    const file = join(dir, "client.db");
+    const { p, api } = await serve(["--db", file], { ORDER_OAUTH_CLIENTS: `${DEMO_CLIENT.id}:${DEMO_CLIENT.secret}` });
+    await api.register("web-c", "Customer");
+    await api.register("web-p", "Performer");
+    const params = new URLSearchParams({ grant_type: "password", username: "web-p", password: "pass", client_id: DEMO_CLIENT.id, client_secret: DEMO_CLIENT.secret });
+    const asQuery = await fetch(`${api.base}/oauth/token?${params}`, { method: "POST" });
+    expect(asQuery.status).toBe(200);
+    expect(asQuery.headers.get("cache-control")).toBe("no-store");
+    const performer = ((await asQuery.json()) as { access_token: string }).access_token;
+    const customer = await api.token("web-c");
+    const id = (await api.call("POST", "/orders", { token: customer, json: { description: "web", price: 10.5 } })).body.id;
+    const list = await fetch(`${api.base}/orders?size=1&sort=price,desc&access_token=${performer}`);
+    expect(list.status).toBe(200);
+    expect(list.headers.get("x-total-count")).toBe("1");
+    expect(list.headers.get("cache-control")).toBe("private");
+    expect(list.headers.get("link")).not.toContain("access_token");
+    expect(((await list.json()) as { id: number; price: number; performerId: null }[])[0]).toMatchObject({ id, price: 10.5, performerId: null });
+    // An operator revokes the customer's tokens in the database: the running server refuses at once.
+    expect((await api.call("GET", "/authenticated", { token: customer })).status).toBe(200);
+    const db = new Database(file);
+    db.run("DELETE FROM tokens WHERE user_id = (SELECT id FROM users WHERE username = 'web-c')");
+    db.close();
+    const revoked = await api.call("GET", "/authenticated", { token: customer });
+    expect(revoked.status).toBe(401);
+    expect(revoked.body.error).toBe("invalid_token");
+    expect(revoked.headers.get("www-authenticate")).toContain('error="invalid_token"');
+    expect((await api.call("GET", "/authenticated", { token: performer })).status).toBe(200);
+    await p.kill("SIGTERM");
+  }, 60_000);
+
   test("two servers on one database: 20 racing takes → one 200; two racing accepts → one debit", async () => {
     const shared = join(dir, "race.db");
     const env = { ORDER_OAUTH_CLIENTS: `${DEMO_CLIENT.id}:${DEMO_CLIENT.secret}` };

@@ -1,5 +1,7 @@
 // The read caches (token → user, list replies) against writes made through another connection to the
 // same database file: what a second server process on that file does. Two apps, two connections.
+// `nextTurn()` stands for the socket round trip a real client makes between seeing a write and asking
+// again: the server reads SQLite's data_version once per event-loop turn (see DataVersion).
 import { afterEach, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -12,6 +14,7 @@ import { orderConfig } from "../../src/orders/config";
 import { openOrdersDb, type OrdersDb } from "../../src/orders/db/open";
 import { CHEAP, CLIENT, springError } from "./harness";
 
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 const dirs: string[] = [];
 const dbs: (OrdersDb | Database)[] = [];
 afterEach(() => {
@@ -56,10 +59,12 @@ describe("read caches never outlive a write by another connection", () => {
       // The same URL twice: the second answer comes from A's cache.
       expect((await call(0, "GET", "/orders", dave.token)).text).toBe(before.text);
       const id = (await call(1, "POST", "/orders", alice.token, { description: `job ${round}`, price: 1 })).body.id;
+      await nextTurn();
       const after = await call(0, "GET", "/orders", dave.token);
       expect(after.headers.get("x-total-count")).toBe("1");
       expect(after.body.map((o: { id: number }) => o.id)).toEqual([id]);
       expect((await call(1, "PATCH", `/orders/${id}/take`, bob.token)).status).toBe(200);
+      await nextTurn();
       expect((await call(0, "GET", "/orders", dave.token)).body).toEqual([]);
     }
   }, 30_000);
@@ -73,6 +78,7 @@ describe("read caches never outlive a write by another connection", () => {
     const operator = new Database(file);
     dbs.push(operator);
     operator.run("DELETE FROM tokens WHERE hash = ?", [hashSecret(alice.token)]);
+    await nextTurn();
     const r = await call(0, "GET", "/authenticated", alice.token);
     springError(r, 401, "/authenticated");
     expect(r.body.error).toBe("invalid_token");
