@@ -61,6 +61,12 @@ function contentLength(request: Request): number | undefined {
   return v && /^\d{1,15}$/.test(v) ? Number(v) : undefined;
 }
 
+/** `/files/uploads` is the sessions collection (POST only), not a file id: say so instead of "file uploads not found". */
+function refuseSessionsCollection(id: string, method: string): void {
+  if (id !== "uploads") return;
+  throw new HttpRefusal(405, `${method} is not allowed on /files/uploads (POST creates an upload session)`, "method_not_allowed", undefined, { allow: "POST" });
+}
+
 /** The signed PUT of upload sessions. No Bearer key: the URL's signature is the credential. */
 const signedPutRoutes = (ctx: AutomationContext) =>
   new Elysia().put(
@@ -118,7 +124,8 @@ export const filesRoutes = (ctx: AutomationContext) =>
     )
     .get(
       "/files/:id",
-      ({ auth, params }) => {
+      ({ auth, params, request }) => {
+        refuseSessionsCollection(params.id, request.method);
         requireScope(auth, "files:read");
         return getFile(ctx, auth.tenantId, params.id);
       },
@@ -134,7 +141,8 @@ export const filesRoutes = (ctx: AutomationContext) =>
     )
     .delete(
       "/files/:id",
-      async ({ auth, params }) => {
+      async ({ auth, params, request }) => {
+        refuseSessionsCollection(params.id, request.method);
         requireScope(auth, "files:write");
         await deleteFile(ctx, auth.tenantId, params.id);
         return { deleted: true as const };

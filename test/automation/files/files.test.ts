@@ -293,6 +293,17 @@ describe("GET /v1/files/{id} and content", () => {
     expect(new Uint8Array(await r.arrayBuffer())).toEqual(data.slice(500000, 500100));
   });
 
+  test("GET or DELETE /files/uploads (the sessions collection, not a file id) → 405 with Allow: POST", async () => {
+    const h = await filesHarness();
+    const t = h.tenant("acme");
+    for (const method of ["GET", "DELETE"]) {
+      const r = await h.req(method, "/v1/files/uploads", { key: t.key });
+      expect(r.status).toBe(405);
+      expect(r.headers.get("allow")).toBe("POST");
+      expect((await json(r)).issues[0].code).toBe("method_not_allowed");
+    }
+  });
+
   test("unknown ids → 404 envelope (metadata, content, delete)", async () => {
     const h = await filesHarness();
     const t = h.tenant("acme");
