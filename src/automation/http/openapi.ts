@@ -31,8 +31,8 @@ export function openApiDocument(app: AnyElysia) {
   return {
     openapi: "3.1.2",
     info,
-    components: { schemas: components.schemas ?? {}, securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
-    security: [{ bearer: [] }],
+    components: { schemas: components.schemas ?? {}, securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "API key: `Authorization: Bearer <key>`" } } },
+    security: [{ bearerAuth: [] }],
     paths,
   };
 }

@@ -120,6 +120,11 @@ describe("conventions", () => {
       expect(names(`${prefix}/files/uploads/{uploadId}/content`, "put")).toEqual(["path:uploadId", "query:expires", "query:signature"]);
     }
     expect(Object.keys(doc.paths)).not.toContain("/openapi/json");
+    // The reference's scheme name; /health and the signed PUT need no key.
+    expect(doc.security).toEqual([{ bearerAuth: [] }]);
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
+    expect(doc.paths["/health"].get.security).toEqual([]);
+    expect(doc.paths["/v1/files/uploads/{uploadId}/content"].put.security).toEqual([]);
   });
 });
 
