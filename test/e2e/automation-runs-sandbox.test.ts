@@ -9,8 +9,17 @@ import { ensureBuilt, freePort, start, waitForHttp, type Proc } from "./support"
 
 const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
 let dir = "";
+let bin = "";
 let port = 0;
 let server: Proc | undefined;
+/** A sandbox process the SIGKILL test orphans (killed in afterAll should the test fail). */
+let busy: number | undefined;
+
+async function boot(): Promise<Proc> {
+  const p = start([bin, "--demo", "--port", String(port), "--host", "127.0.0.1", "--workers", "2"], { cwd: dir, env: { AUTOMATION_DATA_DIR: undefined, PORT: undefined } });
+  await waitForHttp(`http://127.0.0.1:${port}/health`);
+  return p;
+}
 
 const api = (method: string, path: string, body?: unknown) =>
   fetch(`http://127.0.0.1:${port}${path}`, {
@@ -37,18 +46,28 @@ function tree(pid: number): Map<number, { cpuMs: number; cmd: string }> {
   return out;
 }
 
+/** Whether `pid` is a live (not zombie) process. */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}
+
 beforeAll(async () => {
   const built = await ensureBuilt("automation-server");
   dir = mkdtempSync(join(tmpdir(), "automation-sandbox-e2e-"));
-  const bin = join(dir, "automation-server");
+  bin = join(dir, "automation-server");
   copyFileSync(built, bin);
   port = freePort();
-  server = start([bin, "--demo", "--port", String(port), "--host", "127.0.0.1", "--workers", "2"], { cwd: dir, env: { AUTOMATION_DATA_DIR: undefined, PORT: undefined } });
-  await waitForHttp(`http://127.0.0.1:${port}/health`);
+  server = await boot();
 });
 
 afterAll(async () => {
   if (server && server.proc.exitCode === null) await server.kill("SIGKILL");
+  if (busy !== undefined && alive(busy)) process.kill(busy, "SIGKILL");
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -100,6 +119,34 @@ steps:
   // Graceful shutdown takes the sandbox processes down with the server.
   expect(await server!.kill("SIGTERM")).toBe(0);
   const children = [...after.keys()].filter((p) => p !== pid);
-  for (let i = 0; i < 200 && children.some((p) => tree(p).has(p)); i++) await Bun.sleep(10);
-  expect(children.filter((p) => tree(p).has(p))).toEqual([]);
+  for (let i = 0; i < 200 && children.some(alive); i++) await Bun.sleep(10);
+  expect(children.filter(alive)).toEqual([]);
+}, 90_000);
+
+test("SIGKILL of the server while a script runs: the orphaned sandbox process ends too", async () => {
+  if (!server || server.proc.exitCode !== null) server = await boot();
+  const yaml = `
+name: endless-sort
+steps:
+  - name: sort
+    type: transform.script
+    with:
+      timeoutMs: 60000
+      memoryMb: 256
+      function: "function script() { const a = Array.from(new Uint32Array(2000000).keys()); for (;;) { a.sort(); a.reverse() } }"
+`;
+  expect((await api("POST", "/v1/automations", { yaml })).status).toBe(201);
+  expect((await api("POST", "/v1/runs", { target: "workflows.endless-sort" })).status).toBe(201);
+  const pid = server.proc.pid;
+  // Wait until a sandbox process of this server is busy with it.
+  for (let i = 0; i < 300 && busy === undefined; i++) {
+    const before = tree(pid);
+    await Bun.sleep(100);
+    for (const [p, t] of tree(pid)) if (p !== pid && t.cmd.endsWith("__sandbox") && t.cpuMs - (before.get(p)?.cpuMs ?? t.cpuMs) >= 50) busy = p;
+  }
+  expect(busy).toBeDefined();
+  await server.kill("SIGKILL");
+  // Nobody can SIGKILL it now: its watchdog sees the parent gone (within about 0.5 s) and ends it.
+  for (let i = 0; i < 500 && alive(busy!); i++) await Bun.sleep(10);
+  expect(alive(busy!)).toBe(false);
 }, 90_000);

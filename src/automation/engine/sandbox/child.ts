@@ -27,14 +27,16 @@ async function answer(job: ScriptJob): Promise<ScriptReply> {
 }
 
 // A parent killed with SIGKILL cannot kill its children; one stuck in a heavy built-in would not read
-// stdin's EOF. A watchdog thread notices the re-parenting and kills this process.
-const WATCHDOG = `const parent = process.ppid;
-setInterval(() => { if (process.ppid !== parent) process.kill(process.pid, "SIGKILL"); }, 500);`;
+// stdin's EOF. A watchdog thread probes the parent (signal 0) and kills this process once it is gone.
+// (process.ppid is read once at start in Bun, so re-parenting is not visible through it.)
+const watchdog = (parent: number) => `setInterval(() => {
+  try { process.kill(${parent}, 0); } catch (e) { if (e && e.code === "ESRCH") process.kill(process.pid, "SIGKILL"); }
+}, 500);`;
 
 /** Serves script jobs on stdin/stdout until stdin closes. */
 export async function serveSandbox(): Promise<void> {
   try {
-    new Worker(URL.createObjectURL(new Blob([WATCHDOG], { type: "text/javascript" }))).unref();
+    new Worker(URL.createObjectURL(new Blob([watchdog(process.ppid)], { type: "text/javascript" }))).unref();
   } catch {
     // Without the watchdog, an orphan still ends at stdin EOF or at QuickJS's own deadline.
   }
