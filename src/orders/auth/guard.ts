@@ -1,5 +1,4 @@
-import { bearer } from "@elysiajs/bearer";
-import { Elysia } from "elysia";
+import type { Caller } from "../users/model";
 import type { AuthService } from "./service";
 
 /** The bearer scheme, any case, followed by whitespace or nothing. */
@@ -20,18 +19,15 @@ export function presentedToken(extracted: string | undefined, authorization: str
 }
 
 /**
- * `{ auth: true }` on a route resolves `caller` from the bearer token, or answers 401. A token sent in
- * the query string gets `Cache-Control: private` on the reply (RFC 6750 §2.3: a shared cache must not
- * keep a reply to a URL that carries a credential).
+ * The caller of a protected route, given the plugin's `bearer` (routes `.use(bearer())`), or a 401.
+ * A token sent in the query string gets `Cache-Control: private` on the reply (RFC 6750 §2.3: a shared
+ * cache must not keep a reply to a URL that carries a credential). A plain call rather than an Elysia
+ * macro: a macro's resolve step cost ~5 µs per request, a third of a cached list reply.
  */
-export const authGuard = (auth: AuthService) =>
-  new Elysia({ name: "orders.auth.guard" }).use(bearer()).macro({
-    auth: {
-      resolve({ bearer: extracted, headers: { authorization }, set }) {
-        const token = presentedToken(extracted, authorization);
-        const caller = auth.authenticate(token);
-        if (token !== undefined && !(authorization !== undefined && BEARER.test(authorization))) set.headers["cache-control"] = "private";
-        return { caller };
-      },
-    },
-  });
+export function callerOf(auth: AuthService, extracted: string | undefined, request: Request, set: { headers: Record<string, unknown> }): Caller {
+  const authorization = request.headers.get("authorization") ?? undefined;
+  const token = presentedToken(extracted, authorization);
+  const caller = auth.authenticate(token);
+  if (token !== undefined && !(authorization !== undefined && BEARER.test(authorization))) set.headers["cache-control"] = "private";
+  return caller;
+}

@@ -1,5 +1,6 @@
+import { bearer } from "@elysiajs/bearer";
 import { Elysia } from "elysia";
-import { authGuard } from "../auth/guard";
+import { callerOf } from "../auth/guard";
 import type { AuthService } from "../auth/service";
 import { readBody } from "../body";
 import { CORS_HEADERS } from "../cors";
@@ -54,23 +55,23 @@ function listReplies(orders: OrderService) {
   };
 }
 
-/**
- * Protected routes read their body themselves, after authentication (see readBody), or not at all.
- * A fresh object per route: Elysia writes the expanded macro (this app's auth) into the options it is
- * given, so a shared constant would carry the first app's auth into the next.
- */
-const noParse = () => ({ auth: true, parse: "none" }) as const;
+/** Protected routes read their body themselves, after authentication (see readBody), or not at all. */
+const noParse = () => ({ parse: "none" }) as const;
 
 export const orderRoutes = (auth: AuthService, orders: OrderService, bodyLimit: number) => {
   const list = listReplies(orders);
   return new Elysia({ name: "orders.orders" })
-    .use(authGuard(auth))
-    .get("/orders", ({ caller, request }) => list(orders.waitingFilter(caller), request), { auth: true })
-    .get("/users/:id/orders", ({ caller, request, params }) => list(orders.userFilter(caller, pathId(params.id)), request), { auth: true })
-    .get("/orders/:id", ({ caller, params }) => orders.get(caller, pathId(params.id)), { auth: true })
+    .use(bearer())
+    .get("/orders", ({ bearer, request, set }) => list(orders.waitingFilter(callerOf(auth, bearer, request, set)), request))
+    .get("/users/:id/orders", ({ bearer, request, set, params }) => {
+      const caller = callerOf(auth, bearer, request, set);
+      return list(orders.userFilter(caller, pathId(params.id)), request);
+    })
+    .get("/orders/:id", ({ bearer, request, set, params }) => orders.get(callerOf(auth, bearer, request, set), pathId(params.id)))
     .post(
       "/orders",
-      async ({ caller, request, set }) => {
+      async ({ bearer, request, set }) => {
+        const caller = callerOf(auth, bearer, request, set);
         orders.checkCanPublish(caller);
         const input = parseInput(CreateOrderBody, await readBody(request, bodyLimit));
         const order = orders.create(caller, { description: input.description, price: priceToKopecks(input.price) });
@@ -80,7 +81,7 @@ export const orderRoutes = (auth: AuthService, orders: OrderService, bodyLimit: 
       },
       noParse(),
     )
-    .patch("/orders/:id/take", ({ caller, params }) => orders.take(caller, pathId(params.id)), noParse())
-    .patch("/orders/:id/pass", ({ caller, params }) => orders.pass(caller, pathId(params.id)), noParse())
-    .patch("/orders/:id/accept", ({ caller, params }) => orders.accept(caller, pathId(params.id)), noParse());
+    .patch("/orders/:id/take", ({ bearer, request, set, params }) => orders.take(callerOf(auth, bearer, request, set), pathId(params.id)), noParse())
+    .patch("/orders/:id/pass", ({ bearer, request, set, params }) => orders.pass(callerOf(auth, bearer, request, set), pathId(params.id)), noParse())
+    .patch("/orders/:id/accept", ({ bearer, request, set, params }) => orders.accept(callerOf(auth, bearer, request, set), pathId(params.id)), noParse());
 };

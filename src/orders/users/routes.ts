@@ -1,14 +1,15 @@
+import { bearer } from "@elysiajs/bearer";
 import { Elysia } from "elysia";
-import { authGuard } from "../auth/guard";
-import { limitedBody } from "../body";
+import { callerOf } from "../auth/guard";
 import type { AuthService } from "../auth/service";
+import { limitedBody } from "../body";
 import { parseInput } from "../validate";
 import { RegisterBody } from "./model";
 import type { UserService } from "./service";
 
 export const userRoutes = (auth: AuthService, users: UserService, bodyLimit: number) =>
   new Elysia({ name: "orders.users" })
-    .use(authGuard(auth))
+    .use(bearer())
     .onParse(({ request, contentType }) => limitedBody(request, contentType, bodyLimit))
     .post("/users", async ({ body, set }) => {
       const user = await users.register(parseInput(RegisterBody, body));
@@ -16,4 +17,4 @@ export const userRoutes = (auth: AuthService, users: UserService, bodyLimit: num
       set.headers.location = `/users/${user.id}`;
       return user;
     })
-    .get("/authenticated", ({ caller }) => users.me(caller), { auth: true });
+    .get("/authenticated", ({ bearer, request, set }) => users.me(callerOf(auth, bearer, request, set)));
