@@ -38,6 +38,13 @@ export const serveFlags = {
     value: "LIST",
     help: "comma list of environment variables workflows may read as env.X",
   },
+  "rate-limit": {
+    type: "number",
+    env: "AUTOMATION_RATE_LIMIT",
+    default: 0,
+    value: "N",
+    help: "requests per second per API key, over it 429 with Retry-After (0 = no limit)",
+  },
   help: { type: "boolean", short: "h", help: "show this help" },
 } satisfies Record<string, FlagSpec>;
 
@@ -48,6 +55,8 @@ export function serveConfig(v: FlagValues<typeof serveFlags>): AutomationConfig 
   const workers = v.workers ?? availableParallelism();
   if (!Number.isInteger(workers) || workers < 1 || workers > 256) throw new UsageError(`--workers must be 1-256 (got ${workers})`);
   if (v["data-dir"].trim() === "") throw new UsageError("--data-dir must not be empty");
+  const rateLimit = v["rate-limit"];
+  if (!Number.isFinite(rateLimit) || rateLimit < 0 || rateLimit > 1_000_000) throw new UsageError(`--rate-limit must be 0-1000000 (got ${rateLimit})`);
   return {
     port: v.port,
     hostname: v.host,
@@ -58,5 +67,6 @@ export function serveConfig(v: FlagValues<typeof serveFlags>): AutomationConfig 
     envAllowList: list(v["env-allow"]),
     publicUrl: (v["public-url"] ?? `http://localhost:${v.port}`).replace(/\/+$/, ""),
     signingSecret: "",
+    rateLimit,
   };
 }

@@ -19,6 +19,8 @@ export interface AutomationConfig {
   publicUrl: string;
   /** Secret for signed URLs/tokens, generated into the data dir on first start. */
   signingSecret: string;
+  /** Requests per second per API key (burst the same); absent or 0 = no limit. */
+  rateLimit?: number;
 }
 
 export interface AutomationContext {

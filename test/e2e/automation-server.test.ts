@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { AutomationClient, RateLimitError } from "../../src/automation/client";
 import { ensureBuilt, freePort, start, waitForHttp, type Proc } from "./support";
 
 // Spawning compiled binaries is slow on a loaded machine; timing never decides these tests.
@@ -112,6 +113,27 @@ describe("compiled automation-server --demo in an empty directory", () => {
     expect(all.total).toBe(before);
     // The signing secret is generated once and kept across restarts.
     expect(readFileSync(secretFile, "utf8")).toBe(secret);
+  });
+
+  test("--rate-limit: over the budget → 429 with Retry-After, which the client library surfaces; a bad value is one line, exit 2", async () => {
+    const limitedPort = freePort();
+    // 0.001/s: one request passes (the burst is at least 1), the next waits 1000 s, whatever the machine's speed.
+    const p = start([bin, "--demo", "--port", String(limitedPort), "--host", "127.0.0.1", "--workers", "1", "--data-dir", join(dir, "limited"), "--rate-limit", "0.001"], { cwd: dir });
+    try {
+      await waitForHttp(`http://127.0.0.1:${limitedPort}/health`);
+      const client = new AutomationClient({ baseUrl: `http://127.0.0.1:${limitedPort}`, apiKey: DEMO_KEY, maxRetries: 0 });
+      expect((await client.authCheck()).tenantSlug).toBe("demo");
+      const err = await client.automations.list().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RateLimitError);
+      expect((err as RateLimitError).status).toBe(429);
+      expect((err as RateLimitError).retryAfter).toBe(1000);
+      expect((err as RateLimitError).requestId).toMatch(/^req_/);
+    } finally {
+      await p.kill("SIGTERM");
+    }
+    const bad = Bun.spawnSync([bin, "--rate-limit", "-1", "--data-dir", join(dir, "limited")], { cwd: dir, stdout: "pipe", stderr: "pipe" });
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr.toString()).toContain("--rate-limit must be 0-1000000 (got -1)");
   });
 
   test("port in use: one clear line, exit 1", async () => {

@@ -5,6 +5,7 @@ import { Elysia } from "elysia";
 import { Unauthorized } from "../../kernel/errors";
 import type { AutomationContext } from "../context";
 import type { Auth } from "./model";
+import { limiterOf } from "./rate-limit";
 import { authenticate, authenticateKey } from "./service";
 
 export { requireScope, hasScope } from "./service";
@@ -15,6 +16,18 @@ export type { Auth } from "./model";
  * what @elysiajs/bearer extracted; routes that check the key before reading a body call this without.
  */
 export function authenticateRequest(ctx: AutomationContext, request: Request, token?: string): Auth {
+  const auth = identify(ctx, request, token);
+  // Routes that check the key before reading the body authenticate twice; the request counts once.
+  if (!charged.has(request)) {
+    charged.add(request);
+    limiterOf(ctx)?.take(auth.keyId);
+  }
+  return auth;
+}
+
+const charged = new WeakSet<Request>();
+
+function identify(ctx: AutomationContext, request: Request, token?: string): Auth {
   const header = request.headers.get("authorization");
   // @elysiajs/bearer also reads `?access_token=`. We refuse it: a key in a URL ends up in access
   // logs, proxies and shell history. Only the header is a credential.

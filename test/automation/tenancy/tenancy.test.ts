@@ -132,3 +132,34 @@ describe("Bearer extraction", () => {
     expect((await json(post)).issues[0].field).toBe("access_token");
   });
 });
+
+describe("rate limit (--rate-limit N per API key)", () => {
+  test("off by default: a burst of requests all pass", async () => {
+    const h = await harness();
+    const t = h.tenant("acme");
+    for (let i = 0; i < 30; i++) expect((await h.req("GET", "/v1/auth/check", { key: t.key })).status).toBe(200);
+  });
+
+  test("over N per second → 429 envelope with Retry-After; per key; refills with time; a JSON POST counts once", async () => {
+    const h = await harness({ rateLimit: 2 });
+    const t = h.tenant("acme");
+    const other = h.key("acme", ["*"]);
+    expect((await h.req("GET", "/v1/auth/check", { key: t.key })).status).toBe(200);
+    // The automations POST checks the key before reading its body and again in the handler.
+    const created = await h.req("POST", "/v1/automations", { key: t.key, body: { yaml: "name: x\nsteps:\n  - {name: a, type: transform.set, with: {fields: {a: 1}}}\n" } });
+    expect(created.status).toBe(201);
+    const limited = await h.req("GET", "/v1/automations", { key: t.key });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("retry-after")).toBe("1");
+    const b = await json(limited);
+    expect(b.issues[0]).toMatchObject({ code: "rate_limited", field: "<root>" });
+    expect(b.issues[0].message).toContain("2 requests per second");
+    // Another key of the same tenant has its own budget.
+    expect((await h.req("GET", "/v1/automations", { key: other })).status).toBe(200);
+    h.clock.advance(500);
+    expect((await h.req("GET", "/v1/automations", { key: t.key })).status).toBe(200);
+    expect((await h.req("GET", "/v1/automations", { key: t.key })).status).toBe(429);
+    // Unauthenticated requests are refused (401) before any budget is spent.
+    expect((await h.req("GET", "/v1/automations")).status).toBe(401);
+  });
+});
