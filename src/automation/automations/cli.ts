@@ -6,12 +6,9 @@ import { helpText, parseFlags } from "../../kernel/config";
 import { FatalError, UsageError } from "../../kernel/errors";
 import { askText, asCliError, openDataDir, printJson } from "../admin";
 import { dataDirFlag } from "../config";
-import { dbOf } from "../db/client";
 import { requireTenant } from "../tenancy/service";
 import { MAX_YAML_BYTES } from "./model";
-import { createAutomation, createVersion } from "./service";
-import { automationStore } from "./store";
-import { parseSource } from "./workflow-source";
+import { pushWorkflow } from "./service";
 
 const flags = {
   tenant: { type: "string", value: "SLUG", help: "tenant slug or id" },
@@ -53,15 +50,14 @@ export async function workflowsCommand(argv: string[]): Promise<void> {
   const sqlite = openDataDir(values["data-dir"]);
   try {
     const tenant = requireTenant(sqlite, tenantRef);
-    const source = parseSource(yaml);
-    const existing = automationStore.bySlug(dbOf(sqlite), tenant.id, "workflow", source.slug);
-    if (!existing) {
-      const a = createAutomation(sqlite, systemClock, tenant.id, yaml);
+    const pushed = pushWorkflow(sqlite, systemClock, tenant.id, yaml, { version: values.version, activate: values.activate });
+    if (pushed.created) {
+      const a = pushed.automation;
       const out = { id: a.id, slug: a.slug, version: a.version, created: true };
       if (values.json) return printJson(out);
       return void process.stdout.write(`created workflow ${a.slug} (${a.id})${a.version ? ` at version ${a.version}` : ""}\n`);
     }
-    const v = createVersion(sqlite, systemClock, tenant.id, existing.id, { yaml, version: values.version, activate: values.activate });
+    const { automation: existing, version: v } = pushed;
     const out = { id: existing.id, slug: existing.slug, version: v.version, versionId: v.id, isCurrent: v.isCurrent, created: false };
     if (values.json) return printJson(out);
     process.stdout.write(`pushed ${existing.slug} version ${v.version} (${v.id})${v.isCurrent ? ", now current" : ""}\n`);

@@ -271,3 +271,30 @@ export function restoreVersion(
     return versionView(automationStore.byId(db, tenantId, a.id)!, row);
   }).immediate();
 }
+
+/** Whether the tenant has a workflow of that slug. */
+export function hasWorkflow(sqlite: Database, tenantId: string, slug: string): boolean {
+  return automationStore.bySlug(dbOf(sqlite), tenantId, "workflow", slug) !== undefined;
+}
+
+export type PushResult =
+  | { created: true; automation: AutomationDetail }
+  | { created: false; automation: AutomationRow; version: AutomationVersion };
+
+/**
+ * `workflows push`: creates the workflow, or adds a version (tagged `opts.version`, else the YAML's
+ * own `version:`) when the tenant already has a workflow of that name.
+ */
+export function pushWorkflow(
+  sqlite: Database,
+  clock: Clock,
+  tenantId: string,
+  yaml: string,
+  opts: { version?: string; activate?: boolean } = {},
+): PushResult {
+  const slug = parseSource(yaml).slug;
+  const existing = automationStore.bySlug(dbOf(sqlite), tenantId, "workflow", slug);
+  if (!existing) return { created: true, automation: createAutomation(sqlite, clock, tenantId, yaml) };
+  const version = createVersion(sqlite, clock, tenantId, existing.id, { yaml, version: opts.version, activate: opts.activate ?? true });
+  return { created: false, automation: existing, version };
+}

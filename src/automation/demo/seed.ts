@@ -1,12 +1,9 @@
 // `--demo`: a demo tenant with a known API key (printed at startup) and the example workflows of
 // demo/workflows/. Idempotent: a restart over the same data dir keeps what is there.
-import { createAutomation } from "../automations/service";
-import { automationStore } from "../automations/store";
+import { createAutomation, hasWorkflow } from "../automations/service";
 import { parseSource } from "../automations/workflow-source";
 import type { AutomationContext } from "../context";
-import { dbOf } from "../db/client";
-import { createTenant } from "../tenancy/service";
-import { tenantStore } from "../tenancy/store";
+import { createTenant, findTenant } from "../tenancy/service";
 import { demoWorkflows } from "./workflows/index";
 
 /** Known on purpose: the demo is for trying the API locally, never for production data. */
@@ -20,13 +17,12 @@ export interface DemoResult {
 }
 
 export function runDemo(ctx: AutomationContext): DemoResult {
-  const db = dbOf(ctx.sqlite);
-  const existing = tenantStore.find(db, DEMO_TENANT);
+  const existing = findTenant(ctx.sqlite, DEMO_TENANT);
   const tenantId = existing?.id ?? createTenant(ctx.sqlite, ctx.clock, { name: "Demo", slug: DEMO_TENANT }, { key: DEMO_KEY }).id;
   const workflows: string[] = [];
   for (const w of demoWorkflows) {
     const slug = parseSource(w.yaml).slug;
-    if (!automationStore.bySlug(db, tenantId, "workflow", slug)) createAutomation(ctx.sqlite, ctx.clock, tenantId, w.yaml);
+    if (!hasWorkflow(ctx.sqlite, tenantId, slug)) createAutomation(ctx.sqlite, ctx.clock, tenantId, w.yaml);
     workflows.push(`workflows.${slug}`);
   }
   return {

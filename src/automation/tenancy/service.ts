@@ -70,6 +70,11 @@ function insertKey(sqlite: Database, clock: Clock, tenantId: string, scopes: str
   return { id, key, tenantId, scopes };
 }
 
+/** A tenant by id or slug, or undefined. */
+export function findTenant(sqlite: Database, ref: string) {
+  return tenantStore.find(dbOf(sqlite), ref);
+}
+
 export function requireTenant(sqlite: Database, ref: string) {
   const t = tenantStore.find(dbOf(sqlite), ref);
   if (!t) throw NotFound(`no tenant "${ref}"`, { field: "tenant" });
