@@ -224,3 +224,22 @@ describe("versions", () => {
     expect((await post(h, t.key, "/v1/automations/wf_nope/versions", { yaml: wf("inv"), version: "1.6.0" })).status).toBe(404);
   });
 });
+
+describe("pushWorkflow (the service behind `workflows push`)", () => {
+  test("creates the workflow, then adds versions; the HTTP API sees them", async () => {
+    const { pushWorkflow } = await import("../../../src/automation/automations/service");
+    const h = await harness();
+    const t = h.tenant("acme");
+    const first = pushWorkflow(h.ctx.sqlite, h.clock, t.id, wf("pushed", { version: "1.0.0" }));
+    expect(first.created).toBe(true);
+    const second = pushWorkflow(h.ctx.sqlite, h.clock, t.id, wf("pushed", { version: "1.0.0" }), { version: "1.1.0" });
+    expect(second).toMatchObject({ created: false, version: { version: "1.1.0", isCurrent: true } });
+    const dark = pushWorkflow(h.ctx.sqlite, h.clock, t.id, wf("pushed"), { version: "1.2.0", activate: false });
+    expect(dark).toMatchObject({ created: false, version: { version: "1.2.0", isCurrent: false } });
+    expect(() => pushWorkflow(h.ctx.sqlite, h.clock, t.id, wf("pushed", { version: "1.0.0" }))).toThrow(/1\.0\.0 already exists/);
+    const got = await json(await h.req("GET", "/v1/automations/workflows.pushed", { key: t.key }));
+    expect(got.version).toBe("1.1.0");
+    const versions = await json(await h.req("GET", "/v1/automations/workflows.pushed/versions", { key: t.key }));
+    expect(versions.data.map((v: { version: string }) => v.version)).toEqual(["1.2.0", "1.1.0", "1.0.0"]);
+  });
+});
