@@ -41,7 +41,8 @@ export function parseArgs(argv: string[]): Args {
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   if (f.help) return { mode: "help", f };
   if (f.version) return { mode: "version", f };
-  const modes = (["json", "statusline", "check-update", "refresh-cache", "refresh-update"] as const).filter((m) => f[m]);
+  const modes: Mode[] = [];
+  for (const m of ["json", "statusline", "check-update", "refresh-cache", "refresh-update"] as const) if (f[m]) modes.push(m);
   if (modes.length > 1) throw new UsageError(`--${modes[0]} and --${modes[1]} cannot be combined`);
   const mode: Mode = modes[0] ?? "tui";
   for (const only of ["pretty", "raw"] as const) if (f[only] && mode !== "json") throw new UsageError(`--${only} only works with --json`);
