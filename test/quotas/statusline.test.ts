@@ -1,6 +1,6 @@
 // The statusline line: tightest window per available provider, placeholders, icons, update notice.
 import { describe, expect, test } from "bun:test";
-import { statusline, tightest, untilReset } from "../../src/quotas/output/statusline";
+import { fmtNum, statusline, tightest, untilReset } from "../../src/quotas/output/statusline";
 import type { ProviderResult, QuotaWindow } from "../../src/quotas/types";
 
 const now = new Date("2026-11-22T09:00:00Z");
@@ -35,6 +35,11 @@ describe("statusline", () => {
     const line = statusline([r("claude", "Claude", [w("5h", 42, 100)])], { ...opts, icons: true, update: "1.2.3" });
     expect(line).toMatch(/^\S+ Claude 58\/100 \| update 1\.2\.3$/);
     expect(line.startsWith("Claude")).toBe(false);
+  });
+  test("numbers: two decimals at most; token counts from 100000 on are compact", () => {
+    const line = statusline([r("zai", "Z.ai", [w("5h", 200_000_000, 800_000_000, null, "tokens")]), r("openrouter", "OpenRouter", [w("credits", 7.345, 25, null, "usd")])], opts);
+    expect(line).toBe("Z.ai 600M/800M | OpenRouter 17.66/25");
+    expect([fmtNum(99_999), fmtNum(150_000), fmtNum(1_250_000), fmtNum(2_500_000_000), fmtNum(12.5)]).toEqual(["99999", "150k", "1.3M", "2.5B", "12.5"]);
   });
   test("reset durations", () => {
     expect(untilReset("2026-11-24T13:30:00Z", now)).toBe("2d4h");

@@ -29,7 +29,16 @@ export function tightest(windows: QuotaWindow[], hidden: string[] = []): QuotaWi
   return best;
 }
 
-const fmtNum = (n: number) => (Number.isInteger(n) ? String(n) : String(Math.round(n * 100) / 100));
+/** A number for a prompt: at most two decimals; from 100000 on, compact (Z.ai counts tokens: 600M/800M). */
+export function fmtNum(n: number): string {
+  const abs = Math.abs(n);
+  if (abs >= 1e5) {
+    const [div, suffix] = abs >= 1e9 ? [1e9, "B"] : abs >= 1e6 ? [1e6, "M"] : [1e3, "k"];
+    const v = n / div;
+    return `${Math.abs(v) >= 100 ? Math.round(v) : Math.round(v * 10) / 10}${suffix}`;
+  }
+  return Number.isInteger(n) ? String(n) : String(Math.round(n * 100) / 100);
+}
 
 /** "3h12m", "2d4h", "45m"; "" when unknown or past. */
 export function untilReset(resetAt: string | null, now: Date): string {
