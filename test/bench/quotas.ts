@@ -3,6 +3,8 @@
 //  1. `quotas --statusline` (warm cache, nothing to fork; without and with a config.toml) against a
 //     compiled Bun program that only prints a line. Aim: ratio ≤ 1.5.
 //  2. `quotas --json` with all twelve fake providers each answering after 300 ms. Aim: ≤ 1.5 × 300 ms.
+// Both executables are compiled fresh in the run: a 100 MB executable that has sat in the page cache for a
+// while was seen to start ~20% slower than a fresh copy of itself, so compare like with like.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
