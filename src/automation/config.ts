@@ -24,7 +24,7 @@ export const serveFlags = {
     type: "string",
     env: "AUTOMATION_PUBLIC_URL",
     value: "URL",
-    help: "base URL clients reach this server at, for signed URLs (default http://localhost:PORT)",
+    help: "base URL clients reach this server at, for signed URLs (default: the origin each request came to)",
   },
   "http-allow-hosts": {
     type: "string",
@@ -66,6 +66,7 @@ export function serveConfig(v: FlagValues<typeof serveFlags>): AutomationConfig 
     httpAllowHosts: list(v["http-allow-hosts"]),
     envAllowList: list(v["env-allow"]),
     publicUrl: (v["public-url"] ?? `http://localhost:${v.port}`).replace(/\/+$/, ""),
+    publicUrlFromRequest: v["public-url"] === undefined,
     signingSecret: "",
     rateLimit,
   };

@@ -17,6 +17,8 @@ export interface AutomationConfig {
   envAllowList: string[];
   /** Public base URL used in signed URLs (upload sessions, artifact downloads). */
   publicUrl: string;
+  /** True when no --public-url was given: upload URLs then use the origin the client reached us at. */
+  publicUrlFromRequest?: boolean;
   /** Secret for signed URLs/tokens, generated into the data dir on first start. */
   signingSecret: string;
   /** Requests per second per API key (burst the same); absent or 0 = no limit. */

@@ -91,6 +91,17 @@ describe("compiled automation-server --demo in an empty directory", () => {
     expect(((await q.json()) as { issues: { field: string }[] }).issues[0].field).toBe("limit");
   });
 
+  test("without --public-url, an upload session's signed URL points at the address the client used, and works", async () => {
+    const r = await api("POST", "/v1/files/uploads", { filename: "x.bin", size: 5 * 1024 * 1024 });
+    const n = await r.json() as { url: string; uploadId: string; fileId: string };
+    expect(new URL(n.url).origin).toBe(base());
+    const bytes = new Uint8Array(5 * 1024 * 1024).map((_, i) => (i * 7) & 255);
+    expect((await fetch(n.url, { method: "PUT", body: bytes })).status).toBe(200);
+    expect((await api("POST", `/v1/files/uploads/${n.uploadId}/complete`)).status).toBe(200);
+    const back = new Uint8Array(await (await api("GET", `/v1/files/${n.fileId}/content`)).arrayBuffer());
+    expect(Bun.hash(back)).toBe(Bun.hash(bytes));
+  });
+
   test("OpenAPI JSON of our own server", async () => {
     const r = await fetch(`${base()}/openapi/json`);
     expect(r.status).toBe(200);

@@ -61,6 +61,17 @@ function contentLength(request: Request): number | undefined {
   return v && /^\d{1,15}$/.test(v) ? Number(v) : undefined;
 }
 
+/**
+ * The base of signed upload URLs: --public-url when given, else the origin this request reached
+ * (its Host, and https when a proxy says so), so a remote SDK is not sent to localhost.
+ */
+function publicUrlFor(ctx: AutomationContext, request: Request): string {
+  if (!ctx.config.publicUrlFromRequest) return ctx.config.publicUrl;
+  const url = new URL(request.url);
+  if (request.headers.get("x-forwarded-proto")?.split(",")[0].trim() === "https") url.protocol = "https:";
+  return url.origin;
+}
+
 /** `/files/uploads` is the sessions collection (POST only), not a file id: say so instead of "file uploads not found". */
 function refuseSessionsCollection(id: string, method: string): void {
   if (id !== "uploads") return;
@@ -94,7 +105,7 @@ export const filesRoutes = (ctx: AutomationContext) =>
         requireScope(auth, "files:write");
         // Read after the key check, so anonymous callers get 401 before any body error.
         const body = await jsonParser(64 * 1024)({ request });
-        return createUpload(ctx, auth.tenantId, parseWith(CreateUploadBody, body));
+        return createUpload(ctx, auth.tenantId, parseWith(CreateUploadBody, body), publicUrlFor(ctx, request));
       },
       { parse: "none", detail: docs.createUpload },
     )

@@ -35,12 +35,12 @@ function view(s: UploadSessionRow): UploadView {
   };
 }
 
-function negotiation(ctx: UploadsContext, s: UploadSessionRow): UploadNegotiation {
+function negotiation(ctx: UploadsContext, s: UploadSessionRow, publicUrl: string): UploadNegotiation {
   return {
     transport: "presigned-put",
     uploadId: s.id,
     fileId: s.fileId,
-    url: signedUploadUrl(ctx.config.publicUrl, ctx.config.signingSecret, s.id, Date.parse(s.expiresAt)),
+    url: signedUploadUrl(publicUrl, ctx.config.signingSecret, s.id, Date.parse(s.expiresAt)),
     method: "PUT",
     headers: { "content-type": s.contentType },
     expiresAt: s.expiresAt,
@@ -52,7 +52,12 @@ function negotiation(ctx: UploadsContext, s: UploadSessionRow): UploadNegotiatio
  * `POST /files/uploads`: small files (≤ 4.5 MiB) are told to POST multipart to `/v1/files`; larger ones
  * get a session with a signed PUT URL to this server. The same `idempotencyKey` returns the same session.
  */
-export async function createUpload(ctx: UploadsContext, tenantId: string, input: CreateUploadInput): Promise<UploadNegotiation> {
+export async function createUpload(
+  ctx: UploadsContext,
+  tenantId: string,
+  input: CreateUploadInput,
+  publicUrl = ctx.config.publicUrl,
+): Promise<UploadNegotiation> {
   const meta = checkMeta(input);
   if (input.size > FILE_MAX_BYTES) {
     throw TooLarge(`file is larger than ${FILE_MAX_BYTES} bytes`, { field: "size", code: "file_too_large" });
@@ -69,7 +74,7 @@ export async function createUpload(ctx: UploadsContext, tenantId: string, input:
         if (prior.filename !== meta.filename || prior.size !== input.size || prior.contentType !== meta.contentType) {
           throw Conflict("idempotencyKey was already used for a different upload", { field: "idempotencyKey", code: "idempotency_key_reused" });
         }
-        return negotiation(ctx, prior);
+        return negotiation(ctx, prior, publicUrl);
       }
     }
     const now = ctx.clock.now();
@@ -89,7 +94,7 @@ export async function createUpload(ctx: UploadsContext, tenantId: string, input:
       completedAt: null,
     };
     sessionStore.insert(db, row);
-    return negotiation(ctx, row);
+    return negotiation(ctx, row, publicUrl);
   })();
 }
 

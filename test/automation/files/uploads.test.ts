@@ -34,6 +34,24 @@ describe("POST /v1/files/uploads: transport negotiation", () => {
     expect(url.searchParams.get("signature")).toMatch(/^[\w-]{43}$/);
   });
 
+  test("without --public-url the signed URL uses the origin the client reached (https behind a proxy saying so)", async () => {
+    const h = await filesHarness();
+    h.ctx.config.publicUrlFromRequest = true;
+    const t = h.tenant("acme");
+    const ask = (headers: Record<string, string> = {}) =>
+      h.req("POST", "http://files.example:9000/v1/files/uploads", { key: t.key, json: { filename: "b.bin", size: 5 * MiB }, headers }).then(json);
+    const direct = await ask();
+    expect(new URL(direct.url).origin).toBe("http://files.example:9000");
+    const proxied = await ask({ "x-forwarded-proto": "https" });
+    expect(new URL(proxied.url).origin).toBe("https://files.example:9000");
+    // The URL works as handed out.
+    const put = await h.req("PUT", direct.url.replace("http://files.example:9000", "http://localhost"), { body: bytesOf(5 * MiB, 1) });
+    expect(put.status).toBe(200);
+    // With --public-url set, that wins whatever the request's origin.
+    h.ctx.config.publicUrlFromRequest = false;
+    expect(new URL((await ask()).url).origin).toBe("http://files.test");
+  });
+
   test("transport can be asked for explicitly", async () => {
     const h = await filesHarness();
     const t = h.tenant("acme");
