@@ -25,6 +25,27 @@ function prepare(db: Db) {
       .where(and(ne(uploadSessions.status, "completed"), lte(uploadSessions.createdAt, p("before"))))
       .limit(p("limit"))
       .prepare(),
+    fileInsert: db
+      .insert(files)
+      .values({
+        id: p("id"),
+        tenantId: p("tenantId"),
+        filename: p("filename"),
+        contentType: p("contentType"),
+        size: p("size"),
+        sha256: p("sha256"),
+        purpose: p("purpose"),
+        createdAt: p("createdAt"),
+        expiresAt: p("expiresAt"),
+      })
+      .prepare(),
+    fileRemove: db.delete(files).where(eq(files.id, p("id"))).prepare(),
+    refAdd: db
+      .insert(blobRefs)
+      .values({ sha256: p("sha256"), owner: p("owner"), tenantId: p("tenantId"), createdAt: p("createdAt") })
+      .onConflictDoNothing()
+      .prepare(),
+    releaseOwner: db.delete(blobRefs).where(eq(blobRefs.owner, p("owner"))).returning({ sha256: blobRefs.sha256 }).prepare(),
     fileUses: db.select({ n: one }).from(files).where(eq(files.sha256, p("sha256"))).limit(1).prepare(),
     refUses: db.select({ n: one }).from(blobRefs).where(eq(blobRefs.sha256, p("sha256"))).limit(1).prepare(),
     sessionUses: db
@@ -44,13 +65,13 @@ const q = (db: Db) => {
 
 export const fileStore = {
   insert(db: Db, row: FileRow): void {
-    db.insert(files).values(row).run();
+    q(db).fileInsert.run(row);
   },
   byId(db: Db, tenantId: string, id: string): FileRow | undefined {
     return q(db).fileById.get({ tenantId, id });
   },
   remove(db: Db, id: string): void {
-    db.delete(files).where(eq(files.id, id)).run();
+    q(db).fileRemove.run({ id });
   },
   /** Files whose expiry has passed (any tenant), oldest first. */
   expired(db: Db, now: string, limit = 500): FileRow[] {
@@ -60,11 +81,11 @@ export const fileStore = {
 
 export const refStore = {
   add(db: Db, row: typeof blobRefs.$inferInsert): void {
-    db.insert(blobRefs).values(row).onConflictDoNothing().run();
+    q(db).refAdd.run(row);
   },
   /** Removes every reference `owner` holds; returns the blobs it held. */
   releaseOwner(db: Db, owner: string): string[] {
-    return db.delete(blobRefs).where(eq(blobRefs.owner, owner)).returning({ sha256: blobRefs.sha256 }).all().map((r) => r.sha256);
+    return q(db).releaseOwner.all({ owner }).map((r) => r.sha256);
   },
 };
 
