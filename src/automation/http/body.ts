@@ -44,12 +44,15 @@ export const jsonParser =
   (maxBytes = DEFAULT_JSON_LIMIT, before?: (request: Request) => void) =>
   async ({ request }: { request: Request }): Promise<unknown> => {
     before?.(request);
+    const type = request.headers.get("content-type");
+    const unsupported = () => new HttpRefusal(415, `expected Content-Type application/json, got ${type ?? "none"}`, "unsupported_media_type");
+    // A declared non-empty body of another type is refused before reading it; an empty one reads as {}.
+    const declared = request.headers.get("content-length");
+    if (!isJsonType(type) && declared !== null && declared !== "0") throw unsupported();
     const bytes = await readLimited(request, maxBytes);
     const text = new TextDecoder().decode(bytes);
     if (text.trim() === "") return {};
-    if (!isJsonType(request.headers.get("content-type"))) {
-      throw new HttpRefusal(415, `expected Content-Type application/json, got ${request.headers.get("content-type") ?? "none"}`, "unsupported_media_type");
-    }
+    if (!isJsonType(type)) throw unsupported();
     try {
       return JSON.parse(text);
     } catch (err) {

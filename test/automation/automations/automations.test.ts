@@ -167,6 +167,14 @@ describe("POST /v1/automations", () => {
     }
   });
 
+  test("a large body of the wrong type → 415 (the type is refused before the size)", async () => {
+    const h = await harness();
+    const t = h.tenant("acme");
+    const r = await h.req("POST", "/v1/automations", { key: t.key, body: "x".repeat(5 * 1024 * 1024), headers: { "content-type": "text/plain", "content-length": String(5 * 1024 * 1024) } });
+    expect(r.status).toBe(415);
+    expect((await json(r)).issues[0].message).toBe("expected Content-Type application/json, got text/plain");
+  });
+
   test("an oversized JSON body without Content-Length (chunked) → 413", async () => {
     const h = await harness();
     const t = h.tenant("acme");
