@@ -3,7 +3,7 @@
 // The hidden sandbox subcommand is the script sandbox's child process: it loads only the sandbox.
 import { SANDBOX_SUBCOMMAND, serveSandbox } from "../src/automation/engine/sandbox/child";
 
-if (process.argv[2] === SANDBOX_SUBCOMMAND) await serveSandbox();
+if (process.argv[2] === SANDBOX_SUBCOMMAND) await serveSandbox(Number(process.argv[3]));
 else {
   const [{ runMain }, { main }] = await Promise.all([import("../src/kernel/config"), import("../src/automation/cli")]);
   await runMain("automation-server", () => main(process.argv.slice(2)));

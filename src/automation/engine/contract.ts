@@ -42,8 +42,11 @@ export interface EngineServices {
   readFile(ref: FileRef): Promise<Uint8Array>;
   /** Stores an output file produced by a step; it becomes a run artifact. */
   writeFile(file: { name: string; contentType: string; bytes: Uint8Array; stepName: string; role?: string }): Promise<FileRef>;
-  /** `action.invoke-workflow`: runs another workflow of the same tenant to completion, returns its output. */
-  invokeWorkflow(target: string, input: Record<string, unknown>, opts: { version?: string }): Promise<unknown>;
+  /**
+   * `action.invoke-workflow`: runs another workflow of the same tenant to completion, returns its output.
+   * `step` is the invoking step's path: a resumed run finds the child an earlier attempt started there.
+   */
+  invokeWorkflow(target: string, input: Record<string, unknown>, opts: { version?: string; step?: string }): Promise<unknown>;
 }
 
 export interface ExecuteOptions {

@@ -16,6 +16,7 @@ import { signZipToken } from "./token";
 import { defaultRuntime } from "./runtime-default";
 import { type Executing, executeRun, type RunSignals } from "./worker";
 import { type ZipEntry, zipStream } from "./zip";
+import { Cancelled } from "../engine/errors";
 
 /** Who starts a run: the API key (its id and name become `trigger.by`). */
 export interface Actor {
@@ -66,7 +67,7 @@ export class RunService {
       },
       executing: this.executing,
       finished: (id: string) => this.notify(id),
-      invoke: (parent: RunRow, target: string, input: Record<string, unknown>, opts: { version?: string }) =>
+      invoke: (parent: RunRow, target: string, input: Record<string, unknown>, opts: { version?: string; step?: string }) =>
         this.invokeChild(parent, target, input, opts),
     };
     this.pool = new WorkerPool({
@@ -271,31 +272,56 @@ export class RunService {
     return row;
   }
 
-  /** `action.invoke-workflow`: a child run executed inline by the parent's worker (no second slot needed). */
-  private async invokeChild(parent: RunRow, target: string, input: Record<string, unknown>, opts: { version?: string }): Promise<unknown> {
+  /**
+   * `action.invoke-workflow`: a child run executed inline by the parent's worker (no second slot needed).
+   * A resumed parent continues the child an earlier attempt started at the same step (found by
+   * `metadata.invokedBy`) instead of starting it over: a finished child's output is reused.
+   */
+  private async invokeChild(parent: RunRow, target: string, input: Record<string, unknown>, opts: { version?: string; step?: string }): Promise<unknown> {
     let depth = 1;
     for (let p = parent.parentRunId; p && depth <= MAX_NESTING; depth++) p = this.store.byId(p)?.parentRunId ?? null;
     if (depth > MAX_NESTING) throw new Error(`workflow nesting is limited to ${MAX_NESTING} levels`);
-    const source = resolveTarget(this.ctx.sqlite, parent.tenantId, target, { version: opts.version, trigger: "workflow" });
-    const childId = newId("run");
-    const { input: scalars, files } = splitInputFiles(input);
-    await this.prepare({ tenantId: parent.tenantId, keyId: parent.triggeredBy ?? parent.id, keyName: parent.triggeredByName }, source, childId, scalars, files, {
-      target,
-      trigger: "workflow",
-      status: "running",
-      parentRunId: parent.id,
-      evaluation: parent.evaluation === 1,
-      inheritFiles: { runId: parent.id, paths: fileRefPaths(scalars) },
-    });
     // Cancelling (or stopping) the parent reaches the child through the parent's signals.
     const never = new AbortController().signal;
-    await this.executeInline(childId, this.executing.get(parent.id) ?? { stop: never, interrupt: never });
+    const signals = this.executing.get(parent.id) ?? { stop: never, interrupt: never };
+    // Only a resumed parent can have a child from an earlier attempt (the lookup is not indexed).
+    const prior = opts.step && parent.attempts > 1 ? this.store.childAt(parent.id, opts.step) : undefined;
+    let childId: string;
+    if (prior && (prior.status === "completed" || !isTerminal(prior.status))) {
+      childId = prior.id;
+      if (this.store.claimRun(childId, this.pool.worker, this.now(), Date.now(), LEASE_MS)) await this.executeInline(childId, signals);
+      else await this.awaitRun(childId, signals.stop); // a pool worker resumed it first
+    } else {
+      const source = resolveTarget(this.ctx.sqlite, parent.tenantId, target, { version: opts.version, trigger: "workflow" });
+      childId = newId("run");
+      const { input: scalars, files } = splitInputFiles(input);
+      await this.prepare({ tenantId: parent.tenantId, keyId: parent.triggeredBy ?? parent.id, keyName: parent.triggeredByName }, source, childId, scalars, files, {
+        target,
+        trigger: "workflow",
+        status: "running",
+        parentRunId: parent.id,
+        metadata: opts.step ? { invokedBy: { runId: parent.id, step: opts.step } } : undefined,
+        evaluation: parent.evaluation === 1,
+        inheritFiles: { runId: parent.id, paths: fileRefPaths(scalars) },
+      });
+      await this.executeInline(childId, signals);
+    }
     const child = this.store.byId(childId)!;
+    // Stopped by a shutdown, unfinished: the parent stops too and finds this child again on resume.
+    if (!isTerminal(child.status)) throw new Cancelled();
     if (child.status !== "completed") {
       const err = child.error ? (JSON.parse(child.error) as { message?: string }) : null;
       throw new Error(`invoked workflow ${target} ${child.status}: ${err?.message ?? "no output"} (run ${childId})`);
     }
     return child.output ? JSON.parse(child.output) : null;
+  }
+
+  /** Resolves when run `id` is terminal, or early once `stop` aborts. */
+  private async awaitRun(id: string, stop: AbortSignal): Promise<void> {
+    while (!stop.aborted && !isTerminal(this.store.status(id) ?? "completed")) {
+      const stopped = new Promise<void>((resolve) => stop.addEventListener("abort", () => resolve(), { once: true }));
+      await Promise.race([this.waitFor(id, 1), stopped]);
+    }
   }
 
   artifacts(tenantId: string, id: string) {

@@ -176,6 +176,26 @@ export class RunStore {
     }).immediate();
   }
 
+  /** Claims one given `running` run nobody holds (a child run its resumed parent continues inline). */
+  claimRun(id: string, worker: string, now: string, nowMs: number, leaseMs: number): boolean {
+    return this.sqlite.transaction(() => {
+      const changed = this.sqlite
+        .query("UPDATE runs SET claimed_by = ?, lease_until = ?, attempts = attempts + 1 WHERE id = ? AND status = 'running' AND (claimed_by IS NULL OR lease_until < ?)")
+        .run(worker, nowMs + leaseMs, id, nowMs).changes;
+      if (changed === 1) this.addEvent(id, now, { type: "resumed", status: "running", message: "resumed by its parent run after a restart" });
+      return changed === 1;
+    }).immediate();
+  }
+
+  /** The latest child run that `action.invoke-workflow` at `step` of run `parentId` started. */
+  childAt(parentId: string, step: string): { id: string; status: string } | undefined {
+    return this.sqlite
+      .query<{ id: string; status: string }, [string, string]>(
+        "SELECT id, status FROM runs WHERE parent_run_id = ? AND json_extract(metadata, '$.invokedBy.step') = ? ORDER BY created_at DESC, id DESC LIMIT 1",
+      )
+      .get(parentId, step) ?? undefined;
+  }
+
   /** At start-up, one server owns the data dir: runs claimed by a previous (dead) process are released. */
   releaseOrphans(worker: string): number {
     return this.sqlite

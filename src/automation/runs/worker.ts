@@ -30,7 +30,7 @@ export interface WorkerDeps {
   /** Runs executing in this process (pool or inline children): cancel aborts them here. */
   executing: Map<string, Executing>;
   /** `action.invoke-workflow`: runs a child workflow to completion and returns its output. */
-  invoke(parent: RunRow, target: string, input: Record<string, unknown>, opts: { version?: string }): Promise<unknown>;
+  invoke(parent: RunRow, target: string, input: Record<string, unknown>, opts: { version?: string; step?: string }): Promise<unknown>;
 }
 
 /** Pick-ups of one run (the first plus resumes after restarts) before it is failed. */

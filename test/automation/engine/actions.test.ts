@@ -143,7 +143,7 @@ output: "{{ steps.sub.output.doubled }}"
       { services },
     );
     expect(r.output).toBe(42);
-    expect(calls).toEqual([{ target: "workflows.doubler", input: { n: 21 }, opts: { version: "1.2.0" } }]);
+    expect(calls).toEqual([{ target: "workflows.doubler", input: { n: 21 }, opts: { version: "1.2.0", step: "sub" } }]);
   });
 
   test("a failing invoked workflow fails the step", async () => {

@@ -185,3 +185,70 @@ describe("crash loops", () => {
   });
 });
 
+
+describe("invoke-workflow across a restart (real engine)", () => {
+  const effects: string[] = [];
+  const sink = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch(req) {
+      effects.push(new URL(req.url).pathname);
+      return Response.json({ ok: true });
+    },
+  });
+  afterAll(() => sink.stop(true));
+
+  const parentYaml = `
+name: parent
+steps:
+  - {name: call, type: action.invoke-workflow, with: {workflow: workflows.child}}
+  - {name: after, type: transform.set, with: {fields: {child: "{{ steps.call.output }}"}}}
+output: "{{ steps.after.output }}"
+`;
+  const childYaml = (tag: string) => `
+name: child
+steps:
+  - {name: effect, type: action.http, with: {url: "http://127.0.0.1:${sink.port}/${tag}", method: POST}}
+  - {name: nap, type: control.wait, duration: 800}
+  - {name: done, type: transform.set, with: {fields: {ok: true}}}
+output: "{{ steps.done.output }}"
+`;
+
+  async function realServer(dir: string, workers: number) {
+    const ctx = await createContext(testConfig({ dataDir: dir, workers, httpAllowHosts: [`127.0.0.1:${sink.port}`] }), { log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
+    return { ctx, svc: runsOf(ctx) };
+  }
+
+  for (const workers of [1, 2]) {
+    test(`a parent stopped while its child runs continues that child after the restart, not a new one (workers ${workers})`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), "runs-invoke-"));
+      dirs.push(dir);
+      const tag = `effect-${workers}`;
+      const a = await realServer(dir, 2);
+      const tenant = createTenant(a.ctx.sqlite, a.ctx.clock, { name: "inv", slug: "inv" });
+      createAutomation(a.ctx.sqlite, a.ctx.clock, tenant.id, childYaml(tag));
+      createAutomation(a.ctx.sqlite, a.ctx.clock, tenant.id, parentYaml);
+      const parent = (await a.svc.start({ tenantId: tenant.id, keyId: "k" }, { target: "workflows.parent" })).id;
+      a.svc.startWorkers();
+      const children = (svc: typeof a.svc) =>
+        svc.store.sqlite.query<{ id: string; status: string }, [string]>("SELECT id, status FROM runs WHERE parent_run_id = ?").all(parent);
+      for (let i = 0; i < 2000 && !(children(a.svc)[0] && a.svc.store.steps(children(a.svc)[0].id).some((s) => s.name === "nap")); i++) await Bun.sleep(5);
+      await a.svc.stopWorkers(2_000); // graceful stop while the child waits: both stay running
+      expect(children(a.svc).map((c) => c.status)).toEqual(["running"]);
+      expect(a.svc.store.status(parent)).toBe("running");
+      // The parent's invoke step is not recorded as failed: it runs again on resume and finds the child.
+      expect(a.svc.store.steps(parent).filter((s) => s.status !== "running")).toEqual([]);
+      a.ctx.sqlite.close();
+
+      const b = await realServer(dir, workers);
+      b.svc.startWorkers();
+      for (let i = 0; i < 3000 && b.svc.store.status(parent) !== "completed"; i++) await Bun.sleep(5);
+      expect(b.svc.store.status(parent)).toBe("completed");
+      expect(JSON.parse(b.svc.store.byId(parent)!.output!)).toEqual({ child: { ok: true } });
+      expect(children(b.svc).map((c) => c.status)).toEqual(["completed"]); // one child, finished
+      expect(effects.filter((e) => e === `/${tag}`)).toHaveLength(1); // its side effect not repeated
+      await b.svc.stopWorkers(500);
+      b.ctx.sqlite.close();
+    }, 30_000);
+  }
+});

@@ -2,4 +2,4 @@
 // compiled executables dispatch the hidden `__sandbox` subcommand instead (see isolate.ts).
 import { serveSandbox } from "./child";
 
-await serveSandbox();
+await serveSandbox(Number(process.argv[2]));

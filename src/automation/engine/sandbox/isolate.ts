@@ -13,8 +13,9 @@ import type { ScriptLimits } from "./quickjs";
  * it, as bin/automation-server.ts does); from source, Bun runs child-main.ts.
  */
 function childCommand(): string[] {
-  if (import.meta.url.includes("$bunfs")) return [process.execPath, SANDBOX_SUBCOMMAND];
-  return [process.execPath, fileURLToPath(new URL("./child-main.ts", import.meta.url))];
+  const parent = String(process.pid); // the child dies with this process (see child.ts)
+  if (import.meta.url.includes("$bunfs")) return [process.execPath, SANDBOX_SUBCOMMAND, parent];
+  return [process.execPath, fileURLToPath(new URL("./child-main.ts", import.meta.url)), parent];
 }
 
 const POOL = Math.min(4, Math.max(2, navigator.hardwareConcurrency || 2));
