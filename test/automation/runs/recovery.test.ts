@@ -102,8 +102,8 @@ describe("recovery on start", () => {
     a.svc.startWorkers();
     await engineA.reached("second");
     const stopping = a.svc.stopWorkers(400);
-    await Bun.sleep(250); // past the first half of the grace: the run is asked to stop
-    engineA.open("second"); // the step in flight finishes; the run stops at the boundary after it
+    await Bun.sleep(250); // the run was asked to stop at once; its step is still in flight
+    engineA.open("second"); // the step finishes within the grace; the run stops at the boundary after it
     await stopping;
     expect(a.svc.store.status(id)).toBe("running");
     expect(a.svc.store.steps(id).map((s) => s.name)).toEqual(["first", "second"]);
@@ -186,13 +186,15 @@ describe("crash loops", () => {
 });
 
 
-describe("invoke-workflow across a restart (real engine)", () => {
+describe("stop and restart with the real engine", () => {
   const effects: string[] = [];
   const sink = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
-    fetch(req) {
-      effects.push(new URL(req.url).pathname);
+    async fetch(req) {
+      const path = new URL(req.url).pathname;
+      effects.push(path);
+      if (path.startsWith("/slow")) await Bun.sleep(1_500);
       return Response.json({ ok: true });
     },
   });
@@ -251,4 +253,33 @@ output: "{{ steps.done.output }}"
       b.ctx.sqlite.close();
     }, 30_000);
   }
+
+  test("a step still running when the stop's grace runs out is interrupted, not recorded, and runs again after the restart", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "runs-interrupt-"));
+    dirs.push(dir);
+    const a = await realServer(dir, 1);
+    const tenant = createTenant(a.ctx.sqlite, a.ctx.clock, { name: "int", slug: "int" });
+    createAutomation(a.ctx.sqlite, a.ctx.clock, tenant.id, `
+name: slowpoke
+steps:
+  - {name: call, type: action.http, with: {url: "http://127.0.0.1:${sink.port}/slow-int", method: POST}}
+  - {name: after, type: transform.set, with: {fields: {x: 1}}}
+`);
+    const id = (await a.svc.start({ tenantId: tenant.id, keyId: "k" }, { target: "workflows.slowpoke" })).id;
+    a.svc.startWorkers();
+    for (let i = 0; i < 2000 && !effects.includes("/slow-int"); i++) await Bun.sleep(5);
+    await a.svc.stopWorkers(200); // the call needs 1.5 s: the grace runs out first
+    expect(a.svc.store.status(id)).toBe("running");
+    expect(a.svc.store.steps(id).filter((s) => s.status === "completed")).toEqual([]);
+    a.ctx.sqlite.close();
+
+    const b = await realServer(dir, 1);
+    b.svc.startWorkers();
+    for (let i = 0; i < 3000 && b.svc.store.status(id) !== "completed"; i++) await Bun.sleep(5);
+    expect(b.svc.store.status(id)).toBe("completed");
+    // At-least-once: the interrupted call was made again (its completion was never recorded).
+    expect(effects.filter((e) => e === "/slow-int")).toHaveLength(2);
+    await b.svc.stopWorkers(500);
+    b.ctx.sqlite.close();
+  }, 30_000);
 });
