@@ -15,6 +15,11 @@ function prepare(db: Db) {
     sql`(${sql.placeholder("type")} IS NULL OR ${automations.type} = ${sql.placeholder("type")})`,
     sql`(${sql.placeholder("pat")} IS NULL OR ${or(contains(automations.slug), contains(automations.name), contains(automations.description))})`,
   );
+  // Tagged rows plus the current untagged one when `current` names it (`id = NULL` matches nothing).
+  const versionsWhere = and(
+    eq(automationVersions.automationId, sql.placeholder("automationId")),
+    or(isNotNull(automationVersions.version), eq(automationVersions.id, sql.placeholder("current"))),
+  );
   return {
     byId: db
       .select()
@@ -47,6 +52,20 @@ function prepare(db: Db) {
       .offset(sql.placeholder("offset"))
       .prepare(),
     count: db.select({ n: count() }).from(automations).where(listWhere).prepare(),
+    versionByTag: db
+      .select()
+      .from(automationVersions)
+      .where(and(eq(automationVersions.automationId, sql.placeholder("automationId")), eq(automationVersions.version, sql.placeholder("tag"))))
+      .prepare(),
+    versions: db
+      .select()
+      .from(automationVersions)
+      .where(versionsWhere)
+      .orderBy(desc(automationVersions.createdAt), desc(automationVersions.id))
+      .limit(sql.placeholder("limit"))
+      .offset(sql.placeholder("offset"))
+      .prepare(),
+    versionCount: db.select({ n: count() }).from(automationVersions).where(versionsWhere).prepare(),
   };
 }
 const cache = new WeakMap<Db, ReturnType<typeof prepare>>();
@@ -86,27 +105,13 @@ export const versionStore = {
     return q(db).versionById.get({ automationId, id });
   },
   byTag(db: Db, automationId: string, tag: string): VersionRow | undefined {
-    return db
-      .select()
-      .from(automationVersions)
-      .where(and(eq(automationVersions.automationId, automationId), eq(automationVersions.version, tag)))
-      .get();
+    return q(db).versionByTag.get({ automationId, tag });
   },
   /** Tagged rows plus (when given) the current untagged row, newest first. */
   list(db: Db, automationId: string, currentUntagged: string | null, page: { limit: number; offset: number }) {
-    const where = and(
-      eq(automationVersions.automationId, automationId),
-      currentUntagged ? or(isNotNull(automationVersions.version), eq(automationVersions.id, currentUntagged)) : isNotNull(automationVersions.version),
-    );
-    const rows = db
-      .select()
-      .from(automationVersions)
-      .where(where)
-      .orderBy(desc(automationVersions.createdAt), desc(automationVersions.id))
-      .limit(page.limit)
-      .offset(page.offset)
-      .all();
-    const total = db.select({ n: count() }).from(automationVersions).where(where).get()?.n ?? 0;
+    const params = { automationId, current: currentUntagged };
+    const rows = q(db).versions.all({ ...params, limit: page.limit, offset: page.offset });
+    const total = q(db).versionCount.get(params)?.n ?? 0;
     return { rows, total };
   },
 };
