@@ -240,7 +240,11 @@ export class RunService {
     this.get(tenantId, id);
     const r = this.store.requestCancel(id, this.now());
     if (r.state === "cancelled") this.notify(id);
-    if (r.state === "requested") this.executing.get(id)?.abort("cancel" satisfies AbortReason);
+    if (r.state === "requested") {
+      this.executing.get(id)?.abort("cancel" satisfies AbortReason);
+      // Child runs of action.invoke-workflow go too (one a pool worker resumed does not share our signal).
+      for (const child of this.store.openChildren(id)) this.cancel(tenantId, child);
+    }
     return { run: this.store.byId(id)!, ...r };
   }
 

@@ -187,6 +187,14 @@ export class RunStore {
     }).immediate();
   }
 
+  /** Ids of the unfinished child runs of run `parentId` (not indexed: called on cancel only). */
+  openChildren(parentId: string): string[] {
+    return this.sqlite
+      .query<{ id: string }, [string]>("SELECT id FROM runs WHERE parent_run_id = ? AND status NOT IN ('completed', 'failed', 'cancelled', 'rejected')")
+      .all(parentId)
+      .map((r) => r.id);
+  }
+
   /** The latest child run that `action.invoke-workflow` at `step` of run `parentId` started. */
   childAt(parentId: string, step: string): { id: string; status: string } | undefined {
     return this.sqlite

@@ -220,6 +220,27 @@ steps:
     expect(await statusOf(child!.id)).toBe("cancelled");
   });
 
+  test("cancelling a parent also cancels a child run that executes apart from it (resumed by a worker)", async () => {
+    const { h, post, get, deploy } = await realHarness();
+    deploy(`
+name: nap-a
+steps:
+  - {name: nap, type: control.wait, duration: 60000}
+`);
+    const parent = (await json(await post("/v1/runs", { target: "workflows.nap-a" }))).id;
+    const child = (await json(await post("/v1/runs", { target: "workflows.nap-a" }))).id;
+    // As after a restart: the child runs in its own worker slot, not under the parent's signals.
+    h.ctx.sqlite.query("UPDATE runs SET parent_run_id = ? WHERE id = ?").run(parent, child);
+    const statusOf = async (runId: string) => (await json(await get(`/v1/runs/${runId}`))).execution.status;
+    for (let i = 0; i < 2000 && ((await statusOf(parent)) !== "running" || (await statusOf(child)) !== "running"); i++) await Bun.sleep(5);
+    expect((await json(await post(`/v1/runs/${parent}/cancel`))).cancellation.state).toBe("requested");
+    for (let i = 0; i < 2000 && (await statusOf(child)) !== "cancelled"; i++) await Bun.sleep(5);
+    expect(await statusOf(parent)).toBe("cancelled");
+    expect(await statusOf(child)).toBe("cancelled");
+    const events = (await json(await get(`/v1/runs/${child}/events`))).events.map((e: { type: string }) => e.type);
+    expect(events).toContain("cancel_requested");
+  });
+
   test("a file produced by the parent can be passed to a child run, which reads it", async () => {
     const { post, deploy } = await realHarness();
     deploy(`
