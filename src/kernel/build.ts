@@ -1,42 +1,55 @@
-// Compiles every executable under bin/*.ts into dist/<name> as the house rules require.
-import { readdirSync } from "node:fs";
+// Compiles every executable under bin/*.ts into dist/<name> as the house rules require. The e2e tests
+// compile through `compile` too, so tests and `bun run build` always produce the same binaries.
+import { mkdirSync, readdirSync, renameSync } from "node:fs";
 import { basename, join } from "node:path";
 
-const root = join(import.meta.dir, "../..");
-const only = process.argv.slice(2);
-const entries = readdirSync(join(root, "bin"))
-  .filter((f) => f.endsWith(".ts"))
-  .filter((f) => only.length === 0 || only.includes(basename(f, ".ts")));
+export const root = join(import.meta.dir, "../..");
 
 // Executables precompiled to bytecode for a faster start (quotas runs in shell prompts). Their entry
 // must not use top-level await. They are also split into ESM chunks, so a run loads only the code its
 // mode imports (the statusline's chunk is a fraction of the whole tool).
-const BYTECODE = new Set(["quotas"]);
+const FAST_START = new Set(["quotas"]);
 const fastStartFlags = ["--bytecode", "--splitting", "--format", "esm"];
 
-// Worker-thread modules an executable starts with `new Worker`: compiled in as extra entrypoints.
-// automation-server runs workflow scripts on workers so a runaway script cannot stall the server.
-const WORKERS: Record<string, string[]> = { "automation-server": ["src/automation/engine/sandbox/worker.ts"] };
-
-let failed = false;
-for (const entry of entries) {
-  const name = basename(entry, ".ts");
-  const started = performance.now();
-  const proc = Bun.spawnSync(
+/**
+ * Compiles bin/<name>.ts into `outfile` atomically (a temp name, then rename), so a binary that a
+ * test or a user is running is never overwritten in place. Throws with the compiler's output.
+ */
+export async function compile(name: string, outfile = join(root, "dist", name)): Promise<string> {
+  mkdirSync(join(outfile, ".."), { recursive: true });
+  const tmp = `${outfile}.${process.pid}.tmp`;
+  const proc = Bun.spawn(
     [
       process.execPath, "build", "--compile", "--target", "bun",
       "--minify-whitespace", "--minify-syntax",
       "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig",
-      ...(BYTECODE.has(name) ? fastStartFlags : []),
-      join("bin", entry), ...(WORKERS[name] ?? []), "--outfile", join("dist", name),
+      ...(FAST_START.has(name) ? fastStartFlags : []),
+      join("bin", `${name}.ts`), "--outfile", tmp,
     ],
     { cwd: root, stdout: "pipe", stderr: "pipe" },
   );
-  if (proc.exitCode !== 0) {
-    failed = true;
-    process.stderr.write(`build ${name} failed:\n${proc.stdout.toString()}${proc.stderr.toString()}\n`);
-    continue;
-  }
-  console.log(`built dist/${name} in ${Math.round(performance.now() - started)} ms`);
+  const [code, out, err] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+  if (code !== 0) throw new Error(`build of ${name} failed:\n${out}${err}`);
+  renameSync(tmp, outfile);
+  return outfile;
 }
-process.exit(failed ? 1 : 0);
+
+if (import.meta.main) {
+  const only = process.argv.slice(2);
+  const names = readdirSync(join(root, "bin"))
+    .filter((f) => f.endsWith(".ts"))
+    .map((f) => basename(f, ".ts"))
+    .filter((n) => only.length === 0 || only.includes(n));
+  let failed = false;
+  for (const name of names) {
+    const started = performance.now();
+    try {
+      await compile(name);
+      console.log(`built dist/${name} in ${Math.round(performance.now() - started)} ms`);
+    } catch (err) {
+      failed = true;
+      process.stderr.write(`${(err as Error).message}\n`);
+    }
+  }
+  process.exit(failed ? 1 : 0);
+}

@@ -1,7 +1,7 @@
 // Workflow engine benchmark (run: bun test/bench/automation-engine.ts). Prints absolute figures and
 // ratios against references measured in the same run:
 //   1. a 5-step deterministic workflow executed in-process vs the same work as plain JavaScript;
-//   2. one transform.script call (sandbox on a worker thread) vs calling the same function natively;
+//   2. one transform.script call (sandbox in a child process) vs calling the same function natively;
 //   3. parseWorkflow (validation included) vs yaml.parse of the same text.
 import { parse as parseYaml } from "yaml";
 import { execute } from "../../src/automation/engine/execute";
@@ -66,7 +66,7 @@ const xs = Array.from({ length: 100 }, (_, i) => i);
 console.log(`cores: ${navigator.hardwareConcurrency}, load average: ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")}`);
 const eng = await time("engine: 5-step workflow run", 2000, engineRun);
 const ref = await time("reference: same work in plain JS", 2000, plainRun);
-const scr = await time("transform.script sandbox call (worker)", 500, () => runSandboxed(SCRIPT, [xs], { timeoutMs: 5000, memoryBytes: 64 << 20 }));
+const scr = await time("transform.script sandbox call (child process)", 500, () => runSandboxed(SCRIPT, [xs], { timeoutMs: 5000, memoryBytes: 64 << 20 }));
 const nat = await time("reference: native function call", 2000, () => native(xs));
 const par = await time("parseWorkflow (validated)", 500, () => parseWorkflow(YAML));
 const yml = await time("reference: yaml.parse", 500, () => parseYaml(YAML));

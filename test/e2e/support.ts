@@ -1,39 +1,15 @@
 // Shared helpers for end-to-end tests: build an executable once per test process, free ports,
 // start a compiled binary and wait until it answers.
-import { mkdirSync, renameSync } from "node:fs";
-import { join } from "node:path";
+import { compile, root } from "../../src/kernel/build";
 
-export const root = join(import.meta.dir, "../..");
+export { root };
 const built = new Map<string, Promise<string>>();
 
-/**
- * Compiles bin/<name>.ts into dist/<name> once per test process (atomically: compile to a temp
- * name, then rename, so a binary another test is running is never overwritten in place).
- */
+/** Compiles bin/<name>.ts into dist/<name> once per test process, exactly as `bun run build` does. */
 export function ensureBuilt(name: string): Promise<string> {
   let p = built.get(name);
   if (!p) {
-    p = (async () => {
-      mkdirSync(join(root, "dist"), { recursive: true });
-      const out = join(root, "dist", name);
-      const tmp = join(root, "dist", `.${name}.${process.pid}.tmp`);
-      const proc = Bun.spawn(
-        [
-          process.execPath, "build", "--compile", "--target", "bun",
-          "--minify-whitespace", "--minify-syntax",
-          "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig",
-          // Same as src/kernel/build.ts: quotas starts from bytecode, split into chunks (shell prompts).
-          ...(name === "quotas" ? ["--bytecode", "--splitting", "--format", "esm"] : []),
-          // Same as src/kernel/build.ts: worker-thread entrypoints (automation-server's script sandbox).
-          join("bin", `${name}.ts`), ...(name === "automation-server" ? ["src/automation/engine/sandbox/worker.ts"] : []), "--outfile", tmp,
-        ],
-        { cwd: root, stdout: "pipe", stderr: "pipe" },
-      );
-      const code = await proc.exited;
-      if (code !== 0) throw new Error(`build of ${name} failed: ${await new Response(proc.stderr).text()}`);
-      renameSync(tmp, out);
-      return out;
-    })();
+    p = compile(name);
     built.set(name, p);
   }
   return p;
