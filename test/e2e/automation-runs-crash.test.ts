@@ -8,12 +8,9 @@
 // by reading the journal as the killed process left it.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { ensureBuilt, freePort, start, waitForHttp, type Proc } from "./support";
+import { demoServer, type DemoServer } from "./automation-demo";
+import type { Proc } from "./support";
 
-const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
 const RUNS = 200;
 const HTTP_STEPS = ["reserve", "charge", "notify"];
 
@@ -43,39 +40,18 @@ steps:
 output: {n: "{{ input.n }}", square: "{{ steps.compute.output.square }}"}
 `;
 
-let dir = "";
-let bin = "";
-let port = 0;
+let demo: DemoServer;
 let server: Proc | undefined;
-const base = () => `http://127.0.0.1:${port}`;
-const api = (method: string, path: string, body?: unknown) =>
-  fetch(`${base()}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${DEMO_KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-
-async function boot(): Promise<Proc> {
-  const p = start([bin, "--demo", "--port", String(port), "--host", "127.0.0.1", "--workers", "4", "--data-dir", join(dir, "data")], {
-    cwd: dir,
-    env: { AUTOMATION_HTTP_ALLOW_HOSTS: `127.0.0.1:${counter.port}`, AUTOMATION_DATA_DIR: undefined, PORT: undefined },
-  });
-  await waitForHttp(`${base()}/health`);
-  return p;
-}
+const api = (method: string, path: string, body?: unknown) => demo.api(method, path, body);
+const boot = () => demo.boot();
 
 beforeAll(async () => {
-  const built = await ensureBuilt("automation-server");
-  dir = mkdtempSync(join(tmpdir(), "automation-crash-"));
-  bin = join(dir, "automation-server");
-  copyFileSync(built, bin);
-  port = freePort();
+  demo = await demoServer({ prefix: "automation-crash-", workers: 4, httpAllowHosts: `127.0.0.1:${counter.port}` });
 });
 
 afterAll(async () => {
-  if (server && server.proc.exitCode === null) await server.kill("SIGKILL");
+  await demo.close();
   counter.stop(true);
-  rmSync(dir, { recursive: true, force: true });
 });
 
 test("SIGKILL mid-way: every run ends exactly once, none lost, no completed side effect repeated", async () => {
@@ -97,7 +73,7 @@ test("SIGKILL mid-way: every run ends exactly once, none lost, no completed side
   await server.kill("SIGKILL");
 
   // The journal exactly as the killed process left it.
-  const db = new Database(join(dir, "data", "automation.db"));
+  const db = new Database(demo.dbPath);
   const recorded = new Set(
     db
       .query<{ input: string; path: string }, []>("SELECT r.input, s.path FROM run_steps s JOIN runs r ON r.id = s.run_id WHERE s.status = 'completed'")

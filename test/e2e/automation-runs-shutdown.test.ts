@@ -3,12 +3,9 @@
 // the process exits 0 with the run left `running`; the next start resumes it after that step.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { ensureBuilt, freePort, start, waitForHttp, type Proc } from "./support";
+import { demoServer, type DemoServer } from "./automation-demo";
+import type { Proc } from "./support";
 
-const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
 const SLOW_MS = 1_500;
 
 /** path → times the request arrived / the answer was sent. */
@@ -35,39 +32,18 @@ steps:
 output: {charged: "{{ steps.charge.output.body.ok }}", receipt: "{{ steps.receipt.output.body.path }}"}
 `;
 
-let dir = "";
-let bin = "";
-let port = 0;
+let demo: DemoServer;
 let server: Proc | undefined;
-const base = () => `http://127.0.0.1:${port}`;
-const api = (method: string, path: string, body?: unknown) =>
-  fetch(`${base()}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${DEMO_KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-
-async function boot(): Promise<Proc> {
-  const p = start([bin, "--demo", "--port", String(port), "--host", "127.0.0.1", "--workers", "2", "--data-dir", join(dir, "data")], {
-    cwd: dir,
-    env: { AUTOMATION_HTTP_ALLOW_HOSTS: `127.0.0.1:${sideEffects.port}`, AUTOMATION_DATA_DIR: undefined, PORT: undefined },
-  });
-  await waitForHttp(`${base()}/health`);
-  return p;
-}
+const api = (method: string, path: string, body?: unknown) => demo.api(method, path, body);
+const boot = () => demo.boot();
 
 beforeAll(async () => {
-  const built = await ensureBuilt("automation-server");
-  dir = mkdtempSync(join(tmpdir(), "automation-shutdown-"));
-  bin = join(dir, "automation-server");
-  copyFileSync(built, bin);
-  port = freePort();
+  demo = await demoServer({ prefix: "automation-shutdown-", workers: 2, httpAllowHosts: `127.0.0.1:${sideEffects.port}` });
 });
 
 afterAll(async () => {
-  if (server && server.proc.exitCode === null) await server.kill("SIGKILL");
+  await demo.close();
   sideEffects.stop(true);
-  rmSync(dir, { recursive: true, force: true });
 });
 
 test("SIGTERM mid-step: the step finishes once, exit 0, the restart resumes after it", async () => {
@@ -87,7 +63,7 @@ test("SIGTERM mid-step: the step finishes once, exit 0, the restart resumes afte
   expect(server.output()).toContain("shutting down");
 
   // As the stopped process left the database: the step journaled, the run still running.
-  const db = new Database(join(dir, "data", "automation.db"));
+  const db = new Database(demo.dbPath);
   expect(db.query<{ status: string }, [string]>("SELECT status FROM runs WHERE id = ?").get(id)!.status).toBe("running");
   expect(db.query<{ path: string; status: string }, [string]>("SELECT path, status FROM run_steps WHERE run_id = ? ORDER BY seq").all(id)).toEqual([
     { path: "charge", status: "completed" },

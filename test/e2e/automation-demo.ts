@@ -1,0 +1,54 @@
+// A compiled automation-server for end-to-end tests: copied alone into a temp dir, started with --demo
+// on a free loopback port over <dir>/data, restartable on the same data (crash and shutdown tests).
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ensureBuilt, freePort, start, waitForHttp, type Proc } from "./support";
+
+export const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
+
+export interface DemoServer {
+  dir: string;
+  /** The SQLite file under the data dir, for checks of what a killed process left behind. */
+  dbPath: string;
+  base: string;
+  /** Starts (or restarts) the server and waits until /health answers. */
+  boot(): Promise<Proc>;
+  /** A request with the demo tenant's key; `body` is sent as JSON. */
+  api(method: string, path: string, body?: unknown): Promise<Response>;
+  /** SIGKILLs a server still running and removes the directory. */
+  close(): Promise<void>;
+}
+
+export async function demoServer(opts: { prefix: string; workers: number; httpAllowHosts?: string }): Promise<DemoServer> {
+  const built = await ensureBuilt("automation-server");
+  const dir = mkdtempSync(join(tmpdir(), opts.prefix));
+  const bin = join(dir, "automation-server");
+  copyFileSync(built, bin);
+  const port = freePort();
+  const base = `http://127.0.0.1:${port}`;
+  let current: Proc | undefined;
+  return {
+    dir,
+    dbPath: join(dir, "data", "automation.db"),
+    base,
+    async boot() {
+      current = start(
+        [bin, "--demo", "--port", String(port), "--host", "127.0.0.1", "--workers", String(opts.workers), "--data-dir", join(dir, "data")],
+        { cwd: dir, env: { AUTOMATION_HTTP_ALLOW_HOSTS: opts.httpAllowHosts, AUTOMATION_DATA_DIR: undefined, PORT: undefined } },
+      );
+      await waitForHttp(`${base}/health`);
+      return current;
+    },
+    api: (method, path, body) =>
+      fetch(`${base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${DEMO_KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
+    async close() {
+      if (current && current.proc.exitCode === null) await current.kill("SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
