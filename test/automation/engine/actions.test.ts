@@ -1,16 +1,8 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { hostAllowed } from "../../../src/automation/engine/kinds/action-http";
-import { loopback, run, testServices } from "./support";
+import { loopbackPerTest, run, testServices } from "./support";
 
-const servers: { stop(): void }[] = [];
-afterEach(() => {
-  for (const s of servers.splice(0)) s.stop();
-});
-function server(...args: Parameters<typeof loopback>) {
-  const s = loopback(...args);
-  servers.push(s);
-  return s;
-}
+const server = loopbackPerTest();
 
 describe("action.http against a real loopback server", () => {
   test("method, headers and a JSON body are sent; a JSON answer is parsed", async () => {

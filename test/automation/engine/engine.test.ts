@@ -1,18 +1,9 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { StepRecord } from "../../../src/automation/engine/contract";
 import { execute } from "../../../src/automation/engine/execute";
-import { loopback, MemoryJournal, run, testServices, workflow } from "./support";
+import { loopbackPerTest, MemoryJournal, run, testServices, workflow } from "./support";
 
-const servers: { stop(): void }[] = [];
-afterEach(() => {
-  for (const s of servers.splice(0)) s.stop();
-});
-
-function server(...args: Parameters<typeof loopback>) {
-  const s = loopback(...args);
-  servers.push(s);
-  return s;
-}
+const server = loopbackPerTest();
 
 describe("step if", () => {
   test("a falsy if skips the step (journaled as skipped); truthy runs it", async () => {

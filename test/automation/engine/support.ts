@@ -1,3 +1,4 @@
+import { afterEach } from "bun:test";
 // Test doubles for the engine's collaborators: an in-memory run journal and services with in-memory
 // files. They are real implementations of the contract, not mocks of the engine.
 import { systemClock } from "../../../src/kernel/clock";
@@ -138,4 +139,20 @@ export async function cpuBurnMs(ms: number): Promise<number> {
   let kids = 0;
   for (const [pid, t] of kids1) kids += t - (kids0.get(pid) ?? t);
   return (self.user + self.system) / 1000 + kids;
+}
+
+/**
+ * For a test file that starts loopback servers: returns a `loopback` whose servers are all stopped
+ * after each test.
+ */
+export function loopbackPerTest(): typeof loopback {
+  const servers: { stop(): void }[] = [];
+  afterEach(() => {
+    for (const s of servers.splice(0)) s.stop();
+  });
+  return (...args) => {
+    const s = loopback(...args);
+    servers.push(s);
+    return s;
+  };
 }
