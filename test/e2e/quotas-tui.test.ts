@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import toml from "toml";
-import { PROMPT, Tmux } from "../quotas/tui/tmux.ts";
+import { expectRestored, Tmux } from "../quotas/tui/tmux.ts";
 import { ensureBuilt } from "./support.ts";
 
 const T = 60_000;
@@ -128,20 +128,6 @@ async function launch(t: Tmux): Promise<string> {
 async function quitAndWait(t: Tmux, key = "q"): Promise<void> {
   t.keys(key);
   await t.waitForPrompt();
-}
-
-async function expectRestored(t: Tmux, code: number): Promise<void> {
-  await t.waitForPrompt();
-  t.type("echo rc=$?");
-  await t.waitForText(`rc=${code}`);
-  expect(t.display("#{alternate_on}")).toBe("0");
-  expect(t.display("#{cursor_flag}")).toBe("1");
-  const screen = t.text();
-  expect(screen).toContain(`${bin} --no-update-check`); // the shell's screen from before is back
-  expect(screen).not.toContain("providers loaded");
-  t.type("echo $((40+2))ok");
-  await t.waitForText("42ok");
-  expect(t.text().trimEnd().endsWith(PROMPT.trim())).toBe(true);
 }
 
 describe("quotas TUI (compiled binary in tmux)", () => {
@@ -323,7 +309,7 @@ describe("quotas TUI (compiled binary in tmux)", () => {
     const t = await openTerminal();
     await launch(t);
     t.keys("q");
-    await expectRestored(t, 0);
+    await expectRestored(t, 0, `${bin} --no-update-check`);
   }, T);
 
   test("Q while providers are still answering gives the prompt back at once, not after the fetch timeout", async () => {
@@ -349,7 +335,7 @@ describe("quotas TUI (compiled binary in tmux)", () => {
     t.keys("Enter");
     await t.waitForText("› Claude");
     t.keys("C-c");
-    await expectRestored(t, 130);
+    await expectRestored(t, 130, `${bin} --no-update-check`);
   }, T);
 
   test("NO_COLOR: no colour escapes in anything the binary writes; colours without it", async () => {

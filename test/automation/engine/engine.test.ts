@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { StepRecord } from "../../../src/automation/engine/contract";
 import { execute } from "../../../src/automation/engine/execute";
-import { loopbackPerTest, MemoryJournal, run, testServices, workflow } from "./support";
+import { gatedServer, loopbackPerTest, MemoryJournal, run, testServices, workflow } from "./support";
 
 const server = loopbackPerTest();
 
@@ -134,17 +134,7 @@ steps:
   });
 
   test("a cancel during a step lets that step finish: its side effect completes and is journaled", async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let arrived!: () => void;
-    const reached = new Promise<void>((r) => (arrived = r));
-    const api = server(async (req) => {
-      if (new URL(req.url).pathname === "/slow") {
-        arrived();
-        await gate;
-      }
-      return Response.json({ ok: true });
-    });
+    const { api, reached, release } = gatedServer(server);
     const controller = new AbortController();
     const pending = run(
       `name: t
@@ -167,17 +157,7 @@ steps:
   });
 
   test("a cancel inside control.parallel: a branch in a wait stops at once, the sibling's call in flight still completes", async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let arrived!: () => void;
-    const reached = new Promise<void>((r) => (arrived = r));
-    const api = server(async (req) => {
-      if (new URL(req.url).pathname === "/slow") {
-        arrived();
-        await gate;
-      }
-      return Response.json({ ok: true });
-    });
+    const { api, reached, release } = gatedServer(server);
     const controller = new AbortController();
     const pending = run(
       `name: t

@@ -156,3 +156,22 @@ export function loopbackPerTest(): typeof loopback {
     return s;
   };
 }
+
+/**
+ * A loopback server (from `serve`) whose `/slow` path waits at a gate: `reached` resolves when a
+ * request arrives there, `release()` lets it answer. Other paths answer at once.
+ */
+export function gatedServer(serve: typeof loopback) {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let arrived!: () => void;
+  const reached = new Promise<void>((r) => (arrived = r));
+  const api = serve(async (req) => {
+    if (new URL(req.url).pathname === "/slow") {
+      arrived();
+      await gate;
+    }
+    return Response.json({ ok: true });
+  });
+  return { api, reached, release };
+}

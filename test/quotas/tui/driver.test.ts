@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ProviderResult } from "../../../src/quotas/types.ts";
 import { claude, claudeResult, codex, codexResult, deepseek, deepseekResult, kimi, result, win, zai, zaiAuth } from "./fixtures.ts";
-import { PROMPT, Tmux } from "./tmux.ts";
+import { expectRestored, Tmux } from "./tmux.ts";
 
 const root = join(import.meta.dir, "../../..");
 const T = 30_000;
@@ -79,21 +79,6 @@ async function launch(o: Opts = {}): Promise<Tmux> {
   return term;
 }
 
-/** After the TUI exits: the shell's screen is back, the cursor visible, the prompt answers. */
-async function expectRestored(t: Tmux, code: number): Promise<void> {
-  await t.waitForPrompt();
-  t.type("echo rc=$?");
-  await t.waitForText(`rc=${code}`);
-  expect(t.display("#{alternate_on}")).toBe("0");
-  expect(t.display("#{cursor_flag}")).toBe("1");
-  const screen = t.text();
-  expect(screen).toContain("harness.ts"); // the command line typed before the TUI is visible again
-  expect(screen).not.toContain("providers loaded");
-  expect(screen.trimEnd().endsWith(PROMPT.trim())).toBe(true);
-  // Raw mode is off again: typed text is echoed and a line is read by the shell.
-  t.type("echo $((20+22))x");
-  await t.waitForText("42x");
-}
 
 describe("driver in a real terminal", () => {
   test("first frame comes from the cache; the missing card fills in when its provider answers", async () => {
@@ -109,7 +94,7 @@ describe("driver in a real terminal", () => {
     expect(later).toContain("4 of 5 providers loaded · needs a key: Z.ai");
     expect(requests).toEqual(["/kimi/default"]);
     t.keys("q");
-    await expectRestored(t, 0);
+    await expectRestored(t, 0, "harness.ts");
   }, T);
 
   test("navigation and Enter open the right card; Esc comes back", async () => {
@@ -123,7 +108,7 @@ describe("driver in a real terminal", () => {
     await t.waitForText("› Z.ai");
     expect(t.text()).toContain("needs a key: set ZAI_API_KEY");
     t.keys("q");
-    await expectRestored(t, 0);
+    await expectRestored(t, 0, "harness.ts");
   }, T);
 
   test("R refetches every provider and the fake server sees the requests", async () => {
@@ -137,7 +122,7 @@ describe("driver in a real terminal", () => {
     expect([...requests].sort()).toEqual(["/claude/default", "/codex/default", "/deepseek/default", "/kimi/default", "/zai/default"]);
     kimiUsed = 64;
     t.keys("q");
-    await expectRestored(t, 0);
+    await expectRestored(t, 0, "harness.ts");
   }, T);
 
   test("F and X are saved through the host; X survives a restart", async () => {
@@ -172,13 +157,13 @@ describe("driver in a real terminal", () => {
     expect(json.windows.map((w: { window: string; used: number }) => [w.window, w.used])).toEqual([["5h", 42], ["weekly", 10], ["weekly_opus", 95]]);
     expect(JSON.parse(readFileSync(join(dir, "clip.txt"), "utf8"))).toEqual(json);
     t.keys("q");
-    await expectRestored(t, 0);
+    await expectRestored(t, 0, "harness.ts");
   }, T);
 
   test("Ctrl-C quits with 130 and restores the terminal", async () => {
     const t = await launch();
     t.keys("C-c");
-    await expectRestored(t, 130);
+    await expectRestored(t, 130, "harness.ts");
   }, T);
 
   for (const [sig, code] of [["SIGTERM", 143], ["SIGINT", 130], ["SIGHUP", 129]] as const) {
@@ -187,20 +172,20 @@ describe("driver in a real terminal", () => {
       const pid = t.foregroundPid();
       expect(pid).not.toBeNull();
       process.kill(pid!, sig);
-      await expectRestored(t, code);
+      await expectRestored(t, code, "harness.ts");
     }, T);
   }
 
   test("an unexpected error restores the terminal and prints one line", async () => {
     const t = await launch({ throwOnCopy: true });
     t.keys("c");
-    await expectRestored(t, 1);
+    await expectRestored(t, 1, "harness.ts");
     expect(t.text()).toContain("quotas: clipboard exploded");
   }, T);
 
   test("an uncaught error elsewhere in the process still restores the terminal", async () => {
     const t = await launch({ crashAfterMs: 1500 });
-    await expectRestored(t, 1);
+    await expectRestored(t, 1, "harness.ts");
     expect(t.text()).toContain("quotas: uncaught elsewhere");
   }, T);
 
@@ -215,7 +200,7 @@ describe("driver in a real terminal", () => {
     }, "three cards in a row at 200×60")).split("\n");
     expect(rows[0]).toContain("auto-refresh off");
     t.keys("q");
-    await expectRestored(t, 0);
+    await expectRestored(t, 0, "harness.ts");
   }, T);
 
   test("NO_COLOR: no colour sequences in the output; colour otherwise", async () => {

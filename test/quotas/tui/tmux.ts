@@ -1,5 +1,6 @@
 // A real terminal for TUI tests: a private tmux server (own socket, no user config) running a shell,
 // with send-keys, capture-pane, the pane's raw output (pipe-pane) and its cursor/alternate-screen state.
+import { expect } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -161,4 +162,23 @@ export class Tmux {
     }
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * After the TUI exits with `code`: main screen back (the command line typed before it is visible
+ * again), cursor visible, raw mode off (typed text is echoed and read by the shell).
+ */
+export async function expectRestored(t: Tmux, code: number, commandLine: string): Promise<void> {
+  await t.waitForPrompt();
+  t.type("echo rc=$?");
+  await t.waitForText(`rc=${code}`);
+  expect(t.display("#{alternate_on}")).toBe("0");
+  expect(t.display("#{cursor_flag}")).toBe("1");
+  const screen = t.text();
+  expect(screen).toContain(commandLine);
+  expect(screen).not.toContain("providers loaded");
+  expect(screen.trimEnd().endsWith(PROMPT.trim())).toBe(true);
+  t.type("echo $((20+22))ok");
+  await t.waitForText("42ok");
+  expect(t.text().trimEnd().endsWith(PROMPT.trim())).toBe(true);
 }
