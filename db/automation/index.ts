@@ -1,5 +1,7 @@
 // Every automation-server migration, embedded into the executable, in name order.
-// Ranges: 0000-0049 foundation (tenancy, automations), 0050-0099 files, 0100-0149 runs.
+// Ranges: 0000-0049 foundation (tenancy, automations), 0050-0099 files, 0100-0149 runs,
+// 0150-0199 datasets/evaluators/experiments, 0200-0249 reviews/human-review tasks,
+// 0250-0299 templates/e-mail servers, 0300-0349 models/usage, 0350-0399 agents, 0400-0449 client compat.
 import type { Migration } from "../../src/kernel/db";
 import m0000 from "./0000_foundation.sql" with { type: "text" };
 import m0050 from "./0050_files.sql" with { type: "text" };

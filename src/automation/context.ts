@@ -4,6 +4,7 @@ import type { Database } from "bun:sqlite";
 import type { Clock } from "../kernel/clock";
 import type { Logger } from "../kernel/logger";
 import type { BlobStore } from "./files/blobs";
+import type { ModelGateway } from "./models/contract";
 
 export interface AutomationConfig {
   port: number;
@@ -31,4 +32,6 @@ export interface AutomationContext {
   clock: Clock;
   log: Logger;
   blobs: BlobStore;
+  /** Configured language models (models/); undefined when the operator configured none. */
+  models?: ModelGateway;
 }

@@ -2,6 +2,7 @@
 // owns persistence, queueing and HTTP; the engine only executes a parsed workflow and reports each
 // step through the journal, so a run can resume after a crash from its last finished step.
 import type { Clock } from "../../kernel/clock";
+import type { ModelGateway } from "../models/contract";
 
 /** A file as a workflow sees it (input file, step output file, run artifact). */
 export interface FileRef {
@@ -47,6 +48,8 @@ export interface EngineServices {
    * `step` is the invoking step's path: a resumed run finds the child an earlier attempt started there.
    */
   invokeWorkflow(target: string, input: Record<string, unknown>, opts: { version?: string; step?: string }): Promise<unknown>;
+  /** Language models for ai.* steps, with this run's usage accounting; undefined = none configured. */
+  models?: ModelGateway;
 }
 
 export interface ExecuteOptions {
