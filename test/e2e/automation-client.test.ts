@@ -122,7 +122,7 @@ describe("client library ↔ compiled automation-server --demo", () => {
 
   test("run the workflow and wait for it", async () => {
     const run = await client.run("workflows.e2e-client", { n: 1 }, { waitForCompletion: 30 });
-    expect(run.id).toMatch(/^run_/);
+    expect(run.id).toMatch(/^exec_/);
     const done = run.finished ? run : await client.runAndWait("workflows.e2e-client", { n: 1 }, { pollIntervalMs: 100 });
     expect(done.execution?.status).toBe("completed");
     expect(done.output).toEqual({ label: "v1.1.0" });

@@ -15,6 +15,7 @@ import type {
   Triggers,
 } from "./model";
 import { SEMVER } from "./model";
+import { resolveRef } from "./ref";
 import { automationStore, versionStore } from "./store";
 import { parseSource, type ParsedSource } from "./workflow-source";
 
@@ -53,13 +54,14 @@ function versionView(a: AutomationRow, v: VersionRow): AutomationVersion {
 
 const notFound = (ref: string) => NotFound(`automation "${ref}" not found`, { field: "id" });
 
-/** By id (`wf_...`, `agt_...`) or alias `workflows.<slug>` / `agents.<slug>`, within the tenant only. */
+/** By id (`wf_...`, `agt_...`) or typed target `workflows.<slug or id>` / `agents.<slug or id>`, within the tenant only. */
 export function findAutomation(sqlite: Database, tenantId: string, ref: string): AutomationRow {
   const db = dbOf(sqlite);
-  const alias = /^(workflows|agents)\.(.+)$/.exec(ref);
-  const row = alias
-    ? automationStore.bySlug(db, tenantId, alias[1] === "workflows" ? "workflow" : "agent", alias[2])
-    : automationStore.byId(db, tenantId, ref);
+  const row = resolveRef(
+    ref,
+    (type, slug) => automationStore.bySlug(db, tenantId, type, slug),
+    (id) => automationStore.byId(db, tenantId, id),
+  );
   if (!row) throw notFound(ref);
   return row;
 }

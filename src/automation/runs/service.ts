@@ -47,6 +47,12 @@ export const SHUTDOWN_GRACE_MS = 10_000;
 /** action.invoke-workflow may nest this deep (a workflow invoking itself stops here). */
 export const MAX_NESTING = 5;
 
+/**
+ * New runs are `exec_…` like the hosted API's (its SDKs' smoke checks assert the prefix). Runs stored
+ * before the switch keep their `run_…` ids; every lookup is by the whole id, so both keep working.
+ */
+const newRunId = () => newId("exec");
+
 export class RunService {
   readonly store: RunStore;
   readonly pool: WorkerPool;
@@ -99,7 +105,7 @@ export class RunService {
   /** Validates and enqueues a run; wakes the pool. */
   async start(actor: Actor, req: StartRequest): Promise<RunRow> {
     const source = resolveTarget(this.ctx.sqlite, actor.tenantId, req.target, { version: req.version, trigger: req.trigger });
-    const id = newId("run");
+    const id = newRunId();
     const { input: scalars, files: embedded } = splitInputFiles(req.input ?? {});
     const incoming = { ...embedded, ...(req.files ?? {}) };
     const row = await this.prepare(actor, source, id, scalars, incoming, req);
@@ -258,9 +264,9 @@ export class RunService {
             versionId: src.versionId ?? "", versionLabel: src.versionLabel, sourceRef: src.sourceRef, yaml: src.definition,
           }
         : resolveTarget(this.ctx.sqlite, actor.tenantId, src.automationId, { version: opts.version, trigger: "rerun" });
-    const newRunId = newId("run");
+    const rerunId = newRunId();
     const input = JSON.parse(src.input) as Record<string, unknown>;
-    const row = await this.prepare(actor, source, newRunId, input, {}, {
+    const row = await this.prepare(actor, source, rerunId, input, {}, {
       target: src.automationId,
       trigger: "rerun",
       metadata: src.metadata ? (JSON.parse(src.metadata) as Record<string, unknown>) : undefined,
@@ -297,7 +303,7 @@ export class RunService {
       else await this.awaitRun(childId, signals.stop); // a pool worker resumed it first
     } else {
       const source = resolveTarget(this.ctx.sqlite, parent.tenantId, target, { version: opts.version, trigger: "workflow" });
-      childId = newId("run");
+      childId = newRunId();
       const { input: scalars, files } = splitInputFiles(input);
       await this.prepare({ tenantId: parent.tenantId, keyId: parent.triggeredBy ?? parent.id, keyName: parent.triggeredByName }, source, childId, scalars, files, {
         target,
@@ -328,9 +334,10 @@ export class RunService {
     }
   }
 
+  /** Every file of the run with its role: input snapshots first (they exist from the start), then outputs. */
   artifacts(tenantId: string, id: string) {
     this.get(tenantId, id);
-    return this.store.files(id, "output");
+    return this.store.files(id);
   }
 
   async artifactBytes(tenantId: string, id: string, path: string): Promise<{ blob: Blob; contentType: string; name: string }> {

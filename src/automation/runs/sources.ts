@@ -1,9 +1,10 @@
-// Resolves a run target (`workflows.<slug>`, `agents.<slug>` or an automation id) and a version (tag,
+// Resolves a run target (`workflows.<slug or id>`, `agents.<slug or id>` or an automation id) and a version (tag,
 // version id, `latest`) to the workflow definition a run captures. Reads the foundation's tables with
 // prepared statements (this is on the path of every run start).
 import type { Database } from "bun:sqlite";
 import { and, eq, or, sql } from "drizzle-orm";
 import { Forbidden, Invalid, NotFound } from "../../kernel/errors";
+import { resolveRef } from "../automations/ref";
 import { dbOf } from "../db/client";
 import { automations, automationVersions } from "../db/schema";
 
@@ -51,10 +52,11 @@ export function resolveTarget(
 ): ResolvedSource {
   let q = statements.get(sqlite);
   if (!q) statements.set(sqlite, (q = prepare(sqlite)));
-  const m = /^(workflows|agents)\.([a-z0-9][a-z0-9_-]*)$/.exec(target);
-  const a = m
-    ? q.bySlug.get({ tenantId, slug: m[2], type: m[1] === "agents" ? "agent" : "workflow" })
-    : q.byId.get({ tenantId, id: target });
+  const a = resolveRef(
+    target,
+    (type, slug) => q.bySlug.get({ tenantId, slug, type }),
+    (id) => q.byId.get({ tenantId, id }),
+  );
   if (!a) throw NotFound(`no automation ${target}`, { field: "target" });
   if (a.type === "agent") throw Invalid("agent runs are not available on this server yet", { field: "target", code: "unsupported_target" });
   const version = opts.version;

@@ -3,6 +3,7 @@
 import type { Database } from "bun:sqlite";
 import { and, asc, desc, eq, getTableColumns, gt, gte, inArray, like, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sqlite";
+import { parseRef } from "../automations/ref";
 import type { StepRecord } from "../engine/contract";
 import { runEvents, runFiles, runs, runSteps } from "./schema";
 
@@ -374,8 +375,9 @@ export class RunStore {
     const where: (SQL | undefined)[] = [eq(runs.tenantId, f.tenantId)];
     if (f.type) where.push(eq(runs.type, f.type));
     if (f.source) {
-      const alias = /^(workflows|agents)\.(.+)$/.exec(f.source);
-      if (alias) where.push(and(eq(runs.automationSlug, alias[2]), eq(runs.type, alias[1] === "agents" ? "agent" : "workflow")));
+      const ref = parseRef(f.source);
+      // A typed target's name may be a slug or (as the SDKs send `{type, id}`) the automation id.
+      if (ref.kind === "typed") where.push(and(or(eq(runs.automationSlug, ref.name), eq(runs.automationId, ref.name)), eq(runs.type, ref.type)));
       else where.push(or(eq(runs.automationId, f.source), eq(runs.automationSlug, f.source)));
     }
     if (f.statuses?.length) where.push(inArray(runs.status, f.statuses));

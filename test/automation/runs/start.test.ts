@@ -21,7 +21,7 @@ describe("POST /v1/runs", () => {
     const r = await h.post("/v1/runs", { target: "workflows.two-steps", input: { who: "ada" } });
     expect(r.status).toBe(201);
     const b = await json(r);
-    expect(b.id).toMatch(/^run_/);
+    expect(b.id).toMatch(/^exec_/);
     expect(b.type).toBe("workflow");
     expect(b.finished).toBe(false);
     const run = await json(await h.get(`/v1/runs/${b.id}`));

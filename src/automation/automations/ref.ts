@@ -1,0 +1,30 @@
+// How a client names an automation: its id (`wf_…`, `agt_…`) or a typed target `workflows.<name>` /
+// `agents.<name>`. The official SDKs turn `{type: "workflow", id}` into `workflows.<id>`, so the name
+// part of a typed target is tried as a slug first and then as an id of that same type.
+
+export type AutomationRef =
+  | { kind: "id"; id: string }
+  | { kind: "typed"; type: "workflow" | "agent"; name: string };
+
+export function parseRef(ref: string): AutomationRef {
+  const m = /^(workflows|agents)\.(.+)$/.exec(ref);
+  return m ? { kind: "typed", type: m[1] === "agents" ? "agent" : "workflow", name: m[2] } : { kind: "id", id: ref };
+}
+
+/**
+ * Resolves `ref` with the caller's two lookups (slug within type, id within tenant). A typed target
+ * whose name is an id resolves to that automation only when the types agree, so `agents.<wf_ id>`
+ * stays a 404 instead of silently running a workflow.
+ */
+export function resolveRef<T extends { type: string }>(
+  ref: string,
+  bySlug: (type: "workflow" | "agent", slug: string) => T | undefined,
+  byId: (id: string) => T | undefined,
+): T | undefined {
+  const r = parseRef(ref);
+  if (r.kind === "id") return byId(r.id);
+  const bySlugRow = bySlug(r.type, r.name);
+  if (bySlugRow) return bySlugRow;
+  const byIdRow = byId(r.name);
+  return byIdRow?.type === r.type ? byIdRow : undefined;
+}
