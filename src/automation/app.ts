@@ -11,6 +11,7 @@ import { tenancyRoutes } from "./tenancy/routes";
 import { automationRoutes } from "./automations/routes";
 import { filesRoutes } from "./files/routes";
 import { runsRoutes } from "./runs/routes";
+import { datasetRoutes } from "./datasets/routes";
 
 /** The same routes are served under both prefixes (the SDKs use either). */
 export const API_PREFIXES = ["/v1", "/api/v1"] as const;
@@ -20,7 +21,8 @@ const api = (ctx: AutomationContext, prefix: string) =>
     .use(tenancyRoutes(ctx))
     .use(automationRoutes(ctx))
     .use(filesRoutes(ctx))
-    .use(runsRoutes(ctx));
+    .use(runsRoutes(ctx))
+    .use(datasetRoutes(ctx));
 
 const requestIds = new WeakMap<Request, string>();
 

@@ -396,7 +396,7 @@ export class RunStore {
     if (f.ids?.length) where.push(inArray(runs.id, f.ids));
     if (f.experiments) {
       if ("ids" in f.experiments) where.push(inArray(runs.experimentId, f.experiments.ids));
-      else if (f.experiments.mode === "exclude") where.push(sql`${runs.experimentId} IS NULL`);
+      else if (f.experiments.mode === "exclude") where.push(sql`${runs.experimentId} IS NULL AND ${runs.evaluation} = 0`);
       else if (f.experiments.mode === "only") where.push(sql`${runs.experimentId} IS NOT NULL`);
     }
     if (f.sampleRate !== undefined) where.push(lt(runs.sampleRank, f.sampleRate));
