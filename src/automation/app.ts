@@ -12,6 +12,7 @@ import { automationRoutes } from "./automations/routes";
 import { filesRoutes } from "./files/routes";
 import { runsRoutes } from "./runs/routes";
 import { datasetRoutes } from "./datasets/routes";
+import { modelsRoutes } from "./models/routes";
 
 /** The same routes are served under both prefixes (the SDKs use either). */
 export const API_PREFIXES = ["/v1", "/api/v1"] as const;
@@ -22,7 +23,8 @@ const api = (ctx: AutomationContext, prefix: string) =>
     .use(automationRoutes(ctx))
     .use(filesRoutes(ctx))
     .use(runsRoutes(ctx))
-    .use(datasetRoutes(ctx));
+    .use(datasetRoutes(ctx))
+    .use(modelsRoutes(ctx));
 
 const requestIds = new WeakMap<Request, string>();
 

@@ -3,6 +3,7 @@ import { availableParallelism } from "node:os";
 import type { FlagSpec, FlagValues } from "../kernel/config";
 import { UsageError } from "../kernel/errors";
 import type { AutomationConfig } from "./context";
+import { loadModelsFile, modelsFromEnv } from "./models/config";
 
 export const dataDirFlag = {
   "data-dir": {
@@ -45,6 +46,12 @@ export const serveFlags = {
     value: "N",
     help: "requests per second per API key, over it 429 with Retry-After (0 = no limit)",
   },
+  models: {
+    type: "string",
+    env: "AUTOMATION_MODELS",
+    value: "FILE",
+    help: "model providers (TOML, see README); without it AUTOMATION_DEFAULT_MODEL=provider/model configures one from env",
+  },
   help: { type: "boolean", short: "h", help: "show this help" },
 } satisfies Record<string, FlagSpec>;
 
@@ -69,5 +76,12 @@ export function serveConfig(v: FlagValues<typeof serveFlags>): AutomationConfig 
     publicUrlFromRequest: v["public-url"] === undefined,
     signingSecret: "",
     rateLimit,
+    ...withModels(v.models),
   };
+}
+
+/** `--models FILE`, else the environment; neither = no models (AI steps fail naming the flag). */
+function withModels(file: string | undefined, env: Record<string, string | undefined> = process.env): Pick<AutomationConfig, "models"> {
+  const models = file ? loadModelsFile(file, env) : modelsFromEnv(env);
+  return models ? { models } : {};
 }

@@ -4,6 +4,7 @@ import type { Database } from "bun:sqlite";
 import type { Clock } from "../kernel/clock";
 import type { Logger } from "../kernel/logger";
 import type { BlobStore } from "./files/blobs";
+import type { ModelsConfig } from "./models/config";
 import type { ModelGateway } from "./models/contract";
 
 export interface AutomationConfig {
@@ -24,6 +25,8 @@ export interface AutomationConfig {
   signingSecret: string;
   /** Requests per second per API key (burst the same); absent or 0 = no limit. */
   rateLimit?: number;
+  /** Model providers (`--models FILE` or environment); absent = no model configured. Holds keys in memory only. */
+  models?: ModelsConfig;
 }
 
 export interface AutomationContext {

@@ -15,6 +15,7 @@ import { stopSandboxes } from "./engine/sandbox/isolate";
 import type { AutomationConfig, AutomationContext } from "./context";
 import type { BlobStore } from "./files/blobs";
 import { createBlobStore } from "./files/fs-blobs";
+import { createGateway } from "./models/gateway";
 
 export interface ContextDeps {
   clock?: Clock;
@@ -57,12 +58,14 @@ export async function createContext(config: AutomationConfig, deps: ContextDeps 
   const signingSecret = config.signingSecret || (memory ? newSecret(32) : loadSigningSecret(config.dataDir));
   if (memory && !deps.blobs) throw new FatalError("an in-memory context needs an explicit blob store");
   const blobs = deps.blobs ?? createBlobStore(join(config.dataDir, "blobs"));
+  const log = deps.log ?? createLogger();
   return {
     config: { ...config, signingSecret },
     sqlite,
     clock: deps.clock ?? systemClock,
-    log: deps.log ?? createLogger(),
+    log,
     blobs,
+    ...(config.models ? { models: createGateway(config.models, { log }) } : {}),
   };
 }
 

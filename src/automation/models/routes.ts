@@ -1,0 +1,17 @@
+// GET /models: the configured model catalog (any valid key may read it).
+import { Elysia } from "elysia";
+import type { AutomationContext } from "../context";
+import { parseWith } from "../http/validate";
+import { authPlugin } from "../tenancy/auth";
+import { catalog } from "./catalog";
+import { catalogQuery } from "./model";
+
+export const modelsRoutes = (ctx: AutomationContext) =>
+  new Elysia().use(authPlugin(ctx)).get(
+    "/models",
+    ({ query }) => {
+      const q = parseWith(catalogQuery, query);
+      return { data: catalog(ctx.config.models, q.capability) };
+    },
+    { detail: { summary: "List configured models", description: "Health comes from local configuration, never from a live probe.", tags: ["Models"] } },
+  );
