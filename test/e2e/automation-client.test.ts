@@ -177,8 +177,9 @@ describe("client library ↔ compiled automation-server --demo", () => {
     expect(run.finished).toBe(true);
     expect(run.execution?.status).toBe("completed");
     const withInput = await client.runs.get(run.id, { expand: ["input"] });
-    const files = (withInput.input as { files: { name: string; size: number }[] }).files;
-    expect(files.map((f) => [f.name, f.size]).sort()).toEqual([["big.bin", big.byteLength], ["tiny.txt", 4]]);
+    expect((withInput.input as { files: { name: string }[] }).files.map((f) => f.name).sort()).toEqual(["big.bin", "tiny.txt"]);
+    const inputs = (await client.runs.artifacts(run.id)).filter((a) => a.role === "input");
+    expect(inputs.map((f) => [f.path, f.size]).sort()).toEqual([["input/big/big.bin", big.byteLength], ["input/small/tiny.txt", 4]]);
   });
 
   test("a run keeps its snapshot of an uploaded file after the file is deleted", async () => {

@@ -58,7 +58,8 @@ describe("runs on the compiled server through the client", () => {
     expect(run.execution?.status).toBe("completed");
     expect(run.output).toEqual({ total: 1500 });
     const detail = await client.runs.get(run.id, { expand: ["input"] });
-    expect((detail as unknown as { input: { files: { path: string }[] } }).input.files.map((f) => f.path)).toEqual(["input/attachment/scan.pdf"]);
+    expect((detail as unknown as { input: { files: { name: string }[] } }).input.files.map((f) => f.name)).toEqual(["scan.pdf"]);
+    expect((await client.runs.artifacts(run.id)).map((a) => [a.role, a.path])).toEqual([["input", "input/attachment/scan.pdf"]]);
     const again = await client.rerun(run.id, { version: "original", waitForCompletion: 30 });
     expect(again.execution?.status).toBe("completed");
     expect(again.execution?.retry).toMatchObject({ number: 1, previousRunId: run.id });

@@ -1,6 +1,6 @@
 // Wire shapes of automations and versions, and the valibot schemas of their inputs.
 import * as v from "valibot";
-import { pageQuery } from "../http/validate";
+import { expandQuery, pageQuery } from "../http/validate";
 
 /** YAML bodies are capped at 1 MiB (bytes of UTF-8). */
 export const MAX_YAML_BYTES = 1024 * 1024;
@@ -28,7 +28,12 @@ export type CreateVersionInput = v.InferOutput<typeof CreateVersionBody>;
 
 export const RestoreBody = v.strictObject({ message: v.optional(v.pipe(v.string(), v.maxLength(2000))) });
 
+/** `implementationAvailable` is opt-in: the SDKs' public key set for automations does not include it. */
+export const AutomationExpand = expandQuery(["implementationAvailable"]);
+export const GetAutomationQuery = v.object({ expand: AutomationExpand });
+
 export const ListAutomationsQuery = v.object({
+  expand: AutomationExpand,
   search: v.optional(v.pipe(v.string(), v.maxLength(200, "search is at most 200 characters"))),
   type: v.optional(v.picklist(["workflow", "agent"], "type must be workflow or agent")),
   ...pageQuery,
@@ -52,8 +57,11 @@ export interface AutomationSummary {
   status: string;
   version: string | null;
   triggers: Triggers;
-  /** The reference's flag for a registry row whose implementation is missing: here, no current version. */
-  implementationAvailable: boolean;
+  /**
+   * With `expand=implementationAvailable` only: the reference's flag for a registry row whose
+   * implementation is missing (here, no current version).
+   */
+  implementationAvailable?: boolean;
   createdAt: string;
   updatedAt: string;
 }

@@ -34,7 +34,7 @@ const triggers: Schema = {
 
 const summary: Schema = {
   type: "object",
-  required: ["id", "type", "slug", "name", "description", "status", "version", "triggers", "implementationAvailable", "createdAt", "updatedAt"],
+  required: ["id", "type", "slug", "name", "description", "status", "version", "triggers", "createdAt", "updatedAt"],
   properties: {
     id: str,
     type: { type: "string", enum: ["workflow", "agent"] },
@@ -44,7 +44,7 @@ const summary: Schema = {
     status: str,
     version: nullable(str),
     triggers,
-    implementationAvailable: { type: "boolean" },
+    implementationAvailable: { type: "boolean", description: "Only with expand=implementationAvailable." },
     createdAt: { type: "string", format: "date-time" },
     updatedAt: { type: "string", format: "date-time" },
   },
@@ -75,7 +75,19 @@ const errors = Object.fromEntries(
 const body = (s: GenericSchema) => ({ required: true, ...json(toJsonSchema(s, { errorMode: "ignore" }) as Schema) });
 const ok = (code: string, description: string, schema: Schema) => ({ [code]: { description, ...json(schema) }, ...errors });
 
-const idParam = { name: "id", in: "path" as const, required: true, schema: { type: "string" }, description: "wf_/agt_ id or alias workflows.<slug> / agents.<slug>" };
+const idParam = {
+  name: "id",
+  in: "path" as const,
+  required: true,
+  schema: { type: "string" },
+  description: "wf_/agt_ id, or typed target workflows.<slug or id> / agents.<slug or id>",
+};
+const expandParam = {
+  name: "expand",
+  in: "query" as const,
+  schema: { type: "string", enum: ["implementationAvailable"] },
+  description: "implementationAvailable adds that flag (not part of the default public shape)",
+};
 const pageParams = [
   { name: "limit", in: "query" as const, schema: { type: "integer", minimum: 1, maximum: 100, default: 50 } },
   { name: "offset", in: "query" as const, schema: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 } },
@@ -91,10 +103,11 @@ const raw = {
       { name: "search", in: "query" as const, schema: { type: "string" }, description: "substring of slug, name or description" },
       { name: "type", in: "query" as const, schema: { type: "string", enum: ["workflow", "agent"] } },
       ...pageParams,
+      expandParam,
     ],
     responses: ok("200", "Page of automations", page(summary)),
   },
-  get: { summary: "Get automation by id or alias", tags, parameters: [idParam], responses: ok("200", "Automation", detail) },
+  get: { summary: "Get automation by id or alias", tags, parameters: [idParam, expandParam], responses: ok("200", "Automation", detail) },
   triggers: {
     summary: "Get automation triggers",
     tags,

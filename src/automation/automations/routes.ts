@@ -5,7 +5,7 @@ import { jsonParser } from "../http/body";
 import { docs } from "./openapi";
 import { parseWith } from "../http/validate";
 import { authenticateRequest, authPlugin, requireScope } from "../tenancy/auth";
-import { CreateAutomationBody, CreateVersionBody, ListAutomationsQuery, ListVersionsQuery, MAX_YAML_BYTES, RestoreBody } from "./model";
+import { CreateAutomationBody, CreateVersionBody, GetAutomationQuery, ListAutomationsQuery, ListVersionsQuery, MAX_YAML_BYTES, RestoreBody } from "./model";
 import {
   createAutomation,
   createVersion,
@@ -44,9 +44,9 @@ export const automationRoutes = (ctx: AutomationContext) => {
     )
     .get(
       "/automations/:id",
-      ({ auth, params }) => {
+      ({ auth, params, query }) => {
         requireScope(auth, "automations:read");
-        return getAutomation(ctx.sqlite, auth.tenantId, params.id);
+        return getAutomation(ctx.sqlite, auth.tenantId, params.id, parseWith(GetAutomationQuery, query).expand);
       },
       { detail: docs.get },
     )

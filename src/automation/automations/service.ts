@@ -25,7 +25,9 @@ function triggersOf(v: VersionRow | undefined): Triggers {
   return v ? { ...NO_TRIGGERS, ...(JSON.parse(v.triggers) as Partial<Triggers>) } : { ...NO_TRIGGERS };
 }
 
-function summary(a: AutomationRow, current: VersionRow | undefined): AutomationSummary {
+export type AutomationExpand = "implementationAvailable";
+
+function summary(a: AutomationRow, current: VersionRow | undefined, expand: readonly AutomationExpand[] = []): AutomationSummary {
   return {
     id: a.id,
     type: a.type,
@@ -35,9 +37,9 @@ function summary(a: AutomationRow, current: VersionRow | undefined): AutomationS
     status: a.status,
     version: current?.version ?? null,
     triggers: triggersOf(current),
-    implementationAvailable: current !== undefined,
     createdAt: a.createdAt,
     updatedAt: a.updatedAt,
+    ...(expand.includes("implementationAvailable") ? { implementationAvailable: current !== undefined } : {}),
   };
 }
 
@@ -137,23 +139,23 @@ export function createAutomation(sqlite: Database, clock: Clock, tenantId: strin
 export function listAutomations(
   sqlite: Database,
   tenantId: string,
-  q: { search?: string; type?: "workflow" | "agent"; limit: number; offset: number },
+  q: { search?: string; type?: "workflow" | "agent"; limit: number; offset: number; expand?: AutomationExpand[] },
 ): Page<AutomationSummary> {
   const { rows, total } = automationStore.list(dbOf(sqlite), tenantId, q);
-  return { data: rows.map((r) => summary(r.automation, r.current)), total, limit: q.limit, offset: q.offset };
+  return { data: rows.map((r) => summary(r.automation, r.current, q.expand)), total, limit: q.limit, offset: q.offset };
 }
 
-function detail(sqlite: Database, a: AutomationRow): AutomationDetail {
+function detail(sqlite: Database, a: AutomationRow, expand: readonly AutomationExpand[] = []): AutomationDetail {
   const current = currentOf(sqlite, a);
   return {
-    ...summary(a, current),
+    ...summary(a, current, expand),
     inputSchema: current?.inputSchema ? (JSON.parse(current.inputSchema) as Record<string, unknown>) : null,
     outputSchema: current?.outputSchema ? (JSON.parse(current.outputSchema) as Record<string, unknown>) : null,
   };
 }
 
-export function getAutomation(sqlite: Database, tenantId: string, ref: string): AutomationDetail {
-  return detail(sqlite, findAutomation(sqlite, tenantId, ref));
+export function getAutomation(sqlite: Database, tenantId: string, ref: string, expand: readonly AutomationExpand[] = []): AutomationDetail {
+  return detail(sqlite, findAutomation(sqlite, tenantId, ref), expand);
 }
 
 export function getTriggers(sqlite: Database, tenantId: string, ref: string) {

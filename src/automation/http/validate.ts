@@ -43,3 +43,13 @@ export const pageQuery = {
   // The reference allows any safe integer offset.
   offset: v.optional(queryInt(0, Number.MAX_SAFE_INTEGER), "0"),
 };
+
+/** `expand=a,b`: a comma list of named optional sections; an unknown name is a 400 naming the allowed ones. */
+export const expandQuery = <const T extends readonly [string, ...string[]]>(allowed: T) =>
+  v.optional(
+    v.pipe(
+      v.string(),
+      v.transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean)),
+      v.array(v.picklist(allowed, `expand takes ${allowed.join(", ")}`)),
+    ),
+  );

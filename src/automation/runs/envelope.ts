@@ -105,9 +105,13 @@ function base(store: RunStore, r: RunRow) {
   };
 }
 
-/** A row of `GET /v1/runs`. */
-export function listItem(store: RunStore, r: RunRow) {
-  return { ...base(store, r), error: errorMessage(r) };
+/**
+ * A row of `GET /v1/runs`. `sampleRank` only with `expand=sampleRank`: the SDKs' public key set for
+ * list rows leaves it out (`sample_rate` filters on it server-side either way).
+ */
+export function listItem(store: RunStore, r: RunRow, withSampleRank = false) {
+  const { sampleRank, ...row } = base(store, r);
+  return { ...row, error: errorMessage(r), ...(withSampleRank ? { sampleRank } : {}) };
 }
 
 /** `GET /v1/runs/{id}`: terminal runs always carry output, files and error; `expand` adds blocks. */
@@ -121,7 +125,8 @@ export function runView(store: RunStore, r: RunRow, expand: ReadonlySet<Expand> 
   if (expand.has("input")) {
     out.input = {
       args: parse(r.input),
-      files: store.files(r.id, "input").map((f) => ({ name: f.name, path: f.path, contentType: f.contentType, size: f.size })),
+      // The reference's RunFile names only `name`; paths, types and sizes are in GET /runs/{id}/artifacts.
+      files: store.files(r.id, "input").map((f) => ({ name: f.name })),
       metadata: parse(r.metadata),
     };
   }

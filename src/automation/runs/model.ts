@@ -1,6 +1,6 @@
 // Wire schemas of the runs API (valibot) and the types inferred from them.
 import * as v from "valibot";
-import { queryInt } from "../http/validate";
+import { expandQuery, queryInt } from "../http/validate";
 import { STATUSES } from "./store";
 
 const Json = v.record(v.string(), v.unknown());
@@ -87,6 +87,8 @@ export const ListQuery = v.object({
   reviewClosedAfter: v.optional(Iso),
   reviewClosedBefore: v.optional(Iso),
   sinceLastClosed: v.optional(boolish),
+  /** `sampleRank` on each row: a documented addition, opt-in so the default rows keep the public key set. */
+  expand: expandQuery(["sampleRank"]),
   sampleRate: v.optional(
     v.pipe(v.string(), v.regex(/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/, "sampleRate must be a number between 0 and 1"), v.transform(Number)),
   ),
@@ -94,15 +96,7 @@ export const ListQuery = v.object({
 export type ListQuery = v.InferOutput<typeof ListQuery>;
 
 export const EXPANDS = ["input", "usage", "execution", "debug"] as const;
-export const GetQuery = v.object({
-  expand: v.optional(
-    v.pipe(
-      v.string(),
-      v.transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean)),
-      v.array(v.picklist(EXPANDS, `expand takes ${EXPANDS.join(", ")}`)),
-    ),
-  ),
-});
+export const GetQuery = v.object({ expand: expandQuery(EXPANDS) });
 
 export const RerunQuery = v.object({
   version: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(100))),

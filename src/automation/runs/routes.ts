@@ -150,8 +150,10 @@ export const runsRoutes = (ctx: AutomationContext) => {
       "/runs",
       ({ auth, query }) => {
         requireScope(auth, "runs:read");
-        const { rows, nextCursor } = svc.list(auth.tenantId, parseWith(ListQuery, query));
-        return { runs: rows.map((r) => listItem(svc.store, r)), nextCursor };
+        const q = parseWith(ListQuery, query);
+        const { rows, nextCursor } = svc.list(auth.tenantId, q);
+        const withRank = q.expand?.includes("sampleRank") ?? false;
+        return { runs: rows.map((r) => listItem(svc.store, r, withRank)), nextCursor };
       },
       detail("List runs"),
     )

@@ -217,8 +217,9 @@ describe("GET /v1/automations and by id/alias", () => {
     expect(r.limit).toBe(50);
     expect(r.offset).toBe(0);
     expect(r.data.map((a: { id: string }) => a.id)).toEqual([...ids].reverse());
-    expect(Object.keys(r.data[0]).sort()).toEqual(["createdAt", "description", "id", "implementationAvailable", "name", "slug", "status", "triggers", "type", "updatedAt", "version"]);
-    expect(r.data.every((a: { implementationAvailable: boolean }) => a.implementationAvailable === true)).toBe(true);
+    expect(Object.keys(r.data[0]).sort()).toEqual(["createdAt", "description", "id", "name", "slug", "status", "triggers", "type", "updatedAt", "version"]);
+    const expanded = await json(await h.req("GET", "/v1/automations?expand=implementationAvailable", { key: t.key }));
+    expect(expanded.data.every((a: { implementationAvailable: boolean }) => a.implementationAvailable === true)).toBe(true);
     const p2 = await json(await h.req("GET", "/v1/automations?limit=1&offset=1", { key: t.key }));
     expect(p2).toMatchObject({ total: 3, limit: 1, offset: 1 });
     expect(p2.data.map((a: { id: string }) => a.id)).toEqual([ids[1]]);

@@ -125,7 +125,7 @@ describe("GET /v1/runs filters", () => {
 
   test("sample_rate keeps runs whose sampleRank is below it", async () => {
     const { h } = await seeded();
-    const all = (await json(await h.get("/v1/runs"))).runs as { id: string; sampleRank: number }[];
+    const all = (await json(await h.get("/v1/runs?expand=sampleRank"))).runs as { id: string; sampleRank: number }[];
     const threshold = [...all].sort((x, y) => x.sampleRank - y.sampleRank)[2].sampleRank;
     const kept = idsOf(await json(await h.get(`/v1/runs?sample_rate=${threshold}`)));
     expect(kept.sort()).toEqual(all.filter((r) => r.sampleRank < threshold).map((r) => r.id).sort());

@@ -170,7 +170,9 @@ describe("POST /v1/runs", () => {
     expect(run.output.only.input.extra[0].filename).toBe("a.txt");
     await deleteFile(h.ctx, h.t.id, file.id);
     const detail = await json(await h.get(`/v1/runs/${run.id}?expand=input`));
-    expect(detail.input.files.map((f: { path: string }) => f.path).sort()).toEqual(["input/doc/pool.txt", "input/extra/0/a.txt"]);
+    expect(detail.input.files.map((f: { name: string }) => f.name).sort()).toEqual(["a.txt", "pool.txt"]);
+    const listed = (await json(await h.get(`/v1/runs/${run.id}/artifacts`))).artifacts;
+    expect(listed.map((f: { path: string }) => f.path).sort()).toEqual(["input/doc/pool.txt", "input/extra/0/a.txt"]);
     // The snapshot keeps the bytes: a rerun (which reads the snapshot) still completes.
     const rerun = await h.post(`/v1/runs/${run.id}/rerun?wait_for_completion=10`);
     expect(rerun.status).toBe(200);
