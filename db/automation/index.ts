@@ -7,10 +7,12 @@ import m0000 from "./0000_foundation.sql" with { type: "text" };
 import m0050 from "./0050_files.sql" with { type: "text" };
 import m0100 from "./0100_runs.sql" with { type: "text" };
 import m0150 from "./0150_datasets.sql" with { type: "text" };
+import m0250 from "./0250_templates_email.sql" with { type: "text" };
 
 export const migrations: Migration[] = [
   { name: "0000_foundation", sql: m0000 },
   { name: "0050_files", sql: m0050 },
   { name: "0100_runs", sql: m0100 },
   { name: "0150_datasets", sql: m0150 },
+  { name: "0250_templates_email", sql: m0250 },
 ];

@@ -13,6 +13,7 @@ import { filesRoutes } from "./files/routes";
 import { runsRoutes } from "./runs/routes";
 import { datasetRoutes } from "./datasets/routes";
 import { modelsRoutes } from "./models/routes";
+import { templateRoutes } from "./templates/routes";
 
 /** The same routes are served under both prefixes (the SDKs use either). */
 export const API_PREFIXES = ["/v1", "/api/v1"] as const;
@@ -24,7 +25,8 @@ const api = (ctx: AutomationContext, prefix: string) =>
     .use(filesRoutes(ctx))
     .use(runsRoutes(ctx))
     .use(datasetRoutes(ctx))
-    .use(modelsRoutes(ctx));
+    .use(modelsRoutes(ctx))
+    .use(templateRoutes(ctx));
 
 const requestIds = new WeakMap<Request, string>();
 

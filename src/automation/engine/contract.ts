@@ -50,6 +50,61 @@ export interface EngineServices {
   invokeWorkflow(target: string, input: Record<string, unknown>, opts: { version?: string; step?: string }): Promise<unknown>;
   /** Language models for ai.* steps, with this run's usage accounting; undefined = none configured. */
   models?: ModelGateway;
+  /** Stored DOCX/XLSX templates of the run's tenant (`transform.template`); undefined = not wired. */
+  templates?: TemplateRenderer;
+  /** The tenant's outbound e-mail servers (`action.email`); undefined = not wired. */
+  email?: MailSender;
+}
+
+/** A file's bytes with the name and type it travels under. */
+export interface NamedBytes {
+  filename: string;
+  contentType: string;
+  bytes: Uint8Array;
+}
+
+export interface TemplateRenderer {
+  /** Fills the template's current revision, or the pinned `templateRevisionId` (which outlives its template). */
+  render(
+    ref: { templateId?: string; templateRevisionId?: string },
+    data: unknown,
+    opts: { highlightNotFound: boolean; notFoundText: string },
+  ): Promise<NamedBytes & { templateId: string; revisionId: string }>;
+  /** Keeps a produced document as a reusable file of the tenant (`file_...`), e.g. for attachments. */
+  keep(file: NamedBytes): Promise<{ fileId: string }>;
+}
+
+export interface MailMessage {
+  /** An `ems_` id or a server's name. */
+  server: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  replyTo?: string;
+  subject: string;
+  text: string;
+  attachments: NamedBytes[];
+}
+
+export interface MailSent {
+  serverId: string;
+  messageId: string;
+  provider: "smtp" | "resend";
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  attachmentCount: number;
+  totalBytes: number;
+}
+
+export interface MailSender {
+  /** Reads a tenant file (`file_...`) to attach. */
+  attachment(fileId: string): Promise<NamedBytes>;
+  /**
+   * Sends once per step execution `path`: a resumed run finds the earlier attempt and returns its
+   * result (sent) or fails (outcome unknown) instead of sending again.
+   */
+  send(message: MailMessage, path: string): Promise<MailSent>;
 }
 
 export interface ExecuteOptions {

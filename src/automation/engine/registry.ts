@@ -16,6 +16,7 @@ import remove from "./kinds/transform-remove";
 import script from "./kinds/transform-script";
 import set from "./kinds/transform-set";
 import split from "./kinds/transform-split";
+import template from "./kinds/transform-template";
 import textChunker from "./kinds/transform-text-chunker";
 import xlsxToJson from "./kinds/transform-xlsx-to-json";
 
@@ -29,6 +30,7 @@ const kinds: AnyStepKind[] = [
   textChunker,
   jsonToXlsx,
   xlsxToJson,
+  template,
   http,
   invokeWorkflow,
   controlIf,

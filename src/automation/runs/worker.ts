@@ -5,6 +5,7 @@ import { NotFound } from "../../kernel/errors";
 import type { AutomationContext } from "../context";
 import type { EngineServices, ExecuteResult, FileRef, RunJournal, StepRecord } from "../engine/contract";
 import { openBlob, putBytes, retainBlob } from "../files/service";
+import { templateRenderer } from "../templates/engine";
 import { ownerOf } from "./inputs";
 import type { AbortReason } from "./queue";
 import type { RunsRuntime } from "./runtime";
@@ -84,6 +85,7 @@ function services(deps: WorkerDeps, run: RunRow): EngineServices {
       return { $file: path, filename: f.name, contentType: f.contentType, size: blob.size };
     },
     invokeWorkflow: (target, input, opts) => deps.invoke(run, target, input, opts),
+    templates: templateRenderer(ctx, run.tenantId),
   };
 }
 

@@ -1,0 +1,226 @@
+// The rules of templates: a template is a name over immutable revisions (bytes pinned in the blob
+// store), each checked and tokenised when it arrives; DELETE drops the name but never a revision, so
+// workflows pinned to a `tmpr_` id keep rendering.
+import { Invalid, NotFound } from "../../kernel/errors";
+import { newId } from "../../kernel/ids";
+import { dbOf } from "../db/client";
+import type { BlobInfo } from "../files/blobs";
+import { checkFilename } from "../files/filename";
+import { readText, type Part } from "../files/multipart";
+import { type FilesContext, findFile, openBlob, putBytes, releaseBlob, retainBlob } from "../files/service";
+import { DOCX_TYPE, inspectDocx, renderDocx } from "./docx";
+import { DEFAULT_RENDER, GRAMMARS, type RenderOptions, TemplateBroken, type TemplateFormat, type Token } from "./grammar";
+import { TEMPLATE_MAX_BYTES, type TemplateView } from "./model";
+import type { RevisionRow, TemplateRow } from "./schema";
+import { templateStore } from "./store";
+import { inspectXlsx, renderXlsx, XLSX_TYPE } from "./xlsx";
+
+const MIME: Record<TemplateFormat, string> = { docx: DOCX_TYPE, xlsx: XLSX_TYPE };
+
+/** A template file's bytes as they arrived, before a revision exists. */
+interface Incoming {
+  filename: string;
+  blob: BlobInfo;
+  /** Whether we stored the bytes for this request (and must release them on refusal). */
+  ownBytes: boolean;
+}
+
+function formatOf(filename: string): TemplateFormat {
+  const ext = /\.([a-z]+)$/i.exec(filename)?.[1]?.toLowerCase();
+  if (ext === "docx" || ext === "xlsx") return ext;
+  throw Invalid(`template files must be .docx or .xlsx (got ${filename})`, { field: "file", code: "unsupported_format" });
+}
+
+export function inspect(format: TemplateFormat, bytes: Uint8Array): Promise<Token[]> | Token[] {
+  return format === "docx" ? inspectDocx(bytes) : inspectXlsx(bytes);
+}
+
+async function bytesOf(ctx: FilesContext, sha256: string): Promise<Uint8Array> {
+  const blob = await openBlob(ctx, sha256);
+  if (!blob) throw NotFound("the template's bytes are missing from the blob store", { code: "content_missing" });
+  return new Uint8Array(await blob.arrayBuffer());
+}
+
+/** Checks the file and builds its revision row (not yet stored). */
+async function revisionFor(ctx: FilesContext, tenantId: string, templateId: string, input: Incoming, field: string): Promise<Omit<RevisionRow, "number">> {
+  const format = formatOf(input.filename);
+  if (input.blob.size > TEMPLATE_MAX_BYTES) throw Invalid(`template files are at most ${TEMPLATE_MAX_BYTES} bytes`, { field, code: "too_large" });
+  let tokens: Token[];
+  try {
+    tokens = await inspect(format, await bytesOf(ctx, input.blob.sha256));
+  } catch (err) {
+    if (err instanceof TemplateBroken) throw err.toDomain(field);
+    throw err;
+  }
+  return {
+    id: newId("tmpr"),
+    templateId,
+    tenantId,
+    filename: input.filename,
+    format,
+    mimeType: MIME[format],
+    size: input.blob.size,
+    sha256: input.blob.sha256,
+    tokens: JSON.stringify(tokens),
+    createdAt: ctx.clock.now().toISOString(),
+  };
+}
+
+function view(t: TemplateRow, r: RevisionRow): TemplateView {
+  const format = r.format as TemplateFormat;
+  return {
+    id: t.id,
+    name: t.name,
+    description: t.description,
+    filename: r.filename,
+    format,
+    mimeType: r.mimeType,
+    size: r.size,
+    sha256: r.sha256,
+    tokens: JSON.parse(r.tokens) as Token[],
+    grammar: GRAMMARS[format],
+    currentRevision: { id: r.id, number: r.number, sha256: r.sha256, createdAt: r.createdAt },
+    createdAt: t.createdAt,
+    updatedAt: t.updatedAt,
+  };
+}
+
+/** An uploaded file of the tenant as the source of a revision (its bytes are shared, not copied). */
+export async function fromFileId(ctx: FilesContext, tenantId: string, fileId: string): Promise<Incoming> {
+  const file = await findFile(ctx, tenantId, fileId).catch(() => {
+    throw Invalid(`file ${fileId} not found`, { field: "fileId", code: "not_found" });
+  });
+  return { filename: file.filename, blob: { sha256: file.sha256, size: file.size }, ownBytes: false };
+}
+
+/** Multipart `file` (+ `name`, `description` on create) → the incoming bytes and the text fields. */
+export async function fromParts(ctx: FilesContext, parts: AsyncIterable<Part>, fields: string[]): Promise<{ incoming: Incoming; text: Record<string, string> }> {
+  const text: Record<string, string> = {};
+  let incoming: Incoming | null = null;
+  try {
+    for await (const part of parts) {
+      if (part.name === "file") {
+        if (incoming) throw Invalid("send exactly one `file` part", { field: "file", code: "invalid_value" });
+        if (part.filename === null) throw Invalid("the `file` part must be a file (with a filename)", { field: "file", code: "invalid_value" });
+        const filename = checkFilename(part.filename, "file.filename");
+        incoming = { filename, blob: await putBytes(ctx, part.body, TEMPLATE_MAX_BYTES), ownBytes: true };
+      } else if (fields.includes(part.name)) {
+        text[part.name] = await readText(part, 4000);
+      } else {
+        throw Invalid(`unknown field "${part.name}" (expected file${fields.map((f) => `, ${f}`).join("")})`, { field: part.name, code: "unrecognized_keys" });
+      }
+    }
+    if (!incoming) throw Invalid("the `file` part is required", { field: "file", code: "required" });
+    return { incoming, text };
+  } catch (err) {
+    if (incoming?.ownBytes) await releaseBlob(ctx, incoming.blob.sha256);
+    throw err;
+  }
+}
+
+/** Runs `work` and, when it refuses, lets go of bytes this request stored. */
+async function guarded<T>(ctx: FilesContext, input: Incoming, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (input.ownBytes) await releaseBlob(ctx, input.blob.sha256);
+    throw err;
+  }
+}
+
+export function createTemplate(ctx: FilesContext, tenantId: string, meta: { name: string; description?: string | null }, input: Incoming): Promise<TemplateView> {
+  return guarded(ctx, input, async () => {
+    const id = newId("tmpl");
+    const rev = { ...(await revisionFor(ctx, tenantId, id, input, input.ownBytes ? "file" : "fileId")), number: 1 };
+    const now = ctx.clock.now().toISOString();
+    const t: TemplateRow = { id, tenantId, name: meta.name, description: meta.description ?? null, currentRevisionId: rev.id, createdAt: now, updatedAt: now, deletedAt: null };
+    retainBlob(ctx, tenantId, rev.sha256, `template:${rev.id}`);
+    templateStore.create(dbOf(ctx.sqlite), t, rev);
+    return view(t, rev);
+  });
+}
+
+function live(ctx: FilesContext, tenantId: string, id: string): TemplateRow {
+  const t = templateStore.byId(dbOf(ctx.sqlite), tenantId, id);
+  if (!t) throw NotFound(`template ${id} not found`, { field: "id" });
+  return t;
+}
+
+function current(ctx: FilesContext, t: TemplateRow): RevisionRow {
+  const r = templateStore.revision(dbOf(ctx.sqlite), t.tenantId, t.currentRevisionId);
+  if (!r) throw NotFound(`template ${t.id} has no revision`, { field: "id" });
+  return r;
+}
+
+export function replaceTemplate(ctx: FilesContext, tenantId: string, id: string, input: Incoming): Promise<TemplateView> {
+  return guarded(ctx, input, async () => {
+    live(ctx, tenantId, id);
+    const rev = await revisionFor(ctx, tenantId, id, input, input.ownBytes ? "file" : "fileId");
+    retainBlob(ctx, tenantId, rev.sha256, `template:${rev.id}`);
+    const stored = templateStore.addRevision(dbOf(ctx.sqlite), tenantId, id, rev, rev.createdAt);
+    if (!stored) throw NotFound(`template ${id} not found`, { field: "id" });
+    return view(live(ctx, tenantId, id), stored);
+  });
+}
+
+export function getTemplate(ctx: FilesContext, tenantId: string, id: string): TemplateView {
+  const t = live(ctx, tenantId, id);
+  return view(t, current(ctx, t));
+}
+
+export function listTemplates(ctx: FilesContext, tenantId: string, q: { limit: number; offset: number }): { items: TemplateView[]; total: number } {
+  const { rows, total } = templateStore.list(dbOf(ctx.sqlite), tenantId, q.limit, q.offset);
+  return { items: rows.map((t) => view(t, current(ctx, t))), total };
+}
+
+export function listRevisions(ctx: FilesContext, tenantId: string, id: string) {
+  const t = live(ctx, tenantId, id);
+  const revisions = templateStore.revisionsOf(dbOf(ctx.sqlite), t.id).map((r) => ({
+    id: r.id, number: r.number, filename: r.filename, size: r.size, sha256: r.sha256, current: r.id === t.currentRevisionId, createdAt: r.createdAt,
+  }));
+  return { templateId: t.id, revisions };
+}
+
+export function deleteTemplate(ctx: FilesContext, tenantId: string, id: string): { id: string; deleted: true } {
+  if (!templateStore.softDelete(dbOf(ctx.sqlite), tenantId, id, ctx.clock.now().toISOString())) throw NotFound(`template ${id} not found`, { field: "id" });
+  return { id, deleted: true };
+}
+
+/** A revision of a live template (default its current one) with lazy bytes. */
+export async function templateContent(ctx: FilesContext, tenantId: string, id: string, revisionId?: string): Promise<{ revision: RevisionRow; blob: Blob }> {
+  const t = live(ctx, tenantId, id);
+  const r = revisionId ? templateStore.revision(dbOf(ctx.sqlite), tenantId, revisionId) : current(ctx, t);
+  if (!r || r.templateId !== t.id) throw NotFound(`revision ${revisionId} of template ${id} not found`, { field: "revisionId" });
+  const blob = await openBlob(ctx, r.sha256);
+  if (!blob) throw NotFound("the template's bytes are missing from the blob store", { code: "content_missing" });
+  return { revision: r, blob };
+}
+
+/**
+ * The revision a workflow step names: a template's current one (live templates only) or a pinned
+ * `tmpr_` id, which keeps working after the template is deleted.
+ */
+export function resolveRevision(ctx: FilesContext, tenantId: string, ref: { templateId?: string; templateRevisionId?: string }): RevisionRow {
+  if (ref.templateRevisionId) {
+    const r = templateStore.revision(dbOf(ctx.sqlite), tenantId, ref.templateRevisionId);
+    if (!r) throw NotFound(`template revision ${ref.templateRevisionId} not found`, { field: "templateRevisionId" });
+    if (ref.templateId && r.templateId !== ref.templateId) throw Invalid(`revision ${r.id} does not belong to template ${ref.templateId}`, { field: "templateRevisionId" });
+    return r;
+  }
+  return current(ctx, live(ctx, tenantId, ref.templateId ?? ""));
+}
+
+export interface Rendered {
+  bytes: Uint8Array;
+  filename: string;
+  contentType: string;
+  templateId: string;
+  revisionId: string;
+}
+
+/** Fills a revision with `data`. A tag the data breaks (e.g. a loop over a non-list) is a TemplateBroken. */
+export async function renderRevision(ctx: FilesContext, r: RevisionRow, data: unknown, opts: RenderOptions = DEFAULT_RENDER): Promise<Rendered> {
+  const source = await bytesOf(ctx, r.sha256);
+  const bytes = r.format === "docx" ? renderDocx(source, data, opts) : await renderXlsx(source, data, opts);
+  return { bytes, filename: r.filename, contentType: r.mimeType, templateId: r.templateId, revisionId: r.id };
+}
