@@ -1,40 +1,30 @@
 import { Elysia } from "elysia";
 import { authRoutes } from "./auth/routes";
 import { AuthService } from "./auth/service";
-import { TokenStore } from "./auth/store";
 import type { OrderConfig } from "./config";
-import { type OrdersDb, pingOrdersDb } from "./db/open";
-import { DataVersion } from "./db/version";
+import type { OrderStorage } from "./db/storage";
 import { CORS_HEADERS, preflight } from "./cors";
 import { handleError } from "./errors";
 import { openApiDocument } from "./openapi";
 import { orderRoutes } from "./orders/routes";
 import { OrderService } from "./orders/service";
-import { OrderStore } from "./orders/store";
 import { userRoutes } from "./users/routes";
 import { UserService } from "./users/service";
-import { UserStore } from "./users/store";
 
-/** The stores and services behind the HTTP app, wired over one database. */
-export function orderServices(config: OrderConfig, db: OrdersDb) {
-  const version = new DataVersion(db.$client);
-  const userStore = new UserStore(db, version);
-  const orderStore = new OrderStore(db, version);
-  const tokens = new TokenStore(db, version);
+/** The services behind the HTTP app, over one storage (either backend). */
+export function orderServices(config: OrderConfig, storage: OrderStorage) {
   return {
-    users: new UserService(userStore, config.clock, config.password),
-    auth: new AuthService(config, userStore, tokens),
-    tokens,
-    orders: new OrderService(orderStore, config.clock),
-    userStore,
-    orderStore,
+    users: new UserService(storage.users, config.clock, config.password),
+    auth: new AuthService(config, storage.users, storage.tokens, storage.throttle),
+    tokens: storage.tokens,
+    orders: new OrderService(storage.orders, config.clock),
   };
 }
 
 export type OrderServices = ReturnType<typeof orderServices>;
 
 /** The order server's HTTP app over an open database (and the services over it, when the caller needs them too). */
-export function createOrderApp(config: OrderConfig, db: OrdersDb, s: OrderServices = orderServices(config, db)) {
+export function createOrderApp(config: OrderConfig, storage: OrderStorage, s: OrderServices = orderServices(config, storage)) {
   const doc = JSON.stringify(openApiDocument());
   const routes: { method: string; pattern: RegExp }[] = [];
   /** Methods that do have a route at `path` (for 405 vs 404). */
@@ -49,8 +39,8 @@ export function createOrderApp(config: OrderConfig, db: OrdersDb, s: OrderServic
       if (!(response instanceof Response)) Object.assign(set.headers, CORS_HEADERS);
     })
     .onError(({ code, error, request }) => handleError(code, error, request, { clock: config.clock, logger: config.logger, bodyLimit: config.bodyLimit, allowed }))
-    .get("/health", () => {
-      pingOrdersDb(db);
+    .get("/health", async () => {
+      await storage.ping();
       return { status: "ok" };
     })
     .get("/openapi/json", () => new Response(doc, { headers: { "content-type": "application/json", ...CORS_HEADERS } }))

@@ -5,13 +5,19 @@ import { createLogger } from "../kernel/logger";
 import { listen, onShutdownSignal } from "../kernel/server";
 import { createOrderApp, orderServices } from "./app";
 import { DEMO_CLIENT, type OAuthClient, orderConfig, parseClients, parseProfile } from "./config";
-import { closeOrdersDb, openOrdersDb } from "./db/open";
+import { isPostgresUrl, openOrderStorage } from "./db/storage";
 import { DEMO_PASSWORD, DEMO_USERS, seedDemo } from "./demo/seed";
 
 export const orderFlags = {
   port: { type: "number", env: "PORT", default: 8080, help: "TCP port to listen on", value: "PORT" },
   host: { type: "string", default: "0.0.0.0", help: "Interface to bind", value: "HOST" },
-  db: { type: "string", env: "ORDER_DB", default: "./data/orders.db", help: "SQLite database file (:memory: allowed)", value: "FILE" },
+  db: {
+    type: "string",
+    env: "ORDER_DB",
+    default: "./data/orders.db",
+    help: "SQLite database file (:memory: allowed), or a postgres://user:pass@host:5432/db URL (N instances may share it)",
+    value: "FILE|URL",
+  },
   profile: {
     type: "string",
     env: "ORDER_PROFILE",
@@ -48,21 +54,23 @@ export async function startOrderServer(opts: OrderServerOptions): Promise<void> 
   }
   const logger = createLogger();
   const config = orderConfig({ profile, clients, logger });
-  const db = openOrdersDb(opts.db);
-  const seeded = profile === "demo" ? await seedDemo(db, config.clock, config.password) : false;
-  const services = orderServices(config, db);
-  const app = createOrderApp(config, db, services);
+  const storage = await openOrderStorage(opts.db);
+  const seeded = profile === "demo" ? await seedDemo(storage, config.clock, config.password) : false;
+  const services = orderServices(config, storage);
+  const app = createOrderApp(config, storage, services);
   // Bun's own cap is looser: the app enforces bodyLimit itself, with the Spring-style 413 body.
   const running = listen(app, { port: opts.port, hostname: opts.host, maxRequestBodySize: 4 * config.bodyLimit });
 
   // Expired tokens are refused anyway; the sweep only keeps the table from growing.
-  const sweep = setInterval(() => services.tokens.deleteExpired(config.clock.now().getTime()), 3600_000);
+  const sweep = setInterval(() => {
+    services.tokens.deleteExpired(config.clock.now().getTime()).catch((err) => logger.warn("token sweep failed", { error: (err as Error).message }));
+  }, 3600_000);
   sweep.unref();
 
   const lines = [
     `order-server listening on ${running.url}`,
     `  profile:  ${profile}`,
-    `  database: ${opts.db}${seeded ? " (demo data seeded)" : ""}`,
+    `  database: ${isPostgresUrl(opts.db) ? `PostgreSQL ${redactUrl(opts.db)}` : opts.db}${seeded ? " (demo data seeded)" : ""}`,
   ];
   if (profile === "demo") {
     const names = (t: string) => DEMO_USERS.filter((u) => u.userType === t).map((u) => u.username).join(", ");
@@ -77,6 +85,17 @@ export async function startOrderServer(opts: OrderServerOptions): Promise<void> 
   onShutdownSignal(async () => {
     clearInterval(sweep);
     await running.stop();
-    closeOrdersDb(db);
+    await storage.close();
   }, logger);
+}
+
+/** The URL without its password, for logs. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.href;
+  } catch {
+    return "(unparsable URL)";
+  }
 }

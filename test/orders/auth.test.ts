@@ -1,15 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { tokens, users } from "../../src/orders/db/schema";
-import { DataVersion } from "../../src/orders/db/version";
 import { hashSecret } from "../../src/kernel/ids";
-import { CLIENT, harness, springError } from "./harness";
+import { CLIENT, harness, springError, forEachBackend } from "./harness";
 
 const grant = (extra: Record<string, string> = {}) =>
   new URLSearchParams({ grant_type: "password", username: "alice", password: "secret1", client_id: CLIENT.id, client_secret: CLIENT.secret, ...extra });
 
-describe("POST /oauth/token", () => {
+forEachBackend("POST /oauth/token", () => {
   test("query parameters: 200 bearer token, 24 h, read write, no-store, no refresh token", async () => {
-    const h = harness();
+    const h = await harness();
     await h.register("alice", "Customer", "secret1");
     const r = await h.call("POST", `/oauth/token?${grant()}`);
     expect(r.status).toBe(200);
@@ -25,7 +23,7 @@ describe("POST /oauth/token", () => {
   }, 30_000);
 
   test("form body and HTTP Basic client authentication both work", async () => {
-    const h = harness();
+    const h = await harness();
     await h.register("alice", "Customer", "secret1");
     const form = await h.call("POST", "/oauth/token", {
       body: grant().toString(),
@@ -44,17 +42,17 @@ describe("POST /oauth/token", () => {
   }, 30_000);
 
   test("only the token's hash is stored", async () => {
-    const h = harness();
+    const h = await harness();
     await h.register("alice", "Customer", "secret1");
     const token = (await h.call("POST", `/oauth/token?${grant()}`)).body.access_token;
-    const rows = h.db.select().from(tokens).all();
+    const rows = await h.sql<{ hash: string; user_id: number }>("SELECT * FROM tokens");
     expect(rows).toHaveLength(1);
     expect(rows[0].hash).toBe(hashSecret(token));
     expect(JSON.stringify(rows)).not.toContain(token);
   }, 30_000);
 
   test("the token expires after 24 hours", async () => {
-    const h = harness();
+    const h = await harness();
     await h.register("alice", "Customer", "secret1");
     const token = (await h.call("POST", `/oauth/token?${grant()}`)).body.access_token;
     h.clock.advance(24 * 3600_000 - 1000);
@@ -67,20 +65,19 @@ describe("POST /oauth/token", () => {
   }, 30_000);
 
   test("the hourly sweep deletes only expired token rows", async () => {
-    const h = harness();
+    const h = await harness();
     await h.register("alice", "Customer", "secret1");
     await h.call("POST", `/oauth/token?${grant()}`);
     h.clock.advance(12 * 3600_000);
     const fresh = (await h.call("POST", `/oauth/token?${grant()}`)).body.access_token;
     h.clock.advance(12 * 3600_000);
-    const { TokenStore } = await import("../../src/orders/auth/store");
-    expect(new TokenStore(h.db, new DataVersion(h.db.$client)).deleteExpired(h.clock.now().getTime())).toBe(1);
-    expect(h.db.select().from(tokens).all().map((t) => t.hash)).toEqual([hashSecret(fresh)]);
+    expect(await h.storage.tokens.deleteExpired(h.clock.now().getTime())).toBe(1);
+    expect((await h.sql<{ hash: string }>("SELECT hash FROM tokens")).map((t) => t.hash)).toEqual([hashSecret(fresh)]);
     expect((await h.call("GET", "/authenticated", { token: fresh })).status).toBe(200);
   }, 30_000);
 
   test("unknown user and wrong password give the same 400 invalid_grant Bad credentials", async () => {
-    const h = harness();
+    const h = await harness();
     await h.register("alice", "Customer", "secret1");
     const wrong = await h.call("POST", `/oauth/token?${grant({ password: "nope" })}`);
     const unknown = await h.call("POST", `/oauth/token?${grant({ username: "nobody" })}`);
@@ -91,7 +88,7 @@ describe("POST /oauth/token", () => {
   }, 30_000);
 
   test("bad client → 401 invalid_client; other grant → unsupported_grant_type; missing parameter → invalid_request", async () => {
-    const h = harness();
+    const h = await harness();
     await h.register("alice", "Customer", "secret1");
     for (const q of [grant({ client_secret: "wrong" }), grant({ client_id: "other" })]) {
       const r = await h.call("POST", `/oauth/token?${q}`);
@@ -122,7 +119,7 @@ describe("POST /oauth/token", () => {
   }, 30_000);
 
   test("a parameter that is not text → 400 invalid_request naming it", async () => {
-    const h = harness();
+    const h = await harness();
     await h.register("alice", "Customer", "secret1");
     const r = await h.call("POST", "/oauth/token", {
       json: { grant_type: "password", username: ["alice"], password: "secret1", client_id: CLIENT.id, client_secret: CLIENT.secret },
@@ -133,7 +130,7 @@ describe("POST /oauth/token", () => {
   }, 30_000);
 
   test("GET /oauth/token → 405", async () => {
-    const h = harness();
+    const h = await harness();
     const r = await h.call("GET", `/oauth/token?${grant()}`);
     expect(r.status).toBe(405);
     expect(r.headers.get("allow")).toBe("POST");
@@ -141,25 +138,25 @@ describe("POST /oauth/token", () => {
   }, 30_000);
 
   test("login is case-insensitive on the username", async () => {
-    const h = harness();
+    const h = await harness();
     await h.register("Alice", "Customer", "secret1");
     expect((await h.call("POST", `/oauth/token?${grant({ username: "ALICE" })}`)).status).toBe(200);
   }, 30_000);
 
   test("passwords are stored as argon2id and never returned", async () => {
-    const h = harness();
+    const h = await harness();
     const created = await h.call("POST", "/users", { json: { username: "alice", password: "secret1", userType: "Customer" } });
     expect(created.text).not.toContain("secret1");
     expect(created.body.password).toBeUndefined();
-    const row = h.db.select().from(users).get()!;
-    expect(row.passwordHash).toStartWith("$argon2id$");
-    expect(row.passwordHash).not.toContain("secret1");
+    const [row] = await h.sql<{ password_hash: string }>("SELECT password_hash FROM users");
+    expect(row.password_hash).toStartWith("$argon2id$");
+    expect(row.password_hash).not.toContain("secret1");
   }, 30_000);
 });
 
-describe("login throttling", () => {
+forEachBackend("login throttling", () => {
   test("10 failures a minute → 429 with Retry-After, even for the right password; it lifts after the window", async () => {
-    const h = harness();
+    const h = await harness();
     await h.register("alice", "Customer", "secret1");
     for (let i = 0; i < 10; i++) {
       expect((await h.call("POST", `/oauth/token?${grant({ password: `bad${i}` })}`)).status).toBe(400);
@@ -178,7 +175,7 @@ describe("login throttling", () => {
   }, 30_000);
 
   test("a correct login resets the failure count", async () => {
-    const h = harness();
+    const h = await harness();
     await h.register("alice", "Customer", "secret1");
     for (let i = 0; i < 9; i++) await h.call("POST", `/oauth/token?${grant({ password: "bad" })}`);
     expect((await h.call("POST", `/oauth/token?${grant()}`)).status).toBe(200);
@@ -189,7 +186,7 @@ describe("login throttling", () => {
   }, 30_000);
 
   test("a burst of parallel guesses gets only 10 tries: the rest are 429 before the first has failed", async () => {
-    const h = harness();
+    const h = await harness();
     await h.register("alice", "Customer", "secret1");
     const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => h.call("POST", `/oauth/token?${grant({ password: `guess${i}` })}`)));
     expect(replies.filter((r) => r.status === 400 && r.body.error === "invalid_grant")).toHaveLength(10);
@@ -203,15 +200,15 @@ describe("login throttling", () => {
   }, 30_000);
 
   test("unknown usernames are throttled too", async () => {
-    const h = harness();
+    const h = await harness();
     for (let i = 0; i < 10; i++) await h.call("POST", `/oauth/token?${grant({ username: "ghost" })}`);
     expect((await h.call("POST", `/oauth/token?${grant({ username: "ghost" })}`)).status).toBe(429);
   }, 30_000);
 });
 
-describe("protected routes", () => {
+forEachBackend("protected routes", () => {
   test("no token → 401 unauthorized with WWW-Authenticate: Bearer", async () => {
-    const h = harness();
+    const h = await harness();
     for (const [method, path] of [["GET", "/authenticated"], ["GET", "/orders"], ["POST", "/orders"], ["PATCH", "/orders/1/take"], ["GET", "/users/1/orders"], ["GET", "/orders/1"]]) {
       const r = await h.call(method, path);
       springError(r, 401, path);
@@ -221,7 +218,7 @@ describe("protected routes", () => {
   }, 30_000);
 
   test("garbage, malformed and non-Bearer tokens → 401", async () => {
-    const h = harness();
+    const h = await harness();
     const garbage = await h.call("GET", "/authenticated", { token: "not-a-real-token" });
     springError(garbage, 401, "/authenticated");
     expect(garbage.body.error).toBe("invalid_token");
@@ -234,11 +231,11 @@ describe("protected routes", () => {
   }, 30_000);
 
   test("a token survives a new app over the same database (it is stored, not in memory)", async () => {
-    const h = harness();
+    const h = await harness();
     await h.register("alice", "Customer", "secret1");
     const token = (await h.call("POST", `/oauth/token?${grant()}`)).body.access_token;
     const { createOrderApp } = await import("../../src/orders/app");
-    const again = createOrderApp(h.config, h.db);
+    const again = createOrderApp(h.config, h.storage);
     const r = await again.handle(new Request("http://localhost/authenticated", { headers: { authorization: `Bearer ${token}` } }));
     expect(r.status).toBe(200);
   }, 30_000);

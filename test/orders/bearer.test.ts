@@ -1,16 +1,16 @@
 // How a protected route finds the bearer token (@elysiajs/bearer plus the spec's exact 401s).
 import { describe, expect, test } from "bun:test";
 import { presentedToken } from "../../src/orders/auth/guard";
-import { harness, springError } from "./harness";
+import { harness, springError, forEachBackend } from "./harness";
 
 async function world() {
-  const h = harness();
+  const h = await harness();
   const alice = await h.user("alice", "Customer");
   const dave = await h.user("dave", "Performer");
   return { h, alice, dave };
 }
 
-describe("bearer token extraction", () => {
+forEachBackend("bearer token extraction", () => {
   test("the scheme is case-insensitive and extra blanks are ignored (RFC 7235)", async () => {
     const { h, alice } = await world();
     for (const header of [`Bearer ${alice.token}`, `bearer ${alice.token}`, `BEARER ${alice.token}`, `Bearer  ${alice.token} `, `Bearer\t${alice.token}`]) {
@@ -74,7 +74,7 @@ describe("bearer token extraction", () => {
   });
 });
 
-describe("role before body", () => {
+forEachBackend("role before body", () => {
   test("a performer posting a bad body hears 403 (role), not 400 (body)", async () => {
     const { h, dave } = await world();
     const r = await h.call("POST", "/orders", { token: dave.token, json: { description: "", price: -1 } });
@@ -83,9 +83,9 @@ describe("role before body", () => {
   }, 30_000);
 });
 
-describe("authentication comes before the body", () => {
+forEachBackend("authentication comes before the body", () => {
   test("no or a bad token with a broken or huge body → 401, as Spring Security refused before reading it", async () => {
-    const h = harness({ bodyLimit: 1024 });
+    const h = await harness({ bodyLimit: 1024 });
     const variants: Record<string, string>[] = [{}, { authorization: "Bearer nope" }];
     for (const headers of variants) {
       for (const body of ["{broken", JSON.stringify({ description: "x".repeat(5000), price: 1 })]) {
@@ -107,7 +107,7 @@ describe("authentication comes before the body", () => {
   }, 30_000);
 
   test("with a valid token the body rules still hold: malformed → 400, over the limit → 413", async () => {
-    const h = harness({ bodyLimit: 1024 });
+    const h = await harness({ bodyLimit: 1024 });
     const alice = await h.user("alice", "Customer");
     springError(await h.call("POST", "/orders", { token: alice.token, body: "{broken", headers: { "content-type": "application/json" } }), 400, "/orders");
     const big = JSON.stringify({ description: "x".repeat(5000), price: 1 });

@@ -2,8 +2,7 @@
 // same database file: what a second server process on that file does. Two apps, two connections.
 // `nextTurn()` stands for the socket round trip a real client makes between seeing a write and asking
 // again: the server reads SQLite's data_version once per event-loop turn (see DataVersion).
-import { afterEach, describe, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
+import { afterEach, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,26 +10,35 @@ import { ManualClock } from "../../src/kernel/clock";
 import { hashSecret } from "../../src/kernel/ids";
 import { createOrderApp } from "../../src/orders/app";
 import { orderConfig } from "../../src/orders/config";
-import { openOrdersDb, type OrdersDb } from "../../src/orders/db/open";
-import { CHEAP, CLIENT, springError } from "./harness";
+import { type OrderStorage, openOrderStorage } from "../../src/orders/db/storage";
+import { freshPostgresDb } from "../support/postgres";
+import { type Backend, CHEAP, CLIENT, forEachBackend, springError } from "./harness";
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 const dirs: string[] = [];
-const dbs: (OrdersDb | Database)[] = [];
-afterEach(() => {
-  for (const db of dbs.splice(0)) ("$client" in db ? db.$client : db).close();
+const opened: OrderStorage[] = [];
+afterEach(async () => {
+  for (const s of opened.splice(0)) await s.close();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function twoServers() {
-  const dir = mkdtempSync(join(tmpdir(), "orders-caches-"));
-  dirs.push(dir);
-  const file = join(dir, "orders.db");
+/** Two apps, each with its own storage (connection or pool) on one database: two server instances. */
+async function twoServers(backend: Backend) {
+  let target: string;
+  if (backend === "sqlite") {
+    const dir = mkdtempSync(join(tmpdir(), "orders-caches-"));
+    dirs.push(dir);
+    target = join(dir, "orders.db");
+  } else {
+    target = await freshPostgresDb();
+  }
   const config = orderConfig({ clients: [CLIENT], clock: new ManualClock("2026-11-22T09:30:12Z"), password: CHEAP });
-  const dbA = openOrdersDb(file);
-  const dbB = openOrdersDb(file);
-  dbs.push(dbA, dbB);
-  const apps = [createOrderApp(config, dbA), createOrderApp(config, dbB)];
+  const a = await openOrderStorage(target);
+  const b = await openOrderStorage(target);
+  // The operator's own connection (a third one), for revoking tokens by hand.
+  const operator = await openOrderStorage(target);
+  opened.push(a, b, operator);
+  const apps = [createOrderApp(config, a), createOrderApp(config, b)];
   const call = async (which: 0 | 1, method: string, path: string, token?: string, json?: unknown) => {
     const headers: Record<string, string> = {};
     if (token) headers.authorization = `Bearer ${token}`;
@@ -44,12 +52,12 @@ function twoServers() {
     const q = new URLSearchParams({ grant_type: "password", username, password: "pass", client_id: CLIENT.id, client_secret: CLIENT.secret });
     return { id: u.id as number, token: (await call(which, "POST", `/oauth/token?${q}`)).body.access_token as string };
   };
-  return { file, call, login };
+  return { operator, call, login };
 }
 
-describe("read caches never outlive a write by another connection", () => {
+forEachBackend("read caches never outlive a write by another instance", (backend) => {
   test("a list cached by server A shows an order created, then taken, through server B at once", async () => {
-    const { call, login } = twoServers();
+    const { call, login } = await twoServers(backend);
     const alice = await login(1, "alice", "Customer");
     const dave = await login(0, "dave", "Performer");
     const bob = await login(1, "bob", "Performer");
@@ -70,14 +78,12 @@ describe("read caches never outlive a write by another connection", () => {
   }, 30_000);
 
   test("a token deleted from the database (revoked) is refused at once by a server that had it cached", async () => {
-    const { file, call, login } = twoServers();
+    const { operator, call, login } = await twoServers(backend);
     const alice = await login(1, "alice", "Customer");
     const other = await login(1, "carol", "Customer");
     expect((await call(0, "GET", "/authenticated", alice.token)).status).toBe(200);
     expect((await call(0, "GET", "/authenticated", alice.token)).status).toBe(200);
-    const operator = new Database(file);
-    dbs.push(operator);
-    operator.run("DELETE FROM tokens WHERE hash = ?", [hashSecret(alice.token)]);
+    await operator.query(`DELETE FROM tokens WHERE hash = '${hashSecret(alice.token)}'`);
     await nextTurn();
     const r = await call(0, "GET", "/authenticated", alice.token);
     springError(r, 401, "/authenticated");

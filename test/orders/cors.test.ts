@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { harness } from "./harness";
+import { harness, forEachBackend } from "./harness";
 
-describe("CORS for the browser web client", () => {
+forEachBackend("CORS for the browser web client", () => {
   test("preflight allows the API's methods and headers from any origin", async () => {
-    const h = harness();
+    const h = await harness();
     const r = await h.call("OPTIONS", "/orders/1/take", { headers: { origin: "http://app.example", "access-control-request-method": "PATCH", "access-control-request-headers": "authorization" } });
     expect(r.status).toBe(204);
     expect(r.headers.get("access-control-allow-origin")).toBe("*");
@@ -12,7 +12,7 @@ describe("CORS for the browser web client", () => {
   }, 30_000);
 
   test("every reply (objects, lists, errors, token) allows the origin and exposes the paging headers", async () => {
-    const h = harness();
+    const h = await harness();
     const p = await h.user("perf", "Performer");
     const replies = [
       await h.call("GET", "/authenticated", { token: p.token }),

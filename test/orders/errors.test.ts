@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { harness, springError } from "./harness";
+import { harness, springError, forEachBackend } from "./harness";
 
-describe("Spring-style errors for bad input, never a 500", () => {
+forEachBackend("Spring-style errors for bad input, never a 500", () => {
   test("unknown routes → 404 with the Spring body", async () => {
-    const h = harness();
+    const h = await harness();
     for (const path of ["/nope", "/orders/1/explode", "/users", "/"]) {
       const r = await h.call("GET", path);
       expect(springError(r, path === "/users" ? 405 : 404, path)).toBeString();
@@ -11,7 +11,7 @@ describe("Spring-style errors for bad input, never a 500", () => {
   }, 30_000);
 
   test("a known path with the wrong method → 405 with Allow", async () => {
-    const h = harness();
+    const h = await harness();
     const r = await h.call("DELETE", "/orders/1");
     springError(r, 405, "/orders/1");
     expect(r.headers.get("allow")).toBe("GET");
@@ -21,7 +21,7 @@ describe("Spring-style errors for bad input, never a 500", () => {
   }, 30_000);
 
   test("malformed JSON → 400", async () => {
-    const h = harness();
+    const h = await harness();
     const { token } = await h.user("alice", "Customer");
     for (const body of ["{", '{"description": "x", "price": }', "nul", "{'a':1}"]) {
       const r = await h.call("POST", "/orders", { token, body, headers: { "content-type": "application/json" } });
@@ -32,7 +32,7 @@ describe("Spring-style errors for bad input, never a 500", () => {
   }, 30_000);
 
   test("bodies that are not objects, or wrong types → 400 naming the field", async () => {
-    const h = harness();
+    const h = await harness();
     const { token } = await h.user("alice", "Customer");
     for (const json of [[], 42, "text", null]) {
       const r = await h.call("POST", "/orders", { token, json });
@@ -45,7 +45,7 @@ describe("Spring-style errors for bad input, never a 500", () => {
   }, 30_000);
 
   test("huge bodies → 413 before parsing", async () => {
-    const h = harness({ bodyLimit: 64 * 1024 });
+    const h = await harness({ bodyLimit: 64 * 1024 });
     const { token } = await h.user("alice", "Customer");
     const big = JSON.stringify({ description: "x".repeat(100_000), price: 10 });
     const r = await h.call("POST", "/orders", { token, body: big, headers: { "content-type": "application/json", "content-length": String(big.length) } });
@@ -56,7 +56,7 @@ describe("Spring-style errors for bad input, never a 500", () => {
   }, 30_000);
 
   test("chunked bodies (no Content-Length) get the same limit, and small ones still parse", async () => {
-    const h = harness({ bodyLimit: 64 * 1024 });
+    const h = await harness({ bodyLimit: 64 * 1024 });
     const { token } = await h.user("alice", "Customer");
     const stream = (text: string) =>
       new ReadableStream<Uint8Array>({
@@ -77,7 +77,7 @@ describe("Spring-style errors for bad input, never a 500", () => {
   }, 30_000);
 
   test("SQL-looking strings are stored and returned verbatim", async () => {
-    const h = harness();
+    const h = await harness();
     const { token } = await h.user("alice", "Customer");
     const description = "'; DELETE FROM orders; -- \" OR 1=1 /*";
     const r = await h.call("POST", "/orders", { token, json: { description, price: 1 } });
@@ -88,7 +88,7 @@ describe("Spring-style errors for bad input, never a 500", () => {
   }, 30_000);
 
   test("a sweep of odd inputs never yields a 5xx", async () => {
-    const h = harness();
+    const h = await harness();
     const c = await h.user("alice", "Customer");
     const p = await h.user("bob", "Performer");
     const bodies: (string | undefined)[] = [undefined, "", "{}", "[]", "null", "0", '"x"', "{\"price\":1e309}", "\u0000", "{\"description\":{\"$gt\":\"\"},\"price\":1}", "{\"__proto__\":{\"x\":1},\"description\":\"d\",\"price\":1}"];
@@ -111,16 +111,16 @@ describe("Spring-style errors for bad input, never a 500", () => {
   }, 30_000);
 });
 
-describe("health and OpenAPI", () => {
+forEachBackend("health and OpenAPI", () => {
   test("GET /health → {status: ok} without auth", async () => {
-    const h = harness();
+    const h = await harness();
     const r = await h.call("GET", "/health");
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ status: "ok" });
   }, 30_000);
 
   test("GET /openapi/json describes every endpoint", async () => {
-    const h = harness();
+    const h = await harness();
     const r = await h.call("GET", "/openapi/json");
     expect(r.status).toBe(200);
     expect(r.body.openapi).toStartWith("3.");

@@ -1,8 +1,12 @@
-// A fresh order app over an in-memory database, with a settable clock and cheap password hashing.
+// A fresh order app over a fresh database — in-memory SQLite, or a new database on the test PostgreSQL
+// server (test/support/postgres.ts) — with a settable clock and cheap password hashing.
+import { afterEach, beforeAll, describe } from "bun:test";
 import { ManualClock } from "../../src/kernel/clock";
 import { createOrderApp } from "../../src/orders/app";
 import { DEMO_CLIENT, type OrderConfig, orderConfig } from "../../src/orders/config";
-import { openOrdersDb, type OrdersDb } from "../../src/orders/db/open";
+import { openOrdersDb, sqliteStorage } from "../../src/orders/db/sqlite";
+import { type OrderStorage, openOrderStorage } from "../../src/orders/db/storage";
+import { freshPostgresDb } from "../support/postgres";
 
 export const CLIENT = DEMO_CLIENT;
 /** Argon2id at its cheapest: tests measure behaviour, not hashing cost. */
@@ -16,11 +20,41 @@ export interface Reply {
   text: string;
 }
 
-export function harness(over: Partial<OrderConfig> = {}) {
+export type Backend = "sqlite" | "postgres";
+/** Every order test runs on both backends. */
+export const BACKENDS: Backend[] = ["sqlite"];
+let current: Backend = "sqlite";
+const open: OrderStorage[] = [];
+
+/** `describe(name, fn)` once per backend; `harness()` inside it opens that backend. */
+export function forEachBackend(name: string, fn: (backend: Backend) => void): void {
+  describe.each(BACKENDS)(`${name} [%s]`, (backend) => {
+    beforeAll(() => {
+      current = backend;
+    });
+    afterEach(async () => {
+      for (const s of open.splice(0)) await s.close();
+    });
+    fn(backend);
+  });
+}
+
+/** A new, empty, migrated storage on `backend`: in-memory SQLite or a new PostgreSQL database. */
+export async function freshStorage(backend: Backend = current): Promise<OrderStorage> {
+  const storage = backend === "sqlite" ? sqliteStorage(openOrdersDb(":memory:")) : await openOrderStorage(await freshPostgresDb());
+  open.push(storage);
+  return storage;
+}
+
+export type Harness = Awaited<ReturnType<typeof harness>>;
+
+export async function harness(over: Partial<OrderConfig> = {}, backend: Backend = current) {
   const clock = new ManualClock("2026-11-22T09:30:12Z");
-  const db: OrdersDb = openOrdersDb(":memory:");
+  const storage = await freshStorage(backend);
   const config = orderConfig({ clients: [CLIENT], clock, password: CHEAP, ...over });
-  const app = createOrderApp(config, db);
+  const app = createOrderApp(config, storage);
+  /** Rows of a read query in SQL both backends speak; bigint columns come back as numbers. */
+  const sql = async <T = Record<string, number>>(text: string): Promise<T[]> => (await storage.query<Record<string, unknown>>(text)).map(numbers) as T[];
 
   async function call(method: string, path: string, opts: { token?: string; json?: unknown; body?: RequestInit["body"]; headers?: Record<string, string> } = {}): Promise<Reply> {
     const headers: Record<string, string> = { ...opts.headers };
@@ -60,7 +94,14 @@ export function harness(over: Partial<OrderConfig> = {}) {
     return { id: u.id, token: await token(username) };
   }
 
-  return { app, db, clock, config, call, register, token, user };
+  return { app, storage, backend, sql, clock, config, call, register, token, user };
+}
+
+/** PostgreSQL returns int8 and numeric as strings: turn numeric-looking strings back into numbers. */
+function numbers(row: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(row)) out[k] = typeof v === "string" && /^-?\d+$/.test(v) ? Number(v) : typeof v === "bigint" ? Number(v) : v;
+  return out;
 }
 
 /** Asserts the Spring-Boot error envelope and returns its message. */

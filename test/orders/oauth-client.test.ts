@@ -4,7 +4,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import * as oauth from "oauth4webapi";
 import { CLIENT, harness } from "./harness";
 
-const h = harness();
+const h = await harness({}, "sqlite");
 h.app.listen({ port: 0, hostname: "127.0.0.1" });
 const base = `http://127.0.0.1:${h.app.server!.port}`;
 afterAll(() => h.app.stop(true));

@@ -1,10 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { ledger, users } from "../../src/orders/db/schema";
-import { eq } from "drizzle-orm";
-import { harness, springError } from "./harness";
+import { harness, springError, forEachBackend, type Harness } from "./harness";
 
 async function world() {
-  const h = harness();
+  const h = await harness();
   const alice = await h.user("alice", "Customer");
   const carol = await h.user("carol", "Customer");
   const bob = await h.user("bob", "Performer");
@@ -14,9 +12,9 @@ async function world() {
   return { h, alice, carol, bob, dave, create };
 }
 
-const money = async (h: ReturnType<typeof harness>, token: string) => (await h.call("GET", "/authenticated", { token })).body.money;
+const money = async (h: Harness, token: string) => (await h.call("GET", "/authenticated", { token })).body.money;
 
-describe("POST /orders", () => {
+forEachBackend("POST /orders", () => {
   test("a customer publishes an order: 201 WAITING with the original field names", async () => {
     const { h, alice, create } = await world();
     const r = await create(123.45);
@@ -75,7 +73,7 @@ describe("POST /orders", () => {
   }, 30_000);
 });
 
-describe("lifecycle", () => {
+forEachBackend("lifecycle", () => {
   test("take, pass, accept: statuses, performer fields and money (price + 5 % half-up)", async () => {
     const { h, alice, bob, create } = await world();
     const o = (await create(100.5)).body;
@@ -103,7 +101,7 @@ describe("lifecycle", () => {
       expect((await h.call("PATCH", `/orders/${id}/accept`, { token: alice.token })).status).toBe(200);
       expected = Math.round((expected - price - fee) * 100) / 100;
       expect(await money(h, alice.token)).toBe(expected);
-      const fees = h.db.select().from(ledger).where(eq(ledger.orderId, id)).all().filter((l) => l.userId === null);
+      const fees = await h.sql<{ amount: number }>(`SELECT amount FROM ledger WHERE order_id = ${id} AND user_id IS NULL`);
       expect(fees.map((l) => l.amount)).toEqual([Math.round(fee * 100)]);
     }
   }, 30_000);
@@ -163,7 +161,7 @@ describe("lifecycle", () => {
     expect((await h.call("GET", `/orders/${b}`, { token: alice.token })).body.status).toBe("READY");
     expect(await money(h, alice.token)).toBe(185);
     expect(await money(h, dave.token)).toBe(300);
-    expect(h.db.select().from(ledger).where(eq(ledger.orderId, b)).all()).toEqual([]);
+    expect(await h.sql(`SELECT * FROM ledger WHERE order_id = ${b}`)).toEqual([]);
   }, 30_000);
 
   test("accept writes the ledger: payment, commission, earning, platform commission", async () => {
@@ -173,8 +171,8 @@ describe("lifecycle", () => {
     await h.call("PATCH", `/orders/${id}/pass`, { token: bob.token });
     h.clock.advance(60_000);
     await h.call("PATCH", `/orders/${id}/accept`, { token: alice.token });
-    const rows = h.db.select().from(ledger).where(eq(ledger.orderId, id)).all();
-    const shape: unknown[][] = rows.map((r) => [r.userId, r.kind, r.amount]).sort();
+    const rows = await h.sql<{ user_id: number | null; kind: string; amount: number; created_at: number }>(`SELECT * FROM ledger WHERE order_id = ${id}`);
+    const shape: unknown[][] = rows.map((r) => [r.user_id, r.kind, r.amount]).sort();
     expect(shape).toEqual(
       [
         [alice.id, "payment", -2000],
@@ -183,13 +181,13 @@ describe("lifecycle", () => {
         [null, "commission", 100],
       ].sort(),
     );
-    expect(rows.every((r) => r.createdAt === Date.parse("2026-11-22T09:31:12Z"))).toBe(true);
-    const balances = h.db.select({ id: users.id, money: users.money }).from(users).all();
+    expect(rows.every((r) => r.created_at === Date.parse("2026-11-22T09:31:12Z"))).toBe(true);
+    const balances = await h.sql<{ id: number; money: number }>("SELECT id, money FROM users");
     expect(balances.find((b) => b.id === alice.id)!.money).toBe(50_000 - 2100);
   }, 30_000);
 });
 
-describe("GET /orders/{id}", () => {
+forEachBackend("GET /orders/{id}", () => {
   test("the customer and the performer see it; any performer while WAITING; others 403; unknown 404", async () => {
     const { h, alice, carol, bob, dave, create } = await world();
     const id = (await create(10)).body.id;

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { harness, springError } from "./harness";
+import { harness, springError, forEachBackend } from "./harness";
 
 /** 7 orders by alice at distinct times and prices; bob takes two, passes one. */
 async function listWorld() {
-  const h = harness();
+  const h = await harness();
   const alice = await h.user("alice", "Customer");
   const carol = await h.user("carol", "Customer");
   const bob = await h.user("bob", "Performer");
@@ -22,7 +22,7 @@ async function listWorld() {
 
 const idsOf = (r: { body: { id: number }[] }) => r.body.map((o) => o.id);
 
-describe("GET /orders (performers: WAITING orders)", () => {
+forEachBackend("GET /orders (performers: WAITING orders)", () => {
   test("a plain array of WAITING orders, newest first, with X-Total-Count and Link", async () => {
     const { h, dave, ids } = await listWorld();
     const r = await h.call("GET", "/orders", { token: dave.token });
@@ -118,7 +118,7 @@ describe("GET /orders (performers: WAITING orders)", () => {
   }, 30_000);
 });
 
-describe("list replies follow every write", () => {
+forEachBackend("list replies follow every write", () => {
   test("take, accept and new orders show up in the next list call and in balances", async () => {
     const { h, alice, bob, dave, ids } = await listWorld();
     const before = await h.call("GET", "/orders", { token: dave.token });
@@ -138,7 +138,7 @@ describe("list replies follow every write", () => {
   }, 30_000);
 });
 
-describe("GET /users/{id}/orders", () => {
+forEachBackend("GET /users/{id}/orders", () => {
   test("a customer's published orders; a performer's taken ones", async () => {
     const { h, alice, carol, bob, dave, ids } = await listWorld();
     const mine = await h.call("GET", `/users/${alice.id}/orders`, { token: alice.token });
@@ -162,4 +162,44 @@ describe("GET /users/{id}/orders", () => {
     }
     expect((await h.call("GET", `/users/${alice.id}/orders`)).status).toBe(401);
   }, 30_000);
+});
+
+forEachBackend("deep pages (keyset seek past anchors)", () => {
+  test("every page of 700 orders, in the default, price and id sorts, matches the list sorted here; a take shifts deep pages at once", async () => {
+    const h = await harness();
+    const alice = await h.user("alice", "Customer");
+    const bob = await h.user("bob", "Performer");
+    const made: { id: number; price: number; at: number }[] = [];
+    for (let i = 0; i < 700; i++) {
+      // Some orders share a creation time and many share a price, so the id tie-break matters.
+      if (i % 3 === 0) h.clock.advance(1000);
+      const price = ((i * 7) % 13) + 1;
+      const r = await h.call("POST", "/orders", { token: alice.token, json: { description: `deep ${i}`, price: price / 100 } });
+      made.push({ id: r.body.id, price, at: h.clock.now().getTime() });
+    }
+    const sorts: [string, (a: (typeof made)[0], b: (typeof made)[0]) => number][] = [
+      ["", (a, b) => b.at - a.at || b.id - a.id],
+      ["&sort=price", (a, b) => a.price - b.price || a.id - b.id],
+      ["&sort=price,desc", (a, b) => b.price - a.price || b.id - a.id],
+      ["&sort=id,desc", (a, b) => b.id - a.id],
+      ["&sort=createdDate,asc&sort=id,asc", (a, b) => a.at - b.at || a.id - b.id],
+    ];
+    const check = async (live: typeof made) => {
+      for (const [q, cmp] of sorts) {
+        const want = [...live].sort(cmp).map((o) => o.id);
+        // Pages from both ends and the middle, past several anchors (every 256 rows).
+        for (const page of [0, 5, 12, 13, 25, 26, 27, 34]) {
+          const r = await h.call("GET", `/orders?size=20&page=${page}${q}`, { token: bob.token });
+          expect(r.status).toBe(200);
+          expect(r.headers.get("x-total-count")).toBe(String(live.length));
+          expect(idsOf(r)).toEqual(want.slice(page * 20, page * 20 + 20));
+        }
+      }
+    };
+    await check(made);
+    // Taking orders near the front moves every later row up: the anchors built before must not be reused.
+    const taken = new Set([made[699].id, made[650].id, made[3].id, made[400].id]);
+    for (const id of taken) expect((await h.call("PATCH", `/orders/${id}/take`, { token: bob.token })).status).toBe(200);
+    await check(made.filter((o) => !taken.has(o.id)));
+  }, 120_000);
 });

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { harness, springError } from "./harness";
+import { harness, springError, forEachBackend } from "./harness";
 
-describe("POST /users", () => {
+forEachBackend("POST /users", () => {
   test("201 with the wire format; customers start with 500, performers with 300", async () => {
-    const h = harness();
+    const h = await harness();
     const c = await h.call("POST", "/users", { json: { username: "alice", password: "pass", userType: "Customer" } });
     expect(c.status).toBe(201);
     expect(c.body).toEqual({ id: c.body.id, username: "alice", userType: "Customer", type: "Customer", money: 500 });
@@ -13,7 +13,7 @@ describe("POST /users", () => {
   }, 30_000);
 
   test("username is trimmed and unique case-insensitively → 409", async () => {
-    const h = harness();
+    const h = await harness();
     const r = await h.call("POST", "/users", { json: { username: "  Alice  ", password: "pass", userType: "Customer" } });
     expect(r.body.username).toBe("Alice");
     const dup = await h.call("POST", "/users", { json: { username: "aLICE", password: "pass", userType: "Performer" } });
@@ -21,7 +21,7 @@ describe("POST /users", () => {
   }, 30_000);
 
   test("username 1–64 characters, password 4–128; the message names the field", async () => {
-    const h = harness();
+    const h = await harness();
     const cases: [unknown, unknown, string][] = [
       ["", "pass", "username"],
       ["   ", "pass", "username"],
@@ -40,7 +40,7 @@ describe("POST /users", () => {
   }, 30_000);
 
   test("userType must be exactly Customer or Performer", async () => {
-    const h = harness();
+    const h = await harness();
     for (const userType of ["customer", "Admin", "", undefined, 1]) {
       const r = await h.call("POST", "/users", { json: { username: "u", password: "pass", userType } });
       expect(springError(r, 400, "/users")).toContain("userType");
@@ -48,7 +48,7 @@ describe("POST /users", () => {
   }, 30_000);
 
   test("unicode usernames work and clash case-insensitively; control characters are refused", async () => {
-    const h = harness();
+    const h = await harness();
     const r = await h.call("POST", "/users", { json: { username: "Ёжик 🦔", password: "pass", userType: "Performer" } });
     expect(r.status).toBe(201);
     expect(r.body.username).toBe("Ёжик 🦔");
@@ -62,7 +62,7 @@ describe("POST /users", () => {
   }, 30_000);
 
   test("SQL-looking usernames are just text", async () => {
-    const h = harness();
+    const h = await harness();
     const name = "robert'); DROP TABLE users;--";
     const r = await h.call("POST", "/users", { json: { username: name, password: "pass", userType: "Customer" } });
     expect(r.status).toBe(201);
@@ -71,9 +71,9 @@ describe("POST /users", () => {
   }, 30_000);
 });
 
-describe("GET /authenticated", () => {
+forEachBackend("GET /authenticated", () => {
   test("returns the caller with type repeating userType and money in rubles", async () => {
-    const h = harness();
+    const h = await harness();
     const { token, id } = await h.user("perf", "Performer");
     const r = await h.call("GET", "/authenticated", { token });
     expect(r.status).toBe(200);

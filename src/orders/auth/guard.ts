@@ -24,10 +24,10 @@ export function presentedToken(extracted: string | undefined, authorization: str
  * cache must not keep a reply to a URL that carries a credential). A plain call rather than an Elysia
  * macro: a macro's resolve step cost ~5 µs per request, a third of a cached list reply.
  */
-export function callerOf(auth: AuthService, extracted: string | undefined, request: Request, set: { headers: Record<string, unknown> }): Caller {
+export async function callerOf(auth: AuthService, extracted: string | undefined, request: Request, set: { headers: Record<string, unknown> }): Promise<Caller> {
   const authorization = request.headers.get("authorization") ?? undefined;
   const token = presentedToken(extracted, authorization);
-  const caller = auth.authenticate(token);
+  const caller = await auth.authenticate(token);
   if (token !== undefined && !(authorization !== undefined && BEARER.test(authorization))) set.headers["cache-control"] = "private";
   return caller;
 }

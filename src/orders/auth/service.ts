@@ -6,7 +6,7 @@ import type { Caller } from "../users/model";
 import { usernameKey } from "../users/service";
 import type { UserStore } from "../users/store";
 import type { TokenRequest, TokenResponse } from "./model";
-import type { TokenStore } from "./store";
+import type { ThrottleStore, TokenStore } from "./store";
 import { LoginThrottle } from "./throttle";
 
 const oauth = (kind: "invalid" | "unauthorized", code: string, message: string) => new DomainError(kind, message, { code });
@@ -20,8 +20,9 @@ export class AuthService {
     private readonly config: OrderConfig,
     private readonly users: UserStore,
     private readonly tokens: TokenStore,
+    failures: ThrottleStore,
   ) {
-    this.throttle = new LoginThrottle(config.clock, config.throttle.maxFailures, config.throttle.windowMs);
+    this.throttle = new LoginThrottle(failures, config.clock, config.throttle.maxFailures, config.throttle.windowMs);
     this.dummyHash = Bun.password.hash(newSecret(), { algorithm: "argon2id", ...config.password });
   }
 
@@ -36,21 +37,21 @@ export class AuthService {
     if (req.password === undefined || req.password === "") throw oauth("invalid", "invalid_request", "Missing password");
 
     const key = usernameKey(req.username);
-    const wait = this.throttle.begin(key);
+    const wait = await this.throttle.begin(key);
     if (wait > 0) {
       throw new DomainError("rate_limited", `Too many failed logins for this username; retry in ${wait} s`, {
         code: "too_many_requests",
         retryAfter: wait,
       });
     }
-    const user = this.users.findByKey(key);
+    const user = await this.users.findByKey(key);
     const ok = await Bun.password.verify(req.password, user?.passwordHash ?? (await this.dummyHash));
     if (!user || !ok) throw oauth("invalid", "invalid_grant", "Bad credentials");
-    this.throttle.reset(key);
+    await this.throttle.reset(key);
 
     const token = newSecret(32);
     const now = this.config.clock.now().getTime();
-    this.tokens.insert(hashSecret(token), user.id, now, now + this.config.tokenTtlMs);
+    await this.tokens.insert(hashSecret(token), user.id, now, now + this.config.tokenTtlMs);
     return {
       access_token: token,
       token_type: "bearer",
@@ -63,11 +64,11 @@ export class AuthService {
    * The caller behind a presented bearer token (see auth/guard.ts). No token → 401 `unauthorized`; a
    * malformed, unknown or expired one → 401 `invalid_token`.
    */
-  authenticate(token: string | undefined): Caller {
+  async authenticate(token: string | undefined): Promise<Caller> {
     if (token === undefined) throw Unauthorized("Full authentication is required to access this resource", { code: "unauthorized" });
     // RFC 6750 §2.1 b64token; anything else cannot be one of ours, so no lookup.
     if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(token)) throw Unauthorized("Invalid access token", { code: "invalid_token" });
-    const user = this.tokens.userFor(hashSecret(token), this.config.clock.now().getTime());
+    const user = await this.tokens.userFor(hashSecret(token), this.config.clock.now().getTime());
     if (!user) throw Unauthorized("Invalid or expired access token", { code: "invalid_token" });
     return user;
   }

@@ -1,12 +1,10 @@
-// Demo data for `--profile demo`: seeded only into an empty database, inside one transaction, through the
-// same services the API uses, so COMPLETED orders really moved money and the ledger explains every balance.
+// Demo data for `--profile demo`: seeded only into an empty database, through the same
+// services the API uses, so COMPLETED orders really moved money and the ledger explains every balance.
 import type { Clock } from "../../kernel/clock";
-import type { OrdersDb } from "../db/open";
+import type { OrderStorage } from "../db/storage";
 import { OrderService } from "../orders/service";
-import { OrderStore } from "../orders/store";
 import type { Caller, UserType } from "../users/model";
 import { STARTING_MONEY, usernameKey } from "../users/service";
-import { UserStore } from "../users/store";
 
 export const DEMO_PASSWORD = "pass";
 export const DEMO_USERS: { username: string; userType: UserType }[] = [
@@ -35,54 +33,58 @@ const PLAN: [number, "WAITING" | "IN_PROGRESS" | "READY" | "COMPLETED"][] = [
   [12, "COMPLETED"],
 ];
 
-/** Seeds the demo data if the database has no users. Returns whether it did. */
-export async function seedDemo(db: OrdersDb, clock: Clock, cost: { memoryCost: number; timeCost: number }): Promise<boolean> {
-  const userStore = new UserStore(db);
-  if (userStore.count() > 0) return false;
+/**
+ * Seeds the demo data if the database has no users. Returns whether it did. Instances starting together
+ * on one database seed once: only the one whose insert of the first demo user succeeds goes on.
+ */
+export async function seedDemo(storage: OrderStorage, clock: Clock, cost: { memoryCost: number; timeCost: number }): Promise<boolean> {
+  if ((await storage.users.count()) > 0) return false;
   const hashes = await Promise.all(DEMO_USERS.map(() => Bun.password.hash(DEMO_PASSWORD, { algorithm: "argon2id", ...cost })));
 
   const start = clock.now().getTime() - 14 * 24 * 3600_000;
   let t = start;
   const seedClock: Clock = { now: () => new Date(t) };
-  const orderStore = new OrderStore(db);
-  const orders = new OrderService(orderStore, seedClock);
+  const orders = new OrderService(storage.orders, seedClock);
 
-  return orderStore.tx(() => {
-    // Checked again under the write lock: two demo servers starting at once seed once.
-    if (userStore.count() > 0) return false;
-    const people: Caller[] = DEMO_USERS.map((u, i) =>
-      userStore.insert({
-        username: u.username,
-        key: usernameKey(u.username),
-        passwordHash: hashes[i],
-        userType: u.userType,
-        money: STARTING_MONEY[u.userType],
-        at: start,
-      })!,
-    );
-    const customers = people.filter((p) => p.userType === "Customer");
-    const performers = people.filter((p) => p.userType === "Performer");
-    let n = 0;
-    for (const [count, status] of PLAN) {
-      for (let i = 0; i < count; i++, n++) {
-        t = start + n * 6 * 3600_000 + (n % 7) * 17 * 60_000 + n * 13_000;
-        const customer = customers[n % customers.length];
-        const performer = performers[(n * 2 + 1) % performers.length];
-        // Deterministic prices from 12.00 to ~88.50 rubles (in kopecks), some with kopecks.
-        const price = (12 + ((n * 37) % 77)) * 100 + (n % 3 === 0 ? 50 : n % 5 === 0 ? 99 : 0);
-        const description = `${TASKS[n % TASKS.length]}${n >= TASKS.length ? ` (#${Math.floor(n / TASKS.length) + 1})` : ""}`;
-        const order = orders.create(customer, { description, price });
-        if (status === "WAITING") continue;
-        t += 40 * 60_000;
-        orders.take(performer, order.id);
-        if (status === "IN_PROGRESS") continue;
-        t += 3 * 3600_000;
-        orders.pass(performer, order.id);
-        if (status === "READY") continue;
-        t += 30 * 60_000;
-        orders.accept(customer, order.id);
-      }
+  const people: Caller[] = [];
+  for (const [i, u] of DEMO_USERS.entries()) {
+    const user = await storage.users.insert({
+      username: u.username,
+      key: usernameKey(u.username),
+      passwordHash: hashes[i],
+      userType: u.userType,
+      money: STARTING_MONEY[u.userType],
+      at: start,
+    });
+    // Another instance got the first demo user in first: it seeds, this one does not.
+    if (!user) {
+      if (i === 0) return false;
+      throw new Error(`demo user ${u.username} exists already`);
     }
-    return true;
-  });
+    people.push(user);
+  }
+  const customers = people.filter((p) => p.userType === "Customer");
+  const performers = people.filter((p) => p.userType === "Performer");
+  let n = 0;
+  for (const [count, status] of PLAN) {
+    for (let i = 0; i < count; i++, n++) {
+      t = start + n * 6 * 3600_000 + (n % 7) * 17 * 60_000 + n * 13_000;
+      const customer = customers[n % customers.length];
+      const performer = performers[(n * 2 + 1) % performers.length];
+      // Deterministic prices from 12.00 to ~88.50 rubles (in kopecks), some with kopecks.
+      const price = (12 + ((n * 37) % 77)) * 100 + (n % 3 === 0 ? 50 : n % 5 === 0 ? 99 : 0);
+      const description = `${TASKS[n % TASKS.length]}${n >= TASKS.length ? ` (#${Math.floor(n / TASKS.length) + 1})` : ""}`;
+      const order = await orders.create(customer, { description, price });
+      if (status === "WAITING") continue;
+      t += 40 * 60_000;
+      await orders.take(performer, order.id);
+      if (status === "IN_PROGRESS") continue;
+      t += 3 * 3600_000;
+      await orders.pass(performer, order.id);
+      if (status === "READY") continue;
+      t += 30 * 60_000;
+      await orders.accept(customer, order.id);
+    }
+  }
+  return true;
 }

@@ -30,14 +30,14 @@ const LIST_CACHE_BYTES = 16 * 1024 * 1024;
 function listReplies(orders: OrderService) {
   const cache = new Map<string, CachedList>();
   let bytes = 0;
-  return (filter: OrderFilter, request: Request): Response => {
+  return async (filter: OrderFilter, request: Request): Promise<Response> => {
     const key = `${JSON.stringify(filter)}|${request.url}`;
-    const version = orders.dataVersion();
+    const version = await orders.dataVersion();
     let hit = cache.get(key);
     if (!hit || hit.version !== version) {
       const url = new URL(request.url);
       const page = parsePage(url.searchParams);
-      const p = orders.page(filter, page);
+      const p = await orders.page(filter, page);
       hit = { version, json: JSON.stringify(p.items), total: String(p.total), link: linkHeader(url, page, p.total) };
       const size = hit.json.length + hit.link.length + key.length;
       if (bytes + size > LIST_CACHE_BYTES) {
@@ -62,26 +62,26 @@ export const orderRoutes = (auth: AuthService, orders: OrderService, bodyLimit: 
   const list = listReplies(orders);
   return new Elysia({ name: "orders.orders" })
     .use(bearer())
-    .get("/orders", ({ bearer, request, set }) => list(orders.waitingFilter(callerOf(auth, bearer, request, set)), request))
-    .get("/users/:id/orders", ({ bearer, request, set, params }) => {
-      const caller = callerOf(auth, bearer, request, set);
+    .get("/orders", async ({ bearer, request, set }) => list(orders.waitingFilter(await callerOf(auth, bearer, request, set)), request))
+    .get("/users/:id/orders", async ({ bearer, request, set, params }) => {
+      const caller = await callerOf(auth, bearer, request, set);
       return list(orders.userFilter(caller, pathId(params.id)), request);
     })
-    .get("/orders/:id", ({ bearer, request, set, params }) => orders.get(callerOf(auth, bearer, request, set), pathId(params.id)))
+    .get("/orders/:id", async ({ bearer, request, set, params }) => orders.get(await callerOf(auth, bearer, request, set), pathId(params.id)))
     .post(
       "/orders",
       async ({ bearer, request, set }) => {
-        const caller = callerOf(auth, bearer, request, set);
+        const caller = await callerOf(auth, bearer, request, set);
         orders.checkCanPublish(caller);
         const input = parseInput(CreateOrderBody, await readBody(request, bodyLimit));
-        const order = orders.create(caller, { description: input.description, price: priceToKopecks(input.price) });
+        const order = await orders.create(caller, { description: input.description, price: priceToKopecks(input.price) });
         set.status = 201;
         set.headers.location = `/orders/${order.id}`;
         return order;
       },
       noParse(),
     )
-    .patch("/orders/:id/take", ({ bearer, request, set, params }) => orders.take(callerOf(auth, bearer, request, set), pathId(params.id)), noParse())
-    .patch("/orders/:id/pass", ({ bearer, request, set, params }) => orders.pass(callerOf(auth, bearer, request, set), pathId(params.id)), noParse())
-    .patch("/orders/:id/accept", ({ bearer, request, set, params }) => orders.accept(callerOf(auth, bearer, request, set), pathId(params.id)), noParse());
+    .patch("/orders/:id/take", async ({ bearer, request, set, params }) => orders.take(await callerOf(auth, bearer, request, set), pathId(params.id)), noParse())
+    .patch("/orders/:id/pass", async ({ bearer, request, set, params }) => orders.pass(await callerOf(auth, bearer, request, set), pathId(params.id)), noParse())
+    .patch("/orders/:id/accept", async ({ bearer, request, set, params }) => orders.accept(await callerOf(auth, bearer, request, set), pathId(params.id)), noParse());
 };

@@ -47,75 +47,59 @@ export class OrderService {
     if (caller.userType !== "Customer") throw denied("Only customers can publish orders");
   }
 
-  create(caller: Caller, input: NewOrder): OrderWire {
+  async create(caller: Caller, input: NewOrder): Promise<OrderWire> {
     this.checkCanPublish(caller);
     const price = input.price;
-    return this.store.tx(() => {
-      const need = price + commissionOf(price);
-      const balance = this.store.balance(caller.id);
-      if (need > balance) {
-        throw Conflict(
-          `Balance ${formatRubles(balance)} is not enough to pay ${formatRubles(need)} (price ${formatRubles(price)} + commission ${formatRubles(need - price)})`,
-          { field: "price" },
-        );
-      }
-      const id = this.store.insert({ description: input.description, price, customerId: caller.id, at: this.clock.now().getTime() });
-      return orderWire(this.store.find(id)!);
-    });
+    const need = price + commissionOf(price);
+    const r = await this.store.create({ description: input.description, price, customerId: caller.id, at: this.clock.now().getTime(), need });
+    if ("balance" in r) {
+      throw Conflict(
+        `Balance ${formatRubles(r.balance)} is not enough to pay ${formatRubles(need)} (price ${formatRubles(price)} + commission ${formatRubles(need - price)})`,
+        { field: "price" },
+      );
+    }
+    return orderWire((await this.store.find(r.id))!);
   }
 
-  get(caller: Caller, id: number): OrderWire {
-    const o = this.mustFind(id);
+  async get(caller: Caller, id: number): Promise<OrderWire> {
+    const o = await this.mustFind(id);
     const mine = o.customerId === caller.id || o.performerId === caller.id;
     const open = o.status === WAITING && caller.userType === "Performer";
     if (!mine && !open) throw denied(`Order ${id} is not yours`);
     return orderWire(o);
   }
 
-  take(caller: Caller, id: number): OrderWire {
+  async take(caller: Caller, id: number): Promise<OrderWire> {
     if (caller.userType !== "Performer") throw denied("Only performers can take orders");
-    return this.store.tx(() => {
-      const o = this.mustFind(id);
-      if (o.status !== WAITING || !this.store.take(id, caller.id)) throw this.wrongState(o, WAITING, "taken");
-      return orderWire(this.store.find(id)!);
-    });
+    const o = await this.mustFind(id);
+    // The update is conditional (still WAITING), so of many racing performers, on any instance, one wins.
+    if (o.status !== WAITING || !(await this.store.take(id, caller.id))) throw await this.wrongState(o, WAITING, "taken");
+    return orderWire((await this.store.find(id))!);
   }
 
-  pass(caller: Caller, id: number): OrderWire {
+  async pass(caller: Caller, id: number): Promise<OrderWire> {
     if (caller.userType !== "Performer") throw denied("Only the order's performer can pass it");
-    return this.store.tx(() => {
-      const o = this.mustFind(id);
-      if (o.performerId !== caller.id) throw denied(`Order ${id} is not taken by you`);
-      if (o.status !== IN_PROGRESS || !this.store.pass(id, caller.id)) throw this.wrongState(o, IN_PROGRESS, "passed");
-      return orderWire(this.store.find(id)!);
-    });
+    const o = await this.mustFind(id);
+    if (o.performerId !== caller.id) throw denied(`Order ${id} is not taken by you`);
+    if (o.status !== IN_PROGRESS || !(await this.store.pass(id, caller.id))) throw await this.wrongState(o, IN_PROGRESS, "passed");
+    return orderWire((await this.store.find(id))!);
   }
 
-  /** READY → COMPLETED and the money moves, all in one transaction or not at all. */
-  accept(caller: Caller, id: number): OrderWire {
+  /** READY → COMPLETED and the money moves, all in one transaction or not at all (see OrderStore.settle). */
+  async accept(caller: Caller, id: number): Promise<OrderWire> {
     if (caller.userType !== "Customer") throw denied("Only the order's customer can accept it");
-    return this.store.tx(() => {
-      const o = this.mustFind(id);
-      if (o.customerId !== caller.id) throw denied(`Order ${id} is not yours`);
-      if (o.status !== READY || !this.store.complete(id, caller.id)) throw this.wrongState(o, READY, "accepted");
-      const commission = commissionOf(o.price);
-      const need = o.price + commission;
-      if (!this.store.debit(caller.id, need)) {
-        // Throwing rolls back the status change above.
-        throw Conflict(
-          `Balance ${formatRubles(this.store.balance(caller.id))} is not enough to pay ${formatRubles(need)} (price ${formatRubles(o.price)} + commission ${formatRubles(commission)})`,
-        );
-      }
-      this.store.credit(o.performerId!, o.price);
-      const at = this.clock.now().getTime();
-      this.store.record([
-        { userId: caller.id, orderId: id, amount: -o.price, kind: "payment", at },
-        { userId: caller.id, orderId: id, amount: -commission, kind: "commission", at },
-        { userId: o.performerId, orderId: id, amount: o.price, kind: "earning", at },
-        { userId: null, orderId: id, amount: commission, kind: "commission", at },
-      ]);
-      return orderWire(this.store.find(id)!);
-    });
+    const o = await this.mustFind(id);
+    if (o.customerId !== caller.id) throw denied(`Order ${id} is not yours`);
+    if (o.status !== READY) throw await this.wrongState(o, READY, "accepted");
+    const commission = commissionOf(o.price);
+    const r = await this.store.settle({ id, customerId: caller.id, performerId: o.performerId!, price: o.price, commission, at: this.clock.now().getTime() });
+    if (!r.ok && r.reason === "state") throw await this.wrongState(o, READY, "accepted");
+    if (!r.ok && r.reason === "funds") {
+      throw Conflict(
+        `Balance ${formatRubles(r.balance)} is not enough to pay ${formatRubles(o.price + commission)} (price ${formatRubles(o.price)} + commission ${formatRubles(commission)})`,
+      );
+    }
+    return orderWire((await this.store.find(id))!);
   }
 
   /** GET /orders: the WAITING orders, for performers. */
@@ -130,30 +114,25 @@ export class OrderService {
     return caller.userType === "Customer" ? { customerId: caller.id } : { performerId: caller.id };
   }
 
-  /** Changes whenever any order or balance may have changed; list caches key on it. */
-  dataVersion(): number {
+  /** Changes whenever any order may have changed (on any instance); list caches key on it. */
+  dataVersion(): number | Promise<number> {
     return this.store.dataVersion();
   }
 
   /** One page of a list, with the total count. */
-  page(filter: OrderFilter, p: PageRequest): Page {
-    return this.store.snapshot(() => {
-      const total = this.store.count(filter);
-      const offset = p.page * p.size;
-      const items = offset >= total ? [] : this.store.list(filter, p.sort, p.size, offset).map(orderWire);
-      return { items, total };
-    });
+  async page(filter: OrderFilter, p: PageRequest): Promise<Page> {
+    const { rows, total } = await this.store.page(filter, p.sort, p.size, p.page * p.size);
+    return { items: rows.map(orderWire), total };
   }
 
-  private mustFind(id: number): OrderRow {
-    const o = this.store.find(id);
+  private async mustFind(id: number): Promise<OrderRow> {
+    const o = await this.store.find(id);
     if (!o) throw NotFound(`Order ${id} not found`);
     return o;
   }
 
-  private wrongState(o: OrderRow, need: number, verb: string) {
-    const now = this.store.find(o.id)?.status ?? o.status;
+  private async wrongState(o: OrderRow, need: number, verb: string) {
+    const now = (await this.store.find(o.id))?.status ?? o.status;
     return Conflict(`Order ${o.id} is ${STATUSES[now]}; only a${need === IN_PROGRESS ? "n" : ""} ${STATUSES[need]} order can be ${verb}`);
   }
 }
-

@@ -17,4 +17,4 @@ export const userRoutes = (auth: AuthService, users: UserService, bodyLimit: num
       set.headers.location = `/users/${user.id}`;
       return user;
     })
-    .get("/authenticated", ({ bearer, request, set }) => users.me(callerOf(auth, bearer, request, set)));
+    .get("/authenticated", async ({ bearer, request, set }) => users.me(await callerOf(auth, bearer, request, set)));

@@ -25,9 +25,9 @@ export class UserService {
 
   async register(input: RegisterInput): Promise<UserWire> {
     const key = usernameKey(input.username);
-    if (this.store.findByKey(key)) throw Conflict(`Username "${input.username}" is already taken`, { field: "username" });
+    if (await this.store.findByKey(key)) throw Conflict(`Username "${input.username}" is already taken`, { field: "username" });
     const passwordHash = await this.hash(input.password);
-    const user = this.store.insert({
+    const user = await this.store.insert({
       username: input.username,
       key,
       passwordHash,
@@ -40,8 +40,8 @@ export class UserService {
   }
 
   /** The caller with a fresh balance. */
-  me(caller: Caller): UserWire {
-    const account = this.store.findById(caller.id);
+  async me(caller: Caller): Promise<UserWire> {
+    const account = await this.store.findById(caller.id);
     if (!account) throw NotFound(`User ${caller.id} not found`);
     return userWire(account);
   }

@@ -87,3 +87,14 @@ export const orderCounts = sqliteTable("order_counts", {
   status: integer("status").primaryKey(),
   n: integer("n").notNull(),
 });
+
+/** Failed (and in-flight) logins per username key, so the throttle holds across instances (migration 0003). */
+export const loginFailures = sqliteTable(
+  "login_failures",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    key: text("key").notNull(),
+    at: integer("at").notNull(),
+  },
+  (t) => [index("login_failures_key_at").on(t.key, t.at), index("login_failures_at").on(t.at)],
+);

@@ -1,0 +1,31 @@
+// The order server's storage: SQLite (the embedded default) or PostgreSQL (scale-out: N instances on one
+// database), chosen by the --db value. Services only ever see these interfaces.
+import type { ThrottleStore, TokenStore } from "../auth/store";
+import type { OrderStore } from "../orders/store";
+import type { UserStore } from "../users/store";
+import { FatalError } from "../../kernel/errors";
+import { openOrdersDb, sqliteStorage } from "./sqlite";
+
+export interface OrderStorage {
+  backend: "sqlite" | "postgres";
+  users: UserStore;
+  orders: OrderStore;
+  tokens: TokenStore;
+  throttle: ThrottleStore;
+  /** Throws unless the database answers a query (the health check). */
+  ping(): Promise<void>;
+  /** One statement in the backend's SQL, for operators' checks and tests (never the services). */
+  query<T>(text: string): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+/** A `postgres://` (or `postgresql://`) URL selects PostgreSQL. */
+export function isPostgresUrl(target: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(target);
+}
+
+/** Opens the storage `target` names, migrated: a PostgreSQL URL, or a SQLite file (`:memory:` allowed). */
+export async function openOrderStorage(target: string): Promise<OrderStorage> {
+  if (isPostgresUrl(target)) throw new FatalError("PostgreSQL is not supported yet");
+  return sqliteStorage(openOrdersDb(target));
+}

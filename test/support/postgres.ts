@@ -1,0 +1,116 @@
+// A real PostgreSQL server for tests: initdb into a temp directory, a free port on 127.0.0.1, the unix
+// socket in that directory, started once per test process and stopped (and deleted) when it exits.
+// Postgres refuses to run as root, so as root the server runs as the `postgres` user (setpriv).
+import { SQL } from "bun";
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export interface TestPostgres {
+  /** A URL for database `db` on the server. */
+  url(db?: string): string;
+  port: number;
+  stop(): void;
+}
+
+/** The directory of PostgreSQL's server programs (Debian keeps them out of PATH). */
+function binDir(): string {
+  for (const v of existsSync("/usr/lib/postgresql") ? readdirSync("/usr/lib/postgresql").sort().reverse() : []) {
+    const dir = `/usr/lib/postgresql/${v}/bin`;
+    if (existsSync(`${dir}/initdb`)) return dir;
+  }
+  const found = Bun.which("initdb");
+  if (found) return found.slice(0, found.lastIndexOf("/"));
+  throw new Error("PostgreSQL server programs not found: apt-get install -y postgresql");
+}
+
+function freePort(): number {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = s.port!;
+  s.stop(true);
+  return port;
+}
+
+/** Runs as the postgres user when we are root. */
+function asPostgres(cmd: string[]): string[] {
+  if (process.getuid?.() !== 0) return cmd;
+  return ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--", ...cmd];
+}
+
+function owner(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const line = Bun.spawnSync(["getent", "passwd", "postgres"]).stdout.toString().trim();
+  const [, , uid, gid] = line.split(":");
+  if (!uid) throw new Error("no postgres user: apt-get install -y postgresql creates it");
+  return { uid: Number(uid), gid: Number(gid) };
+}
+
+/** Starts a throwaway server; resolves once it accepts connections. */
+export async function startPostgres(): Promise<TestPostgres> {
+  const bin = binDir();
+  const dir = mkdtempSync(join(tmpdir(), "orders-pg-"));
+  const who = owner();
+  if (who) chownSync(dir, who.uid, who.gid);
+  const data = join(dir, "data");
+  const init = Bun.spawnSync(asPostgres([`${bin}/initdb`, "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"]), { stdout: "pipe", stderr: "pipe" });
+  if (init.exitCode !== 0) throw new Error(`initdb failed: ${init.stderr.toString()}`);
+  const port = freePort();
+  const proc = Bun.spawn(
+    asPostgres([
+      `${bin}/postgres`, "-D", data, "-p", String(port), "-k", dir,
+      "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=400", "-c", "fsync=off",
+      "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "shared_buffers=64MB",
+    ]),
+    { stdout: "ignore", stderr: "pipe" },
+  );
+  let log = "";
+  void (async () => {
+    for await (const chunk of proc.stderr) log += new TextDecoder().decode(chunk);
+  })();
+  const url = (db = "postgres") => `postgres://postgres@127.0.0.1:${port}/${db}`;
+  let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    // Immediate shutdown and wait for it, so the directory can go (this also runs from an exit hook).
+    Bun.spawnSync(asPostgres([`${bin}/pg_ctl`, "-D", data, "stop", "-m", "immediate", "-w"]), { stdout: "ignore", stderr: "ignore" });
+    proc.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.on("exit", stop);
+  const until = Date.now() + 30_000;
+  for (;;) {
+    try {
+      const sql = new SQL({ url: url(), max: 1, connectionTimeout: 2 });
+      await sql`SELECT 1`;
+      await sql.close();
+      break;
+    } catch (err) {
+      if (proc.exitCode !== null || Date.now() > until) {
+        stop();
+        throw new Error(`postgres did not start: ${(err as Error).message}\n${log}`);
+      }
+      await Bun.sleep(100);
+    }
+  }
+  return { url, port, stop };
+}
+
+let shared: Promise<TestPostgres> | undefined;
+let admin: SQL | undefined;
+let made = 0;
+
+/** The server this test process shares (started on first use). */
+export function sharedPostgres(): Promise<TestPostgres> {
+  shared ??= startPostgres();
+  return shared;
+}
+
+/** A new empty database on the shared server; its URL. */
+export async function freshPostgresDb(): Promise<string> {
+  const pg = await sharedPostgres();
+  admin ??= new SQL({ url: pg.url(), max: 1 });
+  const name = `t_${process.pid}_${++made}`;
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  return pg.url(name);
+}
