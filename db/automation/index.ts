@@ -8,6 +8,7 @@ import m0050 from "./0050_files.sql" with { type: "text" };
 import m0100 from "./0100_runs.sql" with { type: "text" };
 import m0150 from "./0150_datasets.sql" with { type: "text" };
 import m0250 from "./0250_templates_email.sql" with { type: "text" };
+import m0350 from "./0350_agents.sql" with { type: "text" };
 
 export const migrations: Migration[] = [
   { name: "0000_foundation", sql: m0000 },
@@ -15,4 +16,5 @@ export const migrations: Migration[] = [
   { name: "0100_runs", sql: m0100 },
   { name: "0150_datasets", sql: m0150 },
   { name: "0250_templates_email", sql: m0250 },
+  { name: "0350_agents", sql: m0350 },
 ];

@@ -14,6 +14,7 @@ import { runsRoutes } from "./runs/routes";
 import { datasetRoutes } from "./datasets/routes";
 import { modelsRoutes } from "./models/routes";
 import { templateRoutes } from "./templates/routes";
+import { agentRoutes } from "./agents/routes";
 
 /** The same routes are served under both prefixes (the SDKs use either). */
 export const API_PREFIXES = ["/v1", "/api/v1"] as const;
@@ -26,7 +27,8 @@ const api = (ctx: AutomationContext, prefix: string) =>
     .use(runsRoutes(ctx))
     .use(datasetRoutes(ctx))
     .use(modelsRoutes(ctx))
-    .use(templateRoutes(ctx));
+    .use(templateRoutes(ctx))
+    .use(agentRoutes(ctx));
 
 const requestIds = new WeakMap<Request, string>();
 

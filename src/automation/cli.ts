@@ -9,6 +9,7 @@ import { createContext, ensureDataDir, serve } from "./server";
 import { runDemo } from "./demo/seed";
 import { keysCommand, tenantsCommand } from "./tenancy/cli";
 import { workflowsCommand } from "./automations/cli";
+import { agentsCommand } from "./agents/cli";
 
 const USAGE = `Usage: automation-server [serve] [options]
        automation-server migrate [--data-dir DIR] [--json]
@@ -17,6 +18,8 @@ const USAGE = `Usage: automation-server [serve] [options]
        automation-server keys list --tenant SLUG [--json]
        automation-server keys revoke KEY_ID [--json]
        automation-server workflows push FILE.yaml --tenant SLUG [--json]
+       automation-server agents add --tenant SLUG --repo PATH_OR_URL [--slug SLUG] [--json]
+       automation-server agents sync AGENT --tenant SLUG [--json]
 
 Each subcommand takes --help.`;
 
@@ -35,6 +38,8 @@ export async function main(argv: string[]): Promise<void> {
       return keysCommand(rest);
     case "workflows":
       return workflowsCommand(rest);
+    case "agents":
+      return agentsCommand(rest);
     default:
       if (cmd.startsWith("-")) return serveCommand(argv);
       throw new UsageError(`unknown command "${cmd}"`);

@@ -48,6 +48,8 @@ export interface EngineServices {
    * `step` is the invoking step's path: a resumed run finds the child an earlier attempt started there.
    */
   invokeWorkflow(target: string, input: Record<string, unknown>, opts: { version?: string; step?: string }): Promise<unknown>;
+  /** A workflow as an agent's tool sees it (slug, description, input JSON Schema); undefined = not a workflow of this tenant. */
+  describeWorkflow?(target: string): Promise<WorkflowTool | undefined>;
   /** Language models for ai.* steps, with this run's usage accounting; undefined = none configured. */
   models?: ModelGateway;
   /** Stored DOCX/XLSX templates of the run's tenant (`transform.template`); undefined = not wired. */
@@ -105,6 +107,12 @@ export interface MailSender {
    * result (sent) or fails (outcome unknown) instead of sending again.
    */
   send(message: MailMessage, path: string): Promise<MailSent>;
+}
+
+export interface WorkflowTool {
+  slug: string;
+  description: string | null;
+  inputSchema: Record<string, unknown> | null;
 }
 
 export interface ExecuteOptions {

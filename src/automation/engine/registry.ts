@@ -1,6 +1,7 @@
 // The one place step kinds are registered. A new kind is one module under kinds/ plus one line here;
 // the parser (known kinds, config schemas, nested step lists) and the engine read only this map.
 import type { AnyStepKind } from "./kind";
+import { agentKinds } from "./kinds/agent";
 import invokeWorkflow from "./kinds/action-invoke-workflow";
 import http from "./kinds/action-http";
 import controlFail from "./kinds/control-fail";
@@ -40,6 +41,7 @@ const kinds: AnyStepKind[] = [
   controlParallel,
   controlWait,
   controlFail,
+  ...agentKinds,
 ];
 
 export const stepKinds: ReadonlyMap<string, AnyStepKind> = new Map(kinds.map((k) => [k.type, k]));

@@ -3,7 +3,7 @@
 // prepared statements (this is on the path of every run start).
 import type { Database } from "bun:sqlite";
 import { and, eq, or, sql } from "drizzle-orm";
-import { Forbidden, Invalid, NotFound } from "../../kernel/errors";
+import { Forbidden, NotFound } from "../../kernel/errors";
 import { resolveRef } from "../automations/ref";
 import { dbOf } from "../db/client";
 import { automations, automationVersions } from "../db/schema";
@@ -58,7 +58,6 @@ export function resolveTarget(
     (id) => q.byId.get({ tenantId, id }),
   );
   if (!a) throw NotFound(`no automation ${target}`, { field: "target" });
-  if (a.type === "agent") throw Invalid("agent runs are not available on this server yet", { field: "target", code: "unsupported_target" });
   const version = opts.version;
   const v =
     !version || version === "latest"

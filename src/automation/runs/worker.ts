@@ -4,6 +4,7 @@
 import { NotFound } from "../../kernel/errors";
 import type { AutomationContext } from "../context";
 import type { EngineServices, ExecuteResult, FileRef, RunJournal, StepRecord } from "../engine/contract";
+import { describeWorkflow } from "../agents/service";
 import { openBlob, putBytes, retainBlob } from "../files/service";
 import { templateRenderer } from "../templates/engine";
 import { ownerOf } from "./inputs";
@@ -86,6 +87,7 @@ function services(deps: WorkerDeps, run: RunRow): EngineServices {
     },
     invokeWorkflow: (target, input, opts) => deps.invoke(run, target, input, opts),
     templates: templateRenderer(ctx, run.tenantId),
+    describeWorkflow: async (target) => describeWorkflow(ctx.sqlite, run.tenantId, target),
   };
 }
 

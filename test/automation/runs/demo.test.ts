@@ -22,7 +22,8 @@ describe("demo workflows", () => {
         return kindsIn(r.workflow.steps);
       }),
     );
-    expect([...stepKinds.keys()].filter((k) => !used.has(k))).toEqual([]);
+    // agent.* kinds run inside agents (the demo agent repository shows them), not in workflow YAML.
+    expect([...stepKinds.keys()].filter((k) => !used.has(k) && !k.startsWith("agent."))).toEqual([]);
   });
 
   test("each runs to completion with its default input", async () => {

@@ -1,0 +1,220 @@
+// Agents: Git repositories registered by the operator whose release tags are the versions. `add`
+// registers (and syncs when there are releases); `sync` reconciles the version list, metadata and
+// triggers from the latest release — idempotent: an unchanged repository changes nothing.
+import type { Database } from "bun:sqlite";
+import { existsSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import type { Clock } from "../../kernel/clock";
+import { Conflict, DomainError, Invalid, NotFound } from "../../kernel/errors";
+import { newId } from "../../kernel/ids";
+import { findAutomation, getAutomation } from "../automations/service";
+import { automationStore, versionStore } from "../automations/store";
+import type { AutomationDetail } from "../automations/model";
+import type { AutomationContext } from "../context";
+import { dbOf } from "../db/client";
+import type { AutomationRow, VersionRow } from "../db/schema";
+import type { WorkflowTool } from "../engine/contract";
+import { SLUG } from "../workflow/schema";
+import { checkLocalRepo, cloneMirror, fetchMirror, isRemote, normalizeRepo } from "./git";
+import { agentWorkflow, type Manifest } from "./manifest";
+import { readReleases, type ReadRelease } from "./releases";
+import type { AgentSourceRow } from "./schema";
+import { agentStore } from "./store";
+
+export interface AgentDeps {
+  sqlite: Database;
+  clock: Clock;
+  /** Where mirrors of remote repositories live (`<data dir>/agents`). */
+  mirrorsDir: string;
+}
+
+/** Mirrors go under the data dir; an in-memory context (tests) keeps them in the temp dir. */
+export function agentDeps(ctx: AutomationContext): AgentDeps {
+  const root = ctx.config.dataDir === ":memory:" ? tmpdir() : ctx.config.dataDir;
+  return { sqlite: ctx.sqlite, clock: ctx.clock, mirrorsDir: join(root, "agents") };
+}
+
+export interface SyncResult {
+  automation: { id: string; type: "agent"; slug: string; status: string; updatedAt: string };
+  release: { version: string; tag: string; commit: string };
+  warnings: string[];
+}
+
+/** The loop's output, as the automation detail's outputSchema shows it. */
+const OUTPUT_SCHEMA = {
+  $schema: "https://json-schema.org/draft/2020-12/schema",
+  type: "object",
+  properties: { answer: { type: "string" }, turns: { type: "integer" }, toolCalls: { type: "integer" }, model: { type: "string" } },
+  required: ["answer", "turns", "toolCalls", "model"],
+};
+
+/** A slug from the repository's last path segment (`…/invoice-agent.git` → `invoice-agent`). */
+export function slugFromRepo(repo: string): string {
+  const last = basename(repo.replace(/[/\\]+$/, "").replace(/^.*:/, "")).replace(/\.git$/, "");
+  return last.toLowerCase().replace(/[^a-z0-9_-]+/g, "-").replace(/^[-_]+|-+$/g, "").slice(0, 100);
+}
+
+function releaseRow(tenantId: string, automationId: string, slug: string, r: ReadRelease & { manifest: Manifest }, at: string): VersionRow {
+  const { yaml, inputSchema } = agentWorkflow(slug, r.manifest);
+  return {
+    id: newId("wfh"),
+    tenantId,
+    automationId,
+    version: r.version,
+    yaml,
+    sourceRef: r.commit,
+    message: `release ${r.tag}`,
+    name: r.manifest.name,
+    description: r.manifest.description,
+    triggers: JSON.stringify(r.manifest.triggers),
+    inputSchema: JSON.stringify(inputSchema),
+    outputSchema: JSON.stringify(OUTPUT_SCHEMA),
+    createdAt: at,
+  };
+}
+
+/** Tools the latest release names that the tenant has no workflow for (yet): a warning, not a refusal. */
+function toolWarnings(sqlite: Database, tenantId: string, m: Manifest | undefined): string[] {
+  if (!m) return [];
+  const db = dbOf(sqlite);
+  return m.tools
+    .filter((t) => !automationStore.bySlug(db, tenantId, "workflow", t.slice("workflows.".length)))
+    .map((t) => `tool ${t} is not a workflow of this tenant; runs fail until it exists`);
+}
+
+/**
+ * Makes the version rows match the releases (new tags added, re-pointed tags replaced, deleted or
+ * now-invalid tags removed) and the agent's current version and metadata match the latest release.
+ * Writes nothing when nothing changed, so a second sync leaves the same state.
+ */
+function apply(sqlite: Database, clock: Clock, a: AutomationRow, releases: ReadRelease[], latest: ReadRelease): VersionRow {
+  const db = dbOf(sqlite);
+  const at = clock.now().toISOString();
+  const existing = new Map(agentStore.releases(db, a.id).map((v) => [v.version!, v]));
+  const wanted = new Map(releases.map((r) => [r.version, r]));
+  for (const [version, row] of existing) {
+    if (wanted.get(version)?.commit !== row.sourceRef) {
+      agentStore.deleteVersion(db, row.id);
+      existing.delete(version);
+    }
+  }
+  for (const r of releases) {
+    if (existing.has(r.version) || !r.manifest) continue;
+    const row = releaseRow(a.tenantId, a.id, a.slug, r as ReadRelease & { manifest: Manifest }, at);
+    versionStore.insert(db, row);
+    existing.set(r.version, row);
+  }
+  const current = existing.get(latest.version)!;
+  if (a.currentVersionId !== current.id || a.name !== current.name || a.description !== current.description) {
+    agentStore.setCurrent(db, a.id, { currentVersionId: current.id, name: current.name, description: current.description, updatedAt: at });
+  }
+  return current;
+}
+
+/** Where the repository's refs are read: the local path itself, or the (refreshed) mirror. */
+async function refresh(source: Pick<AgentSourceRow, "repo" | "mirror">): Promise<string> {
+  if (!source.mirror) {
+    await checkLocalRepo(source.repo);
+    return source.repo;
+  }
+  if (existsSync(source.mirror)) await fetchMirror(source.mirror);
+  else await cloneMirror(source.repo, source.mirror);
+  return source.mirror;
+}
+
+/**
+ * POST /automations/{id}/sync. A target with a version (`agents.x@1.2.0`, a `wfh_` id) → 400; no such
+ * automation, no Git source, no release or no manifest → 404; an invalid latest manifest → 400.
+ */
+export async function syncAgent(deps: AgentDeps, tenantId: string, ref: string): Promise<SyncResult> {
+  if (ref.includes("@") || ref.startsWith("wfh_")) {
+    throw Invalid("sync always reads the latest Git release; pass the automation without a version", { field: "id", code: "versioned_target" });
+  }
+  const a = findAutomation(deps.sqlite, tenantId, ref);
+  const db = dbOf(deps.sqlite);
+  const source = agentStore.source(db, tenantId, a.id);
+  if (a.type !== "agent" || !source) throw NotFound(`automation "${ref}" has no Git source; only agents sync from Git`, { field: "id", code: "no_source" });
+  const dir = await refresh(source);
+  const known = new Map(agentStore.releases(db, a.id).map((v) => [v.version!, v.sourceRef ?? ""]));
+  const set = await readReleases(dir, known);
+  const current = deps.sqlite
+    .transaction(() => {
+      const fresh = automationStore.byId(db, tenantId, a.id)!;
+      const row = apply(deps.sqlite, deps.clock, fresh, set.valid, set.latest);
+      agentStore.recordRelease(db, a.id, { releaseTag: set.latest.tag, releaseCommit: set.latest.commit, syncedAt: deps.clock.now().toISOString() });
+      return row;
+    })
+    .immediate();
+  const after = automationStore.byId(db, tenantId, a.id)!;
+  return {
+    automation: { id: after.id, type: "agent", slug: after.slug, status: after.status, updatedAt: after.updatedAt },
+    release: { version: current.version!, tag: set.latest.tag, commit: set.latest.commit },
+    warnings: [...set.warnings, ...toolWarnings(deps.sqlite, tenantId, set.latest.manifest)],
+  };
+}
+
+export interface AddResult {
+  agent: AutomationDetail;
+  /** Null when the repository has no release yet (sync once it has). */
+  release: SyncResult["release"] | null;
+  warnings: string[];
+}
+
+/**
+ * `agents add`: registers a repository as an agent of the tenant and reads its releases. An
+ * unreachable repository or an invalid latest manifest registers nothing; a repository without
+ * releases registers an agent with no version yet.
+ */
+export async function addAgent(deps: AgentDeps, tenantId: string, opts: { repo: string; slug?: string }): Promise<AddResult> {
+  const repo = normalizeRepo(opts.repo);
+  const slug = opts.slug ?? slugFromRepo(repo);
+  if (!SLUG.test(slug)) {
+    throw Invalid(`"${slug}" is not a valid agent slug (lowercase letters, digits, - and _); pass --slug`, { field: "slug", code: "invalid_slug" });
+  }
+  const db = dbOf(deps.sqlite);
+  if (automationStore.bySlug(db, tenantId, "agent", slug)) throw Conflict(`agent "${slug}" already exists`, { field: "slug", code: "already_exists" });
+  const same = agentStore.sourceByRepo(db, tenantId, repo);
+  if (same) throw Conflict(`${repo} is already registered (${same.automationId})`, { field: "repo", code: "already_exists" });
+  const id = newId("agt");
+  const mirror = isRemote(repo) ? join(deps.mirrorsDir, `${id}.git`) : null;
+  try {
+    const dir = await refresh({ repo, mirror });
+    let set: Awaited<ReturnType<typeof readReleases>> | undefined;
+    const warnings: string[] = [];
+    try {
+      set = await readReleases(dir, new Map());
+    } catch (err) {
+      if (!(err instanceof DomainError && err.code === "no_release")) throw err;
+      warnings.push(`${err.message}; tag a release with an ${"agent.yaml"} and run sync`);
+    }
+    const at = deps.clock.now().toISOString();
+    deps.sqlite
+      .transaction(() => {
+        if (automationStore.bySlug(db, tenantId, "agent", slug)) throw Conflict(`agent "${slug}" already exists`, { field: "slug", code: "already_exists" });
+        automationStore.insert(db, { id, tenantId, type: "agent", slug, name: slug, description: null, status: "active", currentVersionId: null, createdAt: at, updatedAt: at });
+        agentStore.insertSource(db, { automationId: id, tenantId, repo, mirror, releaseTag: set?.latest.tag ?? null, releaseCommit: set?.latest.commit ?? null, syncedAt: set ? at : null, createdAt: at });
+        if (set) apply(deps.sqlite, deps.clock, automationStore.byId(db, tenantId, id)!, set.valid, set.latest);
+      })
+      .immediate();
+    if (set) warnings.push(...set.warnings, ...toolWarnings(deps.sqlite, tenantId, set.latest.manifest));
+    return {
+      agent: getAutomation(deps.sqlite, tenantId, id),
+      release: set ? { version: set.latest.version, tag: set.latest.tag, commit: set.latest.commit } : null,
+      warnings,
+    };
+  } catch (err) {
+    if (mirror && !automationStore.byId(db, tenantId, id)) rmSync(mirror, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** A workflow of the tenant as an agent's tool sees it; undefined for anything else. */
+export function describeWorkflow(sqlite: Database, tenantId: string, target: string): WorkflowTool | undefined {
+  const m = /^workflows\.([a-z0-9][a-z0-9_-]*)$/.exec(target);
+  const db = dbOf(sqlite);
+  const a = m ? automationStore.bySlug(db, tenantId, "workflow", m[1]) : undefined;
+  const v = a?.currentVersionId ? versionStore.byId(db, a.id, a.currentVersionId) : undefined;
+  if (!a || !v) return undefined;
+  return { slug: a.slug, description: v.description ?? a.description, inputSchema: v.inputSchema ? (JSON.parse(v.inputSchema) as Record<string, unknown>) : null };
+}
