@@ -151,7 +151,7 @@ describe("agents from Git", () => {
     empty.commit({ "README.md": "nothing yet" });
     const added = await addAgent(agentDeps(h.ctx), t.id, { repo: empty.dir });
     expect(added.release).toBeNull();
-    expect(added.agent).toMatchObject({ slug: "empty-agent", version: null, implementationAvailable: false });
+    expect(added.agent).toMatchObject({ slug: "empty-agent", version: null });
     const none = await sync(h, t.key, "agents.empty-agent");
     expect(none.status).toBe(404);
     expect((await json(none)).issues[0].code).toBe("no_release");
