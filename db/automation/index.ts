@@ -7,6 +7,7 @@ import m0000 from "./0000_foundation.sql" with { type: "text" };
 import m0050 from "./0050_files.sql" with { type: "text" };
 import m0100 from "./0100_runs.sql" with { type: "text" };
 import m0150 from "./0150_datasets.sql" with { type: "text" };
+import m0151 from "./0151_experiment_progress.sql" with { type: "text" };
 import m0250 from "./0250_templates_email.sql" with { type: "text" };
 import m0350 from "./0350_agents.sql" with { type: "text" };
 
@@ -15,6 +16,7 @@ export const migrations: Migration[] = [
   { name: "0050_files", sql: m0050 },
   { name: "0100_runs", sql: m0100 },
   { name: "0150_datasets", sql: m0150 },
+  { name: "0151_experiment_progress", sql: m0151 },
   { name: "0250_templates_email", sql: m0250 },
   { name: "0350_agents", sql: m0350 },
 ];

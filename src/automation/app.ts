@@ -15,6 +15,7 @@ import { datasetRoutes } from "./datasets/routes";
 import { modelsRoutes } from "./models/routes";
 import { templateRoutes } from "./templates/routes";
 import { agentRoutes } from "./agents/routes";
+import { experimentRoutes } from "./experiments/routes";
 
 /** The same routes are served under both prefixes (the SDKs use either). */
 export const API_PREFIXES = ["/v1", "/api/v1"] as const;
@@ -28,7 +29,8 @@ const api = (ctx: AutomationContext, prefix: string) =>
     .use(datasetRoutes(ctx))
     .use(modelsRoutes(ctx))
     .use(templateRoutes(ctx))
-    .use(agentRoutes(ctx));
+    .use(agentRoutes(ctx))
+    .use(experimentRoutes(ctx));
 
 const requestIds = new WeakMap<Request, string>();
 

@@ -10,6 +10,7 @@ import { newSecret } from "../kernel/ids";
 import { createLogger, type Logger } from "../kernel/logger";
 import { listen, onShutdownSignal, type Running } from "../kernel/server";
 import { buildApp } from "./app";
+import { experimentsOf } from "./experiments/service";
 import { runsOf, SHUTDOWN_GRACE_MS } from "./runs/service";
 import { stopSandboxes } from "./engine/sandbox/isolate";
 import type { AutomationConfig, AutomationContext } from "./context";
@@ -85,6 +86,7 @@ export function serve(ctx: AutomationContext, opts: { handleSignals?: boolean } 
     maxRequestBodySize: 1024 * 1024 * 1024,
   });
   runsOf(ctx).startWorkers();
+  experimentsOf(ctx).recover().catch((err) => ctx.log.error("experiment recovery failed", { error: (err as Error)?.stack ?? String(err) }));
   let closed: Promise<void> | undefined;
   const shutdown = () =>
     (closed ??= (async () => {

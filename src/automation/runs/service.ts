@@ -72,7 +72,7 @@ export class RunService {
         return self.runtime;
       },
       executing: this.executing,
-      finished: (id: string) => this.notify(id),
+      finished: (id: string) => this.finished(id),
       invoke: (parent: RunRow, target: string, input: Record<string, unknown>, opts: { version?: string; step?: string }) =>
         this.invokeChild(parent, target, input, opts),
     };
@@ -230,6 +230,28 @@ export class RunService {
     return this.store.byId(id)!;
   }
 
+  private finishedListeners: ((runId: string) => void)[] = [];
+
+  /**
+   * Calls `listener` once per run that reached a terminal status in this process (after the status is
+   * committed). Features that act on finished runs (evaluation scoring, ...) hook here; a crash between
+   * the commit and the listener is theirs to recover at start-up.
+   */
+  onFinished(listener: (runId: string) => void): void {
+    this.finishedListeners.push(listener);
+  }
+
+  private finished(id: string): void {
+    this.notify(id);
+    for (const l of this.finishedListeners) {
+      try {
+        l(id);
+      } catch (err) {
+        this.ctx.log.error("run finished listener failed", { runId: id, error: (err as Error)?.stack ?? String(err) });
+      }
+    }
+  }
+
   private notify(id: string): void {
     const set = this.waiters.get(id);
     if (set) for (const done of [...set]) done();
@@ -245,7 +267,7 @@ export class RunService {
   cancel(tenantId: string, id: string): { run: RunRow; state: "cancelled" | "requested" | "already_terminal"; wasStatus: string } {
     this.get(tenantId, id);
     const r = this.store.requestCancel(id, this.now());
-    if (r.state === "cancelled") this.notify(id);
+    if (r.state === "cancelled") this.finished(id);
     if (r.state === "requested") {
       this.executing.get(id)?.abort("cancel" satisfies AbortReason);
       // Child runs of action.invoke-workflow go too (one a pool worker resumed does not share our signal).

@@ -1,0 +1,140 @@
+// Evaluator files (YAML per automation, validated with line numbers before they are stored) and the
+// scoring of a finished evaluation run: every evaluator's result plus the weighted overall, recorded
+// once per run.
+import * as v from "valibot";
+import { Invalid, TooLarge } from "../../kernel/errors";
+import { newId } from "../../kernel/ids";
+import type { AutomationContext } from "../context";
+import { automationOf, exampleStore } from "../datasets/service";
+import type { RunRow } from "../runs/store";
+import { readYaml } from "../workflow/source";
+import { type Evaluator, EvaluatorConfig, MAX_EVALUATOR_YAML_BYTES, type Score } from "./model";
+import { customScript, exactDiff, llmJudge, overall } from "./scorers";
+import { EvaluatorStore, type ResultRow } from "./store";
+
+/** Without an evaluator file, an example run is compared with its expected output, exactly. */
+export const DEFAULT_YAML = `# No evaluator file yet: runs are compared with the expected output.
+passThreshold: 0.7
+evaluators:
+  - name: exact-diff
+    type: exact-diff
+`;
+
+const stores = new WeakMap<AutomationContext["sqlite"], EvaluatorStore>();
+export function evaluatorStore(ctx: Pick<AutomationContext, "sqlite">): EvaluatorStore {
+  let s = stores.get(ctx.sqlite);
+  if (!s) stores.set(ctx.sqlite, (s = new EvaluatorStore(ctx.sqlite)));
+  return s;
+}
+
+/** Parses and validates evaluator YAML; a 400 whose issues name the field and its line. */
+export function parseEvaluators(yaml: string): EvaluatorConfig {
+  if (Buffer.byteLength(yaml) > MAX_EVALUATOR_YAML_BYTES) throw TooLarge(`the evaluator YAML is larger than ${MAX_EVALUATOR_YAML_BYTES} bytes`, { field: "yaml" });
+  const read = readYaml(yaml);
+  if (!read.ok) throw Invalid(read.issues[0].message, { issues: read.issues.map((i) => ({ field: `yaml.${i.field}`, message: i.message, code: i.code })) });
+  const r = v.safeParse(EvaluatorConfig, read.source.value ?? {});
+  if (r.success) return r.output;
+  const issues = r.issues.map((i) => {
+    const path = v.getDotPath(i) ?? "";
+    const line = read.source.lineOf(path);
+    const unknown = i.type === "strict_object" && i.expected === "never";
+    const message = unknown ? `unknown field ${path.split(".").pop()}` : i.received === "undefined" && i.expected?.startsWith('"') ? `${path} is required` : i.message;
+    return { field: path || "<root>", message: line ? `line ${line}: ${message}` : message, code: unknown ? "unrecognized_keys" : "invalid_value" };
+  });
+  throw Invalid(issues[0].message, { issues });
+}
+
+function view(ctx: AutomationContext, automationId: string, automationType: string, yaml: string) {
+  const config = parseEvaluators(yaml);
+  return { automationId, automationType, yaml, config: { evaluators: config.evaluators, passThreshold: config.passThreshold } };
+}
+
+export function getEvaluators(ctx: AutomationContext, tenantId: string, ref: string) {
+  const a = automationOf(ctx, tenantId, ref);
+  return view(ctx, a.id, a.type, evaluatorStore(ctx).yaml(a.id) ?? DEFAULT_YAML);
+}
+
+export function putEvaluators(ctx: AutomationContext, tenantId: string, ref: string, yaml: string) {
+  const a = automationOf(ctx, tenantId, ref);
+  const out = view(ctx, a.id, a.type, yaml);
+  evaluatorStore(ctx).put(tenantId, a.id, yaml, ctx.clock.now().toISOString());
+  return out;
+}
+
+function configOf(ctx: AutomationContext, automationId: string): EvaluatorConfig {
+  const yaml = evaluatorStore(ctx).yaml(automationId) ?? DEFAULT_YAML;
+  try {
+    return parseEvaluators(yaml);
+  } catch {
+    return parseEvaluators(DEFAULT_YAML); // stored YAML was valid when stored; a stricter build falls back
+  }
+}
+
+async function judge(ctx: AutomationContext, e: Evaluator, expected: unknown, actual: unknown): Promise<Score> {
+  if (e.type === "exact-diff") {
+    if (expected === null || expected === undefined) return { score: null, passed: false, details: null, error: "the example has no expected output" };
+    return exactDiff(e.config, expected, actual);
+  }
+  if (e.type === "custom-script") return customScript(e.config, expected, actual);
+  return llmJudge(ctx.models, e.config, expected, actual);
+}
+
+const thresholdOf = (e: Evaluator) => e.config.passThreshold;
+
+/**
+ * Scores a finished evaluation run (once; a second call is a no-op). A failed run scores 0 on every
+ * evaluator; a cancelled one is recorded without scores. Returns whether this call recorded it.
+ */
+export async function scoreRun(ctx: AutomationContext, run: RunRow): Promise<boolean> {
+  const store = evaluatorStore(ctx);
+  if (run.evaluation !== 1 || !run.exampleId || store.scored(run.id)) return false;
+  const at = ctx.clock.now().toISOString();
+  const record = { runId: run.id, experimentId: run.experimentId, at };
+  if (run.status === "cancelled" || run.status === "rejected") return store.record({ ...record, score: null, passed: false }, []);
+  const ex = exampleStore(ctx).byId(run.exampleId);
+  const expected = ex?.expected ? (JSON.parse(ex.expected) as unknown) : null;
+  const actual = run.output ? (JSON.parse(run.output) as unknown) : null;
+  const config = configOf(ctx, run.automationId);
+  const runError = run.status === "failed" ? ((run.error ? (JSON.parse(run.error) as { message?: string }) : {}).message ?? "the run failed") : null;
+  const rows: ResultRow[] = [];
+  for (const e of config.evaluators) {
+    const s: Score = runError ? { score: 0, passed: false, details: null, error: `the run failed: ${runError}` } : await judge(ctx, e, expected, actual);
+    rows.push({
+      id: newId("evr"),
+      runId: run.id,
+      automationId: run.automationId,
+      evaluatorName: e.name,
+      evaluatorType: e.type,
+      score: s.score,
+      passed: s.passed === null ? null : s.passed ? 1 : 0,
+      label: s.label ?? null,
+      weight: e.weight,
+      passThreshold: thresholdOf(e),
+      description: e.description ?? null,
+      details: s.details === undefined || s.details === null ? null : JSON.stringify(s.details),
+      error: s.error ?? null,
+      createdAt: at,
+    });
+  }
+  const total = overall(rows.map((r) => ({ weight: r.weight ?? 0, score: r.score })));
+  return store.record({ ...record, score: total, passed: total !== null && total >= config.passThreshold }, rows);
+}
+
+export function resultView(r: ResultRow) {
+  return {
+    id: r.id,
+    runId: r.runId,
+    automationId: r.automationId,
+    evaluatorName: r.evaluatorName,
+    evaluatorType: r.evaluatorType,
+    score: r.score,
+    passed: r.passed === null ? null : r.passed === 1,
+    label: r.label,
+    weight: r.weight,
+    passThreshold: r.passThreshold,
+    description: r.description,
+    details: r.details === null ? null : (JSON.parse(r.details) as unknown),
+    error: r.error,
+    createdAt: r.createdAt,
+  };
+}

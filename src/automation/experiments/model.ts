@@ -1,0 +1,35 @@
+// Wire schemas of experiments.
+import * as v from "valibot";
+import { pageQuery } from "../http/validate";
+
+export const CreateBody = v.strictObject({
+  examples: v.optional(v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.minLength(1, "examples must not be empty; omit it to run the whole dataset"), v.maxLength(10_000))),
+  version: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(100))),
+  sourceRef: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(100))),
+  name: v.optional(v.pipe(v.string(), v.maxLength(200))),
+  /** Accepted for compatibility: concurrency is the server's worker count (see README). */
+  batchConcurrency: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1)))),
+});
+
+const DateBound = v.pipe(
+  v.string(),
+  v.check((s) => /^\d+[mhdw]$/.test(s) || !Number.isNaN(Date.parse(s)), "must be an ISO date or a relative time like 7d, 12h, 2w"),
+);
+
+export const ListQuery = v.object({ ...pageQuery, fromDate: v.optional(DateBound), toDate: v.optional(DateBound) });
+
+export const ExportQuery = v.object({
+  format: v.picklist(["csv", "json"], "format must be csv or json"),
+  includeTrace: v.optional(v.picklist(["0", "1", "true", "false"], "includeTrace must be true or false")),
+});
+
+const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/** `7d` → now − 7 days; an ISO date as is; as an ISO timestamp. `end` widens a bare date to its last ms. */
+export function dateBound(s: string | undefined, now: Date, end = false): string | undefined {
+  if (!s) return undefined;
+  const rel = /^(\d+)([mhdw])$/.exec(s);
+  if (rel) return new Date(now.getTime() - Number(rel[1]) * UNIT_MS[rel[2]]).toISOString();
+  const d = new Date(Date.parse(s) + (end && /^\d{4}-\d{2}-\d{2}$/.test(s) ? 86_399_999 : 0));
+  return d.toISOString();
+}

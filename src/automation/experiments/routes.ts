@@ -1,0 +1,166 @@
+// HTTP of experiments (create, NDJSON stream, list, detail, cancel, exports, resolve by id), of
+// evaluator files and of run scores. Experiments need runs:write to start and runs:read to read;
+// evaluator files automations:read / automations:write.
+import { Elysia } from "elysia";
+import type { AutomationContext } from "../context";
+import { jsonParser } from "../http/body";
+import { parseWith } from "../http/validate";
+import { authenticateRequest, authPlugin, requireScope } from "../tenancy/auth";
+import { MAX_EVALUATOR_YAML_BYTES, PutBody } from "../evaluators/model";
+import { evaluatorStore, getEvaluators, putEvaluators, resultView } from "../evaluators/service";
+import { runsOf } from "../runs/service";
+import { automationOf } from "../datasets/service";
+import { exportCsv, exportJson } from "./export";
+import { CreateBody, dateBound, ExportQuery, ListQuery } from "./model";
+import { experimentsOf, type ProgressLine } from "./service";
+
+const detail = (summary: string) => ({ detail: { summary, tags: ["Evaluation"] } });
+const keepBody = () => ({});
+const yes = (s: string | undefined) => s === "1" || s === "true";
+
+export const experimentRoutes = (ctx: AutomationContext) => {
+  const svc = experimentsOf(ctx);
+  const parse = jsonParser(1024 * 1024, (request) => {
+    authenticateRequest(ctx, request);
+  });
+  // JSON escaping can double a YAML's size on the wire; the 1 MiB rule is checked on the decoded YAML.
+  const parseYaml = jsonParser(3 * MAX_EVALUATOR_YAML_BYTES, (request) => {
+    authenticateRequest(ctx, request);
+  });
+  const exportResponse = (format: "csv" | "json", body: string | object, name: string) =>
+    new Response(typeof body === "string" ? body : JSON.stringify(body), {
+      headers: {
+        "content-type": format === "csv" ? "text/csv; charset=utf-8" : "application/json",
+        "content-disposition": `attachment; filename="${name}.${format}"`,
+      },
+    });
+  return new Elysia()
+    .use(authPlugin(ctx))
+    .get(
+      "/automations/:id/evaluators",
+      ({ auth, params }) => {
+        requireScope(auth, "automations:read");
+        return getEvaluators(ctx, auth.tenantId, params.id);
+      },
+      detail("Get evaluators"),
+    )
+    .put(
+      "/automations/:id/evaluators",
+      ({ auth, params, body }) => {
+        requireScope(auth, "automations:write");
+        return putEvaluators(ctx, auth.tenantId, params.id, parseWith(PutBody, body).yaml);
+      },
+      { parse: parseYaml, ...detail("Replace evaluators") },
+    )
+    .get(
+      "/runs/:id/scores",
+      ({ auth, params }) => {
+        requireScope(auth, "runs:read");
+        const run = runsOf(ctx).get(auth.tenantId, params.id);
+        return { scores: evaluatorStore(ctx).results(run.id).map(resultView) };
+      },
+      detail("List run evaluator scores"),
+    )
+    .get(
+      "/experiments/:experimentId",
+      ({ auth, params }) => {
+        requireScope(auth, "runs:read");
+        return svc.resolve(auth.tenantId, params.experimentId);
+      },
+      detail("Resolve experiment by id"),
+    )
+    .post(
+      "/automations/:id/experiments",
+      async ({ auth, params, body, set }) => {
+        requireScope(auth, "runs:write");
+        const b = parseWith(CreateBody, body);
+        const out = await svc.create({ tenantId: auth.tenantId, keyId: auth.keyId, keyName: auth.keyName }, params.id, { ...b, version: b.version ?? b.sourceRef });
+        set.status = 202;
+        return out;
+      },
+      { parse, ...detail("Create experiment") },
+    )
+    .post(
+      "/automations/:id/experiments/stream",
+      async ({ auth, params, body }) => {
+        requireScope(auth, "runs:write");
+        const b = parseWith(CreateBody, body);
+        const created = await svc.create({ tenantId: auth.tenantId, keyId: auth.keyId, keyName: auth.keyName }, params.id, { ...b, version: b.version ?? b.sourceRef });
+        const enc = new TextEncoder();
+        let stop = () => {};
+        const stream = new ReadableStream<Uint8Array>({
+          start(controller) {
+            const emit = (line: ProgressLine) => {
+              try {
+                controller.enqueue(enc.encode(`${JSON.stringify(line)}\n`));
+              } catch {
+                stop();
+              }
+            };
+            stop = svc.follow(created.id, emit, () => {
+              try {
+                controller.close();
+              } catch {}
+            });
+          },
+          // The client went away: stop following; the experiment itself goes on.
+          cancel() {
+            stop();
+          },
+        });
+        return new Response(stream, {
+          headers: { "content-type": "application/x-ndjson", "x-experiment-id": created.id, "cache-control": "no-store" },
+        });
+      },
+      { parse, ...detail("Create automation experiment with NDJSON progress") },
+    )
+    .get(
+      "/automations/:id/experiments",
+      ({ auth, params, query }) => {
+        requireScope(auth, "runs:read");
+        const q = parseWith(ListQuery, query);
+        const now = ctx.clock.now();
+        return svc.list(auth.tenantId, params.id, { limit: q.limit, offset: q.offset, from: dateBound(q.fromDate, now), to: dateBound(q.toDate, now, true) });
+      },
+      detail("List experiments"),
+    )
+    .get(
+      "/automations/:id/experiments/export",
+      ({ auth, params, query }) => {
+        requireScope(auth, "runs:read");
+        const q = parseWith(ExportQuery, query);
+        const a = automationOf(ctx, auth.tenantId, params.id);
+        const all = svc.store.ofAutomation(auth.tenantId, a.id);
+        const body = q.format === "csv" ? exportCsv(ctx, svc, all) : exportJson(ctx, svc, all, yes(q.includeTrace));
+        return exportResponse(q.format, body, `${a.slug}-experiments`);
+      },
+      detail("Export all experiment eval results"),
+    )
+    .get(
+      "/automations/:id/experiments/:experimentId",
+      ({ auth, params }) => {
+        requireScope(auth, "runs:read");
+        return svc.detail(svc.find(auth.tenantId, params.id, params.experimentId));
+      },
+      detail("Get experiment"),
+    )
+    .post(
+      "/automations/:id/experiments/:experimentId/cancel",
+      ({ auth, params }) => {
+        requireScope(auth, "runs:write");
+        return svc.cancel(auth.tenantId, params.id, params.experimentId);
+      },
+      { parse: keepBody, ...detail("Cancel experiment") },
+    )
+    .get(
+      "/automations/:id/experiments/:experimentId/export",
+      ({ auth, params, query }) => {
+        requireScope(auth, "runs:read");
+        const q = parseWith(ExportQuery, query);
+        const e = svc.find(auth.tenantId, params.id, params.experimentId);
+        const body = q.format === "csv" ? exportCsv(ctx, svc, [e]) : exportJson(ctx, svc, [e], yes(q.includeTrace));
+        return exportResponse(q.format, body, e.id);
+      },
+      detail("Export experiment eval results"),
+    );
+};

@@ -1,0 +1,298 @@
+// Experiments: one evaluation run per example through the durable run queue (batch id = experiment
+// id), scored as each finishes (the runs service's finished hook), `queued → running → completed`,
+// NDJSON progress, cancel, exports. After a crash, start-up scores runs that ended unscored and
+// completes experiments whose runs are all done; counters are counted from rows, never kept aside.
+import { Invalid, NotFound } from "../../kernel/errors";
+import { newId } from "../../kernel/ids";
+import type { AutomationContext } from "../context";
+import { startExampleRun } from "../datasets/run";
+import { automationOf, exampleStore } from "../datasets/service";
+import type { ExampleRow } from "../datasets/store";
+import { evaluatorStore, resultView, scoreRun } from "../evaluators/service";
+import { type Actor, runsOf } from "../runs/service";
+import { resolveTarget } from "../runs/sources";
+import type { RunRow } from "../runs/store";
+import { type ExperimentRow, ExperimentStore } from "./store";
+
+/** Runs started together per batch while an experiment is created (their inserts share commits). */
+const CREATE_CHUNK = 50;
+
+export type ProgressLine = Record<string, unknown> & { type: "run" | "summary" };
+
+export class Experiments {
+  readonly store: ExperimentStore;
+  private listeners = new Map<string, Set<(line: ProgressLine) => void>>();
+  /** Experiments whose runs this process is still creating (recovery leaves them alone). */
+  private creating = new Set<string>();
+
+  constructor(readonly ctx: AutomationContext) {
+    this.store = new ExperimentStore(ctx.sqlite);
+    runsOf(ctx).onFinished((runId) => {
+      this.onRunFinished(runId).catch((err) => ctx.log.error("scoring a finished run failed", { runId, error: (err as Error)?.stack ?? String(err) }));
+    });
+  }
+
+  private now(): string {
+    return this.ctx.clock.now().toISOString();
+  }
+
+  private async onRunFinished(runId: string): Promise<void> {
+    const run = runsOf(this.ctx).store.byId(runId);
+    if (!run || run.evaluation !== 1 || !run.exampleId) return;
+    await scoreRun(this.ctx, run);
+    if (run.experimentId) this.progress(run.experimentId, runId);
+  }
+
+  /** Tells stream subscribers about a scored run and completes the experiment when it was the last. */
+  private progress(experimentId: string, runId: string): void {
+    const subs = this.listeners.get(experimentId);
+    if (subs?.size) {
+      const line = this.runLine(runId);
+      if (line) for (const s of [...subs]) s(line);
+    }
+    this.checkCompleted(experimentId);
+  }
+
+  private checkCompleted(experimentId: string): void {
+    const e = this.store.byId(experimentId);
+    if (!e || e.completedAt || !e.readyAt) return;
+    const s = this.store.stats(experimentId);
+    if (s.scored < s.runCount) return;
+    if (this.store.markCompleted(experimentId, this.now())) {
+      const subs = this.listeners.get(experimentId);
+      if (subs?.size) {
+        const line: ProgressLine = { type: "summary", experiment: this.summary(this.store.byId(experimentId)!) };
+        for (const sub of [...subs]) sub(line);
+      }
+    }
+  }
+
+  runLine(runId: string): ProgressLine | null {
+    const run = runsOf(this.ctx).store.byId(runId);
+    const ev = evaluatorStore(this.ctx).evaluation(runId);
+    if (!run || !ev) return null;
+    const ex = run.exampleId ? exampleStore(this.ctx).byId(run.exampleId) : undefined;
+    return {
+      type: "run",
+      runId,
+      exampleId: run.exampleId,
+      exampleName: ex?.name ?? null,
+      status: run.status,
+      score: ev.score,
+      passed: ev.passed === 1,
+      results: evaluatorStore(this.ctx).results(runId).map(resultView),
+    };
+  }
+
+  /** Start-up: score runs that ended while no process was scoring, then complete what is done. */
+  async recover(): Promise<void> {
+    const runs = runsOf(this.ctx).store;
+    for (;;) {
+      const ids = evaluatorStore(this.ctx).unscored(500);
+      if (ids.length === 0) break;
+      for (const id of ids) {
+        const run = runs.byId(id);
+        if (run) await scoreRun(this.ctx, run);
+      }
+      if (ids.length < 500) break;
+    }
+    for (const e of this.store.unfinished()) {
+      if (this.creating.has(e.id)) continue;
+      // Its creation died with a previous process: it is made of the runs that were created.
+      if (!e.readyAt) this.store.setReady(e.id, this.now(), this.store.stats(e.id).runCount);
+      this.checkCompleted(e.id);
+    }
+  }
+
+  summary(e: ExperimentRow) {
+    const s = this.store.stats(e.id);
+    const status = e.completedAt ? "completed" : s.started > 0 || s.scored > 0 ? "running" : "queued";
+    return {
+      id: e.id,
+      automationId: e.automationId,
+      automationType: e.automationType,
+      name: e.name,
+      status,
+      runCount: Math.max(s.runCount, e.readyAt ? 0 : e.runTotal),
+      completedCount: s.scored,
+      passedCount: s.passed,
+      failedCount: s.failed,
+      avgScore: s.avgScore,
+      createdAt: e.createdAt,
+      completedAt: e.completedAt,
+      cancelledAt: e.cancelledAt,
+      version: e.version,
+    };
+  }
+
+  detail(e: ExperimentRow) {
+    const runs = this.store.runs(e.id);
+    const resultsByRun: Record<string, ReturnType<typeof resultView>[]> = {};
+    for (const r of runs) resultsByRun[r.id] = [];
+    for (const r of evaluatorStore(this.ctx).resultsOfExperiment(e.id)) (resultsByRun[r.runId] ??= []).push(resultView(r));
+    return {
+      ...this.summary(e),
+      runs: runs.map((r) => ({
+        id: r.id,
+        status: r.status,
+        exampleId: r.exampleId,
+        exampleName: r.exampleName,
+        createdAt: r.createdAt,
+        completedAt: r.completedAt,
+        score: r.score,
+        passed: r.passed === null ? null : r.passed === 1,
+      })),
+      resultsByRun,
+    };
+  }
+
+  find(tenantId: string, automationRef: string, id: string): ExperimentRow {
+    const a = automationOf(this.ctx, tenantId, automationRef);
+    const e = this.store.get(tenantId, id);
+    if (!e || e.automationId !== a.id) throw NotFound(`experiment ${id} not found`, { field: "experimentId" });
+    return e;
+  }
+
+  resolve(tenantId: string, id: string) {
+    const e = this.store.get(tenantId, id);
+    if (!e) throw NotFound(`experiment ${id} not found`, { field: "experimentId" });
+    return { id: e.id, automationId: e.automationId, automationType: e.automationType };
+  }
+
+  list(tenantId: string, automationRef: string, q: { limit: number; offset: number; from?: string; to?: string }) {
+    const a = automationOf(this.ctx, tenantId, automationRef);
+    const { rows, total } = this.store.list(tenantId, a.id, q);
+    return { data: rows.map((e) => this.summary(e)), total, limit: q.limit, offset: q.offset };
+  }
+
+  /**
+   * Creates the experiment and enqueues one evaluation run per example. Every example is checked
+   * first (its `$file` references exist); a run that still cannot start (its input does not match
+   * the workflow) cancels the runs already created and answers 400 naming the example.
+   */
+  async create(actor: Actor, automationRef: string, body: { examples?: string[]; version?: string; name?: string }): Promise<{ id: string; runs: { id: string; exampleId: string | null }[]; total: number }> {
+    const a = automationOf(this.ctx, actor.tenantId, automationRef);
+    const exStore = exampleStore(this.ctx);
+    let examples: ExampleRow[];
+    if (body.examples) {
+      examples = [];
+      for (const [i, id] of [...new Set(body.examples)].entries()) {
+        const ex = exStore.get(actor.tenantId, a.id, id);
+        if (!ex) throw Invalid(`example ${id} is not in this automation's dataset`, { field: `examples.${i}`, code: "example_not_found" });
+        examples.push(ex);
+      }
+    } else {
+      examples = exStore.all(actor.tenantId, a.id);
+    }
+    if (examples.length === 0) throw Invalid("the dataset has no examples to run", { field: "examples", code: "empty_dataset" });
+    const source = resolveTarget(this.ctx.sqlite, actor.tenantId, a.id, { version: body.version, trigger: "eval" });
+    for (const ex of examples) checkFileRefs(this.ctx, ex);
+    const id = newId("exp");
+    const now = this.now();
+    this.store.insert({
+      id, tenantId: actor.tenantId, automationId: a.id, automationType: a.type, name: body.name ?? null, version: source.versionLabel ?? source.versionId,
+      runTotal: examples.length, readyAt: null, createdAt: now, completedAt: null, cancelledAt: null,
+    });
+    this.creating.add(id);
+    const runs: RunRow[] = [];
+    try {
+      for (let i = 0; i < examples.length; i += CREATE_CHUNK) {
+        const chunk = examples.slice(i, i + CREATE_CHUNK);
+        const settled = await Promise.allSettled(chunk.map((ex) => startExampleRun(this.ctx, actor, ex, { experimentId: id, version: source.versionId })));
+        for (const s of settled) if (s.status === "fulfilled") runs.push(s.value);
+        const failed = settled.findIndex((s) => s.status === "rejected");
+        if (failed >= 0) {
+          for (const r of runs) runsOf(this.ctx).cancel(actor.tenantId, r.id);
+          this.store.remove(id);
+          const err = (settled[failed] as PromiseRejectedResult).reason as Error;
+          throw Invalid(`example ${chunk[failed].name} cannot run: ${err.message}`, { field: "examples", code: "example_invalid" });
+        }
+      }
+      this.store.setReady(id, this.now(), runs.length);
+    } finally {
+      this.creating.delete(id);
+    }
+    this.checkCompleted(id);
+    return { id, runs: runs.map((r) => ({ id: r.id, exampleId: r.exampleId })), total: runs.length };
+  }
+
+  /** Finished runs stay; queued ones are cancelled, running ones stop at their next step. */
+  cancel(tenantId: string, automationRef: string, id: string) {
+    const e = this.find(tenantId, automationRef, id);
+    if (!e.completedAt) {
+      this.store.setCancelled(id, this.now());
+      for (const runId of this.store.openRuns(id)) runsOf(this.ctx).cancel(tenantId, runId);
+    }
+    return this.detail(this.store.byId(id)!);
+  }
+
+  /**
+   * Progress of an experiment as lines: every run already scored, then one per run as it is scored,
+   * then the summary. The returned function unsubscribes (the experiment goes on).
+   */
+  follow(id: string, emit: (line: ProgressLine) => void, done: () => void): () => void {
+    const sent = new Set<string>();
+    let closed = false;
+    const catchUp = () => {
+      for (const r of this.store.runs(id)) {
+        if (r.passed === null || sent.has(r.id)) continue;
+        const line = this.runLine(r.id);
+        if (line) send(line);
+      }
+    };
+    const send = (line: ProgressLine) => {
+      if (closed) return;
+      if (line.type === "run") {
+        if (sent.has(line.runId as string)) return;
+        sent.add(line.runId as string);
+        emit(line);
+        return;
+      }
+      // Runs scored concurrently may report after the one that completed the experiment: send them first.
+      catchUp();
+      emit(line);
+      stop();
+      done();
+    };
+    const set = this.listeners.get(id) ?? new Set();
+    this.listeners.set(id, set);
+    set.add(send);
+    const stop = () => {
+      closed = true;
+      set.delete(send);
+      if (set.size === 0 && this.listeners.get(id) === set) this.listeners.delete(id);
+    };
+    catchUp();
+    const e = this.store.byId(id);
+    if (e?.completedAt) send({ type: "summary", experiment: this.summary(e) });
+    return stop;
+  }
+}
+
+/** Every `{"$file": "input/…"}` of the example's input names one of its input files. */
+function checkFileRefs(ctx: AutomationContext, ex: ExampleRow): void {
+  const input = ex.input ? (JSON.parse(ex.input) as Record<string, unknown>) : {};
+  const store = exampleStore(ctx);
+  for (const [k, val] of Object.entries(input)) {
+    for (const ref of Array.isArray(val) ? val : [val]) {
+      const path = ref && typeof ref === "object" && typeof (ref as { $file?: unknown }).$file === "string" ? (ref as { $file: string }).$file : null;
+      if (path === null) continue;
+      const m = /^input\/(.+)$/.exec(path);
+      if (!m || !store.file(ex.id, "input", m[1])) {
+        throw Invalid(`example ${ex.name}: input.${k} refers to ${path}, which is not one of its input files`, { field: "examples", code: "file_not_found" });
+      }
+    }
+  }
+}
+
+const services = new WeakMap<AutomationContext, Experiments>();
+
+/** The one Experiments service of a context; creating it hooks scoring into run completion. */
+export function experimentsOf(ctx: AutomationContext): Experiments {
+  let s = services.get(ctx);
+  if (!s) {
+    s = new Experiments(ctx);
+    services.set(ctx, s);
+  }
+  return s;
+}
