@@ -37,7 +37,8 @@ export function exportCsv(ctx: AutomationContext, svc: Experiments, experiments:
 export function exportJson(ctx: AutomationContext, svc: Experiments, experiments: ExperimentRow[], includeTrace: boolean) {
   return {
     experiments: experiments.map((e) => {
-      const out: Record<string, unknown> = { ...svc.summary(e), results: rowsOf(ctx, svc, e) };
+      // The export is free-form: it also carries the experiment's name and its cancellation.
+      const out: Record<string, unknown> = { ...svc.summary(e), name: e.name, cancelledAt: e.cancelledAt, results: rowsOf(ctx, svc, e) };
       if (includeTrace) {
         const runs = runsOf(ctx).store;
         out.traces = Object.fromEntries(svc.store.runs(e.id).map((r) => [r.id, runs.steps(r.id).map(stepView)]));

@@ -111,7 +111,6 @@ export class Experiments {
       id: e.id,
       automationId: e.automationId,
       automationType: e.automationType,
-      name: e.name,
       status,
       runCount: Math.max(s.runCount, e.readyAt ? 0 : e.runTotal),
       completedCount: s.scored,
@@ -120,7 +119,6 @@ export class Experiments {
       avgScore: s.avgScore,
       createdAt: e.createdAt,
       completedAt: e.completedAt,
-      cancelledAt: e.cancelledAt,
       version: e.version,
     };
   }
@@ -139,8 +137,6 @@ export class Experiments {
         exampleName: r.exampleName,
         createdAt: r.createdAt,
         completedAt: r.completedAt,
-        score: r.score,
-        passed: r.passed === null ? null : r.passed === 1,
       })),
       resultsByRun,
     };

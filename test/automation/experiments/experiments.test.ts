@@ -145,7 +145,8 @@ describe("experiments", () => {
     expect(c.status).toBe(200);
     h.engine.open("after");
     const done = await until(`${exps()}/${created.id}`, (j) => j.status === "completed");
-    expect(done.cancelledAt).toBeString();
+    const exported = await json(await h.get(`${exps()}/${created.id}/export?format=json`));
+    expect(exported.experiments[0].cancelledAt).toBeString();
     const statuses = done.runs.map((r: { status: string }) => r.status);
     expect(statuses.every((s: string) => s === "cancelled" || s === "completed")).toBe(true);
     expect(statuses).toContain("cancelled");
