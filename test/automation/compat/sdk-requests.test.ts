@@ -159,6 +159,19 @@ describe("input files as artifacts (upload, run with $fileId, list, download)", 
     expect(Object.keys(zip)).toEqual(["summary.txt"]);
   });
 
+  test("a download as the SDKs send it (X-Eigenpal-Sdk, path URL-encoded) answers octet-stream; others get the stored type", async () => {
+    const h = await runsHarness();
+    h.deploy(withDoc);
+    const fileId = await upload(h, "contract.txt", "the contract");
+    const run = await json(await h.post("/v1/runs", { target: "workflows.with-doc", input: { doc: { $fileId: fileId } } }));
+    const path = `/v1/runs/${run.id}/artifacts/${encodeURIComponent("input/doc/contract.txt")}`;
+    const sdk = await h.req("GET", path, { key: h.t.key, headers: { accept: "*/*", "x-eigenpal-sdk": "typescript" } });
+    expect(sdk.headers.get("content-type")).toBe("application/octet-stream");
+    expect(await sdk.text()).toBe("the contract");
+    const plain = await h.req("GET", path, { key: h.t.key, headers: { accept: "*/*" } });
+    expect(plain.headers.get("content-type")).toStartWith("text/plain");
+  });
+
   test("multipart files.<field> and $inline inputs are listed too", async () => {
     const h = await runsHarness();
     h.deploy(withDoc);
