@@ -49,7 +49,10 @@ export function filesToPreUpload(files: { key: string; size: number }[], multipa
 function targetOf(target: RunTarget): { target: string; version?: string } {
   if (typeof target === "string") {
     if (!target.trim()) throw new TypeError("run target is empty");
-    return { target };
+    // `workflows.x@1.2.0` as the official SDKs take it: the server's target has no version suffix.
+    const [name, version, extra] = target.split("@");
+    if (!name || version === "" || extra !== undefined) throw new TypeError("a run target is <target> or <target>@<version>");
+    return { target: name, version };
   }
   const ref = target.id ?? (target.slug ? `${target.type}s.${target.slug}` : undefined);
   if (!ref) throw new TypeError("run target needs an id or a slug");
