@@ -64,7 +64,7 @@ describe("1. typed target workflows.<wf_ id>", () => {
     const typed = await client.run(`workflows.${helloId}`, { name: "C" }, { waitForCompletion: 30 });
     const pinned = await client.run("workflows.hello@1.0.0", { name: "D" }, { waitForCompletion: 30 });
     expect([byId, typed, pinned].map((r) => r.output)).toEqual([{ greeting: "Hello, B!" }, { greeting: "Hello, C!" }, { greeting: "Hello, D!" }]);
-    expect(pinned.source?.version).toBe("1.0.0");
+    expect((pinned.source as { version?: string } | undefined)?.version).toBe("1.0.0");
     expect((await client.automations.get(`workflows.${helloId}`)).id).toBe(helloId);
     expect((await client.automations.triggers(`workflows.${helloId}`)).automationId).toBe(helloId);
   });
