@@ -10,6 +10,7 @@ import { runDemo } from "./demo/seed";
 import { keysCommand, tenantsCommand } from "./tenancy/cli";
 import { workflowsCommand } from "./automations/cli";
 import { agentsCommand } from "./agents/cli";
+import { seedDemoAgent } from "./agents/demo";
 
 const USAGE = `Usage: automation-server [serve] [options]
        automation-server migrate [--data-dir DIR] [--json]
@@ -56,10 +57,12 @@ async function serveCommand(argv: string[]): Promise<void> {
   const config = serveConfig(values);
   const ctx = await createContext(config);
   const demo = config.demo ? runDemo(ctx) : undefined;
+  const demoAgent = demo ? await seedDemoAgent(ctx, demo.tenantId) : undefined;
   const { running } = serve(ctx);
   ctx.log.info("automation-server listening", { url: running.url, dataDir: config.dataDir });
   process.stdout.write(`automation-server listening on ${running.url} (API under ${running.url}/v1, OpenAPI ${running.url}/openapi/json)\n`);
   if (demo) process.stdout.write(demo.banner(running.url));
+  if (demoAgent) process.stdout.write(`${demoAgent.agent ? `  agent      ${demoAgent.agent} (runs need --models)` : `  note       ${demoAgent.note}`}\n\n`);
 }
 
 const migrateFlags = {

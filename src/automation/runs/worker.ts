@@ -88,6 +88,7 @@ function services(deps: WorkerDeps, run: RunRow): EngineServices {
     invokeWorkflow: (target, input, opts) => deps.invoke(run, target, input, opts),
     templates: templateRenderer(ctx, run.tenantId),
     describeWorkflow: async (target) => describeWorkflow(ctx.sqlite, run.tenantId, target),
+    ...(ctx.models ? { models: ctx.models } : {}),
   };
 }
 
