@@ -9,8 +9,10 @@ import { jsonParser } from "../http/body";
 import { parseWith } from "../http/validate";
 import { authenticateRequest, authPlugin, requireScope } from "../tenancy/auth";
 import { ExampleBody, ListExamplesQuery, RenameBody } from "./model";
+import { exportDataset, importDataset } from "./archive";
 import { startExampleRun } from "./run";
 import {
+  automationOf,
   createExample,
   deleteExample,
   exampleView,
@@ -146,6 +148,27 @@ export const datasetRoutes = (ctx: AutomationContext) => {
         return deleteExample(ctx, auth.tenantId, params.id, params.exampleId);
       },
       detail("Delete dataset example"),
+    )
+    .get(
+      "/automations/:id/dataset/export",
+      ({ auth, params, query }) => {
+        requireScope(auth, "automations:read");
+        const raw = (query as Record<string, string | undefined>).exampleIds;
+        const ids = raw ? raw.split(",").map((s) => s.trim()).filter(Boolean) : undefined;
+        const { stream, filename } = exportDataset(ctx, auth.tenantId, params.id, ids);
+        return new Response(stream, { headers: { "content-type": "application/zip", "content-disposition": contentDisposition(filename), "cache-control": "no-store" } });
+      },
+      detail("Export automation dataset"),
+    )
+    .post(
+      "/automations/:id/dataset/import",
+      async ({ auth, params, request }) => {
+        requireScope(auth, "automations:write");
+        automationOf(ctx, auth.tenantId, params.id);
+        const { body, boundary } = multipartOf(request);
+        return importDataset(ctx, auth.tenantId, params.id, readMultipart(body, boundary, 5));
+      },
+      { parse: keepBody, ...detail("Import automation dataset") },
     )
     .post(
       "/automations/:id/examples/:exampleId/run",
