@@ -8,6 +8,7 @@ import m0050 from "./0050_files.sql" with { type: "text" };
 import m0100 from "./0100_runs.sql" with { type: "text" };
 import m0150 from "./0150_datasets.sql" with { type: "text" };
 import m0151 from "./0151_experiment_progress.sql" with { type: "text" };
+import m0200 from "./0200_reviews.sql" with { type: "text" };
 import m0250 from "./0250_templates_email.sql" with { type: "text" };
 import m0350 from "./0350_agents.sql" with { type: "text" };
 
@@ -17,6 +18,7 @@ export const migrations: Migration[] = [
   { name: "0100_runs", sql: m0100 },
   { name: "0150_datasets", sql: m0150 },
   { name: "0151_experiment_progress", sql: m0151 },
+  { name: "0200_reviews", sql: m0200 },
   { name: "0250_templates_email", sql: m0250 },
   { name: "0350_agents", sql: m0350 },
 ];

@@ -16,6 +16,7 @@ import { modelsRoutes } from "./models/routes";
 import { templateRoutes } from "./templates/routes";
 import { agentRoutes } from "./agents/routes";
 import { experimentRoutes } from "./experiments/routes";
+import { humanReviewRoutes } from "./human-review/routes";
 
 /** The same routes are served under both prefixes (the SDKs use either). */
 export const API_PREFIXES = ["/v1", "/api/v1"] as const;
@@ -30,7 +31,8 @@ const api = (ctx: AutomationContext, prefix: string) =>
     .use(modelsRoutes(ctx))
     .use(templateRoutes(ctx))
     .use(agentRoutes(ctx))
-    .use(experimentRoutes(ctx));
+    .use(experimentRoutes(ctx))
+    .use(humanReviewRoutes(ctx));
 
 const requestIds = new WeakMap<Request, string>();
 

@@ -56,6 +56,8 @@ export interface EngineServices {
   templates?: TemplateRenderer;
   /** The tenant's outbound e-mail servers (`action.email`); undefined = not wired. */
   email?: MailSender;
+  /** `control.human_review`: parks the run on a review task; undefined = this host cannot pause runs. */
+  humanReview?: HumanReviewGateway;
 }
 
 /** A file's bytes with the name and type it travels under. */
@@ -115,6 +117,33 @@ export interface WorkflowTool {
   inputSchema: Record<string, unknown> | null;
 }
 
+/** A field of a human-review task as the step selected it (JSON pointer into `data`). */
+export interface ReviewField {
+  path: string;
+  value: unknown;
+  required: boolean;
+  reason: string;
+}
+
+export interface ParkRequest {
+  step: { path: string; name: string; type: string; attempt: number; startedAt: string };
+  data: unknown;
+  fields: ReviewField[];
+  includeRunInputs: boolean;
+  attachments: FileRef[];
+  instructions?: string;
+  /** Shown to the reviewer as given: the step's `schema` and `fieldMetadata` (labels, confidences). */
+  meta: { schema?: unknown; fieldMetadata?: unknown };
+}
+
+export interface HumanReviewGateway {
+  /**
+   * Creates the step's task (or finds the one an earlier attempt created) and sets the run `waiting`
+   * in one transaction with the step record; returns the task id, or null when a cancel was requested.
+   */
+  park(req: ParkRequest): Promise<string | null>;
+}
+
 export interface ExecuteOptions {
   /** The parsed, validated workflow (type exported by the workflow parser). */
   workflow: unknown;
@@ -137,7 +166,8 @@ export interface ExecuteOptions {
 }
 
 export interface ExecuteResult {
-  status: "completed" | "failed" | "cancelled";
+  /** `waiting`: a step parked the run (human review); it is durable and re-queued on approval. */
+  status: "completed" | "failed" | "cancelled" | "waiting";
   output?: unknown;
   error?: { message: string; code?: string; statusCode?: number; step?: string };
 }

@@ -28,3 +28,15 @@ export class Cancelled extends Error {
     this.name = "Cancelled";
   }
 }
+
+/**
+ * The run parks here (`control.human_review`): its task and the `waiting` status are already
+ * committed, so the engine unwinds without journaling the step and reports `waiting`. The run is
+ * re-queued when the task is approved; the journal then holds the step's output.
+ */
+export class Suspended extends Error {
+  constructor(readonly taskId: string) {
+    super(`run waits for human review ${taskId}`);
+    this.name = "Suspended";
+  }
+}

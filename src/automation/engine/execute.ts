@@ -7,7 +7,7 @@ import * as v from "valibot";
 import { applyInputDefaults } from "../workflow/input";
 import type { Step, Workflow } from "../workflow/types";
 import type { ExecuteOptions, ExecuteResult, StepRecord } from "./contract";
-import { Cancelled, StepError } from "./errors";
+import { Cancelled, StepError, Suspended } from "./errors";
 import { pathMatches, type AnyStepKind, type BlockResult, type StepContext, type StepScope } from "./kind";
 import { stepKind } from "./registry";
 import { render, truthy } from "./template";
@@ -115,7 +115,7 @@ class Runner {
         if (journaled) await this.finish(step, path, attempt, startedAt, { status: "completed", output });
         return { output, status: "completed" };
       } catch (e) {
-        if (e instanceof Cancelled) throw e;
+        if (e instanceof Cancelled || e instanceof Suspended) throw e;
         if (signal.aborted && e === signal.reason) throw e; // an enclosing timeout, a failed sibling or an interrupt: not this step's fault
         const failed = e instanceof StepFailed ? e : new StepFailed(path, asStepError(e));
         if (failed.error.retryable && attempt < maxAttempts && !(e instanceof StepFailed && kind.children)) {
@@ -209,6 +209,7 @@ export async function execute(opts: ExecuteOptions): Promise<ExecuteResult> {
     const output = await runner.output(scope);
     return { status: "completed", output };
   } catch (e) {
+    if (e instanceof Suspended) return { status: "waiting" };
     if (e instanceof Cancelled || opts.signal.aborted) return cancelled();
     if (e instanceof StepFailed) {
       return { status: "failed", error: { message: e.error.message, code: e.error.code, step: e.path, ...(e.error.statusCode ? { statusCode: e.error.statusCode } : {}) } };

@@ -5,6 +5,7 @@ import { agentKinds } from "./kinds/agent";
 import invokeWorkflow from "./kinds/action-invoke-workflow";
 import http from "./kinds/action-http";
 import controlFail from "./kinds/control-fail";
+import controlHumanReview from "./kinds/control-human-review";
 import controlIf from "./kinds/control-if";
 import controlParallel from "./kinds/control-parallel";
 import controlSwitch from "./kinds/control-switch";
@@ -41,6 +42,7 @@ const kinds: AnyStepKind[] = [
   controlParallel,
   controlWait,
   controlFail,
+  controlHumanReview,
   ...agentKinds,
 ];
 

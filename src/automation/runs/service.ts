@@ -241,7 +241,8 @@ export class RunService {
     this.finishedListeners.push(listener);
   }
 
-  private finished(id: string): void {
+  /** Announces a terminal status committed outside the worker too (a rejected human review). */
+  finished(id: string): void {
     this.notify(id);
     for (const l of this.finishedListeners) {
       try {

@@ -338,6 +338,51 @@ export class RunStore {
     }).immediate();
   }
 
+  // Pausing (human review, human-review/): three statements the pausing feature runs inside ITS
+  // transaction, so its own rows (the task, the decision) and the run's status commit together.
+
+  /**
+   * Parks run `runId` on step `path`: the step row becomes `waiting`, the run `waiting` without worker
+   * or lease (the pool never claims it). False when a cancel was requested or the run is not running.
+   * Call `flushJournal()` first so the step's start is not committed after its parking.
+   */
+  parkIn(runId: string, at: string, path: string, event: NewEvent): boolean {
+    const run = this.sqlite.query<{ status: string; c: string | null }, [string]>("SELECT status, cancel_requested_at AS c FROM runs WHERE id = ?").get(runId);
+    if (!run || run.c || (run.status !== "running" && run.status !== "waiting")) return false;
+    this.sqlite.query("UPDATE run_steps SET status = 'waiting' WHERE run_id = ? AND path = ?").run(runId, path);
+    this.sqlite.query("UPDATE runs SET status = 'waiting', claimed_by = NULL, lease_until = NULL WHERE id = ?").run(runId);
+    this.addEvent(runId, at, event);
+    return true;
+  }
+
+  /**
+   * A waiting run goes back to the queue (`pending`; the pool resumes it once, skipping journaled
+   * steps) with its parked step completed as `output`. Its pick-up count restarts: a human decision
+   * is progress, so many review steps never look like a crash loop. False when it was not waiting.
+   */
+  requeueIn(runId: string, at: string, path: string, output: unknown, event: NewEvent): boolean {
+    const changed = this.sqlite.query("UPDATE runs SET status = 'pending', attempts = 0 WHERE id = ? AND status = 'waiting'").run(runId).changes;
+    if (changed !== 1) return false;
+    this.sqlite
+      .query("UPDATE run_steps SET status = 'completed', output = ?, error = NULL, completed_at = ? WHERE run_id = ? AND path = ?")
+      .run(JSON.stringify(output ?? null), at, runId, path);
+    this.addEvent(runId, at, event);
+    return true;
+  }
+
+  /** A waiting run ends with `status` (e.g. `rejected`) and `error`; its parked step fails. False when it was not waiting. */
+  endWaitingIn(runId: string, at: string, path: string, status: "rejected" | "failed", error: { message: string; code: string }): boolean {
+    const changed = this.sqlite
+      .query("UPDATE runs SET status = ?, error = ?, completed_at = ?, claimed_by = NULL, lease_until = NULL WHERE id = ? AND status = 'waiting'")
+      .run(status, JSON.stringify(error), at, runId).changes;
+    if (changed !== 1) return false;
+    this.sqlite
+      .query("UPDATE run_steps SET status = 'failed', error = ?, completed_at = ? WHERE run_id = ? AND path = ?")
+      .run(JSON.stringify(error), at, runId, path);
+    this.addEvent(runId, at, { type: status, status, message: error.message });
+    return true;
+  }
+
   events(runId: string): EventRow[] {
     return this.q.events.all({ runId });
   }

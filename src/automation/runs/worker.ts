@@ -7,6 +7,7 @@ import type { EngineServices, ExecuteResult, FileRef, RunJournal, StepRecord } f
 import { describeWorkflow } from "../agents/service";
 import { openBlob, putBytes, retainBlob } from "../files/service";
 import { templateRenderer } from "../templates/engine";
+import { humanReviewGateway } from "../human-review/gateway";
 import { ownerOf } from "./inputs";
 import type { AbortReason } from "./queue";
 import type { RunsRuntime } from "./runtime";
@@ -89,6 +90,7 @@ function services(deps: WorkerDeps, run: RunRow): EngineServices {
     templates: templateRenderer(ctx, run.tenantId),
     describeWorkflow: async (target) => describeWorkflow(ctx.sqlite, run.tenantId, target),
     ...(ctx.models ? { models: ctx.models } : {}),
+    humanReview: humanReviewGateway(ctx, store, run),
   };
 }
 
@@ -155,6 +157,8 @@ async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, int
   }
   // Stopped for a shutdown, not by the user: leave it running, the next start resumes it.
   if (signal.aborted && (signal.reason as AbortReason) === "shutdown" && result.status !== "completed" && !run.cancelRequestedAt && !store.byId(runId)?.cancelRequestedAt) return;
+  // Parked on a human review: `waiting` is already committed with the task; approval re-queues the run.
+  if (result.status === "waiting") return;
   if (result.status === "completed") return end({ status: "completed", output: result.output ?? null });
   if (result.status === "cancelled") return end({ status: "cancelled", message: "cancelled at a step boundary" });
   return end({ status: "failed", error: result.error ?? { message: "the run failed" }, message: result.error?.message });

@@ -12,7 +12,7 @@ import type { ParseResult, Step, Workflow, WorkflowInput, WorkflowIssue } from "
 const MAX_YAML = 1024 * 1024;
 const MAX_DEPTH = 20;
 /** Kinds of the spec that later work adds; named so the error says "not available yet" rather than "unknown". */
-const PLANNED = ["control.human_review", "ai.parse", "ai.extract", "ai.classify"];
+const PLANNED = ["ai.parse", "ai.extract", "ai.classify"];
 
 class Collector {
   readonly issues: WorkflowIssue[] = [];

@@ -3,6 +3,7 @@
 import callHttp from "./call-http.yaml" with { type: "text" };
 import greetTwice from "./greet-twice.yaml" with { type: "text" };
 import hello from "./hello.yaml" with { type: "text" };
+import invoiceApproval from "./invoice-approval.yaml" with { type: "text" };
 import invoiceSummary from "./invoice-summary.yaml" with { type: "text" };
 import orderRouting from "./order-routing.yaml" with { type: "text" };
 import spreadsheetReport from "./spreadsheet-report.yaml" with { type: "text" };
@@ -16,4 +17,5 @@ export const demoWorkflows: { file: string; yaml: string }[] = [
   { file: "spreadsheet-report.yaml", yaml: spreadsheetReport },
   { file: "greet-twice.yaml", yaml: greetTwice },
   { file: "call-http.yaml", yaml: callHttp },
+  { file: "invoice-approval.yaml", yaml: invoiceApproval },
 ];

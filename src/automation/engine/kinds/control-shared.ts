@@ -1,7 +1,7 @@
 // Pieces shared by the control kinds: step lists (parsed by the workflow parser into Step[]),
 // loop variable names, and a bounded-concurrency runner that stops taking work after a failure.
 import * as v from "valibot";
-import { Cancelled } from "../errors";
+import { Cancelled, Suspended } from "../errors";
 
 /** A nested list of steps; its items are validated as steps by the parser, not here. */
 export const stepList = v.array(v.unknown());
@@ -18,12 +18,13 @@ export const variableName = v.pipe(
 /**
  * Runs blocks side by side: returns a signal that aborts when `parent` does or when one of them
  * failed (`fail`), which interrupts the others' steps in flight. A cancel is not a failure: each
- * block stops at its own next step boundary, so a sibling's step in flight still finishes.
+ * block stops at its own next step boundary, so a sibling's step in flight still finishes. Nor is a
+ * block parked on a human review: its siblings run on (or park too) before the run waits.
  */
 export function siblings(parent: AbortSignal): { signal: AbortSignal; fail(error: unknown): void } {
   const controller = new AbortController();
   const signal = AbortSignal.any([parent, controller.signal]);
-  return { signal, fail: (error) => void (signal.aborted || error instanceof Cancelled || controller.abort(error)) };
+  return { signal, fail: (error) => void (signal.aborted || error instanceof Cancelled || error instanceof Suspended || controller.abort(error)) };
 }
 
 /** Runs `task` over `count` indexes with at most `concurrency` in flight; the first error stops new work and is rethrown. */

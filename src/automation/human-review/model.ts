@@ -1,0 +1,55 @@
+// Wire schemas of the human-review task API (valibot) and the types inferred from them.
+import * as v from "valibot";
+import { queryInt } from "../http/validate";
+
+/** A file shown to the reviewer; `sha256` stays server-side. */
+export interface TaskFile {
+  fileId: string;
+  filename: string;
+  mimeType: string;
+  size: number;
+  fieldName: string | null;
+  artifactPath: string;
+  role: string;
+  sha256: string;
+}
+
+const Iso = v.pipe(
+  v.string(),
+  v.check((s) => !Number.isNaN(Date.parse(s)), "must be an ISO-8601 timestamp"),
+  v.transform((s) => new Date(s).toISOString()),
+);
+
+export const ListQuery = v.object({
+  automationId: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(300))),
+  waitingBefore: v.optional(Iso),
+  cursor: v.optional(v.string()),
+  limit: v.optional(queryInt(1, 100), "50"),
+});
+export type ListQuery = v.InferOutput<typeof ListQuery>;
+
+const version = v.pipe(v.number("expectedVersion must be a number"), v.integer(), v.minValue(1));
+const idempotencyKey = v.pipe(v.string(), v.minLength(1, "idempotencyKey must not be empty"), v.maxLength(200, "idempotencyKey is at most 200 characters"));
+const scalar = v.union([v.string(), v.number(), v.boolean(), v.null()], "value must be a scalar (string, number, boolean or null)");
+
+export const FieldBody = v.strictObject({
+  path: v.pipe(v.string("path is required"), v.regex(/^\/.*/, "path must be a JSON pointer such as /invoice/total")),
+  value: scalar,
+  expectedVersion: version,
+  idempotencyKey: idempotencyKey,
+  confirmed: v.optional(v.boolean(), true),
+});
+export type FieldBody = v.InferOutput<typeof FieldBody>;
+
+export const ApproveBody = v.strictObject({
+  expectedVersion: version,
+  idempotencyKey: v.optional(idempotencyKey),
+});
+export type ApproveBody = v.InferOutput<typeof ApproveBody>;
+
+export const RejectBody = v.strictObject({
+  reason: v.pipe(v.string("reason is required"), v.trim(), v.minLength(1, "reason is required"), v.maxLength(5000, "reason is at most 5000 characters")),
+  expectedVersion: version,
+  idempotencyKey: idempotencyKey,
+});
+export type RejectBody = v.InferOutput<typeof RejectBody>;
