@@ -5,6 +5,7 @@ import { createLogger } from "../kernel/logger";
 import { listen, onShutdownSignal } from "../kernel/server";
 import { createOrderApp, orderServices } from "./app";
 import { DEMO_CLIENT, type OAuthClient, orderConfig, parseClients, parseProfile } from "./config";
+import { redactUrl } from "./db/pg";
 import { isPostgresUrl, openOrderStorage } from "./db/storage";
 import { DEMO_PASSWORD, DEMO_USERS, seedDemo } from "./demo/seed";
 
@@ -89,13 +90,3 @@ export async function startOrderServer(opts: OrderServerOptions): Promise<void> 
   }, logger);
 }
 
-/** The URL without its password, for logs. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.href;
-  } catch {
-    return "(unparsable URL)";
-  }
-}

@@ -22,7 +22,7 @@ export interface Reply {
 
 export type Backend = "sqlite" | "postgres";
 /** Every order test runs on both backends. */
-export const BACKENDS: Backend[] = ["sqlite"];
+export const BACKENDS: Backend[] = ["sqlite", "postgres"];
 let current: Backend = "sqlite";
 const open: OrderStorage[] = [];
 
@@ -41,7 +41,7 @@ export function forEachBackend(name: string, fn: (backend: Backend) => void): vo
 
 /** A new, empty, migrated storage on `backend`: in-memory SQLite or a new PostgreSQL database. */
 export async function freshStorage(backend: Backend = current): Promise<OrderStorage> {
-  const storage = backend === "sqlite" ? sqliteStorage(openOrdersDb(":memory:")) : await openOrderStorage(await freshPostgresDb());
+  const storage = backend === "sqlite" ? sqliteStorage(openOrdersDb(":memory:")) : await openOrderStorage(await freshPostgresDb(), { max: 4 });
   open.push(storage);
   return storage;
 }

@@ -2,7 +2,7 @@
 // socket in that directory, started once per test process and stopped (and deleted) when it exits.
 // Postgres refuses to run as root, so as root the server runs as the `postgres` user (setpriv).
 import { SQL } from "bun";
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -55,14 +55,23 @@ export async function startPostgres(): Promise<TestPostgres> {
   const init = Bun.spawnSync(asPostgres([`${bin}/initdb`, "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"]), { stdout: "pipe", stderr: "pipe" });
   if (init.exitCode !== 0) throw new Error(`initdb failed: ${init.stderr.toString()}`);
   const port = freePort();
-  const proc = Bun.spawn(
-    asPostgres([
-      `${bin}/postgres`, "-D", data, "-p", String(port), "-k", dir,
-      "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=400", "-c", "fsync=off",
-      "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "shared_buffers=64MB",
-    ]),
-    { stdout: "ignore", stderr: "pipe" },
-  );
+  const server = asPostgres([
+    `${bin}/postgres`, "-D", data, "-p", String(port), "-k", dir,
+    "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=400", "-c", "fsync=off",
+    "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "shared_buffers=64MB",
+  ]);
+  // A watchdog shell owns the server: it stops it and deletes the directory when told to (stop()) or
+  // when this process is gone, however it ended (a killed test runner leaves nothing behind).
+  const watchdog = `"$@" & pg=$!
+cleanup() { kill -QUIT $pg 2>/dev/null; wait $pg 2>/dev/null; rm -rf "$DIR"; exit 0; }
+trap cleanup TERM INT
+while kill -0 "$PARENT" 2>/dev/null && kill -0 $pg 2>/dev/null; do sleep 0.3; done
+cleanup`;
+  const proc = Bun.spawn(["bash", "-c", watchdog, "pg-watchdog", ...server], {
+    env: { ...process.env, DIR: dir, PARENT: String(process.pid) },
+    stdout: "ignore",
+    stderr: "pipe",
+  });
   let log = "";
   void (async () => {
     for await (const chunk of proc.stderr) log += new TextDecoder().decode(chunk);
@@ -72,10 +81,7 @@ export async function startPostgres(): Promise<TestPostgres> {
   const stop = () => {
     if (stopped) return;
     stopped = true;
-    // Immediate shutdown and wait for it, so the directory can go (this also runs from an exit hook).
-    Bun.spawnSync(asPostgres([`${bin}/pg_ctl`, "-D", data, "stop", "-m", "immediate", "-w"]), { stdout: "ignore", stderr: "ignore" });
-    proc.kill("SIGKILL");
-    rmSync(dir, { recursive: true, force: true });
+    proc.kill("SIGTERM");
   };
   process.on("exit", stop);
   const until = Date.now() + 30_000;

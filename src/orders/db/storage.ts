@@ -3,7 +3,7 @@
 import type { ThrottleStore, TokenStore } from "../auth/store";
 import type { OrderStore } from "../orders/store";
 import type { UserStore } from "../users/store";
-import { FatalError } from "../../kernel/errors";
+import { openPgStorage, type PgOptions } from "./pg";
 import { openOrdersDb, sqliteStorage } from "./sqlite";
 
 export interface OrderStorage {
@@ -25,7 +25,6 @@ export function isPostgresUrl(target: string): boolean {
 }
 
 /** Opens the storage `target` names, migrated: a PostgreSQL URL, or a SQLite file (`:memory:` allowed). */
-export async function openOrderStorage(target: string): Promise<OrderStorage> {
-  if (isPostgresUrl(target)) throw new FatalError("PostgreSQL is not supported yet");
-  return sqliteStorage(openOrdersDb(target));
+export async function openOrderStorage(target: string, pg: PgOptions = {}): Promise<OrderStorage> {
+  return isPostgresUrl(target) ? openPgStorage(target, pg) : sqliteStorage(openOrdersDb(target));
 }

@@ -1,0 +1,5 @@
+// The order server's PostgreSQL migrations, embedded into the executable as text (see src/orders/db/pg.ts).
+import type { Migration } from "../../../src/kernel/db";
+import init from "./0000_init.sql" with { type: "text" };
+
+export const orderPgMigrations: Migration[] = [{ name: "0000_init", sql: init }];

@@ -1,0 +1,116 @@
+// The PostgreSQL backend: a Bun SQL pool under drizzle, migrations applied at start under an advisory
+// lock (instances starting together migrate once), and a data version every instance's caches share.
+import { SQL } from "bun";
+import { drizzle } from "drizzle-orm/bun-sql";
+import { orderPgMigrations } from "../../../db/orders/pg";
+import type { Migration } from "../../kernel/db";
+import { FatalError } from "../../kernel/errors";
+import { PgThrottleStore, PgTokenStore } from "../auth/store.pg";
+import { PgOrderStore } from "../orders/store.pg";
+import { PgUserStore } from "../users/store.pg";
+import * as schema from "./schema.pg";
+import type { OrderStorage } from "./storage";
+
+export type PgOrdersDb = ReturnType<typeof drizzle<typeof schema>>;
+
+/** Any fixed 64-bit number: the advisory lock migrations run under, on every instance. */
+const MIGRATION_LOCK = 7_242_015_001;
+
+/** The URL without its password, for messages and logs. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.href;
+  } catch {
+    return "(unparsable URL)";
+  }
+}
+
+/** Applies the migrations not applied yet, each in its own transaction, holding the advisory lock throughout. */
+export async function migratePg(client: SQL, migrations: Migration[]): Promise<string[]> {
+  const conn = await client.reserve();
+  const applied: string[] = [];
+  try {
+    await conn`SELECT pg_advisory_lock(${MIGRATION_LOCK})`;
+    try {
+      await conn`CREATE TABLE IF NOT EXISTS __migrations (name text PRIMARY KEY, applied_at text NOT NULL)`;
+      const done = new Set((await conn<{ name: string }[]>`SELECT name FROM __migrations`).map((r) => r.name));
+      for (const m of migrations) {
+        if (done.has(m.name)) continue;
+        await conn.begin(async (tx) => {
+          for (const stmt of m.sql.split("--> statement-breakpoint")) if (stmt.trim()) await tx.unsafe(stmt);
+          await tx`INSERT INTO __migrations (name, applied_at) VALUES (${m.name}, ${new Date().toISOString()})`;
+        });
+        applied.push(m.name);
+      }
+    } finally {
+      await conn`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`;
+    }
+  } finally {
+    conn.release();
+  }
+  return applied;
+}
+
+/**
+ * The data version as this instance sees it: the `data_version` row, read at most once per event-loop
+ * turn and shared by the requests of that turn. Exact for HTTP clients: every request served with a
+ * reading arrived before the reading was sent, so any commit its client had seen is in it (the same
+ * argument as SQLite's DataVersion).
+ */
+export class PgDataVersion {
+  private pending: Promise<number> | undefined;
+
+  constructor(private readonly db: PgOrdersDb) {}
+
+  current(): Promise<number> {
+    if (!this.pending) {
+      const p = this.db
+        .select({ v: schema.dataVersion.v })
+        .from(schema.dataVersion)
+        .then((rows) => rows[0]?.v ?? 0);
+      this.pending = p;
+      const forget = () => {
+        if (this.pending === p) this.pending = undefined;
+      };
+      setImmediate(forget);
+      p.catch(forget);
+    }
+    return this.pending;
+  }
+}
+
+export interface PgOptions {
+  /** Pool size per instance. */
+  max?: number;
+}
+
+/** Connects, migrates (under the advisory lock) and returns the stores. A bad URL or server is one FatalError line. */
+export async function openPgStorage(url: string, opts: PgOptions = {}): Promise<OrderStorage> {
+  const client = new SQL({ url, max: opts.max ?? 10, connectionTimeout: 10 });
+  try {
+    await migratePg(client, orderPgMigrations);
+  } catch (err) {
+    await client.close().catch(() => {});
+    throw new FatalError(`cannot open database ${redactUrl(url)}: ${(err as Error).message}`);
+  }
+  const db = drizzle({ client, schema });
+  const version = new PgDataVersion(db);
+  return {
+    backend: "postgres",
+    users: new PgUserStore(db),
+    orders: new PgOrderStore(db, version),
+    tokens: new PgTokenStore(db, version),
+    throttle: new PgThrottleStore(db),
+    async ping() {
+      await client`SELECT 1`;
+    },
+    async query<T>(text: string): Promise<T[]> {
+      return [...(await client.unsafe(text))] as T[];
+    },
+    async close() {
+      await client.close({ timeout: 5 });
+    },
+  };
+}
