@@ -5,7 +5,7 @@ import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEMO_CLIENT, invariantProblems, type Remote, remote } from "../orders/remote";
+import { DEMO_CLIENT, invariantProblems, sqliteQuery, type Remote, remote } from "../orders/remote";
 import { ensureBuilt, freePort, type Proc, start, waitForHttp } from "./support";
 
 let bin = "";
@@ -82,7 +82,7 @@ describe("crash recovery", () => {
 
       ({ p, api } = await boot(db));
       const conn = new Database(db);
-      expect(invariantProblems(conn)).toEqual([]);
+      expect(await invariantProblems(sqliteQuery(conn))).toEqual([]);
       const completed = (conn.query("SELECT COUNT(*) AS n FROM orders WHERE status = 3").get() as { n: number }).n;
       expect(completed).toBeGreaterThanOrEqual(done);
       conn.close();
@@ -102,7 +102,7 @@ describe("crash recovery", () => {
     }
     expect(await p.kill("SIGTERM")).toBe(0);
     const final = new Database(db);
-    expect(invariantProblems(final)).toEqual([]);
+    expect(await invariantProblems(sqliteQuery(final))).toEqual([]);
     final.close();
   }, 60_000);
 });

@@ -4,7 +4,7 @@ import { Database } from "bun:sqlite";
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEMO_CLIENT, invariantProblems, remote } from "../orders/remote";
+import { DEMO_CLIENT, invariantProblems, sqliteQuery, remote } from "../orders/remote";
 import { ensureBuilt, freePort, type Proc, start, waitForHttp } from "./support";
 
 let bin = "";
@@ -176,7 +176,7 @@ describe("order-server binary", () => {
     expect((await again.api.call("GET", "/authenticated", { token: ct })).body.money).toBe(289.89);
     const db = new Database(join(dir, "data", "orders.db"), { readonly: true });
     expect((db.query("SELECT COUNT(*) AS n FROM users WHERE username = 'anna'").get() as { n: number }).n).toBe(1);
-    expect(invariantProblems(db)).toEqual([]);
+    expect(await invariantProblems(sqliteQuery(db))).toEqual([]);
     db.close();
     expect(await again.p.kill("SIGINT")).toBe(0);
   }, 60_000);
@@ -253,7 +253,7 @@ describe("order-server binary", () => {
     expect((await b.api.call("GET", "/authenticated", { token: ct })).body.money).toBe(395);
     await Promise.all([a.p.kill("SIGTERM"), b.p.kill("SIGTERM")]);
     const db = new Database(shared, { readonly: true });
-    expect(invariantProblems(db)).toEqual([]);
+    expect(await invariantProblems(sqliteQuery(db))).toEqual([]);
     db.close();
   }, 60_000);
 });

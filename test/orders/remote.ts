@@ -45,23 +45,37 @@ export function remote(base: string): Remote {
   };
 }
 
-/** The money invariants, checked directly on the database file. Returns the problems found. */
-export function invariantProblems(db: import("bun:sqlite").Database): string[] {
+/** Runs one query on a database directly (a bun:sqlite Database or a Bun SQL client adapted by `sqlQuery`). */
+export type Query = (sql: string) => Promise<Record<string, unknown>[]>;
+
+/** A bun:sqlite Database as a Query. */
+export function sqliteQuery(db: import("bun:sqlite").Database): Query {
+  return async (sql) => db.query(sql).all() as Record<string, unknown>[];
+}
+
+/** A Bun SQL client (PostgreSQL) as a Query. */
+export function sqlQuery(client: import("bun").SQL): Query {
+  return async (sql) => [...(await client.unsafe(sql))] as Record<string, unknown>[];
+}
+
+/** The money invariants, checked directly on the database (SQL both backends speak). Returns the problems found. */
+export async function invariantProblems(query: Query): Promise<string[]> {
   const problems: string[] = [];
-  const one = <T>(sql: string) => db.query(sql).get() as T;
-  const { balances, opening, platform } = one<{ balances: number; opening: number; platform: number }>(
+  const [row] = await query(
     `SELECT (SELECT COALESCE(SUM(money),0) FROM users) AS balances,
             (SELECT COALESCE(SUM(amount),0) FROM ledger WHERE kind = 'opening') AS opening,
             (SELECT COALESCE(SUM(amount),0) FROM ledger WHERE user_id IS NULL) AS platform`,
   );
+  // PostgreSQL returns sums of int8 as numeric strings.
+  const [balances, opening, platform] = [row.balances, row.opening, row.platform].map(Number);
   if (balances + platform !== opening) problems.push(`balances ${balances} + commission ${platform} != starting ${opening}`);
-  const unexplained = db.query("SELECT u.id FROM users u LEFT JOIN ledger l ON l.user_id = u.id GROUP BY u.id HAVING u.money <> COALESCE(SUM(l.amount),0)").all();
+  const unexplained = await query("SELECT u.id FROM users u LEFT JOIN ledger l ON l.user_id = u.id GROUP BY u.id HAVING u.money <> COALESCE(SUM(l.amount),0)");
   if (unexplained.length) problems.push(`ledger does not explain users ${JSON.stringify(unexplained)}`);
-  const partial = db
-    .query("SELECT o.id FROM orders o LEFT JOIN ledger l ON l.order_id = o.id GROUP BY o.id HAVING (o.status = 3 AND (COUNT(l.id) <> 4 OR SUM(l.amount) <> 0)) OR (o.status <> 3 AND COUNT(l.id) > 0)")
-    .all();
+  const partial = await query(
+    "SELECT o.id FROM orders o LEFT JOIN ledger l ON l.order_id = o.id GROUP BY o.id HAVING (o.status = 3 AND (COUNT(l.id) <> 4 OR SUM(l.amount) <> 0)) OR (o.status <> 3 AND COUNT(l.id) > 0)",
+  );
   if (partial.length) problems.push(`partial transfers on orders ${JSON.stringify(partial)}`);
-  const counts = db.query("SELECT c.status FROM order_counts c WHERE c.n <> (SELECT COUNT(*) FROM orders o WHERE o.status = c.status)").all();
+  const counts = await query("SELECT c.status FROM order_counts c WHERE c.n <> (SELECT COUNT(*) FROM orders o WHERE o.status = c.status)");
   if (counts.length) problems.push(`order_counts out of step: ${JSON.stringify(counts)}`);
   return problems;
 }

@@ -1,0 +1,242 @@
+// The compiled order-server, several instances on one PostgreSQL (a real server this test starts), with
+// requests spread over them: migrations run once, the money invariants hold under random interleaved
+// load, a 20-way take race has one winner, and SIGKILLing one instance under write load leaves the
+// other serving and no partial transfer.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { DEMO_CLIENT, invariantProblems, type Remote, remote, sqlQuery } from "../orders/remote";
+import { freshPostgresDb, sharedPostgres } from "../support/postgres";
+import { ensureBuilt, freePort, type Proc, start, waitForHttp } from "./support";
+
+let bin = "";
+const procs: Proc[] = [];
+const clients: SQL[] = [];
+const env = { ORDER_OAUTH_CLIENTS: `${DEMO_CLIENT.id}:${DEMO_CLIENT.secret}`, ORDER_PROFILE: undefined, ORDER_DB: undefined, LOG_LEVEL: "warn" };
+
+beforeAll(async () => {
+  [bin] = await Promise.all([ensureBuilt("order-server"), sharedPostgres()]);
+});
+afterAll(async () => {
+  for (const p of procs) if (p.proc.exitCode === null) await p.kill("SIGKILL");
+  for (const c of clients) await c.close();
+});
+
+async function instance(url: string, extra: string[] = []): Promise<{ p: Proc; api: Remote }> {
+  const port = freePort();
+  const p = start([bin, "--port", String(port), "--host", "127.0.0.1", "--db", url, ...extra], { env });
+  procs.push(p);
+  await waitForHttp(`http://127.0.0.1:${port}/health`, 30_000);
+  return { p, api: remote(`http://127.0.0.1:${port}`) };
+}
+
+function direct(url: string): SQL {
+  const c = new SQL({ url, max: 2 });
+  clients.push(c);
+  return c;
+}
+
+/** Small deterministic PRNG so a failure reproduces. */
+function prng(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe("order-server instances on one PostgreSQL", () => {
+  test("three instances started together migrate once and all serve; the demo is seeded once", async () => {
+    const url = await freshPostgresDb();
+    const three = await Promise.all([0, 1, 2].map(() => instance(url, ["--profile", "demo"])));
+    const db = direct(url);
+    expect((await db`SELECT name FROM __migrations`).map((r: { name: string }) => r.name)).toEqual(["0000_init"]);
+    expect(Number((await db`SELECT COUNT(*) AS n FROM users`)[0].n)).toBe(6);
+    for (const { p, api } of three) {
+      expect(p.output()).toContain("PostgreSQL postgres://postgres@127.0.0.1:");
+      expect((await api.call("GET", "/health")).body).toEqual({ status: "ok" });
+      const token = await api.token("dmitry");
+      expect((await api.call("GET", "/orders", { token })).headers.get("x-total-count")).toBe("20");
+    }
+    expect(await invariantProblems(sqlQuery(db))).toEqual([]);
+    for (const { p } of three) expect(await p.kill("SIGTERM")).toBe(0);
+  }, 120_000);
+
+  test("randomized conservation: 1200 interleaved calls spread over two instances keep every invariant", async () => {
+    const url = await freshPostgresDb();
+    const [a, b] = await Promise.all([instance(url), instance(url)]);
+    const apis = [a.api, b.api];
+    const db = direct(url);
+    const rnd = prng(20261123);
+    const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
+    type Who = { id: number; token: string };
+    const person = async (name: string, type: "Customer" | "Performer", i: number): Promise<Who> => {
+      // Registered on one instance, logged in on the other.
+      const u = await apis[i % 2].register(name, type);
+      return { id: u.id, token: await apis[(i + 1) % 2].token(name) };
+    };
+    const customers = await Promise.all(Array.from({ length: 6 }, (_, i) => person(`c${i}`, "Customer", i)));
+    const performers = await Promise.all(Array.from({ length: 6 }, (_, i) => person(`p${i}`, "Performer", i)));
+    const orderIds: number[] = [];
+    const people = new Map<number, { customer: Who; performer?: Who }>();
+    const statuses = new Map<number, number>();
+    for (let batch = 0; batch < 24; batch++) {
+      const calls: Promise<unknown>[] = [];
+      for (let i = 0; i < 50; i++) {
+        const api = pick(apis);
+        const roll = rnd();
+        if (roll < 0.3 || orderIds.length === 0) {
+          const price = Math.round(rnd() * 12_000 + 1) / 100;
+          const customer = pick(customers);
+          calls.push(
+            api.call("POST", "/orders", { token: customer.token, json: { description: `job ${batch}.${i}`, price } }).then((r) => {
+              if (r.status === 201) {
+                orderIds.push(r.body.id);
+                people.set(r.body.id, { customer });
+              }
+              statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+            }),
+          );
+          continue;
+        }
+        const id = pick(orderIds);
+        const own = people.get(id)!;
+        const [who, action]: [Who, string] =
+          roll < 0.5 ? [pick(performers), "take"] : roll < 0.7 ? [own.performer ?? pick(performers), "pass"] : roll < 0.93 ? [own.customer, "accept"] : [pick([...customers, ...performers]), pick(["take", "pass", "accept"])];
+        calls.push(
+          api.call("PATCH", `/orders/${id}/${action}`, { token: who.token }).then((r) => {
+            if (action === "take" && r.status === 200) own.performer = who;
+            statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+          }),
+        );
+      }
+      await Promise.all(calls);
+      expect(await invariantProblems(sqlQuery(db))).toEqual([]);
+    }
+    expect(statuses.get(200)).toBeGreaterThan(100);
+    expect(statuses.get(201)).toBeGreaterThan(100);
+    expect(statuses.get(409)).toBeGreaterThan(0);
+    expect([...statuses.keys()].every((s) => s < 500)).toBe(true);
+    expect(Number((await db`SELECT COUNT(*) AS n FROM orders WHERE status = 3`)[0].n)).toBeGreaterThan(10);
+    // Both instances list the same open orders (their caches follow each other's writes).
+    const token = performers[0].token;
+    const [la, lb] = await Promise.all(apis.map((api) => api.call("GET", "/orders?size=100", { token })));
+    expect(la.body).toEqual(lb.body);
+  }, 180_000);
+
+  test("20 performers race to take one order through two instances: one 200, nineteen 409; two accepts → one debit", async () => {
+    const url = await freshPostgresDb();
+    const [a, b] = await Promise.all([instance(url), instance(url)]);
+    const apis = [a.api, b.api];
+    await a.api.register("alice", "Customer");
+    const alice = await b.api.token("alice");
+    const performers = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        await apis[i % 2].register(`p${i}`, "Performer");
+        return apis[i % 2].token(`p${i}`);
+      }),
+    );
+    const id = (await a.api.call("POST", "/orders", { token: alice, json: { description: "race", price: 100 } })).body.id;
+    const replies = await Promise.all(performers.map((token, i) => apis[i % 2].call("PATCH", `/orders/${id}/take`, { token })));
+    const winners = replies.filter((r) => r.status === 200);
+    expect(winners).toHaveLength(1);
+    expect(replies.filter((r) => r.status === 409)).toHaveLength(19);
+    const winner = performers[replies.indexOf(winners[0])];
+    for (const api of apis) expect((await api.call("GET", `/orders/${id}`, { token: alice })).body.performerId).toBe(winners[0].body.performerId);
+    expect((await b.api.call("PATCH", `/orders/${id}/pass`, { token: winner })).status).toBe(200);
+    const accepts = await Promise.all(apis.map((api) => api.call("PATCH", `/orders/${id}/accept`, { token: alice })));
+    expect(accepts.map((r) => r.status).sort()).toEqual([200, 409]);
+    expect((await a.api.call("GET", "/authenticated", { token: alice })).body.money).toBe(395);
+    const db = direct(url);
+    expect(Number((await db`SELECT COUNT(*) AS n FROM ledger WHERE order_id = ${id}`)[0].n)).toBe(4);
+    expect(await invariantProblems(sqlQuery(db))).toEqual([]);
+  }, 120_000);
+
+  test("a token revoked (row deleted) and a login throttle count hold across instances", async () => {
+    const url = await freshPostgresDb();
+    const [a, b] = await Promise.all([instance(url), instance(url)]);
+    await a.api.register("alice", "Customer");
+    const token = await a.api.token("alice");
+    for (const api of [a.api, b.api]) expect((await api.call("GET", "/authenticated", { token })).status).toBe(200);
+    await direct(url)`DELETE FROM tokens`;
+    for (const api of [a.api, b.api]) expect((await api.call("GET", "/authenticated", { token })).status).toBe(401);
+    // Ten wrong passwords spread over both instances: the eleventh try is refused on either.
+    for (let i = 0; i < 10; i++) await expect([a.api, b.api][i % 2].token("alice", "wrong")).rejects.toThrow("400");
+    for (const api of [a.api, b.api]) await expect(api.token("alice")).rejects.toThrow("429");
+  }, 120_000);
+
+  test("SIGKILL one instance under write load: the other keeps serving, no partial transfer, stuck orders finish", async () => {
+    const url = await freshPostgresDb();
+    const [a, b] = await Promise.all([instance(url), instance(url)]);
+    const pairs: { c: string; p: string }[] = [];
+    for (let i = 0; i < 6; i++) {
+      await a.api.register(`k-c${i}`, "Customer");
+      await a.api.register(`k-p${i}`, "Performer");
+      pairs.push({ c: await a.api.token(`k-c${i}`), p: await b.api.token(`k-p${i}`) });
+    }
+    const stop = { dead: false };
+    /** create → take → pass → accept through `api` until it fails (the instance died). */
+    const cycles = async (api: Remote, x: { c: string; p: string }, until: { dead: boolean }) => {
+      let done = 0;
+      try {
+        while (!until.dead) {
+          const o = await api.call("POST", "/orders", { token: x.c, json: { description: `load ${done}`, price: 1 + Math.floor(Math.random() * 400) / 100 } });
+          if (o.status !== 201) break;
+          for (const [step, t] of [["take", x.p], ["pass", x.p], ["accept", x.c]] as const) await api.call("PATCH", `/orders/${o.body.id}/${step}`, { token: t });
+          done++;
+        }
+      } catch {
+        // The instance was killed under us: expected.
+      }
+      return done;
+    };
+    const onB = { dead: false };
+    const loadA = pairs.slice(0, 4).map((x) => cycles(a.api, x, stop));
+    const loadB = pairs.slice(4).map((x) => cycles(b.api, x, onB));
+    await Bun.sleep(1500);
+    a.p.proc.kill("SIGKILL");
+    await a.p.proc.exited;
+    stop.dead = true;
+    const doneA = (await Promise.all(loadA)).reduce((x, y) => x + y, 0);
+    expect(doneA).toBeGreaterThan(0);
+    // B never stopped: its own load goes on, and A's users carry on through B.
+    const moved = { dead: false };
+    const carryOn = cycles(b.api, pairs[0], moved);
+    await Bun.sleep(700);
+    moved.dead = true;
+    onB.dead = true;
+    expect(await carryOn).toBeGreaterThan(0);
+    expect((await Promise.all(loadB)).reduce((x, y) => x + y, 0)).toBeGreaterThan(0);
+    const db = direct(url);
+    expect(await invariantProblems(sqlQuery(db))).toEqual([]);
+    // Orders caught mid-lifecycle by the kill are finished through B.
+    const stuck = (await db`SELECT id, status, customer_id FROM orders WHERE status < 3`) as { id: number; status: number }[];
+    for (const o of stuck) {
+      let owner: { c: string; p: string } | undefined;
+      for (const x of pairs) if ((await b.api.call("GET", `/orders/${o.id}`, { token: x.c })).status === 200) owner = x;
+      expect(owner).toBeDefined();
+      if (o.status === 0) expect((await b.api.call("PATCH", `/orders/${o.id}/take`, { token: owner!.p })).status).toBe(200);
+      if (o.status <= 1) expect((await b.api.call("PATCH", `/orders/${o.id}/pass`, { token: owner!.p })).status).toBe(200);
+      expect((await b.api.call("PATCH", `/orders/${o.id}/accept`, { token: owner!.c })).status).toBe(200);
+    }
+    expect(await invariantProblems(sqlQuery(db))).toEqual([]);
+    expect(Number((await db`SELECT COUNT(*) AS n FROM orders WHERE status < 3`)[0].n)).toBe(0);
+    expect(await b.p.kill("SIGTERM")).toBe(0);
+  }, 180_000);
+
+  test("an unreachable PostgreSQL is one line naming the URL without its password, exit 1", async () => {
+    const port = freePort();
+    const proc = Bun.spawn([bin, "--port", String(freePort()), "--db", `postgres://orders:s3cret@127.0.0.1:${port}/orders`], {
+      env: { ...process.env, ...env },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [code, err] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
+    expect(code).toBe(1);
+    expect(err.trim().split("\n")).toHaveLength(1);
+    expect(err).toContain(`postgres://orders:***@127.0.0.1:${port}/orders`);
+    expect(err).not.toContain("s3cret");
+  }, 60_000);
+});
