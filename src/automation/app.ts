@@ -17,6 +17,7 @@ import { templateRoutes } from "./templates/routes";
 import { agentRoutes } from "./agents/routes";
 import { experimentRoutes } from "./experiments/routes";
 import { humanReviewRoutes } from "./human-review/routes";
+import { emailRoutes } from "./email/routes";
 
 /** The same routes are served under both prefixes (the SDKs use either). */
 export const API_PREFIXES = ["/v1", "/api/v1"] as const;
@@ -32,7 +33,8 @@ const api = (ctx: AutomationContext, prefix: string) =>
     .use(templateRoutes(ctx))
     .use(agentRoutes(ctx))
     .use(experimentRoutes(ctx))
-    .use(humanReviewRoutes(ctx));
+    .use(humanReviewRoutes(ctx))
+    .use(emailRoutes(ctx));
 
 const requestIds = new WeakMap<Request, string>();
 

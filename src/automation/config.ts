@@ -1,4 +1,5 @@
 // Flags and environment of `automation-server serve` and the shared flags of admin subcommands.
+import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import type { FlagSpec, FlagValues } from "../kernel/config";
 import { UsageError } from "../kernel/errors";
@@ -52,8 +53,46 @@ export const serveFlags = {
     value: "FILE",
     help: "model providers (TOML, see README); without it AUTOMATION_DEFAULT_MODEL=provider/model configures one from env",
   },
+  "secret-key-file": {
+    type: "string",
+    env: "AUTOMATION_SECRET_KEY_FILE",
+    value: "FILE",
+    help: "key sealing stored SMTP passwords and API keys (AES-256-GCM); else AUTOMATION_SECRET_KEY, else <data-dir>/secret-key (generated)",
+  },
+  "resend-url": {
+    type: "string",
+    env: "AUTOMATION_RESEND_URL",
+    default: "https://api.resend.com",
+    value: "URL",
+    help: "base URL of the Resend API (e-mail servers with transport resend)",
+  },
   help: { type: "boolean", short: "h", help: "show this help" },
 } satisfies Record<string, FlagSpec>;
+
+/** Key material is at least this long (a generated key is 52 characters). */
+const SECRET_KEY_MIN = 32;
+
+/** --secret-key-file, else AUTOMATION_SECRET_KEY (a value, never a flag: flags show in `ps`), else "" (generated). */
+export function secretKeyFrom(file: string | undefined, env: Record<string, string | undefined> = process.env): string {
+  let material = env.AUTOMATION_SECRET_KEY ?? "";
+  let origin = "AUTOMATION_SECRET_KEY";
+  if (file) {
+    try {
+      material = readFileSync(file, "utf8");
+    } catch (err) {
+      throw new UsageError(`cannot read --secret-key-file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    origin = `--secret-key-file ${file}`;
+  }
+  material = material.trim();
+  if (material !== "" && material.length < SECRET_KEY_MIN) throw new UsageError(`${origin} must hold at least ${SECRET_KEY_MIN} characters`);
+  return material;
+}
+
+function resendUrl(raw: string): string {
+  if (!/^https?:\/\/[^\s]+$/.test(raw)) throw new UsageError(`--resend-url must be an http(s) URL (got ${raw})`);
+  return raw.replace(/\/+$/, "");
+}
 
 const list = (s: string | undefined) => (s ?? "").split(",").map((x) => x.trim()).filter(Boolean);
 
@@ -76,6 +115,8 @@ export function serveConfig(v: FlagValues<typeof serveFlags>): AutomationConfig 
     publicUrlFromRequest: v["public-url"] === undefined,
     signingSecret: "",
     rateLimit,
+    secretKey: secretKeyFrom(v["secret-key-file"]),
+    resendUrl: resendUrl(v["resend-url"]),
     ...withModels(v.models),
   };
 }

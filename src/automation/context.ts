@@ -25,6 +25,13 @@ export interface AutomationConfig {
   signingSecret: string;
   /** Requests per second per API key (burst the same); absent or 0 = no limit. */
   rateLimit?: number;
+  /**
+   * Material of the key that seals stored third-party secrets (SMTP passwords, API keys): from
+   * --secret-key-file or AUTOMATION_SECRET_KEY, else `<dataDir>/secret-key`, generated on first start.
+   */
+  secretKey?: string;
+  /** Base URL of the Resend API (AUTOMATION_RESEND_URL; default https://api.resend.com). */
+  resendUrl?: string;
   /** Model providers (`--models FILE` or environment); absent = no model configured. Holds keys in memory only. */
   models?: ModelsConfig;
 }

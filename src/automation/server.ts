@@ -25,9 +25,9 @@ export interface ContextDeps {
   blobs?: BlobStore;
 }
 
-/** Reads the signing secret from the data dir, generating it (atomically, mode 600) on first start. */
-export function loadSigningSecret(dataDir: string): string {
-  const file = join(dataDir, "signing-secret");
+/** Reads `<dataDir>/<name>`, generating it (atomically, mode 600) on first start. */
+function dataDirSecret(dataDir: string, name: string): string {
+  const file = join(dataDir, name);
   if (existsSync(file)) {
     const s = readFileSync(file, "utf8").trim();
     if (s.length >= 32) return s;
@@ -38,6 +38,16 @@ export function loadSigningSecret(dataDir: string): string {
   chmodSync(tmp, 0o600);
   renameSync(tmp, file);
   return secret;
+}
+
+/** The secret for signed URLs and tokens. */
+export function loadSigningSecret(dataDir: string): string {
+  return dataDirSecret(dataDir, "signing-secret");
+}
+
+/** The key material sealing stored third-party secrets when the operator gave none. */
+export function loadSecretKey(dataDir: string): string {
+  return dataDirSecret(dataDir, "secret-key");
 }
 
 export function ensureDataDir(dataDir: string): void {
@@ -57,11 +67,12 @@ export async function createContext(config: AutomationConfig, deps: ContextDeps 
   if (!memory) ensureDataDir(config.dataDir);
   const sqlite = openSqlite(memory ? ":memory:" : join(config.dataDir, "automation.db"), migrations);
   const signingSecret = config.signingSecret || (memory ? newSecret(32) : loadSigningSecret(config.dataDir));
+  const secretKey = config.secretKey || (memory ? newSecret(32) : loadSecretKey(config.dataDir));
   if (memory && !deps.blobs) throw new FatalError("an in-memory context needs an explicit blob store");
   const blobs = deps.blobs ?? createBlobStore(join(config.dataDir, "blobs"));
   const log = deps.log ?? createLogger();
   return {
-    config: { ...config, signingSecret },
+    config: { ...config, signingSecret, secretKey },
     sqlite,
     clock: deps.clock ?? systemClock,
     log,

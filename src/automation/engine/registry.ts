@@ -4,6 +4,7 @@ import type { AnyStepKind } from "./kind";
 import { agentKinds } from "./kinds/agent";
 import invokeWorkflow from "./kinds/action-invoke-workflow";
 import http from "./kinds/action-http";
+import email from "./kinds/action-email";
 import controlFail from "./kinds/control-fail";
 import controlHumanReview from "./kinds/control-human-review";
 import controlIf from "./kinds/control-if";
@@ -34,6 +35,7 @@ const kinds: AnyStepKind[] = [
   xlsxToJson,
   template,
   http,
+  email,
   invokeWorkflow,
   controlIf,
   controlSwitch,

@@ -8,6 +8,7 @@ import { describeWorkflow } from "../agents/service";
 import { openBlob, putBytes, retainBlob } from "../files/service";
 import { templateRenderer } from "../templates/engine";
 import { humanReviewGateway } from "../human-review/gateway";
+import { mailSender } from "../email/engine";
 import { ownerOf } from "./inputs";
 import type { AbortReason } from "./queue";
 import type { RunsRuntime } from "./runtime";
@@ -91,6 +92,7 @@ function services(deps: WorkerDeps, run: RunRow): EngineServices {
     describeWorkflow: async (target) => describeWorkflow(ctx.sqlite, run.tenantId, target),
     ...(ctx.models ? { models: ctx.models } : {}),
     humanReview: humanReviewGateway(ctx, store, run),
+    email: mailSender(ctx, run.tenantId, run.id),
   };
 }
 
