@@ -5,6 +5,7 @@ import { parseSource } from "../automations/workflow-source";
 import type { AutomationContext } from "../context";
 import { createTenant, findTenant } from "../tenancy/service";
 import { demoWorkflows } from "./workflows/index";
+import { seedDemoEvaluation } from "./evaluation/index";
 
 /** Known on purpose: the demo is for trying the API locally, never for production data. */
 export const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
@@ -25,6 +26,7 @@ export function runDemo(ctx: AutomationContext): DemoResult {
     if (!hasWorkflow(ctx.sqlite, tenantId, slug)) createAutomation(ctx.sqlite, ctx.clock, tenantId, w.yaml);
     workflows.push(`workflows.${slug}`);
   }
+  seedDemoEvaluation(ctx, tenantId);
   return {
     tenantId,
     workflows,

@@ -1,0 +1,35 @@
+// `--demo` evaluation data: a small dataset and an evaluator file for workflows.invoice-summary, so
+// `experiments create` works out of the box. Idempotent: an automation that already has examples or
+// an evaluator file keeps them.
+import { newId } from "../../../kernel/ids";
+import type { AutomationContext } from "../../context";
+import { exampleStore } from "../../datasets/service";
+import { evaluatorStore } from "../../evaluators/service";
+import { resolveTarget } from "../../runs/sources";
+import evaluatorsYaml from "./invoice-summary.evaluators.yaml" with { type: "text" };
+
+export const DEMO_DATASET_TARGET = "workflows.invoice-summary";
+
+const EXAMPLES = [
+  { name: "small-invoice", input: { invoice: { lines: [{ amount: 10 }, { amount: 20 }] } }, expected: { total: 30 }, annotation: "two lines" },
+  { name: "big-invoice", input: { invoice: { lines: [{ amount: 900 }, { amount: 600 }] } }, expected: { total: 1500 }, annotation: "over 1000: flagged for review" },
+  { name: "single-line", input: { invoice: { lines: [{ amount: 42.5 }] } }, expected: { total: 42.5 }, annotation: null },
+];
+
+export function seedDemoEvaluation(ctx: AutomationContext, tenantId: string): void {
+  const a = resolveTarget(ctx.sqlite, tenantId, DEMO_DATASET_TARGET, { trigger: "eval" });
+  const store = exampleStore(ctx);
+  const now = ctx.clock.now().toISOString();
+  store.tx(() => {
+    if (store.count(tenantId, a.automationId) === 0) {
+      EXAMPLES.forEach((e, i) =>
+        store.insert({
+          id: newId("ex"), tenantId, automationId: a.automationId, automationType: a.type, name: e.name, input: JSON.stringify(e.input),
+          expected: JSON.stringify(e.expected), metadata: JSON.stringify({ demo: true }), annotation: e.annotation, rowOrder: i, overrides: null,
+          latestRunId: null, createdAt: now, updatedAt: now,
+        }),
+      );
+    }
+    if (!evaluatorStore(ctx).yaml(a.automationId)) evaluatorStore(ctx).put(tenantId, a.automationId, evaluatorsYaml, now);
+  });
+}
