@@ -113,9 +113,11 @@ function apply(sqlite: Database, clock: Clock, a: AutomationRow, releases: ReadR
 }
 
 /** Where the repository's refs are read: the local path itself, or the (refreshed) mirror. */
-async function refresh(source: Pick<AgentSourceRow, "repo" | "mirror">): Promise<string> {
+async function refresh(source: Pick<AgentSourceRow, "repo" | "mirror">, registered = true): Promise<string> {
   if (!source.mirror) {
-    await checkLocalRepo(source.repo);
+    // Checked in full at registration; later a vanished path is a 404 and a broken repository fails its tag listing.
+    if (!registered) await checkLocalRepo(source.repo);
+    else if (!existsSync(source.repo)) throw NotFound(`repository ${source.repo} does not exist any more`, { code: "repo_not_found" });
     return source.repo;
   }
   if (existsSync(source.mirror)) await fetchMirror(source.mirror);
@@ -179,7 +181,7 @@ export async function addAgent(deps: AgentDeps, tenantId: string, opts: { repo: 
   const id = newId("agt");
   const mirror = isRemote(repo) ? join(deps.mirrorsDir, `${id}.git`) : null;
   try {
-    const dir = await refresh({ repo, mirror });
+    const dir = await refresh({ repo, mirror }, false);
     let set: Awaited<ReturnType<typeof readReleases>> | undefined;
     const warnings: string[] = [];
     try {

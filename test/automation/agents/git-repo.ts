@@ -6,9 +6,15 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
 const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const cleanup = () => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+};
+// Benchmarks import this outside the test runner, where afterAll throws.
+try {
+  afterAll(cleanup);
+} catch {
+  process.on("exit", cleanup);
+}
 
 const ENV = {
   ...process.env,

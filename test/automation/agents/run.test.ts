@@ -77,6 +77,7 @@ describe("agent runs", () => {
     expect(first.tools.map((x) => x.function.name)).toEqual(["lookup", "tax"]);
     expect(first.tools[0].function.description).toBe("Finds an invoice by number");
     expect(first.tools[0].function.parameters.required).toEqual(["number"]);
+    expect(first.tools[0].function.parameters).not.toHaveProperty("$schema");
     expect(fake.requests[0].prompt).toContain("Use the tools.");
     expect(fake.requests[0].prompt).toContain("How much is INV-7?");
 
@@ -144,6 +145,21 @@ describe("agent runs", () => {
     expect(r.execution.status).toBe("completed");
     expect(r.output.answer).toContain('unknown tool \\"delete_everything\\"');
     expect(r.output.answer).toContain("amount");
+  });
+
+  test("a cancel stops the loop at the next boundary: the tool the model asked for is not called", async () => {
+    const { h, t, run } = await setup();
+    fake.requests.length = 0;
+    fake.fallback = () => ({ toolCalls: [{ name: "lookup", arguments: { number: "slow" } }], delayMs: 400 });
+    const started = await run({ target: "agents.invoice-agent", input: { question: "?" } }, "");
+    for (let i = 0; i < 200 && fake.requests.length === 0; i++) await Bun.sleep(10);
+    const cancel = await json(await h.req("POST", `/v1/runs/${started.id}/cancel`, { key: t.key }));
+    expect(cancel.cancellation.state).toBe("requested");
+    await runsOf(h.ctx).waitFor(started.id, 10);
+    const done = await json(await h.req("GET", `/v1/runs/${started.id}`, { key: t.key }));
+    expect(done.execution.status).toBe("cancelled");
+    expect(fake.requests).toHaveLength(1);
+    expect((await json(await h.req("GET", "/v1/runs?source=workflows.lookup", { key: t.key }))).runs).toHaveLength(0);
   });
 
   test("without a configured model the run fails naming the --models flag", async () => {

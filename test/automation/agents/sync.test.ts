@@ -3,7 +3,7 @@
 // tenant isolation, and version writes refused on agents.
 import { describe, expect, test } from "bun:test";
 import { addAgent, agentDeps, syncAgent } from "../../../src/automation/agents/service";
-import { harness, json, type Harness } from "../app/harness";
+import { harness, json, type Harness, type Json } from "../app/harness";
 import { gitSync, manifest, testRepo } from "./git-repo";
 
 const LOOKUP = `
@@ -70,6 +70,12 @@ describe("agents from Git", () => {
     const first = await sync(h, t.key, "agents.invoice-agent");
     expect(first.status).toBe(200);
     const r1 = await json(first);
+    // Exactly the reference's keys (its schema forbids others).
+    const reference = (await Bun.file(new URL("../compat/eigenpal-openapi.json", import.meta.url)).json()) as Json;
+    const schema = reference.paths["/api/v1/automations/{id}/sync"].post.responses["200"].content["application/json"].schema;
+    expect(Object.keys(r1).sort()).toEqual(Object.keys(schema.properties).sort());
+    expect(Object.keys(r1.automation).sort()).toEqual(Object.keys(schema.properties.automation.properties).sort());
+    expect(Object.keys(r1.release).sort()).toEqual(Object.keys(schema.properties.release.properties).sort());
     expect(r1.release).toMatchObject({ version: "1.1.0", tag: "v1.1.0" });
     expect(r1.automation).toMatchObject({ type: "agent", slug: "invoice-agent", status: "active", updatedAt: before.detail.updatedAt });
     h.clock.advance(60_000);

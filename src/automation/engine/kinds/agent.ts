@@ -95,7 +95,9 @@ async function toolList(ctx: StepContext, targets: string[]): Promise<{ tools: M
   for (const target of targets) {
     const d = await ctx.services.describeWorkflow?.(target);
     if (!d) throw new StepError(`tool ${target} is not a workflow of this tenant`, "unknown_tool", { retryable: false });
-    tools.push({ name: d.slug, description: d.description ?? `Runs the workflow ${d.slug}`, parameters: d.inputSchema ?? { type: "object", properties: {} } });
+    // `$schema` is noise to providers (some refuse unknown keywords in tool parameters).
+    const { $schema: _, ...parameters } = d.inputSchema ?? { type: "object", properties: {} };
+    tools.push({ name: d.slug, description: d.description ?? `Runs the workflow ${d.slug}`, parameters });
     byName.set(d.slug, target);
   }
   return { tools, byName };
