@@ -31,6 +31,7 @@ export async function runStatusline(ctx: Ctx, a: StatuslineArgs): Promise<string
   // Synchronous reads (see readTextFast). A config warning would end up in the prompt; --json reports it.
   const config = await statuslineConfig(ctx);
   const cache = readCacheFast(ctx);
+  if (a.selectors) await checkProfiles(ctx, a.selectors, cache.results);
   const state = a.updateCheck ? readUpdateFast(ctx) : null;
   // Plain loops below, in this one function: an array builtin's first call (filter, sort, map) costs a
   // prompt ~0.1 ms, and JSC starts a compiler thread for any function called more than ~30 times.
@@ -66,6 +67,19 @@ export async function runStatusline(ctx: Ctx, a: StatuslineArgs): Promise<string
     hidden: (p) => config.quotaPreferences[p]?.hidden ?? [],
     update,
   });
+}
+
+/**
+ * `--provider=x:unknown` is a usage error here as with `--json` (exit 2 with the valid list). A profile
+ * the cache knows is valid, so the everyday prompt pays nothing; only an unseen one loads discovery.
+ */
+async function checkProfiles(ctx: Ctx, selectors: Selector[], results: Record<string, ProviderResult>): Promise<void> {
+  for (const s of selectors) {
+    if (s.profile === undefined || results[`${s.provider}:${s.profile}`]) continue;
+    const [{ resolveTargets }, { loadConfig }] = await Promise.all([import("./targets"), import("./config")]);
+    resolveTargets(ctx, loadConfig(ctx).config, selectors); // throws UsageError for an unknown profile
+    return;
+  }
 }
 
 function rank(provider: string): number {

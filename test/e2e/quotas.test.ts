@@ -282,6 +282,10 @@ describe("command line", () => {
     const profile = await run(["--json", "--provider=claude:nope"], env);
     expect(profile.code).toBe(2);
     expect(profile.stderr).toContain('unknown profile "claude:nope"');
+    // the statusline too, with the valid list, even when the cache holds other profiles
+    h.write(".cache/quotas/cache.json", { version: 1, refreshed_at: new Date().toISOString(), results: {} });
+    const line = await run(["--statusline", "--no-update-check", "--provider=claude:nope"], env);
+    expect(line).toEqual({ stdout: "", stderr: 'quotas: unknown profile "claude:nope" (known: claude:default)\nRun \'quotas --help\' for usage.\n', code: 2 });
     const flag = await run(["--jsno"], env);
     expect(flag.code).toBe(2);
     expect(flag.stderr).toStartWith("quotas: unknown flag --jsno\n");
