@@ -79,7 +79,7 @@ export const resultKey = (r: Pick<ProviderResult, "provider" | "profile">) => `$
 /** What the cache keeps for a key after a fresh result arrives. */
 export function keep(old: ProviderResult | undefined, fresh: ProviderResult): ProviderResult {
   if (fresh.status === "network_error" && old && old.status === "available") return old;
-  const { raw: _raw, retry_at: _retry, ...rest } = fresh;
+  const { raw: _raw, retry_at: _retry, spark: _spark, ...rest } = fresh;
   return { ...rest, cached_at: null };
 }
 

@@ -1,13 +1,14 @@
 // The `quotas` command: one mode per command line (TUI, --json, --statusline, version/update checks,
 // and the hidden background modes the statusline forks).
-import { record } from "./cache";
+import { alertText } from "./alerts";
 import { loadConfig } from "./config";
 import { makeCtx, type Ctx, type Env } from "./context";
 import { fetchAll } from "./fetcher";
 import { unlock, writeAtomic } from "./files";
-import { help, parseArgs } from "./flags";
+import { DEFAULT_INTERVAL_SECONDS, help, parseArgs } from "./flags";
 import { createHost } from "./host";
 import { renderJson, report } from "./output/json";
+import { refreshWith } from "./refresh";
 import { refreshLockPath, runStatusline, startUpdateCheck, updateLockPath } from "./statusline-mode";
 import { resolveTargets } from "./targets";
 import type { TuiHost } from "./types";
@@ -43,7 +44,7 @@ export async function main(argv: string[], env: Env = process.env, io: Io = defa
   const { config, warning } = loadConfig(ctx);
   if (mode === "refresh-cache") {
     try {
-      await record(ctx, await fetchAll(ctx, config, resolveTargets(ctx, config)), true);
+      await refreshWith(ctx, config, await fetchAll(ctx, config, resolveTargets(ctx, config)), true);
     } finally {
       unlock(refreshLockPath(ctx));
     }
@@ -52,9 +53,15 @@ export async function main(argv: string[], env: Env = process.env, io: Io = defa
   if (warning) io.err(`quotas: ${warning}\n`);
   if (mode === "json") {
     const fresh = await fetchAll(ctx, config, resolveTargets(ctx, config, selectors));
-    const results = await record(ctx, fresh, !selectors);
+    const { results, alerts } = await refreshWith(ctx, config, fresh, !selectors);
+    for (const a of alerts) io.err(`quotas: alert: ${alertText(a)}\n`);
     io.out(renderJson(report(results, { raw: f.raw === true, now: ctx.clock.now() }), f.pretty === true) + "\n");
     return 0;
+  }
+  if (mode === "daemon") return (await import("./daemon")).runDaemon(ctx, config, { intervalSeconds: f.interval ?? DEFAULT_INTERVAL_SECONDS, once: f.once === true, io });
+  if (mode === "install-timer") {
+    const kind = (f.kind as "systemd" | "launchd" | undefined) ?? (process.platform === "darwin" ? "launchd" : "systemd");
+    return (await import("./daemon")).installTimer(ctx, { kind, intervalSeconds: f.interval ?? DEFAULT_INTERVAL_SECONDS, io });
   }
   if (!f["no-update-check"]) startUpdateCheck(ctx, readUpdate(ctx));
   const host = createHost(ctx, config, selectors);

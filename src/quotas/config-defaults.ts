@@ -14,7 +14,24 @@ export interface Config {
   profiles: { autodetect: boolean; entries: Record<string, ProfileEntry> };
   copilotToken?: string;
   endpoints: Record<string, string>;
+  /** Pre-rendered statusline files (statusline.txt and one per named format). */
+  statusline: StatuslineConfig;
+  alerts: { thresholds: number[]; notify: boolean };
 }
+
+export interface StatuslineFormat {
+  format: string;
+  icons: boolean;
+  /** Only these providers (names or provider:profile keys); undefined = all enabled. */
+  providers?: string[];
+}
+
+export interface StatuslineConfig extends StatuslineFormat {
+  /** `[statusline.formats.<name>]` → `statusline-<name>.txt`. */
+  formats: Record<string, StatuslineFormat>;
+}
+
+export const DEFAULT_FORMAT = "%provider %remaining/%limit";
 
 export const DEFAULT_AUTO_REFRESH_SECONDS = 300;
 
@@ -26,5 +43,7 @@ export function defaults(): Config {
     quotaPreferences: {},
     profiles: { autodetect: true, entries: {} },
     endpoints: {},
+    statusline: { format: DEFAULT_FORMAT, icons: true, formats: {} },
+    alerts: { thresholds: [], notify: true },
   };
 }

@@ -1,7 +1,7 @@
 // config.toml: every table of the spec, validated with valibot. A missing file means defaults; an
 // invalid one yields one line naming file, line and problem, and the defaults.
 import * as v from "valibot";
-import { DEFAULT_AUTO_REFRESH_SECONDS, defaults, type Config } from "./config-defaults";
+import { DEFAULT_AUTO_REFRESH_SECONDS, defaults, type Config, type StatuslineFormat } from "./config-defaults";
 import { configFile, tilde, type Ctx } from "./context";
 import { identify as lookup } from "./names";
 
@@ -15,6 +15,7 @@ const makeSchema = () => {
     v.check((s) => s === "*" || lookup(s.split(":")[0]) !== undefined, (i) => `unknown provider "${String(i.input)}"`),
   );
 
+  const lineFormat = { format: v.optional(v.string()), icons: v.optional(v.boolean()), providers: v.optional(v.array(providerName)) };
   const Schema = v.strictObject({
     tui: v.optional(
       v.strictObject({
@@ -40,6 +41,18 @@ const makeSchema = () => {
     ),
     copilot: v.optional(v.strictObject({ token: v.optional(v.string()) })),
     endpoints: v.optional(v.record(v.string(), v.pipe(v.string(), v.url("endpoint must be a URL")))),
+    statusline: v.optional(
+      v.strictObject({
+        ...lineFormat,
+        formats: v.optional(v.record(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]+$/, "format names are letters, digits, - and _")), v.strictObject(lineFormat))),
+      }),
+    ),
+    alerts: v.optional(
+      v.strictObject({
+        thresholds: v.optional(v.array(v.pipe(v.number(), v.minValue(1), v.maxValue(100)))),
+        notify: v.optional(v.boolean()),
+      }),
+    ),
   });
   return Schema;
 };
@@ -90,7 +103,19 @@ export function fromToml(data: unknown): Config {
     profiles: { autodetect: c.profiles?.autodetect ?? true, entries },
     copilotToken: c.copilot?.token,
     endpoints,
+    statusline: {
+      ...lineFormatOf(c.statusline ?? {}, d.statusline),
+      formats: Object.fromEntries(Object.entries(c.statusline?.formats ?? {}).map(([name, f]) => [name, lineFormatOf(f, d.statusline)])),
+    },
+    alerts: {
+      thresholds: [...new Set(c.alerts?.thresholds ?? [])].sort((a, b) => a - b),
+      notify: c.alerts?.notify ?? true,
+    },
   };
+}
+
+function lineFormatOf(f: { format?: string; icons?: boolean; providers?: string[] }, d: StatuslineFormat): StatuslineFormat {
+  return { format: f.format ?? d.format, icons: f.icons ?? d.icons, ...(f.providers ? { providers: f.providers.map(canonical) } : {}) };
 }
 
 /** The 1-based line where a table path/key is written, best effort (for the one-line error). */

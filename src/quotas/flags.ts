@@ -11,10 +11,13 @@ export const flags = {
   raw: { type: "boolean", help: "include each provider's raw responses (with --json; they hold e-mails and account ids)" },
   provider: { type: "string", value: "NAMES", help: "only these providers, comma-separated; aliases and name:profile accepted" },
   statusline: { type: "boolean", help: "print one line from the cache for a shell prompt; never waits on the network" },
-  format: { type: "string", value: "TPL", help: `statusline template: %provider %remaining %limit %window %used %percent %reset (default "${DEFAULT_FORMAT}")` },
+  format: { type: "string", value: "TPL", help: `statusline template: %provider %remaining %limit %window %used %percent %reset %pace (default "${DEFAULT_FORMAT}")` },
   "no-icons": { type: "boolean", help: "statusline without provider icons" },
   "no-update-check": { type: "boolean", help: "no background version check" },
   "check-update": { type: "boolean", help: "ask the npm registry whether a newer release exists (exit 1 if the check fails)" },
+  interval: { type: "number", value: "SECONDS", help: "with daemon / install-timer: seconds between refreshes (default 300, at least 60)" },
+  once: { type: "boolean", help: "with daemon: refresh once and exit (what the installed timer runs)" },
+  kind: { type: "string", value: "KIND", help: "with install-timer: systemd or launchd (default: launchd on macOS, else systemd)" },
   version: { type: "boolean", short: "v", help: "print the installed version" },
   help: { type: "boolean", short: "h", help: "show this help" },
 } satisfies Record<string, FlagSpec>;
@@ -27,7 +30,10 @@ const hidden = {
 
 const all = { ...flags, ...hidden };
 
-export type Mode = "tui" | "json" | "statusline" | "check-update" | "refresh-cache" | "refresh-update" | "help" | "version";
+export type Mode = "tui" | "json" | "statusline" | "check-update" | "refresh-cache" | "refresh-update" | "daemon" | "install-timer" | "help" | "version";
+
+export const DEFAULT_INTERVAL_SECONDS = 300;
+const COMMANDS = ["daemon", "install-timer"] as const;
 
 export interface Args {
   mode: Mode;
@@ -38,16 +44,23 @@ export interface Args {
 /** Parses and checks a command line; mistakes throw UsageError (one line, exit 2). */
 export function parseArgs(argv: string[]): Args {
   const { values: f, positionals } = parseFlags(argv, all, {});
-  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const command = COMMANDS.find((c) => c === positionals[0]);
+  if (positionals.length > (command ? 1 : 0)) throw new UsageError(`unexpected argument "${positionals[command ? 1 : 0]}" (commands: ${COMMANDS.join(", ")})`);
   if (f.help) return { mode: "help", f };
   if (f.version) return { mode: "version", f };
-  const modes: Mode[] = [];
+  const modes: Mode[] = command ? [command] : [];
   for (const m of ["json", "statusline", "check-update", "refresh-cache", "refresh-update"] as const) if (f[m]) modes.push(m);
-  if (modes.length > 1) throw new UsageError(`--${modes[0]} and --${modes[1]} cannot be combined`);
+  const spell = (m: Mode) => ((COMMANDS as readonly string[]).includes(m) ? m : `--${m}`);
+  if (modes.length > 1) throw new UsageError(`${spell(modes[0])} and ${spell(modes[1])} cannot be combined`);
   const mode: Mode = modes[0] ?? "tui";
   for (const only of ["pretty", "raw"] as const) if (f[only] && mode !== "json") throw new UsageError(`--${only} only works with --json`);
   if (f["no-icons"] && mode !== "statusline") throw new UsageError("--no-icons only works with --statusline");
   if (f.format !== undefined && mode !== "statusline") throw new UsageError("--format only works with --statusline");
+  if (f.interval !== undefined && mode !== "daemon" && mode !== "install-timer") throw new UsageError("--interval only works with daemon and install-timer");
+  if (f.interval !== undefined && !(f.interval >= 60)) throw new UsageError(`--interval must be at least 60 seconds (got ${f.interval})`);
+  if (f.once && mode !== "daemon") throw new UsageError("--once only works with daemon");
+  if (f.kind !== undefined && mode !== "install-timer") throw new UsageError("--kind only works with install-timer");
+  if (f.kind !== undefined && f.kind !== "systemd" && f.kind !== "launchd") throw new UsageError(`--kind must be systemd or launchd (got "${f.kind}")`);
   return { mode, f, selectors: parseSelectors(f.provider) };
 }
 
@@ -57,6 +70,8 @@ Usage:
   quotas                                   interactive dashboard
   quotas --json [--pretty] [--raw] [--provider=a,b]
   quotas --statusline [--no-icons] [--format=TPL] [--provider=a,b]
+  quotas daemon [--interval=SECONDS] [--once]   refresh in the foreground, for the prompt files
+  quotas install-timer [--interval=SECONDS] [--kind=systemd|launchd]
   quotas --check-update | --version | --help`;
 
 // A function: built only for --help, not on every prompt.
@@ -67,6 +82,7 @@ Examples:
   quotas --json --pretty --provider=claude,codex:work
   quotas --statusline --format='%provider %percent (%window, %reset)'
   PS1='$(quotas --statusline --no-icons) \\$ '
+  quotas install-timer && systemctl --user enable --now quotas.timer
 
 Environment:
   QUOTAS_ENDPOINT_<PROVIDER>   base URL override, e.g. QUOTAS_ENDPOINT_CLAUDE=http://127.0.0.1:9999
@@ -75,6 +91,7 @@ Environment:
   XDG_CONFIG_HOME, XDG_CACHE_HOME, XDG_DATA_HOME   config.toml, cache.json/update.json, opencode auth
 
 Config: $XDG_CONFIG_HOME/quotas/config.toml (else ~/.config/quotas/config.toml)
-Cache:  $XDG_CACHE_HOME/quotas/ (else ~/.cache/quotas/)`;
+Cache:  $XDG_CACHE_HOME/quotas/ (else ~/.cache/quotas/): cache.json, statusline.txt (pre-rendered)
+History: $XDG_DATA_HOME/quotas/history.db (else ~/.local/share/quotas/), 30 days`;
 
 export const help = () => helpText(USAGE, flags, extra());

@@ -1,11 +1,12 @@
 // The TuiHost: everything the interactive UI needs from the rest of the tool (targets, cache, fetch,
 // preferences, clipboard). The TUI itself never touches files or the network.
-import { readCache, cachedResults, record } from "./cache";
+import { readCache, cachedResults } from "./cache";
 import { copyToClipboard } from "./clipboard";
 import { loadConfig, type Config } from "./config";
 import type { Ctx } from "./context";
 import { fetchTarget } from "./fetcher";
 import * as prefs from "./preferences";
+import { refreshWith, sparks, tryHistory } from "./refresh";
 import type { Selector } from "./selectors";
 import { resolveTargets, type ResolvedTarget } from "./targets";
 import type { ProviderResult, Target, TuiHost } from "./types";
@@ -25,7 +26,7 @@ export function createHost(ctx: Ctx, initial: Config, selectors?: Selector[]): T
     targets: (): Target[] => resolved.map(({ key, provider, profile, name }) => ({ key, provider, profile, name })),
     cached: () => {
       const keys = new Set(byKey.keys());
-      return cachedResults(readCache(ctx)).filter((r) => keys.has(`${r.provider}:${r.profile}`));
+      return withSparks(ctx, cachedResults(readCache(ctx)).filter((r) => keys.has(`${r.provider}:${r.profile}`)));
     },
     async fetch(target: Target): Promise<ProviderResult> {
       const t: ResolvedTarget | undefined = byKey.get(target.key);
@@ -36,7 +37,7 @@ export function createHost(ctx: Ctx, initial: Config, selectors?: Selector[]): T
         };
       }
       const fresh = await fetchTarget(ctx, config, t, readCache(ctx).backoff?.[t.key]);
-      const next = chain.then(() => record(ctx, [fresh], false)).then((r) => r[0], () => fresh);
+      const next = chain.then(() => refreshWith(ctx, config, [fresh], false)).then((r) => withSparks(ctx, r.results)[0], () => fresh);
       chain = next;
       return next;
     },
@@ -56,4 +57,19 @@ export function createHost(ctx: Ctx, initial: Config, selectors?: Selector[]): T
     },
     copyToSystemClipboard: (text) => copyToClipboard(text, ctx.env),
   };
+}
+
+/** Results with the history of their current windows (the detail view's sparklines). */
+function withSparks(ctx: Ctx, results: ProviderResult[]): ProviderResult[] {
+  const store = tryHistory(ctx);
+  if (!store) return results;
+  try {
+    const now = ctx.clock.now().getTime();
+    return results.map((r) => {
+      const spark = sparks(store, r, now);
+      return spark ? { ...r, spark } : r;
+    });
+  } finally {
+    store.close();
+  }
 }

@@ -13,6 +13,17 @@ export interface QuotaWindow {
   unit: string; // "percent" | "requests" | "tokens" | "credits" | currency code
   reset_at: string | null; // ISO-8601 UTC
   period_seconds: number | null;
+  /** The projection from history (see pace.ts): null when there is not enough of it yet. */
+  pace?: Pace | null;
+}
+
+/** "At this pace": usage rate over the recent part of the current window and where it leads. */
+export interface Pace {
+  rate_per_hour: number; // in the window's unit
+  exhausts_at: string | null; // when `used` reaches `limit` at this rate; null when it never does
+  before_reset: boolean | null; // exhausts before reset_at; null when the reset time is unknown
+  projected_used: number | null; // `used` at reset_at at this rate; null when the reset time is unknown
+  since: string; // the sample the rate is measured from
 }
 
 /** One provider/profile result, exactly as `--json` prints it. */
@@ -32,6 +43,8 @@ export interface ProviderResult {
   raw?: unknown; // only with --raw
   /** Rate-limited (HTTP 429): the provider is not asked again before this time. Not printed by --json. */
   retry_at?: string;
+  /** History of the current window per window name, 0..1 of the limit, oldest first (TUI only; never cached or printed). */
+  spark?: Record<string, number[]>;
 }
 
 export interface Report {

@@ -149,7 +149,8 @@ describe("--statusline", () => {
       expect(Object.keys(cache.results).sort()).toEqual(allProviders.map((p) => `${p}:default`).sort());
       expect(Object.values(cache.results).every((r) => r.status === "available")).toBe(true);
     }
-    expect(readdirSync(join(h.home, ".cache/quotas"))).toEqual(["cache.json"]);
+    // no temp or lock files left behind: the cache and the pre-rendered prompt files only
+    expect(readdirSync(join(h.home, ".cache/quotas")).sort()).toEqual(["cache.json", "statusline.due", "statusline.txt"]);
   });
 });
 

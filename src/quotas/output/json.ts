@@ -4,7 +4,9 @@ import { VERSION } from "../version";
 
 /** One result with the spec's key order; optional keys only when set. */
 export function ordered(r: ProviderResult, raw: boolean): ProviderResult {
-  const out: ProviderResult = { provider: r.provider, profile: r.profile, name: r.name, status: r.status, plan: r.plan, windows: r.windows } as ProviderResult;
+  // every window carries `pace` (null until the history has a minute of this window)
+  const windows = r.windows.map((w) => ({ ...w, pace: w.pace ?? null }));
+  const out: ProviderResult = { provider: r.provider, profile: r.profile, name: r.name, status: r.status, plan: r.plan, windows } as ProviderResult;
   if (r.hint !== undefined) out.hint = r.hint;
   if (r.message !== undefined) out.message = r.message;
   if (r.console_url !== undefined) out.console_url = r.console_url;

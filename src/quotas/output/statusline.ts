@@ -1,8 +1,9 @@
 // `--statusline`: one line from cached results. Per provider, the tightest window (least remaining
 // relative to its limit), formatted with a template.
+import { DEFAULT_FORMAT } from "../config-defaults";
 import type { ProviderResult, QuotaWindow } from "../types";
 
-export const DEFAULT_FORMAT = "%provider %remaining/%limit";
+export { DEFAULT_FORMAT };
 
 // Nerd Font glyphs (a prompt font usually has them); `--no-icons` leaves them out.
 const icons: Record<string, string> = {
@@ -53,7 +54,18 @@ export function untilReset(resetAt: string | null, now: Date): string {
   return `${m % 60}m`;
 }
 
-const PLACEHOLDERS = ["provider", "remaining", "limit", "used", "window", "percent", "reset"] as const;
+/**
+ * `%pace`: "100% in 2h10m" when this pace runs out before the reset, else "76% by reset" (the projected
+ * use at the reset); "" without enough history or a reset time.
+ */
+export function paceText(w: QuotaWindow, now: Date): string {
+  const p = w.pace;
+  if (!p || p.before_reset === null || p.projected_used === null) return "";
+  if (p.before_reset && p.exhausts_at) return `100% in ${untilReset(p.exhausts_at, now) || "0m"}`;
+  return `${Math.round((p.projected_used / w.limit) * 100)}% by reset`;
+}
+
+const PLACEHOLDERS = ["provider", "remaining", "limit", "used", "window", "percent", "reset", "pace"] as const;
 type Placeholder = (typeof PLACEHOLDERS)[number];
 
 /** Expands `%name` placeholders; any other `%` stays as written. A scan, not a regex replace with a
@@ -96,6 +108,7 @@ export function statusline(results: ProviderResult[], o: StatuslineOptions): str
       window: () => w.window,
       percent: () => `${Math.round((w.used / w.limit) * 100)}%`,
       reset: () => untilReset(w.reset_at, o.now),
+      pace: () => paceText(w, o.now),
     };
     parts.push(fill(o.format, values).trim());
   }

@@ -1,7 +1,7 @@
 // The detail view of one card: plan, status, credential source, console link, then every window
 // (hidden ones dimmed), with a focused quota, a scrolling list and two layouts.
 import type { QuotaWindow } from "../types.ts";
-import { ageText, formatDuration, formatNumber, paceAhead, unitSuffix } from "./format.ts";
+import { ageText, formatDuration, formatNumber, paceAhead, projectionText, sparkline, unitSuffix } from "./format.ts";
 import { DETAIL_HEADER, detailListHeight, effectiveLayout } from "./layout.ts";
 import { bottomLine, header, levelStyle, pad, spinner, STAR, statusText, windowRows, type Colors, type ViewOptions } from "./parts.ts";
 import { detailWindows, isFavoriteTarget, prefsOf, selectedTarget, type State } from "./state.ts";
@@ -81,6 +81,9 @@ function detailList(s: State, windows: QuotaWindow[], hidden: string[], layout: 
     out.push(line([...main, ...tag], W));
     if (layout === "normal") {
       out.push(line([seg("       "), seg(detailNote(w, now), isHidden ? c.dim : undefined)], W));
+      const spark = sparkline(s.results[selectedTarget(s)!.key]?.spark?.[w.window] ?? []);
+      const projection = projectionText(w, now);
+      if (spark || projection) out.push(line([seg("       "), seg(spark, c.cyan), seg(spark && projection ? "  " : ""), seg(projection, isHidden ? c.dim : undefined)], W));
       out.push(" ".repeat(W));
     }
   }

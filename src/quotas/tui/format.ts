@@ -111,3 +111,29 @@ export function bar(fraction: number, width: number): { filled: string; empty: s
   const n = Math.round(Math.min(1, Math.max(0, fraction)) * width);
   return { filled: "█".repeat(n), empty: "░".repeat(width - n) };
 }
+
+const BARS = "▁▂▃▄▅▆▇█";
+
+/** The current window's history (0..1 of the limit per point) as block characters; "" without history. */
+export function sparkline(values: number[]): string {
+  if (values.length < 2) return "";
+  let out = "";
+  for (const v of values) out += BARS[Math.max(0, Math.min(7, Math.round(v * 7)))];
+  return out;
+}
+
+/**
+ * The projection in words: "at this pace: 100 % in 2h 10m, before the reset in 3h", or where usage ends
+ * up at the reset; "" while there is not enough history (see pace.ts).
+ */
+export function projectionText(w: QuotaWindow, now: Date): string {
+  const p = w.pace;
+  if (!p) return "";
+  const until = (iso: string) => formatDuration(Math.max(0, Date.parse(iso) - now.getTime()));
+  const reset = w.reset_at ? `the reset in ${until(w.reset_at)}` : "";
+  if (p.exhausts_at && (p.before_reset || p.before_reset === null)) {
+    return `at this pace: 100 % in ${until(p.exhausts_at)}${p.before_reset ? `, before ${reset}` : ""}`;
+  }
+  if (p.projected_used !== null && w.limit > 0) return `at this pace: ${Math.round((p.projected_used / w.limit) * 100)} % at ${reset}`;
+  return p.rate_per_hour <= 0 ? "at this pace: no change" : "";
+}

@@ -1,0 +1,44 @@
+// Pre-rendered statusline files, rewritten (atomically) on every refresh so a prompt reads them with
+// the shell's own builtins and starts no process at all:
+//   statusline.txt         `[statusline] format/icons/providers` (default: the --statusline default)
+//   statusline-<name>.txt  one per `[statusline.formats.<name>]`
+//   statusline.due         epoch seconds after which the cache is stale: a prompt compares it with
+//                          $EPOCHSECONDS and only then starts a detached `quotas --statusline`
+import { type CacheFile } from "./cache";
+import type { Config, StatuslineFormat } from "./config-defaults";
+import { cacheDir, join, type Ctx } from "./context";
+import { writeAtomic } from "./files";
+import { parseSelectors } from "./selectors";
+import { lineFromCache, STALE_MS } from "./statusline-mode";
+import { availableUpdate, readUpdate } from "./update";
+
+export const statuslineFile = (ctx: Ctx, name?: string) => join(cacheDir(ctx), name ? `statusline-${name}.txt` : "statusline.txt");
+export const dueFile = (ctx: Ctx) => join(cacheDir(ctx), "statusline.due");
+
+/** Writes every configured statusline file for `cache`; a read-only cache directory is not an error. */
+export function writeStatuslines(ctx: Ctx, config: Config, cache: CacheFile): void {
+  const now = ctx.clock.now();
+  const update = availableUpdate(readUpdate(ctx));
+  const render = (f: StatuslineFormat) =>
+    lineFromCache(config, cache, { selectors: f.providers ? parseSelectors(f.providers.join(",")) : undefined, format: f.format, icons: f.icons, update, now }) + "\n";
+  const refreshed = cache.refreshed_at ? Date.parse(cache.refreshed_at) : Number.NaN;
+  const due = Number.isNaN(refreshed) ? 0 : Math.floor((refreshed + STALE_MS) / 1000);
+  try {
+    for (const [name, f] of Object.entries(config.statusline.formats)) writeAtomic(statuslineFile(ctx, name), render(f));
+    writeAtomic(dueFile(ctx), `${due}\n`);
+    // statusline.txt last: its presence tells `--statusline` the files exist
+    writeAtomic(statuslineFile(ctx), render(config.statusline));
+    removeUnconfigured(ctx, config);
+  } catch {
+    // a read-only cache directory: the prompt falls back to `quotas --statusline`
+  }
+}
+
+/** A format removed from config.toml takes its file with it (a prompt would show a frozen line). */
+function removeUnconfigured(ctx: Ctx, config: Config): void {
+  const fs = require("node:fs") as typeof import("node:fs");
+  for (const f of fs.readdirSync(cacheDir(ctx))) {
+    const m = /^statusline-(.+)\.txt$/.exec(f);
+    if (m && !(m[1] in config.statusline.formats)) fs.rmSync(join(cacheDir(ctx), f), { force: true });
+  }
+}
