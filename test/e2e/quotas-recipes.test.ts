@@ -1,7 +1,10 @@
-// The README's statusline recipes, run as written: the bash PS1 line in bash, the tmux lines in a tmux
-// server with a client attached (status jobs only run for a client), each finding `quotas` on PATH.
+// The README's prompt recipes, run as written in the real shells: bash, zsh and fish read the
+// pre-rendered statusline file with builtins and start `quotas` only when statusline.due has passed (at
+// most once a minute); starship's command in sh; the tmux lines in a tmux server with a client attached
+// (status jobs only run for a client). `quotas` on PATH is a wrapper that logs each start, then runs the
+// compiled binary.
 import { afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, symlinkSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempHome, type TempHome } from "../quotas/helpers";
 import type { ProviderResult } from "../../src/quotas/types";
@@ -18,7 +21,7 @@ afterEach(() => h?.cleanup());
 function recipe(label: string): string {
   const readme = readFileSync(join(root, "README.md"), "utf8");
   const section = readme.slice(readme.indexOf("<!-- quotas:start -->"), readme.indexOf("<!-- quotas:end -->"));
-  const m = new RegExp(`^${label} \\(\`[^\`]+\`\\):\\n\`\`\`\\w*\\n([\\s\\S]*?)\`\`\``, "m").exec(section);
+  const m = new RegExp(`^${label} \\(\`[^\`]+\`[^:]*\\):\\n\`\`\`\\w*\\n([\\s\\S]*?)\`\`\``, "m").exec(section);
   if (!m) throw new Error(`no ${label} recipe in the README`);
   return m[1];
 }
@@ -29,31 +32,104 @@ const result = (provider: string, name: string, used: number): ProviderResult =>
   fetched_at: new Date().toISOString(), cached_at: null, auth_source: null,
 });
 
-/** A HOME with a fresh cache and a known newer release (so the line ends with the update notice). */
-function setup(): Record<string, string> {
+const LINE = "Claude 58/100 (42%) | Codex 12/100 (88%) | Z.ai 90/100 (10%) | update 99.0.0";
+const TMUX_LINE = "Claude 42% | Codex 88% | update 99.0.0";
+
+/**
+ * A HOME with a fresh cache, a known newer release, a config with a `%` in the format and a named tmux
+ * format; one `quotas --statusline` writes the pre-rendered files (they are missing at first).
+ */
+async function setup(): Promise<Record<string, string>> {
   h = tempHome();
   const results = [result("claude", "Claude", 42), result("codex", "Codex", 88), result("zai", "Z.ai", 10)];
   h.write(".cache/quotas/cache.json", { version: 1, refreshed_at: new Date().toISOString(), results: Object.fromEntries(results.map((r) => [`${r.provider}:default`, r])) });
   h.write(".cache/quotas/update.json", { checked_at: new Date().toISOString(), current: "0.0.0", latest: "99.0.0" });
+  h.write(".config/quotas/config.toml", '[statusline]\nformat = "%provider %remaining/%limit (%percent)"\nicons = false\n\n[statusline.formats.tmux]\nformat = "%provider %percent"\nicons = false\nproviders = ["claude", "codex"]\n');
   const path = join(h.home, "bin");
   mkdirSync(path);
-  symlinkSync(bin, join(path, "quotas"));
-  return { ...h.env, PATH: `${path}:${process.env.PATH ?? "/usr/bin:/bin"}`, TERM: "xterm-256color", LANG: "C.UTF-8" };
+  writeFileSync(join(path, "quotas"), `#!/bin/sh\necho "$*" >> "${join(h.home, "starts.log")}"\nexec "${bin}" "$@"\n`);
+  chmodSync(join(path, "quotas"), 0o755);
+  const env = { ...h.env, PATH: `${path}:${process.env.PATH ?? "/usr/bin:/bin"}`, TERM: "xterm-256color", LANG: "C.UTF-8" };
+  Bun.spawnSync([bin, "--statusline", "--no-update-check"], { env });
+  expect(readFileSync(join(h.home, ".cache/quotas/statusline.txt"), "utf8")).toBe(`${LINE}\n`);
+  expect(readFileSync(join(h.home, ".cache/quotas/statusline-tmux.txt"), "utf8")).toBe(`${TMUX_LINE}\n`);
+  return env;
 }
 
-describe("README statusline recipes", () => {
-  test("bash: the PS1 line shows the statusline before the directory", async () => {
-    const env = setup();
-    const ps1 = recipe("bash").trim();
-    expect(ps1.startsWith("PS1=")).toBe(true);
-    const p = Bun.spawn(["bash", "--norc", "--noprofile", "-c", `${ps1}\nprintf '%s' "\${PS1@P}"`], { cwd: h!.home, env, stdout: "pipe", stderr: "pipe" });
-    const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-    expect(err).toBe("");
-    expect(out).toBe(`Claude 58/100 | Codex 12/100 | Z.ai 90/100 | update 99.0.0 ~ # `.replace("#", process.getuid?.() === 0 ? "#" : "$"));
+const starts = () => (existsSync(join(h!.home, "starts.log")) ? readFileSync(join(h!.home, "starts.log"), "utf8").trim().split("\n") : []);
+const makeStale = () => writeFileSync(join(h!.home, ".cache/quotas/statusline.due"), "1000\n");
+
+async function sh(cmd: string[], env: Record<string, string>) {
+  const p = Bun.spawn(cmd, { cwd: h!.home, env, stdout: "pipe", stderr: "pipe" });
+  const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { out, err };
+}
+
+async function until(cond: () => boolean, ms = 10_000) {
+  const end = Date.now() + ms;
+  while (!cond() && Date.now() < end) await Bun.sleep(25);
+}
+
+describe("README prompt recipes", () => {
+  test("bash: the prompt reads the file and starts nothing; once stale, one background `quotas --statusline`", async () => {
+    const env = await setup();
+    const code = recipe("bash");
+    // two prompts, as bash runs PROMPT_COMMAND before each
+    const script = `${code}\neval "$PROMPT_COMMAND"; printf '%s|' "\${PS1@P}"; eval "$PROMPT_COMMAND"; printf '%s' "\${PS1@P}"`;
+    const fresh = await sh(["bash", "--norc", "--noprofile", "-c", script], env);
+    expect(fresh.err).toBe("");
+    const prompt = `${LINE} ~ ${process.getuid?.() === 0 ? "#" : "$"} `;
+    expect(fresh.out).toBe(`${prompt}|${prompt}`);
+    expect(starts()).toEqual([]);
+    makeStale();
+    const stale = await sh(["bash", "--norc", "--noprofile", "-c", script], env);
+    expect(stale.out).toBe(`${prompt}|${prompt}`);
+    await until(() => starts().length > 0);
+    await Bun.sleep(300);
+    expect(starts()).toEqual(["--statusline"]); // two stale prompts, one start
   });
 
-  test("tmux: status-right shows the whole statusline and then the clock", async () => {
-    const env = setup();
+  test("zsh: the right prompt shows the line with its % intact; stale → one background start", async () => {
+    const env = await setup();
+    const script = `${recipe("zsh")}\n__quotas_prompt; print -rn -- "\${(%)\${(e)RPROMPT}}"; __quotas_prompt`;
+    const fresh = await sh(["zsh", "-f", "-c", script], env);
+    expect(fresh.err).toBe("");
+    expect(fresh.out).toBe(LINE);
+    expect(starts()).toEqual([]);
+    makeStale();
+    const stale = await sh(["zsh", "-f", "-c", script], env);
+    expect(stale.out).toBe(LINE);
+    await until(() => starts().length > 0);
+    await Bun.sleep(300);
+    expect(starts()).toEqual(["--statusline"]);
+  });
+
+  test("fish: fish_right_prompt prints the line; a file older than 30 minutes starts a background refresh", async () => {
+    const env = await setup();
+    const fn = h!.write("fish_right_prompt.fish", recipe("fish"));
+    const fresh = await sh(["fish", "--no-config", "-c", `source ${fn}; fish_right_prompt`], env);
+    expect(fresh.err).toBe("");
+    expect(fresh.out).toBe(LINE);
+    expect(starts()).toEqual([]);
+    const old = new Date(Date.now() - 31 * 60_000);
+    utimesSync(join(h!.home, ".cache/quotas/statusline.txt"), old, old);
+    const stale = await sh(["fish", "--no-config", "-c", `source ${fn}; fish_right_prompt`], env);
+    expect(stale.out).toBe(LINE);
+    await until(() => starts().length > 0);
+    expect(starts()).toEqual(["--statusline"]);
+  });
+
+  test("starship: the custom command, run by sh as starship does, prints the line", async () => {
+    const env = await setup();
+    const toml = Bun.TOML.parse(recipe("starship")) as { custom: { quotas: { command: string; shell: string[] } } };
+    expect(toml.custom.quotas.shell).toEqual(["sh"]);
+    const r = await sh(["sh", "-c", toml.custom.quotas.command], env);
+    expect(r).toEqual({ out: LINE, err: "" });
+    expect(starts()).toEqual([]);
+  });
+
+  test("tmux: status-right shows the named format's file and then the clock", async () => {
+    const env = await setup();
     const conf = h!.write("tmux.conf", recipe("tmux"));
     const socket = `quotas-recipe-${process.pid}`;
     const tmux = (...args: string[]) => Bun.spawnSync(["tmux", "-L", socket, ...args], { env, stdout: "pipe", stderr: "pipe" });
@@ -68,13 +144,13 @@ describe("README statusline recipes", () => {
         const dec = new TextDecoder();
         for await (const chunk of client.stdout) screen += dec.decode(chunk);
       })();
-      const line = "Claude 58/100 | Codex 12/100 | update 99.0.0";
+      const want = new RegExp(`${TMUX_LINE.replace(/[|.%]/g, "\\$&")} \\d\\d:\\d\\d`);
       const end = Date.now() + 15_000;
-      while (!new RegExp(`${line.replace(/[|.]/g, "\\$&")} \\d\\d:\\d\\d`).test(screen) && Date.now() < end) await Bun.sleep(50);
+      while (!want.test(screen) && Date.now() < end) await Bun.sleep(50);
       tmux("kill-server");
       client.kill();
       await Promise.race([reader, Bun.sleep(2000)]);
-      expect(screen).toMatch(new RegExp(`${line.replace(/[|.]/g, "\\$&")} \\d\\d:\\d\\d`));
+      expect(screen).toMatch(want);
     } finally {
       tmux("kill-server");
     }

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { init, reduce, type Key, type State } from "../../../src/quotas/tui/state.ts";
 import { render } from "../../../src/quotas/tui/view.ts";
-import { NOW, claude, claudeResult, codex, codexResult, deepseek, deepseekResult, kimi, manyWindows, target, win, result, zai, zaiAuth } from "./fixtures.ts";
+import { NOW, iso, claude, claudeResult, codex, codexResult, deepseek, deepseekResult, kimi, manyWindows, target, win, result, zai, zaiAuth } from "./fixtures.ts";
 
 const ESC = "\x1b";
 const strip = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, "");
@@ -191,6 +191,26 @@ describe("detail", () => {
     expect(text).toContain("58% left · resets 2026-11-22 12:12 UTC · 5h window · 6 pts ahead of pace");
     expect(text).toContain("90% left · resets 2026-11-26 09:00 UTC · 7d window · 33 pts under pace");
     expect(text).toContain("7d window");
+  });
+
+  test("normal layout shows the current window's sparkline and the projection from its pace", () => {
+    const [w5, wk, opus] = claudeResult.windows;
+    const paced = {
+      ...claudeResult,
+      windows: [
+        // 42 % used at 20 %/h: 100 % in 2h 54m, before the reset in 3h 12m
+        { ...w5, pace: { rate_per_hour: 20, exhausts_at: iso(2 * 3_600_000 + 54 * 60_000), before_reset: true, projected_used: 106, since: iso(-3_600_000) } },
+        // 10 % used, slow: 31 % at the reset in 4d
+        { ...wk, pace: { rate_per_hour: 0.22, exhausts_at: iso(409 * 3_600_000), before_reset: false, projected_used: 31, since: iso(-24 * 3_600_000) } },
+        { ...opus, pace: null },
+      ],
+      spark: { "5h": [0, 0.1, 0.2, 0.3, 0.42], weekly: [0.1] },
+    };
+    const s = press(state(120, 24, { cached: [paced, codexResult, zaiAuth, deepseekResult] }), "enter", "tab");
+    const text = draw(s).join("\n");
+    expect(text).toContain("▁▂▂▃▄  at this pace: 100 % in 2h 54m, before the reset in 3h 12m");
+    expect(text).toMatch(/\n {7}at this pace: 31 % at the reset in 4d +\n/); // one sample: no sparkline yet
+    expect(text).not.toMatch(/weekly_opus[^\n]*\n[^\n]*\n[^\n]*at this pace/); // no pace: no projection line
   });
 
   test("auto layout is normal on a large terminal and compact on a small one", () => {
