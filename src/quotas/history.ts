@@ -36,6 +36,25 @@ CREATE TABLE IF NOT EXISTS samples (
 CREATE TABLE IF NOT EXISTS alerts (series INTEGER PRIMARY KEY, level REAL NOT NULL, reset INTEGER);
 `;
 
+/**
+ * WAL + synchronous NORMAL: a commit is not an fsync (a sample lost to a power cut is harmless), and
+ * readers never wait for the writer. Switching to WAL and creating the tables can meet SQLITE_BUSY from
+ * a second process doing the same, which the busy timeout does not cover: retried for up to 3 s.
+ */
+function setUp(db: Database, path: string): void {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      if (path !== ":memory:") db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
+      db.exec(SCHEMA);
+      return;
+    } catch (err) {
+      const busy = String((err as Error).message).includes("locked") || (err as { code?: string }).code === "SQLITE_BUSY";
+      if (!busy || attempt >= 60) throw err;
+      Bun.sleepSync(20 + Math.random() * 30);
+    }
+  }
+}
+
 const toMin = (ms: number) => Math.floor(ms / MINUTE);
 
 /** Opens (creating) the history database; `path` ":memory:" for tests. */
@@ -45,10 +64,7 @@ export function openHistory(path: string): HistoryStore {
   const db: Database = new Database(path, { create: true });
   // The daemon, the dashboard and a prompt's background refresh may write at once.
   db.exec("PRAGMA busy_timeout = 3000");
-  // WAL + synchronous NORMAL: a commit is not an fsync (a sample lost to a power cut is harmless), and
-  // readers never wait for the writer.
-  if (path !== ":memory:") db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
-  db.exec(SCHEMA);
+  setUp(db, path);
   const findSeries = db.query<{ id: number; lim: number }, [string, string]>("SELECT id, lim FROM series WHERE key = ? AND window = ?");
   const addSeries = db.query<{ id: number; lim: number }, [string, string]>("INSERT INTO series (key, window) VALUES (?, ?) RETURNING id, lim");
   const setLimit = db.query("UPDATE series SET lim = ? WHERE id = ?");

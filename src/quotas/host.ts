@@ -69,6 +69,8 @@ function withSparks(ctx: Ctx, results: ProviderResult[]): ProviderResult[] {
       const spark = sparks(store, r, now);
       return spark ? { ...r, spark } : r;
     });
+  } catch {
+    return results; // a busy history costs the sparklines, never the dashboard
   } finally {
     store.close();
   }

@@ -24,6 +24,14 @@ export function tryHistory(ctx: Ctx): HistoryStore | undefined {
   }
 }
 
+function safely<T>(fn: () => T, fallback: T): T {
+  try {
+    return fn();
+  } catch {
+    return fallback;
+  }
+}
+
 /** How far back a window's history is read: its period (the current window) plus a margin. */
 const horizonMs = (periodSeconds: number | null) => Math.max((periodSeconds ?? 0) * 1000, lookbackMs(periodSeconds)) + 3_600_000;
 
@@ -34,12 +42,17 @@ export function withPace(store: HistoryStore | undefined, fresh: ProviderResult[
     const key = `${r.provider}:${r.profile}`;
     const at = Date.parse(r.fetched_at) || now;
     if (!store) return { ...r, windows: r.windows.map((w) => ({ ...w, pace: null })) };
-    const current = r.windows.map((w) => ({ window: w.window, sample: sampleOf(w, at) }));
-    // Stored samples of earlier minutes; this minute's (stored rounded) is the exact current one.
-    const minute = Math.floor(at / 60_000) * 60_000;
-    const before = r.windows.map((w) => store.samples(key, w.window, at - horizonMs(w.period_seconds)).filter((s) => s.t < minute));
-    store.append(key, current, at);
-    return { ...r, windows: r.windows.map((w, i) => ({ ...w, pace: pace([...before[i], current[i].sample], w.period_seconds) })) };
+    try {
+      const current = r.windows.map((w) => ({ window: w.window, sample: sampleOf(w, at) }));
+      // Stored samples of earlier minutes; this minute's (stored rounded) is the exact current one.
+      const minute = Math.floor(at / 60_000) * 60_000;
+      const before = r.windows.map((w) => store.samples(key, w.window, at - horizonMs(w.period_seconds)).filter((s) => s.t < minute));
+      store.append(key, current, at);
+      return { ...r, windows: r.windows.map((w, i) => ({ ...w, pace: pace([...before[i], current[i].sample], w.period_seconds) })) };
+    } catch {
+      // history is an extra: a database busy beyond its timeout costs this sample, never the refresh
+      return { ...r, windows: r.windows.map((w) => ({ ...w, pace: null })) };
+    }
   });
 }
 
@@ -63,7 +76,7 @@ export async function refreshWith(ctx: Ctx, config: Config, fresh: ProviderResul
     const paced = withPace(store, fresh, ctx.clock.now().getTime());
     const results = await record(ctx, paced, fullRefresh);
     writeStatuslines(ctx, config, readCache(ctx));
-    const alerts = store ? paced.flatMap((r) => checkAlerts(store, r, config.alerts.thresholds)) : [];
+    const alerts = store ? paced.flatMap((r) => safely(() => checkAlerts(store, r, config.alerts.thresholds), [])) : [];
     if (config.alerts.notify) await notify(alerts, ctx.env);
     return { results, alerts };
   } finally {

@@ -119,7 +119,9 @@ describe("--statusline", () => {
     expect(readCache().refreshed_at).toBe(old);
     await until(() => readCache().refreshed_at !== old, "the background refresh");
     expect(Object.keys(readCache().results)).toHaveLength(12);
-    expect(existsSync(join(h.home, ".cache/quotas/refresh.lock"))).toBe(false);
+    // after cache.json the child still writes history and the prompt files, then lets go of the lock
+    await until(() => !existsSync(join(h.home, ".cache/quotas/refresh.lock")), "the refresh lock's release", 5000);
+    expect(readFileSync(join(h.home, ".cache/quotas/statusline.txt"), "utf8")).toContain("Claude 39/100");
     const after = await run(["--statusline", "--no-icons", "--no-update-check", "--provider=claude"], runEnv(h, fakes));
     expect(after.stdout).toBe("Claude 39/100\n"); // the tightest window of the fixture: weekly_opus
   });
@@ -144,7 +146,7 @@ describe("--statusline", () => {
     const env = runEnv(h, fakes);
     for (let round = 0; round < 3; round++) {
       const [a, b] = await Promise.all([run(["--refresh-cache"], env), run(["--refresh-cache"], env)]);
-      expect([a.code, b.code]).toEqual([0, 0]);
+      expect([a, b].map((x) => [x.code, x.stderr])).toEqual([[0, ""], [0, ""]]);
       const cache = readCache();
       expect(Object.keys(cache.results).sort()).toEqual(allProviders.map((p) => `${p}:default`).sort());
       expect(Object.values(cache.results).every((r) => r.status === "available")).toBe(true);
