@@ -10,6 +10,7 @@ import m0150 from "./0150_datasets.sql" with { type: "text" };
 import m0151 from "./0151_experiment_progress.sql" with { type: "text" };
 import m0200 from "./0200_reviews.sql" with { type: "text" };
 import m0250 from "./0250_templates_email.sql" with { type: "text" };
+import m0300 from "./0300_model_calls.sql" with { type: "text" };
 import m0350 from "./0350_agents.sql" with { type: "text" };
 
 export const migrations: Migration[] = [
@@ -20,5 +21,6 @@ export const migrations: Migration[] = [
   { name: "0151_experiment_progress", sql: m0151 },
   { name: "0200_reviews", sql: m0200 },
   { name: "0250_templates_email", sql: m0250 },
+  { name: "0300_model_calls", sql: m0300 },
   { name: "0350_agents", sql: m0350 },
 ];

@@ -4,6 +4,7 @@
 // honoured at step boundaries: a step in flight is never interrupted by a cancel (only pure waits
 // end early); step `if`, `timeout` and `retry` are applied here for every kind.
 import * as v from "valibot";
+import { preferModel } from "../models/metered";
 import { applyInputDefaults } from "../workflow/input";
 import type { Step, Workflow } from "../workflow/types";
 import type { ExecuteOptions, ExecuteResult, StepRecord } from "./contract";
@@ -200,7 +201,8 @@ export async function execute(opts: ExecuteOptions): Promise<ExecuteResult> {
   const runTimeout = workflow.settings?.timeout;
   const limit = new AbortController();
   const timer = runTimeout ? setTimeout(() => limit.abort(new StepError(`run exceeded its timeout of ${runTimeout} ms`, "run_timeout", { retryable: false })), runTimeout) : undefined;
-  const runner = new Runner(opts, { ...workflow, settings: workflow.settings ?? {} });
+  const models = workflow.defaultModel && opts.services.models ? preferModel(opts.services.models, workflow.defaultModel) : opts.services.models;
+  const runner = new Runner({ ...opts, services: { ...opts.services, models } }, { ...workflow, settings: workflow.settings ?? {} });
   const scope: StepScope = { input: applyInputDefaults(workflow, opts.input ?? {}), env: opts.services.env, steps: {}, vars: {} };
   try {
     // Steps see the run timeout and a hard interrupt, not the cancel: a cancel waits for the step boundary.

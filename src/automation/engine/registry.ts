@@ -2,6 +2,10 @@
 // the parser (known kinds, config schemas, nested step lists) and the engine read only this map.
 import type { AnyStepKind } from "./kind";
 import { agentKinds } from "./kinds/agent";
+import aiClassify from "./kinds/ai-classify";
+import aiExtract from "./kinds/ai-extract";
+import aiParse from "./kinds/ai-parse";
+import aiSplit from "./kinds/ai-split";
 import invokeWorkflow from "./kinds/action-invoke-workflow";
 import http from "./kinds/action-http";
 import email from "./kinds/action-email";
@@ -46,6 +50,10 @@ const kinds: AnyStepKind[] = [
   controlFail,
   controlHumanReview,
   ...agentKinds,
+  aiParse,
+  aiExtract,
+  aiClassify,
+  aiSplit,
 ];
 
 export const stepKinds: ReadonlyMap<string, AnyStepKind> = new Map(kinds.map((k) => [k.type, k]));

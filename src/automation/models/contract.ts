@@ -41,6 +41,8 @@ export interface ModelRequest {
   json?: { name: string; schema: Record<string, unknown> };
   tools?: ModelTool[];
   signal?: AbortSignal;
+  /** Path of the workflow step making the call (`extract`, `loop[2].classify`), for the run's trace. */
+  step?: string;
 }
 
 export interface ModelUsage {

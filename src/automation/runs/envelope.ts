@@ -1,4 +1,5 @@
 // Maps stored rows to the wire shapes of the reference (`Run`, `RunListItem`, steps, events, artifacts).
+import { sqliteModelCallStore } from "../models/store";
 import { type EventRow, type FileRow, isTerminal, type RunRow, type RunStore, type StepRow } from "./store";
 
 export type Expand = "input" | "usage" | "execution" | "debug";
@@ -59,13 +60,14 @@ export function eventView(e: EventRow) {
   };
 }
 
-export function usageView(r: RunRow) {
-  // No model calls exist yet in workflow runs: token counts are zero, not unknown.
+export function usageView(store: RunStore, r: RunRow) {
+  // The sum of the run's journaled model calls (models/metered.ts); a run without any counts zero.
+  const { tokens, llmCallCount } = sqliteModelCallStore(store.sqlite).totals(r.id);
   return {
-    tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    tokens,
     creditsCharged: 0,
     durationMs: durationMs(r),
-    llmCallCount: 0,
+    llmCallCount,
     ocrPagesProcessed: 0,
   };
 }
@@ -130,7 +132,7 @@ export function runView(store: RunStore, r: RunRow, expand: ReadonlySet<Expand> 
       metadata: parse(r.metadata),
     };
   }
-  if (expand.has("usage")) out.usage = usageView(r);
+  if (expand.has("usage")) out.usage = usageView(store, r);
   if (expand.has("execution")) {
     out.execution = {
       ...(out.execution as object),
@@ -141,7 +143,7 @@ export function runView(store: RunStore, r: RunRow, expand: ReadonlySet<Expand> 
   if (expand.has("debug")) {
     const err = parse(r.error);
     out.debug = {
-      observability: { phases: store.events(r.id).map(eventView), failure: err, attempts: r.attempts },
+      observability: { phases: store.events(r.id).map(eventView), failure: err, attempts: r.attempts, llmCalls: llmCalls(store, r, true) },
       traceId: r.id,
     };
   }
@@ -165,5 +167,22 @@ export function traceView(store: RunStore, r: RunRow) {
     message: s.error ? (parse(s.error) as { message?: string }).message ?? null : null,
     attempt: s.attempt,
   }));
-  return [...phases, ...steps].sort((a, b) => (a.startedAt ?? "").localeCompare(b.startedAt ?? ""));
+  return [...phases, ...steps, ...llmCalls(store, r, false)].sort((a, b) => (a.startedAt ?? "").localeCompare(b.startedAt ?? ""));
+}
+
+/** Model calls as trace entries: model, latency, tokens; the prompt only for expand=debug. */
+function llmCalls(store: RunStore, r: RunRow, withPrompt: boolean) {
+  return sqliteModelCallStore(store.sqlite).calls(r.id).map((c) => ({
+    type: "llm_call",
+    ...(c.stepPath ? { stepName: c.stepPath.split(".").pop()!.replace(/\[\d+\]$/, ""), path: c.stepPath } : {}),
+    status: c.status,
+    startedAt: c.startedAt,
+    completedAt: new Date(Date.parse(c.startedAt) + c.durationMs).toISOString(),
+    message: c.error,
+    model: c.model,
+    provider: c.provider,
+    latencyMs: c.durationMs,
+    tokens: { input: c.inputTokens, output: c.outputTokens, cacheRead: c.cacheReadTokens, cacheWrite: c.cacheWriteTokens },
+    ...(withPrompt && c.request ? { prompt: JSON.parse(c.request) as unknown } : {}),
+  }));
 }

@@ -202,7 +202,7 @@ export const runsRoutes = (ctx: AutomationContext) => {
       "/runs/:id/usage",
       ({ auth, params }) => {
         requireScope(auth, "runs:read");
-        return { usage: usageView(svc.get(auth.tenantId, params.id)) };
+        return { usage: usageView(svc.store, svc.get(auth.tenantId, params.id)) };
       },
       detail("Run usage"),
     )

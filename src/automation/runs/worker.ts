@@ -9,6 +9,8 @@ import { openBlob, putBytes, retainBlob } from "../files/service";
 import { templateRenderer } from "../templates/engine";
 import { humanReviewGateway } from "../human-review/gateway";
 import { mailSender } from "../email/engine";
+import { meteredGateway } from "../models/metered";
+import { sqliteModelCallStore } from "../models/store";
 import { ownerOf } from "./inputs";
 import type { AbortReason } from "./queue";
 import type { RunsRuntime } from "./runtime";
@@ -90,7 +92,7 @@ function services(deps: WorkerDeps, run: RunRow): EngineServices {
     invokeWorkflow: (target, input, opts) => deps.invoke(run, target, input, opts),
     templates: templateRenderer(ctx, run.tenantId),
     describeWorkflow: async (target) => describeWorkflow(ctx.sqlite, run.tenantId, target),
-    ...(ctx.models ? { models: ctx.models } : {}),
+    ...(ctx.models ? { models: meteredGateway(ctx.models, sqliteModelCallStore(ctx.sqlite), run.id, ctx.clock) } : {}),
     humanReview: humanReviewGateway(ctx, store, run),
     email: mailSender(ctx, run.tenantId, run.id),
   };

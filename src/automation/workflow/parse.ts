@@ -12,7 +12,7 @@ import type { ParseResult, Step, Workflow, WorkflowInput, WorkflowIssue } from "
 const MAX_YAML = 1024 * 1024;
 const MAX_DEPTH = 20;
 /** Kinds of the spec that later work adds; named so the error says "not available yet" rather than "unknown". */
-const PLANNED = ["ai.parse", "ai.extract", "ai.classify"];
+const PLANNED: string[] = [];
 
 class Collector {
   readonly issues: WorkflowIssue[] = [];
@@ -187,6 +187,7 @@ export function parseWorkflow(yamlText: string): ParseResult {
     name: t.name,
     ...(t.version !== undefined ? { version: t.version } : {}),
     ...(t.description !== undefined ? { description: t.description } : {}),
+    ...(t.defaultModel !== undefined ? { defaultModel: t.defaultModel } : {}),
     triggerMethods: t.triggerMethods as Workflow["triggerMethods"],
     inputs,
     steps,

@@ -23,6 +23,8 @@ export const workflowSchema = v.strictObject({
   ),
   version: v.optional(v.pipe(v.string("must be a semver string such as 1.0.0 (quote it)"), v.regex(SEMVER, "must be a semver version such as 1.0.0"))),
   description: v.optional(v.string()),
+  /** Model for this workflow's AI steps that name none (catalog id); the server default otherwise. */
+  defaultModel: v.optional(v.pipe(v.string(), v.minLength(1))),
   triggerMethods: v.optional(
     v.array(v.looseObject({ type: v.picklist(["api", "manual", "email", "cron"], "must be api, manual, email or cron") })),
     [{ type: "api" }],

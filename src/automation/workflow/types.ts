@@ -46,6 +46,8 @@ export interface Workflow {
   name: string;
   version?: string;
   description?: string;
+  /** Model for AI steps that name none (step `model` > this > server default). */
+  defaultModel?: string;
   triggerMethods: TriggerMethod[];
   inputs: WorkflowInput[];
   steps: Step[];

@@ -187,11 +187,6 @@ describe("parseWorkflow: issues name the field and the line", () => {
     expect(issue.message).toContain("transform.set");
   });
 
-  test("kinds of later work are reported as not available yet", () => {
-    const issue = issueAt(issues("name: x\nsteps:\n  - {name: a, type: ai.extract, with: {}}\n"), "steps.0.type");
-    expect(issue.message).toContain("not available");
-  });
-
   test("step names are unique across the whole workflow, nested ones included", () => {
     const yaml = `name: x
 steps:
