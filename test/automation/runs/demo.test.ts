@@ -36,6 +36,13 @@ describe("demo workflows", () => {
       const input = target === "workflows.call-http" ? { url: `http://127.0.0.1:${health.port}/health` } : target === "workflows.invoice-summary" ? { invoice: { lines: [{ amount: 1200 }] } } : {};
       const r = await h.req("POST", "/v1/runs?wait_for_completion=30", { key, body: { target, input } });
       const run = await json(r);
+      // Without --models the AI example fails, and says which flag would make it work.
+      if (target === "workflows.document-intake") {
+        expect(run.execution?.status).toBe("failed");
+        expect(run.error).toContain("no model configured");
+        expect(run.error).toContain("--models FILE");
+        continue;
+      }
       expect({ target, status: run.execution?.status, error: run.error }).toEqual({ target, status: "completed", error: null });
     }
     const routing = await json(await h.req("POST", "/v1/runs?wait_for_completion=30", { key, body: { target: "workflows.order-routing" } }));

@@ -1,6 +1,7 @@
 // Example workflows `--demo` loads into the demo tenant, embedded in the executable. One YAML file per
 // example; add a line per file. Together they show every step kind the engine has.
 import callHttp from "./call-http.yaml" with { type: "text" };
+import documentIntake from "./document-intake.yaml" with { type: "text" };
 import greetTwice from "./greet-twice.yaml" with { type: "text" };
 import hello from "./hello.yaml" with { type: "text" };
 import invoiceApproval from "./invoice-approval.yaml" with { type: "text" };
@@ -18,4 +19,5 @@ export const demoWorkflows: { file: string; yaml: string }[] = [
   { file: "greet-twice.yaml", yaml: greetTwice },
   { file: "call-http.yaml", yaml: callHttp },
   { file: "invoice-approval.yaml", yaml: invoiceApproval },
+  { file: "document-intake.yaml", yaml: documentIntake },
 ];
