@@ -7,6 +7,7 @@ import type { AutomationContext } from "./context";
 import { domainIssues, envelopeResponse, HttpRefusal, issue } from "./http/envelope";
 import { openApiDocument } from "./http/openapi";
 import { aliasQuery } from "./http/query";
+import { forOfficialSdk } from "./http/sdk-compat";
 import { tenancyRoutes } from "./tenancy/routes";
 import { automationRoutes } from "./automations/routes";
 import { filesRoutes } from "./files/routes";
@@ -62,6 +63,7 @@ export function buildApp(ctx: AutomationContext) {
     .onTransform({ as: "global" }, ({ query }) => {
       aliasQuery(query as Record<string, unknown>);
     })
+    .onAfterHandle({ as: "global" }, ({ request, responseValue }) => forOfficialSdk(request, responseValue))
     .onError({ as: "global" }, ({ request, error: raised, code, path }) => {
       const requestId = requestIds.get(request) ?? requestIdFor(request);
       // Elysia wraps whatever a parse hook throws in a ParseError; the cause is the real refusal.

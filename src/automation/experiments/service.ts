@@ -152,7 +152,7 @@ export class Experiments {
   resolve(tenantId: string, id: string) {
     const e = this.store.get(tenantId, id);
     if (!e) throw NotFound(`experiment ${id} not found`, { field: "experimentId" });
-    return { id: e.id, automationId: e.automationId, automationType: e.automationType };
+    return { id: e.id, automationId: e.automationId };
   }
 
   list(tenantId: string, automationRef: string, q: { limit: number; offset: number; from?: string; to?: string }) {

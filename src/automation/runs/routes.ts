@@ -82,14 +82,6 @@ async function readStart(request: Request): Promise<Omit<StartRequest, "version"
   return parseWith(StartBody, json);
 }
 
-/**
- * The official TypeScript SDK (0.11.2) refuses an artifact download whose type is not JSON,
- * octet-stream or ZIP (its guard against a wrong base URL), so a PDF or text artifact would fail
- * its README flow. Its requests (and the Python SDK's) carry the `X-Eigenpal-Sdk` telemetry header:
- * those get `application/octet-stream`, everyone else the stored type; the list names it either way.
- */
-const officialSdk = (request: Request) => request.headers.has("x-eigenpal-sdk");
-
 const triggerOf = (request: Request) => {
   const t = request.headers.get("x-eigenpal-trigger")?.trim().toLowerCase();
   return t === "cli" ? "cli" : "api";
@@ -243,13 +235,13 @@ export const runsRoutes = (ctx: AutomationContext) => {
     )
     .get(
       "/runs/:id/artifacts/*",
-      async ({ auth, params, request }) => {
+      async ({ auth, params }) => {
         requireScope(auth, "runs:read");
         const path = decodeURIComponent(params["*"]);
         const a = await svc.artifactBytes(auth.tenantId, params.id, path);
         return new Response(a.blob, {
           headers: {
-            "content-type": officialSdk(request) ? "application/octet-stream" : a.contentType,
+            "content-type": a.contentType,
             "content-disposition": contentDisposition(a.name),
             "x-content-type-options": "nosniff",
           },

@@ -180,6 +180,37 @@ describe("runs", () => {
   });
 });
 
+describe("datasets, evaluators, experiments, scores (addressed as workflows.<wf_ id>, as the SDKs do)", () => {
+  test("example CRUD and run, evaluator config, an experiment, its runs' scores", async () => {
+    const t = `/v1/automations/workflows.${wfId}`;
+    const ex = await conforms(
+      await post(`${t}/examples`, { name: "ada", input: { name: "Ada" }, expected: { greeting: "Hello, Ada!" } }),
+      "POST /api/v1/automations/{id}/examples",
+      201,
+    );
+    await conforms(await get(`${t}/examples`), "GET /api/v1/automations/{id}/examples");
+    await conforms(await get(`${t}/examples/${ex.id}`), "GET /api/v1/automations/{id}/examples/{exampleId}");
+    await conforms(
+      await h.req("PATCH", `${t}/examples/${ex.id}`, { key, body: { metadata: { source: "sdk" } } }),
+      "PATCH /api/v1/automations/{id}/examples/{exampleId}",
+    );
+    const run = await conforms(await post(`${t}/examples/${ex.id}/run`, {}), "POST /api/v1/automations/{id}/examples/{exampleId}/run", 201);
+    await conforms(await get(`${t}/evaluators`), "GET /api/v1/automations/{id}/evaluators");
+    const exp = await conforms(await post(`${t}/experiments`, { examples: [ex.id] }), "POST /api/v1/automations/{id}/experiments", 202);
+    let detail: Json = {};
+    for (let i = 0; i < 300 && detail.status !== "completed"; i++) {
+      detail = await conforms(await get(`${t}/experiments/${exp.id}`), "GET /api/v1/automations/{id}/experiments/{experimentId}");
+      await Bun.sleep(20);
+    }
+    expect(detail.status).toBe("completed");
+    await conforms(await get(`/v1/experiments/${exp.id}`), "GET /api/v1/experiments/{experimentId}");
+    const runId = (run.runId ?? run.id) as string;
+    for (let i = 0; i < 300 && !(await json(await get(`/v1/runs/${runId}`))).finished; i++) await Bun.sleep(20);
+    await conforms(await get(`/v1/runs/${runId}/scores`), "GET /api/v1/runs/{id}/scores");
+    await conforms(await h.req("DELETE", `${t}/examples/${ex.id}`, { key }), "DELETE /api/v1/automations/{id}/examples/{exampleId}");
+  });
+});
+
 describe("files, auth, errors", () => {
   test("upload, get and delete answer File / DeleteFileResponse", async () => {
     const form = new FormData();

@@ -172,6 +172,23 @@ describe("input files as artifacts (upload, run with $fileId, list, download)", 
     expect(plain.headers.get("content-type")).toStartWith("text/plain");
   });
 
+  test("a CSV experiment export to the SDK is octet-stream (its guard refuses text/csv); JSON stays JSON", async () => {
+    const h = await runsHarness();
+    const wf = h.deploy(twoSteps());
+    h.startWorkers();
+    const t = `/v1/automations/workflows.${wf.id}`;
+    const ex = await json(await h.post(`${t}/examples`, { name: "ada", input: { who: "ada" } }));
+    const exp = await json(await h.post(`${t}/experiments`, { examples: [ex.id] }));
+    expect(exp.id).toBeString();
+    const sdk = { key: h.t.key, headers: { "x-eigenpal-sdk": "typescript" } };
+    const csv = await h.req("GET", `${t}/experiments/${exp.id}/export?format=csv`, sdk);
+    expect(csv.status).toBe(200);
+    expect(csv.headers.get("content-type")).toBe("application/octet-stream");
+    expect((await csv.text()).split("\n")[0]).toContain(",");
+    expect((await h.req("GET", `${t}/experiments/${exp.id}/export?format=csv`, { key: h.t.key })).headers.get("content-type")).toStartWith("text/csv");
+    expect((await h.req("GET", `${t}/experiments/${exp.id}/export?format=json`, sdk)).headers.get("content-type")).toStartWith("application/json");
+  });
+
   test("multipart files.<field> and $inline inputs are listed too", async () => {
     const h = await runsHarness();
     h.deploy(withDoc);

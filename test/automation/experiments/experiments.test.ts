@@ -67,7 +67,7 @@ describe("experiments", () => {
     expect(only.runs).toHaveLength(4);
     const contains = await json(await h.get(`/v1/runs?example_id_contains=${ids.ann.slice(-6)}&limit=100`));
     expect(contains.runs.every((x: Json) => x.eval.exampleId === ids.ann)).toBe(true);
-    expect(await json(await h.get(`/v1/experiments/${created.id}`))).toEqual({ id: created.id, automationId: wf.id, automationType: "workflow" });
+    expect(await json(await h.get(`/v1/experiments/${created.id}`))).toEqual({ id: created.id, automationId: wf.id });
   });
 
   test("a subset of examples; unknown example 400; empty body = whole dataset; bad version 404", async () => {
