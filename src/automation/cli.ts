@@ -56,7 +56,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const config = serveConfig(values);
   const ctx = await createContext(config);
-  const demo = config.demo ? runDemo(ctx) : undefined;
+  const demo = config.demo ? await runDemo(ctx) : undefined;
   const demoAgent = demo ? await seedDemoAgent(ctx, demo.tenantId) : undefined;
   const { running } = serve(ctx);
   ctx.log.info("automation-server listening", { url: running.url, dataDir: config.dataDir });

@@ -4,6 +4,7 @@ import { createAutomation, hasWorkflow } from "../automations/service";
 import { parseSource } from "../automations/workflow-source";
 import type { AutomationContext } from "../context";
 import { createTenant, findTenant } from "../tenancy/service";
+import { DEMO_TEMPLATE_PLACEHOLDER, seedDemoDocuments } from "./documents";
 import { demoWorkflows } from "./workflows/index";
 import { seedDemoEvaluation } from "./evaluation/index";
 
@@ -17,13 +18,14 @@ export interface DemoResult {
   banner(url: string): string;
 }
 
-export function runDemo(ctx: AutomationContext): DemoResult {
+export async function runDemo(ctx: AutomationContext): Promise<DemoResult> {
   const existing = findTenant(ctx.sqlite, DEMO_TENANT);
   const tenantId = existing?.id ?? createTenant(ctx.sqlite, ctx.clock, { name: "Demo", slug: DEMO_TENANT }, { key: DEMO_KEY }).id;
+  const documents = await seedDemoDocuments(ctx, tenantId);
   const workflows: string[] = [];
   for (const w of demoWorkflows) {
     const slug = parseSource(w.yaml).slug;
-    if (!hasWorkflow(ctx.sqlite, tenantId, slug)) createAutomation(ctx.sqlite, ctx.clock, tenantId, w.yaml);
+    if (!hasWorkflow(ctx.sqlite, tenantId, slug)) createAutomation(ctx.sqlite, ctx.clock, tenantId, w.yaml.replaceAll(DEMO_TEMPLATE_PLACEHOLDER, documents.templateId));
     workflows.push(`workflows.${slug}`);
   }
   seedDemoEvaluation(ctx, tenantId);
@@ -37,6 +39,7 @@ export function runDemo(ctx: AutomationContext): DemoResult {
         `  tenant     ${DEMO_TENANT} (${tenantId})`,
         `  API key    ${DEMO_KEY}`,
         `  workflows  ${workflows.join(", ")}`,
+        `  documents  template "Demo invoice" (${documents.templateId}), e-mail server ${documents.mailServer} (SMTP 127.0.0.1:1025)`,
         `  try        curl -H 'Authorization: Bearer ${DEMO_KEY}' ${url}/v1/automations`,
         "",
       ].join("\n") + "\n",

@@ -163,6 +163,17 @@ export function replaceTemplate(ctx: FilesContext, tenantId: string, id: string,
   });
 }
 
+/** The newest live template called `name`, if any. */
+export function findTemplateByName(ctx: FilesContext, tenantId: string, name: string): TemplateView | undefined {
+  const t = templateStore.byName(dbOf(ctx.sqlite), tenantId, name);
+  return t ? view(t, current(ctx, t)) : undefined;
+}
+
+/** A template from bytes the caller holds (demo seeding, tests). */
+export async function createTemplateFromBytes(ctx: FilesContext, tenantId: string, meta: { name: string; description?: string | null }, filename: string, bytes: Uint8Array): Promise<TemplateView> {
+  return createTemplate(ctx, tenantId, meta, { filename, blob: await putBytes(ctx, bytes, TEMPLATE_MAX_BYTES), ownBytes: true });
+}
+
 export function getTemplate(ctx: FilesContext, tenantId: string, id: string): TemplateView {
   const t = live(ctx, tenantId, id);
   return view(t, current(ctx, t));

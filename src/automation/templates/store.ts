@@ -31,6 +31,11 @@ export const templateStore = {
     return db.select().from(templates).where(and(live(tenantId), eq(templates.id, id))).get();
   },
 
+  /** The newest live template of that name. */
+  byName(db: Db, tenantId: string, name: string): TemplateRow | undefined {
+    return db.select().from(templates).where(and(live(tenantId), eq(templates.name, name))).orderBy(desc(templates.createdAt)).get();
+  },
+
   list(db: Db, tenantId: string, limit: number, offset: number): { rows: TemplateRow[]; total: number } {
     const rows = db.select().from(templates).where(live(tenantId)).orderBy(desc(templates.createdAt), desc(templates.id)).limit(limit).offset(offset).all();
     const total = db.select({ n: count() }).from(templates).where(live(tenantId)).get()?.n ?? 0;

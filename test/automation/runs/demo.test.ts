@@ -28,7 +28,7 @@ describe("demo workflows", () => {
 
   test("each runs to completion with its default input", async () => {
     const h = await harness({ workers: 2, httpAllowHosts: [`127.0.0.1:${health.port}`] });
-    const demo = runDemo(h.ctx);
+    const demo = await runDemo(h.ctx);
     runsOf(h.ctx).startWorkers();
     const key = "eak_demo_0123456789abcdefghijklmnopqrstuv";
     expect(demo.workflows).toContain("workflows.order-routing");
@@ -52,5 +52,5 @@ describe("demo workflows", () => {
     const greet = await json(await h.req("POST", "/v1/runs?wait_for_completion=30", { key, body: { target: "workflows.greet-twice" } }));
     expect(greet.output.greetings).toEqual(["Hello, Ada!", "Hello, Grace!"]);
     health.stop(true);
-  });
+  }, 60_000);
 });

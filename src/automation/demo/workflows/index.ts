@@ -6,6 +6,8 @@ import greetTwice from "./greet-twice.yaml" with { type: "text" };
 import hello from "./hello.yaml" with { type: "text" };
 import invoiceApproval from "./invoice-approval.yaml" with { type: "text" };
 import invoiceSummary from "./invoice-summary.yaml" with { type: "text" };
+import invoiceDocument from "./invoice-document.yaml" with { type: "text" };
+import invoiceEmail from "./invoice-email.yaml" with { type: "text" };
 import orderRouting from "./order-routing.yaml" with { type: "text" };
 import spreadsheetReport from "./spreadsheet-report.yaml" with { type: "text" };
 import textTools from "./text-tools.yaml" with { type: "text" };
@@ -20,4 +22,6 @@ export const demoWorkflows: { file: string; yaml: string }[] = [
   { file: "call-http.yaml", yaml: callHttp },
   { file: "invoice-approval.yaml", yaml: invoiceApproval },
   { file: "document-intake.yaml", yaml: documentIntake },
+  { file: "invoice-document.yaml", yaml: invoiceDocument },
+  { file: "invoice-email.yaml", yaml: invoiceEmail },
 ];
