@@ -3,7 +3,9 @@
 // database: typed targets naming an id, run ids, and input snapshots listed as artifacts.
 import { describe, expect, test } from "bun:test";
 import { unzipSync } from "fflate";
+import { addAgent, agentDeps } from "../../../src/automation/agents/service";
 import { newId } from "../../../src/kernel/ids";
+import { manifest, testRepo } from "../agents/git-repo";
 import { json, runsHarness, twoSteps } from "../runs/support";
 
 const withDoc = `
@@ -81,6 +83,25 @@ describe("typed targets whose name is an automation id (SDK `{type: 'workflow', 
     const restored = await h.post(`/v1/automations/${ref}/versions/${v110.id}/restore`, {});
     expect(restored.status).toBe(201);
     expect((await json(restored)).sourceRef).toBe(v110.id);
+  });
+
+  test("agents.<agt_ id> (SDK `{type: 'agent', id}`) reaches the agent's routes and runs; workflows.<agt_ id> does not", async () => {
+    const h = await runsHarness();
+    h.deploy(twoSteps("lookup"));
+    const repo = testRepo("invoice-agent");
+    repo.commit({ "agent.yaml": manifest({ tools: ["workflows.lookup"] }) });
+    repo.tag("v1.0.0");
+    const agt = (await addAgent(agentDeps(h.ctx), h.t.id, { repo: repo.dir })).agent.id;
+    const ref = `agents.${agt}`;
+    expect((await json(await h.get(`/v1/automations/${ref}`))).id).toBe(agt);
+    expect((await json(await h.get(`/v1/automations/${ref}/versions`))).data.map((v: { version: string }) => v.version)).toEqual(["1.0.0"]);
+    expect((await json(await h.get(`/v1/automations/${ref}/triggers`))).automationId).toBe(agt);
+    expect((await h.post(`/v1/automations/${ref}/sync`, {})).status).toBe(200);
+    const started = await h.post("/v1/runs?version=1.0.0", { target: ref, input: { question: "total?" } });
+    expect(started.status).toBe(201);
+    expect((await json(started)).source.id).toBe(agt);
+    expect((await h.get(`/v1/automations/workflows.${agt}`)).status).toBe(404);
+    expect((await h.post("/v1/runs", { target: `workflows.${agt}`, input: { question: "x" } })).status).toBe(404);
   });
 
   test("GET /v1/runs?source=workflows.<wf_ id> lists that workflow's runs (snake_case paging as sent)", async () => {
