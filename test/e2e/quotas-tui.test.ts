@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import toml from "toml";
+import { openHistory } from "../../src/quotas/history.ts";
 import { expectRestored, Tmux } from "../quotas/tui/tmux.ts";
 import { ensureBuilt } from "./support.ts";
 
@@ -397,4 +398,25 @@ describe("quotas TUI (compiled binary in tmux)", () => {
       await quitAndWait(t);
     }, T);
   }
+
+  test("the detail view shows the 5h window's sparkline from history.db and where this pace leads", async () => {
+    makeHome();
+    // history: 12 % at -55 min rising 4 points per 5 minutes to 52 % at -5 min; the API now says 56 %:
+    // ~48 %/h, 44 left → about 55 minutes, before the reset in 3h 12m
+    const minute = Math.floor(Date.now() / 60_000) * 60_000;
+    const store = openHistory(join(dir, "data/quotas/history.db"));
+    for (let k = 11; k >= 1; k--) {
+      const t = minute - k * 5 * 60_000;
+      store.append("claude:default", [{ window: "5h", sample: { t, used: 52 - (k - 1) * 4, limit: 100, reset: Date.parse(resets5h) } }], t);
+    }
+    store.close();
+    claude5h = 56;
+    const t = await openTerminal(120, 40);
+    await launch(t);
+    t.keys("Enter");
+    const detail = await t.waitForText("at this pace");
+    expect(detail).toContain("layout auto (normal)");
+    expect(detail).toMatch(/[▁▂▃▄▅▆▇█]{10,}  at this pace: 100 % in (5\d|6[0-2])m, before the reset in 3h 1[12]m/);
+    await quitAndWait(t);
+  }, T);
 });
