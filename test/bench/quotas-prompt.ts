@@ -8,29 +8,18 @@
 //   - `x=$(quotas --statusline)`        the compiled executable, warm cache
 //   - `x=$(hello)`                      the reference: a compiled Bun program that prints one line
 // Aim: the file read ≤ 0.1 × the compiled hello.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureBuilt, root } from "../e2e/support";
-import { allProviders, fakeProvider, homeWithCredentials, runEnv } from "../quotas/fakes";
+import { ensureBuilt } from "../e2e/support";
+import { compileHello, warmHome } from "./quotas-support";
 
 const ROUNDS = 40;
 const PER_ROUND = 25;
 const bin = await ensureBuilt("quotas");
 const work = mkdtempSync(join(tmpdir(), "quotas-prompt-bench-"));
-const h = homeWithCredentials();
-
-writeFileSync(join(work, "hello.ts"), 'console.log("Claude 58/100 | Codex 12/100");\n');
-const hello = join(work, "hello");
-const build = Bun.spawnSync([process.execPath, "build", "--compile", "--target", "bun", "--minify-whitespace", "--minify-syntax", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig", join(work, "hello.ts"), "--outfile", hello], { cwd: root });
-if (build.exitCode !== 0) throw new Error(build.stderr.toString());
-
-// A warm cache of all twelve providers: one real refresh, which also writes statusline.txt.
-const fakes = allProviders.map((p) => fakeProvider(p));
-const env = runEnv(h, fakes);
-await Bun.spawn([bin, "--json"], { env, stdout: "ignore", stderr: "inherit" }).exited;
-h.write(".cache/quotas/update.json", { checked_at: new Date().toISOString(), current: "0.0.0", latest: "0.0.0" });
-for (const f of fakes) f.stop();
+const hello = compileHello(work);
+const { h, env } = await warmHome(bin);
 const file = join(h.home, ".cache/quotas/statusline.txt");
 const line = readFileSync(file, "utf8").trimEnd();
 const fromBinary = Bun.spawnSync([bin, "--statusline"], { env }).stdout.toString().trimEnd();

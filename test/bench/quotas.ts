@@ -5,30 +5,18 @@
 //  2. `quotas --json` with all twelve fake providers each answering after 300 ms. Aim: ≤ 1.5 × 300 ms.
 // Both executables are compiled fresh in the run: a 100 MB executable that has sat in the page cache for a
 // while was seen to start ~20% slower than a fresh copy of itself, so compare like with like.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureBuilt, root } from "../e2e/support";
-import { allProviders, fakeProvider, homeWithCredentials, runEnv } from "../quotas/fakes";
+import { ensureBuilt } from "../e2e/support";
+import { allProviders, fakeProvider, runEnv } from "../quotas/fakes";
+import { compileHello, warmHome } from "./quotas-support";
 
 const DELAY_MS = 300;
 const bin = await ensureBuilt("quotas");
 const work = mkdtempSync(join(tmpdir(), "quotas-bench-"));
-const h = homeWithCredentials();
-
-// The reference: a compiled Bun program with the same build flags that prints one line.
-writeFileSync(join(work, "hello.ts"), 'console.log("Claude 58/100 | Codex 12/100");\n');
-const hello = join(work, "hello");
-const build = Bun.spawnSync([process.execPath, "build", "--compile", "--target", "bun", "--minify-whitespace", "--minify-syntax", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig", join(work, "hello.ts"), "--outfile", hello], { cwd: root });
-if (build.exitCode !== 0) throw new Error(build.stderr.toString());
-
-// A warm cache with all twelve providers and a fresh update check: the prompt's everyday case.
-const fakes = allProviders.map((p) => fakeProvider(p));
-const env = runEnv(h, fakes);
-const warm = Bun.spawn([bin, "--json"], { env, stdout: "ignore", stderr: "inherit" });
-await warm.exited;
-h.write(".cache/quotas/update.json", { checked_at: new Date().toISOString(), current: "0.0.0", latest: "0.0.0" });
-for (const f of fakes) f.stop();
+const hello = compileHello(work);
+const { h, env } = await warmHome(bin);
 
 function stats(ms: number[]) {
   const s = [...ms].sort((a, b) => a - b);
