@@ -137,6 +137,13 @@ describe("agents on the compiled server", () => {
     expect(plain.code).toBe(1);
     expect(plain.err).toContain("not a Git repository");
     expect(cli(["agents", "add", "--help"]).code).toBe(0);
+    expect(cli(["agents", "sync", "--help"]).out).toContain("agents sync AGENT");
+    const synced = cli(["agents", "sync", "shop-agent", "--tenant", "demo", "--json"]);
+    expect(synced.code).toBe(0);
+    expect(JSON.parse(synced.out)).toMatchObject({ automation: { id: out.id, type: "agent" }, release: { version: "1.0.0", tag: "v1.0.0" } });
+    const versioned = cli(["agents", "sync", "agents.shop-agent@1.0.0", "--tenant", "demo"]);
+    expect(versioned.code).toBe(1);
+    expect(versioned.err).toContain("without a version");
 
     // The running server sees what the command registered.
     const detail = (await (await api("GET", "/v1/automations/agents.shop-agent")).json()) as { id: string; name: string };

@@ -7,7 +7,7 @@ import { UsageError } from "../../kernel/errors";
 import { askText, asCliError, openDataDir, printJson } from "../admin";
 import { dataDirFlag } from "../config";
 import { requireTenant } from "../tenancy/service";
-import { addAgent, syncAgent } from "./service";
+import { addAgent, syncAgent, type AgentDeps } from "./service";
 
 const common = {
   tenant: { type: "string", value: "SLUG", help: "tenant slug or id" },
@@ -40,25 +40,12 @@ export async function agentsCommand(argv: string[]): Promise<void> {
   throw new UsageError(`unknown command "agents ${sub}"`);
 }
 
-const depsFor = (dataDir: string) => {
-  const sqlite = openDataDir(dataDir);
-  return { sqlite, clock: systemClock, mirrorsDir: join(dataDir, "agents") };
-};
-
-async function agentsAdd(argv: string[]): Promise<void> {
-  const { values, positionals } = parseFlags(argv, addFlags);
-  if (values.help) return void process.stdout.write(helpText(USAGE, addFlags));
-  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+/** Runs `fn` over the data dir's database for the tenant of `--tenant` (asked for when missing). */
+async function forTenant(values: { tenant?: string; "data-dir": string }, fn: (deps: AgentDeps, tenantId: string) => Promise<void>): Promise<void> {
   const tenantRef = values.tenant ?? (await askText("tenant", "Tenant slug"));
-  const repo = values.repo ?? (await askText("repo", "Git repository (path or URL)"));
-  const deps = depsFor(values["data-dir"]);
+  const deps: AgentDeps = { sqlite: openDataDir(values["data-dir"]), clock: systemClock, mirrorsDir: join(values["data-dir"], "agents") };
   try {
-    const tenant = requireTenant(deps.sqlite, tenantRef);
-    const r = await addAgent(deps, tenant.id, { repo, slug: values.slug });
-    const a = r.agent;
-    if (values.json) return printJson({ id: a.id, slug: a.slug, name: a.name, version: a.version, release: r.release, warnings: r.warnings });
-    process.stdout.write(`registered agent agents.${a.slug} (${a.id})${r.release ? ` at release ${r.release.tag}` : ", no release yet"}\n`);
-    for (const w of r.warnings) process.stdout.write(`warning: ${w}\n`);
+    await fn(deps, requireTenant(deps.sqlite, tenantRef).id);
   } catch (err) {
     asCliError(err);
   } finally {
@@ -66,22 +53,29 @@ async function agentsAdd(argv: string[]): Promise<void> {
   }
 }
 
+async function agentsAdd(argv: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(argv, addFlags);
+  if (values.help) return void process.stdout.write(helpText(USAGE, addFlags));
+  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const repo = values.repo ?? (await askText("repo", "Git repository (path or URL)"));
+  await forTenant(values, async (deps, tenantId) => {
+    const r = await addAgent(deps, tenantId, { repo, slug: values.slug });
+    const a = r.agent;
+    if (values.json) return printJson({ id: a.id, slug: a.slug, name: a.name, version: a.version, release: r.release, warnings: r.warnings });
+    process.stdout.write(`registered agent agents.${a.slug} (${a.id})${r.release ? ` at release ${r.release.tag}` : ", no release yet"}\n`);
+    for (const w of r.warnings) process.stdout.write(`warning: ${w}\n`);
+  });
+}
+
 async function agentsSync(argv: string[]): Promise<void> {
   const { values, positionals } = parseFlags(argv, common);
   if (values.help) return void process.stdout.write(helpText(USAGE, common));
   if (positionals.length !== 1) throw new UsageError("agents sync takes exactly one AGENT (agents.<slug> or agt_ id)");
-  const tenantRef = values.tenant ?? (await askText("tenant", "Tenant slug"));
-  const deps = depsFor(values["data-dir"]);
-  try {
-    const tenant = requireTenant(deps.sqlite, tenantRef);
-    const ref = positionals[0].includes(".") || positionals[0].startsWith("agt_") ? positionals[0] : `agents.${positionals[0]}`;
-    const r = await syncAgent(deps, tenant.id, ref);
+  const ref = positionals[0].includes(".") || positionals[0].startsWith("agt_") ? positionals[0] : `agents.${positionals[0]}`;
+  await forTenant(values, async (deps, tenantId) => {
+    const r = await syncAgent(deps, tenantId, ref);
     if (values.json) return printJson(r);
     process.stdout.write(`synced agents.${r.automation.slug} to release ${r.release.tag} (${r.release.commit.slice(0, 12)})\n`);
     for (const w of r.warnings) process.stdout.write(`warning: ${w}\n`);
-  } catch (err) {
-    asCliError(err);
-  } finally {
-    deps.sqlite.close();
-  }
+  });
 }

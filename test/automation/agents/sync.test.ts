@@ -152,6 +152,8 @@ describe("agents from Git", () => {
     expect((await sync(h, t.key, "workflows.lookup")).status).toBe(404);
     expect((await sync(h, t.key, "agents.nope")).status).toBe(404);
     expect((await sync(h, t.key, "agents.invoice-agent", { force: true })).status).toBe(400);
+    const doc = await json(await h.req("GET", "/openapi/json"));
+    expect(Object.keys(doc.paths["/v1/automations/{id}/sync"].post.responses)).toEqual(expect.arrayContaining(["200", "400", "404"]));
 
     const empty = testRepo("empty-agent");
     empty.commit({ "README.md": "nothing yet" });
