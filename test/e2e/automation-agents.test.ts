@@ -177,6 +177,9 @@ describe("agents on the compiled server", () => {
     expect(hits.get("charge/book")).toBe(1);
     // Model turns: the first was journaled and not asked again; the second was asked again (it never answered).
     expect(fake.requests.filter((r) => toolResults(r) === 0 && JSON.stringify(r.body).includes("buy the book"))).toHaveLength(1);
+    // Usage sums the answered model calls: turn 1 (before the kill), turns 2 and 3 (after it).
+    const usage = ((await (await api("GET", `/v1/runs/${id}/usage`)).json()) as { usage: { llmCallCount: number } }).usage;
+    expect(usage.llmCallCount).toBe(3);
     const steps = (await (await api("GET", `/v1/runs/${id}/steps`)).json()) as { steps: { name: string; status: string }[] };
     expect(steps.steps.map((s) => `${s.name}:${s.status}`)).toEqual([
       "agent:completed",

@@ -92,6 +92,11 @@ describe("agent runs", () => {
     ]);
     expect(steps[2].output).toEqual({ output: { number: "INV-7", amount: 120 } });
 
+    // Usage sums the three model turns (the fake reports 100 input / 20 output tokens a call).
+    const usage = (await json(await h.req("GET", `/v1/runs/${r.id}/usage`, { key: t.key }))).usage;
+    expect(usage.llmCallCount).toBe(3);
+    expect(usage.tokens).toMatchObject({ input: 300, output: 60 });
+
     const children = (await json(await h.req("GET", "/v1/runs?source=workflows.lookup", { key: t.key }))).runs as { id: string; trigger: { type: string } }[];
     expect(children).toHaveLength(1);
     expect(children[0].trigger.type).toBe("workflow");

@@ -3,9 +3,10 @@
 // replays finished turns and tool calls from the journal instead of repeating them; the loop itself
 // only decides what comes next from those recorded outputs.
 import * as v from "valibot";
-import { NoModelConfigured, type ModelMessage, type ModelTool, type ModelToolCall } from "../../models/contract";
+import type { ModelMessage, ModelTool, ModelToolCall } from "../../models/contract";
 import { Cancelled, StepError } from "../errors";
 import { defineKind, type StepContext } from "../kind";
+import { ask } from "./ai-shared";
 import type { Step } from "../../workflow/types";
 
 const TOOL = /^workflows\.[a-z0-9][a-z0-9_-]*$/;
@@ -45,23 +46,15 @@ export const agentModel = defineKind({
   schema: modelSchema,
   literal: ["model", "system", "messages", "tools"],
   async run(config, ctx): Promise<TurnOutput> {
-    const models = ctx.services.models;
-    if (!models) throw new StepError(new NoModelConfigured().message, "no_model_configured", { retryable: false });
-    try {
-      const r = await models.complete({
-        model: config.model,
-        capability: "text",
-        system: config.system,
-        messages: config.messages,
-        tools: config.tools.length ? config.tools : undefined,
-        temperature: 0,
-        signal: ctx.signal,
-      });
-      return { text: r.text, toolCalls: r.toolCalls, model: r.model };
-    } catch (e) {
-      if (e instanceof NoModelConfigured) throw new StepError(e.message, e.code, { retryable: false });
-      throw new StepError(`model call failed: ${(e as Error).message}`, (e as { code?: string }).code ?? "model_call_failed", { retryable: false });
-    }
+    const r = await ask(ctx, {
+      model: config.model,
+      capability: "text",
+      system: config.system,
+      messages: config.messages,
+      tools: config.tools.length ? config.tools : undefined,
+      temperature: 0,
+    });
+    return { text: r.text, toolCalls: r.toolCalls, model: r.model };
   },
 });
 
