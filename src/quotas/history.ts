@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS samples (
   PRIMARY KEY (series, t)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS alerts (series INTEGER PRIMARY KEY, level REAL NOT NULL, reset INTEGER);
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 `;
 
 /**
@@ -77,8 +78,16 @@ export function openHistory(path: string): HistoryStore {
   const putAlert = db.query("INSERT OR REPLACE INTO alerts (series, level, reset) VALUES (?, ?, ?)");
   const series = (key: string, window: string, create: boolean) => findSeries.get(key, window) ?? (create ? addSeries.get(key, window)! : undefined);
   const seriesId = (key: string, window: string, create: boolean): number | undefined => series(key, window, create)?.id;
+  // Each append prunes its own series; once a day everything else too (a provider no longer asked).
+  const prunedAt = db.query<{ value: number }, []>("SELECT value FROM meta WHERE name = 'pruned_at'");
+  const setPrunedAt = db.query("INSERT OR REPLACE INTO meta (name, value) VALUES ('pruned_at', ?)");
+  const pruneAll = db.query("DELETE FROM samples WHERE t < ?");
   const append = db.transaction((key: string, samples: { window: string; sample: Sample }[], at: number) => {
     const cutoff = toMin(at) - RETENTION_DAYS * 1440;
+    if ((prunedAt.get()?.value ?? 0) < toMin(at) - 1440) {
+      pruneAll.run(cutoff);
+      setPrunedAt.run(toMin(at));
+    }
     for (const { window, sample: s } of samples) {
       const row = series(key, window, true)!;
       if (row.lim !== s.limit) setLimit.run(s.limit, row.id);

@@ -128,6 +128,18 @@ describe("history.db", () => {
     expect(kept.length).toBe(RETENTION_DAYS * 288 + 1);
   }, 120_000);
 
+  test("a series no longer appended to is pruned too (once a day, by any append)", () => {
+    const store = openHistory(":memory:");
+    const day = 24 * H;
+    store.append("gone:default", [{ window: "5h", sample: { t: T, used: 1, limit: 100, reset: null } }], T);
+    store.append("kept:default", [{ window: "5h", sample: { t: T + day, used: 2, limit: 100, reset: null } }], T + day);
+    expect(store.samples("gone:default", "5h", 0)).toHaveLength(1);
+    store.append("kept:default", [{ window: "5h", sample: { t: T + (RETENTION_DAYS + 1) * day, used: 3, limit: 100, reset: null } }], T + (RETENTION_DAYS + 1) * day);
+    expect(store.samples("gone:default", "5h", 0)).toEqual([]);
+    expect(store.samples("kept:default", "5h", 0).map((s) => s.used)).toEqual([2, 3]);
+    store.close();
+  });
+
   test("one sample per window per minute: a second refresh within the minute replaces the first", () => {
     const store = openHistory(":memory:");
     store.append("claude:default", [{ window: "5h", sample: { t: T, used: 10, limit: 100, reset: null } }], T);

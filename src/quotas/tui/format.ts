@@ -135,5 +135,6 @@ export function projectionText(w: QuotaWindow, now: Date): string {
     return `at this pace: 100 % in ${until(p.exhausts_at)}${p.before_reset ? `, before ${reset}` : ""}`;
   }
   if (p.projected_used !== null && w.limit > 0) return `at this pace: ${Math.round((p.projected_used / w.limit) * 100)} % at ${reset}`;
-  return p.rate_per_hour <= 0 ? "at this pace: no change" : "";
+  // no reset and no use (a balance that is only topped up): nothing worth a line
+  return "";
 }
