@@ -22,6 +22,8 @@ export interface HistoryStore {
   /** Highest alert threshold already fired in this window instance, and that instance's reset (ms). */
   alertState(key: string, window: string): { level: number; reset: number | null } | undefined;
   setAlertState(key: string, window: string, level: number, reset: number | null): void;
+  /** Runs `fn` as one transaction (one commit for a whole refresh instead of one per provider). */
+  batch<T>(fn: () => T): T;
   close(): void;
 }
 
@@ -117,6 +119,7 @@ export function openHistory(path: string): HistoryStore {
     setAlertState(key, window, level, reset) {
       putAlert.run(seriesId(key, window, true)!, level, reset === null ? null : toMin(reset));
     },
+    batch: (fn) => db.transaction(fn)(),
     close: () => db.close(),
   };
 }

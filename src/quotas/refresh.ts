@@ -73,7 +73,8 @@ export function sparks(store: HistoryStore | undefined, r: ProviderResult, now: 
 export async function refreshWith(ctx: Ctx, config: Config, fresh: ProviderResult[], fullRefresh: boolean): Promise<Refreshed> {
   const store = tryHistory(ctx);
   try {
-    const paced = withPace(store, fresh, ctx.clock.now().getTime());
+    const now = ctx.clock.now().getTime();
+    const paced = store ? safely(() => store.batch(() => withPace(store, fresh, now)), withPace(undefined, fresh, now)) : withPace(undefined, fresh, now);
     const results = await record(ctx, paced, fullRefresh);
     writeStatuslines(ctx, config, readCache(ctx));
     const alerts = store ? paced.flatMap((r) => safely(() => checkAlerts(store, r, config.alerts.thresholds), [])) : [];
