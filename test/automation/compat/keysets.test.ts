@@ -209,6 +209,30 @@ describe("datasets, evaluators, experiments, scores (addressed as workflows.<wf_
     await conforms(await get(`/v1/runs/${runId}/scores`), "GET /api/v1/runs/{id}/scores");
     await conforms(await h.req("DELETE", `${t}/examples/${ex.id}`, { key }), "DELETE /api/v1/automations/{id}/examples/{exampleId}");
   });
+
+  test("example files, evaluator replace, experiment cancel, dataset import", async () => {
+    const t = `/v1/automations/workflows.${wfId}`;
+    const ex = await json(await post(`${t}/examples`, { name: "files", input: { name: "F" } }));
+    const base = `${t}/examples/${ex.id}`;
+    for (const folder of ["input", "expected"] as const) {
+      const Folder = folder === "input" ? "Input" : "Expected";
+      const form = new FormData();
+      form.set("file", new File(["bytes"], "doc.txt", { type: "text/plain" }));
+      await conforms(await h.req("POST", `${base}/${folder}`, { key, body: form }), `POST /api/v1/automations/{id}/examples/{exampleId}/${folder}`, 201);
+      expect(unnamedKeys(await json(await get(`${base}/${folder}`)), component(`DatasetExample${Folder}FileList`))).toEqual([]);
+      const renamed = await h.req("PATCH", `${base}/${folder}/doc.txt`, { key, body: { newFilename: "renamed.txt" } });
+      await conforms(renamed, `PATCH /api/v1/automations/{id}/examples/{exampleId}/${folder}/{path}`);
+    }
+    await conforms(await h.req("PUT", `${t}/evaluators`, { key, body: { yaml: "evaluators:\n  - {name: exact, type: exact-diff}\n" } }), "PUT /api/v1/automations/{id}/evaluators");
+    const exp = await json(await post(`${t}/experiments`, { examples: [ex.id] }));
+    await conforms(await post(`${t}/experiments/${exp.id}/cancel`), "POST /api/v1/automations/{id}/experiments/{experimentId}/cancel");
+    const zip = await get(`${t}/dataset/export`);
+    expect(zip.status).toBe(200);
+    const form = new FormData();
+    form.set("file", new File([await zip.arrayBuffer()], "dataset.zip", { type: "application/zip" }));
+    form.set("mode", "replace");
+    await conforms(await h.req("POST", `${t}/dataset/import`, { key, body: form }), "POST /api/v1/automations/{id}/dataset/import");
+  });
 });
 
 describe("files, auth, errors", () => {
