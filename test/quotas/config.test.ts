@@ -63,6 +63,19 @@ describe("config", () => {
     const { warning } = parseConfig("[providers]\n\ndisabled = [\"nope\"]\n", "cfg.toml");
     expect(warning).toBe('cfg.toml:3: providers.disabled.0: unknown provider "nope"; using defaults');
   });
+  test("[statusline] with named formats and [alerts]: read, defaulted, checked", () => {
+    const { config, warning } = parseConfig('[statusline]\nicons = false\n\n[statusline.formats.tmux]\nformat = "%percent"\nproviders = ["anthropic", "codex:work"]\n\n[alerts]\nthresholds = [95, 80, 80]\n', "cfg.toml");
+    expect(warning).toBeUndefined();
+    expect(config.statusline).toEqual({
+      format: "%provider %remaining/%limit",
+      icons: false,
+      formats: { tmux: { format: "%percent", icons: true, providers: ["claude", "codex:work"] } },
+    });
+    expect(config.alerts).toEqual({ thresholds: [80, 95], notify: true });
+    expect(defaults().alerts).toEqual({ thresholds: [], notify: true }); // off unless set
+    expect(parseConfig("[alerts]\nthresholds = [0]\n", "cfg.toml").warning).toStartWith("cfg.toml:2: alerts.thresholds.0:");
+    expect(parseConfig('[statusline.formats."a b"]\nicons = true\n', "cfg.toml").warning).toContain("format names are letters, digits, - and _");
+  });
   test("an unknown table is reported", () => {
     const { warning } = parseConfig("[tui]\n\n[colours]\nx = 1\n", "cfg.toml");
     expect(warning).toStartWith("cfg.toml:3: colours:");
