@@ -1,13 +1,18 @@
-// Benchmark: the compiled order-server against a raw Bun.serve constant, measured by wrk in one run.
+// Benchmark: the compiled order-server on SQLite and on PostgreSQL against a raw Bun.serve constant,
+// measured by wrk in one run on one machine.
 //   bun test/bench/orders.ts [--seconds 8] [--connections 64] [--orders 100000]
-// Prints req/s (best of two alternating rounds), p99 latency and RSS for authenticated GET /orders?size=20 over 100,000 orders, the same
-// for a raw Bun.serve returning a constant, their ratio, token issuance/s and take+pass+accept cycles/s.
+// For each backend, over ORDERS WAITING orders: authenticated GET /orders?size=20 repeated (reply
+// cache), random deep pages (cache misses: the keyset seek), and random pages while 50 orders a second
+// are created through the API (each creation moves the data version: caches and anchors are rebuilt).
+// Then, on SQLite, token issuance/s and take+pass+accept cycles/s. Ratios are against the raw constant.
 import { Database } from "bun:sqlite";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { SQL } from "bun";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureBuilt, freePort, start, waitForHttp } from "../e2e/support";
 import { DEMO_CLIENT, remote } from "../orders/remote";
+import { freshPostgresDb } from "../support/postgres";
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -33,12 +38,15 @@ interface WrkResult {
   errors: string;
 }
 
-function wrk(url: string, opts: { header?: string; script?: string; seconds?: number; connections?: number } = {}): WrkResult {
+/** One wrk run; async, so this process can keep writing while it measures. */
+async function wrk(url: string, opts: { header?: string; script?: string; seconds?: number; connections?: number } = {}): Promise<WrkResult> {
   const args = ["wrk", "-t2", `-c${opts.connections ?? CONNECTIONS}`, `-d${opts.seconds ?? SECONDS}s`, "--latency"];
   if (opts.header) args.push("-H", opts.header);
   if (opts.script) args.push("-s", opts.script);
   args.push(url);
-  const out = Bun.spawnSync(args).stdout.toString();
+  const proc = Bun.spawn(args, { stdout: "pipe", stderr: "ignore" });
+  const out = await new Response(proc.stdout).text();
+  await proc.exited;
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
   const p50 = /^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? "?";
   const p99 = /^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? "?";
@@ -47,82 +55,144 @@ function wrk(url: string, opts: { header?: string; script?: string; seconds?: nu
   return { rps, p50, p99, errors: [non2xx ? `${non2xx} non-2xx` : "", sock ?? ""].filter(Boolean).join("; ") || "none" };
 }
 
-function rssMb(pid: number): { rss: number; peak: number } {
-  const status = require("node:fs").readFileSync(`/proc/${pid}/status`, "utf8") as string;
-  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
-  return { rss: Math.round(kb("VmRSS")), peak: Math.round(kb("VmHWM")) };
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
 }
 
-// 1. The binary and a database of ORDERS orders.
+// 1. The binary; a SQLite database and a PostgreSQL database (a server started here) of ORDERS orders each.
 const bin = await ensureBuilt("order-server");
-const dbPath = join(dir, "bench.db");
 const env = { ORDER_OAUTH_CLIENTS: `${DEMO_CLIENT.id}:${DEMO_CLIENT.secret}`, ORDER_PROFILE: undefined, ORDER_DB: undefined, LOG_LEVEL: "warn" };
-let port = freePort();
-let server = start([bin, "--port", String(port), "--host", "127.0.0.1", "--db", dbPath], { env });
-cleanup.push(() => server.proc.kill("SIGKILL"));
-await waitForHttp(`http://127.0.0.1:${port}/health`);
-let api = remote(`http://127.0.0.1:${port}`);
-const customer = await api.register("bench-customer", "Customer");
-await api.register("bench-performer", "Performer");
-await server.kill("SIGTERM");
+const BASE_TIME = Date.parse("2026-01-01T00:00:00Z");
 
-// Fixture rows go straight into SQLite (the API would take minutes); the triggers keep the counters.
-const t0 = performance.now();
-const fixture = new Database(dbPath);
+async function serve(db: string) {
+  const port = freePort();
+  const server = start([bin, "--port", String(port), "--host", "127.0.0.1", "--db", db], { env });
+  cleanup.push(() => server.proc.kill("SIGKILL"));
+  await waitForHttp(`http://127.0.0.1:${port}/health`, 30_000);
+  return { port, server, api: remote(`http://127.0.0.1:${port}`) };
+}
+
+/** Starts the server once on an empty database to migrate it and register the bench users. */
+async function prepare(db: string): Promise<number> {
+  const { server, api } = await serve(db);
+  const customer = await api.register("bench-customer", "Customer");
+  await api.register("bench-performer", "Performer");
+  await api.register("bench-writer", "Customer");
+  await server.kill("SIGTERM");
+  return customer.id;
+}
+
+// Fixture rows go straight into the database (the API would take minutes); the triggers keep the counters.
+let t0 = performance.now();
+const sqlitePath = join(dir, "bench.db");
+const sqliteCustomer = await prepare(sqlitePath);
+const fixture = new Database(sqlitePath);
 fixture.transaction(() => {
   const ins = fixture.prepare("INSERT INTO orders (description, price, status, created_at, customer_id) VALUES (?, ?, 0, ?, ?)");
-  const base = Date.parse("2026-01-01T00:00:00Z");
-  for (let i = 0; i < ORDERS; i++) ins.run(`Bench order #${i}: fix something small`, 100 + (i % 5000), base + i * 1000, customer.id);
+  for (let i = 0; i < ORDERS; i++) ins.run(`Bench order #${i}: fix something small`, 100 + (i % 5000), BASE_TIME + i * 1000, sqliteCustomer);
 })();
 fixture.exec("PRAGMA wal_checkpoint(TRUNCATE)");
 fixture.close();
-console.log(`fixture: ${ORDERS} WAITING orders inserted in ${Math.round(performance.now() - t0)} ms`);
+console.log(`fixture: ${ORDERS} WAITING orders in SQLite in ${Math.round(performance.now() - t0)} ms`);
 
-port = freePort();
-server = start([bin, "--port", String(port), "--host", "127.0.0.1", "--db", dbPath], { env });
-await waitForHttp(`http://127.0.0.1:${port}/health`);
-api = remote(`http://127.0.0.1:${port}`);
-const token = await api.token("bench-performer");
-const probe = await api.call("GET", "/orders?size=20", { token });
-if (probe.status !== 200 || probe.body.length !== 20 || probe.headers.get("x-total-count") !== String(ORDERS)) {
-  throw new Error(`unexpected list reply: ${probe.status} total=${probe.headers.get("x-total-count")}`);
-}
+t0 = performance.now();
+const pgUrl = await freshPostgresDb();
+const pgCustomer = await prepare(pgUrl);
+const pg = new SQL({ url: pgUrl, max: 1 });
+await pg.unsafe(
+  `INSERT INTO orders (description, price, status, created_at, customer_id)
+   SELECT 'Bench order #' || i || ': fix something small', 100 + (i % 5000), 0, ${BASE_TIME} + i * 1000, ${pgCustomer} FROM generate_series(0, ${ORDERS - 1}) AS i`,
+);
+await pg.unsafe("VACUUM ANALYZE orders");
+await pg.close();
+console.log(`fixture: ${ORDERS} WAITING orders in PostgreSQL in ${Math.round(performance.now() - t0)} ms`);
 
 // 2. Raw Bun.serve returning a constant: the reference, measured in this run on this machine.
 const rawPort = freePort();
 const raw = Bun.spawn([process.execPath, "-e", `Bun.serve({ port: ${rawPort}, hostname: "127.0.0.1", fetch: () => new Response('{"status":"ok"}', { headers: { "content-type": "application/json" } }) })`], { stdout: "ignore", stderr: "inherit" });
 cleanup.push(() => raw.kill("SIGKILL"));
 await waitForHttp(`http://127.0.0.1:${rawPort}/`);
+console.log(`load: wrk -t2 -c${CONNECTIONS} -d${SECONDS}s, ${navigator.hardwareConcurrency} CPUs shared by wrk, the server and ${loadavg()[0].toFixed(1)} load average of other work\n`);
 
-console.log(`load: wrk -t2 -c${CONNECTIONS} -d${SECONDS}s, ${navigator.hardwareConcurrency} CPUs shared by wrk and the server\n`);
-// Alternate the two, twice, and keep each one's best round: on a shared machine this is the fairest
-// comparison one run can make.
+function pagesLua(token: string): string {
+  const file = join(dir, `pages-${Bun.hash(token)}.lua`);
+  writeFileSync(
+    file,
+    `wrk.headers["Authorization"] = "Bearer ${token}"\nrequest = function()\n  return wrk.format(nil, "/orders?size=20&page=" .. math.random(0, ${Math.floor(ORDERS / 20) - 1}))\nend\n`,
+  );
+  return file;
+}
+
 const best = (a: WrkResult, b: WrkResult) => (b.rps > a.rps ? b : a);
-let ref = wrk(`http://127.0.0.1:${rawPort}/`);
-let list = wrk(`http://127.0.0.1:${port}/orders?size=20`, { header: `Authorization: Bearer ${token}` });
-ref = best(ref, wrk(`http://127.0.0.1:${rawPort}/`));
-list = best(list, wrk(`http://127.0.0.1:${port}/orders?size=20`, { header: `Authorization: Bearer ${token}` }));
-// The same list over 5000 different pages in random order: (almost) every request misses the reply
-// cache and runs the SQL, so this is the uncached cost.
-const pagesLua = join(dir, "pages.lua");
-writeFileSync(
-  pagesLua,
-  `wrk.headers["Authorization"] = "Bearer ${token}"\nrequest = function()\n  return wrk.format(nil, "/orders?size=20&page=" .. math.random(0, ${Math.floor(ORDERS / 20) - 1}))\nend\n`,
-);
-const uncached = wrk(`http://127.0.0.1:${port}/orders`, { script: pagesLua });
-const mem = rssMb(server.proc.pid);
-const load = require("node:os").loadavg()[0].toFixed(1);
+let ref: WrkResult = { rps: 0, p50: "?", p99: "?", errors: "none" };
+
+/** Repeated page, random deep pages, and random pages under 50 creations/s, against one backend. */
+async function measure(db: string) {
+  const { port, server, api } = await serve(db);
+  const token = await api.token("bench-performer");
+  const probe = await api.call("GET", `/orders?size=20&page=${Math.floor(ORDERS / 40)}`, { token });
+  if (probe.status !== 200 || probe.body.length !== 20 || probe.headers.get("x-total-count") !== String(ORDERS)) {
+    throw new Error(`unexpected list reply: ${probe.status} total=${probe.headers.get("x-total-count")}`);
+  }
+  const url = `http://127.0.0.1:${port}/orders`;
+  const auth = `Authorization: Bearer ${token}`;
+  // Alternate with the reference and keep each one's best round: on a shared machine this is the
+  // fairest comparison one run can make.
+  ref = best(ref, await wrk(`http://127.0.0.1:${rawPort}/`));
+  let repeated = await wrk(`${url}?size=20`, { header: auth });
+  let random = await wrk(url, { script: pagesLua(token) });
+  ref = best(ref, await wrk(`http://127.0.0.1:${rawPort}/`));
+  repeated = best(repeated, await wrk(`${url}?size=20`, { header: auth }));
+  random = best(random, await wrk(url, { script: pagesLua(token) }));
+  // Mixed: the same random pages while this process creates 50 orders a second through the API.
+  const writer = await api.token("bench-writer");
+  let created = 0;
+  let failed = 0;
+  const tick = setInterval(() => {
+    api.call("POST", "/orders", { token: writer, json: { description: "mixed-load order", price: 0.01 } }).then(
+      (x) => (x.status === 201 ? created++ : failed++),
+      () => failed++,
+    );
+  }, 20);
+  const m0 = performance.now();
+  const mixed = await wrk(url, { script: pagesLua(token) });
+  clearInterval(tick);
+  const perSec = created / ((performance.now() - m0) / 1000);
+  const rss = rssMb(server.proc.pid);
+  await server.kill("SIGTERM");
+  return { port, repeated, random, mixed, perSec, failed, rss };
+}
+
+const sqlite = await measure(sqlitePath);
+const postgres = await measure(pgUrl);
 raw.kill("SIGKILL");
 
-// 3. Token issuance (argon2id verify per request, as in production).
+const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
+const line = (label: string, r: WrkResult, extra = "") =>
+  `${label.padEnd(44)}${fmt(r.rps).padStart(9)} req/s ${(r.rps / ref.rps).toFixed(2).padStart(5)}×  p50 ${r.p50.padEnd(8)} p99 ${r.p99.padEnd(8)} errors: ${r.errors}${extra}`;
+console.log(line("raw Bun.serve constant (reference)", ref));
+for (const [name, f] of [["SQLite", sqlite], ["PostgreSQL", postgres]] as const) {
+  console.log(line(`${name}: GET /orders?size=20 repeated`, f.repeated));
+  console.log(line(`${name}: random pages 0-${Math.floor(ORDERS / 20) - 1} of ${fmt(ORDERS)}`, f.random));
+  console.log(line(`${name}: random pages + creations`, f.mixed, `  (${f.perSec.toFixed(0)} creations/s, ${f.failed} failed; RSS ${f.rss} MB)`));
+}
+
+// 3. On SQLite: token issuance and lifecycle cycles.
+const again = await serve(sqlitePath);
+const port = again.port;
+const server = again.server;
+const api = again.api;
+
+// Token issuance (argon2id verify per request, as in production).
 const lua = join(dir, "token.lua");
 writeFileSync(
   lua,
   `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/x-www-form-urlencoded"\nwrk.body = "grant_type=password&username=bench-performer&password=pass&client_id=${DEMO_CLIENT.id}&client_secret=${DEMO_CLIENT.secret}"\n`,
 );
-const tokens = wrk(`http://127.0.0.1:${port}/oauth/token`, { script: lua, connections: 8, seconds: Math.max(3, SECONDS / 2) });
+const tokens = await wrk(`http://127.0.0.1:${port}/oauth/token`, { script: lua, connections: 8, seconds: Math.max(3, SECONDS / 2) });
 
-// 4. take + pass + accept cycles by 16 customer/performer pairs, 16 cycles in flight.
+// take + pass + accept cycles by 16 customer/performer pairs, 16 cycles in flight.
 const PAIRS = 16;
 const pairs = await Promise.all(
   Array.from({ length: PAIRS }, async (_, i) => {
@@ -154,12 +224,6 @@ const cycleSecs = (performance.now() - c0) / 1000;
 const cyclesPerSec = (PAIRS * PER_PAIR) / cycleSecs;
 await server.kill("SIGTERM");
 
-const refRps = ref.rps;
-const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
-console.log(`raw Bun.serve constant          ${fmt(refRps).padStart(9)} req/s   p50 ${ref.p50.padEnd(8)} p99 ${ref.p99.padEnd(8)} errors: ${ref.errors}`);
-console.log(`GET /orders?size=20 (${fmt(ORDERS)})  ${fmt(list.rps).padStart(9)} req/s   p50 ${list.p50.padEnd(8)} p99 ${list.p99.padEnd(8)} errors: ${list.errors}`);
-console.log(`  random pages (cache misses)    ${fmt(uncached.rps).padStart(9)} req/s   p50 ${uncached.p50.padEnd(8)} p99 ${uncached.p99.padEnd(8)} errors: ${uncached.errors}`);
-console.log(`ratio order-server / raw        ${(list.rps / refRps).toFixed(2)} repeated page, ${(uncached.rps / refRps).toFixed(2)} random pages   (aim ≥ 0.40; best of 2 alternating rounds each; load average ${load})`);
-console.log(`order-server RSS after the run  ${mem.rss} MB (peak ${mem.peak} MB)`);
-console.log(`POST /oauth/token (argon2id)    ${fmt(tokens.rps).padStart(9)} tokens/s  p99 ${tokens.p99}  errors: ${tokens.errors}`);
-console.log(`take+pass+accept cycles         ${cyclesPerSec.toFixed(0).padStart(9)} cycles/s (${PAIRS * PER_PAIR} cycles, ${PAIRS} in flight, ${failed} failed steps; load from this Bun process)`);
+console.log(`SQLite: POST /oauth/token (argon2id)         ${fmt(tokens.rps).padStart(9)} tokens/s  p99 ${tokens.p99}  errors: ${tokens.errors}`);
+console.log(`SQLite: take+pass+accept cycles             ${cyclesPerSec.toFixed(0).padStart(9)} cycles/s (${PAIRS * PER_PAIR} cycles, ${PAIRS} in flight, ${failed} failed steps; load from this Bun process)`);
+process.exit(0);

@@ -70,30 +70,13 @@ CREATE INDEX login_failures_key_at ON login_failures (key, at);
 --> statement-breakpoint
 CREATE INDEX login_failures_at ON login_failures (at);
 --> statement-breakpoint
--- Per-status order totals kept by a trigger, so a list's X-Total-Count is one primary-key read. A
--- status change updates the old status's row before the new one's (always ascending), so concurrent
--- transactions take these row locks in one order and never deadlock.
+-- Per-status order totals, so a list's X-Total-Count is one primary-key read.
 CREATE TABLE order_counts (
 	status smallint PRIMARY KEY,
 	n bigint NOT NULL
 );
 --> statement-breakpoint
 INSERT INTO order_counts (status, n) VALUES (0, 0), (1, 0), (2, 0), (3, 0);
---> statement-breakpoint
-CREATE FUNCTION orders_count() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	IF TG_OP = 'INSERT' THEN
-		UPDATE order_counts SET n = n + 1 WHERE status = NEW.status;
-	ELSIF TG_OP = 'DELETE' THEN
-		UPDATE order_counts SET n = n - 1 WHERE status = OLD.status;
-	ELSIF OLD.status <> NEW.status THEN
-		UPDATE order_counts SET n = n - 1 WHERE status = OLD.status;
-		UPDATE order_counts SET n = n + 1 WHERE status = NEW.status;
-	END IF;
-	RETURN NULL;
-END $$;
---> statement-breakpoint
-CREATE TRIGGER orders_count AFTER INSERT OR DELETE OR UPDATE OF status ON orders FOR EACH ROW EXECUTE FUNCTION orders_count();
 --> statement-breakpoint
 -- The data version every instance's read caches key on: moved inside the writing transaction, so it is
 -- visible exactly when the write is (a sequence would move before the commit).
@@ -104,12 +87,56 @@ CREATE TABLE data_version (
 --> statement-breakpoint
 INSERT INTO data_version (id, v) VALUES (1, 0);
 --> statement-breakpoint
-CREATE FUNCTION bump_data_version() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Statement-level triggers over transition tables: one counter update per status and one version bump
+-- per statement (a bulk load of 100,000 rows updates each row once, not 100,000 times), nothing for a
+-- statement that changed no row (a lost race). Counter rows are updated in ascending status order, then
+-- the version row, so concurrent transactions take these row locks in one order and never deadlock.
+CREATE FUNCTION count_orders(deltas jsonb) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+	r record;
 BEGIN
-	UPDATE data_version SET v = v + 1 WHERE id = 1;
+	FOR r IN SELECT key::smallint AS status, value::bigint AS d FROM jsonb_each_text(deltas) ORDER BY 1 LOOP
+		IF r.d <> 0 THEN
+			UPDATE order_counts SET n = n + r.d WHERE status = r.status;
+		END IF;
+	END LOOP;
+	IF deltas IS NOT NULL THEN
+		UPDATE data_version SET v = v + 1 WHERE id = 1;
+	END IF;
+END $$;
+--> statement-breakpoint
+CREATE FUNCTION orders_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM count_orders((SELECT jsonb_object_agg(status, k) FROM (SELECT status, count(*) AS k FROM new_rows GROUP BY status) AS x));
 	RETURN NULL;
 END $$;
 --> statement-breakpoint
-CREATE TRIGGER orders_version AFTER INSERT OR UPDATE OR DELETE ON orders FOR EACH ROW EXECUTE FUNCTION bump_data_version();
+CREATE FUNCTION orders_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM count_orders((SELECT jsonb_object_agg(status, k) FROM (
+		SELECT status, sum(k) AS k FROM (SELECT status, 1 AS k FROM new_rows UNION ALL SELECT status, -1 FROM old_rows) AS y GROUP BY status
+	) AS x));
+	RETURN NULL;
+END $$;
 --> statement-breakpoint
-CREATE TRIGGER tokens_version AFTER DELETE ON tokens FOR EACH ROW EXECUTE FUNCTION bump_data_version();
+CREATE FUNCTION orders_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM count_orders((SELECT jsonb_object_agg(status, -k) FROM (SELECT status, count(*) AS k FROM old_rows GROUP BY status) AS x));
+	RETURN NULL;
+END $$;
+--> statement-breakpoint
+CREATE FUNCTION tokens_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF EXISTS (SELECT 1 FROM old_rows) THEN
+		UPDATE data_version SET v = v + 1 WHERE id = 1;
+	END IF;
+	RETURN NULL;
+END $$;
+--> statement-breakpoint
+CREATE TRIGGER orders_inserted AFTER INSERT ON orders REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION orders_inserted();
+--> statement-breakpoint
+CREATE TRIGGER orders_updated AFTER UPDATE ON orders REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION orders_updated();
+--> statement-breakpoint
+CREATE TRIGGER orders_deleted AFTER DELETE ON orders REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION orders_deleted();
+--> statement-breakpoint
+CREATE TRIGGER tokens_deleted AFTER DELETE ON tokens REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION tokens_deleted();
