@@ -74,3 +74,11 @@ export function startOf(anchors: Anchor[], offset: number): { after?: Anchor; sk
   // anchors[j - 1] is the row at position j * STEP - 1.
   return { after: anchors[j - 1], skip: offset - j * STEP };
 }
+
+/** Column names for the keyset SQL (fixed names, never input). */
+export const SEEK_COLUMN = { id: "id", price: "price", createdDate: "created_at", status: "status", description: "description" } as const;
+export const FILTER_COLUMN = { status: "status", customer: "customer_id", performer: "performer_id" } as const;
+
+export function orderBy(col: string, dir: "asc" | "desc"): string {
+  return col === "id" ? `ORDER BY id ${dir}` : `ORDER BY ${col} ${dir}, id ${dir}`;
+}

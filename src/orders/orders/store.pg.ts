@@ -2,9 +2,8 @@ import { and, asc, desc, eq, gte, inArray, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import type { PgDataVersion, PgOrdersDb } from "../db/pg";
 import { dataVersion, ledger, orderCounts, orders, users } from "../db/schema.pg";
-import { type Anchor, AnchorCache, type Seekable, STEP, seekable, startOf } from "./anchors";
+import { type Anchor, AnchorCache, FILTER_COLUMN, orderBy, SEEK_COLUMN, type Seekable, STEP, seekable, startOf } from "./anchors";
 import { COMPLETED, IN_PROGRESS, type OrderRow, READY, type SortKey, WAITING } from "./model";
-import { FILTER_COLUMN, SEEK_COLUMN, orderBy } from "./store.sqlite";
 import { type OrderFilter, type OrderStore, type Settlement, filterOf } from "./store";
 
 const performer = alias(users, "performer");
@@ -149,7 +148,7 @@ export class PgOrderStore implements OrderStore {
     const { after, skip } = startOf(anchors, offset);
     const col = SEEK_COLUMN[plan.field];
     const c = sql.raw(col);
-    const past = after ? sql` AND ${after0(col, plan.dir, after)}` : sql``;
+    const past = after ? sql` AND ${pastAnchor(col, plan.dir, after)}` : sql``;
     const rows = await tx.execute<Record<string, unknown>>(sql`
       SELECT o.id, o.description, o.price, o.status, o.created_at AS "createdAt", o.customer_id AS "customerId",
              c.username AS "customerName", o.performer_id AS "performerId", p.username AS "performerName"
@@ -221,7 +220,7 @@ export class PgOrderStore implements OrderStore {
 }
 
 /** `(col, id) > (k, id)` (or `<` descending) against an anchor's values: an index range. */
-function after0(col: string, dir: "asc" | "desc", [k, id]: Anchor): SQL {
+function pastAnchor(col: string, dir: "asc" | "desc", [k, id]: Anchor): SQL {
   const cmp = sql.raw(dir === "asc" ? ">" : "<");
   return col === "id" ? sql`id ${cmp} ${id}` : sql`(${sql.raw(col)}, id) ${cmp} (${k}, ${id})`;
 }

@@ -4,7 +4,7 @@ import { alias } from "drizzle-orm/sqlite-core";
 import type { OrdersDb } from "../db/sqlite";
 import type { DataVersion } from "../db/version.sqlite";
 import { ledger, orderCounts, orders, users } from "../db/schema.sqlite";
-import { type Anchor, AnchorCache, type Seekable, STEP, seekable, startOf } from "./anchors";
+import { type Anchor, AnchorCache, FILTER_COLUMN, orderBy, SEEK_COLUMN, type Seekable, STEP, seekable, startOf } from "./anchors";
 import { COMPLETED, IN_PROGRESS, type OrderRow, READY, type SortKey, WAITING } from "./model";
 import { type OrderFilter, type OrderStore, type Settlement, filterOf } from "./store";
 
@@ -27,10 +27,6 @@ const sortColumn = {
   createdDate: orders.createdAt,
   description: orders.description,
 } as const;
-/** Column names for the keyset SQL (fixed names, never input). */
-export const SEEK_COLUMN = { id: "id", price: "price", createdDate: "created_at", status: "status", description: "description" } as const;
-export const FILTER_COLUMN = { status: "status", customer: "customer_id", performer: "performer_id" } as const;
-
 export class SqliteOrderStore implements OrderStore {
   private readonly byId;
   private readonly lists = new Map<string, { all(p: { v: number; limit: number; offset: number }): OrderRow[] }>();
@@ -248,13 +244,8 @@ export function inOrder(ids: number[], rows: OrderRow[]): OrderRow[] {
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
-/** ` AND (col, id) > (k, id)` (or `<` descending): rows strictly past the anchor, an index range on both backends. */
+/** ` AND (col, id) > (?2, ?3)` (or `<` descending): rows strictly past the anchor, an index range. */
 export function keysetAfter(col: string, dir: "asc" | "desc", k = "?2", id = "?3"): string {
   const cmp = dir === "asc" ? ">" : "<";
   return col === "id" ? ` AND id ${cmp} ${id}` : ` AND (${col}, id) ${cmp} (${k}, ${id})`;
 }
-
-export function orderBy(col: string, dir: "asc" | "desc"): string {
-  return col === "id" ? `ORDER BY id ${dir}` : `ORDER BY ${col} ${dir}, id ${dir}`;
-}
-
