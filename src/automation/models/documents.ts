@@ -35,7 +35,7 @@ const decodeXml = (s: string) =>
   s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&#(\d+);/g, (_, n) => String.fromCodePoint(Number(n))).replace(/&amp;/g, "&");
 
 /** Minimal PNG encoder for raw pixels pdf.js hands out (8-bit gray, RGB or RGBA). */
-function png(width: number, height: number, channels: number, pixels: Uint8Array | Uint8ClampedArray): Uint8Array {
+export function png(width: number, height: number, channels: number, pixels: Uint8Array | Uint8ClampedArray): Uint8Array {
   const { zlibSync } = require("fflate") as typeof import("fflate");
   const row = width * channels;
   const raw = new Uint8Array((row + 1) * height);
