@@ -20,7 +20,7 @@ export interface DemoServer {
   close(): Promise<void>;
 }
 
-export async function demoServer(opts: { prefix: string; workers: number; httpAllowHosts?: string }): Promise<DemoServer> {
+export async function demoServer(opts: { prefix: string; workers: number; httpAllowHosts?: string; env?: Record<string, string | undefined> }): Promise<DemoServer> {
   const built = await ensureBuilt("automation-server");
   const dir = mkdtempSync(join(tmpdir(), opts.prefix));
   const bin = join(dir, "automation-server");
@@ -35,7 +35,7 @@ export async function demoServer(opts: { prefix: string; workers: number; httpAl
     async boot() {
       current = start(
         [bin, "--demo", "--port", String(port), "--host", "127.0.0.1", "--workers", String(opts.workers), "--data-dir", join(dir, "data")],
-        { cwd: dir, env: { AUTOMATION_HTTP_ALLOW_HOSTS: opts.httpAllowHosts, AUTOMATION_DATA_DIR: undefined, PORT: undefined } },
+        { cwd: dir, env: { AUTOMATION_HTTP_ALLOW_HOSTS: opts.httpAllowHosts, AUTOMATION_DATA_DIR: undefined, PORT: undefined, ...opts.env } },
       );
       await waitForHttp(`${base}/health`);
       return current;
