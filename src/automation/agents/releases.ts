@@ -25,6 +25,15 @@ export interface ReleaseSet {
   warnings: string[];
 }
 
+/** A release version row's `sourceRef`: `v1.2.0@<commit>`, the Git provenance runs report. */
+export const releaseRef = (r: Pick<Release, "tag" | "commit">) => `${r.tag}@${r.commit}`;
+
+export function parseReleaseRef(ref: string | null): { tag: string | null; commit: string | null } {
+  if (!ref) return { tag: null, commit: null };
+  const at = ref.lastIndexOf("@");
+  return at < 0 ? { tag: null, commit: ref } : { tag: ref.slice(0, at), commit: ref.slice(at + 1) };
+}
+
 type Parts = { nums: number[]; pre: string[] };
 const parts = (v: string): Parts => {
   const [core, pre] = v.split("+")[0].split(/-(.*)/s);

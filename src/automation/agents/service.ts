@@ -18,7 +18,7 @@ import type { WorkflowTool } from "../engine/contract";
 import { SLUG } from "../workflow/schema";
 import { checkLocalRepo, cloneMirror, fetchMirror, isRemote, normalizeRepo } from "./git";
 import { agentWorkflow, type Manifest } from "./manifest";
-import { readReleases, type ReadRelease } from "./releases";
+import { parseReleaseRef, readReleases, releaseRef, type ReadRelease } from "./releases";
 import type { AgentSourceRow } from "./schema";
 import { agentStore } from "./store";
 
@@ -63,7 +63,7 @@ function releaseRow(tenantId: string, automationId: string, slug: string, r: Rea
     automationId,
     version: r.version,
     yaml,
-    sourceRef: r.commit,
+    sourceRef: releaseRef(r),
     message: `release ${r.tag}`,
     name: r.manifest.name,
     description: r.manifest.description,
@@ -94,7 +94,7 @@ function apply(sqlite: Database, clock: Clock, a: AutomationRow, releases: ReadR
   const existing = new Map(agentStore.releases(db, a.id).map((v) => [v.version!, v]));
   const wanted = new Map(releases.map((r) => [r.version, r]));
   for (const [version, row] of existing) {
-    if (wanted.get(version)?.commit !== row.sourceRef) {
+    if (wanted.get(version)?.commit !== parseReleaseRef(row.sourceRef).commit) {
       agentStore.deleteVersion(db, row.id);
       existing.delete(version);
     }
@@ -138,7 +138,7 @@ export async function syncAgent(deps: AgentDeps, tenantId: string, ref: string):
   const source = agentStore.source(db, tenantId, a.id);
   if (a.type !== "agent" || !source) throw NotFound(`automation "${ref}" has no Git source; only agents sync from Git`, { field: "id", code: "no_source" });
   const dir = await refresh(source);
-  const known = new Map(agentStore.releases(db, a.id).map((v) => [v.version!, v.sourceRef ?? ""]));
+  const known = new Map(agentStore.releases(db, a.id).map((v) => [v.version!, parseReleaseRef(v.sourceRef).commit ?? ""]));
   const set = await readReleases(dir, known);
   const current = deps.sqlite
     .transaction(() => {

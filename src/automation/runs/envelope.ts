@@ -1,5 +1,6 @@
 // Maps stored rows to the wire shapes of the reference (`Run`, `RunListItem`, steps, events, artifacts).
 import { sqliteModelCallStore } from "../models/store";
+import { agentSource, agentTurns } from "../agents/provenance";
 import { type EventRow, type FileRow, isTerminal, type RunRow, type RunStore, type StepRow } from "./store";
 
 export type Expand = "input" | "usage" | "execution" | "debug";
@@ -69,6 +70,7 @@ export function usageView(store: RunStore, r: RunRow) {
     durationMs: durationMs(r),
     llmCallCount,
     ocrPagesProcessed: 0,
+    ...(r.type === "agent" ? { agentTurns: agentTurns(store.steps(r.id)) } : {}),
   };
 }
 
@@ -91,6 +93,7 @@ function base(store: RunStore, r: RunRow) {
       version: r.versionLabel,
       versionId: r.versionId,
       slug: r.automationSlug,
+      ...(r.type === "agent" ? agentSource(r) : {}),
     },
     trigger: {
       type: r.triggerType,

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { addAgent, agentDeps } from "../../../src/automation/agents/service";
 import { runsOf } from "../../../src/automation/runs/service";
 import { startFakeModels, type FakeModels, type FakeRequest } from "../../support/fake-models";
-import { harness, json, type Harness } from "../app/harness";
-import { manifest, testRepo } from "./git-repo";
+import { harness, json, type Harness, type Json } from "../app/harness";
+import { gitSync, manifest, testRepo } from "./git-repo";
 
 const LOOKUP = `
 name: lookup
@@ -57,12 +57,12 @@ async function setup(opts: { models?: boolean; maxSteps?: number } = {}) {
   await addAgent(agentDeps(h.ctx), t.id, { repo: repo.dir });
   runsOf(h.ctx).startWorkers();
   const run = async (body: Record<string, unknown>, query = "wait_for_completion=30") => json(await h.req("POST", `/v1/runs?${query}`, { key: t.key, body }));
-  return { h, t, run };
+  return { h, t, run, repo };
 }
 
 describe("agent runs", () => {
   test("a tool loop: two workflow tools as child runs, then the answer; /steps shows turns and calls", async () => {
-    const { h, t, run } = await setup();
+    const { h, t, run, repo } = await setup();
     fake.requests.length = 0;
     fake.fallback = invoiceAgent;
     const r = await run({ target: "agents.invoice-agent", input: { question: "How much is INV-7?" } });
@@ -95,6 +95,17 @@ describe("agent runs", () => {
     // Usage sums the three model turns (the fake reports 100 input / 20 output tokens a call).
     const usage = (await json(await h.req("GET", `/v1/runs/${r.id}/usage`, { key: t.key }))).usage;
     expect(usage.llmCallCount).toBe(3);
+    expect(usage.agentTurns).toBe(3);
+    // The reference's agent-run fields: the model that answered and the release's Git provenance.
+    const commit = gitSync(repo.dir, "rev-parse", "v1.1.0^{commit}");
+    expect(r.source).toMatchObject({ model: "fake/small", git: { requestedRef: null, resolvedRef: commit, resolvedTag: "v1.1.0", commitSha: commit } });
+    const reference = (await Bun.file(new URL("../compat/eigenpal-openapi.json", import.meta.url)).json()) as Json;
+    const schemas = reference.components.schemas;
+    expect(Object.keys(r.source).filter((k) => !(k in schemas.RunSource.properties))).toEqual([]);
+    expect(Object.keys(r.source.git).sort()).toEqual(Object.keys(schemas.RunSourceGit.properties).sort());
+    expect(Object.keys(usage).filter((k) => !(k in schemas.RunUsage.properties))).toEqual([]);
+    const versionsList = (await json(await h.req("GET", "/v1/automations/agents.invoice-agent/versions", { key: t.key }))).data as { version: string; sourceRef: string }[];
+    expect(versionsList[0]).toMatchObject({ version: "1.1.0", sourceRef: `v1.1.0@${commit}` });
     expect(usage.tokens).toMatchObject({ input: 300, output: 60 });
 
     const children = (await json(await h.req("GET", "/v1/runs?source=workflows.lookup", { key: t.key }))).runs as { id: string; trigger: { type: string } }[];
