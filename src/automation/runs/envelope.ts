@@ -99,7 +99,7 @@ function base(store: RunStore, r: RunRow) {
       type: r.triggerType,
       by: r.triggeredBy ? { id: r.triggeredBy, name: r.triggeredByName, email: "" } : null,
     },
-    ...(r.exampleId || r.experimentId ? { eval: { example: r.exampleId, exampleId: r.exampleId, score: null, passed: null } } : {}),
+    ...(r.exampleId || r.experimentId ? { eval: { example: r.exampleId, exampleId: r.exampleId, ...store.evaluation(r.id) } } : {}),
     execution: {
       status: r.status,
       schemaValid: null,

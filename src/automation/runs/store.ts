@@ -410,6 +410,12 @@ export class RunStore {
       .run();
   }
 
+  /** The overall score of an evaluation run once it is scored (table of the evaluators feature). */
+  evaluation(runId: string): { score: number | null; passed: boolean | null } {
+    const e = this.sqlite.query<{ score: number | null; passed: number }, [string]>("SELECT score, passed FROM run_evaluations WHERE run_id = ?").get(runId);
+    return e ? { score: e.score, passed: e.passed === 1 } : { score: null, passed: null };
+  }
+
   nextRunStatus(id: string | null): { id: string; status: string } | null {
     if (!id) return null;
     const status = this.status(id);

@@ -115,8 +115,9 @@ evaluators:
     expect(by.half).toMatchObject({ evaluatorType: "custom-script", score: 0.5, description: "always one half", error: null });
     expect(by["info-only"]).toMatchObject({ score: 0, weight: 0 });
     const run = scores[0].runId as string;
-    const listed = await json(await h.get(`/v1/runs/${run}`));
-    expect(listed.eval.exampleId).toBeDefined();
+    // overall = (3 × 0.5 + 1 × 0.5) / 4 (weight 0 only informs) = 0.5 < 0.6
+    const got = await json(await h.get(`/v1/runs/${run}`));
+    expect(got.eval).toMatchObject({ score: 0.5, passed: false });
   });
 
   test("a throwing or out-of-range script scores 0 with an error; a failed run scores 0", async () => {
