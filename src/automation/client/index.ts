@@ -5,6 +5,7 @@
 //   const run = await client.run(`workflows.${wf.slug}`, { invoice }, { waitForCompletion: 30 });
 import { AutomationsResource } from "./automations";
 import { AutomationError } from "./errors";
+import { DatasetResource, EvaluatorsResource, ExamplesResource, ExperimentsResource } from "./evaluation";
 import { FilesResource } from "./files";
 import { DEFAULT_MULTIPART_MAX_BYTES, RunsResource, type RunAndWaitOptions, type RunOptions, type RunTarget } from "./runs";
 import { Transport } from "./transport";
@@ -13,6 +14,7 @@ import type { AuthCheck, Run } from "./types";
 export * from "./errors";
 export type * from "./types";
 export type { FileInput, UploadOptions } from "./files";
+export type { EvalResult, Example, ExampleMutation, Experiment, ExperimentCreate, ExperimentDetail, ExperimentLine } from "./evaluation";
 export type { RunTarget, RunOptions, RunAndWaitOptions } from "./runs";
 export { filesToPreUpload, DEFAULT_MULTIPART_MAX_BYTES } from "./runs";
 export { parseRetryAfter } from "./transport";
@@ -39,6 +41,10 @@ export class AutomationClient {
   readonly automations: AutomationsResource;
   readonly files: FilesResource;
   readonly runs: RunsResource;
+  readonly examples: ExamplesResource;
+  readonly dataset: DatasetResource;
+  readonly evaluators: EvaluatorsResource;
+  readonly experiments: ExperimentsResource;
   private readonly http: Transport;
 
   constructor(options: ClientOptions = {}, env: Record<string, string | undefined> = process.env) {
@@ -61,6 +67,10 @@ export class AutomationClient {
     this.automations = new AutomationsResource(this.http);
     this.files = new FilesResource(this.http);
     this.runs = new RunsResource(this.http, this.files, multipartMaxBytes);
+    this.examples = new ExamplesResource(this.http);
+    this.dataset = new DatasetResource(this.http);
+    this.evaluators = new EvaluatorsResource(this.http);
+    this.experiments = new ExperimentsResource(this.http);
   }
 
   get baseUrl(): string {

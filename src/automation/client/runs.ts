@@ -1,5 +1,6 @@
 // Runs: start (JSON, or multipart when files ride along), wait, read, list, cancel, rerun, and the
 // run's events, steps and artifacts.
+import type { EvalResult } from "./evaluation";
 import { assertReadable, enc, isFileInput, resolveFile, type FilesResource, type FileInput } from "./files";
 import type { QueryValue, Transport } from "./transport";
 import type { Artifact, CancelResult, Run, RunEvent, RunList, RunStep } from "./types";
@@ -137,6 +138,11 @@ export class RunsResource {
       yield* page.runs;
       cursor = page.nextCursor;
     } while (cursor);
+  }
+
+  /** Evaluator results of an evaluation run (empty for other runs). */
+  scores(id: string): Promise<{ scores: EvalResult[] }> {
+    return this.http.json({ method: "GET", path: `/v1/runs/${enc(id)}/scores` });
   }
 
   cancel(id: string): Promise<CancelResult> {

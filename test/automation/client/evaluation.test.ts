@@ -1,0 +1,80 @@
+// The client's evaluation resources against the real app on a loopback port (real engine).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { unzipSync } from "fflate";
+import { ManualClock } from "../../../src/kernel/clock";
+import { silentLogger } from "../../../src/kernel/logger";
+import { buildApp } from "../../../src/automation/app";
+import { AutomationClient, ValidationError, type ExperimentLine } from "../../../src/automation/client";
+import { createBlobStore } from "../../../src/automation/files/fs-blobs";
+import { runsOf } from "../../../src/automation/runs/service";
+import { createContext } from "../../../src/automation/server";
+import { createTenant } from "../../../src/automation/tenancy/service";
+import { testConfig } from "../app/harness";
+
+const dir = mkdtempSync(join(tmpdir(), "client-eval-"));
+let server: ReturnType<typeof Bun.serve>;
+let client: AutomationClient;
+let stop: () => Promise<void>;
+
+const flow = `
+name: client-eval
+version: 1.0.0
+inputs: [{name: who, type: string, required: true}]
+steps:
+  - {name: greet, type: transform.set, with: {fields: {greeting: "Hello, {{ input.who }}!"}}}
+output: {greeting: "{{ steps.greet.output.greeting }}"}
+`;
+
+beforeAll(async () => {
+  const clock = new ManualClock(Date.now());
+  const ctx = await createContext(testConfig({ workers: 2 }), { clock, log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
+  const app = buildApp(ctx);
+  server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => app.handle(req) });
+  const t = createTenant(ctx.sqlite, clock, { name: "acme", slug: "acme" });
+  client = new AutomationClient({ baseUrl: `http://127.0.0.1:${server.port}`, apiKey: t.key, retryBaseMs: 1 });
+  runsOf(ctx).startWorkers();
+  stop = () => runsOf(ctx).stopWorkers(1000);
+});
+afterAll(async () => {
+  await stop();
+  server.stop(true);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("client ↔ real server: evaluation", () => {
+  test("examples, files, evaluators, an experiment streamed, scores, export, dataset ZIP", async () => {
+    const wf = await client.automations.create(flow);
+    const target = `workflows.${wf.slug}`;
+    await expect(client.evaluators.update(target, "evaluators: [{name: BAD, type: exact-diff}]")).rejects.toBeInstanceOf(ValidationError);
+    await client.evaluators.update(target, "evaluators:\n  - {name: exact, type: exact-diff}\n");
+    const ann = await client.examples.create(target, { name: "ann", input: { who: "Ann" }, expected: { greeting: "Hello, Ann!" } });
+    await client.examples.create(target, { name: "bob", input: { who: "Bob" }, expected: { greeting: "Hi Bob" } });
+    await client.examples.uploadFiles(target, ann.id, "expected", [{ content: "reference", filename: "note.txt" }]);
+    expect((await client.examples.listFiles(target, ann.id, "expected")).files).toEqual(["note.txt"]);
+    expect(await (await client.examples.downloadFile(target, ann.id, "expected", "note.txt")).text()).toBe("reference");
+    expect((await client.examples.update(target, ann.id, { annotation: "easy" })).annotation).toBe("easy");
+
+    const lines: ExperimentLine[] = [];
+    for await (const line of client.experiments.stream(target)) lines.push(line);
+    expect(lines.filter((l) => l.type === "run")).toHaveLength(2);
+    const summary = lines.at(-1);
+    if (summary?.type !== "summary") throw new Error("no summary line");
+    expect(summary.experiment).toMatchObject({ status: "completed", runCount: 2, passedCount: 1, failedCount: 1 });
+    const detail = await client.experiments.get(target, summary.experiment.id);
+    const annRun = detail.runs.find((r) => r.exampleName === "ann")!;
+    expect((await client.runs.scores(annRun.id)).scores[0]).toMatchObject({ evaluatorName: "exact", score: 1, passed: true });
+    expect(await client.experiments.resolve(detail.id)).toEqual({ id: detail.id, automationId: wf.id, automationType: "workflow" });
+    const csv = await client.experiments.export(target, { experimentId: detail.id, format: "csv" });
+    expect(csv.split("\r\n")[0]).toStartWith("runId,exampleId");
+    expect((await client.experiments.list(target)).total).toBe(1);
+
+    const zip = new Uint8Array(await (await client.dataset.export(target)).arrayBuffer());
+    expect(Object.keys(unzipSync(zip))).toContain("examples/ann/expected/note.txt");
+    const other = await client.automations.create(flow.replace("name: client-eval", "name: client-eval-copy"));
+    const imported = await client.dataset.import(`workflows.${other.slug}`, zip, { mode: "replace" });
+    expect(imported).toMatchObject({ mode: "replace", created: 2, expectedSet: 2 });
+  });
+});
