@@ -194,8 +194,8 @@ export class ExperimentsResource {
     const res = await this.http.response({ method: "GET", path: path(automation, rest), query: { format: options.format, includeTrace: options.includeTrace ? "true" : undefined } });
     return res.text();
   }
-  /** `{id, automationId, automationType}` of an experiment known only by id. */
-  resolve(experimentId: string): Promise<{ id: string; automationId: string; automationType: string }> {
+  /** `{id, automationId}` of an experiment known only by id. */
+  resolve(experimentId: string): Promise<{ id: string; automationId: string }> {
     return this.http.json({ method: "GET", path: `/v1/experiments/${enc(experimentId)}` });
   }
 }

@@ -66,7 +66,7 @@ describe("client ↔ real server: evaluation", () => {
     const detail = await client.experiments.get(target, summary.experiment.id);
     const annRun = detail.runs.find((r) => r.exampleName === "ann")!;
     expect((await client.runs.scores(annRun.id)).scores[0]).toMatchObject({ evaluatorName: "exact", score: 1, passed: true });
-    expect(await client.experiments.resolve(detail.id)).toEqual({ id: detail.id, automationId: wf.id, automationType: "workflow" });
+    expect(await client.experiments.resolve(detail.id)).toEqual({ id: detail.id, automationId: wf.id });
     const csv = await client.experiments.export(target, { experimentId: detail.id, format: "csv" });
     expect(csv.split("\r\n")[0]).toStartWith("runId,exampleId");
     expect((await client.experiments.list(target)).total).toBe(1);

@@ -7,8 +7,8 @@ import { harness, json } from "../app/harness";
 
 test("the demo dataset runs as an experiment and every example passes; seeding twice changes nothing", async () => {
   const h = await harness({ workers: 2 });
-  runDemo(h.ctx);
-  runDemo(h.ctx);
+  await runDemo(h.ctx);
+  await runDemo(h.ctx);
   runsOf(h.ctx).startWorkers();
   const base = "/v1/automations/workflows.invoice-summary";
   const list = await json(await h.req("GET", `${base}/examples`, { key: DEMO_KEY }));
