@@ -146,16 +146,19 @@ function retarget(formula: string, row: number, copy: number): string {
     .join("");
 }
 
-function eachFormula(ws: ExcelJS.Worksheet, skip: (r: number) => boolean, edit: (f: string, r: number) => string): void {
+function rowFormulas(row: ExcelJS.Row, edit: (f: string) => string): void {
+  row.eachCell((cell) => {
+    const val = cell.value;
+    if (val && typeof val === "object" && "formula" in val && typeof val.formula === "string") {
+      const formula = edit(val.formula);
+      if (formula !== val.formula) cell.value = { formula, result: undefined } as ExcelJS.CellFormulaValue;
+    }
+  });
+}
+
+function eachFormula(ws: ExcelJS.Worksheet, skip: (r: number) => boolean, edit: (f: string) => string): void {
   ws.eachRow((row, r) => {
-    if (skip(r)) return;
-    row.eachCell((cell) => {
-      const val = cell.value;
-      if (val && typeof val === "object" && "formula" in val && typeof val.formula === "string") {
-        const formula = edit(val.formula, r);
-        if (formula !== val.formula) cell.value = { formula, result: undefined } as ExcelJS.CellFormulaValue;
-      }
-    });
+    if (!skip(r)) rowFormulas(row, edit);
   });
 }
 
@@ -211,7 +214,7 @@ export async function renderXlsx(bytes: Uint8Array, data: unknown, opts: RenderO
       } else if (items.length > 1) {
         ws.duplicateRow(r, items.length - 1, true);
         eachFormula(ws, (x) => x >= r && x < r + items.length, (f) => shiftFormula(f, r, delta));
-        for (let i = 1; i < items.length; i++) eachFormula(ws, (x) => x !== r + i, (f) => retarget(f, r, i));
+        for (let i = 1; i < items.length; i++) rowFormulas(ws.getRow(r + i), (f) => retarget(f, r, i));
       }
       for (const region of regions) if (region.start > r) region.start += delta;
       if (items.length > 0) regions.push({ start: r, items });
