@@ -2,6 +2,7 @@
 // tags (a bad manifest tag left out, a deleted tag pruned), sync idempotence and its 400/404 cases,
 // tenant isolation, and version writes refused on agents.
 import { describe, expect, test } from "bun:test";
+import { renameSync } from "node:fs";
 import { addAgent, agentDeps, syncAgent } from "../../../src/automation/agents/service";
 import { harness, json, type Harness, type Json } from "../app/harness";
 import { gitSync, manifest, testRepo } from "./git-repo";
@@ -167,6 +168,13 @@ describe("agents from Git", () => {
     gitSync(repo.dir, "tag", "-d", "v1.1.0", "v1.0.1", "v1.0.0");
     const gone = await sync(h, t.key, "agents.invoice-agent");
     expect(gone.status).toBe(404);
+    expect((await json(gone)).issues[0].code).toBe("no_release");
+    renameSync(repo.dir, `${repo.dir}-moved`);
+    const moved = await sync(h, t.key, "agents.invoice-agent");
+    expect(moved.status).toBe(404);
+    expect((await json(moved)).issues[0].code).toBe("repo_not_found");
+    // What was synced before stays runnable metadata: the refusals changed nothing.
+    expect(await versions(h, t.key, "agents.invoice-agent")).toEqual(["1.1.0*", "1.0.0"]);
   });
 
   test("another tenant can neither see, read, run nor sync the agent", async () => {
