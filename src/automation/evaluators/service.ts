@@ -61,13 +61,22 @@ export function putEvaluators(ctx: AutomationContext, tenantId: string, ref: str
   return out;
 }
 
+// Parsed configs by YAML text: every run of an experiment is scored with the same file.
+const parsedConfigs = new Map<string, EvaluatorConfig>();
+
 function configOf(ctx: AutomationContext, automationId: string): EvaluatorConfig {
   const yaml = evaluatorStore(ctx).yaml(automationId) ?? DEFAULT_YAML;
-  try {
-    return parseEvaluators(yaml);
-  } catch {
-    return parseEvaluators(DEFAULT_YAML); // stored YAML was valid when stored; a stricter build falls back
+  let config = parsedConfigs.get(yaml);
+  if (!config) {
+    try {
+      config = parseEvaluators(yaml);
+    } catch {
+      config = parseEvaluators(DEFAULT_YAML); // stored YAML was valid when stored; a stricter build falls back
+    }
+    if (parsedConfigs.size > 100) parsedConfigs.clear();
+    parsedConfigs.set(yaml, config);
   }
+  return config;
 }
 
 async function judge(ctx: AutomationContext, e: Evaluator, expected: unknown, actual: unknown): Promise<Score> {

@@ -55,9 +55,7 @@ export class Experiments {
 
   private checkCompleted(experimentId: string): void {
     const e = this.store.byId(experimentId);
-    if (!e || e.completedAt || !e.readyAt) return;
-    const s = this.store.stats(experimentId);
-    if (s.scored < s.runCount) return;
+    if (!e || e.completedAt || !e.readyAt || this.store.hasUnscored(experimentId)) return;
     if (this.store.markCompleted(experimentId, this.now())) {
       const subs = this.listeners.get(experimentId);
       if (subs?.size) {

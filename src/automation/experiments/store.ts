@@ -94,6 +94,13 @@ export class ExperimentStore {
     return s;
   }
 
+  /** Whether some run of the experiment is not scored yet (stops at the first one). */
+  hasUnscored(id: string): boolean {
+    return !!this.sqlite
+      .query("SELECT 1 FROM runs r LEFT JOIN run_evaluations e ON e.run_id = r.id WHERE r.experiment_id = ? AND e.run_id IS NULL LIMIT 1")
+      .get(id);
+  }
+
   runs(id: string): ExperimentRunRow[] {
     return this.sqlite
       .query<ExperimentRunRow, [string]>(
