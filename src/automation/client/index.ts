@@ -4,6 +4,7 @@
 //   const wf = await client.automations.create(yaml);
 //   const run = await client.run(`workflows.${wf.slug}`, { invoice }, { waitForCompletion: 30 });
 import { AutomationsResource } from "./automations";
+import { EmailServersResource, TemplatesResource } from "./documents";
 import { AutomationError } from "./errors";
 import { DatasetResource, EvaluatorsResource, ExamplesResource, ExperimentsResource } from "./evaluation";
 import { FilesResource } from "./files";
@@ -14,6 +15,7 @@ import type { AuthCheck, Run } from "./types";
 export * from "./errors";
 export type * from "./types";
 export type { FileInput, UploadOptions } from "./files";
+export type { EmailServer, Template, TemplateSource, TemplateToken } from "./documents";
 export type { EvalResult, Example, ExampleMutation, Experiment, ExperimentCreate, ExperimentDetail, ExperimentLine } from "./evaluation";
 export type { RunTarget, RunOptions, RunAndWaitOptions } from "./runs";
 export { filesToPreUpload, DEFAULT_MULTIPART_MAX_BYTES } from "./runs";
@@ -45,6 +47,8 @@ export class AutomationClient {
   readonly dataset: DatasetResource;
   readonly evaluators: EvaluatorsResource;
   readonly experiments: ExperimentsResource;
+  readonly templates: TemplatesResource;
+  readonly emailServers: EmailServersResource;
   private readonly http: Transport;
 
   constructor(options: ClientOptions = {}, env: Record<string, string | undefined> = process.env) {
@@ -71,6 +75,8 @@ export class AutomationClient {
     this.dataset = new DatasetResource(this.http);
     this.evaluators = new EvaluatorsResource(this.http);
     this.experiments = new ExperimentsResource(this.http);
+    this.templates = new TemplatesResource(this.http);
+    this.emailServers = new EmailServersResource(this.http);
   }
 
   get baseUrl(): string {
