@@ -4,12 +4,9 @@
 //     server: the same 1,000 runs without evaluation (POST /v1/runs, 100 in flight) until all finished.
 // (2) NDJSON first-line latency: POST …/experiments/stream; time from the first run's completedAt to
 //     the arrival of the first line (that run, scored), median over a few streams.
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
-import { join } from "node:path";
-import { ensureBuilt, freePort, start, waitForHttp } from "../e2e/support";
+import { availableParallelism } from "node:os";
+import { demoServer } from "../e2e/automation-demo";
 
-const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
 const N = Number(process.env.BENCH_EXAMPLES ?? 1000);
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 5);
 const WORKERS = availableParallelism();
@@ -22,19 +19,9 @@ steps:
 output: {n: "{{ steps.a.output.n }}"}
 `;
 
-const built = await ensureBuilt("automation-server");
-const dir = mkdtempSync(join(tmpdir(), "automation-bench-eval-"));
-const bin = join(dir, "automation-server");
-copyFileSync(built, bin);
-const port = freePort();
-const base = `http://127.0.0.1:${port}`;
-const server = start([bin, "--demo", "--port", String(port), "--host", "127.0.0.1", "--workers", String(WORKERS), "--data-dir", join(dir, "data")], {
-  cwd: dir,
-  env: { LOG_LEVEL: "warn", AUTOMATION_DATA_DIR: undefined, PORT: undefined },
-});
-const headers = { authorization: `Bearer ${DEMO_KEY}`, "content-type": "application/json" };
+const demo = await demoServer({ prefix: "automation-bench-eval-", workers: WORKERS });
 const call = async (method: string, path: string, body?: unknown) => {
-  const r = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const r = await demo.api(method, path, body);
   if (r.status >= 400) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`);
   return r;
 };
@@ -42,7 +29,7 @@ const ms = (x: number) => `${x.toFixed(1)} ms`;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 try {
-  await waitForHttp(`${base}/health`);
+  await demo.boot();
   await call("POST", "/v1/automations", { yaml: oneStep });
   await call("PUT", "/v1/automations/workflows.bench-eval/evaluators", { yaml: "evaluators:\n  - {name: exact, type: exact-diff}\n" });
   for (let i = 0; i < N; i += 100) {
@@ -97,6 +84,5 @@ try {
   console.log(`    ratio experiment / plain runs (wall time): ${(evalMs / plainMs).toFixed(2)}x`);
   console.log(`(2) NDJSON stream of 20 examples, ${STREAMS} streams: first line after the first run's end, median ${ms(median(lat))} (max ${ms(Math.max(...lat))})`);
 } finally {
-  await server.kill("SIGTERM");
-  rmSync(dir, { recursive: true, force: true });
+  await demo.close();
 }

@@ -15,6 +15,7 @@ import { readText, type Part } from "../files/multipart";
 import { openBlob, putBytes, releaseOwner, retainBlob } from "../files/service";
 import { type ZipEntry, zipStream } from "../runs/zip";
 import { EXAMPLE_NAME } from "./model";
+import { fileRefs, inputPathOf } from "./run";
 import { automationOf, checkPath, contentTypeOf, EXAMPLE_FILE_MAX_BYTES, exampleStore, pinOwner } from "./service";
 import type { ExampleFileRow, ExampleRow, Folder } from "./store";
 
@@ -218,13 +219,9 @@ function validate(examples: Map<string, Staged>) {
     if (!input || typeof input !== "object" || Array.isArray(input)) throw refused(`${at}input.json`, "must hold a JSON object");
     const meta = v.safeParse(Meta, s.meta ?? {});
     if (!meta.success) throw refused(`${at}meta.json`, `${v.getDotPath(meta.issues[0]) ?? ""} ${meta.issues[0].message}`.trim());
-    for (const [k, val] of Object.entries(input as Record<string, unknown>)) {
-      for (const ref of Array.isArray(val) ? val : [val]) {
-        const p = ref && typeof ref === "object" && typeof (ref as { $file?: unknown }).$file === "string" ? (ref as { $file: string }).$file : null;
-        if (p === null) continue;
-        const m = /^input\/(.+)$/.exec(p);
-        if (!m || !s.files.some((f) => f.folder === "input" && f.path === m[1])) throw refused(`${at}input.json`, `input.${k} refers to ${p}, which is not in the archive`);
-      }
+    for (const { field, path } of fileRefs(input as Record<string, unknown>)) {
+      const inFolder = inputPathOf(path);
+      if (!inFolder || !s.files.some((f) => f.folder === "input" && f.path === inFolder)) throw refused(`${at}input.json`, `input.${field} refers to ${path}, which is not in the archive`);
     }
     out.push({ s, input: input as Record<string, unknown>, meta: meta.output });
   }

@@ -13,9 +13,17 @@ import type { ExampleRow } from "./store";
 const isRef = (x: unknown): x is { $file: string } =>
   !!x && typeof x === "object" && !Array.isArray(x) && typeof (x as { $file?: unknown }).$file === "string" && Object.keys(x).length === 1;
 
+/** The `{"$file": …}` references of an example input (top-level values and lists of them). */
+export function fileRefs(input: Record<string, unknown>): { field: string; path: string }[] {
+  return Object.entries(input).flatMap(([field, val]) => (Array.isArray(val) ? val : [val]).filter(isRef).map((r) => ({ field, path: r.$file })));
+}
+
+/** The path inside the example's input folder a `$file` reference names, or null when it names none. */
+export const inputPathOf = (ref: string): string | null => /^input\/(.+)$/.exec(ref)?.[1] ?? null;
+
 async function fileFor(ctx: AutomationContext, ex: ExampleRow, field: string, ref: string): Promise<File> {
-  const m = /^input\/(.+)$/.exec(ref);
-  const row = m ? exampleStore(ctx).file(ex.id, "input", m[1]) : undefined;
+  const path = inputPathOf(ref);
+  const row = path ? exampleStore(ctx).file(ex.id, "input", path) : undefined;
   const blob = row ? await openBlob(ctx, row.sha256) : null;
   if (!row || !blob) {
     throw Invalid(`example ${ex.name}: input.${field} refers to ${ref}, which is not one of its input files`, { field: `input.${field}`, code: "file_not_found" });

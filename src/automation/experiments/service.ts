@@ -5,7 +5,7 @@
 import { Invalid, NotFound } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
-import { startExampleRun } from "../datasets/run";
+import { fileRefs, inputPathOf, startExampleRun } from "../datasets/run";
 import { automationOf, exampleStore } from "../datasets/service";
 import type { ExampleRow } from "../datasets/store";
 import { evaluatorStore, resultView, scoreRun } from "../evaluators/service";
@@ -266,15 +266,10 @@ export class Experiments {
 /** Every `{"$file": "input/…"}` of the example's input names one of its input files. */
 function checkFileRefs(ctx: AutomationContext, ex: ExampleRow): void {
   const input = ex.input ? (JSON.parse(ex.input) as Record<string, unknown>) : {};
-  const store = exampleStore(ctx);
-  for (const [k, val] of Object.entries(input)) {
-    for (const ref of Array.isArray(val) ? val : [val]) {
-      const path = ref && typeof ref === "object" && typeof (ref as { $file?: unknown }).$file === "string" ? (ref as { $file: string }).$file : null;
-      if (path === null) continue;
-      const m = /^input\/(.+)$/.exec(path);
-      if (!m || !store.file(ex.id, "input", m[1])) {
-        throw Invalid(`example ${ex.name}: input.${k} refers to ${path}, which is not one of its input files`, { field: "examples", code: "file_not_found" });
-      }
+  for (const { field, path } of fileRefs(input)) {
+    const inFolder = inputPathOf(path);
+    if (!inFolder || !exampleStore(ctx).file(ex.id, "input", inFolder)) {
+      throw Invalid(`example ${ex.name}: input.${field} refers to ${path}, which is not one of its input files`, { field: "examples", code: "file_not_found" });
     }
   }
 }
