@@ -137,6 +137,18 @@ describe("experiments", () => {
     expect(lines[2]).toMatchObject({ type: "summary", experiment: { id: res.headers.get("x-experiment-id"), status: "completed", runCount: 2, passedCount: 1, failedCount: 1 } });
   });
 
+  test("closing the NDJSON stream does not cancel the experiment", async () => {
+    h.engine.hold("after");
+    const res = await h.post(`${exps()}/stream`, { examples: [ids.bob, ids.cid] });
+    const id = res.headers.get("x-experiment-id")!;
+    await h.engine.reached("after");
+    await res.body!.cancel();
+    h.engine.open("after");
+    const done = await until(`${exps()}/${id}`, (j) => j.status === "completed");
+    expect(done).toMatchObject({ runCount: 2, completedCount: 2, passedCount: 2 });
+    expect(done.runs.every((r: { status: string }) => r.status === "completed")).toBe(true);
+  });
+
   test("cancel: finished runs stay, held ones are cancelled; completed with the cancellation", async () => {
     h.engine.hold("after");
     const created = await json(await h.post(exps(), {}));
