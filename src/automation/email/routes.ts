@@ -2,13 +2,14 @@
 import { Elysia } from "elysia";
 import type { AutomationContext } from "../context";
 import { jsonParser } from "../http/body";
+import { requestBody } from "../http/openapi-body";
 import { parseWith } from "../http/validate";
 import { authenticateRequest, authPlugin, requireScope } from "../tenancy/auth";
 import { CreateServerBody, ListServersQuery, PatchServerBody, TestBody } from "./model";
 import { createServer, deleteServer, getServer, listServers, patchServer, testServer } from "./service";
 
 const tags = ["E-mail servers"];
-const doc = (summary: string) => ({ summary, tags });
+const doc = (summary: string, extra: Record<string, unknown> = {}) => ({ summary, tags, ...extra });
 
 export const emailRoutes = (ctx: AutomationContext) => {
   const parse = jsonParser(256 * 1024, (request) => {
@@ -23,7 +24,7 @@ export const emailRoutes = (ctx: AutomationContext) => {
         set.status = 201;
         return createServer(ctx, auth.tenantId, parseWith(CreateServerBody, body));
       },
-      { parse, detail: doc("Create an e-mail server (resend or smtp); secrets are stored encrypted and never returned") },
+      { parse, detail: doc("Create an e-mail server (resend or smtp); secrets are stored encrypted and never returned", { requestBody: requestBody(CreateServerBody) }) },
     )
     .get(
       "/email-servers",
@@ -48,7 +49,7 @@ export const emailRoutes = (ctx: AutomationContext) => {
         requireScope(auth, "email:write");
         return patchServer(ctx, auth.tenantId, params.id, parseWith(PatchServerBody, body));
       },
-      { parse, detail: doc("Update metadata, or replace the transport (a changed SMTP host or username needs its password)") },
+      { parse, detail: doc("Update metadata, or replace the transport (a changed SMTP host or username needs its password)", { requestBody: requestBody(PatchServerBody) }) },
     )
     .delete(
       "/email-servers/:id",
@@ -64,6 +65,6 @@ export const emailRoutes = (ctx: AutomationContext) => {
         requireScope(auth, "email:write");
         return testServer(ctx, auth.tenantId, params.id, parseWith(TestBody, body).to);
       },
-      { parse, detail: doc("Send a test message; failures answer {ok: false, error} with a generic reason") },
+      { parse, detail: doc("Send a test message; failures answer {ok: false, error} with a generic reason", { requestBody: requestBody(TestBody) }) },
     );
 };

@@ -3,6 +3,7 @@
 import { Elysia } from "elysia";
 import type { AutomationContext } from "../context";
 import { jsonParser } from "../http/body";
+import { requestBody } from "../http/openapi-body";
 import { parseWith } from "../http/validate";
 import { contentDisposition } from "../files/filename";
 import { multipartBoundary, readMultipart } from "../files/multipart";
@@ -11,7 +12,7 @@ import { ContentQuery, CreateTemplateBody, ListTemplatesQuery, ReplaceTemplateBo
 import { createTemplate, deleteTemplate, fromFileId, fromParts, getTemplate, listRevisions, listTemplates, replaceTemplate, templateContent } from "./service";
 
 const tags = ["Templates"];
-const doc = (summary: string) => ({ summary, tags });
+const doc = (summary: string, extra: Record<string, unknown> = {}) => ({ summary, tags, ...extra });
 
 /** The body of POST/PUT: multipart (a `file` part) or JSON with a `fileId`. */
 async function incoming(ctx: AutomationContext, tenantId: string, request: Request, create: boolean) {
@@ -39,7 +40,7 @@ export const templateRoutes = (ctx: AutomationContext) =>
         set.status = 201;
         return createTemplate(ctx, auth.tenantId, meta!, input);
       },
-      { parse: "none", detail: doc("Create a template from an uploaded file id or a multipart file") },
+      { parse: "none", detail: doc("Create a template from an uploaded file id or a multipart file", { requestBody: requestBody(CreateTemplateBody, ["name", "description"]) }) },
     )
     .get(
       "/templates",
@@ -65,7 +66,7 @@ export const templateRoutes = (ctx: AutomationContext) =>
         const { incoming: input } = await incoming(ctx, auth.tenantId, request, false);
         return replaceTemplate(ctx, auth.tenantId, params.id, input);
       },
-      { parse: "none", detail: doc("Replace a template's file (appends an immutable revision)") },
+      { parse: "none", detail: doc("Replace a template's file (appends an immutable revision)", { requestBody: requestBody(ReplaceTemplateBody, []) }) },
     )
     .delete(
       "/templates/:id",
