@@ -46,24 +46,33 @@ export function seekable(filter: OrderFilter, sort: SortKey[]): Seekable | undef
 /** The sort key of one anchor row: the sort column's value and the id. */
 export type Anchor = [number, number];
 
-interface Built {
+/** A list's anchors and the data version they are exact for. */
+export interface Built {
   version: number;
-  anchors: Anchor[] | Promise<Anchor[]>;
+  anchors: Anchor[];
 }
 
 /** Anchors per list, each valid for one data version. Bounded: lists are per user, so there can be many. */
 export class AnchorCache {
   private readonly lists = new Map<string, Built>();
 
-  /** The anchors of `plan` at `version`, built by `build` (once, even for concurrent callers) if missing. */
-  get<T extends Anchor[] | Promise<Anchor[]>>(plan: Seekable, version: number, build: () => T): T {
+  /** The anchors of `plan` at `version`, built by `build` if missing (SQLite: reads and builds are synchronous). */
+  get(plan: Seekable, version: number, build: () => Anchor[]): Anchor[] {
     const hit = this.lists.get(plan.key);
-    if (hit && hit.version === version) return hit.anchors as T;
+    if (hit && hit.version === version) return hit.anchors;
     const anchors = build();
-    if (this.lists.size >= 1000) this.lists.clear();
-    this.lists.set(plan.key, { version, anchors });
-    if (anchors instanceof Promise) anchors.catch(() => this.lists.delete(plan.key));
+    this.put(plan, { version, anchors });
     return anchors;
+  }
+
+  /** The latest anchors of `plan`, whatever their version (the caller checks it). */
+  peek(plan: Seekable): Built | undefined {
+    return this.lists.get(plan.key);
+  }
+
+  put(plan: Seekable, built: Built): void {
+    if (this.lists.size >= 1000) this.lists.clear();
+    this.lists.set(plan.key, built);
   }
 }
 

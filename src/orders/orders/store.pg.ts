@@ -1,8 +1,8 @@
-import { and, asc, desc, eq, gte, inArray, type SQL, sql } from "drizzle-orm";
+import { and, eq, gte, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import type { PgDataVersion, PgOrdersDb } from "../db/pg";
-import { dataVersion, ledger, orderCounts, orders, users } from "../db/schema.pg";
-import { type Anchor, AnchorCache, FILTER_COLUMN, orderBy, SEEK_COLUMN, type Seekable, STEP, seekable, startOf } from "./anchors";
+import { ledger, orders, users } from "../db/schema.pg";
+import { type Anchor, AnchorCache, type Built, FILTER_COLUMN, orderBy, SEEK_COLUMN, type Seekable, STEP, seekable, startOf } from "./anchors";
 import { COMPLETED, IN_PROGRESS, type OrderRow, READY, type SortKey, WAITING } from "./model";
 import { type OrderFilter, type OrderStore, type Settlement, filterOf } from "./store";
 
@@ -18,30 +18,20 @@ const columns = {
   performerId: orders.performerId,
   performerName: performer.username,
 };
-const sortColumn = {
-  id: orders.id,
-  price: orders.price,
-  status: orders.status,
-  createdDate: orders.createdAt,
-  description: orders.description,
-} as const;
-
-type Tx = Parameters<Parameters<PgOrdersDb["transaction"]>[0]>[0];
-type Db = PgOrdersDb | Tx;
-
 /** Thrown inside settle's transaction to roll it back when the balance falls short. */
 class ShortOfFunds extends Error {}
 
 export class PgOrderStore implements OrderStore {
   private readonly anchors = new AnchorCache();
+  private readonly building = new Map<string, Promise<Built>>();
 
   constructor(
     private readonly db: PgOrdersDb,
     private readonly version: PgDataVersion,
   ) {}
 
-  private select(db: Db) {
-    return db
+  private select() {
+    return this.db
       .select(columns)
       .from(orders)
       .innerJoin(users, eq(users.id, orders.customerId))
@@ -53,20 +43,20 @@ export class PgOrderStore implements OrderStore {
   }
 
   async find(id: number): Promise<OrderRow | undefined> {
-    return (await this.select(this.db).where(eq(orders.id, id)))[0];
+    return (await this.select().where(eq(orders.id, id)))[0];
   }
 
   async create(o: { description: string; price: number; customerId: number; at: number; need: number }): Promise<{ id: number } | { balance: number }> {
-    // The balance check is advisory (accept checks again under the row lock), so no lock is taken here.
-    return this.db.transaction(async (tx) => {
-      const balance = (await tx.select({ money: users.money }).from(users).where(eq(users.id, o.customerId)))[0]?.money ?? 0;
-      if (o.need > balance) return { balance };
-      const [row] = await tx
-        .insert(orders)
-        .values({ description: o.description, price: o.price, status: WAITING, createdAt: o.at, customerId: o.customerId })
-        .returning({ id: orders.id });
-      return { id: row.id };
-    });
+    // One statement: the order is inserted only if the balance covers it right now. The check is
+    // advisory (accept checks again under the row lock), so it takes no lock.
+    const [row] = [
+      ...(await this.db.execute<{ id: number }>(sql`
+        INSERT INTO orders (description, price, status, created_at, customer_id)
+        SELECT ${o.description}, ${o.price}, ${WAITING}, ${o.at}, id FROM users WHERE id = ${o.customerId} AND money >= ${o.need}
+        RETURNING id`)),
+    ];
+    if (row) return { id: Number(row.id) };
+    return { balance: (await this.db.select({ money: users.money }).from(users).where(eq(users.id, o.customerId)))[0]?.money ?? 0 };
   }
 
   // A conditional UPDATE is atomic on its own: racing ones queue on the row lock and re-check the
@@ -127,96 +117,113 @@ export class PgOrderStore implements OrderStore {
     }
   }
 
+  /**
+   * A page and its total in one statement, so one round trip and one snapshot. A deep page seeks past
+   * the nearest anchor; the same statement reads the data version, and only if it is the one the
+   * anchors were built at is the page used (else the anchors are rebuilt and the page read again).
+   */
   async page(filter: OrderFilter, sort: SortKey[], limit: number, offset: number): Promise<{ rows: OrderRow[]; total: number }> {
-    // One REPEATABLE READ snapshot: the total, the anchors' version and the page agree.
-    return this.db.transaction(
-      async (tx) => {
-        const total = await this.count(tx, filter);
-        if (offset >= total) return { rows: [], total };
-        const plan = offset >= STEP ? seekable(filter, sort) : undefined;
-        const rows = plan ? await this.seek(tx, plan, limit, offset) : await this.list(tx, filter, sort, limit, offset);
-        return { rows, total };
-      },
-      { isolationLevel: "repeatable read", accessMode: "read only" },
-    );
+    const plan = offset >= STEP ? seekable(filter, sort) : undefined;
+    if (plan) {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const built = this.anchors.peek(plan) ?? (await this.buildAnchors(plan));
+        const { after, skip } = startOf(built.anchors, offset);
+        const col = SEEK_COLUMN[plan.field];
+        const where = sql`${sql.raw(FILTER_COLUMN[plan.kind])} = ${plan.value}${after ? sql` AND ${pastAnchor(col, plan.dir, after)}` : sql``}`;
+        const keys = col === "id" ? [{ col, dir: plan.dir }] : [{ col, dir: plan.dir }, { col: "id", dir: plan.dir }];
+        const r = await this.pageStatement(filter, where, keys, limit, skip);
+        if (r.version === built.version) return r;
+        await this.buildAnchors(plan);
+      }
+    }
+    const [kind, v] = filterOf(filter);
+    const keys: SortColumn[] = sort.map((s) => ({ col: SEEK_COLUMN[s.field], dir: s.dir }));
+    // A total order, so pages never overlap or skip rows that tie on the sort fields.
+    if (!sort.some((s) => s.field === "id")) keys.push({ col: "id", dir: sort[sort.length - 1].dir });
+    return this.pageStatement(filter, sql`${sql.raw(FILTER_COLUMN[kind])} = ${v}`, keys, limit, offset);
   }
 
-  private async seek(tx: Tx, plan: Seekable, limit: number, offset: number): Promise<OrderRow[]> {
-    // The version read in this snapshot tags anchors built from this snapshot: exact, across instances.
-    const [{ v }] = await tx.select({ v: dataVersion.v }).from(dataVersion);
-    const anchors = await this.anchors.get(plan, v, () => this.buildAnchors(tx, plan));
-    const { after, skip } = startOf(anchors, offset);
-    const col = SEEK_COLUMN[plan.field];
-    const c = sql.raw(col);
-    const past = after ? sql` AND ${pastAnchor(col, plan.dir, after)}` : sql``;
-    const rows = await tx.execute<Record<string, unknown>>(sql`
-      SELECT o.id, o.description, o.price, o.status, o.created_at AS "createdAt", o.customer_id AS "customerId",
+  /**
+   * Version, total and one page of rows in one statement: the page's ids (and sort keys) from the
+   * index alone (a deferred join), then their rows. Column names are fixed ones, never input.
+   */
+  private async pageStatement(filter: OrderFilter, where: SQL, keys: SortColumn[], limit: number, offset: number) {
+    const [kind, v] = filterOf(filter);
+    const cols = [...new Set(["id", ...keys.map((k) => k.col)])].join(", ");
+    const inner = `ORDER BY ${keys.map((k) => `${k.col} ${k.dir}`).join(", ")}`;
+    const outer = `ORDER BY ${keys.map((k) => `page.${k.col} ${k.dir}`).join(", ")}`;
+    const total = kind === "status" ? sql`(SELECT n FROM order_counts WHERE status = ${v})` : sql`(SELECT count(*) FROM orders WHERE ${sql.raw(FILTER_COLUMN[kind])} = ${v})`;
+    const rows = await this.db.execute<Record<string, unknown>>(sql`
+      WITH page AS (SELECT ${sql.raw(cols)} FROM orders WHERE ${where} ${sql.raw(inner)} LIMIT ${limit} OFFSET ${offset})
+      SELECT meta.v AS "version", meta.total, o.id, o.description, o.price, o.status, o.created_at AS "createdAt", o.customer_id AS "customerId",
              c.username AS "customerName", o.performer_id AS "performerId", p.username AS "performerName"
-      FROM (SELECT id, ${c} AS k FROM orders WHERE ${sql.raw(FILTER_COLUMN[plan.kind])} = ${plan.value}${past}
-            ${sql.raw(orderBy(col, plan.dir))} LIMIT ${limit} OFFSET ${skip}) AS page
-      JOIN orders o ON o.id = page.id
-      JOIN users c ON c.id = o.customer_id
-      LEFT JOIN users p ON p.id = o.performer_id
-      ORDER BY page.k ${sql.raw(plan.dir)}, page.id ${sql.raw(plan.dir)}`);
-    return [...rows].map((r) => ({
-      id: Number(r.id),
-      description: String(r.description),
-      price: Number(r.price),
-      status: Number(r.status),
-      createdAt: Number(r.createdAt),
-      customerId: Number(r.customerId),
-      customerName: String(r.customerName),
-      performerId: r.performerId === null ? null : Number(r.performerId),
-      performerName: r.performerName === null ? null : String(r.performerName),
-    }));
+      FROM (SELECT (SELECT v FROM data_version) AS v, ${total} AS total) AS meta
+      LEFT JOIN (page JOIN orders o ON o.id = page.id JOIN users c ON c.id = o.customer_id LEFT JOIN users p ON p.id = o.performer_id) ON true
+      ${sql.raw(outer)}`);
+    const all = [...rows];
+    return {
+      version: Number(all[0].version),
+      total: Number(all[0].total ?? 0),
+      rows: all.filter((r) => r.id !== null).map(toRow),
+    };
   }
 
   /**
    * Anchor to anchor in one statement: a recursive query whose every step is a seek plus an OFFSET of
-   * STEP - 1 on the list's index, so the build steps over the index once and sorts nothing.
+   * STEP - 1 on the list's index, so the build steps over the index once and sorts nothing; the same
+   * statement reads the data version the anchors are exact for. Concurrent callers share one build.
    */
-  private async buildAnchors(tx: Tx, plan: Seekable): Promise<Anchor[]> {
+  private buildAnchors(plan: Seekable): Promise<Built> {
+    let pending = this.building.get(plan.key);
+    if (!pending) {
+      pending = this.build(plan).finally(() => this.building.delete(plan.key));
+      this.building.set(plan.key, pending);
+    }
+    return pending;
+  }
+
+  private async build(plan: Seekable): Promise<Built> {
     const col = SEEK_COLUMN[plan.field];
     const c = sql.raw(col);
     const f = sql.raw(FILTER_COLUMN[plan.kind]);
     const ob = sql.raw(orderBy(col, plan.dir));
     const cmp = sql.raw(plan.dir === "asc" ? ">" : "<");
     const past = col === "id" ? sql`id ${cmp} a.id` : sql`(${c}, id) ${cmp} (a.k, a.id)`;
-    const rows = await tx.execute<{ k: string | number; id: string | number }>(sql`
-      WITH RECURSIVE a(k, id) AS (
-        (SELECT ${c}, id FROM orders WHERE ${f} = ${plan.value} ${ob} OFFSET ${STEP - 1} LIMIT 1)
+    const rows = await this.db.execute<{ v: string | number; k: string | number | null; id: string | number | null }>(sql`
+      WITH RECURSIVE a(n, k, id) AS (
+        (SELECT 1, ${c}, id FROM orders WHERE ${f} = ${plan.value} ${ob} OFFSET ${STEP - 1} LIMIT 1)
         UNION ALL
-        SELECT n.k, n.id FROM a CROSS JOIN LATERAL
-          (SELECT ${c} AS k, id FROM orders WHERE ${f} = ${plan.value} AND ${past} ${ob} OFFSET ${STEP - 1} LIMIT 1) AS n
+        SELECT a.n + 1, nx.k, nx.id FROM a CROSS JOIN LATERAL
+          (SELECT ${c} AS k, id FROM orders WHERE ${f} = ${plan.value} AND ${past} ${ob} OFFSET ${STEP - 1} LIMIT 1) AS nx
       )
-      SELECT k, id FROM a`);
-    return [...rows].map((r) => [Number(r.k), Number(r.id)]);
+      SELECT d.v, a.k, a.id FROM data_version d LEFT JOIN a ON true ORDER BY a.n`);
+    const all = [...rows];
+    const built: Built = {
+      version: Number(all[0].v),
+      anchors: all.filter((r) => r.id !== null).map((r): Anchor => [Number(r.k), Number(r.id)]),
+    };
+    this.anchors.put(plan, built);
+    return built;
   }
+}
 
-  /** OFFSET paging over a deferred join, for the sorts no index covers (and shallow pages). */
-  private async list(tx: Tx, filter: OrderFilter, sort: SortKey[], limit: number, offset: number): Promise<OrderRow[]> {
-    const [kind, v] = filterOf(filter);
-    const by: SQL[] = sort.map((s) => (s.dir === "asc" ? asc(sortColumn[s.field]) : desc(sortColumn[s.field])));
-    if (!sort.some((s) => s.field === "id")) by.push(sort[sort.length - 1].dir === "asc" ? asc(orders.id) : desc(orders.id));
-    const column = kind === "status" ? orders.status : kind === "customer" ? orders.customerId : orders.performerId;
-    const page = tx
-      .select({ id: orders.id })
-      .from(orders)
-      .where(eq(column, v))
-      .orderBy(...by)
-      .limit(limit)
-      .offset(offset);
-    return this.select(tx)
-      .where(inArray(orders.id, page))
-      .orderBy(...by);
-  }
+interface SortColumn {
+  col: string;
+  dir: "asc" | "desc";
+}
 
-  private async count(tx: Tx, filter: OrderFilter): Promise<number> {
-    const [kind, v] = filterOf(filter);
-    if (kind === "status") return (await tx.select({ n: orderCounts.n }).from(orderCounts).where(eq(orderCounts.status, v)))[0]?.n ?? 0;
-    const column = kind === "customer" ? orders.customerId : orders.performerId;
-    return Number((await tx.select({ n: sql<string>`count(*)` }).from(orders).where(eq(column, v)))[0]?.n ?? 0);
-  }
+function toRow(r: Record<string, unknown>): OrderRow {
+  return {
+    id: Number(r.id),
+    description: String(r.description),
+    price: Number(r.price),
+    status: Number(r.status),
+    createdAt: Number(r.createdAt),
+    customerId: Number(r.customerId),
+    customerName: String(r.customerName),
+    performerId: r.performerId === null ? null : Number(r.performerId),
+    performerName: r.performerName === null ? null : String(r.performerName),
+  };
 }
 
 /** `(col, id) > (k, id)` (or `<` descending) against an anchor's values: an index range. */
