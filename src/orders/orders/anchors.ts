@@ -52,17 +52,33 @@ export interface Built {
   anchors: Anchor[];
 }
 
+/**
+ * A list's anchors are rebuilt at most this often. Under steady writes (every write moves the version)
+ * rebuilding for every deep read would cost a pass per read; in between, deep reads page with OFFSET.
+ */
+export const REBUILD_MS = 250;
+
 /** Anchors per list, each valid for one data version. Bounded: lists are per user, so there can be many. */
 export class AnchorCache {
-  private readonly lists = new Map<string, Built>();
+  private readonly lists = new Map<string, Built & { at: number }>();
 
-  /** The anchors of `plan` at `version`, built by `build` if missing (SQLite: reads and builds are synchronous). */
-  get(plan: Seekable, version: number, build: () => Anchor[]): Anchor[] {
+  /**
+   * The anchors of `plan` at `version`, built by `build` if missing (SQLite: reads and builds are
+   * synchronous); undefined when they are stale and were rebuilt less than REBUILD_MS ago.
+   */
+  get(plan: Seekable, version: number, build: () => Anchor[]): Anchor[] | undefined {
     const hit = this.lists.get(plan.key);
     if (hit && hit.version === version) return hit.anchors;
+    if (!this.mayRebuild(plan)) return undefined;
     const anchors = build();
     this.put(plan, { version, anchors });
     return anchors;
+  }
+
+  /** Whether the anchors of `plan` may be rebuilt now (see REBUILD_MS). */
+  mayRebuild(plan: Seekable): boolean {
+    const hit = this.lists.get(plan.key);
+    return !hit || performance.now() - hit.at >= REBUILD_MS;
   }
 
   /** The latest anchors of `plan`, whatever their version (the caller checks it). */
@@ -72,7 +88,7 @@ export class AnchorCache {
 
   put(plan: Seekable, built: Built): void {
     if (this.lists.size >= 1000) this.lists.clear();
-    this.lists.set(plan.key, built);
+    this.lists.set(plan.key, { ...built, at: performance.now() });
   }
 }
 

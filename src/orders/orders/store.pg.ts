@@ -125,7 +125,7 @@ export class PgOrderStore implements OrderStore {
   async page(filter: OrderFilter, sort: SortKey[], limit: number, offset: number): Promise<{ rows: OrderRow[]; total: number }> {
     const plan = offset >= STEP ? seekable(filter, sort) : undefined;
     if (plan) {
-      for (let attempt = 0; attempt < 3; attempt++) {
+      for (let attempt = 0; attempt < 2; attempt++) {
         const built = this.anchors.peek(plan) ?? (await this.buildAnchors(plan));
         const { after, skip } = startOf(built.anchors, offset);
         const col = SEEK_COLUMN[plan.field];
@@ -133,6 +133,8 @@ export class PgOrderStore implements OrderStore {
         const keys = col === "id" ? [{ col, dir: plan.dir }] : [{ col, dir: plan.dir }, { col: "id", dir: plan.dir }];
         const r = await this.pageStatement(filter, where, keys, limit, skip);
         if (r.version === built.version) return r;
+        // Stale: rebuild, unless that was done a moment ago (then page with OFFSET below).
+        if (!this.anchors.mayRebuild(plan)) break;
         await this.buildAnchors(plan);
       }
     }

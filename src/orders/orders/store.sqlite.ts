@@ -160,15 +160,15 @@ export class SqliteOrderStore implements OrderStore {
         const total = this.count(filter);
         if (offset >= total) return { rows: [], total };
         const plan = offset >= STEP ? seekable(filter, sort) : undefined;
-        const rows = plan ? this.seek(plan, limit, offset) : this.list(filter, sort, limit, offset);
+        const anchors = plan && this.anchors.get(plan, this.dataVersion(), () => this.buildAnchors(plan));
+        const rows = plan && anchors ? this.seek(plan, anchors, limit, offset) : this.list(filter, sort, limit, offset);
         return { rows, total };
       },
       { behavior: "deferred" },
     );
   }
 
-  private seek(plan: Seekable, limit: number, offset: number): OrderRow[] {
-    const anchors = this.anchors.get(plan, this.dataVersion(), () => this.buildAnchors(plan));
+  private seek(plan: Seekable, anchors: Anchor[], limit: number, offset: number): OrderRow[] {
     const { after, skip } = startOf(anchors, offset);
     const col = SEEK_COLUMN[plan.field];
     const where = `${FILTER_COLUMN[plan.kind]} = ?1${after ? keysetAfter(col, plan.dir) : ""}`;
