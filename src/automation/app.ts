@@ -19,6 +19,7 @@ import { agentRoutes } from "./agents/routes";
 import { experimentRoutes } from "./experiments/routes";
 import { humanReviewRoutes } from "./human-review/routes";
 import { emailRoutes } from "./email/routes";
+import { reviewRoutes } from "./reviews/routes";
 
 /** The same routes are served under both prefixes (the SDKs use either). */
 export const API_PREFIXES = ["/v1", "/api/v1"] as const;
@@ -35,7 +36,8 @@ const api = (ctx: AutomationContext, prefix: string) =>
     .use(agentRoutes(ctx))
     .use(experimentRoutes(ctx))
     .use(humanReviewRoutes(ctx))
-    .use(emailRoutes(ctx));
+    .use(emailRoutes(ctx))
+    .use(reviewRoutes(ctx));
 
 const requestIds = new WeakMap<Request, string>();
 

@@ -1,6 +1,7 @@
 // Maps stored rows to the wire shapes of the reference (`Run`, `RunListItem`, steps, events, artifacts).
 import { sqliteModelCallStore } from "../models/store";
 import { agentSource, agentTurns } from "../agents/provenance";
+import { ReviewStore } from "../reviews/store";
 import { type EventRow, type FileRow, isTerminal, type RunRow, type RunStore, type StepRow } from "./store";
 
 export type Expand = "input" | "usage" | "execution" | "debug";
@@ -105,7 +106,7 @@ function base(store: RunStore, r: RunRow) {
       schemaValid: null,
       batchId: r.batchId,
       retry: { number: r.retryNumber, previousRunId: r.previousRunId, nextRun: store.nextRunStatus(r.nextRunId) },
-      review: null,
+      review: new ReviewStore(store.sqlite).summary(r.id),
     },
   };
 }

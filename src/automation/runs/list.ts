@@ -3,6 +3,7 @@
 // that existed when paging started, whatever is inserted meanwhile.
 import { Invalid } from "../../kernel/errors";
 import type { ListQuery } from "./model";
+import { reviewConditions } from "../reviews/store";
 import type { ListFilter, RunRow } from "./store";
 
 interface Cursor {
@@ -37,13 +38,17 @@ function experimentsFilter(s: string | undefined): ListFilter["experiments"] {
 
 const yes = (s: string | undefined) => s === "true" || s === "1";
 
-/** Review filters that only reviewed runs can satisfy; no run has a review until run reviews exist. */
-function requiresReview(q: ListQuery): boolean {
-  return (
-    yes(q.hasReview) || yes(q.hasCorrections) || yes(q.sinceLastClosed) || !!q.reviewStatus || !!q.reviewVerdict || !!q.reviewNoteContains ||
-    !!q.reviewCreatedAfter || !!q.reviewCreatedBefore || !!q.reviewUpdatedAfter || !!q.reviewUpdatedBefore ||
-    !!q.reviewClosedAfter || !!q.reviewClosedBefore
-  );
+const flag = (s: string | undefined) => (s === undefined ? undefined : yes(s));
+
+/** The review filters (run reviews, reviews/): conditions on each run's review row. */
+function reviewFilter(q: ListQuery) {
+  return reviewConditions({
+    ...q,
+    hasReview: flag(q.hasReview),
+    noReview: flag(q.noReview),
+    hasCorrections: flag(q.hasCorrections),
+    sinceLastClosed: flag(q.sinceLastClosed),
+  });
 }
 
 /** The store filter for a page: one row more than `limit`, to know whether another page follows. */
@@ -68,7 +73,7 @@ export function listFilter(tenantId: string, q: ListQuery): ListFilter {
     ids: q.ids,
     experiments: experimentsFilter(q.experiments),
     sampleRate: q.sampleRate,
-    requireReview: requiresReview(q),
+    review: reviewFilter(q),
     sort: q.sort,
     order: q.order,
     offset: q.offset,

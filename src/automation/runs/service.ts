@@ -16,6 +16,7 @@ import { signZipToken } from "./token";
 import { defaultRuntime } from "./runtime-default";
 import { type Executing, executeRun, type RunSignals } from "./worker";
 import { type ZipEntry, zipStream } from "./zip";
+import { ReviewStore } from "../reviews/store";
 import { Cancelled } from "../engine/errors";
 
 /** Who starts a run: the API key (its id and name become `trigger.by`). */
@@ -374,10 +375,14 @@ export class RunService {
   /** The output files as a streaming ZIP; over 32 MiB uncompressed → 413 `artifacts_zip_too_large`. */
   zip(runId: string, bundle?: "review"): ReadableStream<Uint8Array> {
     const files = this.store.files(runId, "output");
-    const total = files.reduce((s, f) => s + f.size, 0);
-    if (total > ZIP_MAX_BYTES) throw tooLarge(total);
     const prefix = bundle === "review" ? "output/" : "";
-    const entries: ZipEntry[] = files.map((f) => ({ name: prefix + f.path, open: () => openBlob(this.ctx, f.sha256) }));
+    const entries: (ZipEntry & { size: number })[] = files.map((f) => ({ name: prefix + f.path, size: f.size, open: () => openBlob(this.ctx, f.sha256) }));
+    // The review bundle adds the reviewer's corrected files (reviews/) under expected/.
+    if (bundle === "review") {
+      for (const f of new ReviewStore(this.ctx.sqlite).files(runId)) entries.push({ name: `expected/${f.name}`, size: f.size, open: () => openBlob(this.ctx, f.sha256) });
+    }
+    const total = entries.reduce((s, f) => s + f.size, 0);
+    if (total > ZIP_MAX_BYTES) throw tooLarge(total);
     return zipStream(entries);
   }
 

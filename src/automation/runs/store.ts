@@ -45,8 +45,8 @@ export interface ListFilter {
   ids?: string[];
   experiments?: { mode: "include" | "exclude" | "only" } | { ids: string[] };
   sampleRate?: number;
-  /** Review filters match nothing-reviewed: until run reviews exist, no run has a review. */
-  requireReview?: boolean;
+  /** Conditions of the review filters (built by reviews/). */
+  review?: SQL[];
   sort: "createdAt" | "completedAt" | "startedAt";
   order: "asc" | "desc";
   after?: { key: string; id: string };
@@ -451,7 +451,7 @@ export class RunStore {
       else if (f.experiments.mode === "only") where.push(sql`${runs.experimentId} IS NOT NULL`);
     }
     if (f.sampleRate !== undefined) where.push(lt(runs.sampleRank, f.sampleRate));
-    if (f.requireReview) where.push(sql`0`);
+    if (f.review) where.push(...f.review);
     // Sorting on a nullable column: nulls sort as '' so the (key, id) cursor stays total.
     const key = sql`COALESCE(${sortColumn[f.sort]}, '')`;
     if (f.after) {
