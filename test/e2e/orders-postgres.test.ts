@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { DEMO_CLIENT, invariantProblems, type Remote, remote, sqlQuery } from "../orders/remote";
+import { randomLoad, type Who } from "../orders/random-load";
 import { freshPostgresDb, sharedPostgres } from "../support/postgres";
 import { ensureBuilt, freePort, type Proc, start, waitForHttp } from "./support";
 
@@ -35,18 +36,6 @@ function direct(url: string): SQL {
   return c;
 }
 
-/** Small deterministic PRNG so a failure reproduces. */
-function prng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe("order-server instances on one PostgreSQL", () => {
   test("three instances started together migrate once and all serve; the demo is seeded once", async () => {
     const url = await freshPostgresDb();
@@ -73,9 +62,6 @@ describe("order-server instances on one PostgreSQL", () => {
     const [a, b] = await Promise.all([instance(url), instance(url)]);
     const apis = [a.api, b.api];
     const db = direct(url);
-    const rnd = prng(20261123);
-    const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
-    type Who = { id: number; token: string };
     const person = async (name: string, type: "Customer" | "Performer", i: number): Promise<Who> => {
       // Registered on one instance, logged in on the other.
       const u = await apis[i % 2].register(name, type);
@@ -83,42 +69,13 @@ describe("order-server instances on one PostgreSQL", () => {
     };
     const customers = await Promise.all(Array.from({ length: 6 }, (_, i) => person(`c${i}`, "Customer", i)));
     const performers = await Promise.all(Array.from({ length: 6 }, (_, i) => person(`p${i}`, "Performer", i)));
-    const orderIds: number[] = [];
-    const people = new Map<number, { customer: Who; performer?: Who }>();
-    const statuses = new Map<number, number>();
+    const load = randomLoad(20261123, customers, performers);
     for (let batch = 0; batch < 24; batch++) {
-      const calls: Promise<unknown>[] = [];
-      for (let i = 0; i < 50; i++) {
-        const api = pick(apis);
-        const roll = rnd();
-        if (roll < 0.3 || orderIds.length === 0) {
-          const price = Math.round(rnd() * 12_000 + 1) / 100;
-          const customer = pick(customers);
-          calls.push(
-            api.call("POST", "/orders", { token: customer.token, json: { description: `job ${batch}.${i}`, price } }).then((r) => {
-              if (r.status === 201) {
-                orderIds.push(r.body.id);
-                people.set(r.body.id, { customer });
-              }
-              statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
-            }),
-          );
-          continue;
-        }
-        const id = pick(orderIds);
-        const own = people.get(id)!;
-        const [who, action]: [Who, string] =
-          roll < 0.5 ? [pick(performers), "take"] : roll < 0.7 ? [own.performer ?? pick(performers), "pass"] : roll < 0.93 ? [own.customer, "accept"] : [pick([...customers, ...performers]), pick(["take", "pass", "accept"])];
-        calls.push(
-          api.call("PATCH", `/orders/${id}/${action}`, { token: who.token }).then((r) => {
-            if (action === "take" && r.status === 200) own.performer = who;
-            statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
-          }),
-        );
-      }
-      await Promise.all(calls);
+      // Each call through either instance, at random.
+      await load.batch(50, () => load.pick(apis).call);
       expect(await invariantProblems(sqlQuery(db))).toEqual([]);
     }
+    const { statuses } = load;
     expect(statuses.get(200)).toBeGreaterThan(100);
     expect(statuses.get(201)).toBeGreaterThan(100);
     expect(statuses.get(409)).toBeGreaterThan(0);

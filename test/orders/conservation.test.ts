@@ -2,18 +2,7 @@
 // balances + collected commission = starting money, and the ledger explains every balance.
 import { describe, expect, test } from "bun:test";
 import { harness, forEachBackend, type Harness } from "./harness";
-
-/** Small deterministic PRNG so a failure reproduces. */
-function prng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { randomLoad } from "./random-load";
 
 async function invariants(h: Harness) {
   const q = h.sql;
@@ -39,57 +28,16 @@ async function invariants(h: Harness) {
 forEachBackend("money conservation", () => {
   test("3000 random interleaved operations by 16 users keep every invariant", async () => {
     const h = await harness();
-    const rnd = prng(20261122);
-    const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
     const customers = await Promise.all(Array.from({ length: 8 }, (_, i) => h.user(`c${i}`, "Customer")));
     const performers = await Promise.all(Array.from({ length: 8 }, (_, i) => h.user(`p${i}`, "Performer")));
-    type Who = { id: number; token: string };
-    const orderIds: number[] = [];
-    const people = new Map<number, { customer: Who; performer?: Who }>();
-    const statuses = new Map<number, number>();
-    let ops = 0;
+    const load = randomLoad(20261122, customers, performers);
     for (let batch = 0; batch < 60; batch++) {
-      const calls: Promise<unknown>[] = [];
-      for (let i = 0; i < 50; i++, ops++) {
-        const roll = rnd();
-        if (roll < 0.3 || orderIds.length === 0) {
-          // Prices from 0.01 to ~120 with random kopecks, sometimes more than the customer has.
-          const price = Math.round(rnd() * 12_000 + 1) / 100;
-          const customer = pick(customers);
-          calls.push(
-            h.call("POST", "/orders", { token: customer.token, json: { description: `job ${ops}`, price } }).then((r) => {
-              if (r.status === 201) {
-                orderIds.push(r.body.id);
-                people.set(r.body.id, { customer });
-              }
-              statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
-            }),
-          );
-          continue;
-        }
-        const id = pick(orderIds);
-        const own = people.get(id)!;
-        // Mostly the right person (so money moves), sometimes anyone (so refusals interleave too).
-        const [who, action]: [Who, string] =
-          roll < 0.5
-            ? [pick(performers), "take"]
-            : roll < 0.7
-              ? [own.performer ?? pick(performers), "pass"]
-              : roll < 0.93
-                ? [own.customer, "accept"]
-                : [pick([...customers, ...performers]), pick(["take", "pass", "accept"])];
-        calls.push(
-          h.call("PATCH", `/orders/${id}/${action}`, { token: who.token }).then((r) => {
-            if (action === "take" && r.status === 200) own.performer = who;
-            statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
-          }),
-        );
-      }
-      await Promise.all(calls);
+      await load.batch(50, () => h.call);
       const { opening } = await invariants(h);
       expect(opening).toBe(8 * 50_000 + 8 * 30_000);
     }
-    expect(ops).toBe(3000);
+    const { statuses } = load;
+    expect(load.ops()).toBe(3000);
     // The run exercised success and every refusal path, and never a 5xx.
     expect(statuses.get(200)).toBeGreaterThan(300);
     expect(statuses.get(201)).toBeGreaterThan(300);
