@@ -37,6 +37,13 @@ export const queryInt = (min: number, max: number) =>
     v.maxValue(max, `must be at most ${max}`),
   );
 
+/** An ISO-8601 timestamp in a query, normalised to UTC `…Z` (so it compares as text with stored ones). */
+export const isoQuery = v.pipe(
+  v.string(),
+  v.check((s) => !Number.isNaN(Date.parse(s)), "must be an ISO-8601 timestamp"),
+  v.transform((s) => new Date(s).toISOString()),
+);
+
 /** Standard `{limit, offset}` of the data/total/limit/offset envelopes: limit 1-100 (default 50). */
 export const pageQuery = {
   limit: v.optional(queryInt(1, 100), "50"),

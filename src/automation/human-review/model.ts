@@ -1,6 +1,6 @@
 // Wire schemas of the human-review task API (valibot) and the types inferred from them.
 import * as v from "valibot";
-import { queryInt } from "../http/validate";
+import { isoQuery, queryInt } from "../http/validate";
 
 /** A file shown to the reviewer; `sha256` stays server-side. */
 export interface TaskFile {
@@ -14,15 +14,9 @@ export interface TaskFile {
   sha256: string;
 }
 
-const Iso = v.pipe(
-  v.string(),
-  v.check((s) => !Number.isNaN(Date.parse(s)), "must be an ISO-8601 timestamp"),
-  v.transform((s) => new Date(s).toISOString()),
-);
-
 export const ListQuery = v.object({
   automationId: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(300))),
-  waitingBefore: v.optional(Iso),
+  waitingBefore: v.optional(isoQuery),
   cursor: v.optional(v.string()),
   limit: v.optional(queryInt(1, 100), "50"),
 });

@@ -1,6 +1,6 @@
 // Wire schemas of run reviews, corrected files, promotion and review health (valibot).
 import * as v from "valibot";
-import { queryInt } from "../http/validate";
+import { isoQuery, queryInt } from "../http/validate";
 
 const text = (max: number) => v.pipe(v.string(), v.maxLength(max, `at most ${max} characters`));
 
@@ -36,11 +36,6 @@ export const PromoteBody = v.strictObject({
   useCorrections: v.optional(v.boolean(), true),
 });
 
-const Iso = v.pipe(
-  v.string(),
-  v.check((s) => !Number.isNaN(Date.parse(s)), "must be an ISO-8601 timestamp"),
-  v.transform((s) => new Date(s).toISOString()),
-);
 const list = v.pipe(
   v.string(),
   v.transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean)),
@@ -55,10 +50,10 @@ export const HealthQuery = v.object({
   batchId: v.optional(v.string()),
   exampleId: v.optional(v.string()),
   exampleIdContains: v.optional(v.string()),
-  from: v.optional(Iso),
-  to: v.optional(Iso),
-  completedAfter: v.optional(Iso),
-  completedBefore: v.optional(Iso),
+  from: v.optional(isoQuery),
+  to: v.optional(isoQuery),
+  completedAfter: v.optional(isoQuery),
+  completedBefore: v.optional(isoQuery),
   experiments: v.optional(v.string()),
   bucket: v.optional(v.picklist(["day", "week", "month"], "bucket must be day, week or month"), "day"),
   rollingWindow: v.optional(queryInt(1, 1000), "100"),
