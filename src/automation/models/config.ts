@@ -138,8 +138,9 @@ export function loadModelsFile(path: string, env: Record<string, string | undefi
   try {
     data = (require("toml") as typeof import("toml")).parse(text);
   } catch (err) {
-    const e = err as { line?: number; message: string };
-    throw new UsageError(`--models: ${path}${e.line ? ` line ${e.line}` : ""}: invalid TOML: ${e.message}`);
+    const e = err as { location?: { start?: { line?: number } }; message: string };
+    const line = e.location?.start?.line;
+    throw new UsageError(`--models: ${path}${line ? ` line ${line}` : ""}: invalid TOML: ${e.message}`);
   }
   return modelsConfig(data, env, `--models ${path}`);
 }

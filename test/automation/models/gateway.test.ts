@@ -1,7 +1,10 @@
 // The model gateway against the loopback fake: both wire formats, structured output, tool calls,
 // retries (429 + Retry-After, 5xx), timeouts on a hanging server, malformed answers, missing models.
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
-import { modelsConfig } from "../../../src/automation/models/config";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadModelsFile, modelsConfig, modelsFromEnv } from "../../../src/automation/models/config";
 import { ModelCallError, NoModelConfigured } from "../../../src/automation/models/contract";
 import { createGateway } from "../../../src/automation/models/gateway";
 import { startFakeModels } from "../../support/fake-models";
@@ -173,5 +176,27 @@ describe("configuration", () => {
   test("bad config names the field", () => {
     expect(() => modelsConfig({ providers: { p: { type: "gemini" } } })).toThrow(/providers\.p\.type/);
     expect(() => modelsConfig({ providers: { p: { models: ["m"] } }, defaults: { text: "q/m" } })).toThrow(/defaults\.text/);
+  });
+
+  test("--models FILE: a missing file or bad TOML is one line naming the file (and the line)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "models-config-"));
+    expect(() => loadModelsFile(join(dir, "nope.toml"))).toThrow(/--models: cannot read .*nope\.toml: ENOENT/);
+    writeFileSync(join(dir, "bad.toml"), "[providers.x]\ntype = \n");
+    expect(() => loadModelsFile(join(dir, "bad.toml"))).toThrow(/bad\.toml line 2: invalid TOML/);
+    writeFileSync(join(dir, "ok.toml"), fake.toml());
+    const c = loadModelsFile(join(dir, "ok.toml"), { FAKE_ANTHROPIC_KEY: "k" });
+    expect(c.providers.map((p) => p.id)).toEqual(["fake", "fakeclaude"]);
+    expect(c.keys.get("fakeclaude")).toBe("k");
+  });
+
+  test("environment only: AUTOMATION_DEFAULT_MODEL switches it on; a key alone configures nothing", () => {
+    expect(modelsFromEnv({ OPENAI_API_KEY: "sk-x" })).toBeUndefined();
+    const ollama = modelsFromEnv({ AUTOMATION_DEFAULT_MODEL: "ollama/llama3.1", OLLAMA_HOST: "127.0.0.1:11500" })!;
+    expect(ollama.defaults.text).toBe("ollama/llama3.1");
+    expect(ollama.providers[0]).toMatchObject({ id: "ollama", type: "openai", baseUrl: "http://127.0.0.1:11500/v1", keyRequired: false });
+    const openai = modelsFromEnv({ AUTOMATION_DEFAULT_MODEL: "openai/gpt-4o-mini", OPENAI_API_KEY: "sk-y" })!;
+    expect(openai.keys.get("openai")).toBe("sk-y");
+    expect(() => modelsFromEnv({ AUTOMATION_DEFAULT_MODEL: "gemini/x" })).toThrow(/unknown provider "gemini"/);
+    expect(() => modelsFromEnv({ AUTOMATION_DEFAULT_MODEL: "llama" })).toThrow(/must be provider\/model/);
   });
 });
