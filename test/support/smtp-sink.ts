@@ -1,6 +1,7 @@
 // Real outbound-mail peers on loopback for tests: an SMTP server (smtp-server) that requires STARTTLS
 // before AUTH, with a self-signed certificate made by openssl for 127.0.0.1, parsing each message
 // with mailparser; and a fake Resend API (Bun.serve) recording the requests it receives.
+import { afterAll, beforeAll } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -117,4 +118,26 @@ export function startResendFake(): ResendFake {
   });
   fake.url = `http://127.0.0.1:${server.port}`;
   return fake;
+}
+
+/** Starts an SMTP sink and a Resend fake before the test file's tests and stops them after. */
+export function mailFakes(): { readonly sink: SmtpSink; readonly resend: ResendFake } {
+  let sink: SmtpSink | undefined;
+  let resend: ResendFake | undefined;
+  beforeAll(async () => {
+    sink = await startSmtpSink();
+    resend = startResendFake();
+  });
+  afterAll(async () => {
+    await sink?.stop();
+    resend?.stop();
+  });
+  return {
+    get sink() {
+      return sink!;
+    },
+    get resend() {
+      return resend!;
+    },
+  };
 }

@@ -1,26 +1,17 @@
 // action.email through the real engine: a filled invoice sent over real SMTP (STARTTLS + AUTH) and
 // through the Resend fake, attachments byte-identical, limits, no automatic retry, evaluation skip.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { createAutomation } from "../../../src/automation/automations/service";
 import { sendForRun } from "../../../src/automation/email/service";
 import { runsOf } from "../../../src/automation/runs/service";
 import { harness, json } from "../app/harness";
 import { invoiceDocx } from "../templates/support";
-import { type ResendFake, type SmtpSink, startResendFake, startSmtpSink } from "../../support/smtp-sink";
+import { mailFakes } from "../../support/smtp-sink";
 
-let sink: SmtpSink;
-let resend: ResendFake;
-beforeAll(async () => {
-  sink = await startSmtpSink();
-  resend = startResendFake();
-});
-afterAll(async () => {
-  await sink.stop();
-  resend.stop();
-});
+const mail = mailFakes();
 
 async function setup() {
-  const h = await harness({ workers: 2, resendUrl: resend.url });
+  const h = await harness({ workers: 2, resendUrl: mail.resend.url });
   const t = h.tenant(`t${Math.random().toString(36).slice(2, 8)}`);
   runsOf(h.ctx).startWorkers();
   const call = async (method: string, path: string, body?: unknown) => json(await h.req(method, path, { key: t.key, body }));
@@ -30,7 +21,7 @@ async function setup() {
     return json(await h.req("POST", "/v1/files", { key: t.key, body: form }));
   };
   const smtp = await call("POST", "/v1/email-servers", {
-    name: "office", transport: "smtp", host: "127.0.0.1", port: sink.port, security: "starttls", username: sink.user, password: sink.password, caPem: sink.cert, fromEmail: "billing@example.com", fromName: "Billing",
+    name: "office", transport: "smtp", host: "127.0.0.1", port: mail.sink.port, security: "starttls", username: mail.sink.user, password: mail.sink.password, caPem: mail.sink.cert, fromEmail: "billing@example.com", fromName: "Billing",
   });
   const run = async (yaml: string, input: Record<string, unknown> = {}) => {
     const wf = createAutomation(h.ctx.sqlite, h.clock, t.id, yaml);
@@ -58,7 +49,7 @@ describe("action.email", () => {
     const tmpl = await call("POST", "/v1/templates", { fileId: tmplFile.id, name: "invoice" });
     const terms = new Uint8Array(Array.from({ length: 3000 }, (_, i) => (i * 7) % 256));
     const termsFile = await upload(terms, "terms.bin");
-    const arrived = sink.next();
+    const arrived = mail.sink.next();
     const r = await run(
       `
 name: mail-invoice
@@ -91,7 +82,7 @@ steps:
     expect(out.totalBytes).toBe(docx.byteLength + terms.byteLength);
     const m = await arrived;
     expect(m.secure).toBe(true);
-    expect(m.user).toBe(sink.user);
+    expect(m.user).toBe(mail.sink.user);
     expect(m.mail.messageId).toBe(out.messageId);
     expect(m.mail.subject).toBe("Invoice A-17");
     expect(m.mail.from?.value[0]).toEqual({ address: "billing@example.com", name: "Billing" });
@@ -114,11 +105,11 @@ steps:
     const srv = await call("POST", "/v1/email-servers", { name: "resend", transport: "resend", apiKey: "re_action_key", fromEmail: "a@example.com" });
     const bytes = new Uint8Array([0, 1, 2, 250, 251, 252]);
     const f = await upload(bytes, "data.bin");
-    const before = resend.requests.length;
+    const before = mail.resend.requests.length;
     const r = await run(emailStep(`      server: ${srv.id}\n      to: [x@example.com, y@example.com]\n      subject: Hello\n      text: Body text\n      attachments: [${f.id}]`));
     expect(r.execution.status).toBe("completed");
     expect(r.output.send).toMatchObject({ serverId: srv.id, provider: "resend", messageId: `re_${before + 1}`, to: ["x@example.com", "y@example.com"], attachmentCount: 1, totalBytes: 6 });
-    const req = resend.requests[before];
+    const req = mail.resend.requests[before];
     expect(req.authorization).toBe("Bearer re_action_key");
     expect(req.body).toMatchObject({ from: "a@example.com", to: ["x@example.com", "y@example.com"], subject: "Hello", text: "Body text" });
     const att = (req.body.attachments as { filename: string; content: string }[])[0];
@@ -157,7 +148,7 @@ steps:
     const { h, t, run } = await setup();
     const yaml = emailStep(`      server: office\n      to: a@example.com\n      subject: s\n      text: t`, "eval");
     const wf = createAutomation(h.ctx.sqlite, h.clock, t.id, yaml);
-    const before = sink.messages.length;
+    const before = mail.sink.messages.length;
     const started = await runsOf(h.ctx).start({ tenantId: t.id, keyId: "test" }, { target: wf.id, input: {}, evaluation: true });
     let r: Record<string, unknown> & { finished?: boolean } = {};
     for (let i = 0; i < 400 && !r.finished; i++) {
@@ -167,19 +158,19 @@ steps:
     expect((r as { execution: { status: string } }).execution.status).toBe("completed");
     const steps = await json(await h.req("GET", `/v1/runs/${started.id}/steps`, { key: t.key }));
     expect(steps.steps[0].output).toEqual({ skipped: true, reason: "side effects are skipped on evaluation runs" });
-    expect(sink.messages.length).toBe(before);
+    expect(mail.sink.messages.length).toBe(before);
     void run;
   });
 
   test("one send per step execution: a repeat returns the recorded result, an interrupted one is not resent", async () => {
     const { h, t } = await setup();
     const msg = { server: "office", to: ["once@example.com"], cc: [], bcc: [], subject: "once", text: "t", attachments: [] };
-    const before = sink.messages.length;
+    const before = mail.sink.messages.length;
     const first = await sendForRun(h.ctx, t.id, "exec_test", "send", msg);
     const again = await sendForRun(h.ctx, t.id, "exec_test", "send", msg);
     expect(again).toEqual(first);
     await Bun.sleep(100);
-    expect(sink.messages.length - before).toBe(1);
+    expect(mail.sink.messages.length - before).toBe(1);
     h.ctx.sqlite.query("INSERT INTO email_deliveries (run_id, step_path, tenant_id, server_id, state, created_at) VALUES ('exec_crashed', 'send', ?, 'x', 'sending', '2026-01-01T00:00:00Z')").run(t.id);
     await expect(sendForRun(h.ctx, t.id, "exec_crashed", "send", msg)).rejects.toThrow("not sent again automatically");
   });

@@ -1,7 +1,7 @@
 // E-mail servers API: transports and their rules, secrets never returned and never in the database
 // file in clear, PATCH rules, soft delete, unique names, test sends against real loopback peers,
 // and a changed secret key that makes stored secrets unusable with a clear error.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,21 +12,12 @@ import { createBlobStore } from "../../../src/automation/files/fs-blobs";
 import { createContext } from "../../../src/automation/server";
 import { createTenant } from "../../../src/automation/tenancy/service";
 import { harness, json, testConfig } from "../app/harness";
-import { type ResendFake, type SmtpSink, startResendFake, startSmtpSink } from "../../support/smtp-sink";
+import { mailFakes } from "../../support/smtp-sink";
 
-let sink: SmtpSink;
-let resend: ResendFake;
-beforeAll(async () => {
-  sink = await startSmtpSink();
-  resend = startResendFake();
-});
-afterAll(async () => {
-  await sink.stop();
-  resend.stop();
-});
+const mail = mailFakes();
 
 async function setup() {
-  const h = await harness({ resendUrl: resend.url });
+  const h = await harness({ resendUrl: mail.resend.url });
   const t = h.tenant(`t${Math.random().toString(36).slice(2, 8)}`);
   const call = async (method: string, path: string, body?: unknown, key = t.key) => {
     const r = await h.req(method, path, { key, body });
@@ -35,7 +26,7 @@ async function setup() {
   return { h, t, call };
 }
 
-const smtpBody = () => ({ name: "smtp-main", transport: "smtp", host: "127.0.0.1", port: sink.port, security: "starttls", username: sink.user, password: sink.password, caPem: sink.cert, fromEmail: "robot@example.com", fromName: "Robot" });
+const smtpBody = () => ({ name: "smtp-main", transport: "smtp", host: "127.0.0.1", port: mail.sink.port, security: "starttls", username: mail.sink.user, password: mail.sink.password, caPem: mail.sink.cert, fromEmail: "robot@example.com", fromName: "Robot" });
 const resendBody = (apiKey = "re_secret_key_123456") => ({ name: "resend-main", transport: "resend", apiKey, fromEmail: "robot@example.com", fromName: "Robot" });
 
 describe("e-mail servers", () => {
@@ -44,8 +35,8 @@ describe("e-mail servers", () => {
     const s = await call("POST", "/v1/email-servers", smtpBody());
     expect(s.status).toBe(201);
     expect(s.body.id).toMatch(/^ems_/);
-    expect(s.body).toMatchObject({ name: "smtp-main", enabled: true, transport: "smtp", host: "127.0.0.1", port: sink.port, security: "starttls", username: sink.user, passwordConfigured: true, caPemConfigured: true, fromEmail: "robot@example.com", fromName: "Robot" });
-    expect(JSON.stringify(s.body)).not.toContain(sink.password);
+    expect(s.body).toMatchObject({ name: "smtp-main", enabled: true, transport: "smtp", host: "127.0.0.1", port: mail.sink.port, security: "starttls", username: mail.sink.user, passwordConfigured: true, caPemConfigured: true, fromEmail: "robot@example.com", fromName: "Robot" });
+    expect(JSON.stringify(s.body)).not.toContain(mail.sink.password);
     expect(s.body).not.toHaveProperty("password");
     expect(s.body).not.toHaveProperty("caPem");
     const r = await call("POST", "/v1/email-servers", resendBody());
@@ -95,13 +86,13 @@ describe("e-mail servers", () => {
     const loose = await call("PATCH", `/v1/email-servers/${s.id}`, { port: 2525 });
     expect(loose.status).toBe(400);
     expect(loose.body.issues[0].code).toBe("transport_required");
-    const moved = await call("PATCH", `/v1/email-servers/${s.id}`, { transport: "smtp", host: "other.example.com", username: sink.user });
+    const moved = await call("PATCH", `/v1/email-servers/${s.id}`, { transport: "smtp", host: "other.example.com", username: mail.sink.user });
     expect(moved.status).toBe(400);
     expect(moved.body.issues[0]).toMatchObject({ field: "password" });
     const newUser = await call("PATCH", `/v1/email-servers/${s.id}`, { transport: "smtp", host: "127.0.0.1", username: "someone-else" });
     expect(newUser.status).toBe(400);
     // Same host and username: the stored password is kept; port and CA are replaced as given.
-    const same = await call("PATCH", `/v1/email-servers/${s.id}`, { transport: "smtp", host: "127.0.0.1", port: 2525, username: sink.user });
+    const same = await call("PATCH", `/v1/email-servers/${s.id}`, { transport: "smtp", host: "127.0.0.1", port: 2525, username: mail.sink.user });
     expect(same.body).toMatchObject({ port: 2525, passwordConfigured: true, caPemConfigured: false, security: "starttls" });
     const toResend = await call("PATCH", `/v1/email-servers/${s.id}`, { transport: "resend" });
     expect(toResend.status).toBe(400);
@@ -132,12 +123,12 @@ describe("e-mail servers", () => {
   test("test send over SMTP with STARTTLS and AUTH; failures are generic; disabled → 409", async () => {
     const { call } = await setup();
     const s = (await call("POST", "/v1/email-servers", smtpBody())).body;
-    const arrived = sink.next();
+    const arrived = mail.sink.next();
     const ok = await call("POST", `/v1/email-servers/${s.id}/test`, { to: "ops@example.com" });
     expect(ok.body).toMatchObject({ ok: true, transport: "smtp" });
     const m = await arrived;
     expect(m.secure).toBe(true);
-    expect(m.user).toBe(sink.user);
+    expect(m.user).toBe(mail.sink.user);
     expect(m.envelope.to).toEqual(["ops@example.com"]);
     expect(m.mail.messageId).toBe(ok.body.messageId);
     expect(m.mail.from?.value[0]).toMatchObject({ address: "robot@example.com", name: "Robot" });
@@ -165,18 +156,18 @@ describe("e-mail servers", () => {
   test("test send over Resend: the request the fake receives", async () => {
     const { call } = await setup();
     const s = (await call("POST", "/v1/email-servers", resendBody("re_test_abc"))).body;
-    const before = resend.requests.length;
+    const before = mail.resend.requests.length;
     const ok = await call("POST", `/v1/email-servers/${s.id}/test`, { to: "ops@example.com" });
     expect(ok.body).toEqual({ ok: true, transport: "resend", messageId: `re_${before + 1}` });
-    const req = resend.requests[before];
+    const req = mail.resend.requests[before];
     expect(req.authorization).toBe("Bearer re_test_abc");
     expect(req.body).toMatchObject({ from: "Robot <robot@example.com>", to: ["ops@example.com"] });
-    resend.status = 401;
+    mail.resend.status = 401;
     try {
       const bad = await call("POST", `/v1/email-servers/${s.id}/test`, { to: "ops@example.com" });
       expect(bad.body).toEqual({ ok: false, error: "test message not sent: the Resend API refused the API key" });
     } finally {
-      resend.status = 200;
+      mail.resend.status = 200;
     }
   });
 });
@@ -188,7 +179,7 @@ describe("secrets at rest", () => {
   });
 
   async function onDisk(dir: string, secretKey?: string) {
-    const ctx = await createContext(testConfig({ dataDir: dir, resendUrl: resend.url, ...(secretKey ? { secretKey } : {}) }), { clock: new ManualClock(), log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
+    const ctx = await createContext(testConfig({ dataDir: dir, resendUrl: mail.resend.url, ...(secretKey ? { secretKey } : {}) }), { clock: new ManualClock(), log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
     const app = buildApp(ctx);
     const call = async (key: string, method: string, path: string, body?: unknown) => {
       const r = await app.handle(new Request(`http://localhost${path}`, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) }));
@@ -238,8 +229,8 @@ describe("secrets at rest", () => {
     expect(refused.body.issues[0].message).toContain("secret key");
     expect((await second.call(t.key, "GET", `/v1/email-servers/${s.id}`)).body.passwordConfigured).toBe(true);
     // Keeping the password needs to read it: also a clear 409, not a crash.
-    expect((await second.call(t.key, "PATCH", `/v1/email-servers/${s.id}`, { transport: "smtp", host: "127.0.0.1", port: sink.port, username: sink.user, caPem: sink.cert })).status).toBe(409);
-    const fixed = await second.call(t.key, "PATCH", `/v1/email-servers/${s.id}`, { transport: "smtp", host: "127.0.0.1", port: sink.port, username: sink.user, password: sink.password, caPem: sink.cert });
+    expect((await second.call(t.key, "PATCH", `/v1/email-servers/${s.id}`, { transport: "smtp", host: "127.0.0.1", port: mail.sink.port, username: mail.sink.user, caPem: mail.sink.cert })).status).toBe(409);
+    const fixed = await second.call(t.key, "PATCH", `/v1/email-servers/${s.id}`, { transport: "smtp", host: "127.0.0.1", port: mail.sink.port, username: mail.sink.user, password: mail.sink.password, caPem: mail.sink.cert });
     expect(fixed.status).toBe(200);
     expect((await second.call(t.key, "POST", `/v1/email-servers/${s.id}/test`, { to: "a@example.com" })).body.ok).toBe(true);
     second.ctx.sqlite.close();
