@@ -1,17 +1,11 @@
 // The two ways a message leaves: SMTP through nodemailer (STARTTLS, implicit TLS or plain, AUTH,
 // a private CA) and Resend's HTTP API. Failures become a generic category; the caller logs the code.
 import nodemailer from "nodemailer";
-import type { NamedBytes } from "../engine/contract";
+import type { MailMessage } from "../engine/contract";
 
-export interface Outgoing {
+/** The step's message once its server is resolved: the server's sender instead of the server's name. */
+export interface Outgoing extends Omit<MailMessage, "server"> {
   from: { email: string; name: string | null };
-  to: string[];
-  cc: string[];
-  bcc: string[];
-  replyTo?: string;
-  subject: string;
-  text: string;
-  attachments: NamedBytes[];
 }
 
 export interface SmtpSettings {
