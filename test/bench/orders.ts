@@ -3,7 +3,7 @@
 //   bun test/bench/orders.ts [--seconds 8] [--connections 64] [--orders 100000]
 // For each backend, over ORDERS WAITING orders: authenticated GET /orders?size=20 repeated (reply
 // cache), random deep pages (cache misses: the keyset seek), and random pages while 50 orders a second
-// are created through the API (each creation moves the data version: caches and anchors are rebuilt).
+// are created through the API (each creation moves the data version: reply caches miss, kept lists catch up from the change log).
 // Then, on SQLite, token issuance/s and take+pass+accept cycles/s. Ratios are against the raw constant.
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";

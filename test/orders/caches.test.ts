@@ -93,3 +93,45 @@ forEachBackend("read caches never outlive a write by another instance", (backend
     expect((await call(0, "GET", "/authenticated", other.token)).status).toBe(200);
   }, 30_000);
 });
+
+forEachBackend("deep pages kept by one instance follow writes made through another", (backend) => {
+  test("orders inserted, created, taken and deleted elsewhere show on server A's deep pages at once, in every kept order", async () => {
+    const { operator, call, login } = await twoServers(backend);
+    const alice = await login(1, "alice", "Customer");
+    const dave = await login(0, "dave", "Performer");
+    const bob = await login(1, "bob", "Performer");
+    // `n` WAITING orders straight into the database (one statement), three to a creation time, prices repeating.
+    const bulk = (n: number, from: number) =>
+      operator.query(`WITH RECURSIVE s(i) AS (SELECT ${from} UNION ALL SELECT i + 1 FROM s WHERE i < ${from + n - 1})
+        INSERT INTO orders (description, price, status, created_at, customer_id)
+        SELECT 'bulk ' || i, ((i * 7) % 13 + 1) * 100, 0, 1700000000000 + (i / 3) * 1000, ${alice.id} FROM s`);
+    await bulk(600, 0);
+    const sorts: [string, string][] = [
+      ["", "created_at DESC, id DESC"],
+      ["&sort=price", "price ASC, id ASC"],
+      ["&sort=id,desc", "id DESC"],
+    ];
+    const check = async () => {
+      await nextTurn();
+      for (const [q, order] of sorts) {
+        // The database's own order is the truth the pages must match.
+        const want = (await operator.query<{ id: number | string }>(`SELECT id FROM orders WHERE status = 0 ORDER BY ${order}`)).map((r) => Number(r.id));
+        for (const page of [0, 13, 14, 20, Math.ceil(want.length / 20) - 1]) {
+          const r = await call(0, "GET", `/orders?size=20&page=${page}${q}`, dave.token);
+          expect(r.headers.get("x-total-count")).toBe(String(want.length));
+          expect(r.body.map((o: { id: number }) => o.id)).toEqual(want.slice(page * 20, page * 20 + 20));
+        }
+      }
+    };
+    await check();
+    // Through server B: new orders (newest: they go first), takes spread over the list; by hand: deletions.
+    for (let i = 0; i < 3; i++) expect((await call(1, "POST", "/orders", alice.token, { description: `new ${i}`, price: 2 })).status).toBe(201);
+    const ids = (await operator.query<{ id: number | string }>("SELECT id FROM orders WHERE status = 0 ORDER BY id")).map((r) => Number(r.id));
+    for (const id of [ids[5], ids[300], ids[301], ids[599]]) expect((await call(1, "PATCH", `/orders/${id}/take`, bob.token)).status).toBe(200);
+    await operator.query(`DELETE FROM orders WHERE id IN (${ids[10]}, ${ids[450]})`);
+    await check();
+    // A bulk load longer than a catch-up patches: the kept lists are rebuilt.
+    await bulk(2500, 600);
+    await check();
+  }, 120_000);
+});

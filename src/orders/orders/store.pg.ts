@@ -2,7 +2,7 @@ import { and, eq, gte, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import type { PgDataVersion, PgOrdersDb } from "../db/pg";
 import { ledger, orders, users } from "../db/schema.pg";
-import { type Anchor, AnchorCache, type Built, FILTER_COLUMN, orderBy, SEEK_COLUMN, type Seekable, STEP, seekable, startOf } from "./anchors";
+import { type Built, changeOf, DEEP, FILTER_COLUMN, inOrder, type LogRow, type Plan, planOf, Positions, RETAIN, SORT_COLUMN } from "./positions";
 import { COMPLETED, IN_PROGRESS, type OrderRow, READY, type SortKey, WAITING } from "./model";
 import { type OrderFilter, type OrderStore, type Settlement, filterOf } from "./store";
 
@@ -22,8 +22,8 @@ const columns = {
 class ShortOfFunds extends Error {}
 
 export class PgOrderStore implements OrderStore {
-  private readonly anchors = new AnchorCache();
-  private readonly building = new Map<string, Promise<Built>>();
+  private readonly positions = new Positions();
+  private readonly building = new Map<string, ReturnType<PgOrderStore["build"]>>();
 
   constructor(
     private readonly db: PgOrdersDb,
@@ -118,31 +118,60 @@ export class PgOrderStore implements OrderStore {
   }
 
   /**
-   * A page and its total in one statement, so one round trip and one snapshot. A deep page seeks past
-   * the nearest anchor; the same statement reads the data version, and only if it is the one the
-   * anchors were built at is the page used (else the anchors are rebuilt and the page read again).
+   * A page of a kept list (see positions.ts): its ids are sliced here and its rows read in one statement
+   * that also reads the data version. Only if that is the version the list is exact at is the page used;
+   * else the same statement brought the change log since, the list catches up and the page is read
+   * again. Other lists and shallow pages: version, total and page in one statement (OFFSET).
    */
   async page(filter: OrderFilter, sort: SortKey[], limit: number, offset: number): Promise<{ rows: OrderRow[]; total: number }> {
-    const plan = offset >= STEP ? seekable(filter, sort) : undefined;
-    if (plan) {
-      for (let attempt = 0; attempt < 2; attempt++) {
-        const built = this.anchors.peek(plan) ?? (await this.buildAnchors(plan));
-        const { after, skip } = startOf(built.anchors, offset);
-        const col = SEEK_COLUMN[plan.field];
-        const where = sql`${sql.raw(FILTER_COLUMN[plan.kind])} = ${plan.value}${after ? sql` AND ${pastAnchor(col, plan.dir, after)}` : sql``}`;
-        const keys = col === "id" ? [{ col, dir: plan.dir }] : [{ col, dir: plan.dir }, { col: "id", dir: plan.dir }];
-        const r = await this.pageStatement(filter, where, keys, limit, skip);
-        if (r.version === built.version) return r;
-        // Stale: rebuild, unless that was done a moment ago (then page with OFFSET below).
-        if (!this.anchors.mayRebuild(plan)) break;
-        await this.buildAnchors(plan);
+    const plan = planOf(filter, sort);
+    for (let attempt = 0; plan && attempt < 3; attempt++) {
+      const list = this.positions.get(plan) ?? (offset >= DEEP ? await this.build(plan) : undefined);
+      if (!list) break;
+      const at = list.at;
+      const since = this.positions.oldest();
+      const ids = list.page(plan.dir, limit, offset);
+      const total = list.n;
+      const r = await this.rowsAt(ids, at, since);
+      if (r.version === at) {
+        const rows = inOrder(ids, r.rows);
+        if (rows) return { rows, total };
+        this.positions.forget();
+        break;
       }
+      if (r.log) this.positions.apply(since, r.version, r.log.map(changeOf), since >= r.version - RETAIN);
     }
     const [kind, v] = filterOf(filter);
     const keys: SortColumn[] = sort.map((s) => ({ col: SEEK_COLUMN[s.field], dir: s.dir }));
     // A total order, so pages never overlap or skip rows that tie on the sort fields.
     if (!sort.some((s) => s.field === "id")) keys.push({ col: "id", dir: sort[sort.length - 1].dir });
     return this.pageStatement(filter, sql`${sql.raw(FILTER_COLUMN[kind])} = ${v}`, keys, limit, offset);
+  }
+
+  /**
+   * The data version, the rows of `ids`, and (only when the version is not `at`) the change log after
+   * `since` as JSON, in one statement and so one snapshot. Bigints are cast so they arrive as numbers.
+   */
+  private async rowsAt(ids: number[], at: number, since: number): Promise<{ version: number; rows: OrderRow[]; log?: LogRow[] }> {
+    const res = await this.db.execute<Record<string, unknown>>(sql`
+      SELECT meta.v AS "version", meta.log, o.id, o.description, o.price::float8 AS price, o.status, o.created_at::float8 AS "createdAt",
+             o.customer_id AS "customerId", c.username AS "customerName", o.performer_id AS "performerId", p.username AS "performerName"
+      FROM (SELECT d.v::float8 AS v, CASE WHEN d.v = ${at} THEN NULL ELSE (
+              SELECT json_agg(json_build_object('seq', l.v, 'order_id', l.order_id, 'old_status', l.old_status, 'old_customer', l.old_customer,
+                'old_performer', l.old_performer, 'old_created', l.old_created, 'old_price', l.old_price, 'new_status', l.new_status,
+                'new_customer', l.new_customer, 'new_performer', l.new_performer, 'new_created', l.new_created, 'new_price', l.new_price)
+                ORDER BY l.v, l.order_id)
+              FROM order_changes l WHERE l.v > ${since}) END AS log
+            FROM data_version d WHERE d.id = 1) AS meta
+      LEFT JOIN (orders o JOIN users c ON c.id = o.customer_id LEFT JOIN users p ON p.id = o.performer_id)
+        ON o.id = ANY(string_to_array(${ids.join(",")}, ',')::int[])`);
+    const all = [...res];
+    const log = all[0].log;
+    return {
+      version: Number(all[0].version),
+      rows: all.filter((r) => r.id !== null).map(toRow),
+      log: log === null ? undefined : ((typeof log === "string" ? JSON.parse(log) : log) as LogRow[] | null) ?? [],
+    };
   }
 
   /**
@@ -157,57 +186,43 @@ export class PgOrderStore implements OrderStore {
     const total = kind === "status" ? sql`(SELECT n FROM order_counts WHERE status = ${v})` : sql`(SELECT count(*) FROM orders WHERE ${sql.raw(FILTER_COLUMN[kind])} = ${v})`;
     const rows = await this.db.execute<Record<string, unknown>>(sql`
       WITH page AS (SELECT ${sql.raw(cols)} FROM orders WHERE ${where} ${sql.raw(inner)} LIMIT ${limit} OFFSET ${offset})
-      SELECT meta.v AS "version", meta.total, o.id, o.description, o.price, o.status, o.created_at AS "createdAt", o.customer_id AS "customerId",
+      SELECT meta.total, o.id, o.description, o.price, o.status, o.created_at AS "createdAt", o.customer_id AS "customerId",
              c.username AS "customerName", o.performer_id AS "performerId", p.username AS "performerName"
-      FROM (SELECT (SELECT v FROM data_version) AS v, ${total} AS total) AS meta
+      FROM (SELECT ${total} AS total) AS meta
       LEFT JOIN (page JOIN orders o ON o.id = page.id JOIN users c ON c.id = o.customer_id LEFT JOIN users p ON p.id = o.performer_id) ON true
       ${sql.raw(outer)}`);
     const all = [...rows];
-    return {
-      version: Number(all[0].version),
-      total: Number(all[0].total ?? 0),
-      rows: all.filter((r) => r.id !== null).map(toRow),
-    };
+    return { total: Number(all[0].total ?? 0), rows: all.filter((r) => r.id !== null).map(toRow) };
   }
 
   /**
-   * Anchor to anchor in one statement: a recursive query whose every step is a seek plus an OFFSET of
-   * STEP - 1 on the list's index, so the build steps over the index once and sorts nothing; the same
-   * statement reads the data version the anchors are exact for. Concurrent callers share one build.
+   * A list's order in one statement, with the data version it is exact for, kept for the next pages.
+   * Concurrent callers share one build.
    */
-  private buildAnchors(plan: Seekable): Promise<Built> {
+  private build(plan: Plan): Promise<ReturnType<Positions["put"]>> {
     let pending = this.building.get(plan.key);
     if (!pending) {
-      pending = this.build(plan).finally(() => this.building.delete(plan.key));
+      pending = this.read(plan)
+        .then((built) => this.positions.put(plan, built))
+        .finally(() => this.building.delete(plan.key));
       this.building.set(plan.key, pending);
     }
     return pending;
   }
 
-  private async build(plan: Seekable): Promise<Built> {
-    const col = SEEK_COLUMN[plan.field];
-    const c = sql.raw(col);
-    const f = sql.raw(FILTER_COLUMN[plan.kind]);
-    const ob = sql.raw(orderBy(col, plan.dir));
-    const cmp = sql.raw(plan.dir === "asc" ? ">" : "<");
-    const past = col === "id" ? sql`id ${cmp} a.id` : sql`(${c}, id) ${cmp} (a.k, a.id)`;
-    const rows = await this.db.execute<{ v: string | number; k: string | number | null; id: string | number | null }>(sql`
-      WITH RECURSIVE a(n, k, id) AS (
-        (SELECT 1, ${c}, id FROM orders WHERE ${f} = ${plan.value} ${ob} OFFSET ${STEP - 1} LIMIT 1)
-        UNION ALL
-        SELECT a.n + 1, nx.k, nx.id FROM a CROSS JOIN LATERAL
-          (SELECT ${c} AS k, id FROM orders WHERE ${f} = ${plan.value} AND ${past} ${ob} OFFSET ${STEP - 1} LIMIT 1) AS nx
-      )
-      SELECT d.v, a.k, a.id FROM data_version d LEFT JOIN a ON true ORDER BY a.n`);
-    const all = [...rows];
-    const built: Built = {
-      version: Number(all[0].v),
-      anchors: all.filter((r) => r.id !== null).map((r): Anchor => [Number(r.k), Number(r.id)]),
-    };
-    this.anchors.put(plan, built);
-    return built;
+  private async read(plan: Plan): Promise<Built> {
+    const col = SORT_COLUMN[plan.field];
+    const by = col === "id" ? "id" : `${col}, id`;
+    const rows: [number, number, number][] = await this.db.$client
+      .unsafe(`SELECT (SELECT v FROM data_version WHERE id = 1)::float8 AS v, ${col}::float8 AS k, id FROM orders WHERE ${FILTER_COLUMN[plan.kind]} = $1 ORDER BY ${by}`, [plan.value])
+      .values();
+    const at = rows.length ? rows[0][0] : Number((await this.db.execute<{ v: string }>(sql`SELECT v FROM data_version WHERE id = 1`))[0].v);
+    return { at, keys: rows.map((r) => r[1]), ids: rows.map((r) => r[2]) };
   }
 }
+
+/** SQL column of each sort field (fixed names, never input). */
+const SEEK_COLUMN = { ...SORT_COLUMN, description: "description" } as const;
 
 interface SortColumn {
   col: string;
@@ -226,10 +241,4 @@ function toRow(r: Record<string, unknown>): OrderRow {
     performerId: r.performerId === null ? null : Number(r.performerId),
     performerName: r.performerName === null ? null : String(r.performerName),
   };
-}
-
-/** `(col, id) > (k, id)` (or `<` descending) against an anchor's values: an index range. */
-function pastAnchor(col: string, dir: "asc" | "desc", [k, id]: Anchor): SQL {
-  const cmp = sql.raw(dir === "asc" ? ">" : "<");
-  return col === "id" ? sql`id ${cmp} ${id}` : sql`(${sql.raw(col)}, id) ${cmp} (${k}, ${id})`;
 }

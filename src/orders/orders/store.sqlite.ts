@@ -1,11 +1,10 @@
-import type { Statement } from "bun:sqlite";
 import { and, asc, desc, eq, gte, inArray, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { OrdersDb } from "../db/sqlite";
 import type { DataVersion } from "../db/version.sqlite";
 import { ledger, orderCounts, orders, users } from "../db/schema.sqlite";
-import { type Anchor, AnchorCache, FILTER_COLUMN, orderBy, SEEK_COLUMN, type Seekable, STEP, seekable, startOf } from "./anchors";
 import { COMPLETED, IN_PROGRESS, type OrderRow, READY, type SortKey, WAITING } from "./model";
+import { type Built, changeOf, DEEP, FILTER_COLUMN, inOrder, type LogRow, type Plan, planOf, Positions, SORT_COLUMN } from "./positions";
 import { type OrderFilter, type OrderStore, type Settlement, filterOf } from "./store";
 
 const performer = alias(users, "performer");
@@ -30,12 +29,14 @@ const sortColumn = {
 export class SqliteOrderStore implements OrderStore {
   private readonly byId;
   private readonly lists = new Map<string, { all(p: { v: number; limit: number; offset: number }): OrderRow[] }>();
-  private readonly seeks = new Map<string, Statement<{ id: number }>>();
   private readonly pageRows;
   private readonly countStatus;
   private readonly countCustomer;
   private readonly countPerformer;
-  private readonly anchors = new AnchorCache();
+  private readonly positions = new Positions();
+  private readonly log;
+  private readonly logStart;
+  private readonly logHead;
 
   constructor(
     readonly db: OrdersDb,
@@ -45,7 +46,10 @@ export class SqliteOrderStore implements OrderStore {
     this.countStatus = db.select({ n: orderCounts.n }).from(orderCounts).where(eq(orderCounts.status, sql.placeholder("v"))).prepare();
     this.countCustomer = db.select({ n: sql<number>`count(*)` }).from(orders).where(eq(orders.customerId, sql.placeholder("v"))).prepare();
     this.countPerformer = db.select({ n: sql<number>`count(*)` }).from(orders).where(eq(orders.performerId, sql.placeholder("v"))).prepare();
-    // The rows of a page whose ids a seek found (a JSON array).
+    this.log = db.$client.prepare<LogRow, [number]>(`SELECT * FROM order_changes WHERE seq > ?1 ORDER BY seq`);
+    this.logStart = db.$client.prepare<{ seq: number }, []>("SELECT seq FROM order_changes ORDER BY seq LIMIT 1");
+    this.logHead = db.$client.prepare<{ seq: number }, []>("SELECT seq FROM order_changes ORDER BY seq DESC LIMIT 1");
+    // The rows of a page whose ids a kept list holds (a JSON array).
     this.pageRows = this.select()
       .where(sql`${orders.id} IN (SELECT value FROM json_each(${sql.placeholder("ids")}))`)
       .prepare();
@@ -154,54 +158,49 @@ export class SqliteOrderStore implements OrderStore {
   }
 
   async page(filter: OrderFilter, sort: SortKey[], limit: number, offset: number): Promise<{ rows: OrderRow[]; total: number }> {
-    // One read snapshot, so a page and its total agree even while another process writes.
+    // One read snapshot, so a page, its total and the kept list order agree even while another process writes.
     return this.db.transaction(
       () => {
+        const plan = planOf(filter, sort);
+        if (plan) {
+          this.catchUp();
+          const list = this.positions.get(plan) ?? (offset >= DEEP ? this.positions.put(plan, this.build(plan)) : undefined);
+          if (list) {
+            const ids = list.page(plan.dir, limit, offset);
+            const rows = ids.length ? inOrder(ids, this.pageRows.all({ ids: JSON.stringify(ids) })) : [];
+            if (rows) return { rows, total: list.n };
+            // A kept list that names a row the snapshot lacks would be a bug: forget it, answer from SQL.
+            this.positions.forget();
+          }
+        }
         const total = this.count(filter);
         if (offset >= total) return { rows: [], total };
-        const plan = offset >= STEP ? seekable(filter, sort) : undefined;
-        const anchors = plan && this.anchors.get(plan, this.dataVersion(), () => this.buildAnchors(plan));
-        const rows = plan && anchors ? this.seek(plan, anchors, limit, offset) : this.list(filter, sort, limit, offset);
-        return { rows, total };
+        return { rows: this.list(filter, sort, limit, offset), total };
       },
       { behavior: "deferred" },
     );
   }
 
-  private seek(plan: Seekable, anchors: Anchor[], limit: number, offset: number): OrderRow[] {
-    const { after, skip } = startOf(anchors, offset);
-    const col = SEEK_COLUMN[plan.field];
-    const where = `${FILTER_COLUMN[plan.kind]} = ?1${after ? keysetAfter(col, plan.dir) : ""}`;
-    const key = `${plan.kind}|${plan.field}|${plan.dir}|${after ? 1 : 0}`;
-    let q = this.seeks.get(key);
-    if (!q) {
-      q = this.db.$client.prepare(`SELECT id FROM orders WHERE ${where} ${orderBy(col, plan.dir)} LIMIT ?4 OFFSET ?5`);
-      this.seeks.set(key, q);
-    }
-    const ids = (after ? q.all(plan.value, after[0], after[1], limit, skip) : q.all(plan.value, null, null, limit, skip)).map((r) => r.id);
-    return inOrder(ids, this.pageRows.all({ ids: JSON.stringify(ids) }));
+  /** Brings the kept lists up to this snapshot from the change log (a primary-key range read, empty when nothing changed). */
+  private catchUp(): void {
+    if (this.positions.empty) return;
+    const since = this.positions.oldest();
+    const changes = this.log.all(since).map(changeOf);
+    if (changes.length === 0) return;
+    // The log's oldest row is past `since` + 1: the trim removed changes a list has not seen.
+    const complete = (this.logStart.get()?.seq ?? 0) <= since + 1;
+    this.positions.apply(since, changes[changes.length - 1].seq, changes, complete);
   }
 
-  /**
-   * Hops from anchor to anchor: each hop is a seek plus an OFFSET of STEP - 1 on the index, so the whole
-   * build steps over the list's index entries once (a few ms for 100,000), without sorting anything.
-   */
-  private buildAnchors(plan: Seekable): Anchor[] {
-    const col = SEEK_COLUMN[plan.field];
-    const where = FILTER_COLUMN[plan.kind] + " = ?1";
-    const first = this.db.$client.prepare<{ k: number; id: number }, [number, number]>(
-      `SELECT ${col} AS k, id FROM orders WHERE ${where} ${orderBy(col, plan.dir)} LIMIT 1 OFFSET ?2`,
-    );
-    const next = this.db.$client.prepare<{ k: number; id: number }, [number, number, number, number]>(
-      `SELECT ${col} AS k, id FROM orders WHERE ${where}${keysetAfter(col, plan.dir)} ${orderBy(col, plan.dir)} LIMIT 1 OFFSET ?4`,
-    );
-    const anchors: Anchor[] = [];
-    let row = first.get(plan.value, STEP - 1);
-    while (row) {
-      anchors.push([row.k, row.id]);
-      row = next.get(plan.value, row.k, row.id, STEP - 1);
-    }
-    return anchors;
+  /** A list's order, read from its index in this snapshot, and the log position it is exact at. */
+  private build(plan: Plan): Built {
+    const col = SORT_COLUMN[plan.field];
+    const by = col === "id" ? "id" : `${col}, id`;
+    const rows = this.db.$client
+      .prepare<[number, number], [number]>(`SELECT ${col}, id FROM orders WHERE ${FILTER_COLUMN[plan.kind]} = ?1 ORDER BY ${by}`)
+      .values(plan.value);
+    const at = this.logHead.get()?.seq ?? 0;
+    return { at, keys: rows.map((r) => r[0] as number), ids: rows.map((r) => r[1] as number) };
   }
 
   /** OFFSET paging over a deferred join, for the sorts no index covers (and shallow pages). */
@@ -238,14 +237,3 @@ export class SqliteOrderStore implements OrderStore {
   }
 }
 
-/** `rows` (a page's, in any order) in the order of `ids`. */
-export function inOrder(ids: number[], rows: OrderRow[]): OrderRow[] {
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return ids.flatMap((id) => byId.get(id) ?? []);
-}
-
-/** ` AND (col, id) > (?2, ?3)` (or `<` descending): rows strictly past the anchor, an index range. */
-export function keysetAfter(col: string, dir: "asc" | "desc", k = "?2", id = "?3"): string {
-  const cmp = dir === "asc" ? ">" : "<";
-  return col === "id" ? ` AND id ${cmp} ${id}` : ` AND (${col}, id) ${cmp} (${k}, ${id})`;
-}
