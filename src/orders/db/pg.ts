@@ -1,7 +1,10 @@
 // The PostgreSQL backend: a Bun SQL pool under drizzle, migrations applied at start under an advisory
 // lock (instances starting together migrate once), and a data version every instance's caches share.
 import { SQL } from "bun";
+import type { ExtractTablesWithRelations } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
+import type { BunSQLQueryResultHKT } from "drizzle-orm/bun-sql/session";
+import type { PgDatabase, PgTransaction } from "drizzle-orm/pg-core";
 import { orderPgMigrations } from "../../../db/orders/pg";
 import type { Migration } from "../../kernel/db";
 import { FatalError } from "../../kernel/errors";
@@ -11,7 +14,18 @@ import { PgUserStore } from "../users/store.pg";
 import * as schema from "./schema.pg";
 import type { OrderStorage } from "./storage";
 
-export type PgOrdersDb = ReturnType<typeof drizzle<typeof schema>>;
+/** The pool's drizzle handle, or a transaction on it (see `inTransaction`): stores run over either. */
+export type PgOrdersDb = PgDatabase<BunSQLQueryResultHKT, typeof schema> & { $client: SQL };
+
+/**
+ * A drizzle transaction as a PgOrdersDb: its `$client` is the Bun SQL transaction it runs on (drizzle
+ * keeps that on the transaction's session), so the stores' raw queries join the transaction too.
+ */
+function inTransaction(tx: PgTransaction<BunSQLQueryResultHKT, typeof schema, ExtractTablesWithRelations<typeof schema>>): PgOrdersDb {
+  const client = (tx as unknown as { session: { client?: SQL } }).session.client;
+  if (!client) throw new Error("drizzle's transaction has no session client: check drizzle-orm's bun-sql session");
+  return Object.assign(tx, { $client: client });
+}
 
 /** Any fixed 64-bit number: the advisory lock migrations run under, on every instance. */
 const MIGRATION_LOCK = 7_242_015_001;
@@ -103,6 +117,13 @@ export async function openPgStorage(url: string, opts: PgOptions = {}): Promise<
     orders: new PgOrderStore(db, version),
     tokens: new PgTokenStore(db, version),
     throttle: new PgThrottleStore(db),
+    // Stores over a drizzle transaction: their own `transaction` calls become savepoints. Two instances
+    // seeding together serialize on the users' unique index: the second waits for the first to finish.
+    atomically: (fn) =>
+      db.transaction((drizzleTx) => {
+        const tx = inTransaction(drizzleTx);
+        return fn({ users: new PgUserStore(tx), orders: new PgOrderStore(tx, version) });
+      }),
     async ping() {
       await client`SELECT 1`;
     },

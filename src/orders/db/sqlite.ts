@@ -19,13 +19,16 @@ export function openOrdersDb(path: string): OrdersDb {
 /** The SQLite backend: one connection, stores over it, a data version that sees other processes' commits. */
 export function sqliteStorage(db: OrdersDb): OrderStorage & { db: OrdersDb } {
   const version = new DataVersion(db.$client);
+  const users = new SqliteUserStore(db, version);
+  const orders = new SqliteOrderStore(db, version);
   return {
     backend: "sqlite",
     db,
-    users: new SqliteUserStore(db, version),
-    orders: new SqliteOrderStore(db, version),
+    users,
+    orders,
     tokens: new SqliteTokenStore(db, version),
     throttle: new SqliteThrottleStore(db),
+    atomically: (fn) => atomically(db.$client, () => fn({ users, orders })).finally(() => version.bump()),
     async ping() {
       db.$client.query("SELECT 1").get();
     },
@@ -38,4 +41,31 @@ export function sqliteStorage(db: OrdersDb): OrderStorage & { db: OrdersDb } {
       db.$client.close();
     },
   };
+}
+
+/**
+ * One transaction around an async `fn` on the single connection; the stores' own `db.transaction` calls
+ * inside become savepoints (bun:sqlite nests when a transaction is open). Every statement on the
+ * connection meanwhile joins this transaction, so nothing else may run one: `fn` must not yield to the
+ * event loop (the SQLite stores are synchronous, so awaiting them only chains microtasks, and no timer,
+ * socket or request callback can run before the commit). An immediate that fires before the end proves
+ * `fn` yielded: the transaction is rolled back then rather than committing whatever joined it.
+ */
+async function atomically<T>(sqlite: Database, fn: () => Promise<T>): Promise<T> {
+  sqlite.exec("BEGIN IMMEDIATE");
+  let yielded = false;
+  const watch = setImmediate(() => {
+    yielded = true;
+  });
+  try {
+    const result = await fn();
+    if (yielded) throw new Error("atomically: fn yielded to the event loop inside a SQLite transaction");
+    sqlite.exec("COMMIT");
+    return result;
+  } catch (err) {
+    if (sqlite.inTransaction) sqlite.exec("ROLLBACK");
+    throw err;
+  } finally {
+    clearImmediate(watch);
+  }
 }

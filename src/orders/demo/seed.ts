@@ -1,7 +1,7 @@
 // Demo data for `--profile demo`: seeded only into an empty database, through the same
 // services the API uses, so COMPLETED orders really moved money and the ledger explains every balance.
 import type { Clock } from "../../kernel/clock";
-import type { OrderStorage } from "../db/storage";
+import type { AtomicStores, OrderStorage } from "../db/storage";
 import { OrderService } from "../orders/service";
 import type { Caller, UserType } from "../users/model";
 import { STARTING_MONEY, usernameKey } from "../users/service";
@@ -34,13 +34,21 @@ const PLAN: [number, "WAITING" | "IN_PROGRESS" | "READY" | "COMPLETED"][] = [
 ];
 
 /**
- * Seeds the demo data if the database has no users. Returns whether it did. Instances starting together
- * on one database seed once: only the one whose insert of the first demo user succeeds goes on.
+ * Seeds the demo data if the database has no users. Returns whether it did. All of it is one transaction:
+ * a process killed mid-seed leaves an empty database, which the next start seeds again. Instances
+ * starting together seed once: the one whose insert of the first demo user succeeds goes on; the others
+ * wait on that user's unique key until it commits, then find it taken and return false.
  */
 export async function seedDemo(storage: OrderStorage, clock: Clock, cost: { memoryCost: number; timeCost: number }): Promise<boolean> {
   if ((await storage.users.count()) > 0) return false;
+  // Hashed before the transaction: it holds the write lock (SQLite) and must not yield to the event loop.
   const hashes = await Promise.all(DEMO_USERS.map(() => Bun.password.hash(DEMO_PASSWORD, { algorithm: "argon2id", ...cost })));
+  return storage.atomically((stores) => seedInto(stores, clock, hashes));
+}
 
+async function seedInto(storage: AtomicStores, clock: Clock, hashes: string[]): Promise<boolean> {
+  // Another instance may have seeded while this one hashed.
+  if ((await storage.users.count()) > 0) return false;
   const start = clock.now().getTime() - 14 * 24 * 3600_000;
   let t = start;
   const seedClock: Clock = { now: () => new Date(t) };
