@@ -2,9 +2,10 @@
 // no partial transfer, the money invariants hold, and every token issued before the crash still works.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { orderMigrations } from "../../db/orders";
 import { DEMO_CLIENT, invariantProblems, sqliteQuery, type Remote, remote } from "../orders/remote";
 import { ensureBuilt, freePort, type Proc, start, waitForHttp } from "./support";
 
@@ -22,9 +23,9 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function boot(db: string): Promise<{ p: Proc; api: Remote }> {
+async function boot(db: string, args: string[] = []): Promise<{ p: Proc; api: Remote }> {
   const port = freePort();
-  const p = start([bin, "--port", String(port), "--host", "127.0.0.1", "--db", db], { env });
+  const p = start([bin, "--port", String(port), "--host", "127.0.0.1", "--db", db, ...args], { env });
   procs.push(p);
   await waitForHttp(`http://127.0.0.1:${port}/health`);
   return { p, api: remote(`http://127.0.0.1:${port}`) };
@@ -105,4 +106,86 @@ describe("crash recovery", () => {
     expect(await invariantProblems(sqliteQuery(final))).toEqual([]);
     final.close();
   }, 60_000);
+});
+
+/** Users, orders and ledger rows in the SQLite file `path` (zeros when it has no tables yet). */
+function demoCounts(path: string): { users: number; orders: number; ledger: number } {
+  if (!existsSync(path)) return { users: 0, orders: 0, ledger: 0 };
+  const conn = new Database(path);
+  try {
+    return conn.query("SELECT (SELECT COUNT(*) FROM users) AS users, (SELECT COUNT(*) FROM orders) AS orders, (SELECT COUNT(*) FROM ledger) AS ledger").get() as { users: number; orders: number; ledger: number };
+  } catch {
+    return { users: 0, orders: 0, ledger: 0 };
+  } finally {
+    conn.close();
+  }
+}
+
+/**
+ * Spins until a server starting on `path` is inside the demo seed's transaction: it holds the write lock
+ * (our BEGIN IMMEDIATE is refused) after every migration ran, with no user committed yet. Nothing else
+ * writes between the migrations and listening. False when the server got past seeding first.
+ */
+function untilSeeding(path: string, p: Proc, timeoutMs = 20_000): boolean {
+  const until = Date.now() + timeoutMs;
+  let conn: Database | undefined;
+  try {
+    while (Date.now() < until && p.proc.exitCode === null) {
+      if (!conn) {
+        if (!existsSync(`${path}-wal`)) continue;
+        conn = new Database(path, { readwrite: true, create: false });
+        conn.exec("PRAGMA busy_timeout = 0");
+      }
+      try {
+        conn.exec("BEGIN IMMEDIATE");
+        conn.exec("ROLLBACK");
+        continue;
+      } catch {
+        // Someone holds the write lock: the migrations or the seed.
+      }
+      try {
+        const migrated = (conn.query("SELECT COUNT(*) AS n FROM __migrations").get() as { n: number }).n;
+        const users = (conn.query("SELECT COUNT(*) AS n FROM users").get() as { n: number }).n;
+        if (users > 0) return false;
+        if (migrated === orderMigrations.length) return true;
+      } catch {
+        // Tables not created yet.
+      }
+    }
+    return false;
+  } finally {
+    conn?.close();
+  }
+}
+
+describe("demo seed crash", () => {
+  test("SIGKILL inside the demo seed leaves none of it; every kill leaves none or all; the next start seeds it fully", async () => {
+    const db = join(dir, "demo-seed.db");
+    const full = { users: 6, orders: 50, ledger: 6 + 12 * 4 };
+    let caught = 0;
+    // Kill on entering the seed's transaction, then later into it each round, until a round finds the
+    // seed already committed (or 6 rounds pass). Each kill must leave all of the demo or nothing.
+    for (let round = 0; round < 6; round++) {
+      const port = freePort();
+      const p = start([bin, "--port", String(port), "--host", "127.0.0.1", "--db", db, "--profile", "demo"], { env });
+      procs.push(p);
+      const inSeed = untilSeeding(db, p);
+      if (inSeed && round > 0) Bun.sleepSync(round * 2);
+      p.proc.kill("SIGKILL");
+      await p.proc.exited;
+      const after = demoCounts(db);
+      expect([{ users: 0, orders: 0, ledger: 0 }, full]).toContainEqual(after);
+      if (inSeed && after.users === 0) caught++;
+      if (after.users > 0) break;
+    }
+    expect(caught).toBeGreaterThan(0);
+
+    const { p, api } = await boot(db, ["--profile", "demo"]);
+    expect(demoCounts(db)).toEqual(full);
+    const conn = new Database(db);
+    expect(await invariantProblems(sqliteQuery(conn))).toEqual([]);
+    conn.close();
+    expect((await api.call("GET", "/authenticated", { token: await api.token("anna", "pass") })).body.userType).toBe("Customer");
+    expect(await p.kill("SIGTERM")).toBe(0);
+  }, 120_000);
 });
