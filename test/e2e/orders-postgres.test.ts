@@ -4,6 +4,7 @@
 // other serving and no partial transfer.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
+import { orderPgMigrations } from "../../db/orders/pg";
 import { DEMO_CLIENT, invariantProblems, type Remote, remote, sqlQuery } from "../orders/remote";
 import { randomLoad, type Who } from "../orders/random-load";
 import { freshPostgresDb, sharedPostgres } from "../support/postgres";
@@ -41,7 +42,7 @@ describe("order-server instances on one PostgreSQL", () => {
     const url = await freshPostgresDb();
     const three = await Promise.all([0, 1, 2].map(() => instance(url, ["--profile", "demo"])));
     const db = direct(url);
-    expect((await db`SELECT name FROM __migrations`).map((r: { name: string }) => r.name)).toEqual(["0000_init"]);
+    expect((await db`SELECT name FROM __migrations`).map((r: { name: string }) => r.name)).toEqual(orderPgMigrations.map((m) => m.name));
     expect(Number((await db`SELECT COUNT(*) AS n FROM users`)[0].n)).toBe(6);
     for (const { p, api } of three) {
       expect(p.output()).toContain("PostgreSQL postgres://postgres@127.0.0.1:");
