@@ -2,8 +2,9 @@
 // measured by wrk in one run on one machine.
 //   bun test/bench/orders.ts [--seconds 8] [--connections 64] [--orders 100000]
 // For each backend, over ORDERS WAITING orders: authenticated GET /orders?size=20 repeated (reply
-// cache), random deep pages (cache misses: the keyset seek), and random pages while 50 orders a second
-// are created through the API (each creation moves the data version: reply caches miss, kept lists catch up from the change log).
+// cache), random deep pages (cache misses: the kept list order), and random pages while 50 orders a
+// second are created through the API (each creation moves the data version: reply caches miss, kept
+// lists catch up from the change log).
 // Then, on SQLite, token issuance/s and take+pass+accept cycles/s. Ratios are against the raw constant.
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
@@ -148,11 +149,12 @@ async function measure(db: string) {
   // Mixed: the same random pages while this process creates 50 orders a second through the API.
   const writer = await api.token("bench-writer");
   let created = 0;
-  let failed = 0;
+  const failures = new Map<string, number>();
+  const fail = (why: string) => failures.set(why, (failures.get(why) ?? 0) + 1);
   const tick = setInterval(() => {
     api.call("POST", "/orders", { token: writer, json: { description: "mixed-load order", price: 0.01 } }).then(
-      (x) => (x.status === 201 ? created++ : failed++),
-      () => failed++,
+      (x) => (x.status === 201 ? created++ : fail(`HTTP ${x.status}`)),
+      (err: Error) => fail(err.message.slice(0, 60)),
     );
   }, 20);
   const m0 = performance.now();
@@ -161,6 +163,7 @@ async function measure(db: string) {
   const perSec = created / ((performance.now() - m0) / 1000);
   const rss = rssMb(server.proc.pid);
   await server.kill("SIGTERM");
+  const failed = [...failures].map(([why, n]) => `${n} × ${why}`).join(", ") || "none";
   return { port, repeated, random, mixed, perSec, failed, rss };
 }
 
@@ -175,7 +178,7 @@ console.log(line("raw Bun.serve constant (reference)", ref));
 for (const [name, f] of [["SQLite", sqlite], ["PostgreSQL", postgres]] as const) {
   console.log(line(`${name}: GET /orders?size=20 repeated`, f.repeated));
   console.log(line(`${name}: random pages 0-${Math.floor(ORDERS / 20) - 1} of ${fmt(ORDERS)}`, f.random));
-  console.log(line(`${name}: random pages + creations`, f.mixed, `  (${f.perSec.toFixed(0)} creations/s, ${f.failed} failed; RSS ${f.rss} MB)`));
+  console.log(line(`${name}: random pages + creations`, f.mixed, `  (${f.perSec.toFixed(0)} creations/s, failed: ${f.failed}; RSS ${f.rss} MB)`));
 }
 
 // 3. On SQLite: token issuance and lifecycle cycles.

@@ -41,13 +41,27 @@ function intParam(params: URLSearchParams, name: string, dflt: number, min: numb
  */
 export function linkHeader(url: URL, req: PageRequest, total: number): string {
   const last = Math.max(0, Math.ceil(total / req.size) - 1);
-  const base = new URL(url.href);
-  base.searchParams.delete("access_token");
+  // The query's pairs, encoded once, with a slot where page and size go (their first place, else the
+  // end, as URLSearchParams.set would put them): five links cost one pass, not five URL parses.
+  const pairs: string[] = [];
+  let pageAt = -1;
+  let sizeAt = -1;
+  for (const [k, v] of url.searchParams) {
+    if (k === "access_token") continue;
+    if (k === "page" || k === "size") {
+      if (k === "page" && pageAt < 0) pageAt = pairs.push("") - 1;
+      if (k === "size" && sizeAt < 0) sizeAt = pairs.push("") - 1;
+      continue;
+    }
+    pairs.push(new URLSearchParams([[k, v]]).toString());
+  }
+  if (pageAt < 0) pageAt = pairs.push("") - 1;
+  if (sizeAt < 0) sizeAt = pairs.push("") - 1;
+  pairs[sizeAt] = `size=${req.size}`;
+  const base = `${url.origin}${url.pathname}?`;
   const at = (page: number, rel: string) => {
-    const u = new URL(base.href);
-    u.searchParams.set("page", String(page));
-    u.searchParams.set("size", String(req.size));
-    return `<${u.href}>; rel="${rel}"`;
+    pairs[pageAt] = `page=${page}`;
+    return `<${base}${pairs.join("&")}>; rel="${rel}"`;
   };
   const links = [at(0, "first")];
   if (req.page > 0) links.push(at(Math.min(req.page - 1, last), "prev"));

@@ -27,6 +27,9 @@ const PATCH_LIMIT = 2_000;
 /** Entries (rows of all kept lists) held in memory at most: 16 bytes each, so 32 MB. */
 export const BUDGET = 2_000_000;
 
+/** Order rows kept for deep pages at most (about 250 bytes each: 25 MB); the first kept go first. */
+const ROWS = 100_000;
+
 /** The columns a list's filter and sort read, as the change log records them. */
 export interface OrderKeys {
   status: number;
@@ -161,9 +164,17 @@ export interface Built {
   ids: ArrayLike<number>;
 }
 
-/** The kept lists of one process, bounded by BUDGET entries (the least recently used go first). */
-export class Positions {
+/**
+ * The kept lists of one process, bounded by BUDGET entries (the least recently used go first), and the
+ * rows their pages showed: a row is exact until the log names its order (every column a row shows is
+ * logged when it changes, or never changes: descriptions, creation times, usernames), so a deep page of
+ * rows already seen costs no SQL.
+ */
+export class Positions<R extends { id: number }> {
   private readonly lists = new Map<string, SortedList>();
+  private readonly rows = new Map<number, R>();
+  /** The log position the kept rows are exact at. */
+  private rowsAt = -1;
   /** Kept lists by filter (`kind|value`), so a change finds the lists it touches without a scan. */
   private readonly byFilter = new Map<string, SortedList[]>();
   private entries = 0;
@@ -176,16 +187,44 @@ export class Positions {
     return list;
   }
 
-  /** Whether any list is kept (else there is no log to read). */
+  /** Whether nothing is kept (then there is no log to read). */
   get empty(): boolean {
-    return this.lists.size === 0;
+    return this.lists.size === 0 && this.rows.size === 0;
   }
 
-  /** The oldest log position a kept list is exact at: changes after it are the ones to read. */
+  /** The oldest log position a kept list or the kept rows are exact at: changes after it are the ones to read. */
   oldest(): number {
-    let at = Infinity;
+    let at = this.rows.size ? this.rowsAt : Infinity;
     for (const l of this.lists.values()) at = Math.min(at, l.at);
     return at;
+  }
+
+  /** The kept rows of `ids` if they are exact at `at` and all kept, else undefined. */
+  rowsOf(ids: number[], at: number): R[] | undefined {
+    if (at !== this.rowsAt) return undefined;
+    const out: R[] = [];
+    for (const id of ids) {
+      const r = this.rows.get(id);
+      if (!r) return undefined;
+      out.push(r);
+    }
+    return out;
+  }
+
+  /** Keeps rows read at log position `at` (if the kept rows are at another one, they are dropped first). */
+  remember(rows: R[], at: number): void {
+    if (at !== this.rowsAt) {
+      this.rows.clear();
+      this.rowsAt = at;
+    }
+    for (const r of rows) this.rows.set(r.id, r);
+    if (this.rows.size > ROWS) {
+      let over = this.rows.size - ROWS;
+      for (const id of this.rows.keys()) {
+        if (over-- <= 0) break;
+        this.rows.delete(id);
+      }
+    }
   }
 
   /** Keeps a freshly built list (unless it alone is over the budget), evicting the least recently used. */
@@ -212,6 +251,12 @@ export class Positions {
    * a long log drops the lists that needed it; they are rebuilt on demand.
    */
   apply(since: number, head: number, changes: Change[], complete: boolean): void {
+    if (!complete || changes.length > PATCH_LIMIT || (this.rows.size && this.rowsAt < since)) {
+      this.rows.clear();
+    } else {
+      for (const c of changes) if (c.seq > this.rowsAt) this.rows.delete(c.id);
+    }
+    this.rowsAt = Math.max(this.rowsAt, head);
     if (!complete || changes.length > PATCH_LIMIT) {
       for (const l of [...this.lists.values()]) if (l.at < head) this.drop(l.plan.key);
       return;
@@ -235,9 +280,10 @@ export class Positions {
     for (const l of this.lists.values()) if (l.at >= since && l.at < head) l.at = head;
   }
 
-  /** Drops every kept list (they are rebuilt on demand). */
+  /** Drops every kept list and row (they are read again on demand). */
   forget(): void {
     for (const key of [...this.lists.keys()]) this.drop(key);
+    this.rows.clear();
   }
 
   private drop(key: string): void {

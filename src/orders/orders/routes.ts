@@ -38,7 +38,7 @@ function listReplies(orders: OrderService) {
       const url = new URL(request.url);
       const page = parsePage(url.searchParams);
       const p = await orders.page(filter, page);
-      hit = { version, json: JSON.stringify(p.items), total: String(p.total), link: linkHeader(url, page, p.total) };
+      hit = { version, json: p.json, total: String(p.total), link: linkHeader(url, page, p.total) };
       const size = hit.json.length + hit.link.length + key.length;
       if (bytes + size > LIST_CACHE_BYTES) {
         cache.clear();

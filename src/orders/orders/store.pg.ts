@@ -22,7 +22,7 @@ const columns = {
 class ShortOfFunds extends Error {}
 
 export class PgOrderStore implements OrderStore {
-  private readonly positions = new Positions();
+  private readonly positions = new Positions<OrderRow>();
   private readonly building = new Map<string, ReturnType<PgOrderStore["build"]>>();
 
   constructor(
@@ -132,10 +132,18 @@ export class PgOrderStore implements OrderStore {
       const since = this.positions.oldest();
       const ids = list.page(plan.dir, limit, offset);
       const total = list.n;
+      // Nothing changed since this turn's reading of the version and every row is kept: no SQL at all.
+      if ((await this.version.current()) === at) {
+        const kept = this.positions.rowsOf(ids, at);
+        if (kept) return { rows: kept, total };
+      }
       const r = await this.rowsAt(ids, at, since);
       if (r.version === at) {
         const rows = inOrder(ids, r.rows);
-        if (rows) return { rows, total };
+        if (rows) {
+          this.positions.remember(r.rows, at);
+          return { rows, total };
+        }
         this.positions.forget();
         break;
       }
@@ -199,7 +207,7 @@ export class PgOrderStore implements OrderStore {
    * A list's order in one statement, with the data version it is exact for, kept for the next pages.
    * Concurrent callers share one build.
    */
-  private build(plan: Plan): Promise<ReturnType<Positions["put"]>> {
+  private build(plan: Plan): Promise<ReturnType<Positions<OrderRow>["put"]>> {
     let pending = this.building.get(plan.key);
     if (!pending) {
       pending = this.read(plan)
