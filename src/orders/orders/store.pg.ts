@@ -23,6 +23,7 @@ class ShortOfFunds extends Error {}
 
 export class PgOrderStore implements OrderStore {
   private readonly positions = new Positions<OrderRow>();
+  private catching: Promise<void> | undefined;
   private readonly building = new Map<string, ReturnType<PgOrderStore["build"]>>();
 
   constructor(
@@ -128,15 +129,19 @@ export class PgOrderStore implements OrderStore {
     for (let attempt = 0; plan && attempt < 3; attempt++) {
       const list = this.positions.get(plan) ?? (offset >= DEEP ? await this.build(plan) : undefined);
       if (!list) break;
+      // The version as read once this turn (shared with the reply cache): behind it, the lists catch up
+      // first, in one read of the log shared by every request that found them behind.
+      const version = await this.version.current();
+      if (version > list.at) {
+        await this.catchUp();
+        continue;
+      }
       const at = list.at;
-      const since = this.positions.oldest();
       const ids = list.page(plan.dir, limit, offset);
       const total = list.n;
-      // Nothing changed since this turn's reading of the version and every row is kept: no SQL at all.
-      if ((await this.version.current()) === at) {
-        const kept = this.positions.rowsOf(ids, at);
-        if (kept) return { rows: kept, total };
-      }
+      const kept = this.positions.rowsOf(ids, at);
+      if (kept) return { rows: kept, total };
+      const since = this.positions.oldest();
       const r = await this.rowsAt(ids, at, since);
       if (r.version === at) {
         const rows = inOrder(ids, r.rows);
@@ -154,6 +159,20 @@ export class PgOrderStore implements OrderStore {
     // A total order, so pages never overlap or skip rows that tie on the sort fields.
     if (!sort.some((s) => s.field === "id")) keys.push({ col: "id", dir: sort[sort.length - 1].dir });
     return this.pageStatement(filter, sql`${sql.raw(FILTER_COLUMN[kind])} = ${v}`, keys, limit, offset);
+  }
+
+  /** Reads the log since the oldest kept position and applies it; concurrent callers share one read. */
+  private catchUp(): Promise<void> {
+    this.catching ??= (async () => {
+      try {
+        const since = this.positions.oldest();
+        const r = await this.rowsAt([], -1, since);
+        this.positions.apply(since, r.version, (r.log ?? []).map(changeOf), since >= r.version - RETAIN);
+      } finally {
+        this.catching = undefined;
+      }
+    })();
+    return this.catching;
   }
 
   /**
