@@ -31,16 +31,14 @@ export function orderWire(o: OrderRow): OrderWire {
   };
 }
 
-/** Each row's wire JSON, made once per row object: the store hands out the same object while the row is unchanged. */
-const wireJson = new WeakMap<OrderRow, string>();
+/**
+ * Each row's wire JSON, made once per row object and kept on it (a symbol key: not a field, never
+ * serialized): the store hands out the same object while the row is unchanged (see positions.ts).
+ */
+const WIRE_JSON = Symbol("wire JSON");
 
-function orderJson(o: OrderRow): string {
-  let json = wireJson.get(o);
-  if (json === undefined) {
-    json = JSON.stringify(orderWire(o));
-    wireJson.set(o, json);
-  }
-  return json;
+function orderJson(o: OrderRow & { [WIRE_JSON]?: string }): string {
+  return (o[WIRE_JSON] ??= JSON.stringify(orderWire(o)));
 }
 
 /** A page of a list: its orders as a JSON array, and the list's total. */
