@@ -240,12 +240,15 @@ export class PgOrderStore implements OrderStore {
   private async read(plan: Plan): Promise<Built> {
     const col = SORT_COLUMN[plan.field];
     const by = col === "id" ? "id" : `${col}, id`;
+    // An empty list has no row to carry the version: it takes one read before. An older position is
+    // safe, only slower: catching up replays changes the list already has, and replay is idempotent.
+    const before = await this.version.current();
     const rows: [number, number, number][] = await this.db.$client
       .unsafe(`SELECT (SELECT v FROM data_version WHERE id = 1)::float8 AS v, ${col}::float8 AS k, id FROM orders WHERE ${FILTER_COLUMN[plan.kind]} = $1 ORDER BY ${by}`, [plan.value])
       .values();
-    const at = rows.length ? rows[0][0] : Number((await this.db.execute<{ v: string }>(sql`SELECT v FROM data_version WHERE id = 1`))[0].v);
-    return { at, keys: rows.map((r) => r[1]), ids: rows.map((r) => r[2]) };
+    return { at: rows.length ? rows[0][0] : before, keys: rows.map((r) => r[1]), ids: rows.map((r) => r[2]) };
   }
+
 }
 
 /** SQL column of each sort field (fixed names, never input). */
