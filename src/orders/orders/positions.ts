@@ -1,14 +1,17 @@
 // Deep pages in O(page size), on both backends. A page at offset N of an SQL list costs O(N): the database
 // steps over N index entries (5 ms at page 5,000 of 100,000 orders). Instead, for each list a page was
 // asked of deeply, this process keeps the list's order in memory: the sort key and id of every row,
-// sorted, in two typed arrays. A page is then a slice of ids, and the rows are read by primary key.
+// sorted, in two typed arrays. A page is then a slice of ids, and its rows are read by primary key (or
+// not at all: rows shown are kept, up to a bound, until the log says they changed).
 //
 // The order stays exact under writes from any process or instance: the database logs every change to an
 // order (its filter and sort columns before and after) into `order_changes`, in commit order, in the
 // writing transaction. Before a list is used, the changes it has not seen are read in the same snapshot
 // as the page's rows and applied (a binary search and a shift per change), so a page agrees with its
 // total and with the rows it shows. A list that fell further behind than the log keeps is dropped and
-// built again (one ordered scan of the list's index).
+// built again (one ordered scan of the list's index: ~50 ms per 100,000 rows). Applying a change a list
+// already reflects is harmless (an insert of a present entry, a removal of an absent one, and the log
+// holds each order's whole history in order), so a list may safely be labelled older than it is.
 import type { SortField, SortKey } from "./model";
 import { filterOf, type OrderFilter } from "./store";
 
@@ -211,9 +214,10 @@ export class Positions<R extends { id: number }> {
     return out;
   }
 
-  /** Keeps rows read at log position `at` (if the kept rows are at another one, they are dropped first). */
+  /** Keeps rows read at log position `at` (kept rows at an older one are dropped first; rows older than the kept ones are not kept). */
   remember(rows: R[], at: number): void {
-    if (at !== this.rowsAt) {
+    if (at < this.rowsAt) return;
+    if (at > this.rowsAt) {
       this.rows.clear();
       this.rowsAt = at;
     }
