@@ -127,14 +127,15 @@ export class PgOrderStore implements OrderStore {
   async page(filter: OrderFilter, sort: SortKey[], limit: number, offset: number): Promise<{ rows: OrderRow[]; total: number }> {
     const plan = planOf(filter, sort);
     for (let attempt = 0; plan && attempt < 3; attempt++) {
-      const list = this.positions.get(plan) ?? (offset >= DEEP ? await this.build(plan) : undefined);
+      let list = this.positions.get(plan) ?? (offset >= DEEP ? await this.build(plan) : undefined);
       if (!list) break;
       // The version as read once this turn (shared with the reply cache): behind it, the lists catch up
-      // first, in one read of the log shared by every request that found them behind.
-      const version = await this.version.current();
-      if (version > list.at) {
+      // first, in one read of the log shared by every request that found them behind. After that they
+      // are at least as new as that version, so it is not read again.
+      if (attempt === 0 && (await this.version.current()) > list.at) {
         await this.catchUp();
-        continue;
+        list = this.positions.get(plan);
+        if (!list) continue;
       }
       const at = list.at;
       const ids = list.page(plan.dir, limit, offset);
