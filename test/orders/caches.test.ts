@@ -95,17 +95,20 @@ forEachBackend("read caches never outlive a write by another instance", (backend
   }, 30_000);
 });
 
+/** `n` WAITING orders straight into the database (one statement), three to a creation time, prices repeating. */
+function bulkOrders(operator: OrderStorage, customerId: number, n: number, from: number) {
+  return operator.query(`WITH RECURSIVE s(i) AS (SELECT ${from} UNION ALL SELECT i + 1 FROM s WHERE i < ${from + n - 1})
+    INSERT INTO orders (description, price, status, created_at, customer_id)
+    SELECT 'bulk ' || i, ((i * 7) % 13 + 1) * 100, 0, 1700000000000 + (i / 3) * 1000, ${customerId} FROM s`);
+}
+
 forEachBackend("deep pages kept by one instance follow writes made through another", (backend) => {
   test("orders inserted, created, taken and deleted elsewhere show on server A's deep pages at once, in every kept order", async () => {
     const { operator, call, login } = await twoServers(backend);
     const alice = await login(1, "alice", "Customer");
     const dave = await login(0, "dave", "Performer");
     const bob = await login(1, "bob", "Performer");
-    // `n` WAITING orders straight into the database (one statement), three to a creation time, prices repeating.
-    const bulk = (n: number, from: number) =>
-      operator.query(`WITH RECURSIVE s(i) AS (SELECT ${from} UNION ALL SELECT i + 1 FROM s WHERE i < ${from + n - 1})
-        INSERT INTO orders (description, price, status, created_at, customer_id)
-        SELECT 'bulk ' || i, ((i * 7) % 13 + 1) * 100, 0, 1700000000000 + (i / 3) * 1000, ${alice.id} FROM s`);
+    const bulk = (n: number, from: number) => bulkOrders(operator, alice.id, n, from);
     await bulk(600, 0);
     const sorts: [string, string][] = [
       ["", "created_at DESC, id DESC"],
@@ -144,9 +147,7 @@ forEachBackend("deep pages under random writes through another instance", (backe
     const dave = await login(0, "dave", "Performer");
     const bob = await login(1, "bob", "Performer");
     const aliceA = await login(0, "alice2", "Customer");
-    await operator.query(`WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < 699)
-      INSERT INTO orders (description, price, status, created_at, customer_id)
-      SELECT 'bulk ' || i, ((i * 7) % 13 + 1) * 100, 0, 1700000000000 + (i / 3) * 1000, ${aliceA.id} FROM s`);
+    await bulkOrders(operator, aliceA.id, 700, 0);
     const ids = async (where: string, order: string) =>
       (await operator.query<{ id: number | string }>(`SELECT id FROM orders WHERE ${where} ORDER BY ${order}`)).map((r) => Number(r.id));
     let seed = 7;
