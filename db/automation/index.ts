@@ -12,6 +12,7 @@ import m0200 from "./0200_reviews.sql" with { type: "text" };
 import m0250 from "./0250_templates_email.sql" with { type: "text" };
 import m0300 from "./0300_model_calls.sql" with { type: "text" };
 import m0350 from "./0350_agents.sql" with { type: "text" };
+import m0351 from "./0351_run_requested_ref.sql" with { type: "text" };
 
 export const migrations: Migration[] = [
   { name: "0000_foundation", sql: m0000 },
@@ -23,4 +24,5 @@ export const migrations: Migration[] = [
   { name: "0250_templates_email", sql: m0250 },
   { name: "0300_model_calls", sql: m0300 },
   { name: "0350_agents", sql: m0350 },
+  { name: "0351_run_requested_ref", sql: m0351 },
 ];

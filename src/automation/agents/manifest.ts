@@ -149,10 +149,13 @@ export function agentWorkflowYaml(slug: string, m: Manifest): string {
   });
 }
 
-/** Parses the generated workflow (it must parse: a release that would not run is refused at sync). */
+/**
+ * Parses the generated workflow (it must parse: a release that would not run is refused at sync).
+ * The one producer allowed the internal `agent.*` kinds that hand-written YAML is refused.
+ */
 export function agentWorkflow(slug: string, m: Manifest): { yaml: string; workflow: Workflow; inputSchema: Record<string, unknown> } {
   const yaml = agentWorkflowYaml(slug, m);
-  const r = parseWorkflow(yaml);
+  const r = parseWorkflow(yaml, { internal: true });
   if (!r.ok) throw new Error(`generated agent workflow does not parse: ${r.issues.map((i) => `${i.field}: ${i.message}`).join("; ")}`);
   return { yaml, workflow: r.workflow, inputSchema: inputJsonSchema(r.workflow) };
 }

@@ -3,13 +3,13 @@
 import type { RunRow, StepRow } from "../runs/store";
 import { parseReleaseRef } from "./releases";
 
-export function agentSource(r: Pick<RunRow, "sourceRef" | "output">) {
+export function agentSource(r: Pick<RunRow, "sourceRef" | "requestedRef" | "output">) {
   const { tag, commit } = parseReleaseRef(r.sourceRef);
   const out = r.output ? (JSON.parse(r.output) as { model?: unknown } | null) : null;
   return {
     model: typeof out?.model === "string" ? out.model : null,
-    // The release the run resolved to; what the caller asked for (`latest`, a tag) is not kept.
-    git: { requestedRef: null, resolvedRef: commit, resolvedTag: tag, commitSha: commit },
+    // What the caller asked for (`version`, as given), then the release it resolved to.
+    git: { requestedRef: r.requestedRef, resolvedRef: commit, resolvedTag: tag, commitSha: commit },
   };
 }
 

@@ -54,6 +54,11 @@ export interface StepKind<C> {
   literal?: string[];
   /** Steps with outside effects that evaluation runs skip (output `{skipped: true, reason}`); may depend on the config. */
   sideEffect?: boolean | ((config: C) => boolean);
+  /**
+   * Internal kinds (the agent loop's) are refused in hand-written workflow YAML: only definitions the
+   * server generates itself (an agent release's workflow) may use them, so they stay undocumented.
+   */
+  internal?: boolean;
   run(config: C, ctx: StepContext): Promise<unknown>;
 }
 

@@ -14,7 +14,9 @@ export function workflowRuntime(execute: (opts: ExecuteOptions) => Promise<Execu
     parse(yaml) {
       const hit = cache.get(yaml);
       if (hit) return hit;
-      const r = parseWorkflow(yaml);
+      // A run's definition is a stored version: hand-written YAML was refused internal kinds when pushed,
+      // an agent release's generated workflow is one `agent.loop` step.
+      const r = parseWorkflow(yaml, { internal: true });
       const out: ReturnType<RunsRuntime["parse"]> = r.ok
         ? { ok: true, workflow: r.workflow }
         : { ok: false, message: r.issues.map((i) => `${i.line ? `line ${i.line}: ` : ""}${i.field}: ${i.message}`).join("; ") };

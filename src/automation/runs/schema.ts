@@ -14,6 +14,8 @@ export const runs = sqliteTable(
     versionId: text("version_id"),
     versionLabel: text("version_label"),
     sourceRef: text("source_ref"),
+    /** The version the caller asked for, as given (`v1.2.0`, `latest`); null when none was asked. */
+    requestedRef: text("requested_ref"),
     /** The workflow YAML as it was when the run was created: resumes and `version=original` use it. */
     definition: text("definition").notNull(),
     status: text("status").notNull(),

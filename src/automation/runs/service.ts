@@ -167,6 +167,7 @@ export class RunService {
         versionId: source.versionId,
         versionLabel: source.versionLabel,
         sourceRef: source.sourceRef,
+        requestedRef: source.requestedRef,
         definition: source.yaml,
         status: running ? "running" : "pending",
         triggerType: req.trigger ?? "api",
@@ -285,7 +286,7 @@ export class RunService {
       opts.version === "original"
         ? {
             automationId: src.automationId, type: src.type as "workflow", name: src.automationName, slug: src.automationSlug ?? src.automationId,
-            versionId: src.versionId ?? "", versionLabel: src.versionLabel, sourceRef: src.sourceRef, yaml: src.definition,
+            versionId: src.versionId ?? "", versionLabel: src.versionLabel, sourceRef: src.sourceRef, requestedRef: src.requestedRef, yaml: src.definition,
           }
         : resolveTarget(this.ctx.sqlite, actor.tenantId, src.automationId, { version: opts.version, trigger: "rerun" });
     const rerunId = newRunId();

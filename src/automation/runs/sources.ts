@@ -16,6 +16,8 @@ export interface ResolvedSource {
   versionId: string;
   versionLabel: string | null;
   sourceRef: string | null;
+  /** The version the caller asked for, as given; null when none was (the current version ran). */
+  requestedRef: string | null;
   yaml: string;
 }
 
@@ -79,6 +81,7 @@ export function resolveTarget(
     versionId: v.id,
     versionLabel: v.version,
     sourceRef: v.sourceRef,
+    requestedRef: version ?? null,
     yaml: v.yaml,
   };
 }

@@ -14,9 +14,17 @@ const MAX_DEPTH = 20;
 /** Kinds of the spec that later work adds; named so the error says "not available yet" rather than "unknown". */
 const PLANNED: string[] = [];
 
+export interface ParseOptions {
+  /** Accept internal step kinds: only for YAML the server generated (agent releases, stored versions). */
+  internal?: boolean;
+}
+
 class Collector {
   readonly issues: WorkflowIssue[] = [];
-  constructor(readonly source: Source) {}
+  constructor(
+    readonly source: Source,
+    readonly internal: boolean,
+  ) {}
   add(field: string, message: string, code: string): void {
     const line = this.source.lineOf(field);
     this.issues.push({ field: field || "<root>", message: line ? `${message} (line ${line})` : message, code, ...(line ? { line } : {}) });
@@ -94,8 +102,12 @@ function parseStep(raw: unknown, field: string, out: Collector, names: Map<strin
   if (typeof obj.if === "string") checkTemplates(obj.if, `${field}.if`, out);
   if (typeof obj.type !== "string") return undefined;
   const kind = stepKind(obj.type);
+  if (kind?.internal && !out.internal) {
+    out.add(`${field}.type`, `step type "${obj.type}" is internal to agents; use an agents.<slug> automation instead`, "internal_step_type");
+    return undefined;
+  }
   if (!kind) {
-    const known = [...stepKinds.keys()].join(", ");
+    const known = [...stepKinds.values()].filter((k) => !k.internal).map((k) => k.type).join(", ");
     const message = PLANNED.includes(obj.type)
       ? `step type "${obj.type}" is not available on this server yet`
       : `unknown step type "${obj.type}"; known types: ${known}`;
@@ -165,11 +177,11 @@ function parseInputs(raw: unknown[], out: Collector): WorkflowInput[] {
 }
 
 /** Parses and fully validates workflow YAML. */
-export function parseWorkflow(yamlText: string): ParseResult {
+export function parseWorkflow(yamlText: string, opts: ParseOptions = {}): ParseResult {
   if (yamlText.length > MAX_YAML) return { ok: false, issues: [{ field: "<root>", message: `workflow YAML exceeds ${MAX_YAML} bytes`, code: "too_large" }] };
   const read = readYaml(yamlText);
   if (!read.ok) return read;
-  const out = new Collector(read.source);
+  const out = new Collector(read.source, opts.internal === true);
   const doc = read.source.value;
   if (doc === null || typeof doc !== "object" || Array.isArray(doc)) {
     out.add("", "a workflow must be a YAML mapping with name and steps", "invalid_value");

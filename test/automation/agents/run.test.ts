@@ -129,6 +129,35 @@ describe("agent runs", () => {
     expect(missing.issues[0].code).toBe("not_found");
   });
 
+  test("source.git.requestedRef is the version the caller asked for, as given; null when none was", async () => {
+    const { h, t, run, repo } = await setup();
+    fake.fallback = () => ({ text: "ok" });
+    const old = gitSync(repo.dir, "rev-parse", "v1.0.0^{commit}");
+    const current = gitSync(repo.dir, "rev-parse", "v1.1.0^{commit}");
+    const input = { target: "agents.invoice-agent", input: { question: "?" } };
+    const cases: [string | null, string, string][] = [
+      [null, "v1.1.0", current],
+      ["v1.0.0", "v1.0.0", old],
+      ["1.0.0", "v1.0.0", old],
+      ["latest", "v1.1.0", current],
+    ];
+    const ids: string[] = [];
+    for (const [asked, tag, commit] of cases) {
+      const r = await run(input, asked === null ? "wait_for_completion=30" : `version=${asked}&wait_for_completion=30`);
+      expect(r.execution.status).toBe("completed");
+      expect(r.source.git).toEqual({ requestedRef: asked, resolvedRef: commit, resolvedTag: tag, commitSha: commit });
+      // Kept on the row: the detail read later says the same.
+      const detail = await json(await h.req("GET", `/v1/runs/${r.id}`, { key: t.key }));
+      expect(detail.source.git.requestedRef).toBe(asked);
+      ids.push(r.id);
+    }
+    // A rerun of the original definition keeps what was asked; one resolved anew asks what its caller did.
+    const original = await json(await h.req("POST", `/v1/runs/${ids[1]}/rerun?version=original&wait_for_completion=30`, { key: t.key }));
+    expect(original.source.git).toMatchObject({ requestedRef: "v1.0.0", resolvedTag: "v1.0.0" });
+    const fresh = await json(await h.req("POST", `/v1/runs/${ids[1]}/rerun?wait_for_completion=30`, { key: t.key }));
+    expect(fresh.source.git).toMatchObject({ requestedRef: null, resolvedTag: "v1.1.0" });
+  });
+
   test("inputs are validated like a workflow's: a missing question → 400", async () => {
     const { h, t } = await setup();
     const r = await h.req("POST", "/v1/runs", { key: t.key, body: { target: "agents.invoice-agent", input: {} } });

@@ -43,6 +43,7 @@ const toolSchema = v.strictObject({
 export const agentModel = defineKind({
   type: "agent.model",
   configAt: "with",
+  internal: true,
   schema: modelSchema,
   literal: ["model", "system", "messages", "tools"],
   async run(config, ctx): Promise<TurnOutput> {
@@ -65,6 +66,7 @@ export const agentModel = defineKind({
 export const agentTool = defineKind({
   type: "agent.tool",
   configAt: "with",
+  internal: true,
   schema: toolSchema,
   literal: ["workflow", "name", "arguments"],
   async run(config, ctx) {
@@ -99,6 +101,7 @@ async function toolList(ctx: StepContext, targets: string[]): Promise<{ tools: M
 export const agentLoop = defineKind({
   type: "agent.loop",
   configAt: "with",
+  internal: true,
   schema: loopSchema,
   literal: ["model", "instructions", "tools"],
   async run(config, ctx) {
