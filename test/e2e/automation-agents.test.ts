@@ -150,6 +150,22 @@ describe("agents on the compiled server", () => {
     expect(detail).toMatchObject({ id: out.id, name: "Shop agent" });
   });
 
+  test("hand-written YAML naming agent.loop is refused: API 400 and `workflows push` exit 1, with the line", async () => {
+    const yaml = "name: sneaky\nsteps:\n  - name: agent\n    type: agent.loop\n    with: {instructions: hi}\n";
+    const r = await api("POST", "/v1/automations", { yaml });
+    expect(r.status).toBe(400);
+    const issue = ((await r.json()) as { issues: { field: string; code: string; message: string }[] }).issues[0];
+    expect(issue).toMatchObject({ field: "yaml.steps.0.type", code: "internal_step_type" });
+    expect(issue.message).toBe('step type "agent.loop" is internal to agents; use an agents.<slug> automation instead (line 4)');
+    const file = join(dir, "sneaky.yaml");
+    writeFileSync(file, yaml);
+    const pushed = cli(["workflows", "push", file, "--tenant", "demo"]);
+    expect(pushed.code).toBe(1);
+    expect(pushed.err).toContain('step type "agent.loop" is internal to agents');
+    expect(pushed.err).toContain("line 4");
+    expect(pushed.err).not.toMatch(/\n\s+at /);
+  });
+
   test("SIGKILL after the first tool call: on restart the tool is not called again, the run completes", async () => {
     const started = await api("POST", "/v1/runs", { target: "agents.shop-agent", input: { question: "buy the book" } });
     expect(started.status).toBe(201);
