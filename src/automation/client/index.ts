@@ -8,7 +8,10 @@ import { EmailServersResource, TemplatesResource } from "./documents";
 import { AutomationError } from "./errors";
 import { DatasetResource, EvaluatorsResource, ExamplesResource, ExperimentsResource } from "./evaluation";
 import { FilesResource } from "./files";
+import { HumanReviewsResource } from "./human-reviews";
+import { ModelsResource } from "./models";
 import { DEFAULT_MULTIPART_MAX_BYTES, RunsResource, type RunAndWaitOptions, type RunOptions, type RunTarget } from "./runs";
+import { ReviewsResource } from "./reviews";
 import { Transport } from "./transport";
 import type { AuthCheck, Run } from "./types";
 
@@ -18,6 +21,10 @@ export type { FileInput, UploadOptions } from "./files";
 export type { EmailServer, Template, TemplateSource, TemplateToken } from "./documents";
 export type { EvalResult, Example, ExampleMutation, Experiment, ExperimentCreate, ExperimentDetail, ExperimentLine } from "./evaluation";
 export type { RunTarget, RunOptions, RunAndWaitOptions } from "./runs";
+export type { Review, ReviewCorrection, ReviewHealth, ReviewHealthCounts, ReviewHealthQuery, ReviewInput, ReviewStatus, ReviewVerdict, Promotion } from "./reviews";
+export type { HumanReviewDecision, HumanReviewFile, HumanReviewList, HumanReviewListQuery, HumanReviewStatus, HumanReviewSummary, HumanReviewTask, TaskConflictInfo } from "./human-reviews";
+export type { CatalogModel, ModelCapability } from "./models";
+export { taskConflict } from "./human-reviews";
 export { filesToPreUpload, DEFAULT_MULTIPART_MAX_BYTES } from "./runs";
 export { parseRetryAfter } from "./transport";
 
@@ -49,6 +56,9 @@ export class AutomationClient {
   readonly experiments: ExperimentsResource;
   readonly templates: TemplatesResource;
   readonly emailServers: EmailServersResource;
+  readonly reviews: ReviewsResource;
+  readonly humanReviews: HumanReviewsResource;
+  readonly models: ModelsResource;
   private readonly http: Transport;
 
   constructor(options: ClientOptions = {}, env: Record<string, string | undefined> = process.env) {
@@ -77,6 +87,9 @@ export class AutomationClient {
     this.experiments = new ExperimentsResource(this.http);
     this.templates = new TemplatesResource(this.http);
     this.emailServers = new EmailServersResource(this.http);
+    this.reviews = new ReviewsResource(this.http);
+    this.humanReviews = new HumanReviewsResource(this.http);
+    this.models = new ModelsResource(this.http);
   }
 
   get baseUrl(): string {
