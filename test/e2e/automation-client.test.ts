@@ -1,11 +1,12 @@
 // The client library against the compiled automation-server started with --demo in an empty
 // directory: a workflow with three pushed versions, promote and restore, a 20 MiB file through an
-// upload session downloaded byte-identical, and a run.
+// upload session downloaded byte-identical, and a run; a demo invoice parked for human review approved
+// through the client (the run resumes), a run review put/read/deleted with a promotion, the model catalog.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AutomationClient, NotFoundError, ValidationError } from "../../src/automation/client";
+import { AutomationClient, NotFoundError, ValidationError, type Run } from "../../src/automation/client";
 import { ensureBuilt, freePort, start, waitForHttp, type Proc } from "./support";
 
 let dir = "";
@@ -41,7 +42,8 @@ beforeAll(async () => {
   const base = `http://127.0.0.1:${port}`;
   server = start([bin, "--demo", "--port", String(port), "--host", "127.0.0.1", "--public-url", base, "--workers", "1"], {
     cwd: dir,
-    env: { AUTOMATION_DATA_DIR: undefined, PORT: undefined },
+    // One model from the environment, as users configure it, so the catalog has an entry.
+    env: { AUTOMATION_DATA_DIR: undefined, PORT: undefined, AUTOMATION_DEFAULT_MODEL: "ollama/llama3", OLLAMA_HOST: "127.0.0.1:1", OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined, ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: undefined },
   });
   await waitForHttp(`${base}/health`);
   const until = Date.now() + 5000;
@@ -191,5 +193,46 @@ describe("client library ↔ compiled automation-server --demo", () => {
     await expect(client.files.download(doc.id)).rejects.toBeInstanceOf(NotFoundError);
     const bytes = await client.runs.artifact(run.id, "input/small/contract.txt");
     expect(await bytes.text()).toBe("contract text");
+  });
+  test("a demo invoice parked for human review, approved through the client: the run resumes", async () => {
+    const started = await client.run("workflows.invoice-approval", { vendor: "Initech", total: 5000 });
+    const status = async (want: string[]): Promise<Run> => {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const run = await client.runs.get(started.id);
+        if (want.includes(run.execution?.status ?? "")) return run;
+        if (Date.now() > deadline) throw new Error(`run is ${run.execution?.status}`);
+        await Bun.sleep(50);
+      }
+    };
+    await status(["waiting"]);
+    const summary = (await client.humanReviews.list()).tasks.find((t) => t.executionId === started.id)!;
+    const task = await client.humanReviews.get(summary.id);
+    expect(task.decisions.map((d) => d.path)).toEqual(["/total"]);
+    const set = await client.humanReviews.setField(task.id, { path: "/total", value: 4999, expectedVersion: task.version, idempotencyKey: "fix-total" });
+    expect((await client.humanReviews.approve(task.id, { expectedVersion: set.version })).status).toBe("approved");
+    const done = await status(["completed", "failed", "rejected", "cancelled"]);
+    expect(done.execution?.status).toBe("completed");
+    expect(done.output).toEqual({ vendor: "Initech", total: 4999, review: "completed" });
+  });
+
+  test("a run review: put, get, a corrected file, promote, delete", async () => {
+    const run = await client.run("workflows.invoice-approval", { vendor: "Hooli", total: 200 }, { waitForCompletion: 30 });
+    expect(run.execution?.status).toBe("completed");
+    const review = await client.reviews.put(run.id, { verdict: "incorrect", correctedOutput: { vendor: "Hooli Inc", total: 200, review: "skipped" } });
+    expect(await client.reviews.get(run.id)).toEqual(review);
+    await client.reviews.uploadExpected(run.id, new File(["fixed"], "fixed.txt", { type: "text/plain" }));
+    expect(await (await client.reviews.downloadExpected(run.id, "fixed.txt")).text()).toBe("fixed");
+    const promoted = await client.reviews.promote(run.id);
+    expect((await client.examples.get("workflows.invoice-approval", promoted.exampleId)).expected).toEqual({ vendor: "Hooli Inc", total: 200, review: "skipped" });
+    await client.reviews.delete(run.id);
+    expect(await client.reviews.get(run.id)).toBeNull();
+  });
+
+  test("the model catalog configured from the environment", async () => {
+    const [model, ...rest] = await client.models.list();
+    expect(rest).toEqual([]);
+    expect(model).toMatchObject({ id: "ollama/llama3", provider: "ollama", health: "configured" });
+    expect(model!.defaultFor).toContain("text");
   });
 });
