@@ -8,6 +8,7 @@ import m0050 from "./0050_files.sql" with { type: "text" };
 import m0100 from "./0100_runs.sql" with { type: "text" };
 import m0150 from "./0150_datasets.sql" with { type: "text" };
 import m0151 from "./0151_experiment_progress.sql" with { type: "text" };
+import m0160 from "./0160_experiment_batch_concurrency.sql" with { type: "text" };
 import m0200 from "./0200_reviews.sql" with { type: "text" };
 import m0250 from "./0250_templates_email.sql" with { type: "text" };
 import m0300 from "./0300_model_calls.sql" with { type: "text" };
@@ -20,6 +21,7 @@ export const migrations: Migration[] = [
   { name: "0100_runs", sql: m0100 },
   { name: "0150_datasets", sql: m0150 },
   { name: "0151_experiment_progress", sql: m0151 },
+  { name: "0160_experiment_batch_concurrency", sql: m0160 },
   { name: "0200_reviews", sql: m0200 },
   { name: "0250_templates_email", sql: m0250 },
   { name: "0300_model_calls", sql: m0300 },

@@ -48,7 +48,7 @@ export async function startExampleRun(
   ctx: AutomationContext,
   actor: Actor,
   ex: ExampleRow,
-  opts: { experimentId?: string; version?: string } = {},
+  opts: { experimentId?: string; version?: string; held?: boolean } = {},
 ): Promise<RunRow> {
   const { input, files } = await exampleInput(ctx, ex);
   const o = ex.overrides ? (JSON.parse(ex.overrides) as { steps?: unknown }) : null;
@@ -64,6 +64,7 @@ export async function startExampleRun(
     batchId: opts.experimentId,
     experimentId: opts.experimentId,
     evaluation: true,
+    held: opts.held,
   });
   exampleStore(ctx).setLatestRun(ex.id, run.id);
   return run;

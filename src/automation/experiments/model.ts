@@ -7,7 +7,7 @@ export const CreateBody = v.strictObject({
   version: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(100))),
   sourceRef: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(100))),
   name: v.optional(v.pipe(v.string(), v.maxLength(200))),
-  /** Accepted for compatibility: concurrency is the server's worker count (see README). */
+  /** At most this many of the experiment's runs in flight at once (omitted: the server's workers bound them). */
   batchConcurrency: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1)))),
 });
 

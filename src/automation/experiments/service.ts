@@ -39,6 +39,8 @@ export class Experiments {
   private async onRunFinished(runId: string): Promise<void> {
     const run = runsOf(this.ctx).store.byId(runId);
     if (!run || run.evaluation !== 1 || !run.exampleId) return;
+    // A slot of its experiment freed: the next held run starts before this one is scored.
+    if (run.experimentId) this.release(run.experimentId);
     await scoreRun(this.ctx, run);
     if (run.experimentId) this.progress(run.experimentId, runId);
   }
@@ -63,6 +65,14 @@ export class Experiments {
         for (const sub of [...subs]) sub(line);
       }
     }
+  }
+
+  /** Queues held runs of a bounded experiment up to its `batchConcurrency` (no-op when unbounded or cancelled). */
+  private release(experimentId: string): void {
+    const e = this.store.byId(experimentId);
+    if (!e?.batchConcurrency || e.cancelledAt || e.completedAt) return;
+    const runs = runsOf(this.ctx);
+    if (runs.store.releaseHeld(experimentId, e.batchConcurrency, this.now()) > 0) runs.pool.wake();
   }
 
   runLine(runId: string): ProgressLine | null {
@@ -98,6 +108,8 @@ export class Experiments {
       if (this.creating.has(e.id)) continue;
       // Its creation died with a previous process: it is made of the runs that were created.
       if (!e.readyAt) this.store.setReady(e.id, this.now(), this.store.stats(e.id).runCount);
+      // A run that finished while no process was here to queue the next one leaves a free slot.
+      this.release(e.id);
       this.checkCompleted(e.id);
     }
   }
@@ -164,7 +176,7 @@ export class Experiments {
    * first (its `$file` references exist); a run that still cannot start (its input does not match
    * the workflow) cancels the runs already created and answers 400 naming the example.
    */
-  async create(actor: Actor, automationRef: string, body: { examples?: string[]; version?: string; name?: string }): Promise<{ id: string; runs: { id: string; exampleId: string | null }[]; total: number }> {
+  async create(actor: Actor, automationRef: string, body: { examples?: string[]; version?: string; name?: string; batchConcurrency?: number | null }): Promise<{ id: string; runs: { id: string; exampleId: string | null }[]; total: number }> {
     const a = automationOf(this.ctx, actor.tenantId, automationRef);
     const exStore = exampleStore(this.ctx);
     let examples: ExampleRow[];
@@ -186,13 +198,14 @@ export class Experiments {
     this.store.insert({
       id, tenantId: actor.tenantId, automationId: a.id, automationType: a.type, name: body.name ?? null, version: source.versionLabel ?? source.versionId,
       runTotal: examples.length, readyAt: null, createdAt: now, completedAt: null, cancelledAt: null,
+      batchConcurrency: body.batchConcurrency ?? null,
     });
     this.creating.add(id);
     const runs: RunRow[] = [];
     try {
       for (let i = 0; i < examples.length; i += CREATE_CHUNK) {
         const chunk = examples.slice(i, i + CREATE_CHUNK);
-        const settled = await Promise.allSettled(chunk.map((ex) => startExampleRun(this.ctx, actor, ex, { experimentId: id, version: source.versionId })));
+        const settled = await Promise.allSettled(chunk.map((ex) => startExampleRun(this.ctx, actor, ex, { experimentId: id, version: source.versionId, held: !!body.batchConcurrency })));
         for (const s of settled) if (s.status === "fulfilled") runs.push(s.value);
         const failed = settled.findIndex((s) => s.status === "rejected");
         if (failed >= 0) {
@@ -201,6 +214,8 @@ export class Experiments {
           const err = (settled[failed] as PromiseRejectedResult).reason as Error;
           throw Invalid(`example ${chunk[failed].name} cannot run: ${err.message}`, { field: "examples", code: "example_invalid" });
         }
+        // Large bounded experiments start their first runs while the rest are still being created.
+        this.release(id);
       }
       this.store.setReady(id, this.now(), runs.length);
     } finally {

@@ -14,6 +14,8 @@ export interface ExperimentRow {
   createdAt: string;
   completedAt: string | null;
   cancelledAt: string | null;
+  /** At most this many of its runs in flight at once (null = bounded by the server's workers only). */
+  batchConcurrency: number | null;
 }
 
 export interface ExperimentStats {
@@ -37,7 +39,7 @@ export interface ExperimentRunRow {
 }
 
 const COLS =
-  "id, tenant_id AS tenantId, automation_id AS automationId, automation_type AS automationType, name, version, run_total AS runTotal, ready_at AS readyAt, created_at AS createdAt, completed_at AS completedAt, cancelled_at AS cancelledAt";
+  "id, tenant_id AS tenantId, automation_id AS automationId, automation_type AS automationType, name, version, run_total AS runTotal, ready_at AS readyAt, created_at AS createdAt, completed_at AS completedAt, cancelled_at AS cancelledAt, batch_concurrency AS batchConcurrency";
 
 export class ExperimentStore {
   constructor(readonly sqlite: Database) {}
@@ -45,9 +47,9 @@ export class ExperimentStore {
   insert(r: ExperimentRow): void {
     this.sqlite
       .query(
-        "INSERT INTO experiments (id, tenant_id, automation_id, automation_type, name, version, run_total, ready_at, created_at, completed_at, cancelled_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO experiments (id, tenant_id, automation_id, automation_type, name, version, run_total, ready_at, created_at, completed_at, cancelled_at, batch_concurrency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       )
-      .run(r.id, r.tenantId, r.automationId, r.automationType, r.name, r.version, r.runTotal, r.readyAt, r.createdAt, r.completedAt, r.cancelledAt);
+      .run(r.id, r.tenantId, r.automationId, r.automationType, r.name, r.version, r.runTotal, r.readyAt, r.createdAt, r.completedAt, r.cancelledAt, r.batchConcurrency);
   }
 
   remove(id: string): void {
@@ -83,7 +85,7 @@ export class ExperimentStore {
     const s = this.sqlite
       .query<ExperimentStats, [string]>(
         `SELECT COUNT(*) AS runCount,
-                COALESCE(SUM(r.started_at IS NOT NULL OR r.status != 'pending'), 0) AS started,
+                COALESCE(SUM(r.started_at IS NOT NULL OR r.status NOT IN ('pending', 'created')), 0) AS started,
                 COALESCE(SUM(e.run_id IS NOT NULL), 0) AS scored,
                 COALESCE(SUM(e.passed = 1), 0) AS passed,
                 COALESCE(SUM(e.run_id IS NOT NULL AND e.passed = 0 AND r.status NOT IN ('cancelled', 'rejected')), 0) AS failed,

@@ -40,6 +40,8 @@ export interface StartRequest {
   exampleId?: string;
   experimentId?: string;
   evaluation?: boolean;
+  /** Inserted `created`, outside the queue: its experiment queues it when its concurrency allows. */
+  held?: boolean;
 }
 
 export const ZIP_MAX_BYTES = 32 * 1024 * 1024;
@@ -169,7 +171,7 @@ export class RunService {
         sourceRef: source.sourceRef,
         requestedRef: source.requestedRef,
         definition: source.yaml,
-        status: running ? "running" : "pending",
+        status: running ? "running" : req.held ? "created" : "pending",
         triggerType: req.trigger ?? "api",
         triggeredBy: actor.keyId,
         triggeredByName: actor.keyName ?? null,
@@ -192,7 +194,7 @@ export class RunService {
       };
       const events = [
         { type: "created", status: "created", message: `run of ${source.slug}${source.versionLabel ? `@${source.versionLabel}` : ""}` },
-        { type: "queued", status: "pending" },
+        ...(req.held ? [] : [{ type: "queued", status: "pending" }]),
         ...(running ? [{ type: "started", status: "running" }] : []),
       ];
       await this.store.insert(run, events, rows, req.retry ? { previousRunId: req.retry.previousRunId } : undefined);

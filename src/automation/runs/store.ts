@@ -188,6 +188,29 @@ export class RunStore {
     }).immediate();
   }
 
+  /**
+   * Queues the oldest held (`created`) runs of experiment `experimentId` while fewer than `limit` of
+   * its runs are in flight (pending, running, waiting, finalizing); returns how many it queued. One
+   * immediate transaction, so processes finishing runs of the same experiment never queue past the
+   * bound; held rows stay out of the claim query (it reads `pending` only), so the pool never skips them.
+   */
+  releaseHeld(experimentId: string, limit: number, at: string): number {
+    return this.sqlite.transaction(() => {
+      const inFlight = this.sqlite
+        .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM runs WHERE experiment_id = ? AND status IN ('pending', 'running', 'waiting', 'finalizing')")
+        .get(experimentId)!.n;
+      if (inFlight >= limit) return 0;
+      const ids = this.sqlite
+        .query<{ id: string }, [string, number]>("SELECT id FROM runs WHERE experiment_id = ? AND status = 'created' ORDER BY created_at, id LIMIT ?")
+        .all(experimentId, limit - inFlight);
+      for (const { id } of ids) {
+        this.sqlite.query("UPDATE runs SET status = 'pending' WHERE id = ? AND status = 'created'").run(id);
+        this.addEvent(id, at, { type: "queued", status: "pending" });
+      }
+      return ids.length;
+    }).immediate();
+  }
+
   /** Ids of the unfinished child runs of run `parentId` (not indexed: called on cancel only). */
   openChildren(parentId: string): string[] {
     return this.sqlite
