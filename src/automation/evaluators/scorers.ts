@@ -12,7 +12,7 @@ const MAX_MISMATCHES = 20;
 interface Tally {
   compared: number;
   matched: number;
-  mismatches: { path: string; expected: Json; actual: Json }[];
+  mismatches: { path: string; expected: Json; actual: Json; reason?: string }[];
 }
 
 function miss(t: Tally, path: string, expected: Json, actual: Json) {
@@ -79,14 +79,56 @@ function valueAt(root: Json, path: string): Json {
   return cur;
 }
 
-export function exactDiff(config: Extract<Evaluator, { type: "exact-diff" }>["config"], expected: Json, actual: Json): Score {
+/** A file by its path relative to the example's `expected/` folder or among the run's output files. */
+export interface FileDigest {
+  path: string;
+  sha256: string;
+  size: number;
+}
+
+/**
+ * Each expected file is one compared leaf `files/<path>`: equal when the run wrote an output file at
+ * the same relative path with the same bytes (blobs are content-addressed: same sha256 = same bytes).
+ * Output files no expected file names are differences too (a set of files, like a list, has a size).
+ */
+function compareFiles(expected: FileDigest[], actual: FileDigest[], t: Tally): void {
+  const out = new Map(actual.map((f) => [f.path, f]));
+  for (const e of expected) {
+    const a = out.get(e.path);
+    out.delete(e.path);
+    const path = `files/${e.path}`;
+    if (a && a.sha256 === e.sha256) {
+      t.compared++;
+      t.matched++;
+      continue;
+    }
+    const reason = a ? `the run's file ${e.path} differs from the expected one` : `the run wrote no file ${e.path}`;
+    t.compared++;
+    if (t.mismatches.length < MAX_MISMATCHES) t.mismatches.push({ path, expected: { sha256: e.sha256, size: e.size }, actual: a ? { sha256: a.sha256, size: a.size } : null, reason });
+  }
+  for (const a of out.values()) {
+    t.compared++;
+    if (t.mismatches.length < MAX_MISMATCHES) t.mismatches.push({ path: `files/${a.path}`, expected: null, actual: { sha256: a.sha256, size: a.size }, reason: `the run wrote ${a.path}, which is not an expected file` });
+  }
+}
+
+/** `expected`/`actual` JSON (undefined expected = only files are compared); `files` when the example has expected files. */
+export function exactDiff(
+  config: Extract<Evaluator, { type: "exact-diff" }>["config"],
+  expected: Json,
+  actual: Json,
+  files?: { expected: FileDigest[]; actual: FileDigest[] },
+): Score {
   const o = { tol: config.numericTolerance, extra: config.allowExtraFields };
   const t: Tally = { compared: 0, matched: 0, mismatches: [] };
-  if (config.paths) {
+  if (expected === undefined) {
+    // no expected JSON: the files alone decide
+  } else if (config.paths) {
     for (const p of config.paths) for (const s of select(expected, p)) compare(s.value, valueAt(actual, s.path), s.path, o, t);
   } else {
     compare(expected, actual, "", o, t);
   }
+  if (files) compareFiles(files.expected, files.actual, t);
   const score = t.compared === 0 ? 1 : t.matched / t.compared;
   return { score, passed: score >= config.passThreshold, details: { compared: t.compared, matched: t.matched, mismatches: t.mismatches } };
 }

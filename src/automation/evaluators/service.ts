@@ -6,10 +6,11 @@ import { Invalid, TooLarge } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
 import { automationOf, exampleStore } from "../datasets/service";
+import { runsOf } from "../runs/service";
 import type { RunRow } from "../runs/store";
 import { readYaml } from "../workflow/source";
 import { type Evaluator, EvaluatorConfig, MAX_EVALUATOR_YAML_BYTES, type Score } from "./model";
-import { customScript, exactDiff, llmJudge, overall } from "./scorers";
+import { customScript, exactDiff, type FileDigest, llmJudge, overall } from "./scorers";
 import { EvaluatorStore, type ResultRow } from "./store";
 
 /** Without an evaluator file, an example run is compared with its expected output, exactly. */
@@ -79,10 +80,11 @@ function configOf(ctx: AutomationContext, automationId: string): EvaluatorConfig
   return config;
 }
 
-async function judge(ctx: AutomationContext, e: Evaluator, expected: unknown, actual: unknown): Promise<Score> {
+async function judge(ctx: AutomationContext, e: Evaluator, expected: unknown, actual: unknown, files?: { expected: FileDigest[]; actual: FileDigest[] }): Promise<Score> {
   if (e.type === "exact-diff") {
-    if (expected === null || expected === undefined) return { score: null, passed: false, details: null, error: "the example has no expected output" };
-    return exactDiff(e.config, expected, actual);
+    const noJson = expected === null || expected === undefined;
+    if (noJson && !files) return { score: null, passed: false, details: null, error: "the example has no expected output" };
+    return exactDiff(e.config, noJson ? undefined : expected, actual, files);
   }
   if (e.type === "custom-script") return customScript(e.config, expected, actual);
   return llmJudge(ctx.models, e.config, expected, actual);
@@ -105,9 +107,12 @@ export async function scoreRun(ctx: AutomationContext, run: RunRow): Promise<boo
   const actual = run.output ? (JSON.parse(run.output) as unknown) : null;
   const config = configOf(ctx, run.automationId);
   const runError = run.status === "failed" ? ((run.error ? (JSON.parse(run.error) as { message?: string }) : {}).message ?? "the run failed") : null;
+  // Expected files (the example's `expected/` folder) are compared with the run's output files by exact-diff.
+  const expectedFiles = ex ? exampleStore(ctx).files(ex.id, "expected") : [];
+  const files = expectedFiles.length ? { expected: expectedFiles, actual: runsOf(ctx).store.files(run.id, "output") } : undefined;
   const rows: ResultRow[] = [];
   for (const e of config.evaluators) {
-    const s: Score = runError ? { score: 0, passed: false, details: null, error: `the run failed: ${runError}` } : await judge(ctx, e, expected, actual);
+    const s: Score = runError ? { score: 0, passed: false, details: null, error: `the run failed: ${runError}` } : await judge(ctx, e, expected, actual, files);
     rows.push({
       id: newId("evr"),
       runId: run.id,
