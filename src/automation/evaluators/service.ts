@@ -6,6 +6,9 @@ import { Invalid, TooLarge } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
 import { automationOf, exampleStore } from "../datasets/service";
+import type { ModelGateway } from "../models/contract";
+import { meteredGateway } from "../models/metered";
+import { sqliteModelCallStore } from "../models/store";
 import { runsOf } from "../runs/service";
 import type { RunRow } from "../runs/store";
 import { readYaml } from "../workflow/source";
@@ -80,14 +83,24 @@ function configOf(ctx: AutomationContext, automationId: string): EvaluatorConfig
   return config;
 }
 
-async function judge(ctx: AutomationContext, e: Evaluator, expected: unknown, actual: unknown, files?: { expected: FileDigest[]; actual: FileDigest[] }): Promise<Score> {
+/**
+ * The judge's model calls go through the run's metered gateway: they count in the run's usage (tokens,
+ * llmCallCount) and its model-call journal under the step path `evaluators.<name>`, like an AI step's.
+ */
+function judgeModels(ctx: AutomationContext, run: RunRow, e: Evaluator): ModelGateway | undefined {
+  if (!ctx.models) return undefined;
+  const metered = meteredGateway(ctx.models, sqliteModelCallStore(ctx.sqlite), run.id, ctx.clock);
+  return { resolve: metered.resolve, complete: (req) => metered.complete({ ...req, step: `evaluators.${e.name}` }) };
+}
+
+async function judge(ctx: AutomationContext, run: RunRow, e: Evaluator, expected: unknown, actual: unknown, files?: { expected: FileDigest[]; actual: FileDigest[] }): Promise<Score> {
   if (e.type === "exact-diff") {
     const noJson = expected === null || expected === undefined;
     if (noJson && !files) return { score: null, passed: false, details: null, error: "the example has no expected output" };
     return exactDiff(e.config, noJson ? undefined : expected, actual, files);
   }
   if (e.type === "custom-script") return customScript(e.config, expected, actual);
-  return llmJudge(ctx.models, e.config, expected, actual);
+  return llmJudge(judgeModels(ctx, run, e), e.config, expected, actual);
 }
 
 const thresholdOf = (e: Evaluator) => e.config.passThreshold;
@@ -112,7 +125,7 @@ export async function scoreRun(ctx: AutomationContext, run: RunRow): Promise<boo
   const files = expectedFiles.length ? { expected: expectedFiles, actual: runsOf(ctx).store.files(run.id, "output") } : undefined;
   const rows: ResultRow[] = [];
   for (const e of config.evaluators) {
-    const s: Score = runError ? { score: 0, passed: false, details: null, error: `the run failed: ${runError}` } : await judge(ctx, e, expected, actual, files);
+    const s: Score = runError ? { score: 0, passed: false, details: null, error: `the run failed: ${runError}` } : await judge(ctx, run, e, expected, actual, files);
     rows.push({
       id: newId("evr"),
       runId: run.id,

@@ -74,4 +74,21 @@ describe("llm-judge", () => {
     const [nonsense] = await scores("evaluators:\n  - name: judge\n    type: llm-judge\n    config: {promptExtension: 'Is the greeting correct?'}\n", "nonsense");
     expect(nonsense).toMatchObject({ score: null, passed: false });
   });
+
+  test("the judge's tokens count in the run's usage, under the evaluator's step path", async () => {
+    fake.script({ json: { score: 1, reason: "right" }, usage: { input: 321, output: 45 } });
+    const yaml = "evaluators:\n  - name: judge\n    type: llm-judge\n    config: {promptExtension: 'Is the greeting correct?'}\n";
+    expect((await h.req("PUT", `/v1/automations/${wf.id}/evaluators`, { key, body: { yaml } })).status).toBe(200);
+    const ex = await json(await h.req("POST", `/v1/automations/${wf.id}/examples`, { key, body: { name: "usage", input: { who: "Ann" }, expected: { greeting: "Hello, Ann!" } } }));
+    const run = await json(await h.req("POST", `/v1/automations/${wf.id}/examples/${ex.id}/run`, { key }));
+    for (let i = 0; i < 500 && (await json(await h.req("GET", `/v1/runs/${run.id}/scores`, { key }))).scores.length === 0; i++) await Bun.sleep(10);
+    const { usage } = await json(await h.req("GET", `/v1/runs/${run.id}/usage`, { key }));
+    // The workflow itself calls no model: every token here is the judge's.
+    expect(usage.llmCallCount).toBe(1);
+    expect(usage.tokens).toMatchObject({ input: 321, output: 45 });
+    const debug = await json(await h.req("GET", `/v1/runs/${run.id}?expand=usage`, { key }));
+    expect(debug.usage.tokens.input).toBe(321);
+    const { events } = await json(await h.req("GET", `/v1/runs/${run.id}/trace`, { key }));
+    expect(events.filter((e: { type: string }) => e.type === "llm_call").map((e: { path: string; stepName: string }) => [e.path, e.stepName])).toEqual([["evaluators.judge", "judge"]]);
+  });
 });
