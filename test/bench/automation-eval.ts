@@ -61,6 +61,18 @@ try {
   const evalMs = performance.now() - t0;
   if (exp.passedCount !== N || exp.avgScore !== 1) throw new Error(`unexpected result ${JSON.stringify(exp)}`);
 
+  // (1c) the same experiment bounded to the worker count: runs held as `created`, queued as others finish
+  t0 = performance.now();
+  const bounded = (await (await call("POST", "/v1/automations/workflows.bench-eval/experiments", { batchConcurrency: WORKERS })).json()) as { id: string };
+  for (;;) {
+    await Bun.sleep(20);
+    const e = (await (await call("GET", `/v1/automations/workflows.bench-eval/experiments/${bounded.id}`)).json()) as { status: string; passedCount: number };
+    if (e.status !== "completed") continue;
+    if (e.passedCount !== N) throw new Error(`unexpected bounded result ${JSON.stringify(e)}`);
+    break;
+  }
+  const boundedMs = performance.now() - t0;
+
   // (2) NDJSON first line after the first run ends
   const lat: number[] = [];
   const ids = ((await (await call("GET", "/v1/automations/workflows.bench-eval/examples?limit=20&include=metadata")).json()) as { data: { id: string }[] }).data.map((e) => e.id);
@@ -82,6 +94,7 @@ try {
   console.log(`    reference: ${N} runs without evaluation (HTTP, 100 in flight) ${ms(plainMs)} -> ${(N / (plainMs / 1000)).toFixed(0)} runs/s`);
   console.log(`    experiment with exact-diff, until completed             ${ms(evalMs)} -> ${(N / (evalMs / 1000)).toFixed(0)} runs/s`);
   console.log(`    ratio experiment / plain runs (wall time): ${(evalMs / plainMs).toFixed(2)}x`);
+  console.log(`    experiment with batchConcurrency ${WORKERS}, until completed ${ms(boundedMs)} -> ${(N / (boundedMs / 1000)).toFixed(0)} runs/s (${(boundedMs / evalMs).toFixed(2)}x the unbounded one)`);
   console.log(`(2) NDJSON stream of 20 examples, ${STREAMS} streams: first line after the first run's end, median ${ms(median(lat))} (max ${ms(Math.max(...lat))})`);
 } finally {
   await demo.close();
