@@ -1,23 +1,12 @@
 // The client's evaluation resources against the real app on a loopback port (real engine).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { unzipSync } from "fflate";
-import { ManualClock } from "../../../src/kernel/clock";
-import { silentLogger } from "../../../src/kernel/logger";
-import { buildApp } from "../../../src/automation/app";
-import { AutomationClient, ValidationError, type ExperimentLine } from "../../../src/automation/client";
-import { createBlobStore } from "../../../src/automation/files/fs-blobs";
-import { runsOf } from "../../../src/automation/runs/service";
-import { createContext } from "../../../src/automation/server";
-import { createTenant } from "../../../src/automation/tenancy/service";
-import { testConfig } from "../app/harness";
+import type { AutomationClient } from "../../../src/automation/client";
+import { ValidationError, type ExperimentLine } from "../../../src/automation/client";
+import { clientOnLoopback } from "./loopback";
 
-const dir = mkdtempSync(join(tmpdir(), "client-eval-"));
-let server: ReturnType<typeof Bun.serve>;
 let client: AutomationClient;
-let stop: () => Promise<void>;
+let close: () => Promise<void>;
 
 const flow = `
 name: client-eval
@@ -29,20 +18,9 @@ output: {greeting: "{{ steps.greet.output.greeting }}"}
 `;
 
 beforeAll(async () => {
-  const clock = new ManualClock(Date.now());
-  const ctx = await createContext(testConfig({ workers: 2 }), { clock, log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
-  const app = buildApp(ctx);
-  server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => app.handle(req) });
-  const t = createTenant(ctx.sqlite, clock, { name: "acme", slug: "acme" });
-  client = new AutomationClient({ baseUrl: `http://127.0.0.1:${server.port}`, apiKey: t.key, retryBaseMs: 1 });
-  runsOf(ctx).startWorkers();
-  stop = () => runsOf(ctx).stopWorkers(1000);
+  ({ client, close } = await clientOnLoopback("eval"));
 });
-afterAll(async () => {
-  await stop();
-  server.stop(true);
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => close());
 
 describe("client ↔ real server: evaluation", () => {
   test("examples, files, evaluators, an experiment streamed, scores, export, dataset ZIP", async () => {
@@ -51,10 +29,12 @@ describe("client ↔ real server: evaluation", () => {
     await expect(client.evaluators.update(target, "evaluators: [{name: BAD, type: exact-diff}]")).rejects.toBeInstanceOf(ValidationError);
     await client.evaluators.update(target, "evaluators:\n  - {name: exact, type: exact-diff}\n");
     const ann = await client.examples.create(target, { name: "ann", input: { who: "Ann" }, expected: { greeting: "Hello, Ann!" } });
-    await client.examples.create(target, { name: "bob", input: { who: "Bob" }, expected: { greeting: "Hi Bob" } });
-    await client.examples.uploadFiles(target, ann.id, "expected", [{ content: "reference", filename: "note.txt" }]);
-    expect((await client.examples.listFiles(target, ann.id, "expected")).files).toEqual(["note.txt"]);
-    expect(await (await client.examples.downloadFile(target, ann.id, "expected", "note.txt")).text()).toBe("reference");
+    const bob = await client.examples.create(target, { name: "bob", input: { who: "Bob" }, expected: { greeting: "Hi Bob" } });
+    // An expected file on bob (who fails anyway): exact-diff compares expected files with the run's
+    // output files, and this workflow writes none.
+    await client.examples.uploadFiles(target, bob.id, "expected", [{ content: "reference", filename: "note.txt" }]);
+    expect((await client.examples.listFiles(target, bob.id, "expected")).files).toEqual(["note.txt"]);
+    expect(await (await client.examples.downloadFile(target, bob.id, "expected", "note.txt")).text()).toBe("reference");
     expect((await client.examples.update(target, ann.id, { annotation: "easy" })).annotation).toBe("easy");
 
     const lines: ExperimentLine[] = [];
@@ -72,7 +52,7 @@ describe("client ↔ real server: evaluation", () => {
     expect((await client.experiments.list(target)).total).toBe(1);
 
     const zip = new Uint8Array(await (await client.dataset.export(target)).arrayBuffer());
-    expect(Object.keys(unzipSync(zip))).toContain("examples/ann/expected/note.txt");
+    expect(Object.keys(unzipSync(zip))).toContain("examples/bob/expected/note.txt");
     const other = await client.automations.create(flow.replace("name: client-eval", "name: client-eval-copy"));
     const imported = await client.dataset.import(`workflows.${other.slug}`, zip, { mode: "replace" });
     expect(imported).toMatchObject({ mode: "replace", created: 2, expectedSet: 2 });

@@ -2,29 +2,16 @@
 // port (real engine, real workers): a parked invoice approved and rejected through the client, a
 // review with corrected files put/read/deleted, a promotion, review health, and the catalog.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { ManualClock } from "../../../src/kernel/clock";
-import { silentLogger } from "../../../src/kernel/logger";
-import { buildApp } from "../../../src/automation/app";
-import { AutomationClient, ConflictError, NotFoundError, taskConflict, type Run } from "../../../src/automation/client";
+import { type AutomationClient, ConflictError, NotFoundError, taskConflict, type Run } from "../../../src/automation/client";
 import { demoWorkflows } from "../../../src/automation/demo/workflows";
-import { createBlobStore } from "../../../src/automation/files/fs-blobs";
 import { modelsConfig } from "../../../src/automation/models/config";
-import { runsOf } from "../../../src/automation/runs/service";
-import { createContext } from "../../../src/automation/server";
-import { createTenant } from "../../../src/automation/tenancy/service";
-import { testConfig } from "../app/harness";
+import { clientOnLoopback } from "./loopback";
 
-const dir = mkdtempSync(join(tmpdir(), "client-reviews-"));
-let server: ReturnType<typeof Bun.serve>;
 let client: AutomationClient;
-let stop: () => Promise<void>;
+let close: () => Promise<void>;
 const approval = demoWorkflows.find((w) => w.file === "invoice-approval.yaml")!.yaml;
 
 beforeAll(async () => {
-  const clock = new ManualClock(Date.now());
   const models = modelsConfig(
     {
       defaults: { text: "local/llama" },
@@ -35,20 +22,10 @@ beforeAll(async () => {
     },
     {},
   );
-  const ctx = await createContext(testConfig({ workers: 2, models }), { clock, log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
-  const app = buildApp(ctx);
-  server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => app.handle(req) });
-  const t = createTenant(ctx.sqlite, clock, { name: "acme", slug: "acme" });
-  client = new AutomationClient({ baseUrl: `http://127.0.0.1:${server.port}`, apiKey: t.key, retryBaseMs: 1 });
-  runsOf(ctx).startWorkers();
-  stop = () => runsOf(ctx).stopWorkers(1000);
+  ({ client, close } = await clientOnLoopback("reviews", { models }));
   await client.automations.create(approval);
 });
-afterAll(async () => {
-  await stop();
-  server.stop(true);
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => close());
 
 /** Polls the run until its status is one of `want`. */
 async function until(id: string, want: string[]): Promise<Run> {
