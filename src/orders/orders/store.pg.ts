@@ -119,10 +119,11 @@ export class PgOrderStore implements OrderStore {
   }
 
   /**
-   * A page of a kept list (see positions.ts): its ids are sliced here and its rows read in one statement
-   * that also reads the data version. Only if that is the version the list is exact at is the page used;
-   * else the same statement brought the change log since, the list catches up and the page is read
-   * again. Other lists and shallow pages: version, total and page in one statement (OFFSET).
+   * A page of a kept list (see positions.ts): its ids are sliced here; its rows come from memory when
+   * kept and nothing was written since this turn's version, else from one statement that also reads
+   * the data version. Only if that is the version the list is exact at is the page used; else the same
+   * statement brought the change log since, the list catches up and the page is read again. Shallow
+   * pages and sorts no kept list serves: total and page in one statement (OFFSET).
    */
   async page(filter: OrderFilter, sort: SortKey[], limit: number, offset: number): Promise<{ rows: OrderRow[]; total: number }> {
     const plan = planOf(filter, sort);

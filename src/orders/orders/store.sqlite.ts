@@ -227,7 +227,7 @@ export class SqliteOrderStore implements OrderStore {
     return { at, keys: rows.map((r) => r[0] as number), ids: rows.map((r) => r[1] as number) };
   }
 
-  /** OFFSET paging over a deferred join, for the sorts no index covers (and shallow pages). */
+  /** OFFSET paging over a deferred join: shallow pages, and the sorts no kept list serves. */
   private list(filter: OrderFilter, sort: SortKey[], limit: number, offset: number): OrderRow[] {
     const [kind, v] = filterOf(filter);
     const key = `${kind}|${sort.map((s) => `${s.field}:${s.dir}`).join(",")}`;
