@@ -15,24 +15,12 @@ import { modelsConfig } from "../../src/automation/models/config";
 import { runsOf } from "../../src/automation/runs/service";
 import { createContext } from "../../src/automation/server";
 import { createTenant } from "../../src/automation/tenancy/service";
-import type { AutomationConfig } from "../../src/automation/context";
+import { testConfig } from "../automation/app/config";
 
 const N = 300;
 const dir = mkdtempSync(join(tmpdir(), "bench-client-"));
 const models = modelsConfig({ defaults: { text: "local/llama" }, providers: { local: { base_url: "http://127.0.0.1:1/v1", models: ["llama"] } } }, {});
-// The test harness's config, inlined: its module registers test-runner hooks.
-const config: AutomationConfig = {
-  port: 0,
-  hostname: "127.0.0.1",
-  dataDir: ":memory:",
-  workers: 1,
-  demo: false,
-  httpAllowHosts: [],
-  envAllowList: [],
-  publicUrl: "http://localhost",
-  signingSecret: "bench-signing-secret-bench-signing-secret",
-  models,
-};
+const config = testConfig({ models });
 const ctx = await createContext(config, { clock: systemClock, log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
 const app = buildApp(ctx);
 const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => app.handle(req) });

@@ -12,21 +12,9 @@ import type { AutomationConfig, AutomationContext } from "../../../src/automatio
 import { createBlobStore } from "../../../src/automation/files/fs-blobs";
 import { createContext } from "../../../src/automation/server";
 import { createKey, createTenant } from "../../../src/automation/tenancy/service";
+import { testConfig } from "./config";
 
-export function testConfig(over: Partial<AutomationConfig> = {}): AutomationConfig {
-  return {
-    port: 0,
-    hostname: "127.0.0.1",
-    dataDir: ":memory:",
-    workers: 1,
-    demo: false,
-    httpAllowHosts: [],
-    envAllowList: [],
-    publicUrl: "http://localhost",
-    signingSecret: "test-signing-secret-test-signing-secret",
-    ...over,
-  };
-}
+export { testConfig };
 
 const dirs: string[] = [];
 afterAll(() => {
