@@ -36,7 +36,9 @@ async function cycles(api: Remote, c: string, p: string, stop: { dead: boolean }
   let done = 0;
   try {
     while (!stop.dead) {
-      const price = 1 + Math.floor(Math.random() * 400) / 100;
+      // Whole kopecks divided once, so the JSON number has two decimals (1 + 0.61 would be 1.6099999999999999,
+      // which the server rightly refuses).
+      const price = (100 + Math.floor(Math.random() * 400)) / 100;
       const o = await api.call("POST", "/orders", { token: c, json: { description: `load ${done}`, price } });
       if (o.status !== 201) break;
       await api.call("PATCH", `/orders/${o.body.id}/take`, { token: p });
