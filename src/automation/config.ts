@@ -51,7 +51,7 @@ export const serveFlags = {
     type: "string",
     env: "AUTOMATION_MODELS",
     value: "FILE",
-    help: "model providers (TOML, see README); without it AUTOMATION_DEFAULT_MODEL=provider/model configures one from env",
+    help: "model providers (TOML, see docs/automation/models.md); without it AUTOMATION_DEFAULT_MODEL=provider/model configures one from env",
   },
   "secret-key-file": {
     type: "string",

@@ -1,4 +1,4 @@
-// The README's prompt recipes, run as written in the real shells: bash, zsh and fish read the
+// The prompt recipes of docs/quotas/README.md, run as written in the real shells: bash, zsh and fish read the
 // pre-rendered statusline file with builtins and start `quotas` only when statusline.due has passed (at
 // most once a minute); starship's command in sh; the tmux lines in a tmux server with a client attached
 // (status jobs only run for a client). `quotas` on PATH is a wrapper that logs each start, then runs the
@@ -17,12 +17,11 @@ beforeAll(async () => {
 });
 afterEach(() => h?.cleanup());
 
-/** The code blocks of the README's quotas section that follow a paragraph naming `label`. */
+/** The code blocks of the quotas docs page that follow a paragraph naming `label`. */
 function recipe(label: string): string {
-  const readme = readFileSync(join(root, "README.md"), "utf8");
-  const section = readme.slice(readme.indexOf("<!-- quotas:start -->"), readme.indexOf("<!-- quotas:end -->"));
+  const section = readFileSync(join(root, "docs/quotas/README.md"), "utf8");
   const m = new RegExp(`^${label} \\(\`[^\`]+\`[^:]*\\):\\n\`\`\`\\w*\\n([\\s\\S]*?)\`\`\``, "m").exec(section);
-  if (!m) throw new Error(`no ${label} recipe in the README`);
+  if (!m) throw new Error(`no ${label} recipe in docs/quotas/README.md`);
   return m[1];
 }
 

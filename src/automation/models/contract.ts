@@ -75,7 +75,7 @@ export interface ModelGateway {
 export class NoModelConfigured extends Error {
   readonly code = "no_model_configured";
   constructor(detail?: string) {
-    super(`no model configured${detail ? ` (${detail})` : ""}: start the server with --models FILE (see README, "Models and AI steps")`);
+    super(`no model configured${detail ? ` (${detail})` : ""}: start the server with --models FILE (see docs/automation/models.md)`);
   }
 }
 
