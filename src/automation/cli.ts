@@ -6,6 +6,7 @@ import { UsageError } from "../kernel/errors";
 import { join } from "node:path";
 import { dataDirFlag, serveConfig, serveFlags } from "./config";
 import { createContext, ensureDataDir, serve } from "./server";
+import { writeReadyFile } from "../kernel/server";
 import { runDemo } from "./demo/seed";
 import { keysCommand, tenantsCommand } from "./tenancy/cli";
 import { workflowsCommand } from "./automations/cli";
@@ -63,6 +64,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   process.stdout.write(`automation-server listening on ${running.url} (API under ${running.url}/v1, OpenAPI ${running.url}/openapi/json)\n`);
   if (demo) process.stdout.write(demo.banner(running.url));
   if (demoAgent) process.stdout.write(`${demoAgent.agent ? `  agent      ${demoAgent.agent} (runs need --models)` : `  note       ${demoAgent.note}`}\n\n`);
+  writeReadyFile(values["ready-file"], running.url);
 }
 
 const migrateFlags = {

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import type { FlagSpec, FlagValues } from "../kernel/config";
 import { UsageError } from "../kernel/errors";
+import { readyFileFlag } from "../kernel/server";
 import type { AutomationConfig } from "./context";
 import { loadModelsFile, modelsFromEnv } from "./models/config";
 
@@ -17,7 +18,8 @@ export const dataDirFlag = {
 } satisfies Record<string, FlagSpec>;
 
 export const serveFlags = {
-  port: { type: "number", env: "PORT", default: 8081, value: "PORT", help: "HTTP port" },
+  port: { type: "number", env: "PORT", default: 8081, value: "PORT", help: "HTTP port (0: a free one, reported on the first stdout line)" },
+  ...readyFileFlag,
   host: { type: "string", env: "HOST", default: "0.0.0.0", value: "HOST", help: "interface to listen on" },
   ...dataDirFlag,
   workers: { type: "number", env: "AUTOMATION_WORKERS", value: "N", help: "run concurrency (default: CPU count)" },

@@ -1,6 +1,33 @@
+import { renameSync, writeFileSync } from "node:fs";
 import type { Elysia } from "elysia";
+import type { FlagSpec } from "./config";
 import { FatalError } from "./errors";
 import type { Logger } from "./logger";
+
+/** `--ready-file PATH`: for supervisors and tests that start a server with `--port 0`. */
+export const readyFileFlag = {
+  "ready-file": {
+    type: "string",
+    value: "PATH",
+    help: "once listening, write the URL the server listens on to PATH (atomically; with --port 0 it names the port picked)",
+  },
+} satisfies Record<string, FlagSpec>;
+
+/**
+ * Tells whoever started the server where it listens: the caller prints `<name> listening on URL` as
+ * the first line on stdout; this writes the URL to `path` too when given (temp file + rename, so a
+ * reader never sees half a URL).
+ */
+export function writeReadyFile(path: string | undefined, url: string): void {
+  if (!path) return;
+  const tmp = `${path}.${process.pid}.tmp`;
+  try {
+    writeFileSync(tmp, `${url}\n`);
+    renameSync(tmp, path);
+  } catch (err) {
+    throw new FatalError(`cannot write --ready-file ${path}: ${(err as Error).message}`);
+  }
+}
 
 export interface Running {
   url: string;

@@ -2,7 +2,7 @@
 import { FatalError } from "../kernel/errors";
 import type { FlagSpec } from "../kernel/config";
 import { createLogger } from "../kernel/logger";
-import { listen, onShutdownSignal } from "../kernel/server";
+import { listen, onShutdownSignal, readyFileFlag, writeReadyFile } from "../kernel/server";
 import { createOrderApp, orderServices } from "./app";
 import { DEMO_CLIENT, type OAuthClient, orderConfig, parseClients, parseProfile } from "./config";
 import { redactUrl } from "./db/pg";
@@ -10,7 +10,7 @@ import { isPostgresUrl, openOrderStorage } from "./db/storage";
 import { DEMO_PASSWORD, DEMO_USERS, seedDemo } from "./demo/seed";
 
 export const orderFlags = {
-  port: { type: "number", env: "PORT", default: 8080, help: "TCP port to listen on", value: "PORT" },
+  port: { type: "number", env: "PORT", default: 8080, help: "TCP port to listen on (0: a free one, reported on the first stdout line)", value: "PORT" },
   host: { type: "string", default: "0.0.0.0", help: "Interface to bind", value: "HOST" },
   db: {
     type: "string",
@@ -26,6 +26,7 @@ export const orderFlags = {
     help: "demo (seeded test data + the web client's OAuth client) or production (empty)",
     value: "NAME",
   },
+  ...readyFileFlag,
   help: { type: "boolean", short: "h", help: "Show this help and exit" },
 } satisfies Record<string, FlagSpec>;
 
@@ -40,6 +41,7 @@ export interface OrderServerOptions {
   db: string;
   profile: string;
   oauthClients?: string;
+  "ready-file"?: string;
 }
 
 /** Starts the server; resolves once it listens. Prints where it is to stdout. */
@@ -82,6 +84,7 @@ export async function startOrderServer(opts: OrderServerOptions): Promise<void> 
     );
   }
   console.log(lines.join("\n"));
+  writeReadyFile(opts["ready-file"], running.url);
 
   onShutdownSignal(async () => {
     clearInterval(sweep);
