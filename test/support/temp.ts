@@ -1,0 +1,27 @@
+// Preloaded by `bun test` (bunfig.toml): every test process gets one temp root of its own and points
+// TMPDIR at it, so every temp directory a test, a helper or a child process (compiled servers, git,
+// PostgreSQL) makes lands inside it, and the root is removed after the last test file, however
+// many afterAll hooks a failing test skipped. Tests still remove what they make as they go; this is
+// the guarantee that a run leaves nothing behind (`.ci/run` checks the temp dir before and after).
+import { afterAll } from "bun:test";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const root = mkdtempSync(join(tmpdir(), "bun-test-"));
+// PostgreSQL runs as its own user inside it (test/support/postgres.ts): it must be able to traverse.
+chmodSync(root, 0o755);
+process.env.TMPDIR = root;
+
+// An afterAll in a preload runs once, after every test file (Bun fires no "exit" event in `bun test`).
+afterAll(() => {
+  // A server being stopped may still write into its directory for a moment: retry briefly.
+  for (let i = 0; i < 5; i++) {
+    try {
+      rmSync(root, { recursive: true, force: true });
+      return;
+    } catch {
+      Bun.sleepSync(50);
+    }
+  }
+});
