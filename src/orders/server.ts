@@ -6,7 +6,8 @@ import { listen, onShutdownSignal, readyFileFlag, writeReadyFile } from "../kern
 import { createOrderApp, orderServices } from "./app";
 import { DEMO_CLIENT, type OAuthClient, orderConfig, parseClients, parseProfile } from "./config";
 import { redactUrl } from "./db/pg";
-import { isPostgresUrl, openOrderStorage } from "./db/storage";
+import { openOrderStorage } from "./db/open";
+import { isPostgresUrl } from "./db/storage";
 import { DEMO_PASSWORD, DEMO_USERS, seedDemo } from "./demo/seed";
 
 export const orderFlags = {

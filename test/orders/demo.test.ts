@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import type { AtomicStores, OrderStorage } from "../../src/orders/db/storage";
-import { openOrderStorage } from "../../src/orders/db/storage";
+import { openOrderStorage } from "../../src/orders/db/open";
 import { seedDemo, DEMO_USERS } from "../../src/orders/demo/seed";
 import { freshPostgresDb } from "../support/postgres";
 import { harness, forEachBackend } from "./harness";

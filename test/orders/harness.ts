@@ -5,7 +5,8 @@ import { ManualClock } from "../../src/kernel/clock";
 import { createOrderApp } from "../../src/orders/app";
 import { DEMO_CLIENT, type OrderConfig, orderConfig } from "../../src/orders/config";
 import { openOrdersDb, sqliteStorage } from "../../src/orders/db/sqlite";
-import { type OrderStorage, openOrderStorage } from "../../src/orders/db/storage";
+import { openOrderStorage } from "../../src/orders/db/open";
+import type { OrderStorage } from "../../src/orders/db/storage";
 import { freshPostgresDb } from "../support/postgres";
 
 export const CLIENT = DEMO_CLIENT;

@@ -1,5 +1,6 @@
 import { and, desc, eq, gt, lte, sql } from "drizzle-orm";
-import type { PgDataVersion, PgOrdersDb } from "../db/pg";
+import type { PgOrdersDb } from "../db/handle.pg";
+import type { PgDataVersion } from "../db/version.pg";
 import { loginFailures, tokens, users } from "../db/schema.pg";
 import type { Caller } from "../users/model";
 import { TokenCache } from "./cache";

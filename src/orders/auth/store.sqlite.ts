@@ -1,5 +1,5 @@
 import { and, eq, gt, lte, sql } from "drizzle-orm";
-import type { OrdersDb } from "../db/sqlite";
+import type { OrdersDb } from "../db/handle.sqlite";
 import { loginFailures, tokens, users } from "../db/schema.sqlite";
 import type { DataVersion } from "../db/version.sqlite";
 import type { Caller } from "../users/model";

@@ -4,18 +4,17 @@ import { SQL } from "bun";
 import type { ExtractTablesWithRelations } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
 import type { BunSQLQueryResultHKT } from "drizzle-orm/bun-sql/session";
-import type { PgDatabase, PgTransaction } from "drizzle-orm/pg-core";
+import type { PgTransaction } from "drizzle-orm/pg-core";
 import { orderPgMigrations } from "../../../db/orders/pg";
 import type { Migration } from "../../kernel/db";
 import { FatalError } from "../../kernel/errors";
 import { PgThrottleStore, PgTokenStore } from "../auth/store.pg";
 import { PgOrderStore } from "../orders/store.pg";
 import { PgUserStore } from "../users/store.pg";
+import type { PgOrdersDb } from "./handle.pg";
 import * as schema from "./schema.pg";
 import type { OrderStorage } from "./storage";
-
-/** The pool's drizzle handle, or a transaction on it (see `inTransaction`): stores run over either. */
-export type PgOrdersDb = PgDatabase<BunSQLQueryResultHKT, typeof schema> & { $client: SQL };
+import { PgDataVersion } from "./version.pg";
 
 /**
  * A drizzle transaction as a PgOrdersDb: its `$client` is the Bun SQL transaction it runs on (drizzle
@@ -65,34 +64,6 @@ export async function migratePg(client: SQL, migrations: Migration[]): Promise<s
     conn.release();
   }
   return applied;
-}
-
-/**
- * The data version as this instance sees it: the `data_version` row, read at most once per event-loop
- * turn and shared by the requests of that turn. Exact for HTTP clients: every request served with a
- * reading arrived before the reading was sent, so any commit its client had seen is in it (the same
- * argument as SQLite's DataVersion).
- */
-export class PgDataVersion {
-  private pending: Promise<number> | undefined;
-
-  constructor(private readonly db: PgOrdersDb) {}
-
-  current(): Promise<number> {
-    if (!this.pending) {
-      const p = this.db
-        .select({ v: schema.dataVersion.v })
-        .from(schema.dataVersion)
-        .then((rows) => rows[0]?.v ?? 0);
-      this.pending = p;
-      const forget = () => {
-        if (this.pending === p) this.pending = undefined;
-      };
-      setImmediate(forget);
-      p.catch(forget);
-    }
-    return this.pending;
-  }
 }
 
 export interface PgOptions {

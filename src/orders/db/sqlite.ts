@@ -1,15 +1,14 @@
 import type { Database } from "bun:sqlite";
-import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import { drizzle } from "drizzle-orm/bun-sqlite";
 import { orderMigrations } from "../../../db/orders";
 import { openSqlite } from "../../kernel/db";
 import { SqliteThrottleStore, SqliteTokenStore } from "../auth/store.sqlite";
 import { SqliteOrderStore } from "../orders/store.sqlite";
 import { SqliteUserStore } from "../users/store.sqlite";
+import type { OrdersDb } from "./handle.sqlite";
 import * as schema from "./schema.sqlite";
 import type { OrderStorage } from "./storage";
 import { DataVersion } from "./version.sqlite";
-
-export type OrdersDb = BunSQLiteDatabase<typeof schema> & { $client: Database };
 
 /** Opens the order database (file or `:memory:`) with its embedded migrations applied. */
 export function openOrdersDb(path: string): OrdersDb {

@@ -1,10 +1,9 @@
 // The order server's storage: SQLite (the embedded default) or PostgreSQL (scale-out: N instances on one
-// database), chosen by the --db value. Services only ever see these interfaces.
+// database), chosen by the --db value (open.ts). Services only ever see these interfaces; this module
+// imports no implementation.
 import type { ThrottleStore, TokenStore } from "../auth/store";
 import type { OrderStore } from "../orders/store";
 import type { UserStore } from "../users/store";
-import { openPgStorage, type PgOptions } from "./pg";
-import { openOrdersDb, sqliteStorage } from "./sqlite";
 
 /** The stores `OrderStorage.atomically` binds to one transaction. */
 export type AtomicStores = Pick<OrderStorage, "users" | "orders">;
@@ -31,9 +30,4 @@ export interface OrderStorage {
 /** A `postgres://` (or `postgresql://`) URL selects PostgreSQL. */
 export function isPostgresUrl(target: string): boolean {
   return /^postgres(ql)?:\/\//i.test(target);
-}
-
-/** Opens the storage `target` names, migrated: a PostgreSQL URL, or a SQLite file (`:memory:` allowed). */
-export async function openOrderStorage(target: string, pg: PgOptions = {}): Promise<OrderStorage> {
-  return isPostgresUrl(target) ? openPgStorage(target, pg) : sqliteStorage(openOrdersDb(target));
 }

@@ -1,6 +1,7 @@
 import { and, eq, gte, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
-import type { PgDataVersion, PgOrdersDb } from "../db/pg";
+import type { PgOrdersDb } from "../db/handle.pg";
+import type { PgDataVersion } from "../db/version.pg";
 import { ledger, orders, users } from "../db/schema.pg";
 import { type Built, changeOf, DEEP, FILTER_COLUMN, inOrder, type LogRow, type Plan, planOf, Positions, RETAIN, SORT_COLUMN } from "./positions";
 import { COMPLETED, IN_PROGRESS, type OrderRow, READY, type SortKey, WAITING } from "./model";

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, gte, inArray, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
-import type { OrdersDb } from "../db/sqlite";
+import type { OrdersDb } from "../db/handle.sqlite";
 import type { DataVersion } from "../db/version.sqlite";
 import { ledger, orderCounts, orders, users } from "../db/schema.sqlite";
 import { COMPLETED, IN_PROGRESS, type OrderRow, READY, type SortKey, WAITING } from "./model";

@@ -1,5 +1,5 @@
 import { eq, sql } from "drizzle-orm";
-import type { PgOrdersDb } from "../db/pg";
+import type { PgOrdersDb } from "../db/handle.pg";
 import { ledger, users } from "../db/schema.pg";
 import type { Account } from "./model";
 import type { NewUser, UserRow, UserStore } from "./store";

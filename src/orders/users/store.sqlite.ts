@@ -1,5 +1,5 @@
 import { eq, sql } from "drizzle-orm";
-import type { OrdersDb } from "../db/sqlite";
+import type { OrdersDb } from "../db/handle.sqlite";
 import { ledger, users } from "../db/schema.sqlite";
 import type { DataVersion } from "../db/version.sqlite";
 import type { Account } from "./model";
