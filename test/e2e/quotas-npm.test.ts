@@ -1,17 +1,21 @@
-// The npm package, installed for real: `npm pack`, then `npm install -g` of the tarball into a temporary
-// prefix, offline (the package has no runtime dependencies: the executable bundles everything). The
+// The npm package, installed for real: the package directory as `bun run build` writes it (its own
+// manifest, not the repository's package.json), `npm pack`, then `npm install -g` of the tarball into a
+// temporary prefix, offline (the package has no runtime dependencies: the executable bundles everything). The
 // installed `quotas` is the compiled executable itself, so a prompt pays no node start-up.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { lstatSync, mkdirSync, mkdtempSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import pkg from "../../package.json";
-import { ensureBuilt, root } from "./support";
+import pkg from "../../src/quotas/manifest.json";
+import { writeNpmPackage } from "../../src/quotas/npm-package";
+import { ensureBuilt } from "./support";
 
 let dir: string;
+let packageDir: string;
 beforeAll(async () => {
-  await ensureBuilt("quotas");
+  const binary = await ensureBuilt("quotas");
   dir = mkdtempSync(join(tmpdir(), "quotas-npm-"));
+  packageDir = writeNpmPackage(binary, join(dir, "package"));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -22,12 +26,11 @@ async function sh(cmd: string[], env: Record<string, string> = {}, cwd = dir) {
 }
 
 test("npm pack + npm install -g (offline) give a working `quotas` command", async () => {
-  // --ignore-scripts: ensureBuilt has just built dist/quotas; prepack would rebuild it in place under
-  // other test files that may be running it.
-  const pack = await sh(["npm", "pack", "--ignore-scripts", "--json", "--pack-destination", dir], {}, root);
+  const pack = await sh(["npm", "pack", "--json", "--pack-destination", dir], {}, packageDir);
   expect(pack.code).toBe(0);
   const [info] = JSON.parse(pack.stdout) as { filename: string; files: { path: string; mode: number }[] }[];
-  expect(info.files.map((f) => f.path).sort()).toEqual(["README.md", "dist/quotas", "package.json"]);
+  expect(info.files.map((f) => f.path).sort()).toEqual(["README.md", "bin/quotas", "package.json"]);
+  expect(info).toMatchObject({ name: "quotas", version: pkg.version });
 
   const prefix = join(dir, "prefix");
   const npmEnv = { npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false" };
@@ -36,7 +39,7 @@ test("npm pack + npm install -g (offline) give a working `quotas` command", asyn
   const cmd = join(prefix, "bin/quotas");
   // the command is the executable itself, not a node shim in front of it
   expect(lstatSync(cmd).isSymbolicLink()).toBe(true);
-  expect(resolve(join(prefix, "bin"), readlinkSync(cmd))).toBe(join(prefix, "lib/node_modules", pkg.name, "dist/quotas"));
+  expect(resolve(join(prefix, "bin"), readlinkSync(cmd))).toBe(join(prefix, "lib/node_modules", pkg.name, "bin/quotas"));
 
   const home = join(dir, "home");
   mkdirSync(home);

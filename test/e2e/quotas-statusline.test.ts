@@ -3,7 +3,7 @@
 import { afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import pkg from "../../package.json";
+import pkg from "../../src/quotas/manifest.json";
 import { allProviders, fakeProvider, homeWithCredentials, runEnv, type Fake } from "../quotas/fakes";
 import { tempHome, type TempHome } from "../quotas/helpers";
 import type { ProviderResult } from "../../src/quotas/types";

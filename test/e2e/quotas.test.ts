@@ -6,8 +6,8 @@ import { join } from "node:path";
 import { allProviders, fakeProvider, homeWithCredentials, runEnv, secrets, type Fake } from "../quotas/fakes";
 import { tempHome, type TempHome } from "../quotas/helpers";
 import type { ProviderResult, Report } from "../../src/quotas/types";
-import pkg from "../../package.json";
-import { ensureBuilt, freePort } from "./support";
+import pkg from "../../src/quotas/manifest.json";
+import { ensureBuilt, refusedPort } from "./support";
 
 let bin: string;
 let h: TempHome;
@@ -140,7 +140,7 @@ describe("--json", () => {
       fakeProvider("openrouter", { kind: "status", status: 402, body: '{"error":{"code":402,"message":"Insufficient credits"}}' }),
       fakeProvider("deepseek", { kind: "hang" }),
     ];
-    const refused = freePort();
+    const refused = refusedPort();
     const env = runEnv(h, fakes, { QUOTAS_ENDPOINT_GROK: `http://127.0.0.1:${refused}`, QUOTAS_TIMEOUT_MS: "700" });
     const rep = await json(["--provider=claude,copilot,zai,openrouter,deepseek,grok"], env);
     const res = byKey(rep);

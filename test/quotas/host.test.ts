@@ -82,6 +82,6 @@ describe("the CLI without a mode flag runs the TUI with a host", () => {
     });
     expect(code).toBe(7);
     expect(seen!.targets().map((t) => t.key)).toEqual(["zai:default"]);
-    expect(seen!.version).toBe(JSON.parse(readFileSync(join(import.meta.dir, "../../package.json"), "utf8")).version);
+    expect(seen!.version).toBe(JSON.parse(readFileSync(join(import.meta.dir, "../../src/quotas/manifest.json"), "utf8")).version);
   });
 });
