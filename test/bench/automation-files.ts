@@ -15,7 +15,7 @@ import { dbOf } from "../../src/automation/db/client";
 import { files } from "../../src/automation/files/schema";
 import { fileStore } from "../../src/automation/files/store";
 import { migrate } from "../../src/kernel/db";
-import { ensureBuilt, freePort, start, waitForHttp, type Proc } from "../e2e/support";
+import { ensureBuilt, start, startServer, type Proc, type Server } from "../e2e/support";
 
 const MiB = 1024 * 1024;
 const sizeMiB = Number(process.argv[2] ?? 200);
@@ -64,7 +64,7 @@ async function makeFile(path: string, size: number): Promise<void> {
 const mbps = (bytes: number, s: number) => bytes / MiB / s;
 const f1 = (n: number) => n.toFixed(1);
 
-let server: Proc | undefined;
+let server: Server | undefined;
 let formdataServer: Proc | undefined;
 try {
   const bin = await ensureBuilt("automation-server");
@@ -84,12 +84,11 @@ try {
   const copyS = (performance.now() - c0) / 1000;
   rmSync(join(dir, "copy.bin"));
 
-  const port = freePort();
-  const base = `http://127.0.0.1:${port}`;
-  server = start([bin, "--demo", "--port", String(port), "--host", "127.0.0.1", "--public-url", base, "--data-dir", join(dir, "data"), "--workers", "1"], {
+  // No --public-url (the port is picked at start): signed URLs use the origin curl reached.
+  server = await startServer([bin, "--demo", "--host", "127.0.0.1", "--data-dir", join(dir, "data"), "--workers", "1"], {
     env: { LOG_LEVEL: "warn" },
   });
-  await waitForHttp(`${base}/health`);
+  const base = server.url;
   const pid = server.proc.pid;
   const auth = ["-H", `Authorization: Bearer ${KEY}`];
   const idleMiB = kib("VmRSS", pid) / 1024;
@@ -116,9 +115,13 @@ try {
   server = undefined;
 
   // Reference for the multipart decision: Bun's request.formData() on the same body.
-  const fport = freePort();
-  formdataServer = start([process.execPath, "-e", `Bun.serve({port:${fport},hostname:"127.0.0.1",maxRequestBodySize:2**31,async fetch(r){const f=await r.formData();const x=f.get("file");return new Response(String(x instanceof Blob?x.size:0))}});`]);
-  await Bun.sleep(300);
+  // In its own process on a port the kernel picks: it prints the port once listening.
+  formdataServer = start([process.execPath, "-e", `const s=Bun.serve({port:0,hostname:"127.0.0.1",maxRequestBodySize:2**31,async fetch(r){const f=await r.formData();const x=f.get("file");return new Response(String(x instanceof Blob?x.size:0))}});console.log(s.port);`]);
+  let fport = 0;
+  for (const until = Date.now() + 30_000; !fport; await Bun.sleep(20)) {
+    fport = Number(/^(\d+)$/m.exec(formdataServer.output())?.[1] ?? 0);
+    if (!fport && (formdataServer.proc.exitCode !== null || Date.now() > until)) throw new Error(`the formData() reference did not start:\n${formdataServer.output()}`);
+  }
   const fd = await measured(formdataServer.proc.pid, () => sh(["curl", "-sS", "-F", `file=@${big}`, `http://127.0.0.1:${fport}/`]));
   await formdataServer.kill("SIGTERM");
   formdataServer = undefined;

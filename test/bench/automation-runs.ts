@@ -12,7 +12,7 @@ import type { EngineServices, StepRecord } from "../../src/automation/engine/con
 import { parseWorkflow } from "../../src/automation/workflow";
 import type { Workflow } from "../../src/automation/workflow/types";
 import { systemClock } from "../../src/kernel/clock";
-import { ensureBuilt, freePort, start, waitForHttp } from "../e2e/support";
+import { ensureBuilt, startServer } from "../e2e/support";
 
 const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
 const RUNS = Number(process.env.BENCH_RUNS ?? 2000);
@@ -72,17 +72,18 @@ const built = await ensureBuilt("automation-server");
 const dir = mkdtempSync(join(tmpdir(), "automation-bench-"));
 const bin = join(dir, "automation-server");
 copyFileSync(built, bin);
-const port = freePort();
-const base = `http://127.0.0.1:${port}`;
-const server = start([bin, "--demo", "--port", String(port), "--host", "127.0.0.1", "--workers", String(WORKERS), "--data-dir", join(dir, "data")], {
+const server = await startServer([bin, "--demo", "--host", "127.0.0.1", "--workers", String(WORKERS), "--data-dir", join(dir, "data")], {
   cwd: dir,
-  env: { LOG_LEVEL: "warn", AUTOMATION_DATA_DIR: undefined, PORT: undefined },
+  env: { LOG_LEVEL: "warn", AUTOMATION_DATA_DIR: undefined },
+}).catch((err: unknown) => {
+  rmSync(dir, { recursive: true, force: true });
+  throw err;
 });
+const base = server.url;
 const headers = { authorization: `Bearer ${DEMO_KEY}`, "content-type": "application/json" };
 const post = (path: string, body: unknown) => fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
 
 try {
-  await waitForHttp(`${base}/health`);
   for (const yaml of [fiveSteps, oneStep]) {
     const r = await post("/v1/automations", { yaml });
     if (r.status !== 201) throw new Error(`deploy failed: ${r.status} ${await r.text()}`);

@@ -11,7 +11,7 @@ import { SQL } from "bun";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureBuilt, freePort, start, waitForHttp } from "../e2e/support";
+import { ensureBuilt, start, startServer } from "../e2e/support";
 import { DEMO_CLIENT, remote } from "../orders/remote";
 import { freshPostgresDb } from "../support/postgres";
 
@@ -67,11 +67,9 @@ const env = { ORDER_OAUTH_CLIENTS: `${DEMO_CLIENT.id}:${DEMO_CLIENT.secret}`, OR
 const BASE_TIME = Date.parse("2026-01-01T00:00:00Z");
 
 async function serve(db: string) {
-  const port = freePort();
-  const server = start([bin, "--port", String(port), "--host", "127.0.0.1", "--db", db], { env });
+  const server = await startServer([bin, "--host", "127.0.0.1", "--db", db], { env });
   cleanup.push(() => server.proc.kill("SIGKILL"));
-  await waitForHttp(`http://127.0.0.1:${port}/health`, 30_000);
-  return { port, server, api: remote(`http://127.0.0.1:${port}`) };
+  return { port: server.port, server, api: remote(server.url) };
 }
 
 /** Starts the server once on an empty database to migrate it and register the bench users. */
@@ -110,10 +108,18 @@ await pg.close();
 console.log(`fixture: ${ORDERS} WAITING orders in PostgreSQL in ${Math.round(performance.now() - t0)} ms`);
 
 // 2. Raw Bun.serve returning a constant: the reference, measured in this run on this machine.
-const rawPort = freePort();
-const raw = Bun.spawn([process.execPath, "-e", `Bun.serve({ port: ${rawPort}, hostname: "127.0.0.1", fetch: () => new Response('{"status":"ok"}', { headers: { "content-type": "application/json" } }) })`], { stdout: "ignore", stderr: "inherit" });
-cleanup.push(() => raw.kill("SIGKILL"));
-await waitForHttp(`http://127.0.0.1:${rawPort}/`);
+// In its own process (as the server under test is), on a port the kernel picks: it prints the port once listening.
+const raw = start([process.execPath, "-e", `const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response('{"status":"ok"}', { headers: { "content-type": "application/json" } }) }); console.log(s.port);`]);
+cleanup.push(() => raw.proc.kill("SIGKILL"));
+const rawPort = await (async () => {
+  const until = Date.now() + 30_000;
+  for (;;) {
+    const m = /^(\d+)$/m.exec(raw.output());
+    if (m) return Number(m[1]);
+    if (raw.proc.exitCode !== null || Date.now() > until) throw new Error(`the raw Bun.serve reference did not start:\n${raw.output()}`);
+    await Bun.sleep(20);
+  }
+})();
 console.log(`load: wrk -t2 -c${CONNECTIONS} -d${SECONDS}s, ${navigator.hardwareConcurrency} CPUs shared by wrk, the server and ${loadavg()[0].toFixed(1)} load average of other work\n`);
 
 function pagesLua(token: string): string {

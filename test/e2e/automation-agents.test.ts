@@ -3,14 +3,17 @@
 // two workflow tools (each calls a loopback counter), SIGKILL after the first tool call while the
 // model is answering the second turn, restart — the first tool is not called again.
 import { Database } from "bun:sqlite";
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gitSync, manifest, testRepo } from "../automation/agents/git-repo";
 import { startFakeModels, type FakeModels, type FakeRequest } from "../support/fake-models";
 import { DEMO_KEY } from "./automation-demo";
-import { ensureBuilt, freePort, start, waitForHttp, type Proc } from "./support";
+import { ensureBuilt, startServer, type Server } from "./support";
+
+// Compiling and spawning the binary is slow on a loaded machine; timing never decides these tests.
+setDefaultTimeout(60_000);
 
 const hits = new Map<string, number>();
 const counter = Bun.serve({
@@ -35,9 +38,12 @@ output: {${name}d: "{{ input.item }}"}
 let fake: FakeModels;
 let dir: string;
 let bin: string;
-let server: Proc | undefined;
-const port = freePort();
-const base = `http://127.0.0.1:${port}`;
+let server: Server | undefined;
+/** The running server's address: each (re)start gets a new port. */
+const base = () => {
+  if (!server) throw new Error("server not started");
+  return server.url;
+};
 const dataDir = () => join(dir, "data");
 
 /** "crash": the second model turn hangs (so the kill lands after the first tool call); "normal": it goes on. */
@@ -65,17 +71,16 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function boot(): Promise<Proc> {
-  server = start(
-    [bin, "--demo", "--port", String(port), "--host", "127.0.0.1", "--workers", "2", "--data-dir", dataDir(), "--models", join(dir, "models.toml")],
-    { cwd: dir, env: { AUTOMATION_HTTP_ALLOW_HOSTS: `127.0.0.1:${counter.port}`, AUTOMATION_DATA_DIR: undefined, PORT: undefined } },
+async function boot(): Promise<Server> {
+  server = await startServer(
+    [bin, "--demo", "--host", "127.0.0.1", "--workers", "2", "--data-dir", dataDir(), "--models", join(dir, "models.toml")],
+    { cwd: dir, env: { AUTOMATION_HTTP_ALLOW_HOSTS: `127.0.0.1:${counter.port}`, AUTOMATION_DATA_DIR: undefined } },
   );
-  await waitForHttp(`${base}/health`);
   return server;
 }
 
 const api = (method: string, path: string, body?: unknown) =>
-  fetch(`${base}${path}`, {
+  fetch(`${base()}${path}`, {
     method,
     headers: { authorization: `Bearer ${DEMO_KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
     body: body === undefined ? undefined : JSON.stringify(body),

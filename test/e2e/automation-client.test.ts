@@ -7,11 +7,10 @@ import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AutomationClient, NotFoundError, ValidationError, type Run } from "../../src/automation/client";
-import { ensureBuilt, freePort, start, waitForHttp, type Proc } from "./support";
+import { ensureBuilt, startServer, type Server } from "./support";
 
 let dir = "";
-let port = 0;
-let server: Proc | undefined;
+let server: Server | undefined;
 let client: AutomationClient;
 
 const yaml = (description: string, version?: string) =>
@@ -38,14 +37,13 @@ beforeAll(async () => {
   const bin = join(dir, "automation-server");
   copyFileSync(built, bin);
   Bun.spawnSync(["chmod", "+x", bin]);
-  port = freePort();
-  const base = `http://127.0.0.1:${port}`;
-  server = start([bin, "--demo", "--port", String(port), "--host", "127.0.0.1", "--public-url", base, "--workers", "1"], {
+  // No --public-url (the port is not known before the start): signed URLs use the origin the client reached.
+  server = await startServer([bin, "--demo", "--host", "127.0.0.1", "--workers", "1"], {
     cwd: dir,
     // One model from the environment, as users configure it, so the catalog has an entry.
-    env: { AUTOMATION_DATA_DIR: undefined, PORT: undefined, AUTOMATION_DEFAULT_MODEL: "ollama/llama3", OLLAMA_HOST: "127.0.0.1:1", OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined, ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: undefined },
+    env: { AUTOMATION_DATA_DIR: undefined, AUTOMATION_DEFAULT_MODEL: "ollama/llama3", OLLAMA_HOST: "127.0.0.1:1", OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined, ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: undefined },
   });
-  await waitForHttp(`${base}/health`);
+  const base = server.url;
   const until = Date.now() + 5000;
   let key: string | undefined;
   while (!(key = /eak_demo_\w+/.exec(server.output())?.[0]) && Date.now() < until) await Bun.sleep(20);

@@ -132,6 +132,8 @@ describe("4. run ids", () => {
     db.run("UPDATE runs SET id = ? WHERE id = ?", [legacy, fresh.id]);
     db.close();
     proc = await s.boot();
+    // A new port after the restart: a client for it.
+    client = new AutomationClient({ baseUrl: s.base, apiKey: DEMO_KEY, maxRetries: 0 });
     const got = await rawJson(`/v1/runs/${legacy}`);
     expect(got.status).toBe(200);
     expect(got.body.output).toEqual({ greeting: "Hello, Old!" });

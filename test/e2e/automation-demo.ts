@@ -1,9 +1,10 @@
 // A compiled automation-server for end-to-end tests: copied alone into a temp dir, started with --demo
-// on a free loopback port over <dir>/data, restartable on the same data (crash and shutdown tests).
+// on a loopback port the kernel picks (a new one at each start) over <dir>/data, restartable on the
+// same data (crash and shutdown tests).
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureBuilt, freePort, start, waitForHttp, type Proc } from "./support";
+import { ensureBuilt, startServer, type Server } from "./support";
 
 export const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
 
@@ -11,9 +12,10 @@ export interface DemoServer {
   dir: string;
   /** The SQLite file under the data dir, for checks of what a killed process left behind. */
   dbPath: string;
-  base: string;
-  /** Starts (or restarts) the server and waits until /health answers. */
-  boot(): Promise<Proc>;
+  /** `http://127.0.0.1:PORT` of the server started last: each boot() gets a new port, so read it after. */
+  readonly base: string;
+  /** Starts (or restarts) the server and resolves once it listens. */
+  boot(): Promise<Server>;
   /** A request with the demo tenant's key; `body` is sent as JSON. */
   api(method: string, path: string, body?: unknown): Promise<Response>;
   /** SIGKILLs a server still running and removes the directory. */
@@ -25,23 +27,26 @@ export async function demoServer(opts: { prefix: string; workers: number; httpAl
   const dir = mkdtempSync(join(tmpdir(), opts.prefix));
   const bin = join(dir, "automation-server");
   copyFileSync(built, bin);
-  const port = freePort();
-  const base = `http://127.0.0.1:${port}`;
-  let current: Proc | undefined;
+  let current: Server | undefined;
+  const base = () => {
+    if (!current) throw new Error("demo server not started yet: call boot() first");
+    return current.url;
+  };
   return {
     dir,
     dbPath: join(dir, "data", "automation.db"),
-    base,
+    get base() {
+      return base();
+    },
     async boot() {
-      current = start(
-        [bin, "--demo", "--port", String(port), "--host", "127.0.0.1", "--workers", String(opts.workers), "--data-dir", join(dir, "data")],
-        { cwd: dir, env: { AUTOMATION_HTTP_ALLOW_HOSTS: opts.httpAllowHosts, AUTOMATION_DATA_DIR: undefined, PORT: undefined, ...opts.env } },
+      current = await startServer(
+        [bin, "--demo", "--host", "127.0.0.1", "--workers", String(opts.workers), "--data-dir", join(dir, "data")],
+        { cwd: dir, env: { AUTOMATION_HTTP_ALLOW_HOSTS: opts.httpAllowHosts, AUTOMATION_DATA_DIR: undefined, ...opts.env } },
       );
-      await waitForHttp(`${base}/health`);
       return current;
     },
     api: (method, path, body) =>
-      fetch(`${base}${path}`, {
+      fetch(`${base()}${path}`, {
         method,
         headers: { authorization: `Bearer ${DEMO_KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
         body: body === undefined ? undefined : JSON.stringify(body),

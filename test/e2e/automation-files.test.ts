@@ -4,24 +4,32 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureBuilt, freePort, start, waitForHttp, type Proc } from "./support";
+import { ensureBuilt, startServer, type Server } from "./support";
 
 const KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
 let dir = "";
 let bin = "";
+/** The running server's port: each (re)start gets a new one. */
 let port = 0;
-let server: Proc | undefined;
+let server: Server | undefined;
 const base = () => `http://127.0.0.1:${port}`;
 const blobsDir = () => join(dir, "data/automation/blobs");
 const auth = { authorization: `Bearer ${KEY}` };
 
+// No --public-url (the port is not known before the start): signed URLs use the origin the client reached.
 async function boot(): Promise<void> {
-  server = start([bin, "--demo", "--port", String(port), "--host", "127.0.0.1", "--public-url", base(), "--workers", "1"], {
+  server = await startServer([bin, "--demo", "--host", "127.0.0.1", "--workers", "1"], {
     cwd: dir,
-    env: { AUTOMATION_DATA_DIR: undefined, PORT: undefined, LOG_LEVEL: "warn" },
+    env: { AUTOMATION_DATA_DIR: undefined, LOG_LEVEL: "warn" },
   });
-  await waitForHttp(`${base()}/health`);
+  port = server.port;
 }
+
+/** `url` (signed by an earlier server process) on the running server: same path and signature, new port. */
+const onCurrent = (url: string) => {
+  const u = new URL(url);
+  return `${base()}${u.pathname}${u.search}`;
+};
 
 /** Every stored blob (ab/cd/<sha>), excluding temp files. */
 function blobNames(): string[] {
@@ -71,7 +79,6 @@ beforeAll(async () => {
   bin = join(dir, "automation-server");
   copyFileSync(built, bin);
   Bun.spawnSync(["chmod", "+x", bin]);
-  port = freePort();
   await boot();
 }, 60_000);
 
@@ -148,7 +155,7 @@ describe("files over real sockets (compiled server)", () => {
     expect((await fetch(`${base()}/v1/files/uploads/${s.uploadId}/complete`, { method: "POST", headers: auth })).status).toBe(409);
 
     const data = new Uint8Array(size).fill(3);
-    expect((await fetch(s.url, { method: "PUT", body: data })).status).toBe(200);
+    expect((await fetch(onCurrent(s.url), { method: "PUT", body: data })).status).toBe(200);
     const done = await fetch(`${base()}/v1/files/uploads/${s.uploadId}/complete`, { method: "POST", headers: auth });
     expect(done.status).toBe(200);
     const file = (await done.json()) as { id: string; size: number };

@@ -1,23 +1,27 @@
 // The script sandbox of the compiled automation-server: scripts run in child processes that are the
 // binary itself (hidden `__sandbox` subcommand). A script stuck in a long built-in call fails its run on
 // time, and afterwards neither the server nor any of its processes keeps burning CPU.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureBuilt, freePort, start, waitForHttp, type Proc } from "./support";
+import { ensureBuilt, startServer, type Server } from "./support";
+
+// Compiling and spawning the binary is slow on a loaded machine; timing never decides these tests.
+setDefaultTimeout(60_000);
 
 const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
 let dir = "";
 let bin = "";
+/** The running server's port: each (re)start gets a new one. */
 let port = 0;
-let server: Proc | undefined;
+let server: Server | undefined;
 /** A sandbox process the SIGKILL test orphans (killed in afterAll should the test fail). */
 let busy: number | undefined;
 
-async function boot(): Promise<Proc> {
-  const p = start([bin, "--demo", "--port", String(port), "--host", "127.0.0.1", "--workers", "2"], { cwd: dir, env: { AUTOMATION_DATA_DIR: undefined, PORT: undefined } });
-  await waitForHttp(`http://127.0.0.1:${port}/health`);
+async function boot(): Promise<Server> {
+  const p = await startServer([bin, "--demo", "--host", "127.0.0.1", "--workers", "2"], { cwd: dir, env: { AUTOMATION_DATA_DIR: undefined } });
+  port = p.port;
   return p;
 }
 
@@ -61,7 +65,6 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "automation-sandbox-e2e-"));
   bin = join(dir, "automation-server");
   copyFileSync(built, bin);
-  port = freePort();
   server = await boot();
 });
 

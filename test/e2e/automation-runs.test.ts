@@ -1,27 +1,32 @@
 // The runs API of the compiled automation-server (alone in an empty dir, --demo), driven through the
 // project's TypeScript client as a user would: runAndWait, waits, file parts, rerun, list paging,
 // artifacts ZIP and the signed download link, cancel; then a graceful restart keeps everything.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { unzipSync } from "fflate";
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AutomationClient } from "../../src/automation/client";
-import { ensureBuilt, freePort, start, waitForHttp, type Proc } from "./support";
+import { ensureBuilt, startServer, type Server } from "./support";
+
+// Compiling and spawning the binary is slow on a loaded machine; timing never decides these tests.
+setDefaultTimeout(60_000);
 
 const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
 let dir = "";
 let bin = "";
+/** The running server's port; each (re)start gets a new one, and a client for it. */
 let port = 0;
-let server: Proc | undefined;
+let server: Server | undefined;
 let client: AutomationClient;
 
-async function boot(): Promise<Proc> {
-  const p = start([bin, "--demo", "--port", String(port), "--host", "127.0.0.1", "--workers", "2"], {
+async function boot(): Promise<Server> {
+  const p = await startServer([bin, "--demo", "--host", "127.0.0.1", "--workers", "2"], {
     cwd: dir,
-    env: { AUTOMATION_DATA_DIR: undefined, PORT: undefined },
+    env: { AUTOMATION_DATA_DIR: undefined },
   });
-  await waitForHttp(`http://127.0.0.1:${port}/health`);
+  port = p.port;
+  client = new AutomationClient({ baseUrl: p.url, apiKey: DEMO_KEY, maxRetries: 0 });
   return p;
 }
 
@@ -30,9 +35,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "automation-runs-e2e-"));
   bin = join(dir, "automation-server");
   copyFileSync(built, bin);
-  port = freePort();
   server = await boot();
-  client = new AutomationClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: DEMO_KEY, maxRetries: 0 });
 });
 
 afterAll(async () => {

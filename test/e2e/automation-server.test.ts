@@ -4,7 +4,7 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AutomationClient, RateLimitError } from "../../src/automation/client";
-import { ensureBuilt, freePort, start, waitForHttp, type Proc } from "./support";
+import { ensureBuilt, startServer, type Server } from "./support";
 
 // Spawning compiled binaries is slow on a loaded machine; timing never decides these tests.
 setDefaultTimeout(60_000);
@@ -12,13 +12,14 @@ setDefaultTimeout(60_000);
 const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
 let dir = "";
 let bin = "";
+/** The running server's port: each start gets a new one from the kernel (`--port 0`). */
 let port = 0;
-let server: Proc | undefined;
+let server: Server | undefined;
 const base = () => `http://127.0.0.1:${port}`;
 
-async function boot(): Promise<Proc> {
-  const p = start([bin, "--demo", "--port", String(port), "--host", "127.0.0.1", "--workers", "1"], { cwd: dir, env: { AUTOMATION_DATA_DIR: undefined, PORT: undefined } });
-  await waitForHttp(`${base()}/health`);
+async function boot(): Promise<Server> {
+  const p = await startServer([bin, "--demo", "--host", "127.0.0.1", "--workers", "1"], { cwd: dir, env: { AUTOMATION_DATA_DIR: undefined } });
+  port = p.port;
   return p;
 }
 
@@ -35,7 +36,6 @@ beforeAll(async () => {
   bin = join(dir, "automation-server");
   copyFileSync(built, bin);
   Bun.spawnSync(["chmod", "+x", bin]);
-  port = freePort();
   server = await boot();
 });
 
@@ -127,12 +127,10 @@ describe("compiled automation-server --demo in an empty directory", () => {
   });
 
   test("--rate-limit: over the budget → 429 with Retry-After, which the client library surfaces; a bad value is one line, exit 2", async () => {
-    const limitedPort = freePort();
     // 0.001/s: one request passes (the burst is at least 1), the next waits 1000 s, whatever the machine's speed.
-    const p = start([bin, "--demo", "--port", String(limitedPort), "--host", "127.0.0.1", "--workers", "1", "--data-dir", join(dir, "limited"), "--rate-limit", "0.001"], { cwd: dir });
+    const p = await startServer([bin, "--demo", "--host", "127.0.0.1", "--workers", "1", "--data-dir", join(dir, "limited"), "--rate-limit", "0.001"], { cwd: dir });
     try {
-      await waitForHttp(`http://127.0.0.1:${limitedPort}/health`);
-      const client = new AutomationClient({ baseUrl: `http://127.0.0.1:${limitedPort}`, apiKey: DEMO_KEY, maxRetries: 0 });
+      const client = new AutomationClient({ baseUrl: p.url, apiKey: DEMO_KEY, maxRetries: 0 });
       expect((await client.authCheck()).tenantSlug).toBe("demo");
       const err = await client.automations.list().catch((e: unknown) => e);
       expect(err).toBeInstanceOf(RateLimitError);
@@ -148,6 +146,7 @@ describe("compiled automation-server --demo in an empty directory", () => {
   });
 
   test("port in use: one clear line, exit 1", async () => {
+    // The port our own running server holds: known to be taken, by us.
     const p = Bun.spawnSync([bin, "--port", String(port), "--host", "127.0.0.1", "--data-dir", join(dir, "other")], { cwd: dir, stdout: "pipe", stderr: "pipe" });
     expect(p.exitCode).toBe(1);
     expect(p.stderr.toString()).toContain(`port ${port} is already in use`);

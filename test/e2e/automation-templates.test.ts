@@ -10,13 +10,14 @@ import ExcelJS from "exceljs";
 import { type ResendFake, type SmtpSink, startResendFake, startSmtpSink } from "../support/smtp-sink";
 import { docxParagraphs, highlighted, invoiceXlsx } from "../automation/templates/support";
 import type { Json } from "../automation/app/harness";
-import { ensureBuilt, freePort, start, waitForHttp, type Proc } from "./support";
+import { ensureBuilt, start, startServer, type Server } from "./support";
 
 const KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
 let dir = "";
 let bin = "";
+/** The running server's port: each start gets a new one (`--port 0`). */
 let port = 0;
-let server: Proc | undefined;
+let server: Server | undefined;
 let sink: SmtpSink;
 let resend: ResendFake;
 const base = () => `http://127.0.0.1:${port}`;
@@ -24,11 +25,11 @@ const auth = { authorization: `Bearer ${KEY}` };
 const dataDir = () => join(dir, "data/automation");
 
 async function boot(extra: string[] = []): Promise<void> {
-  server = start([bin, "--demo", "--port", String(port), "--host", "127.0.0.1", "--workers", "2", ...extra], {
+  server = await startServer([bin, "--demo", "--host", "127.0.0.1", "--workers", "2", ...extra], {
     cwd: dir,
-    env: { AUTOMATION_DATA_DIR: undefined, PORT: undefined, AUTOMATION_SECRET_KEY: undefined, AUTOMATION_SECRET_KEY_FILE: undefined, AUTOMATION_RESEND_URL: resend.url, LOG_LEVEL: "warn" },
+    env: { AUTOMATION_DATA_DIR: undefined, AUTOMATION_SECRET_KEY: undefined, AUTOMATION_SECRET_KEY_FILE: undefined, AUTOMATION_RESEND_URL: resend.url, LOG_LEVEL: "warn" },
   });
-  await waitForHttp(`${base()}/health`);
+  port = server.port;
 }
 
 async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> {
@@ -46,7 +47,6 @@ beforeAll(async () => {
   bin = join(dir, "automation-server");
   copyFileSync(built, bin);
   Bun.spawnSync(["chmod", "+x", bin]);
-  port = freePort();
   await boot();
 }, 120_000);
 
@@ -115,7 +115,7 @@ describe("templates and e-mail (compiled server)", () => {
 
   test("a changed secret key: clear 409 for stored secrets, the server keeps serving; a missing key file is one clear line", async () => {
     await server!.kill("SIGTERM");
-    const missing = start([bin, "--port", String(freePort()), "--secret-key-file", join(dir, "nope.key")], { cwd: dir, env: { LOG_LEVEL: "warn" } });
+    const missing = start([bin, "--port", "0", "--secret-key-file", join(dir, "nope.key")], { cwd: dir, env: { LOG_LEVEL: "warn" } });
     expect(await missing.proc.exited).not.toBe(0);
     expect(missing.output()).toContain("cannot read --secret-key-file");
     expect(missing.output()).not.toContain("    at ");

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { orderMigrations } from "../../db/orders";
 import { DEMO_CLIENT, invariantProblems, sqliteQuery, type Remote, remote } from "../orders/remote";
-import { ensureBuilt, freePort, type Proc, start, waitForHttp } from "./support";
+import { ensureBuilt, type Proc, start, startServer } from "./support";
 
 let bin = "";
 let dir = "";
@@ -23,12 +23,11 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** Starts the server on a port the kernel picks: each (re)start gets a new one, hence a new `api`. */
 async function boot(db: string, args: string[] = []): Promise<{ p: Proc; api: Remote }> {
-  const port = freePort();
-  const p = start([bin, "--port", String(port), "--host", "127.0.0.1", "--db", db, ...args], { env });
+  const p = await startServer([bin, "--host", "127.0.0.1", "--db", db, ...args], { env });
   procs.push(p);
-  await waitForHttp(`http://127.0.0.1:${port}/health`);
-  return { p, api: remote(`http://127.0.0.1:${port}`) };
+  return { p, api: remote(p.url) };
 }
 
 /** One customer/performer pair running create → take → pass → accept until the server dies. */
@@ -168,8 +167,8 @@ describe("demo seed crash", () => {
     // Kill on entering the seed's transaction, then later into it each round, until a round finds the
     // seed already committed (or 6 rounds pass). Each kill must leave all of the demo or nothing.
     for (let round = 0; round < 6; round++) {
-      const port = freePort();
-      const p = start([bin, "--port", String(port), "--host", "127.0.0.1", "--db", db, "--profile", "demo"], { env });
+      // Killed before it listens: it never needs a port of its own.
+      const p = start([bin, "--port", "0", "--host", "127.0.0.1", "--db", db, "--profile", "demo"], { env });
       procs.push(p);
       const inSeed = untilSeeding(db, p);
       if (inSeed && round > 0) Bun.sleepSync(round * 2);

@@ -8,7 +8,7 @@ import { orderPgMigrations } from "../../db/orders/pg";
 import { DEMO_CLIENT, invariantProblems, type Remote, remote, sqlQuery } from "../orders/remote";
 import { randomLoad, type Who } from "../orders/random-load";
 import { freshPostgresDb, sharedPostgres } from "../support/postgres";
-import { ensureBuilt, freePort, type Proc, start, waitForHttp } from "./support";
+import { ensureBuilt, type Proc, refusedPort, startServer } from "./support";
 
 let bin = "";
 const procs: Proc[] = [];
@@ -24,11 +24,9 @@ afterAll(async () => {
 });
 
 async function instance(url: string, extra: string[] = []): Promise<{ p: Proc; api: Remote }> {
-  const port = freePort();
-  const p = start([bin, "--port", String(port), "--host", "127.0.0.1", "--db", url, ...extra], { env });
+  const p = await startServer([bin, "--host", "127.0.0.1", "--db", url, ...extra], { env });
   procs.push(p);
-  await waitForHttp(`http://127.0.0.1:${port}/health`, 30_000);
-  return { p, api: remote(`http://127.0.0.1:${port}`) };
+  return { p, api: remote(p.url) };
 }
 
 function direct(url: string): SQL {
@@ -257,8 +255,8 @@ describe("order-server instances on one PostgreSQL", () => {
   }, 180_000);
 
   test("an unreachable PostgreSQL is one line naming the URL without its password, exit 1", async () => {
-    const port = freePort();
-    const proc = Bun.spawn([bin, "--port", String(freePort()), "--db", `postgres://orders:s3cret@127.0.0.1:${port}/orders`], {
+    const port = refusedPort();
+    const proc = Bun.spawn([bin, "--port", "0", "--db", `postgres://orders:s3cret@127.0.0.1:${port}/orders`], {
       env: { ...process.env, ...env },
       stdout: "pipe",
       stderr: "pipe",

@@ -5,7 +5,7 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEMO_CLIENT, invariantProblems, sqliteQuery, remote } from "../orders/remote";
-import { ensureBuilt, freePort, type Proc, start, waitForHttp } from "./support";
+import { ensureBuilt, type Proc, start, startServer } from "./support";
 
 let bin = "";
 let dir = "";
@@ -23,12 +23,11 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** Starts the server on a port the kernel picks (each start a new one). */
 async function serve(args: string[], env: Record<string, string | undefined> = {}, cwd = dir) {
-  const port = freePort();
-  const p = start([bin, "--port", String(port), "--host", "127.0.0.1", ...args], { cwd, env: { ORDER_OAUTH_CLIENTS: undefined, ORDER_PROFILE: undefined, ORDER_DB: undefined, PORT: undefined, ...env } });
+  const p = await startServer([bin, "--host", "127.0.0.1", ...args], { cwd, env: { ORDER_OAUTH_CLIENTS: undefined, ORDER_PROFILE: undefined, ORDER_DB: undefined, ...env } });
   procs.push(p);
-  await waitForHttp(`http://127.0.0.1:${port}/health`);
-  return { p, api: remote(`http://127.0.0.1:${port}`), port };
+  return { p, api: remote(p.url), port: p.port };
 }
 
 async function runToEnd(args: string[], env: Record<string, string | undefined> = {}) {
@@ -72,13 +71,21 @@ describe("order-server binary", () => {
   }, 60_000);
 
   test("environment configures the server; flags win over it", async () => {
-    const port = freePort();
+    // PORT=0 from the environment (not --port): the kernel picks the port and the first line names it.
     const p = start([bin, "--db", "./flag.db", "--host", "127.0.0.1"], {
       cwd: dir,
-      env: { PORT: String(port), ORDER_PROFILE: "demo", ORDER_DB: "./env.db", ORDER_OAUTH_CLIENTS: undefined },
+      env: { PORT: "0", ORDER_PROFILE: "demo", ORDER_DB: "./env.db", ORDER_OAUTH_CLIENTS: undefined },
     });
     procs.push(p);
-    await waitForHttp(`http://127.0.0.1:${port}/health`);
+    const until = Date.now() + 30_000;
+    let m: RegExpExecArray | null;
+    while (!(m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(p.output()))) {
+      if (p.proc.exitCode !== null || Date.now() > until) throw new Error(`order-server did not report its address:\n${p.output()}`);
+      await Bun.sleep(20);
+    }
+    const port = Number(m[1]);
+    expect(port).not.toBe(8080); // the default: PORT was read
+    expect((await fetch(`http://127.0.0.1:${port}/health`)).ok).toBe(true);
     expect(p.output()).toContain("profile:  demo");
     expect(p.output()).toContain("./flag.db");
     expect(existsSync(join(dir, "flag.db"))).toBe(true);
@@ -87,6 +94,7 @@ describe("order-server binary", () => {
   }, 60_000);
 
   test("a port in use is one clear line, exit 1", async () => {
+    // The port our own running server holds: known to be taken, by us.
     const { port } = await serve(["--db", ":memory:"], { ORDER_OAUTH_CLIENTS: "a:b" });
     const r = await runToEnd(["--port", String(port), "--host", "127.0.0.1", "--db", ":memory:"], { ORDER_OAUTH_CLIENTS: "a:b" });
     expect(r.code).toBe(1);

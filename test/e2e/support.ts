@@ -15,8 +15,11 @@ export function ensureBuilt(name: string): Promise<string> {
   return p;
 }
 
-/** A port that was free a moment ago on 127.0.0.1. */
-export function freePort(): number {
+/**
+ * A port that was free a moment ago on 127.0.0.1: only for a connection that must be refused. Never
+ * start a server on it (another process can take it in between); start servers with `startServer`.
+ */
+export function refusedPort(): number {
   const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
   const port = s.port!;
   s.stop(true);
@@ -70,4 +73,36 @@ export function start(cmd: string[], opts: { cwd?: string; env?: Record<string, 
       return proc.exited;
     },
   };
+}
+
+export interface Server extends Proc {
+  /** `http://127.0.0.1:PORT` (or the host the server bound, when it is not a wildcard). */
+  url: string;
+  port: number;
+}
+
+/**
+ * Starts a server executable with `--port 0` appended and resolves once it reports the address it
+ * bound (`<name> listening on http://HOST:PORT`, its first stdout line). Rejects with the server's
+ * output when it exits first or says nothing within `timeoutMs`.
+ */
+export async function startServer(
+  cmd: string[],
+  opts: { cwd?: string; env?: Record<string, string | undefined>; timeoutMs?: number } = {},
+): Promise<Server> {
+  const p = start([...cmd, "--port", "0"], { cwd: opts.cwd, env: { PORT: undefined, ...opts.env } });
+  const until = Date.now() + (opts.timeoutMs ?? 30_000);
+  for (;;) {
+    const m = /listening on http:\/\/([^\s/]+):(\d+)/.exec(p.output());
+    if (m) {
+      const host = ["localhost", "0.0.0.0", "[::]"].includes(m[1]) ? "127.0.0.1" : m[1];
+      const port = Number(m[2]);
+      return { ...p, url: `http://${host}:${port}`, port };
+    }
+    if (p.proc.exitCode !== null || Date.now() > until) {
+      if (p.proc.exitCode === null) await p.kill("SIGKILL");
+      throw new Error(`${cmd[0]} did not report its address (exit ${p.proc.exitCode}):\n${p.output()}`);
+    }
+    await Bun.sleep(20);
+  }
 }

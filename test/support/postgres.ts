@@ -1,8 +1,11 @@
-// A real PostgreSQL server for tests: initdb into a temp directory, a free port on 127.0.0.1, the unix
+// A real PostgreSQL server for tests: initdb into a temp directory, a port on 127.0.0.1, the unix
 // socket in that directory, started once per test process and stopped (and deleted) when it exits.
+// PostgreSQL cannot be told to pick a free port itself (no port 0), so the port is one that was free a
+// moment ago; when another process takes it in between, the server exits ("could not bind") and the
+// start is retried on another. The server counts as ready only when its own log says so while it runs.
 // Postgres refuses to run as root, so as root the server runs as the `postgres` user (setpriv).
 import { SQL } from "bun";
-import { chownSync, existsSync, mkdtempSync, readdirSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -24,7 +27,8 @@ function binDir(): string {
   throw new Error("PostgreSQL server programs not found: apt-get install -y postgresql");
 }
 
-function freePort(): number {
+/** A port free on 127.0.0.1 a moment ago: another process may take it before PostgreSQL binds it. */
+function candidatePort(): number {
   const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
   const port = s.port!;
   s.stop(true);
@@ -48,13 +52,32 @@ function owner(): { uid: number; gid: number } | undefined {
 /** Starts a throwaway server; resolves once it accepts connections. */
 export async function startPostgres(): Promise<TestPostgres> {
   const bin = binDir();
+  const attempts = 5;
+  for (let attempt = 1; ; attempt++) {
+    const r = await attemptStart(bin, candidatePort());
+    if ("pg" in r) return r.pg;
+    if (!r.portTaken || attempt >= attempts) throw new Error(`postgres did not start${r.portTaken ? ` (${attempts} attempts, each port taken by another process meanwhile)` : ""}: ${r.reason}\n${r.log}`);
+  }
+}
+
+/** The server's own log names an address it could not bind: another process took the port meanwhile. */
+const portTakenIn = (log: string) => /could not bind|already in use/i.test(log);
+
+/**
+ * One start on `port`, in a directory of its own (the watchdog deletes it when the server ends, so a
+ * retry initdb's afresh). Resolves with the server once its log says "ready to accept connections"
+ * while it is still running, or with why not.
+ */
+async function attemptStart(bin: string, port: number): Promise<{ pg: TestPostgres } | { portTaken: boolean; reason: string; log: string }> {
   const dir = mkdtempSync(join(tmpdir(), "orders-pg-"));
   const who = owner();
   if (who) chownSync(dir, who.uid, who.gid);
   const data = join(dir, "data");
   const init = Bun.spawnSync(asPostgres([`${bin}/initdb`, "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"]), { stdout: "pipe", stderr: "pipe" });
-  if (init.exitCode !== 0) throw new Error(`initdb failed: ${init.stderr.toString()}`);
-  const port = freePort();
+  if (init.exitCode !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`initdb failed: ${init.stderr.toString()}`);
+  }
   const server = asPostgres([
     `${bin}/postgres`, "-D", data, "-p", String(port), "-k", dir,
     "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=400", "-c", "fsync=off",
@@ -73,8 +96,9 @@ cleanup`;
     stderr: "pipe",
   });
   let log = "";
-  void (async () => {
-    for await (const chunk of proc.stderr) log += new TextDecoder().decode(chunk);
+  const logged = (async () => {
+    const dec = new TextDecoder();
+    for await (const chunk of proc.stderr) log += dec.decode(chunk, { stream: true });
   })();
   const url = (db = "postgres") => `postgres://postgres@127.0.0.1:${port}/${db}`;
   let stopped = false;
@@ -84,22 +108,26 @@ cleanup`;
     proc.kill("SIGTERM");
   };
   process.on("exit", stop);
+  // Ready only on our server's own word while it runs: a connection that succeeds could be another
+  // server's that holds the port.
   const until = Date.now() + 30_000;
   for (;;) {
-    try {
-      const sql = new SQL({ url: url(), max: 1, connectionTimeout: 2 });
-      await sql`SELECT 1`;
-      await sql.close();
-      break;
-    } catch (err) {
-      if (proc.exitCode !== null || Date.now() > until) {
-        stop();
-        throw new Error(`postgres did not start: ${(err as Error).message}\n${log}`);
-      }
-      await Bun.sleep(100);
+    if (proc.exitCode !== null) {
+      // The watchdog ends once the server has: read the rest of the log (bounded, should a child of the
+      // server still hold the pipe).
+      await Promise.race([logged, Bun.sleep(2000)]);
+      process.off("exit", stop);
+      return { portTaken: portTakenIn(log), reason: `the server exited (port ${port})`, log };
     }
+    if (/ready to accept connections/.test(log)) return { pg: { url, port, stop } };
+    if (Date.now() > until) {
+      stop();
+      await proc.exited;
+      process.off("exit", stop);
+      return { portTaken: false, reason: `not ready within 30 s (port ${port})`, log };
+    }
+    await Bun.sleep(50);
   }
-  return { url, port, stop };
 }
 
 let shared: Promise<TestPostgres> | undefined;

@@ -15,7 +15,7 @@ import {
   filesToPreUpload,
   parseRetryAfter,
 } from "../../../src/automation/client";
-import { freePort } from "../../e2e/support";
+import { refusedPort } from "../../e2e/support";
 
 type Handler = (req: Request, n: number) => Response | Promise<Response>;
 const servers: { stop(force?: boolean): void }[] = [];
@@ -132,7 +132,7 @@ describe("retries", () => {
   });
 
   test("nothing listening → AutomationError with status 0 after retries", async () => {
-    const err = await client(`http://127.0.0.1:${freePort()}`, { maxRetries: 1 }).files.get("x").catch((e) => e);
+    const err = await client(`http://127.0.0.1:${refusedPort()}`, { maxRetries: 1 }).files.get("x").catch((e) => e);
     expect(err).toBeInstanceOf(AutomationError);
     expect(err.status).toBe(0);
   });
