@@ -78,8 +78,10 @@ describe("runs on the compiled server through the client", () => {
     expect(one.headers.get("content-type")).toContain("spreadsheetml");
     const zip = unzipSync(new Uint8Array(await (await client.runs.artifactsZip(run.id)).arrayBuffer()));
     expect(Object.keys(zip)).toEqual(["hours.xlsx"]);
-    const link = (await (await fetch(`http://127.0.0.1:${port}/v1/runs/${run.id}/artifacts/token`, { method: "POST", headers: { authorization: `Bearer ${DEMO_KEY}` } })).json()) as { token: string };
-    const anonymous = await fetch(`http://127.0.0.1:${port}/v1/runs/${run.id}/artifacts?zip=1&token=${link.token}`);
+    const link = (await (await fetch(`http://127.0.0.1:${port}/v1/runs/${run.id}/artifacts/token`, { method: "POST", headers: { authorization: `Bearer ${DEMO_KEY}` } })).json()) as { token: string; url: string };
+    // The link itself, as handed out: on a server started with --port 0 it names the port it really has.
+    expect(link.url).toBe(`http://127.0.0.1:${port}/v1/runs/${run.id}/artifacts?zip=1&token=${link.token}`);
+    const anonymous = await fetch(link.url);
     expect(anonymous.status).toBe(200);
     expect(Object.keys(unzipSync(new Uint8Array(await anonymous.arrayBuffer())))).toEqual(["hours.xlsx"]);
   });

@@ -1,7 +1,7 @@
 // Automations (workflows and agents), their versions and triggers.
 import { enc } from "./files";
 import type { Transport } from "./transport";
-import type { Automation, AutomationVersion, Page, Triggers } from "./types";
+import type { Automation, AutomationSummary, AutomationVersion, Page, Triggers } from "./types";
 
 export interface ListAutomationsQuery {
   search?: string;
@@ -42,7 +42,7 @@ export class AutomationsResource {
     return this.http.json({ method: "POST", path: "/v1/automations", json: { yaml } });
   }
 
-  list(query: ListAutomationsQuery = {}): Promise<Page<Automation>> {
+  list(query: ListAutomationsQuery = {}): Promise<Page<AutomationSummary>> {
     return this.http.json({ method: "GET", path: "/v1/automations", query: { ...query } });
   }
 

@@ -1,31 +1,8 @@
 // Templates (DOCX/XLSX, immutable revisions) and outbound e-mail servers.
 import { enc, type FileInput, resolveFile } from "./files";
 import type { Transport } from "./transport";
+import type { EmailServer, Template } from "./types";
 
-export interface TemplateToken {
-  name: string;
-  path: string;
-  kind: "variable" | "loop";
-  type: string;
-}
-
-export interface Template {
-  id: string;
-  name: string;
-  description: string | null;
-  filename: string;
-  format: "docx" | "xlsx";
-  mimeType: string;
-  size: number;
-  sha256: string;
-  tokens: TemplateToken[];
-  grammar: { syntax: string; tokenDiscovery: string; capabilities: string[] };
-  currentRevision: { id: string; number: number; sha256: string; createdAt: string };
-  createdAt: string;
-  updatedAt: string;
-}
-
-/** An uploaded file's id, or the file itself (sent as multipart). */
 export type TemplateSource = { fileId: string } | { file: FileInput; filename?: string };
 
 function multipart(source: { file: FileInput; filename?: string }, fields: Record<string, string | null | undefined> = {}): FormData {
@@ -68,20 +45,6 @@ export class TemplatesResource {
     return new Uint8Array(await res.arrayBuffer());
   }
 }
-
-interface ServerBase {
-  id: string;
-  name: string;
-  enabled: boolean;
-  fromEmail: string;
-  fromName: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export type EmailServer =
-  | (ServerBase & { transport: "resend"; apiKeyConfigured: boolean })
-  | (ServerBase & { transport: "smtp"; host: string; port: number; security: "starttls" | "tls" | "none"; username: string | null; passwordConfigured: boolean; caPemConfigured: boolean });
 
 interface Meta {
   name: string;

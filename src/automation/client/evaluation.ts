@@ -2,23 +2,7 @@
 // files, experiments (with NDJSON progress) and run scores.
 import { enc, type FileInput, resolveFile } from "./files";
 import type { Transport } from "./transport";
-
-export interface Example {
-  id: string;
-  name: string;
-  automationId: string;
-  automationType: string;
-  input?: Record<string, unknown> | null;
-  expected?: unknown;
-  expectedFiles: { name: string; url?: string }[];
-  metadata: Record<string, unknown> | null;
-  annotation: string | null;
-  rowOrder: number | null;
-  overrides: Record<string, unknown> | null;
-  latestRunId: string | null;
-  createdAt?: string;
-  updatedAt?: string | null;
-}
+import type { EvalResult, Example } from "./types";
 
 export interface ExampleMutation {
   name?: string | null;
@@ -28,23 +12,6 @@ export interface ExampleMutation {
   annotation?: string | null;
   rowOrder?: number | null;
   overrides?: Record<string, unknown> | null;
-}
-
-export interface EvalResult {
-  id: string;
-  runId: string;
-  automationId: string | null;
-  evaluatorName: string;
-  evaluatorType: string;
-  score: number | null;
-  passed: boolean | null;
-  label: string | null;
-  weight: number | null;
-  passThreshold: number | null;
-  description: string | null;
-  details: unknown;
-  error: string | null;
-  createdAt: string;
 }
 
 export interface Experiment {

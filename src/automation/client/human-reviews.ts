@@ -1,69 +1,11 @@
 // Human-review tasks: the pending queue, one task with its fields and files, field confirmations, and
 // the decision (approve resumes the parked run with the reviewed data, reject ends it `rejected`).
 // A 409 is a ConflictError whose `envelope` also carries `error`, `currentVersion` and `status`, so a
-// caller can reload and retry (see `taskConflict`).
+// caller can reload and retry (see `taskConflict`). The wire types are the server's (human-review/model.ts).
 import { AutomationError } from "./errors";
 import { enc } from "./files";
 import type { Transport } from "./transport";
-
-export type HumanReviewStatus = "pending" | "approved" | "rejected" | "cancelled";
-
-export interface HumanReviewSummary {
-  id: string;
-  /** The parked run. */
-  executionId: string;
-  automationId: string;
-  automationName: string;
-  sourceKind: "workflow_step";
-  sourceLabel: string;
-  status: HumanReviewStatus;
-  requiredCount: number;
-  confirmedCount: number;
-  /** Pass it as `expectedVersion` to every write. */
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface HumanReviewDecision {
-  id: string;
-  /** A JSON pointer into `data`, e.g. `/total`. */
-  path: string;
-  originalValue: unknown;
-  currentValue: unknown;
-  required: boolean;
-  confirmed: boolean;
-  reason: string | null;
-  confirmedBy: string | null;
-  confirmedAt: string | null;
-  version: number;
-}
-
-export interface HumanReviewFile {
-  fileId: string;
-  filename: string;
-  mimeType: string;
-  size: number;
-  fieldName: string | null;
-  artifactPath: string;
-  role: string;
-}
-
-export interface HumanReviewTask extends HumanReviewSummary {
-  /** The step's data with every reviewed value applied. */
-  data: unknown;
-  decisions: HumanReviewDecision[];
-  files: HumanReviewFile[];
-  instructions: string | null;
-  schema: unknown;
-  fieldMetadata: Record<string, unknown>;
-  decision: { status: "approved" | "rejected"; by: string | null; at: string | null; reason: string | null } | null;
-}
-
-export interface HumanReviewList {
-  tasks: HumanReviewSummary[];
-  nextCursor: string | null;
-}
+import type { HumanReviewFile, HumanReviewList, HumanReviewSummary, HumanReviewTask } from "./types";
 
 export interface HumanReviewListQuery {
   automationId?: string;

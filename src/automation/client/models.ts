@@ -1,19 +1,7 @@
 // The model catalog: every model the operator configured, with health from configuration (never a
 // live probe, never a key).
 import type { Transport } from "./transport";
-
-export type ModelCapability = "text" | "vision" | "ocr";
-
-export interface CatalogModel {
-  /** `provider/model`, as steps name it. */
-  id: string;
-  provider: string;
-  capabilities: ModelCapability[];
-  /** `unconfigured`: the provider needs a key the server does not have. */
-  health: "configured" | "unconfigured";
-  /** Capabilities this model is the server's default for. */
-  defaultFor: ModelCapability[];
-}
+import type { CatalogModel, ModelCapability } from "./types";
 
 export class ModelsResource {
   constructor(private readonly http: Transport) {}

@@ -1,42 +1,9 @@
 // Run reviews: the review of a finished run (verdict, note, corrections), its corrected files (upload,
 // copy of an output file, bytes, rename, delete), promotion to a dataset example, and an automation's
-// review health. Wire shapes are copies of the server's replies (the client imports no server code).
+// review health. The reply types are the server's (reviews/model.ts, type-only imports).
 import { enc, type FileInput, resolveFile } from "./files";
 import type { QueryValue, Transport } from "./transport";
-
-export type ReviewVerdict = "correct" | "incorrect";
-export type ReviewStatus = "open" | "closed" | "wont_fix";
-
-export interface ReviewCorrection {
-  id: string;
-  kind: "field" | "file";
-  path: string;
-  label: string | null;
-  originalValue: unknown;
-  correctedValue: unknown;
-  note: string | null;
-  correctedArtifactPath: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface Review {
-  id: string;
-  verdict: ReviewVerdict | null;
-  status: ReviewStatus;
-  note: string | null;
-  correctedOutput: unknown;
-  reviewedBy: string | null;
-  reviewedByEmail: string | null;
-  reviewedAt: string | null;
-  closedBy: string | null;
-  closedByEmail: string | null;
-  closedAt: string | null;
-  closedNote: string | null;
-  createdAt: string;
-  updatedAt: string;
-  corrections: ReviewCorrection[];
-}
+import type { Review, ReviewCorrection, ReviewStatus, ReviewVerdict } from "./types";
 
 /** The body of `PUT /runs/{id}/reviews` (replaces the review and its corrections). */
 export interface ReviewInput {

@@ -1,9 +1,8 @@
 // Runs: start (JSON, or multipart when files ride along), wait, read, list, cancel, rerun, and the
 // run's events, steps and artifacts.
-import type { EvalResult } from "./evaluation";
 import { assertReadable, enc, isFileInput, resolveFile, type FilesResource, type FileInput } from "./files";
 import type { QueryValue, Transport } from "./transport";
-import type { Artifact, CancelResult, Run, RunEvent, RunList, RunStep } from "./types";
+import type { Artifact, CancelResult, EvalResult, Run, RunEvent, RunList, RunStep } from "./types";
 
 export type RunTarget = string | { type: "workflow" | "agent"; id?: string; slug?: string; version?: string };
 

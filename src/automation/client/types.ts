@@ -1,41 +1,24 @@
-// Wire types the client returns (camelCase, as the server sends them). Runs and automations carry
-// more fields than listed; the index signatures keep them reachable without `any`.
+// The wire types the client returns. Where the server declares a resource's wire shape (its model.ts),
+// this re-exports it: the client keeps no copy of a server type, and the compiler checks both sides
+// against one declaration. Type-only exports: the client bundles no server code.
+export type { AutomationDetail, AutomationSummary, AutomationVersion, Page, Triggers } from "../automations/model";
+export type { FileView as FileObject, UploadNegotiation, UploadView as UploadSession } from "../files/model";
+export type { ServerView as EmailServer } from "../email/model";
+export type { TemplateView as Template } from "../templates/model";
+export type { Token as TemplateToken } from "../templates/grammar";
+export type { ExampleView as Example } from "../datasets/model";
+export type { EvalResult } from "../evaluators/model";
+export type { Review, ReviewCorrection, ReviewStatus, ReviewVerdict } from "../reviews/model";
+export type { HumanReviewDecision, HumanReviewFile, HumanReviewList, HumanReviewStatus, HumanReviewSummary, HumanReviewTask } from "../human-review/model";
+export type { CatalogEntry as CatalogModel } from "../models/catalog";
+export type { ModelCapability } from "../models/contract";
+import type { AutomationDetail } from "../automations/model";
 
-export interface FileObject {
-  id: string;
-  filename: string;
-  contentType: string | null;
-  size: number | null;
-  purpose?: string | null;
-  createdAt: string;
-}
+/** `automations.create` and `get` answer the detail (with the schemas); `list` answers summaries. */
+export type Automation = AutomationDetail;
 
-export type UploadNegotiation =
-  | {
-      transport: "presigned-put";
-      uploadId: string;
-      fileId: string;
-      url: string;
-      method?: "PUT";
-      headers?: Record<string, string>;
-      expiresAt: string;
-      maxFileSizeBytes: number;
-    }
-  | { transport: "multipart"; url: string; maxFileSizeBytes: number };
-
-export interface UploadSession {
-  uploadId: string;
-  fileId: string;
-  status: "pending" | "uploaded" | "completed" | "aborted";
-  filename: string;
-  contentType: string;
-  size: number;
-  purpose: string | null;
-  createdAt: string;
-  expiresAt: string;
-  completedAt: string | null;
-}
-
+// Shapes the server builds without a declared type yet (auth check, runs): kept here until the runs
+// envelope declares its own.
 export interface AuthCheck {
   ok: true;
   tenantId: string;
@@ -47,47 +30,6 @@ export interface AuthCheck {
   name: string | null;
   scope: string[];
   wildcardGranted: boolean;
-}
-
-export interface Triggers {
-  api: boolean;
-  email: boolean;
-  manual: boolean;
-  cron: unknown;
-}
-
-export interface Automation {
-  id: string;
-  type: "workflow" | "agent";
-  slug: string;
-  name: string | null;
-  description: string | null;
-  status: string;
-  version: string | null;
-  triggers: Triggers;
-  implementationAvailable?: boolean;
-  createdAt: string;
-  updatedAt: string;
-  inputSchema?: Record<string, unknown>;
-  outputSchema?: Record<string, unknown>;
-  [key: string]: unknown;
-}
-
-export interface Page<T> {
-  data: T[];
-  total: number;
-  limit: number;
-  offset: number;
-}
-
-export interface AutomationVersion {
-  id: string;
-  automationId: string;
-  version: string | null;
-  sourceRef: string | null;
-  isCurrent: boolean;
-  createdAt: string;
-  [key: string]: unknown;
 }
 
 export type RunStatus = "created" | "pending" | "running" | "waiting" | "finalizing" | "completed" | "failed" | "cancelled" | "rejected";

@@ -59,6 +59,7 @@ export const TRANSPORT_FIELDS = ["apiKey", "host", "port", "security", "username
 export const TestBody = v.strictObject({ to: Email });
 export const ListServersQuery = v.object(pageQuery);
 
+/** An e-mail server as the API shows it (never a secret: only whether one is configured). */
 interface ServerBase {
   id: string;
   name: string;
@@ -71,4 +72,4 @@ interface ServerBase {
 
 export type ServerView =
   | (ServerBase & { transport: "resend"; apiKeyConfigured: boolean })
-  | (ServerBase & { transport: "smtp"; host: string; port: number; security: string; username: string | null; passwordConfigured: boolean; caPemConfigured: boolean });
+  | (ServerBase & { transport: "smtp"; host: string; port: number; security: "starttls" | "tls" | "none"; username: string | null; passwordConfigured: boolean; caPemConfigured: boolean });

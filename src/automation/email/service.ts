@@ -33,7 +33,8 @@ export function toView(r: EmailServerRow): ServerView {
     transport: "smtp",
     host: r.host ?? "",
     port: r.port ?? 0,
-    security: r.security ?? "starttls",
+    // Written only through the validated body (starttls, tls or none).
+    security: (r.security ?? "starttls") as "starttls" | "tls" | "none",
     username: r.username,
     passwordConfigured: r.secret !== null,
     caPemConfigured: r.caPem !== null,

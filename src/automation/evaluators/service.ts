@@ -12,7 +12,7 @@ import { sqliteModelCallStore } from "../models/store";
 import { runsOf } from "../runs/service";
 import type { RunRow } from "../runs/store";
 import { readYaml } from "../workflow/source";
-import { type Evaluator, EvaluatorConfig, MAX_EVALUATOR_YAML_BYTES, type Score } from "./model";
+import { type Evaluator, EvaluatorConfig, MAX_EVALUATOR_YAML_BYTES, type EvalResult, type Score } from "./model";
 import { customScript, exactDiff, type FileDigest, llmJudge, overall } from "./scorers";
 import { EvaluatorStore, type ResultRow } from "./store";
 
@@ -147,7 +147,7 @@ export async function scoreRun(ctx: AutomationContext, run: RunRow): Promise<boo
   return store.record({ ...record, score: total, passed: total !== null && total >= config.passThreshold }, rows);
 }
 
-export function resultView(r: ResultRow) {
+export function resultView(r: ResultRow): EvalResult {
   return {
     id: r.id,
     runId: r.runId,

@@ -1,22 +1,9 @@
 // The only SQL of evaluator files (one YAML per automation) and of evaluation scores.
 import type { Database } from "bun:sqlite";
+import type { EvalResult } from "./model";
 
-export interface ResultRow {
-  id: string;
-  runId: string;
-  automationId: string | null;
-  evaluatorName: string;
-  evaluatorType: string;
-  score: number | null;
-  passed: number | null;
-  label: string | null;
-  weight: number | null;
-  passThreshold: number | null;
-  description: string | null;
-  details: string | null;
-  error: string | null;
-  createdAt: string;
-}
+/** A stored score: the wire's fields, with `passed` as 0/1 and `details` as JSON text. */
+export type ResultRow = Omit<EvalResult, "passed" | "details"> & { passed: number | null; details: string | null };
 
 const resultCols = (t: string) =>
   ["id", "run_id AS runId", "automation_id AS automationId", "evaluator_name AS evaluatorName", "evaluator_type AS evaluatorType", "score", "passed", "label", "weight", "pass_threshold AS passThreshold", "description", "details", "error", "created_at AS createdAt"]

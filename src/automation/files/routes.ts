@@ -14,6 +14,7 @@ import { docs } from "./openapi";
 import { parseRange } from "./range";
 import { deleteFile, getFile, openFile, uploadParts } from "./service";
 import { abortUpload, completeUpload, createUpload, getUpload, receiveUpload } from "./uploads";
+import { publicUrlFor } from "../http/public-url";
 
 
 /** Multipart `file` (+ optional `purpose`) → a stored file, streamed by the service into the blob store. */
@@ -59,17 +60,6 @@ async function content(ctx: AutomationContext, tenantId: string, id: string, req
 function contentLength(request: Request): number | undefined {
   const v = request.headers.get("content-length");
   return v && /^\d{1,15}$/.test(v) ? Number(v) : undefined;
-}
-
-/**
- * The base of signed upload URLs: --public-url when given, else the origin this request reached
- * (its Host, and https when a proxy says so), so a remote SDK is not sent to localhost.
- */
-function publicUrlFor(ctx: AutomationContext, request: Request): string {
-  if (!ctx.config.publicUrlFromRequest) return ctx.config.publicUrl;
-  const url = new URL(request.url);
-  if (request.headers.get("x-forwarded-proto")?.split(",")[0].trim() === "https") url.protocol = "https:";
-  return url.origin;
 }
 
 /** `/files/uploads` is the sessions collection (POST only), not a file id: say so instead of "file uploads not found". */

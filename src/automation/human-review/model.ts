@@ -2,7 +2,7 @@
 import * as v from "valibot";
 import { isoQuery, queryInt } from "../http/validate";
 
-/** A file shown to the reviewer; `sha256` stays server-side. */
+/** A file shown to the reviewer, as stored with the task. */
 export interface TaskFile {
   fileId: string;
   filename: string;
@@ -12,6 +12,59 @@ export interface TaskFile {
   artifactPath: string;
   role: string;
   sha256: string;
+}
+
+// What the task API answers: the server builds these (service.ts) and the client returns them.
+export type HumanReviewStatus = "pending" | "approved" | "rejected" | "cancelled";
+
+export interface HumanReviewSummary {
+  id: string;
+  /** The parked run. */
+  executionId: string;
+  automationId: string;
+  automationName: string | null;
+  sourceKind: "workflow_step";
+  sourceLabel: string;
+  status: HumanReviewStatus;
+  requiredCount: number;
+  confirmedCount: number;
+  /** Pass it as `expectedVersion` to every write. */
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface HumanReviewDecision {
+  id: string;
+  /** A JSON pointer into `data`, e.g. `/total`. */
+  path: string;
+  originalValue: unknown;
+  currentValue: unknown;
+  required: boolean;
+  confirmed: boolean;
+  reason: string | null;
+  confirmedBy: string | null;
+  confirmedAt: string | null;
+  version: number;
+}
+
+/** A file as the task shows it (`sha256` stays server-side). */
+export type HumanReviewFile = Omit<TaskFile, "sha256">;
+
+export interface HumanReviewTask extends HumanReviewSummary {
+  /** The step's data with every reviewed value applied. */
+  data: unknown;
+  decisions: HumanReviewDecision[];
+  files: HumanReviewFile[];
+  instructions: string | null;
+  schema: unknown;
+  fieldMetadata: Record<string, unknown>;
+  decision: { status: "approved" | "rejected"; by: string | null; at: string | null; reason: string | null } | null;
+}
+
+export interface HumanReviewList {
+  tasks: HumanReviewSummary[];
+  nextCursor: string | null;
 }
 
 export const ListQuery = v.object({

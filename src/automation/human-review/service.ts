@@ -8,7 +8,7 @@ import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
 import { openBlob } from "../files/service";
 import { runsOf } from "../runs/service";
-import type { ApproveBody, FieldBody, ListQuery, RejectBody, TaskFile } from "./model";
+import type { ApproveBody, FieldBody, HumanReviewList, HumanReviewSummary, HumanReviewTask, ListQuery, RejectBody, TaskFile } from "./model";
 import { assign, lookup } from "./pointer";
 import { type DecisionRow, HumanReviewStore, type TaskRow } from "./store";
 
@@ -45,7 +45,7 @@ const store = (ctx: AutomationContext) => {
   return s;
 };
 
-export function summary(t: TaskRow) {
+export function summary(t: TaskRow): HumanReviewSummary {
   return {
     id: t.id,
     executionId: t.runId,
@@ -69,9 +69,9 @@ function currentData(t: TaskRow, decisions: DecisionRow[]): unknown {
   return data;
 }
 
-function detail(s: HumanReviewStore, t: TaskRow) {
+function detail(s: HumanReviewStore, t: TaskRow): HumanReviewTask {
   const decisions = s.decisions(t.id);
-  const meta = (parse(t.meta) ?? {}) as { schema?: unknown; fieldMetadata?: unknown };
+  const meta = (parse(t.meta) ?? {}) as { schema?: unknown; fieldMetadata?: Record<string, unknown> };
   return {
     ...summary(t),
     data: currentData(t, decisions),
@@ -110,7 +110,7 @@ function decodeCursor(s: string): { createdAt: string; id: string } {
   throw Invalid("cursor is not valid; pass nextCursor from a previous page", { field: "cursor", code: "invalid_cursor" });
 }
 
-export function listTasks(ctx: AutomationContext, tenantId: string, q: ListQuery) {
+export function listTasks(ctx: AutomationContext, tenantId: string, q: ListQuery): HumanReviewList {
   const rows = store(ctx).list({
     tenantId,
     automationId: q.automationId,
@@ -123,7 +123,7 @@ export function listTasks(ctx: AutomationContext, tenantId: string, q: ListQuery
   return { tasks: page.map(summary), nextCursor: more ? encodeCursor(page.at(-1)!) : null };
 }
 
-export function getTask(ctx: AutomationContext, tenantId: string, id: string) {
+export function getTask(ctx: AutomationContext, tenantId: string, id: string): HumanReviewTask {
   const s = store(ctx);
   return detail(s, find(s, tenantId, id));
 }

@@ -4,11 +4,15 @@
 import type { ModelsConfig } from "./config";
 import type { ModelCapability } from "./contract";
 
+/** One model of `GET /v1/models` (the wire type the client returns too). */
 export interface CatalogEntry {
+  /** `provider/model`, as steps name it. */
   id: string;
   provider: string;
   capabilities: ModelCapability[];
+  /** `unconfigured`: the provider needs a key the server does not have. */
   health: "configured" | "unconfigured";
+  /** Capabilities this model is the server's default for. */
   defaultFor: ModelCapability[];
 }
 

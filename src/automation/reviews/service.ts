@@ -12,7 +12,7 @@ import { type Part, readText } from "../files/multipart";
 import { openBlob, putBytes, releaseBlob, releaseOwner, retainBlob } from "../files/service";
 import { runsOf } from "../runs/service";
 import { isTerminal, type RunRow } from "../runs/store";
-import type { HealthQuery, ReviewBody } from "./model";
+import type { HealthQuery, Review, ReviewBody } from "./model";
 import { type CorrectionRow, type ExpectedFileRow, type ReviewRow, ReviewStore } from "./store";
 
 /** Who reviews: the API key (the platform has no user accounts, so no e-mail either). */
@@ -32,7 +32,7 @@ const parse = (s: string | null): unknown => (s == null ? null : JSON.parse(s));
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 const ownerOf = (runId: string, sha256: string) => `review:${runId}:${sha256}`;
 
-function reviewView(r: ReviewRow, corrections: CorrectionRow[]) {
+function reviewView(r: ReviewRow, corrections: CorrectionRow[]): Review {
   return {
     id: r.id,
     verdict: r.verdict,

@@ -5,27 +5,18 @@
 import type { Database } from "bun:sqlite";
 import { sql, type SQL } from "drizzle-orm";
 import { runs } from "../runs/schema";
+import type { Review } from "./model";
 
-export interface ReviewRow {
+/** A stored review: the wire's fields (model.ts) with its run and owner, JSON as text, and a count. */
+export type ReviewRow = Omit<Review, "note" | "correctedOutput" | "reviewedAt" | "corrections"> & {
   runId: string;
-  id: string;
   tenantId: string;
   automationId: string;
-  verdict: "correct" | "incorrect" | null;
-  status: "open" | "closed" | "wont_fix";
   note: string;
   correctedOutput: string | null;
   correctionCount: number;
-  reviewedBy: string | null;
-  reviewedByEmail: string | null;
   reviewedAt: string;
-  closedBy: string | null;
-  closedByEmail: string | null;
-  closedAt: string | null;
-  closedNote: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+};
 
 export interface CorrectionRow {
   id: string;

@@ -17,6 +17,7 @@ import { ArtifactsQuery, FileValue, GetQuery, ListQuery, RerunQuery, StartBody, 
 import { type RunService, runsOf, type StartRequest } from "./service";
 import { isTerminal, type RunRow } from "./store";
 import { checkZipToken } from "./token";
+import { publicUrlFor } from "../http/public-url";
 
 const detail = (summary: string) => ({ detail: { summary, tags: ["Runs"] } });
 /** Leaves the body unread for the handler (which streams or caps it itself). */
@@ -229,7 +230,7 @@ export const runsRoutes = (ctx: AutomationContext) => {
         requireScope(auth, "runs:read");
         const text = new TextDecoder().decode(await readLimited(request, 4096));
         const body = parseWith(TokenBody, text.trim() ? parseJsonField(text, "<root>") : {});
-        return svc.zipToken(auth.tenantId, params.id, body.expiresIn);
+        return svc.zipToken(auth.tenantId, params.id, publicUrlFor(ctx, request), body.expiresIn);
       },
       { parse: keepBody, ...detail("Signed ZIP download link for a run's artifacts") },
     )

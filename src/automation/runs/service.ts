@@ -389,12 +389,12 @@ export class RunService {
     return zipStream(entries);
   }
 
-  zipToken(tenantId: string, id: string, ttlSeconds = 3600): { token: string; url: string; expiresAt: string } {
+  /** A signed link to the run's artifacts as one ZIP; `base` is the public URL the client reaches us at. */
+  zipToken(tenantId: string, id: string, base: string, ttlSeconds = 3600): { token: string; url: string; expiresAt: string } {
     this.get(tenantId, id);
     const expiresAt = Date.now() + ttlSeconds * 1000;
     const token = signZipToken(this.ctx.config.signingSecret, id, expiresAt);
-    const base = this.ctx.config.publicUrl.replace(/\/+$/, "");
-    return { token, url: `${base}/v1/runs/${id}/artifacts?zip=1&token=${token}`, expiresAt: new Date(Math.floor(expiresAt / 1000) * 1000).toISOString() };
+    return { token, url: `${base.replace(/\/+$/, "")}/v1/runs/${id}/artifacts?zip=1&token=${token}`, expiresAt: new Date(Math.floor(expiresAt / 1000) * 1000).toISOString() };
   }
 
   startWorkers(): void {
