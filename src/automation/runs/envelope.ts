@@ -2,7 +2,8 @@
 import { sqliteModelCallStore } from "../models/store";
 import { agentSource, agentTurns } from "../agents/provenance";
 import { ReviewStore } from "../reviews/store";
-import { type EventRow, type FileRow, isTerminal, type RunRow, type RunStore, type StepRow } from "./store";
+import type { Run, RunArtifact, RunEvent, RunStep } from "./model";
+import { type EventRow, type FileRow, isTerminal, type RunRow, type RunStatus, type RunStore, type StepRow } from "./store";
 
 export type Expand = "input" | "usage" | "execution" | "debug";
 
@@ -25,7 +26,7 @@ export function errorMessage(r: RunRow): string | null {
   return e?.message ?? null;
 }
 
-export function artifact(f: FileRow) {
+export function artifact(f: FileRow): RunArtifact {
   return {
     name: f.name,
     role: f.role,
@@ -36,7 +37,7 @@ export function artifact(f: FileRow) {
   };
 }
 
-export function stepView(s: StepRow) {
+export function stepView(s: StepRow): RunStep {
   const end = s.completedAt ? Date.parse(s.completedAt) : null;
   return {
     name: s.name,
@@ -52,7 +53,7 @@ export function stepView(s: StepRow) {
   };
 }
 
-export function eventView(e: EventRow) {
+export function eventView(e: EventRow): RunEvent {
   return {
     type: e.type,
     timestamp: e.timestamp,
@@ -102,7 +103,7 @@ function base(store: RunStore, r: RunRow) {
     },
     ...(r.exampleId || r.experimentId ? { eval: { example: r.exampleId, exampleId: r.exampleId, ...store.evaluation(r.id) } } : {}),
     execution: {
-      status: r.status,
+      status: r.status as RunStatus,
       schemaValid: null,
       batchId: r.batchId,
       retry: { number: r.retryNumber, previousRunId: r.previousRunId, nextRun: store.nextRunStatus(r.nextRunId) },
@@ -115,14 +116,14 @@ function base(store: RunStore, r: RunRow) {
  * A row of `GET /v1/runs`. `sampleRank` only with `expand=sampleRank`: the SDKs' public key set for
  * list rows leaves it out (`sample_rate` filters on it server-side either way).
  */
-export function listItem(store: RunStore, r: RunRow, withSampleRank = false) {
+export function listItem(store: RunStore, r: RunRow, withSampleRank = false): Run {
   const { sampleRank, ...row } = base(store, r);
   return { ...row, error: errorMessage(r), ...(withSampleRank ? { sampleRank } : {}) };
 }
 
 /** `GET /v1/runs/{id}`: terminal runs always carry output, files and error; `expand` adds blocks. */
-export function runView(store: RunStore, r: RunRow, expand: ReadonlySet<Expand> = new Set()) {
-  const out: Record<string, unknown> = base(store, r);
+export function runView(store: RunStore, r: RunRow, expand: ReadonlySet<Expand> = new Set()): Run {
+  const out: Run = base(store, r);
   if (isTerminal(r.status)) {
     out.output = r.status === "completed" ? parse(r.output) : null;
     out.files = store.files(r.id, "output").map(artifact);
@@ -139,7 +140,7 @@ export function runView(store: RunStore, r: RunRow, expand: ReadonlySet<Expand> 
   if (expand.has("usage")) out.usage = usageView(store, r);
   if (expand.has("execution")) {
     out.execution = {
-      ...(out.execution as object),
+      ...out.execution!,
       steps: store.steps(r.id).map(stepView),
       definitionSnapshot: r.definition,
     };

@@ -1,7 +1,7 @@
 // Wire schemas of the runs API (valibot) and the types inferred from them.
 import * as v from "valibot";
 import { expandQuery, queryInt } from "../http/validate";
-import { STATUSES } from "./store";
+import { STATUSES, type RunStatus } from "./store";
 
 const Json = v.record(v.string(), v.unknown());
 
@@ -112,3 +112,63 @@ export const ArtifactsQuery = v.object({
 export const TokenBody = v.strictObject({
   expiresIn: v.optional(v.pipe(v.number(), v.integer(), v.minValue(60), v.maxValue(7 * 24 * 3600))),
 });
+
+// What the runs API answers (envelope.ts and routes.ts build these; the client returns them). A run
+// reply carries more than the fields named here (timing, source, trigger, expand blocks): the index
+// signature keeps them reachable without `any`.
+export type { RunStatus };
+
+export interface Run {
+  id: string;
+  type: string;
+  finished: boolean;
+  execution?: { status: RunStatus; [key: string]: unknown };
+  output?: unknown;
+  error?: unknown;
+  files?: RunArtifact[];
+  [key: string]: unknown;
+}
+
+export interface RunList {
+  runs: Run[];
+  nextCursor: string | null;
+}
+
+export interface RunEvent {
+  type: string;
+  timestamp: string;
+  status: string | null;
+  message: string | null;
+  metadata: Record<string, unknown>;
+}
+
+export interface RunStep {
+  name: string;
+  path: string;
+  type: string;
+  status: string;
+  startedAt: string;
+  completedAt: string | null;
+  durationMs: number | null;
+  attempt: number;
+  output?: unknown;
+  error?: unknown;
+}
+
+/** A file of a run (input, output or expected), as `GET /v1/runs/{id}/artifacts` lists it. */
+export interface RunArtifact {
+  name: string;
+  role: string;
+  path: string;
+  stepName?: string;
+  contentType: string | null;
+  size: number | null;
+}
+
+export interface CancelResult {
+  id: string;
+  type: string;
+  finished: boolean;
+  execution: { status: RunStatus };
+  cancellation: { state: "cancelled" | "requested" | "already_terminal"; wasStatus: RunStatus };
+}

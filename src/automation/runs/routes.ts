@@ -18,6 +18,7 @@ import { type RunService, runsOf, type StartRequest } from "./service";
 import { isTerminal, type RunRow } from "./store";
 import { checkZipToken } from "./token";
 import { publicUrlFor } from "../http/public-url";
+import type { CancelResult, RunStatus } from "./model";
 
 const detail = (summary: string) => ({ detail: { summary, tags: ["Runs"] } });
 /** Leaves the body unread for the handler (which streams or caps it itself). */
@@ -201,15 +202,15 @@ export const runsRoutes = (ctx: AutomationContext) => {
     )
     .post(
       "/runs/:id/cancel",
-      ({ auth, params }) => {
+      ({ auth, params }): CancelResult => {
         requireScope(auth, "runs:write");
         const r = svc.cancel(auth.tenantId, params.id);
         return {
           id: r.run.id,
           type: r.run.type,
           finished: isTerminal(r.run.status),
-          execution: { status: r.run.status },
-          cancellation: { state: r.state, wasStatus: r.wasStatus },
+          execution: { status: r.run.status as RunStatus },
+          cancellation: { state: r.state, wasStatus: r.wasStatus as RunStatus },
         };
       },
       { parse: keepBody, ...detail("Cancel a run") },

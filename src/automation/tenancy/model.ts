@@ -34,3 +34,18 @@ export interface KeyInfo {
   lastUsedAt: string | null;
   revokedAt: string | null;
 }
+
+/** What `GET /v1/auth/check` answers: who the presented key is (the client returns it as is). */
+export interface AuthCheck {
+  ok: true;
+  tenantId: string;
+  tenantSlug: string;
+  tenantName: string;
+  /** API keys belong to tenants, not users, on this server. */
+  userId: string | null;
+  keyId: string;
+  email: string | null;
+  name: string | null;
+  scope: string[];
+  wildcardGranted: boolean;
+}

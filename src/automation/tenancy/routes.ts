@@ -2,12 +2,13 @@
 import { Elysia } from "elysia";
 import type { AutomationContext } from "../context";
 import { authPlugin } from "./auth";
+import type { AuthCheck } from "./model";
 
 export const tenancyRoutes = (ctx: AutomationContext) =>
   new Elysia().use(authPlugin(ctx)).get(
     "/auth/check",
-    ({ auth }) => ({
-      ok: true as const,
+    ({ auth }): AuthCheck => ({
+      ok: true,
       tenantId: auth.tenantId,
       tenantSlug: auth.tenantSlug,
       tenantName: auth.tenantName,
