@@ -197,6 +197,7 @@ describe("order-server instances on one PostgreSQL", () => {
     /** Why each load loop ended, for the failure message if the survivor's loops did no work. */
     const ended: string[] = [];
     /** create → take → pass → accept through `api` until it fails (the instance died). */
+    const progress = new Map<string, number>();
     const cycles = async (api: Remote, x: { c: string; p: string }, until: { dead: boolean }) => {
       let done = 0;
       try {
@@ -209,6 +210,7 @@ describe("order-server instances on one PostgreSQL", () => {
           }
           for (const [step, t] of [["take", x.p], ["pass", x.p], ["accept", x.c]] as const) await api.call("PATCH", `/orders/${o.body.id}/${step}`, { token: t });
           done++;
+          progress.set(api.base, (progress.get(api.base) ?? 0) + 1);
         }
       } catch (err) {
         // The instance was killed under us: expected (for A).
@@ -219,7 +221,11 @@ describe("order-server instances on one PostgreSQL", () => {
     const onB = { dead: false };
     const loadA = pairs.slice(0, 4).map((x) => cycles(a.api, x, stop));
     const loadB = pairs.slice(4).map((x) => cycles(b.api, x, onB));
-    await Bun.sleep(1500);
+    // Kill A in the middle of its load: once it has finished a few cycles (a fixed sleep saw none on a
+    // loaded machine), then a moment more so requests are in flight.
+    const until = Date.now() + 60_000;
+    while ((progress.get(a.api.base) ?? 0) < 4 && Date.now() < until) await Bun.sleep(50);
+    await Bun.sleep(200);
     a.p.proc.kill("SIGKILL");
     await a.p.proc.exited;
     stop.dead = true;
