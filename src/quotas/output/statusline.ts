@@ -1,7 +1,7 @@
 // `--statusline`: one line from cached results. Per provider, the tightest window (least remaining
 // relative to its limit), formatted with a template.
-import { DEFAULT_FORMAT } from "../config-defaults";
-import type { ProviderResult, QuotaWindow } from "../types";
+import { DEFAULT_FORMAT } from "../config/defaults";
+import type { ProviderResult, QuotaWindow } from "../model/types";
 
 export { DEFAULT_FORMAT };
 

@@ -1,6 +1,6 @@
 // The dashboard: a grid of cards, one per provider/profile, favourites first, scrolled so the
 // selected card is visible; a footer counting loaded providers and naming those that need a key.
-import type { ProviderResult, Target } from "../types.ts";
+import type { ProviderResult, Target } from "../model/types.ts";
 import { ageText } from "./format.ts";
 import { FOOTER, gridColumns } from "./layout.ts";
 import { bottomLine, header, levelStyle, pad, spinner, STAR, statusText, windowRows, type Colors, type ViewOptions } from "./parts.ts";

@@ -3,7 +3,7 @@
 // while needed (spinner while loading, auto-refresh while on, one wake-up a minute for countdowns), so
 // an idle TUI uses no CPU. The terminal is restored on every way out: Q, Ctrl-C, signals, errors.
 import { systemClock, type Clock } from "../../kernel/clock.ts";
-import type { ProviderResult, Target, TuiHost } from "../types.ts";
+import type { ProviderResult, Target, TuiHost } from "../model/types.ts";
 import { decodeKeys } from "./keys.ts";
 import { ENTER, LEAVE, diffFrame, osc52 } from "./screen.ts";
 import { init, reduce, type Effect, type Event, type Prefs, type State } from "./state.ts";

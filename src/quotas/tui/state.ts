@@ -1,6 +1,6 @@
 // The TUI's pure core: `reduce(state, event) → { state, effects }`. It never touches the terminal,
 // files or the network; the driver performs the returned effects and feeds results back as events.
-import type { ProviderResult, QuotaWindow, Target } from "../types.ts";
+import type { ProviderResult, QuotaWindow, Target } from "../model/types.ts";
 import { detailListHeight, effectiveLayout, gridColumns, linesPerWindow, type Layout } from "./layout.ts";
 
 export type Key =

@@ -1,13 +1,13 @@
 // One provider/profile from credentials to result: discovery, the provider's request(s) under a
 // timeout, and the mapping to the wire result. Never throws.
 import { readCache } from "./cache";
-import type { Config } from "./config";
-import type { Ctx } from "./context";
-import { discover } from "./discovery/credentials";
+import type { Config } from "../config/config";
+import type { Ctx } from "../core/context";
+import { discover } from "../discovery/credentials";
 import { NetworkError, endpointFor, makeHttp } from "./http";
-import type { Outcome } from "./providers/provider";
+import type { Outcome } from "../providers/provider";
 import type { ResolvedTarget } from "./targets";
-import type { ProviderResult } from "./types";
+import type { ProviderResult } from "../model/types";
 
 /**
  * `backoffUntil`: after a 429 the provider is left alone until then (the cache keeps showing the last

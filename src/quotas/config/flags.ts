@@ -1,9 +1,9 @@
 // The command line of `quotas`: flags, help text, and which mode a command line asks for.
-import { helpText, parseFlags, type FlagSpec, type FlagValues } from "../kernel/config";
-import { UsageError } from "../kernel/errors";
-import { identities } from "./names";
-import { DEFAULT_FORMAT } from "./output/statusline";
-import { parseSelectors, type Selector } from "./selectors";
+import { helpText, parseFlags, type FlagSpec, type FlagValues } from "../../kernel/config";
+import { UsageError } from "../../kernel/errors";
+import { identities } from "../model/names";
+import { DEFAULT_FORMAT } from "../output/statusline";
+import { parseSelectors, type Selector } from "../model/selectors";
 
 export const flags = {
   json: { type: "boolean", help: "print JSON for all (or the --provider) providers, fetched in parallel" },

@@ -1,6 +1,6 @@
 // `--provider` selectors and the config's enabled/disabled rules: names only, no provider code.
-import { UsageError } from "../kernel/errors";
-import type { Config } from "./config";
+import { UsageError } from "../../kernel/errors";
+import type { Config } from "../config/config";
 import { identify, providerNames } from "./names";
 
 export interface Selector {

@@ -1,14 +1,14 @@
 // What every refresh does with fresh results, whoever asked (--json, the prompt's background refresh,
 // the daemon, the dashboard): append them to the history, attach each window's pace, merge them into
 // cache.json, rewrite the pre-rendered statusline files, and decide the threshold alerts.
-import { checkAlerts, notify, type Alert } from "./alerts";
+import { checkAlerts, notify, type Alert } from "../model/alerts";
 import { readCache, record } from "./cache";
-import type { Config } from "./config-defaults";
-import type { Ctx } from "./context";
+import type { Config } from "../config/defaults";
+import type { Ctx } from "../core/context";
 import { historyPath, openHistory, type HistoryStore } from "./history";
-import { lookbackMs, pace, sampleOf, sparkValues } from "./pace";
-import { writeStatuslines } from "./prerender";
-import type { ProviderResult } from "./types";
+import { lookbackMs, pace, sampleOf, sparkValues } from "../model/pace";
+import { writeStatuslines } from "../background/prerender";
+import type { ProviderResult } from "../model/types";
 
 export interface Refreshed {
   results: ProviderResult[];

@@ -1,18 +1,16 @@
 // `--statusline` end to end, kept apart from the rest of the tool so a prompt loads only this: it reads
 // cache.json (never the network), forks a detached refresh when the cache is stale, and returns.
-import { spawnDetached } from "./background";
-import { readCacheFast, type CacheFile } from "./cache";
-import type { Config } from "./config-defaults";
-import { cacheDir, join, type Ctx } from "./context";
-import { readTextFast, tryLock } from "./files";
-import { identities } from "./names";
-import { DEFAULT_FORMAT, statusline } from "./output/statusline";
-import { statuslineConfig } from "./statusline-config";
-import { enabled, selects, type Selector } from "./selectors";
-import type { ProviderResult } from "./types";
-import { availableUpdate, readUpdateFast, updateDue, type UpdateState } from "./update";
+import { spawnDetached } from "./spawn";
+import { readCacheFast, STALE_MS } from "../fetch/cache";
+import { cacheDir, join, type Ctx } from "../core/context";
+import { readTextFast, tryLock } from "../core/files";
+import { lineFromCache } from "../output/cached-line";
+import { DEFAULT_FORMAT } from "../output/statusline";
+import { statuslineConfig } from "../config/statusline-config";
+import type { Selector } from "../model/selectors";
+import type { ProviderResult } from "../model/types";
+import { availableUpdate, readUpdateFast, updateDue, type UpdateState } from "../fetch/update";
 
-export const STALE_MS = 30 * 60 * 1000;
 export const refreshLockPath = (ctx: Ctx) => join(cacheDir(ctx), "refresh.lock");
 export const updateLockPath = (ctx: Ctx) => join(cacheDir(ctx), "update.lock");
 
@@ -42,7 +40,7 @@ export async function runStatusline(ctx: Ctx, a: StatuslineArgs): Promise<string
   } else if (readTextFast(join(cacheDir(ctx), "statusline.txt")) === undefined && Object.keys(cache.results).length) {
     // A fresh cache but no pre-rendered files yet (first run after an upgrade): write them now, once.
     const { writeStatuslines } = await import("./prerender");
-    writeStatuslines(ctx, (await import("./config")).loadConfig(ctx).config, cache);
+    writeStatuslines(ctx, (await import("../config/config")).loadConfig(ctx).config, cache);
   }
   let update: string | null = null;
   if (a.updateCheck) {
@@ -52,41 +50,6 @@ export async function runStatusline(ctx: Ctx, a: StatuslineArgs): Promise<string
   return lineFromCache(config, cache, { selectors: a.selectors, format: a.format ?? DEFAULT_FORMAT, icons: a.icons, update, now });
 }
 
-export interface LineOptions {
-  selectors?: Selector[];
-  format: string;
-  icons: boolean;
-  update: string | null;
-  now: Date;
-}
-
-/** The statusline for a cache: the prompt's `--statusline` and the pre-rendered files share it. */
-export function lineFromCache(config: Config, cache: CacheFile, o: LineOptions): string {
-  // Plain loops below, in this one function: an array builtin's first call (filter, sort, map) costs a
-  // prompt ~0.1 ms, and JSC starts a compiler thread for any function called more than ~30 times.
-  const results: ProviderResult[] = [];
-  const order: string[] = []; // sort key per result: registry rank, then "" for the default profile
-  for (const key in cache.results) {
-    const r = cache.results[key];
-    if (!(o.selectors ? selects(o.selectors, r.provider, r.profile) : enabled(config, r.provider, r.profile))) continue;
-    // `[profiles.entries] name` applies at once, not only after the next refresh
-    const name = config.profiles.entries[`${r.provider}:${r.profile}`]?.name;
-    // plain string order, no localeCompare (its first call loads ICU: half a millisecond)
-    const k = `${String.fromCharCode(65 + rank(r.provider))} ${r.profile === "default" ? "" : r.profile}`;
-    let i = results.length;
-    while (i > 0 && order[i - 1] > k) i--;
-    results.splice(i, 0, name ? { ...r, name } : r);
-    order.splice(i, 0, k);
-  }
-  return statusline(results, {
-    format: o.format,
-    icons: o.icons,
-    now: o.now,
-    hidden: (p) => config.quotaPreferences[p]?.hidden ?? [],
-    update: o.update,
-  });
-}
-
 /**
  * `--provider=x:unknown` is a usage error here as with `--json` (exit 2 with the valid list). A profile
  * the cache knows is valid, so the everyday prompt pays nothing; only an unseen one loads discovery.
@@ -94,13 +57,8 @@ export function lineFromCache(config: Config, cache: CacheFile, o: LineOptions):
 async function checkProfiles(ctx: Ctx, selectors: Selector[], results: Record<string, ProviderResult>): Promise<void> {
   for (const s of selectors) {
     if (s.profile === undefined || results[`${s.provider}:${s.profile}`]) continue;
-    const [{ resolveTargets }, { loadConfig }] = await Promise.all([import("./targets"), import("./config")]);
+    const [{ resolveTargets }, { loadConfig }] = await Promise.all([import("../fetch/targets"), import("../config/config")]);
     resolveTargets(ctx, loadConfig(ctx).config, selectors); // throws UsageError for an unknown profile
     return;
   }
-}
-
-function rank(provider: string): number {
-  for (let i = 0; i < identities.length; i++) if (identities[i].id === provider) return i;
-  return identities.length;
 }

@@ -2,7 +2,7 @@
 // every refresh. The state per window (highest threshold fired, and the reset time of the window it
 // fired in) lives in history.db; a reset (usage dropping below the fired level, or the reset time
 // moving on) re-arms it.
-import type { HistoryStore } from "./history";
+import type { HistoryStore } from "../fetch/history";
 import type { ProviderResult, QuotaWindow } from "./types";
 
 export interface Alert {

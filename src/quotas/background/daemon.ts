@@ -2,16 +2,16 @@
 // pre-rendered statusline files, alerts), so a prompt only ever reads a file. `quotas install-timer`
 // writes the files that make the system run `quotas daemon --once` on that interval instead: a systemd
 // user timer, or a launchd agent on macOS. It never enables them; it prints the command that does.
-import { alertText } from "./alerts";
-import { selfCommand } from "./background";
-import type { Io } from "./cli";
-import type { Config } from "./config-defaults";
-import { join, tilde, xdgConfigHome, type Ctx } from "./context";
-import { fetchAll } from "./fetcher";
-import { tryLock, unlock, writeAtomic } from "./files";
-import { refreshWith } from "./refresh";
+import { alertText } from "../model/alerts";
+import { selfCommand } from "./spawn";
+import type { Io } from "../core/io";
+import type { Config } from "../config/defaults";
+import { join, tilde, xdgConfigHome, type Ctx } from "../core/context";
+import { fetchAll } from "../fetch/fetcher";
+import { tryLock, unlock, writeAtomic } from "../core/files";
+import { refreshWith } from "../fetch/refresh";
 import { refreshLockPath } from "./statusline-mode";
-import { resolveTargets } from "./targets";
+import { resolveTargets } from "../fetch/targets";
 
 export interface DaemonOptions {
   intervalSeconds: number;

@@ -1,8 +1,8 @@
 // cache.json: the last result per provider/profile. A network_error never replaces an older good
 // result (it is kept and shown with its age); anything else, auth_required included, replaces it.
-import { cacheDir, join, type Ctx } from "./context";
-import { readText, readTextFast, withLock, writeAtomic } from "./files";
-import type { ProviderResult } from "./types";
+import { cacheDir, join, type Ctx } from "../core/context";
+import { readText, readTextFast, withLock, writeAtomic } from "../core/files";
+import type { ProviderResult } from "../model/types";
 
 export interface CacheFile {
   version: 1;
@@ -39,6 +39,9 @@ export function isResult(x: unknown): x is ProviderResult {
   }
   return true;
 }
+
+/** A cache older than this is refreshed in the background by the next prompt. */
+export const STALE_MS = 30 * 60 * 1000;
 
 export const cachePath = (ctx: Ctx) => join(cacheDir(ctx), "cache.json");
 const lockPath = (ctx: Ctx) => join(cacheDir(ctx), "cache.lock");

@@ -1,13 +1,13 @@
 // Which provider/profiles to show: enabled providers × their profiles, narrowed by `--provider`.
-import { UsageError } from "../kernel/errors";
-import type { Config } from "./config";
-import type { Ctx } from "./context";
-import type { Place } from "./discovery/credentials";
-import { profilesOf } from "./discovery/profiles";
-import { providers } from "./providers";
-import type { ProviderDef } from "./providers/provider";
-import { enabled, keyOf, type Selector } from "./selectors";
-import type { Target } from "./types";
+import { UsageError } from "../../kernel/errors";
+import type { Config } from "../config/config";
+import type { Ctx } from "../core/context";
+import type { Place } from "../discovery/credentials";
+import { profilesOf } from "../discovery/profiles";
+import { providers } from "../providers";
+import type { ProviderDef } from "../providers/provider";
+import { enabled, keyOf, type Selector } from "../model/selectors";
+import type { Target } from "../model/types";
 
 export interface ResolvedTarget extends Target {
   def: ProviderDef;

@@ -1,5 +1,5 @@
 // Copy text with the system clipboard tool that exists here (the TUI also sends OSC 52 itself).
-import type { Env } from "./context";
+import type { Env } from "../core/context";
 
 export function clipboardCommands(env: Env, which: (bin: string) => string | null = (b) => Bun.which(b)): string[][] {
   const all: [boolean, string[]][] = [

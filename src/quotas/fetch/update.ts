@@ -1,7 +1,7 @@
 // Version check against the npm registry (its package document), remembered in update.json for 24 h.
-import { cacheDir, join, type Ctx } from "./context";
-import { readText, readTextFast, writeAtomic } from "./files";
-import { PACKAGE_NAME, VERSION } from "./version";
+import { cacheDir, join, type Ctx } from "../core/context";
+import { readText, readTextFast, writeAtomic } from "../core/files";
+import { PACKAGE_NAME, VERSION } from "../core/version";
 
 export const UPDATE_TTL_MS = 24 * 3600 * 1000;
 

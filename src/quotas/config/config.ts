@@ -1,11 +1,11 @@
 // config.toml: every table of the spec, validated with valibot. A missing file means defaults; an
 // invalid one yields one line naming file, line and problem, and the defaults.
 import * as v from "valibot";
-import { DEFAULT_AUTO_REFRESH_SECONDS, defaults, type Config, type StatuslineFormat } from "./config-defaults";
-import { configFile, tilde, type Ctx } from "./context";
-import { identify as lookup } from "./names";
+import { DEFAULT_AUTO_REFRESH_SECONDS, defaults, type Config, type StatuslineFormat } from "./defaults";
+import { configFile, tilde, type Ctx } from "../core/context";
+import { identify as lookup } from "../model/names";
 
-export { DEFAULT_AUTO_REFRESH_SECONDS, defaults, type Config, type ProfileEntry } from "./config-defaults";
+export { DEFAULT_AUTO_REFRESH_SECONDS, defaults, type Config, type ProfileEntry } from "./defaults";
 
 // Built on first use, like the parser: a prompt with no config file never pays for them.
 const makeSchema = () => {

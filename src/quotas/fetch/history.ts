@@ -8,8 +8,8 @@
 // the sample (2 bytes) rather than an absolute time (4). At most one sample per window per minute: a
 // later one in the same minute replaces it.
 import type { Database } from "bun:sqlite";
-import { dirname, join, xdgDataHome, type Ctx } from "./context";
-import type { Sample } from "./pace";
+import { dirname, join, xdgDataHome, type Ctx } from "../core/context";
+import type { Sample } from "../model/pace";
 
 export const RETENTION_DAYS = 30;
 const MINUTE = 60_000;

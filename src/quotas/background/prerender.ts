@@ -4,13 +4,13 @@
 //   statusline-<name>.txt  one per `[statusline.formats.<name>]`
 //   statusline.due         epoch seconds after which the cache is stale: a prompt compares it with
 //                          $EPOCHSECONDS and only then starts a detached `quotas --statusline`
-import { type CacheFile } from "./cache";
-import type { Config, StatuslineFormat } from "./config-defaults";
-import { cacheDir, join, type Ctx } from "./context";
-import { writeAtomic } from "./files";
-import { parseSelectors } from "./selectors";
-import { lineFromCache, STALE_MS } from "./statusline-mode";
-import { availableUpdate, readUpdate } from "./update";
+import { STALE_MS, type CacheFile } from "../fetch/cache";
+import type { Config, StatuslineFormat } from "../config/defaults";
+import { cacheDir, join, type Ctx } from "../core/context";
+import { writeAtomic } from "../core/files";
+import { parseSelectors } from "../model/selectors";
+import { lineFromCache } from "../output/cached-line";
+import { availableUpdate, readUpdate } from "../fetch/update";
 
 export const statuslineFile = (ctx: Ctx, name?: string) => join(cacheDir(ctx), name ? `statusline-${name}.txt` : "statusline.txt");
 export const dueFile = (ctx: Ctx) => join(cacheDir(ctx), "statusline.due");

@@ -1,5 +1,5 @@
 // The HTTP a provider fetch uses: one base URL (overridable), one abort signal for the whole fetch.
-import type { Http, Reply } from "./providers/provider";
+import type { Http, Reply } from "../providers/provider";
 
 /** A transport failure (refused, reset, DNS, timeout): becomes `network_error`. */
 export class NetworkError extends Error {}

@@ -1,10 +1,10 @@
 // The config as the statusline needs it, without paying for the TOML parser and valibot on every
 // prompt: the parsed result is remembered in the cache directory under a hash of the file's text.
 // A prompt reads config.toml (to hash it) and the memo; only an edited file goes through the parser.
-import { defaults, type Config } from "./config-defaults";
-import { cacheDir, configFile, join, type Ctx } from "./context";
-import { readTextFast, writeAtomic } from "./files";
-import { VERSION } from "./version";
+import { defaults, type Config } from "./defaults";
+import { cacheDir, configFile, join, type Ctx } from "../core/context";
+import { readTextFast, writeAtomic } from "../core/files";
+import { VERSION } from "../core/version";
 
 interface Memo {
   version: string;

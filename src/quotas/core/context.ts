@@ -1,7 +1,7 @@
 // Everything the quota viewer reads from its surroundings, in one value: environment, home directory,
 // clock and the per-provider timeout. Tests build one over a temporary HOME instead of patching globals.
-import type { Clock } from "../kernel/clock";
-import { systemClock } from "../kernel/clock";
+import type { Clock } from "../../kernel/clock";
+import { systemClock } from "../../kernel/clock";
 
 export type Env = Record<string, string | undefined>;
 

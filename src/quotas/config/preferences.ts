@@ -1,7 +1,7 @@
 // Saving TUI toggles into config.toml: only the touched key changes; comments and layout stay.
 import toml from "toml";
-import { join, configDir, configFile, type Ctx } from "./context";
-import { readText, withLock, writeAtomic } from "./files";
+import { join, configDir, configFile, type Ctx } from "../core/context";
+import { readText, withLock, writeAtomic } from "../core/files";
 import { setStringArray } from "./toml-edit";
 
 function at(data: unknown, path: string[]): unknown {

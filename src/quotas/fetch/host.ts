@@ -1,16 +1,16 @@
 // The TuiHost: everything the interactive UI needs from the rest of the tool (targets, cache, fetch,
 // preferences, clipboard). The TUI itself never touches files or the network.
 import { readCache, cachedResults } from "./cache";
-import { copyToClipboard } from "./clipboard";
-import { loadConfig, type Config } from "./config";
-import type { Ctx } from "./context";
+import { copyToClipboard } from "../output/clipboard";
+import { loadConfig, type Config } from "../config/config";
+import type { Ctx } from "../core/context";
 import { fetchTarget } from "./fetcher";
-import * as prefs from "./preferences";
+import * as prefs from "../config/preferences";
 import { refreshWith, sparks, tryHistory } from "./refresh";
-import type { Selector } from "./selectors";
+import type { Selector } from "../model/selectors";
 import { resolveTargets, type ResolvedTarget } from "./targets";
-import type { ProviderResult, Target, TuiHost } from "./types";
-import { VERSION } from "./version";
+import type { ProviderResult, Target, TuiHost } from "../model/types";
+import { VERSION } from "../core/version";
 
 export function createHost(ctx: Ctx, initial: Config, selectors?: Selector[]): TuiHost {
   let config = initial;
