@@ -9,8 +9,8 @@ import { runStatusline } from "../src/quotas/background/statusline-mode";
 
 void runMain("quotas", async () => {
   const argv = process.argv.slice(2);
-  const args = parseArgs(argv);
-  if (args.mode === "statusline") {
+  const args = argv[0] === "usage" ? null : parseArgs(argv);
+  if (args?.mode === "statusline") {
     const { f, selectors } = args;
     // console.log, not process.stdout.write: setting up the stdout stream costs the prompt several ms.
     console.log(await runStatusline(makeCtx(), { selectors, format: f.format, icons: !f["no-icons"], updateCheck: !f["no-update-check"] }));

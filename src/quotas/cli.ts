@@ -21,6 +21,7 @@ const defaultIo = (): Io => ({ out: (s) => process.stdout.write(s), err: (s) => 
 
 /** Runs the command; returns the exit code. Usage errors throw UsageError (exit 2 via runMain). */
 export async function main(argv: string[], env: Env = process.env, io: Io = defaultIo()): Promise<number> {
+  if (argv[0] === "usage") return (await import("./usage/command")).runUsage(makeCtx(env), argv.slice(1), io);
   const { mode, f, selectors } = parseArgs(argv);
   if (mode === "help") {
     io.out(help());

@@ -70,6 +70,7 @@ Usage:
   quotas                                   interactive dashboard
   quotas --json [--pretty] [--raw] [--provider=a,b]
   quotas --statusline [--no-icons] [--format=TPL] [--provider=a,b]
+  quotas usage [daily|weekly|monthly|session|blocks] [--json|--csv] ...   tokens and cost from local agent logs (quotas usage --help)
   quotas daemon [--interval=SECONDS] [--once]   refresh in the foreground, for the prompt files
   quotas install-timer [--interval=SECONDS] [--kind=systemd|launchd]
   quotas --check-update | --version | --help`;
