@@ -11,6 +11,7 @@ import { renderJson, report } from "./output/json";
 import { refreshWith } from "./fetch/refresh";
 import { refreshLockPath, runStatusline, startUpdateCheck, updateLockPath } from "./background/statusline-mode";
 import { resolveTargets } from "./fetch/targets";
+import { usesCostToday } from "./background/prerender";
 import type { Io } from "./core/io";
 import { availableUpdate, checkRegistry, readUpdate, updatePath } from "./fetch/update";
 import { PACKAGE_NAME, VERSION } from "./core/version";
@@ -41,6 +42,7 @@ export async function main(argv: string[], env: Env = process.env, io: Io = defa
   const { config, warning } = loadConfig(ctx);
   if (mode === "refresh-cache") {
     try {
+      if (usesCostToday(config)) await (await import("./usage/command")).refreshToday(ctx);
       await refreshWith(ctx, config, await fetchAll(ctx, config, resolveTargets(ctx, config)), true);
     } finally {
       unlock(refreshLockPath(ctx));

@@ -10,6 +10,7 @@ import { join, tilde, xdgConfigHome, type Ctx } from "../core/context";
 import { fetchAll } from "../fetch/fetcher";
 import { tryLock, unlock, writeAtomic } from "../core/files";
 import { refreshWith } from "../fetch/refresh";
+import { usesCostToday } from "./prerender";
 import { refreshLockPath } from "./statusline-mode";
 import { resolveTargets } from "../fetch/targets";
 
@@ -27,6 +28,7 @@ async function refreshOnce(ctx: Ctx, config: Config, io: Io): Promise<void> {
     return;
   }
   try {
+    if (usesCostToday(config)) await (await import("../usage/command")).refreshToday(ctx);
     const { results, alerts } = await refreshWith(ctx, config, await fetchAll(ctx, config, resolveTargets(ctx, config)), true);
     const ok = results.filter((r) => r.status === "available").length;
     io.out(`${ctx.clock.now().toISOString()} refreshed ${results.length} provider${results.length === 1 ? "" : "s"} (${ok} available)\n`);

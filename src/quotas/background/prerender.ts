@@ -10,6 +10,7 @@ import { cacheDir, join, type Ctx } from "../core/context";
 import { writeAtomic } from "../core/files";
 import { parseSelectors } from "../model/selectors";
 import { lineFromCache } from "../output/cached-line";
+import { readCostToday, wantsCostToday } from "../output/cost-today";
 import { availableUpdate, readUpdate } from "../fetch/update";
 
 export const statuslineFile = (ctx: Ctx, name?: string) => join(cacheDir(ctx), name ? `statusline-${name}.txt` : "statusline.txt");
@@ -19,8 +20,9 @@ export const dueFile = (ctx: Ctx) => join(cacheDir(ctx), "statusline.due");
 export function writeStatuslines(ctx: Ctx, config: Config, cache: CacheFile): void {
   const now = ctx.clock.now();
   const update = availableUpdate(readUpdate(ctx));
+  const costToday = usesCostToday(config) ? readCostToday(ctx, now.getTime()) : null;
   const render = (f: StatuslineFormat) =>
-    lineFromCache(config, cache, { selectors: f.providers ? parseSelectors(f.providers.join(",")) : undefined, format: f.format, icons: f.icons, update, now }) + "\n";
+    lineFromCache(config, cache, { selectors: f.providers ? parseSelectors(f.providers.join(",")) : undefined, format: f.format, icons: f.icons, update, now, costToday }) + "\n";
   const refreshed = cache.refreshed_at ? Date.parse(cache.refreshed_at) : Number.NaN;
   const due = Number.isNaN(refreshed) ? 0 : Math.floor((refreshed + STALE_MS) / 1000);
   try {
@@ -32,6 +34,11 @@ export function writeStatuslines(ctx: Ctx, config: Config, cache: CacheFile): vo
   } catch {
     // a read-only cache directory: the prompt falls back to `quotas --statusline`
   }
+}
+
+/** Whether a configured statusline shows `{cost_today}` (then a refresh also brings the usage index up to date). */
+export function usesCostToday(config: Config): boolean {
+  return wantsCostToday(config.statusline.format) || Object.values(config.statusline.formats).some((f) => wantsCostToday(f.format));
 }
 
 /** A format removed from config.toml takes its file with it (a prompt would show a frozen line). */

@@ -5,6 +5,7 @@ import { readCacheFast, STALE_MS } from "../fetch/cache";
 import { cacheDir, join, type Ctx } from "../core/context";
 import { readTextFast, tryLock } from "../core/files";
 import { lineFromCache } from "../output/cached-line";
+import { readCostToday, wantsCostToday } from "../output/cost-today";
 import { DEFAULT_FORMAT } from "../output/statusline";
 import { statuslineConfig } from "../config/statusline-config";
 import type { Selector } from "../model/selectors";
@@ -47,7 +48,9 @@ export async function runStatusline(ctx: Ctx, a: StatuslineArgs): Promise<string
     update = availableUpdate(state);
     startUpdateCheck(ctx, state);
   }
-  return lineFromCache(config, cache, { selectors: a.selectors, format: a.format ?? DEFAULT_FORMAT, icons: a.icons, update, now });
+  const format = a.format ?? DEFAULT_FORMAT;
+  const costToday = wantsCostToday(format) ? readCostToday(ctx, now.getTime()) : null;
+  return lineFromCache(config, cache, { selectors: a.selectors, format, icons: a.icons, update, now, costToday });
 }
 
 /**

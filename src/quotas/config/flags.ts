@@ -11,7 +11,7 @@ export const flags = {
   raw: { type: "boolean", help: "include each provider's raw responses (with --json; they hold e-mails and account ids)" },
   provider: { type: "string", value: "NAMES", help: "only these providers, comma-separated; aliases and name:profile accepted" },
   statusline: { type: "boolean", help: "print one line from the cache for a shell prompt; never waits on the network" },
-  format: { type: "string", value: "TPL", help: `statusline template: %provider %remaining %limit %window %used %percent %reset %pace (default "${DEFAULT_FORMAT}")` },
+  format: { type: "string", value: "TPL", help: `statusline template: %provider %remaining %limit %window %used %percent %reset %pace %cost_today (default "${DEFAULT_FORMAT}")` },
   "no-icons": { type: "boolean", help: "statusline without provider icons" },
   "no-update-check": { type: "boolean", help: "no background version check" },
   "check-update": { type: "boolean", help: "ask the npm registry whether a newer release exists (exit 1 if the check fails)" },

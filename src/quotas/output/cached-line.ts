@@ -12,6 +12,7 @@ export interface LineOptions {
   icons: boolean;
   update: string | null;
   now: Date;
+  costToday?: Record<string, number> | null;
 }
 
 /** The statusline for a cache: the prompt's `--statusline` and the pre-rendered files share it. */
@@ -38,6 +39,7 @@ export function lineFromCache(config: Config, cache: CacheFile, o: LineOptions):
     now: o.now,
     hidden: (p) => config.quotaPreferences[p]?.hidden ?? [],
     update: o.update,
+    costToday: o.costToday,
   });
 }
 

@@ -6,6 +6,7 @@ import { cacheDir, join, type Ctx } from "../core/context";
 import type { Io } from "../core/io";
 import { readText, writeAtomic } from "../core/files";
 import { readCache } from "../fetch/cache";
+import { costTodayPath } from "../output/cost-today";
 import { EMBEDDED, LITELLM_URL, parseTable, type PriceTable } from "./pricing";
 import { blocks, BLOCK_MS, costBetween, PERIODS, periods, prepare, type Filter, type Period, type Prepared, type Report } from "./report";
 import { toCsv, toJson, toText, usd, type Meta } from "./render";
@@ -147,8 +148,6 @@ export function quotaLines(ctx: Ctx, ix: Index, p: Prepared, zone: Zone, now: nu
   return out;
 }
 
-const todayPath = (ctx: Ctx) => join(cacheDir(ctx), "usage-today.json");
-
 /** Writes usage-today.json (cost per agent since local midnight) for the pre-rendered statusline. */
 export function writeToday(ctx: Ctx, ix: Index, table: PriceTable): void {
   const zone = zoneOf(ctx, undefined);
@@ -157,7 +156,8 @@ export function writeToday(ctx: Ctx, ix: Index, table: PriceTable): void {
   const p = prepare(ix, table, zone, { since: today, until: today });
   const byAgent = costBetween(ix, p, 0, Number.MAX_SAFE_INTEGER);
   try {
-    writeAtomic(todayPath(ctx), JSON.stringify({ day: new Date(today * 86_400_000).toISOString().slice(0, 10), computed_at: new Date(now).toISOString(), cost_usd: byAgent }) + "\n");
+    const day = new Date(today * 86_400_000).toISOString().slice(0, 10);
+    writeAtomic(costTodayPath(ctx), JSON.stringify({ day, valid_until: zone.dayStart(today + 1), computed_at: new Date(now).toISOString(), cost_usd: byAgent }) + "\n");
   } catch {}
 }
 
