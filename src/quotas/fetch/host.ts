@@ -56,6 +56,7 @@ export function createHost(ctx: Ctx, initial: Config, selectors?: Selector[]): T
       reload();
     },
     copyToSystemClipboard: (text) => copyToClipboard(text, ctx.env),
+    usage: async () => (await import("../usage/summary")).usageSummary(ctx),
   };
 }
 

@@ -62,6 +62,17 @@ export interface Target {
 }
 
 /** What the TUI needs from the rest of the tool. The TUI never touches files or the network itself. */
+/** What the TUI's usage view shows: spend from the agents' local logs (see `quotas usage`). */
+export interface UsageSummary {
+  timezone: string;
+  today: { cost: number; tokens: number };
+  week: { cost: number; tokens: number };
+  /** this week, most expensive first */
+  models: { agent: string; model: string; cost: number; tokens: number }[];
+  /** the last 30 days, oldest first (days without use included, at 0) */
+  daily: { day: string; cost: number }[];
+}
+
 export interface TuiHost {
   version: string;
   /** Targets to show, in config order (enabled providers, profiles). */
@@ -76,6 +87,8 @@ export interface TuiHost {
   favoriteProviders(): string[];
   /** `[quota_preferences.<provider>]`. */
   quotaPreferences(provider: string): { favorites: string[]; hidden: string[] };
+  /** Spend from the local agent logs (the incremental index makes it quick after the first time). */
+  usage?(): Promise<UsageSummary>;
   /** Persist a favourite provider toggle into config.toml, keeping comments and layout. */
   setFavoriteProvider(provider: string, on: boolean): Promise<void>;
   /** Persist a favourite/hidden quota window toggle into config.toml, keeping comments and layout. */

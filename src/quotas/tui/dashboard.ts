@@ -7,8 +7,8 @@ import { bottomLine, header, levelStyle, pad, spinner, STAR, statusText, windowR
 import { cardWindows, isFavoriteTarget, orderedTargets, prefsOf, type State } from "./state.ts";
 import { line, seg, spread, type Seg, type Style } from "./text.ts";
 
-const DASH_KEYS = "←↓↑→/hjkl move  Enter open  R refresh  A auto-refresh  F favourite  C copy JSON  Q quit";
-const DASH_KEYS_SHORT = "←↓↑→ move  Enter open  R refresh  A auto  F fav  C copy  Q quit";
+const DASH_KEYS = "←↓↑→/hjkl move  Enter open  R refresh  A auto-refresh  F favourite  C copy JSON  U usage  Q quit";
+const DASH_KEYS_SHORT = "←↓↑→ move  Enter open  R refresh  A auto  F fav  C copy  U usage  Q quit";
 
 export function dashboard(s: State, now: Date, c: Colors, o: ViewOptions): string[] {
   const lines = [header(s, c, o, null)];

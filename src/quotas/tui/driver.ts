@@ -126,6 +126,13 @@ export function runDriver(host: TuiHost, term: Terminal, clock: Clock = systemCl
           );
           return;
         }
+        case "loadUsage":
+          if (!host.usage) return dispatch({ type: "usage", summary: null, error: "Usage from local logs is not available here" });
+          host.usage().then(
+            (summary) => dispatch({ type: "usage", summary }),
+            (err) => dispatch({ type: "usage", summary: null, error: `Could not read the agents' logs: ${messageOf(err)}` }),
+          );
+          return;
         case "saveFavoriteProvider":
           host.setFavoriteProvider(e.provider, e.on).catch((err) => dispatch({ type: "message", text: `Could not save the favourite: ${messageOf(err)}` }));
           return;

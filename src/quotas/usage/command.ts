@@ -194,6 +194,7 @@ export async function runUsage(ctx: Ctx, argv: string[], io: Io): Promise<number
     malformed: ix.files.reduce((n, x) => n + x.malformed, 0),
     duplicates: ix.files.reduce((n, x) => n + x.duplicates, 0),
     files: ix.files.length,
+    index: { bytes_read: ix.stats.bytesRead, files_read: ix.stats.filesRead, rebuilt: ix.stats.rebuilt },
     quota: period === "blocks" ? quotaLines(ctx, ix, prepare(ix, table, zone, { agents: filter.agents }), zone, now) : [],
   };
   io.out(f.json ? toJson(report, meta) + "\n" : f.csv ? toCsv(report, meta) : toText(report, meta, zone.offset(now)));

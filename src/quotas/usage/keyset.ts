@@ -4,12 +4,16 @@
 export class KeySet {
   table: Float64Array;
   size = 0;
+  /** a mapped file: copied before the first add */
+  private shared = false;
 
-  constructor(capacityOrTable: number | Float64Array = 1 << 16) {
+  constructor(capacityOrTable: number | Float64Array = 1 << 16, size?: number) {
     if (typeof capacityOrTable === "number") this.table = new Float64Array(capacityOrTable);
     else {
       this.table = capacityOrTable;
-      for (let i = 0; i < capacityOrTable.length; i++) if (capacityOrTable[i] !== 0) this.size++;
+      this.shared = true;
+      if (size !== undefined) this.size = size;
+      else for (let i = 0; i < capacityOrTable.length; i++) if (capacityOrTable[i] !== 0) this.size++;
     }
   }
 
@@ -26,6 +30,10 @@ export class KeySet {
 
   add(key: number): void {
     if ((this.size + 1) * 2 > this.table.length) this.grow();
+    else if (this.shared) {
+      this.table = new Float64Array(this.table);
+      this.shared = false;
+    }
     const t = this.table;
     const mask = t.length - 1;
     for (let i = key >>> 0 & mask; ; i = (i + 1) & mask) {
@@ -41,7 +49,8 @@ export class KeySet {
 
   private grow(): void {
     const old = this.table;
-    this.table = new Float64Array(old.length * 2);
+    this.table = new Float64Array(Math.max(1024, old.length * 2));
+    this.shared = false;
     this.size = 0;
     for (let i = 0; i < old.length; i++) if (old[i] !== 0) this.add(old[i]);
   }

@@ -13,6 +13,7 @@ export interface Meta {
   duplicates: number;
   files: number;
   quota: string[];
+  index: { bytes_read: number; files_read: number; rebuilt: boolean };
 }
 
 const sumJson = (s: Sum) => ({
@@ -44,6 +45,7 @@ export function toJson(r: Report, m: Meta): string {
       files: m.files,
       pricing: m.pricing,
       quota: m.quota,
+      index: m.index,
     },
     null,
     2,

@@ -112,9 +112,10 @@ export function prepare(ix: Index, table: PriceTable, zone: Zone, filter: Filter
 /** Daily, weekly (ISO weeks, Monday first), monthly or per-session groups, oldest first. */
 export function periods(ix: Index, p: Prepared, zone: Zone, period: Exclude<Period, "blocks">): Report {
   const a = ix.rows;
-  const groups = new Map<string, { sum: Sum; models: Map<string, ModelSum>; last: number }>();
+  const groups = new Map<string, { sum: Sum; models: Map<number, ModelSum>; last: number }>();
   const totals = zero();
   const keyOfBucket = new Map<number, string>();
+  const keyOfDay = new Map<number, string>();
   for (let r = 0; r < p.costs.length; r++) {
     const cost = p.costs[r];
     if (cost < 0) continue;
@@ -127,17 +128,20 @@ export function periods(ix: Index, p: Prepared, zone: Zone, period: Exclude<Peri
       let k = keyOfBucket.get(b);
       if (k === undefined) {
         const day = zone.day(b * BUCKET_MS);
-        k = period === "daily" ? isoDay(day) : period === "monthly" ? isoDay(day).slice(0, 7) : isoDay(day - ((day + 3) % 7));
+        k = keyOfDay.get(day);
+        if (k === undefined) {
+          k = period === "daily" ? isoDay(day) : period === "monthly" ? isoDay(day).slice(0, 7) : isoDay(day - ((day + 3) % 7));
+          keyOfDay.set(day, k);
+        }
         keyOfBucket.set(b, k);
       }
       key = k;
     }
     let g = groups.get(key);
     if (!g) groups.set(key, (g = { sum: zero(), models: new Map(), last: 0 }));
-    const model = ix.models[a[i + 2]];
-    const mk = `${file.agent}\u0000${model}`;
+    const mk = (file.agent === "claude" ? 0 : 1) * 1e6 + a[i + 2];
     let ms = g.models.get(mk);
-    if (!ms) g.models.set(mk, (ms = { agent: file.agent, model, ...zero() }));
+    if (!ms) g.models.set(mk, (ms = { agent: file.agent, model: ix.models[a[i + 2]], ...zero() }));
     addRow(g.sum, a, i, cost);
     addRow(ms, a, i, cost);
     addRow(totals, a, i, cost);

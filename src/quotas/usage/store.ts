@@ -4,9 +4,9 @@
 // (another inode) makes the index start over, since its entries may have hidden duplicates elsewhere.
 // Writers take a lock file; every file is written under a new name and manifest.json, renamed last,
 // is the commit point, so a reader or a crash never sees half an index.
-import { closeSync, existsSync, openSync, readSync, readdirSync, rmSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import * as v from "valibot";
-import { cacheDir, join, type Ctx } from "../core/context";
+import { cacheDir, dirname, join, type Ctx } from "../core/context";
 import { readText, tryLock, unlock, writeAtomic } from "../core/files";
 import { hash53, KeySet } from "./keyset";
 import { claudeLine, codexLine, CODEX_FALLBACK_MODEL, IGNORED, MALFORMED, newRec, TOKEN_COUNT, TURN_CONTEXT, USAGE, type CodexState, type Rec } from "./parse";
@@ -38,7 +38,9 @@ const ManifestSchema = v.object({
   files: v.array(FileSchema),
   rows: v.string(),
   keys: v.string(),
+  keyCount: v.number(),
   delta: v.string(),
+  deltaCount: v.number(),
 });
 export type IndexedFile = v.InferOutput<typeof FileSchema>;
 type Manifest = v.InferOutput<typeof ManifestSchema>;
@@ -103,7 +105,9 @@ export async function updateIndex(ctx: Ctx): Promise<Index> {
   const lockPath = join(dir, "index.lock");
   const waitedMs = await lock(lockPath);
   try {
-    return { ...update(dir, logFiles(ctx)), waitedMs } as Index & { waitedMs: number };
+    const ix = update(dir, logFiles(ctx));
+    ix.stats.waitedMs = waitedMs;
+    return ix;
   } finally {
     unlock(lockPath);
   }
@@ -129,8 +133,8 @@ function update(dir: string, logs: LogFile[]): Index {
     if (!rows || !keys || !d) rebuilt = true;
     else {
       oldRows = rows;
-      base = new KeySet(keys);
-      delta = d.length ? new KeySet(new Float64Array(d)) : new KeySet();
+      base = new KeySet(keys, m!.keyCount);
+      delta = d.length ? new KeySet(d, m!.deltaCount) : new KeySet();
     }
   }
   if (rebuilt) {
@@ -172,13 +176,18 @@ function update(dir: string, logs: LogFile[]): Index {
       rows,
     });
   }
-  // the old rows keep their file numbers only when the file list kept its order: renumber by path
+  // the old rows keep their file numbers while the file list keeps its order (new files sort last);
+  // otherwise renumber by path
   const oldFiles = m?.files ?? [];
-  const renumber = new Map(files.map((f, i) => [f.path, i]));
-  const remap = oldFiles.map((f) => renumber.get(f.path) ?? -1);
+  const same = oldFiles.every((f, i) => files[i]?.path === f.path);
+  if (filesRead === 0 && same && m && files.length === oldFiles.length) return { models, files, rows: oldRows, stats: { bytesRead, filesRead, rebuilt, waitedMs: 0 } };
   const all = new Float64Array(oldRows.length + rows.n * STRIDE);
   all.set(oldRows);
-  for (let i = 0; i < oldRows.length; i += STRIDE) all[i] = remap[all[i]];
+  if (!same) {
+    const renumber = new Map(files.map((f, i) => [f.path, i]));
+    const remap = oldFiles.map((f) => renumber.get(f.path) ?? -1);
+    for (let i = 0; i < oldRows.length; i += STRIDE) all[i] = remap[all[i]];
+  }
   all.set(rows.a.subarray(0, rows.n * STRIDE), oldRows.length);
   if (rebuilt || filesRead > 0 || !m) write(dir, m, { models, files, rows: all, base, delta });
   return { models, files, rows: all, stats: { bytesRead, filesRead, rebuilt, waitedMs: 0 } };
@@ -204,7 +213,7 @@ function write(dir: string, m: Manifest | null, x: { models: string[]; files: In
   const deltaName = `keysd-${gen}.bin`;
   writeBin(join(dir, rows), bytes(x.rows));
   writeBin(join(dir, deltaName), bytes(delta.table));
-  const next: Manifest = { version: VERSION, gen, models: x.models, files: x.files, rows, keys, delta: deltaName };
+  const next: Manifest = { version: VERSION, gen, models: x.models, files: x.files, rows, keys, keyCount: base.size, delta: deltaName, deltaCount: delta.size };
   writeAtomic(join(dir, "manifest.json"), JSON.stringify(next));
   for (const n of readdirSync(dir)) {
     if (/^(rows|keys|keysd)-\d+\.bin$/.test(n) && n !== rows && n !== keys && n !== deltaName) rmSync(join(dir, n), { force: true });
@@ -215,9 +224,9 @@ const pow2 = (n: number) => 2 ** Math.ceil(Math.log2(Math.max(n, 1024)));
 
 function writeBin(path: string, data: Uint8Array): void {
   const tmp = `${path}.${process.pid}.tmp`;
-  require("node:fs").mkdirSync(require("node:path").dirname(path), { recursive: true });
-  Bun.write(tmp, data);
-  require("node:fs").renameSync(tmp, path);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(tmp, data);
+  renameSync(tmp, path);
 }
 
 interface Sink {

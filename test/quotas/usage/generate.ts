@@ -18,6 +18,10 @@ export interface GenOptions {
   codexShare?: number;
   /** filler bytes in each message text (the logs' bulk is text) */
   textBytes?: number;
+  /** share of assistant calls preceded by a user line (tool loops have fewer) */
+  userShare?: number;
+  /** stop once this many bytes are written */
+  maxBytes?: number;
 }
 
 export interface GenTotals {
@@ -109,7 +113,8 @@ export async function generate(o: GenOptions): Promise<GenTotals> {
   const codexTarget = Math.round(o.entries * (o.codexShare ?? 0.3));
   let written = 0;
   let codexWritten = 0;
-  while (written < o.entries) {
+  const userShare = o.userShare ?? 1;
+  while (written < o.entries && t.bytes < (o.maxBytes ?? Number.POSITIVE_INFINITY)) {
     const codex = codexWritten < codexTarget && r() < (o.codexShare ?? 0.3);
     const n = Math.min(o.entries - written, 20 + Math.floor(r() * 300));
     let ts = start + Math.floor(r() * days * 86_400_000);
@@ -128,7 +133,7 @@ export async function generate(o: GenOptions): Promise<GenTotals> {
       for (let i = 0; i < n; i++) {
         ts += 2000 + Math.floor(r() * 60_000);
         const iso = new Date(ts).toISOString();
-        out.line(JSON.stringify({ timestamp: iso, type: "response_item", payload: { type: "message", role: "user", content: [{ type: "input_text", text: text(r, textBytes) }] } }));
+        if (r() < userShare) out.line(JSON.stringify({ timestamp: iso, type: "response_item", payload: { type: "message", role: "user", content: [{ type: "input_text", text: text(r, textBytes) }] } }));
         const input = 2000 + Math.floor(r() * 60_000);
         const cached = Math.floor(input * r() * 0.9);
         const output = 50 + Math.floor(r() * 3000);
@@ -153,7 +158,7 @@ export async function generate(o: GenOptions): Promise<GenTotals> {
       for (let i = 0; i < n; i++) {
         ts += 2000 + Math.floor(r() * 60_000);
         const uid = uuid(r);
-        out.line(JSON.stringify({ parentUuid: parent, ...base, type: "user", message: { role: "user", content: text(r, textBytes) }, uuid: uid, timestamp: new Date(ts).toISOString() }));
+        if (r() < userShare) out.line(JSON.stringify({ parentUuid: parent, ...base, type: "user", message: { role: "user", content: text(r, textBytes) }, uuid: uid, timestamp: new Date(ts).toISOString() }));
         const model = pick(r, CLAUDE_MODELS);
         const cacheRead = Math.floor(r() * 150_000);
         const w1h = r() < 0.1 ? Math.floor(r() * 5000) : 0;
