@@ -6,6 +6,8 @@ import { cacheDir, join, type Ctx } from "../core/context";
 import type { Io } from "../core/io";
 import { readText, writeAtomic } from "../core/files";
 import { readCache } from "../fetch/cache";
+import { loadConfig } from "../config/config";
+import { usesCostToday, writeStatuslines } from "../background/prerender";
 import { costTodayPath } from "../output/cost-today";
 import { EMBEDDED, LITELLM_URL, parseTable, type PriceTable } from "./pricing";
 import { blocks, BLOCK_MS, costBetween, PERIODS, periods, prepare, type Filter, type Period, type Prepared, type Report } from "./report";
@@ -186,7 +188,13 @@ export async function runUsage(ctx: Ctx, argv: string[], io: Io): Promise<number
   const now = ctx.clock.now().getTime();
   const p = prepare(ix, table, zone, filter);
   const report: Report = period === "blocks" ? blocks(ix, p, now) : periods(ix, p, zone, period);
-  if (!f.pricing) writeToday(ctx, ix, table);
+  if (!f.pricing) {
+    writeToday(ctx, ix, table);
+    // the pre-rendered prompt lines show {cost_today}: bring them up to date with it
+    const { config } = loadConfig(ctx);
+    const cache = readCache(ctx);
+    if (usesCostToday(config) && Object.keys(cache.results).length) writeStatuslines(ctx, config, cache);
+  }
   const meta: Meta = {
     period,
     timezone: zone.name,
