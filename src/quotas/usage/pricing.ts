@@ -1,6 +1,6 @@
 // What a token costs: an embedded, dated table (USD per million tokens), a `--pricing FILE` override and
 // `--refresh-pricing`, which fetches LiteLLM's public price list once and keeps it in the cache directory.
-// Cost is computed at report time from token sums, so a new table never needs a new index.
+// Cost is computed at report time from token sums (report.ts), so a new table never needs a new index.
 import * as v from "valibot";
 
 /** USD per million tokens. `long` applies to a whole request whose prompt is over `longAbove` tokens. */
@@ -75,27 +75,6 @@ export function priceOf(table: PriceTable, model: string): Price | undefined {
   let best: string | undefined;
   for (const k in m) if (name.startsWith(k + "-") && (!best || k.length > best.length)) best = k;
   return best ? m[best] : undefined;
-}
-
-/** Token sums that share one price: `long` marks requests billed at the long-context rates. */
-export interface Tokens {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheWrite5m: number;
-  cacheWrite1h: number;
-}
-
-/** USD for token sums of one model at one tier. */
-export function costOf(price: Price | undefined, t: Tokens, long: boolean): number {
-  if (!price) return 0;
-  const r = long && price.long ? price.long : price;
-  return (t.input * r.input + t.output * r.output + t.cacheRead * r.cacheRead + t.cacheWrite5m * r.cacheWrite + t.cacheWrite1h * r.input * 2) / 1e6;
-}
-
-/** Whether one request is billed at the long-context rates (its whole prompt over the threshold). */
-export function isLong(price: Price | undefined, input: number, cacheRead: number, cacheWrite: number): boolean {
-  return !!price?.long && input + cacheRead + cacheWrite > price.long.above;
 }
 
 // --pricing FILE: our own shape, USD per million tokens, e.g.

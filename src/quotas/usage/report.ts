@@ -1,6 +1,6 @@
 // From index rows to a report: periods (day, ISO week, month, session) in a time zone, filters, cost
 // from a price table, and the 5-hour blocks with the active one's burn rate and projection.
-import { costOf, priceOf, type Price, type PriceTable } from "./pricing";
+import { priceOf, type Price, type PriceTable } from "./pricing";
 import type { Agent } from "./sources";
 import { BUCKET_MS, STRIDE, type Index } from "./store";
 import { isoDay, type Zone } from "./tz";
@@ -85,60 +85,79 @@ export function prepare(ix: Index, table: PriceTable, zone: Zone, filter: Filter
   const prices: (Price | undefined)[] = ix.models.map((m) => priceOf(table, m));
   const modelOk = ix.models.map((m) => !filter.models || filter.models.some((x) => m.toLowerCase().includes(x.toLowerCase())));
   const fileOk = ix.files.map((f) => !filter.agents || filter.agents.includes(f.agent));
+  const byDate = filter.since !== undefined || filter.until !== undefined;
+  const since = filter.since ?? Number.NEGATIVE_INFINITY;
+  const until = filter.until ?? Number.POSITIVE_INFINITY;
   const unpriced = new Set<string>();
-  for (let r = 0; r < n; r++) {
-    const i = r * STRIDE;
+  for (let r = 0, i = 0; r < n; r++, i += STRIDE) {
     const file = a[i];
     const model = a[i + 2];
     if (file < 0 || !fileOk[file] || !modelOk[model]) {
       costs[r] = -1;
       continue;
     }
-    if (filter.since !== undefined || filter.until !== undefined) {
+    if (byDate) {
       const day = zone.day(a[i + 1] * BUCKET_MS);
-      if ((filter.since !== undefined && day < filter.since) || (filter.until !== undefined && day > filter.until)) {
+      if (day < since || day > until) {
         costs[r] = -1;
         continue;
       }
     }
     const price = prices[model];
-    const tokens = { input: a[i + 4], output: a[i + 5], cacheRead: a[i + 6], cacheWrite5m: a[i + 7], cacheWrite1h: a[i + 8] };
-    if (!price && tokens.input + tokens.output + tokens.cacheRead + tokens.cacheWrite5m + tokens.cacheWrite1h > 0) unpriced.add(ix.models[model]);
-    costs[r] = costOf(price, tokens, a[i + 3] === 1);
+    if (!price) {
+      if (a[i + 4] + a[i + 5] + a[i + 6] + a[i + 7] + a[i + 8] > 0) unpriced.add(ix.models[model]);
+      costs[r] = 0;
+      continue;
+    }
+    const p = a[i + 3] === 1 && price.long ? price.long : price;
+    costs[r] = (a[i + 4] * p.input + a[i + 5] * p.output + a[i + 6] * p.cacheRead + a[i + 7] * p.cacheWrite + a[i + 8] * p.input * 2) / 1e6;
   }
   return { costs, unpriced: [...unpriced].sort() };
+}
+
+interface Acc {
+  key: string;
+  sum: Sum;
+  models: Map<number, ModelSum>;
+  last: number;
 }
 
 /** Daily, weekly (ISO weeks, Monday first), monthly or per-session groups, oldest first. */
 export function periods(ix: Index, p: Prepared, zone: Zone, period: Exclude<Period, "blocks">): Report {
   const a = ix.rows;
-  const groups = new Map<string, { sum: Sum; models: Map<number, ModelSum>; last: number }>();
+  const groups = new Map<string, Acc>();
   const totals = zero();
-  const keyOfBucket = new Map<number, string>();
+  const byBucket = new Map<number, Acc>();
+  const byFile: (Acc | undefined)[] = [];
   const keyOfDay = new Map<number, string>();
-  for (let r = 0; r < p.costs.length; r++) {
+  const acc = (key: string) => {
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { key, sum: zero(), models: new Map(), last: 0 }));
+    return g;
+  };
+  for (let r = 0, i = 0; r < p.costs.length; r++, i += STRIDE) {
     const cost = p.costs[r];
     if (cost < 0) continue;
-    const i = r * STRIDE;
-    const file = ix.files[a[i]];
-    let key: string;
-    if (period === "session") key = `${file.agent}:${sessionName(file.path)}`;
-    else {
+    const fileIdx = a[i];
+    const file = ix.files[fileIdx];
+    let g: Acc | undefined;
+    if (period === "session") {
+      g = byFile[fileIdx];
+      if (!g) byFile[fileIdx] = g = acc(`${file.agent}:${sessionName(file.path)}`);
+    } else {
       const b = a[i + 1];
-      let k = keyOfBucket.get(b);
-      if (k === undefined) {
+      g = byBucket.get(b);
+      if (!g) {
         const day = zone.day(b * BUCKET_MS);
-        k = keyOfDay.get(day);
+        let k = keyOfDay.get(day);
         if (k === undefined) {
           k = period === "daily" ? isoDay(day) : period === "monthly" ? isoDay(day).slice(0, 7) : isoDay(day - ((day + 3) % 7));
           keyOfDay.set(day, k);
         }
-        keyOfBucket.set(b, k);
+        g = acc(k);
+        byBucket.set(b, g);
       }
-      key = k;
     }
-    let g = groups.get(key);
-    if (!g) groups.set(key, (g = { sum: zero(), models: new Map(), last: 0 }));
     const mk = (file.agent === "claude" ? 0 : 1) * 1e6 + a[i + 2];
     let ms = g.models.get(mk);
     if (!ms) g.models.set(mk, (ms = { agent: file.agent, model: ix.models[a[i + 2]], ...zero() }));
@@ -147,7 +166,7 @@ export function periods(ix: Index, p: Prepared, zone: Zone, period: Exclude<Peri
     addRow(totals, a, i, cost);
     if (a[i + 11] > g.last) g.last = a[i + 11];
   }
-  const out: Group[] = [...groups.entries()].map(([key, g]) => ({ key, sum: g.sum, models: [...g.models.values()].sort((x, y) => y.cost - x.cost || (x.model < y.model ? -1 : 1)), ...(period === "session" ? { last: g.last } : {}) }));
+  const out: Group[] = [...groups.values()].map((g) => ({ key: g.key, sum: g.sum, models: [...g.models.values()].sort((x, y) => y.cost - x.cost || (x.model < y.model ? -1 : 1)), ...(period === "session" ? { last: g.last } : {}) }));
   out.sort((x, y) => (period === "session" ? (x.last ?? 0) - (y.last ?? 0) : x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
   return { groups: out, totals, unpriced: p.unpriced };
 }

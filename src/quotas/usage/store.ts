@@ -19,31 +19,83 @@ export const BUCKET_MS = 15 * 60_000;
 /** A request whose prompt is over this many tokens is a long-context one (priced at `long` rates when the model has them). */
 export const LONG_ABOVE = 200_000;
 
-const FileSchema = v.object({
-  path: v.string(),
-  agent: v.picklist(AGENTS),
-  ino: v.number(),
-  size: v.number(),
-  mtimeMs: v.number(),
-  offset: v.number(),
-  entries: v.number(),
-  duplicates: v.number(),
-  malformed: v.number(),
-  codex: v.optional(v.object({ model: v.string(), total: v.nullable(v.tuple([v.number(), v.number(), v.number()])) })),
-});
+export interface IndexedFile {
+  path: string;
+  agent: Agent;
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  offset: number;
+  entries: number;
+  duplicates: number;
+  malformed: number;
+  codex?: { model: string; total: [number, number, number] | null };
+}
+
+// Files are stored as columns: thousands of log files validate as a few number arrays, not thousands
+// of objects (the manifest is read on every run).
+const nums = v.array(v.number());
 const ManifestSchema = v.object({
   version: v.literal(VERSION),
   gen: v.number(),
   models: v.array(v.string()),
-  files: v.array(FileSchema),
+  files: v.object({
+    path: v.array(v.string()),
+    agent: v.array(v.picklist(AGENTS)),
+    ino: nums,
+    size: nums,
+    mtimeMs: nums,
+    offset: nums,
+    entries: nums,
+    duplicates: nums,
+    malformed: nums,
+    /** Codex: current model ("" for Claude) and last running total (-1 -1 -1 when none) */
+    codexModel: v.array(v.string()),
+    codexTotal: nums,
+  }),
   rows: v.string(),
   keys: v.string(),
   keyCount: v.number(),
   delta: v.string(),
   deltaCount: v.number(),
 });
-export type IndexedFile = v.InferOutput<typeof FileSchema>;
-type Manifest = v.InferOutput<typeof ManifestSchema>;
+type Columns = v.InferOutput<typeof ManifestSchema>["files"];
+type Manifest = Omit<v.InferOutput<typeof ManifestSchema>, "files"> & { files: IndexedFile[] };
+
+function toColumns(files: IndexedFile[]): Columns {
+  const c: Columns = { path: [], agent: [], ino: [], size: [], mtimeMs: [], offset: [], entries: [], duplicates: [], malformed: [], codexModel: [], codexTotal: [] };
+  for (const f of files) {
+    c.path.push(f.path);
+    c.agent.push(f.agent);
+    c.ino.push(f.ino);
+    c.size.push(f.size);
+    c.mtimeMs.push(f.mtimeMs);
+    c.offset.push(f.offset);
+    c.entries.push(f.entries);
+    c.duplicates.push(f.duplicates);
+    c.malformed.push(f.malformed);
+    c.codexModel.push(f.codex?.model ?? "");
+    const t = f.codex?.total ?? [-1, -1, -1];
+    c.codexTotal.push(t[0], t[1], t[2]);
+  }
+  return c;
+}
+
+function fromColumns(c: Columns): IndexedFile[] | null {
+  const n = c.path.length;
+  for (const col of [c.agent, c.ino, c.size, c.mtimeMs, c.offset, c.entries, c.duplicates, c.malformed, c.codexModel]) if (col.length !== n) return null;
+  if (c.codexTotal.length !== 3 * n) return null;
+  const out: IndexedFile[] = [];
+  for (let i = 0; i < n; i++) {
+    const f: IndexedFile = { path: c.path[i], agent: c.agent[i], ino: c.ino[i], size: c.size[i], mtimeMs: c.mtimeMs[i], offset: c.offset[i], entries: c.entries[i], duplicates: c.duplicates[i], malformed: c.malformed[i] };
+    if (f.agent === "codex") {
+      const t = c.codexTotal.slice(3 * i, 3 * i + 3) as [number, number, number];
+      f.codex = { model: c.codexModel[i], total: t[0] < 0 ? null : t };
+    }
+    out.push(f);
+  }
+  return out;
+}
 
 export interface Index {
   models: string[];
@@ -60,7 +112,9 @@ function readManifest(dir: string): Manifest | null {
   if (!text) return null;
   try {
     const m = v.safeParse(ManifestSchema, JSON.parse(text));
-    return m.success ? m.output : null;
+    if (!m.success) return null;
+    const files = fromColumns(m.output.files);
+    return files ? { ...m.output, files } : null;
   } catch {
     return null;
   }
@@ -214,7 +268,7 @@ function write(dir: string, m: Manifest | null, x: { models: string[]; files: In
   writeBin(join(dir, rows), bytes(x.rows));
   writeBin(join(dir, deltaName), bytes(delta.table));
   const next: Manifest = { version: VERSION, gen, models: x.models, files: x.files, rows, keys, keyCount: base.size, delta: deltaName, deltaCount: delta.size };
-  writeAtomic(join(dir, "manifest.json"), JSON.stringify(next));
+  writeAtomic(join(dir, "manifest.json"), JSON.stringify({ ...next, files: toColumns(next.files) }));
   for (const n of readdirSync(dir)) {
     if (/^(rows|keys|keysd)-\d+\.bin$/.test(n) && n !== rows && n !== keys && n !== deltaName) rmSync(join(dir, n), { force: true });
   }
