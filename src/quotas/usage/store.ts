@@ -157,6 +157,11 @@ async function lock(path: string): Promise<number> {
 export async function updateIndex(ctx: Ctx): Promise<Index> {
   const dir = indexDir(ctx);
   const lockPath = join(dir, "index.lock");
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch {
+    return update(dir, logFiles(ctx), false); // no cache directory to write: read the logs, keep nothing
+  }
   const waitedMs = await lock(lockPath);
   try {
     const ix = update(dir, logFiles(ctx));
@@ -167,7 +172,7 @@ export async function updateIndex(ctx: Ctx): Promise<Index> {
   }
 }
 
-function update(dir: string, logs: LogFile[]): Index {
+function update(dir: string, logs: LogFile[], persist = true): Index {
   let m = readManifest(dir);
   const known = new Map((m?.files ?? []).map((f) => [f.path, f]));
   const present = new Set(logs.map((l) => l.path));
@@ -243,7 +248,13 @@ function update(dir: string, logs: LogFile[]): Index {
     for (let i = 0; i < oldRows.length; i += STRIDE) all[i] = remap[all[i]];
   }
   all.set(rows.a.subarray(0, rows.n * STRIDE), oldRows.length);
-  if (rebuilt || filesRead > 0 || !m) write(dir, m, { models, files, rows: all, base, delta });
+  if (persist && (rebuilt || filesRead > 0 || !m)) {
+    try {
+      write(dir, m, { models, files, rows: all, base, delta });
+    } catch {
+      // a full disk or a read-only cache: this run's report stands, the next run reads again
+    }
+  }
   return { models, files, rows: all, stats: { bytesRead, filesRead, rebuilt, waitedMs: 0 } };
 }
 

@@ -189,6 +189,16 @@ describe("the incremental index", () => {
   });
 });
 
+describe("an unusable cache directory", () => {
+  test("the report still comes out, read straight from the logs", async () => {
+    const h = home();
+    h.claude("p/a.jsonl", [claudeLine({ ts: "2025-05-01T10:00:00Z", input: 42 })]);
+    h.h.env.XDG_CACHE_HOME = h.write("not-a-dir", ["x"]);
+    expect((await h.json()).totals.input_tokens).toBe(42);
+    expect((await h.json()).totals.input_tokens).toBe(42);
+  });
+});
+
 describe("pricing", () => {
   test("long-context tier: a Sonnet 4.5 prompt over 200k tokens is billed at the long rates; Opus has none", async () => {
     const h = home();
