@@ -1,30 +1,28 @@
 // The `quotas` command: one mode per command line (TUI, --json, --statusline, version/update checks,
 // and the hidden background modes the statusline forks).
-import { alertText } from "./alerts";
-import { loadConfig } from "./config";
-import { makeCtx, type Ctx, type Env } from "./context";
-import { fetchAll } from "./fetcher";
-import { unlock, writeAtomic } from "./files";
-import { DEFAULT_INTERVAL_SECONDS, help, parseArgs } from "./flags";
-import { createHost } from "./host";
+import { alertText } from "./model/alerts";
+import { loadConfig } from "./config/config";
+import { makeCtx, type Ctx, type Env } from "./core/context";
+import { fetchAll } from "./fetch/fetcher";
+import { unlock, writeAtomic } from "./core/files";
+import { DEFAULT_INTERVAL_SECONDS, help, parseArgs } from "./config/flags";
+import { createHost } from "./fetch/host";
 import { renderJson, report } from "./output/json";
-import { refreshWith } from "./refresh";
-import { refreshLockPath, runStatusline, startUpdateCheck, updateLockPath } from "./statusline-mode";
-import { resolveTargets } from "./targets";
-import type { TuiHost } from "./types";
-import { availableUpdate, checkRegistry, readUpdate, updatePath } from "./update";
-import { PACKAGE_NAME, VERSION } from "./version";
+import { refreshWith } from "./fetch/refresh";
+import { refreshLockPath, runStatusline, startUpdateCheck, updateLockPath } from "./background/statusline-mode";
+import { resolveTargets } from "./fetch/targets";
+import { usesCostToday } from "./background/prerender";
+import type { Io } from "./core/io";
+import { availableUpdate, checkRegistry, readUpdate, updatePath } from "./fetch/update";
+import { PACKAGE_NAME, VERSION } from "./core/version";
 
-export interface Io {
-  out: (s: string) => void;
-  err: (s: string) => void;
-  runTui?: (host: TuiHost) => Promise<number>;
-}
+export type { Io } from "./core/io";
 
 const defaultIo = (): Io => ({ out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) });
 
 /** Runs the command; returns the exit code. Usage errors throw UsageError (exit 2 via runMain). */
 export async function main(argv: string[], env: Env = process.env, io: Io = defaultIo()): Promise<number> {
+  if (argv[0] === "usage") return (await import("./usage/command")).runUsage(makeCtx(env), argv.slice(1), io);
   const { mode, f, selectors } = parseArgs(argv);
   if (mode === "help") {
     io.out(help());
@@ -44,6 +42,7 @@ export async function main(argv: string[], env: Env = process.env, io: Io = defa
   const { config, warning } = loadConfig(ctx);
   if (mode === "refresh-cache") {
     try {
+      if (usesCostToday(config)) await (await import("./usage/command")).refreshToday(ctx);
       await refreshWith(ctx, config, await fetchAll(ctx, config, resolveTargets(ctx, config)), true);
     } finally {
       unlock(refreshLockPath(ctx));
@@ -58,10 +57,10 @@ export async function main(argv: string[], env: Env = process.env, io: Io = defa
     io.out(renderJson(report(results, { raw: f.raw === true, now: ctx.clock.now() }), f.pretty === true) + "\n");
     return 0;
   }
-  if (mode === "daemon") return (await import("./daemon")).runDaemon(ctx, config, { intervalSeconds: f.interval ?? DEFAULT_INTERVAL_SECONDS, once: f.once === true, io });
+  if (mode === "daemon") return (await import("./background/daemon")).runDaemon(ctx, config, { intervalSeconds: f.interval ?? DEFAULT_INTERVAL_SECONDS, once: f.once === true, io });
   if (mode === "install-timer") {
     const kind = (f.kind as "systemd" | "launchd" | undefined) ?? (process.platform === "darwin" ? "launchd" : "systemd");
-    return (await import("./daemon")).installTimer(ctx, { kind, intervalSeconds: f.interval ?? DEFAULT_INTERVAL_SECONDS, io });
+    return (await import("./background/daemon")).installTimer(ctx, { kind, intervalSeconds: f.interval ?? DEFAULT_INTERVAL_SECONDS, io });
   }
   if (!f["no-update-check"]) startUpdateCheck(ctx, readUpdate(ctx));
   const host = createHost(ctx, config, selectors);

@@ -4,10 +4,10 @@
 import { afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openHistory } from "../../src/quotas/history";
+import { openHistory } from "../../src/quotas/fetch/history";
 import { homeWithCredentials, runEnv } from "../quotas/fakes";
 import type { TempHome } from "../quotas/helpers";
-import type { Report } from "../../src/quotas/types";
+import type { Report } from "../../src/quotas/model/types";
 import { ensureBuilt } from "./support";
 
 let bin: string;

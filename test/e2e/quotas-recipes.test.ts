@@ -7,7 +7,7 @@ import { afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempHome, type TempHome } from "../quotas/helpers";
-import type { ProviderResult } from "../../src/quotas/types";
+import type { ProviderResult } from "../../src/quotas/model/types";
 import { ensureBuilt, root } from "./support";
 
 let bin: string;

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import pkg from "../../src/quotas/manifest.json";
 import { allProviders, fakeProvider, homeWithCredentials, runEnv, type Fake } from "../quotas/fakes";
 import { tempHome, type TempHome } from "../quotas/helpers";
-import type { ProviderResult } from "../../src/quotas/types";
+import type { ProviderResult } from "../../src/quotas/model/types";
 import { ensureBuilt } from "./support";
 
 let bin: string;

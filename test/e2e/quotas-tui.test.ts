@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import toml from "toml";
-import { openHistory } from "../../src/quotas/history.ts";
+import { openHistory } from "../../src/quotas/fetch/history.ts";
 import { expectRestored, Tmux } from "../quotas/tui/tmux.ts";
 import { ensureBuilt } from "./support.ts";
 

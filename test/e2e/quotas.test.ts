@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { allProviders, fakeProvider, homeWithCredentials, runEnv, secrets, type Fake } from "../quotas/fakes";
 import { tempHome, type TempHome } from "../quotas/helpers";
-import type { ProviderResult, Report } from "../../src/quotas/types";
+import type { ProviderResult, Report } from "../../src/quotas/model/types";
 import pkg from "../../src/quotas/manifest.json";
 import { ensureBuilt, refusedPort } from "./support";
 

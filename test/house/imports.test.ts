@@ -8,8 +8,6 @@ import { circles, importGraph } from "./imports";
 const KNOWN: Record<string, string> = {
   "src/automation/files/blobs.ts src/automation/files/fs-blobs.ts": "issue 22 (S3 blob store)",
   "src/automation/runs/queue.ts src/automation/runs/worker.ts": "issue 24 (separate workers)",
-  "src/quotas/cli.ts src/quotas/daemon.ts": "issue 28 (quotas regrouping)",
-  "src/quotas/prerender.ts src/quotas/statusline-mode.ts": "issue 28 (quotas regrouping)",
 };
 
 const graph = importGraph(root);

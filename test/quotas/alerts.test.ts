@@ -1,8 +1,8 @@
 // [alerts] decisions against an in-memory history: once per window instance, re-armed by a reset.
 import { describe, expect, test } from "bun:test";
-import { checkAlerts, levelOf } from "../../src/quotas/alerts";
-import { openHistory } from "../../src/quotas/history";
-import type { ProviderResult, QuotaWindow } from "../../src/quotas/types";
+import { checkAlerts, levelOf } from "../../src/quotas/model/alerts";
+import { openHistory } from "../../src/quotas/fetch/history";
+import type { ProviderResult, QuotaWindow } from "../../src/quotas/model/types";
 
 const w = (window: string, used: number, reset_at: string | null, unit = "percent", limit = 100): QuotaWindow =>
   ({ window, used, limit, remaining: limit - used, unit, reset_at, period_seconds: 18000 });

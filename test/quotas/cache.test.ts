@@ -3,8 +3,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { cachePath, readCache, record } from "../../src/quotas/cache";
-import type { ProviderResult } from "../../src/quotas/types";
+import { cachePath, readCache, record } from "../../src/quotas/fetch/cache";
+import type { ProviderResult } from "../../src/quotas/model/types";
 import { tempHome, type TempHome } from "./helpers";
 
 let h: TempHome;

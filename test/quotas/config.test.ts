@@ -1,6 +1,6 @@
 // config.toml: every table, aliases, and one-line errors naming file, line and problem.
 import { describe, expect, test } from "bun:test";
-import { defaults, parseConfig } from "../../src/quotas/config";
+import { defaults, parseConfig } from "../../src/quotas/config/config";
 
 const FULL = `# my quotas config
 [tui]

@@ -3,12 +3,12 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { readFileSync, symlinkSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { defaults, type Config } from "../../src/quotas/config";
+import { defaults, type Config } from "../../src/quotas/config/config";
 import { discover } from "../../src/quotas/discovery/credentials";
 import { opencodeSlot, parseKeyFile } from "../../src/quotas/discovery/files";
 import { profilesOf } from "../../src/quotas/discovery/profiles";
 import { lookup } from "../../src/quotas/providers";
-import { resolveTargets } from "../../src/quotas/targets";
+import { resolveTargets } from "../../src/quotas/fetch/targets";
 import { jwt, tempHome, type TempHome } from "./helpers";
 
 let h: TempHome;

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { ManualClock } from "../../src/kernel/clock";
-import type { Ctx } from "../../src/quotas/context";
+import type { Ctx } from "../../src/quotas/core/context";
 
 export interface TempHome {
   home: string;

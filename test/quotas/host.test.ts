@@ -4,10 +4,10 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { main } from "../../src/quotas/cli";
-import { clipboardCommands } from "../../src/quotas/clipboard";
-import { loadConfig } from "../../src/quotas/config";
-import { createHost } from "../../src/quotas/host";
-import type { TuiHost } from "../../src/quotas/types";
+import { clipboardCommands } from "../../src/quotas/output/clipboard";
+import { loadConfig } from "../../src/quotas/config/config";
+import { createHost } from "../../src/quotas/fetch/host";
+import type { TuiHost } from "../../src/quotas/model/types";
 import { fakeProvider, homeWithCredentials, type Fake } from "./fakes";
 import type { TempHome } from "./helpers";
 

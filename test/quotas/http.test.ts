@@ -1,7 +1,7 @@
 // The HTTP layer providers share: endpoint overrides, Retry-After, and status classes.
 import { expect, test } from "bun:test";
-import { DEFAULT_TIMEOUT_MS, makeCtx } from "../../src/quotas/context";
-import { endpointFor, retryAfter } from "../../src/quotas/http";
+import { DEFAULT_TIMEOUT_MS, makeCtx } from "../../src/quotas/core/context";
+import { endpointFor, retryAfter } from "../../src/quotas/fetch/http";
 import { replyProblem } from "../../src/quotas/providers/provider";
 
 test("QUOTAS_ENDPOINT_<PROVIDER> beats [endpoints] beats the default; trailing slashes go", () => {

@@ -2,8 +2,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { openHistory, RETENTION_DAYS } from "../../src/quotas/history";
-import { currentWindow, pace, type Sample } from "../../src/quotas/pace";
+import { openHistory, RETENTION_DAYS } from "../../src/quotas/fetch/history";
+import { currentWindow, pace, type Sample } from "../../src/quotas/model/pace";
 import { tempHome, type TempHome } from "./helpers";
 
 const T = Date.parse("2026-11-22T12:00:00Z");

@@ -16,7 +16,7 @@ import type { Outcome } from "../../src/quotas/providers/provider";
 import * as siliconflow from "../../src/quotas/providers/siliconflow";
 import * as zai from "../../src/quotas/providers/zai";
 import { providerNames, providers } from "../../src/quotas/providers";
-import type { QuotaWindow } from "../../src/quotas/types";
+import type { QuotaWindow } from "../../src/quotas/model/types";
 
 const shared = (p: string) => JSON.parse(readFileSync(join(import.meta.dir, "fixtures/recorded", p), "utf8"));
 const own = (p: string) => JSON.parse(readFileSync(join(import.meta.dir, "fixtures", p), "utf8"));

@@ -1,7 +1,7 @@
 // The statusline line: tightest window per available provider, placeholders, icons, update notice.
 import { describe, expect, test } from "bun:test";
 import { fmtNum, statusline, tightest, untilReset } from "../../src/quotas/output/statusline";
-import type { ProviderResult, QuotaWindow } from "../../src/quotas/types";
+import type { ProviderResult, QuotaWindow } from "../../src/quotas/model/types";
 
 const now = new Date("2026-11-22T09:00:00Z");
 const w = (window: string, used: number, limit: number, reset_at: string | null = null, unit = "percent"): QuotaWindow => ({

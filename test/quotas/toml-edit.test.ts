@@ -3,8 +3,8 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import toml from "toml";
-import { setFavoriteProvider, setQuotaPreference } from "../../src/quotas/preferences";
-import { setStringArray } from "../../src/quotas/toml-edit";
+import { setFavoriteProvider, setQuotaPreference } from "../../src/quotas/config/preferences";
+import { setStringArray } from "../../src/quotas/config/toml-edit";
 import { tempHome, type TempHome } from "./helpers";
 
 const CONFIG = `# Quotas config — keep my notes!

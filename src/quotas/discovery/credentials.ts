@@ -1,7 +1,7 @@
 // Credential discovery for one provider/profile, in the spec's order: the provider's own login files
 // (and other coding tools'), then env vars, then key files, then our config. First usable one wins.
-import { join, tilde, xdgConfigHome, type Ctx } from "../context";
-import type { Config } from "../config";
+import { join, tilde, xdgConfigHome, type Ctx } from "../core/context";
+import type { Config } from "../config/config";
 import type { Credential, ProviderDef, Where } from "../providers/provider";
 import { opencodeAuthPath, opencodeSlot, readJson, readKeyFile } from "./files";
 

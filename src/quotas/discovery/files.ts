@@ -1,5 +1,5 @@
 // Reading other tools' credential files: read-only, tolerant of absence and junk. Nothing here writes.
-import { join, xdgDataHome, type Ctx } from "../context";
+import { join, xdgDataHome, type Ctx } from "../core/context";
 import { numAt, str } from "../providers/provider";
 
 // node:fs on first use only (see context.ts).

@@ -1,7 +1,7 @@
 // Profiles: several accounts per provider. `~/.claude` is claude:default, `~/.claude-work` claude:work;
 // two paths resolving to one directory are one profile; `[profiles.entries]` pins, renames or hides.
-import { join, expandHome, type Ctx } from "../context";
-import type { Config } from "../config";
+import { join, expandHome, type Ctx } from "../core/context";
+import type { Config } from "../config/config";
 import type { ProviderDef } from "../providers/provider";
 import type { Place } from "./credentials";
 

@@ -1,6 +1,6 @@
 // `--json`: the report as the spec prints it, keys in the spec's order. Raw responses only with `--raw`.
-import type { ProviderResult, Report } from "../types";
-import { VERSION } from "../version";
+import type { ProviderResult, Report } from "../model/types";
+import { VERSION } from "../core/version";
 
 /** One result with the spec's key order; optional keys only when set. */
 export function ordered(r: ProviderResult, raw: boolean): ProviderResult {

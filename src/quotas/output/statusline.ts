@@ -1,7 +1,7 @@
 // `--statusline`: one line from cached results. Per provider, the tightest window (least remaining
 // relative to its limit), formatted with a template.
-import { DEFAULT_FORMAT } from "../config-defaults";
-import type { ProviderResult, QuotaWindow } from "../types";
+import { DEFAULT_FORMAT } from "../config/defaults";
+import type { ProviderResult, QuotaWindow } from "../model/types";
 
 export { DEFAULT_FORMAT };
 
@@ -65,12 +65,14 @@ export function paceText(w: QuotaWindow, now: Date): string {
   return `${Math.round((p.projected_used / w.limit) * 100)}% by reset`;
 }
 
-const PLACEHOLDERS = ["provider", "remaining", "limit", "used", "window", "percent", "reset", "pace"] as const;
+const PLACEHOLDERS = ["provider", "remaining", "limit", "used", "window", "percent", "reset", "pace", "cost_today"] as const;
 type Placeholder = (typeof PLACEHOLDERS)[number];
 
 /** Expands `%name` placeholders; any other `%` stays as written. A scan, not a regex replace with a
  * callback: the prompt pays for every builtin's first call. */
 export function fill(format: string, values: Record<Placeholder, () => string>): string {
+  // `{cost_today}` is the same placeholder in the spelling the usage docs use
+  if (format.includes("{cost_today}")) format = format.split("{cost_today}").join("%cost_today");
   let out = "";
   let from = 0;
   for (let at = format.indexOf("%"); at !== -1; at = format.indexOf("%", at + 1)) {
@@ -91,6 +93,8 @@ export interface StatuslineOptions {
   now: Date;
   hidden: (provider: string) => string[];
   update?: string | null;
+  /** USD spent today per provider (from the agents' logs, see usage-today.json); null when unknown. */
+  costToday?: Record<string, number> | null;
 }
 
 export function statusline(results: ProviderResult[], o: StatuslineOptions): string {
@@ -109,6 +113,10 @@ export function statusline(results: ProviderResult[], o: StatuslineOptions): str
       percent: () => `${Math.round((w.used / w.limit) * 100)}%`,
       reset: () => untilReset(w.reset_at, o.now),
       pace: () => paceText(w, o.now),
+      cost_today: () => {
+        const c = o.costToday?.[r.provider];
+        return c === undefined ? "" : `$${c.toFixed(2)}`;
+      },
     };
     parts.push(fill(o.format, values).trim());
   }

@@ -1,8 +1,8 @@
 // Antigravity / Gemini: Cloud Code's quota summary, read with the Gemini CLI's (or Antigravity's) OAuth token.
-import { join } from "../context";
+import { join } from "../core/context";
 import * as v from "valibot";
-import { ident } from "../names";
-import type { QuotaWindow } from "../types";
+import { ident } from "../model/names";
+import type { QuotaWindow } from "../model/types";
 import { HOUR, WEEK, iso, numAt, optNum, percent, replyProblem, shape, slug, str, type Outcome, type ProviderDef, type Where } from "./provider";
 
 const Bucket = v.looseObject({

@@ -1,8 +1,8 @@
 // Claude (Anthropic subscription): the OAuth usage endpoint Claude Code itself reads.
-import { join } from "../context";
+import { join } from "../core/context";
 import * as v from "valibot";
-import { ident } from "../names";
-import type { QuotaWindow } from "../types";
+import { ident } from "../model/names";
+import type { QuotaWindow } from "../model/types";
 import { HOUR, WEEK, iso, numAt, optNum, percent, replyProblem, round, shape, str, type Credential, type Outcome, type ProviderDef } from "./provider";
 
 const CLAUDE_CODE_VERSION = "2.0.14";

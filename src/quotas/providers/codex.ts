@@ -1,8 +1,8 @@
 // Codex (ChatGPT plan): the `wham/usage` endpoint the Codex CLI reads.
-import { join } from "../context";
+import { join } from "../core/context";
 import * as v from "valibot";
-import { ident } from "../names";
-import type { QuotaWindow } from "../types";
+import { ident } from "../model/names";
+import type { QuotaWindow } from "../model/types";
 import { balance, iso, jwtExpiryMs, optNum, percent, replyProblem, shape, slug, str, windowName, type Outcome, type ProviderDef } from "./provider";
 
 const RateWindow = v.nullish(

@@ -1,8 +1,8 @@
 // GitHub Copilot: the `copilot_internal/user` endpoint the editors read with the Copilot OAuth token.
-import { join } from "../context";
+import { join } from "../core/context";
 import * as v from "valibot";
-import { ident } from "../names";
-import type { QuotaWindow } from "../types";
+import { ident } from "../model/names";
+import type { QuotaWindow } from "../model/types";
 import { counted, iso, monthBefore, optNum, replyProblem, shape, str, type Outcome, type ProviderDef } from "./provider";
 
 const Snapshot = v.nullish(v.looseObject({ entitlement: optNum, remaining: optNum, unlimited: v.nullish(v.boolean()) }));

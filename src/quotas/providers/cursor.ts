@@ -1,8 +1,8 @@
 // Cursor: the dashboard's plan and current-period usage, read with the editor's session token.
-import { join } from "../context";
+import { join } from "../core/context";
 import * as v from "valibot";
-import { ident } from "../names";
-import type { QuotaWindow } from "../types";
+import { ident } from "../model/names";
+import type { QuotaWindow } from "../model/types";
 import { counted, iso, jwtExpiryMs, jwtPayload, optNum, percent, replyProblem, round, shape, str, type Credential, type Outcome, type ProviderDef, type Where } from "./provider";
 
 const Plan = v.looseObject({ planInfo: v.nullish(v.looseObject({ planName: v.nullish(v.string()), billingCycleEnd: v.nullish(v.union([v.string(), v.number()])) })) });

@@ -1,7 +1,7 @@
 // DeepSeek: the API account balance.
 import * as v from "valibot";
-import { ident } from "../names";
-import type { QuotaWindow } from "../types";
+import { ident } from "../model/names";
+import type { QuotaWindow } from "../model/types";
 import { balance, num, replyProblem, shape, type Outcome, type ProviderDef } from "./provider";
 
 const Body = v.looseObject({

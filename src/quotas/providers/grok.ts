@@ -1,8 +1,8 @@
 // Grok (xAI): the CLI's billing view in credits (the combined weekly view).
-import { join } from "../context";
+import { join } from "../core/context";
 import * as v from "valibot";
-import { ident } from "../names";
-import type { QuotaWindow } from "../types";
+import { ident } from "../model/names";
+import type { QuotaWindow } from "../model/types";
 import { counted, iso, optNum, percent, replyProblem, shape, slug, type Credential, type Outcome, type ProviderDef } from "./provider";
 
 const Val = v.nullish(v.looseObject({ val: optNum }));

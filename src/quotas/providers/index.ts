@@ -1,5 +1,5 @@
 // The registry: all twelve providers in display order, and name/alias lookup.
-import { identify } from "../names";
+import { identify } from "../model/names";
 import { antigravity } from "./antigravity";
 import { claude } from "./claude";
 import { codex } from "./codex";
@@ -24,4 +24,4 @@ export function lookup(name: string): ProviderDef | undefined {
   return id ? byId.get(id) : undefined;
 }
 
-export { providerNames } from "../names";
+export { providerNames } from "../model/names";

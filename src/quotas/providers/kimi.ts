@@ -1,8 +1,8 @@
 // Kimi (Moonshot): the coding plan's usage endpoint, or the API balance when that fails.
-import { join } from "../context";
+import { join } from "../core/context";
 import * as v from "valibot";
-import { ident } from "../names";
-import type { QuotaWindow } from "../types";
+import { ident } from "../model/names";
+import type { QuotaWindow } from "../model/types";
 import { HOUR, WEEK, balance, counted, iso, numAt, optNum, percent, replyProblem, shape, str, type Outcome, type ProviderDef } from "./provider";
 
 const Detail = v.looseObject({ limit: optNum, used: optNum, remaining: optNum, resetTime: v.nullish(v.string()) });

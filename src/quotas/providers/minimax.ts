@@ -1,7 +1,7 @@
 // MiniMax coding plan: `coding_plan/remains`, whose "usage" counts are really what is LEFT.
 import * as v from "valibot";
-import { ident } from "../names";
-import type { QuotaWindow } from "../types";
+import { ident } from "../model/names";
+import type { QuotaWindow } from "../model/types";
 import { counted, iso, num, optNum, percent, replyProblem, shape, windowName, type Outcome, type ProviderDef } from "./provider";
 
 const Model = v.looseObject({

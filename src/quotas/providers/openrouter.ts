@@ -1,7 +1,7 @@
 // OpenRouter: account credits and the key's own limit (two GETs; any non-2xx is an error).
 import * as v from "valibot";
-import { ident } from "../names";
-import type { QuotaWindow } from "../types";
+import { ident } from "../model/names";
+import type { QuotaWindow } from "../model/types";
 import { counted, num, optNum, replyProblem, shape, type Outcome, type ProviderDef } from "./provider";
 
 const Credits = v.looseObject({ data: v.looseObject({ total_credits: num, total_usage: num }) });

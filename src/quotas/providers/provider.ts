@@ -1,7 +1,7 @@
 // What a provider is: data (names, endpoint, where its credentials live) plus two small functions,
 // `fetch` (the request(s)) and a pure `parse` of the response that each provider file exports for tests.
 import * as v from "valibot";
-import type { QuotaWindow } from "../types";
+import type { QuotaWindow } from "../model/types";
 
 /** Credentials found on disk or in the environment. `source` is what output shows; never the secret. */
 export interface Credential {

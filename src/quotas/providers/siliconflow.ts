@@ -1,6 +1,6 @@
 // SiliconFlow: the account's balance from `user/info`.
 import * as v from "valibot";
-import { ident } from "../names";
+import { ident } from "../model/names";
 import { balance, num, replyProblem, shape, type Outcome, type ProviderDef } from "./provider";
 
 const Body = v.looseObject({

@@ -1,7 +1,7 @@
 // Z.ai (Zhipu GLM coding plan): the monitor endpoint of the coding plan.
 import * as v from "valibot";
-import { ident } from "../names";
-import type { QuotaWindow } from "../types";
+import { ident } from "../model/names";
+import type { QuotaWindow } from "../model/types";
 import { HOUR, WEEK, counted, iso, num, optNum, percent, replyProblem, shape, type Outcome, type ProviderDef } from "./provider";
 
 const Limit = v.looseObject({

@@ -1,14 +1,14 @@
 // The dashboard: a grid of cards, one per provider/profile, favourites first, scrolled so the
 // selected card is visible; a footer counting loaded providers and naming those that need a key.
-import type { ProviderResult, Target } from "../types.ts";
+import type { ProviderResult, Target } from "../model/types.ts";
 import { ageText } from "./format.ts";
 import { FOOTER, gridColumns } from "./layout.ts";
 import { bottomLine, header, levelStyle, pad, spinner, STAR, statusText, windowRows, type Colors, type ViewOptions } from "./parts.ts";
 import { cardWindows, isFavoriteTarget, orderedTargets, prefsOf, type State } from "./state.ts";
 import { line, seg, spread, type Seg, type Style } from "./text.ts";
 
-const DASH_KEYS = "←↓↑→/hjkl move  Enter open  R refresh  A auto-refresh  F favourite  C copy JSON  Q quit";
-const DASH_KEYS_SHORT = "←↓↑→ move  Enter open  R refresh  A auto  F fav  C copy  Q quit";
+const DASH_KEYS = "←↓↑→/hjkl move  Enter open  R refresh  A auto-refresh  F favourite  C copy JSON  U usage  Q quit";
+const DASH_KEYS_SHORT = "←↓↑→ move  Enter open  R refresh  A auto  F fav  C copy  U usage  Q quit";
 
 export function dashboard(s: State, now: Date, c: Colors, o: ViewOptions): string[] {
   const lines = [header(s, c, o, null)];

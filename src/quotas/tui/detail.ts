@@ -1,6 +1,6 @@
 // The detail view of one card: plan, status, credential source, console link, then every window
 // (hidden ones dimmed), with a focused quota, a scrolling list and two layouts.
-import type { QuotaWindow } from "../types.ts";
+import type { QuotaWindow } from "../model/types.ts";
 import { ageText, formatDuration, formatNumber, paceAhead, projectionText, sparkline, unitSuffix } from "./format.ts";
 import { DETAIL_HEADER, detailListHeight, effectiveLayout } from "./layout.ts";
 import { bottomLine, header, levelStyle, pad, spinner, STAR, statusText, windowRows, type Colors, type ViewOptions } from "./parts.ts";

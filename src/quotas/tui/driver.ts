@@ -3,7 +3,7 @@
 // while needed (spinner while loading, auto-refresh while on, one wake-up a minute for countdowns), so
 // an idle TUI uses no CPU. The terminal is restored on every way out: Q, Ctrl-C, signals, errors.
 import { systemClock, type Clock } from "../../kernel/clock.ts";
-import type { ProviderResult, Target, TuiHost } from "../types.ts";
+import type { ProviderResult, Target, TuiHost } from "../model/types.ts";
 import { decodeKeys } from "./keys.ts";
 import { ENTER, LEAVE, diffFrame, osc52 } from "./screen.ts";
 import { init, reduce, type Effect, type Event, type Prefs, type State } from "./state.ts";
@@ -126,6 +126,13 @@ export function runDriver(host: TuiHost, term: Terminal, clock: Clock = systemCl
           );
           return;
         }
+        case "loadUsage":
+          if (!host.usage) return dispatch({ type: "usage", summary: null, error: "Usage from local logs is not available here" });
+          host.usage().then(
+            (summary) => dispatch({ type: "usage", summary }),
+            (err) => dispatch({ type: "usage", summary: null, error: `Could not read the agents' logs: ${messageOf(err)}` }),
+          );
+          return;
         case "saveFavoriteProvider":
           host.setFavoriteProvider(e.provider, e.on).catch((err) => dispatch({ type: "message", text: `Could not save the favourite: ${messageOf(err)}` }));
           return;

@@ -1,5 +1,5 @@
 // Pure text helpers for the TUI: numbers, durations, usage levels and pace. No terminal, no colour.
-import type { QuotaWindow } from "../types.ts";
+import type { QuotaWindow } from "../model/types.ts";
 
 export type Level = "ok" | "warn" | "crit" | "none";
 

@@ -1,5 +1,5 @@
 // The interactive terminal UI of `quotas` (no mode flag). See specs/quotas.md, "Terminal UI".
-import type { TuiHost } from "../types.ts";
+import type { TuiHost } from "../model/types.ts";
 import { runDriver } from "./driver.ts";
 import { processTerminal, type Terminal } from "./terminal.ts";
 

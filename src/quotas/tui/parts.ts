@@ -1,6 +1,6 @@
 // Pieces both views draw with: colours, spinner, header and message lines, aligned window rows.
 import pc from "picocolors";
-import type { ProviderResult, QuotaWindow } from "../types.ts";
+import type { ProviderResult, QuotaWindow } from "../model/types.ts";
 import { bar, levelOf, resetText, usageText, usedFraction, type Level } from "./format.ts";
 import { everyText, type State } from "./state.ts";
 import { fixed, line, seg, spread, width, type Seg, type Style } from "./text.ts";

@@ -1,6 +1,6 @@
 // The TUI's pure core: `reduce(state, event) → { state, effects }`. It never touches the terminal,
 // files or the network; the driver performs the returned effects and feeds results back as events.
-import type { ProviderResult, QuotaWindow, Target } from "../types.ts";
+import type { ProviderResult, QuotaWindow, Target, UsageSummary } from "../model/types.ts";
 import { detailListHeight, effectiveLayout, gridColumns, linesPerWindow, type Layout } from "./layout.ts";
 
 export type Key =
@@ -21,7 +21,10 @@ export interface State {
   loading: string[];
   /** Key of the selected card. */
   selected: string | null;
-  view: "dashboard" | "detail";
+  view: "dashboard" | "detail" | "usage";
+  /** The usage view's data; null until loaded. */
+  usage: UsageSummary | null;
+  usageLoading: boolean;
   layout: Layout;
   /** Index of the focused window in the detail list (see `detailWindows`). */
   focus: number;
@@ -48,14 +51,16 @@ export type Event =
   | { type: "result"; key: string; result: ProviderResult }
   | { type: "tick" }
   | { type: "autoRefresh" }
-  | { type: "message"; text: string };
+  | { type: "message"; text: string }
+  | { type: "usage"; summary: UsageSummary | null; error?: string };
 
 export type Effect =
   | { type: "fetch"; targets: Target[] }
   | { type: "saveFavoriteProvider"; provider: string; on: boolean }
   | { type: "saveQuotaPreference"; provider: string; window: string; list: "favorites" | "hidden"; on: boolean }
   | { type: "copy"; text: string; label: string }
-  | { type: "quit"; code: number };
+  | { type: "quit"; code: number }
+  | { type: "loadUsage" };
 
 export interface Step {
   state: State;
@@ -91,6 +96,8 @@ export function init(o: InitOptions): Step {
     loading: [],
     selected: null,
     view: "dashboard",
+    usage: null,
+    usageLoading: false,
     layout: "auto",
     focus: 0,
     scroll: 0,
@@ -167,6 +174,8 @@ export function reduce(s: State, e: Event): Step {
       return { state: applyResult(s, e.key, e.result), effects: [] };
     case "key":
       return onKey({ ...s, message: null }, e.key);
+    case "usage":
+      return { state: { ...s, usage: e.summary ?? s.usage, usageLoading: false, message: e.error ?? s.message }, effects: [] };
   }
 }
 
@@ -190,10 +199,18 @@ function onKey(s: State, key: Key): Step {
   const k = key.length === 1 ? key.toLowerCase() : key;
   if (k === "ctrl-c") return quit(s, 130);
   if (k === "q") return quit(s, 0);
+  if (k === "u" && s.view !== "usage") return { state: { ...s, view: "usage", usageLoading: true }, effects: [{ type: "loadUsage" }] };
+  if (s.view === "usage") return usageKey(s, k);
   if (k === "r") return refresh(s);
   if (k === "a") return toggleAuto(s);
   if (k === "c") return copy(s);
   return s.view === "dashboard" ? dashboardKey(s, k) : detailKey(s, k);
+}
+
+function usageKey(s: State, k: Key): Step {
+  if (k === "esc" || k === "backspace" || k === "u") return { state: { ...s, view: "dashboard" }, effects: [] };
+  if (k === "r") return { state: { ...s, usageLoading: true }, effects: [{ type: "loadUsage" }] };
+  return { state: s, effects: [] };
 }
 
 function quit(s: State, code: number): Step {

@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { runDriver } from "../../../src/quotas/tui/driver.ts";
 import { LEAVE } from "../../../src/quotas/tui/screen.ts";
 import type { Terminal } from "../../../src/quotas/tui/terminal.ts";
-import type { ProviderResult, Target, TuiHost } from "../../../src/quotas/types.ts";
+import type { ProviderResult, Target, TuiHost } from "../../../src/quotas/model/types.ts";
 import { claude, claudeResult, codex, codexResult } from "./fixtures.ts";
 
 class FakeTerminal implements Terminal {

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ProviderResult } from "../../../src/quotas/types.ts";
+import type { ProviderResult } from "../../../src/quotas/model/types.ts";
 import { claude, claudeResult, codex, codexResult, deepseek, deepseekResult, kimi, result, win, zai, zaiAuth } from "./fixtures.ts";
 import { expectRestored, Tmux } from "./tmux.ts";
 

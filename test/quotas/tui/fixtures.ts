@@ -1,5 +1,5 @@
 // Sample targets and results for the TUI tests. Times are relative to NOW so countdowns are known.
-import type { ProviderResult, QuotaWindow, Target } from "../../../src/quotas/types.ts";
+import type { ProviderResult, QuotaWindow, Target } from "../../../src/quotas/model/types.ts";
 
 export const NOW = new Date("2026-11-22T09:00:00Z");
 

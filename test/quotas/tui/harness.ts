@@ -4,7 +4,7 @@
 // copies are recorded in JSON files. Run: bun test/quotas/tui/harness.ts <setup.json>
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { runTui } from "../../../src/quotas/tui/index.ts";
-import type { ProviderResult, Target, TuiHost } from "../../../src/quotas/types.ts";
+import type { ProviderResult, Target, TuiHost } from "../../../src/quotas/model/types.ts";
 
 interface Setup {
   server: string;
