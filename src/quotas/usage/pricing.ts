@@ -26,7 +26,7 @@ const sonnetLong = { ...p(3, 15, 0.3, 3.75), long: { above: 200_000, input: 6, o
 
 /** The embedded table: Anthropic's and OpenAI's list prices, as LiteLLM also lists them on this date. */
 export const EMBEDDED: PriceTable = {
-  source: "Anthropic and OpenAI list prices (cross-checked with LiteLLM's model_prices_and_context_window.json)",
+  source: "Anthropic and OpenAI list prices",
   date: "2025-11-20",
   models: {
     "claude-opus-4-5": p(5, 25, 0.5, 6.25),

@@ -87,6 +87,6 @@ export function toText(r: Report, m: Meta, offset = 0): string {
   const notes: string[] = [];
   if (r.unpriced.length) notes.push(`no price for ${r.unpriced.join(", ")} (counted at $0; see --pricing)`);
   if (m.malformed) notes.push(`${m.malformed} malformed line${m.malformed === 1 ? "" : "s"} skipped`);
-  notes.push(`prices: ${m.pricing.date || "file"} (${m.pricing.source}); time zone ${m.timezone}`);
+  notes.push(`prices: ${m.pricing.source}${m.pricing.date ? ` as of ${m.pricing.date}` : ""}; time zone ${m.timezone}`);
   return out.join("\n") + "\n" + notes.map((n) => `  ${n}`).join("\n") + "\n";
 }

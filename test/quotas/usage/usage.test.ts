@@ -266,6 +266,15 @@ describe("Codex CLI", () => {
     expect(models).toEqual({ "gpt-5-codex": 1100, "gpt-5": 500 }); // no turn_context: priced as gpt-5, as ccusage does
   });
 
+  test("a rollout in both sessions/ and archived_sessions/ counts once (the active copy)", async () => {
+    const h = home();
+    const lines = codexLines("gpt-5", [{ ts: "2025-05-01T10:00:00Z", input: 10, cached: 0, output: 1 }]);
+    h.codex("2025/05/01/rollout-a.jsonl", lines);
+    h.write(".codex/archived_sessions/2025/05/01/rollout-a.jsonl", lines);
+    h.write(".codex/archived_sessions/2025/04/01/rollout-b.jsonl", codexLines("gpt-5", [{ ts: "2025-04-01T10:00:00Z", input: 100, cached: 0, output: 1 }]));
+    expect((await h.json()).totals.input_tokens).toBe(110);
+  });
+
   test("CODEX_HOME and CLAUDE_CONFIG_DIR (several, comma-separated) are where the logs are", async () => {
     const h = home();
     h.write("elsewhere/codex/sessions/2025/05/01/rollout-x.jsonl", codexLines("gpt-5", [{ ts: "2025-05-01T10:00:00Z", input: 10, cached: 0, output: 1 }]));
