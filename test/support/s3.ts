@@ -18,7 +18,7 @@ export const S3_TEST_KEY = { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY:
 
 export async function startS3(bucket = "blobs"): Promise<TestS3> {
   const dir = mkdtempSync(join(tmpdir(), "s3rver-"));
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "s3rver-main.ts"), dir, bucket], { stdout: "pipe", stderr: "inherit" });
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "s3rver-main.ts"), dir, bucket], { stdin: "pipe", stdout: "pipe", stderr: "ignore" });
   const reader = proc.stdout.getReader();
   let text = "";
   while (!text.includes("\n")) {

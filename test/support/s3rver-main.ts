@@ -63,6 +63,11 @@ const server = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directo
 (server as unknown as { middleware: unknown[] }).middleware.unshift(shim);
 const { address, port } = await server.run();
 process.stdout.write(JSON.stringify({ endpoint: `http://${address}:${port}` }) + "\n");
-process.on("SIGTERM", () => {
+const stop = () => {
   server.close().finally(() => process.exit(0));
-});
+};
+process.on("SIGTERM", stop);
+// The parent holds our stdin: when it dies, however it dies, we go too.
+process.stdin.on("end", stop);
+process.stdin.on("error", stop);
+process.stdin.resume();

@@ -26,8 +26,9 @@ export async function collectGarbage(ctx: FilesContext, opts: { graceMs?: number
   const graceMs = opts.graceMs ?? DEFAULT_GC_GRACE_MS;
   const dryRun = opts.dryRun ?? false;
   const db = dbOf(ctx.sqlite);
-  const now = ctx.clock.now().getTime();
-  const before = now - graceMs;
+  // Rows carry the server clock's times; stored objects carry the storage's (wall clock) times.
+  const before = ctx.clock.now().getTime() - graceMs;
+  const storedBefore = Date.now() - graceMs;
   const report: GcReport = { scanned: 0, deleted: 0, deletedBytes: 0, temp: 0, sessions: 0, multiparts: 0, dryRun };
   const direct = ctx.blobs.direct;
 
@@ -54,7 +55,7 @@ export async function collectGarbage(ctx: FilesContext, opts: { graceMs?: number
       return [];
     });
     for (const m of open) {
-      if (live.has(m.key) || m.initiatedMs >= before) continue;
+      if (live.has(m.key) || m.initiatedMs >= storedBefore) continue;
       if (!dryRun) await direct.abortMultipart(m.key, m.multipartId);
       report.multiparts++;
     }
@@ -62,13 +63,13 @@ export async function collectGarbage(ctx: FilesContext, opts: { graceMs?: number
 
   if (ctx.blobs.sweepTemp) {
     const live = directSessions.liveKeys(db);
-    report.temp = await ctx.blobs.sweepTemp(before, (key) => live.has(key), dryRun);
+    report.temp = await ctx.blobs.sweepTemp(storedBefore, (key) => live.has(key), dryRun);
   }
 
   const referenced = referencedBlobs(ctx.sqlite);
   for await (const b of ctx.blobs.entries()) {
     report.scanned++;
-    if (referenced.has(b.sha256) || b.modifiedMs >= before) continue;
+    if (referenced.has(b.sha256) || b.modifiedMs >= storedBefore) continue;
     // Asked again per blob: a row may have taken the bytes since the snapshot above.
     if (blobReferenced(ctx.sqlite, db, b.sha256)) continue;
     if (!dryRun) await ctx.blobs.delete(b.sha256);

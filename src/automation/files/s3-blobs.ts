@@ -5,7 +5,7 @@
 // A put streams to a temp key (or, up to 8 MiB, is buffered), hashes as bytes arrive, then copies the
 // object to its content address server-side: a reader never sees a partial blob.
 import { S3Client, type S3File } from "bun";
-import { TooLarge, Invalid } from "../../kernel/errors";
+import { Conflict, Invalid, TooLarge } from "../../kernel/errors";
 import { newSecret } from "../../kernel/ids";
 import type { BlobEntry, BlobInfo, BlobStore, DirectTransfer, UploadedPart } from "./blobs";
 import { escapeXml, presign, s3Request, S3Error, uriEncode, xmlBlocks, xmlTag, type S3Credentials } from "./s3-sign";
@@ -238,7 +238,7 @@ function directTransfer(store: S3BlobStore): DirectTransfer {
     async commit(key, expect) {
       const file = client.file(key);
       if (!(await file.exists())) {
-        throw Invalid("no bytes were received for this upload yet; PUT them to the upload URL first", { code: "upload_incomplete" });
+        throw Conflict("no bytes were received for this upload yet; PUT them to the upload URL first", { code: "upload_incomplete" });
       }
       const hasher = new Bun.CryptoHasher("sha256");
       let size = 0;
