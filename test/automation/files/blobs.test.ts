@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +6,9 @@ import { DomainError } from "../../../src/kernel/errors";
 import { createBlobStore } from "../../../src/automation/files/fs-blobs";
 import { BLOB_MODES, testBlobStore } from "./stores";
 import { bytesOf, sha256 } from "./support";
+
+// The S3 runs move megabytes through s3rver on a shared machine.
+setDefaultTimeout(60_000);
 
 const root = mkdtempSync(join(tmpdir(), "blobs-test-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
