@@ -1,14 +1,13 @@
-import { afterAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DomainError } from "../../../src/kernel/errors";
 import { createBlobStore } from "../../../src/automation/files/fs-blobs";
-import { BLOB_MODES, testBlobStore } from "./stores";
+import { BLOB_MODES, testBlobStore, withS3 } from "./stores";
 import { bytesOf, sha256 } from "./support";
 
-// The S3 runs move megabytes through s3rver on a shared machine.
-setDefaultTimeout(60_000);
+withS3();
 
 const root = mkdtempSync(join(tmpdir(), "blobs-test-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

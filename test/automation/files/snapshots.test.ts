@@ -1,12 +1,11 @@
 // What the runs engine relies on: a run's snapshot of an input file keeps the bytes readable after
 // the file is deleted or expires, until the run releases it.
-import { describe, expect, test, setDefaultTimeout } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { openBlob, releaseOwner, retainBlob, snapshotFile } from "../../../src/automation/files/service";
 import { filesHarness, json, sha256 } from "./support";
-import { BLOB_MODES } from "./stores";
+import { BLOB_MODES, withS3 } from "./stores";
 
-// The S3 runs move megabytes through s3rver on a shared machine.
-setDefaultTimeout(60_000);
+withS3();
 
 describe.each(BLOB_MODES)("%s blobs", (mode) => {
   describe("file snapshots for runs", () => {

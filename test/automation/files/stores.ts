@@ -1,7 +1,7 @@
 // The blob stores the files, upload, artifact, template and dataset suites run over: the filesystem
 // store in a temp dir, and the S3 store against s3rver on loopback (one server per test file, started
 // on first use; each store gets its own prefix). Suites loop over BLOB_MODES.
-import { afterAll, beforeAll } from "bun:test";
+import { afterAll, beforeAll, setDefaultTimeout } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,8 +19,15 @@ export type TestBlobStore = BlobStore & { list(): Promise<string[]>; tempCount()
 
 let s3: Promise<TestS3> | undefined;
 const dirs: string[] = [];
-// Started in a hook, not lazily inside a test: bun kills processes a timed-out test spawned.
-beforeAll(() => testS3().then(() => {}), 30_000);
+
+/**
+ * For suites that use the S3 store: starts s3rver in a hook rather than lazily inside the first test
+ * (bun kills the processes a timed-out test spawned), and gives S3 tests a 60 s default timeout.
+ */
+export function withS3(): void {
+  setDefaultTimeout(60_000);
+  beforeAll(() => testS3().then(() => {}), 30_000);
+}
 afterAll(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   const server = s3;

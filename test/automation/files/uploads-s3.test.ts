@@ -1,14 +1,13 @@
 // Upload sessions with the S3 store: presigned PUT and presigned multipart straight to s3rver, complete
 // verifying size and sha256 before the file exists, abort removing the multipart upload, and downloads
 // redirected to presigned GETs with --s3-redirect.
-import { describe, expect, test, setDefaultTimeout } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { bytesOf, filesHarness, json, sha256, type FilesHarness } from "./support";
-import { testS3 } from "./stores";
+import { testS3, withS3 } from "./stores";
 
-// The S3 runs move megabytes through s3rver on a shared machine.
-setDefaultTimeout(60_000);
+withS3();
 
 const MiB = 1024 * 1024;
 

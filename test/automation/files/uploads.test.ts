@@ -1,9 +1,8 @@
-import { describe, expect, test, setDefaultTimeout } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { bytesOf, filesHarness, json, sha256, type FilesHarness } from "./support";
-import { BLOB_MODES } from "./stores";
+import { BLOB_MODES, withS3 } from "./stores";
 
-// The S3 runs move megabytes through s3rver on a shared machine.
-setDefaultTimeout(60_000);
+withS3();
 
 const MiB = 1024 * 1024;
 
