@@ -5,6 +5,7 @@
 import type { Migration } from "../../src/kernel/db";
 import m0000 from "./0000_foundation.sql" with { type: "text" };
 import m0050 from "./0050_files.sql" with { type: "text" };
+import m0060 from "./0060_upload_sessions_direct.sql" with { type: "text" };
 import m0100 from "./0100_runs.sql" with { type: "text" };
 import m0150 from "./0150_datasets.sql" with { type: "text" };
 import m0151 from "./0151_experiment_progress.sql" with { type: "text" };
@@ -18,6 +19,7 @@ import m0351 from "./0351_run_requested_ref.sql" with { type: "text" };
 export const migrations: Migration[] = [
   { name: "0000_foundation", sql: m0000 },
   { name: "0050_files", sql: m0050 },
+  { name: "0060_upload_sessions_direct", sql: m0060 },
   { name: "0100_runs", sql: m0100 },
   { name: "0150_datasets", sql: m0150 },
   { name: "0151_experiment_progress", sql: m0151 },

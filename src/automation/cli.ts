@@ -12,6 +12,7 @@ import { keysCommand, tenantsCommand } from "./tenancy/cli";
 import { workflowsCommand } from "./automations/cli";
 import { agentsCommand } from "./agents/cli";
 import { seedDemoAgent } from "./agents/demo";
+import { blobsCommand } from "./files/cli";
 
 const USAGE = `Usage: automation-server [serve] [options]
        automation-server migrate [--data-dir DIR] [--json]
@@ -22,6 +23,8 @@ const USAGE = `Usage: automation-server [serve] [options]
        automation-server workflows push FILE.yaml --tenant SLUG [--json]
        automation-server agents add --tenant SLUG --repo PATH_OR_URL [--slug SLUG] [--json]
        automation-server agents sync AGENT --tenant SLUG [--json]
+       automation-server blobs gc [--dry-run] [--grace DURATION] [--blobs DIR|s3://…]
+       automation-server blobs copy --to DIR|s3://BUCKET/PREFIX [--blobs DIR|s3://…]
 
 Each subcommand takes --help.`;
 
@@ -42,6 +45,8 @@ export async function main(argv: string[]): Promise<void> {
       return workflowsCommand(rest);
     case "agents":
       return agentsCommand(rest);
+    case "blobs":
+      return blobsCommand(rest);
     default:
       if (cmd.startsWith("-")) return serveCommand(argv);
       throw new UsageError(`unknown command "${cmd}"`);

@@ -6,6 +6,15 @@ import { UsageError } from "../kernel/errors";
 import { readyFileFlag } from "../kernel/server";
 import type { AutomationConfig } from "./context";
 import { loadModelsFile, modelsFromEnv } from "./models/config";
+import { blobConfig, blobFlags } from "./files/blob-config";
+
+/** `90s`, `15m`, `1h`, `2d`, or a bare number of seconds → milliseconds. */
+export function parseDuration(raw: string, flag: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(raw);
+  if (!m) throw new UsageError(`--${flag} must be a duration such as 90s, 15m, 1h (got ${raw})`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] ?? "s"]!;
+  return Math.round(Number(m[1]) * unit);
+}
 
 export const dataDirFlag = {
   "data-dir": {
@@ -68,6 +77,33 @@ export const serveFlags = {
     value: "URL",
     help: "base URL of the Resend API (e-mail servers with transport resend)",
   },
+  ...blobFlags,
+  "s3-redirect": {
+    type: "boolean",
+    env: "AUTOMATION_S3_REDIRECT",
+    help: "S3 blobs: answer downloads with 302 to a short-lived presigned GET instead of streaming them",
+  },
+  "upload-ttl": {
+    type: "string",
+    env: "AUTOMATION_UPLOAD_TTL",
+    default: "1h",
+    value: "DURATION",
+    help: "how long upload session URLs (signed or presigned) work",
+  },
+  "gc-interval": {
+    type: "string",
+    env: "AUTOMATION_GC_INTERVAL",
+    default: "1h",
+    value: "DURATION",
+    help: "how often the blob sweeper deletes bytes nothing references (0 = never; `blobs gc` runs it once)",
+  },
+  "gc-grace": {
+    type: "string",
+    env: "AUTOMATION_GC_GRACE",
+    default: "1h",
+    value: "DURATION",
+    help: "the sweeper leaves blobs, temp objects and abandoned uploads younger than this",
+  },
   help: { type: "boolean", short: "h", help: "show this help" },
 } satisfies Record<string, FlagSpec>;
 
@@ -119,8 +155,20 @@ export function serveConfig(v: FlagValues<typeof serveFlags>): AutomationConfig 
     rateLimit,
     secretKey: secretKeyFrom(v["secret-key-file"]),
     resendUrl: resendUrl(v["resend-url"]),
+    ...blobConfig(v),
+    s3Redirect: v["s3-redirect"] ?? false,
+    uploadTtlMs: uploadTtl(v["upload-ttl"]),
+    gcIntervalMs: parseDuration(v["gc-interval"], "gc-interval"),
+    gcGraceMs: parseDuration(v["gc-grace"], "gc-grace"),
     ...withModels(v.models),
   };
+}
+
+function uploadTtl(raw: string): number {
+  const ms = parseDuration(raw, "upload-ttl");
+  // S3 presigned URLs live at most 7 days.
+  if (ms < 1000 || ms > 7 * 86_400_000) throw new UsageError(`--upload-ttl must be 1s-7d (got ${raw})`);
+  return ms;
 }
 
 /** `--models FILE`, else the environment; neither = no models (AI steps fail naming the flag). */

@@ -32,6 +32,17 @@ export interface AutomationConfig {
   secretKey?: string;
   /** Base URL of the Resend API (AUTOMATION_RESEND_URL; default https://api.resend.com). */
   resendUrl?: string;
+  /** Where blobs live: a directory or `s3://bucket/prefix` (undefined = `<dataDir>/blobs`). */
+  blobs?: string;
+  s3Endpoint?: string;
+  s3Region?: string;
+  /** S3 blobs: downloads answer 302 to a presigned GET instead of streaming through the server. */
+  s3Redirect?: boolean;
+  /** How long upload session URLs work (default 1 h). */
+  uploadTtlMs?: number;
+  /** Blob sweeper period (0 or absent = not periodic) and grace period (default 1 h). */
+  gcIntervalMs?: number;
+  gcGraceMs?: number;
   /** Model providers (`--models FILE` or environment); absent = no model configured. Holds keys in memory only. */
   models?: ModelsConfig;
 }

@@ -15,13 +15,14 @@ import { runsOf, SHUTDOWN_GRACE_MS } from "./runs/service";
 import { stopSandboxes } from "./engine/sandbox/isolate";
 import type { AutomationConfig, AutomationContext } from "./context";
 import type { BlobStore } from "./files/blobs";
-import { createBlobStore } from "./files/fs-blobs";
+import { openBlobStore } from "./files/blob-config";
+import { startSweeper } from "./files/gc";
 import { createGateway } from "./models/gateway";
 
 export interface ContextDeps {
   clock?: Clock;
   log?: Logger;
-  /** The blob store; defaults to the filesystem store under <dataDir>/blobs. */
+  /** The blob store; defaults to what config.blobs names (else the filesystem store under <dataDir>/blobs). */
   blobs?: BlobStore;
 }
 
@@ -69,7 +70,7 @@ export async function createContext(config: AutomationConfig, deps: ContextDeps 
   const signingSecret = config.signingSecret || (memory ? newSecret(32) : loadSigningSecret(config.dataDir));
   const secretKey = config.secretKey || (memory ? newSecret(32) : loadSecretKey(config.dataDir));
   if (memory && !deps.blobs) throw new FatalError("an in-memory context needs an explicit blob store");
-  const blobs = deps.blobs ?? createBlobStore(join(config.dataDir, "blobs"));
+  const blobs = deps.blobs ?? openBlobStore(config, config.dataDir);
   const log = deps.log ?? createLogger();
   return {
     config: { ...config, signingSecret, secretKey },
@@ -98,10 +99,11 @@ export function serve(ctx: AutomationContext, opts: { handleSignals?: boolean } 
   });
   runsOf(ctx).startWorkers();
   experimentsOf(ctx).recover().catch((err) => ctx.log.error("experiment recovery failed", { error: (err as Error)?.stack ?? String(err) }));
+  const sweeper = startSweeper(ctx);
   let closed: Promise<void> | undefined;
   const shutdown = () =>
     (closed ??= (async () => {
-      await Promise.all([running.stop(), runsOf(ctx).stopWorkers()]);
+      await Promise.all([running.stop(), runsOf(ctx).stopWorkers(), sweeper.stop()]);
       stopSandboxes();
       ctx.sqlite.close();
     })());

@@ -6,7 +6,6 @@ import { root } from "../e2e/support";
 import { circles, importGraph } from "./imports";
 
 const KNOWN: Record<string, string> = {
-  "src/automation/files/blobs.ts src/automation/files/fs-blobs.ts": "issue 22 (S3 blob store)",
   "src/automation/runs/queue.ts src/automation/runs/worker.ts": "issue 24 (separate workers)",
 };
 

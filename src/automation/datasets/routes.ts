@@ -26,6 +26,7 @@ import {
   uploadFiles,
 } from "./service";
 import type { Folder } from "./store";
+import { blobResponse } from "../files/download";
 
 const detail = (summary: string) => ({ detail: { summary, tags: ["Evaluation"] } });
 const keepBody = () => ({});
@@ -73,13 +74,11 @@ export const datasetRoutes = (ctx: AutomationContext) => {
         async ({ auth, params }) => {
           requireScope(auth, "automations:read");
           const { file, blob } = await fileBytes(ctx, auth.tenantId, params.id, params.exampleId, folder, pathParam(params["*"]));
-          return new Response(blob, {
-            headers: {
-              "content-type": file.contentType,
-              "content-length": String(file.size),
-              "content-disposition": contentDisposition(file.path.split("/").pop()!),
-              "x-content-type-options": "nosniff",
-            },
+          return blobResponse(ctx, file.sha256, blob, {
+            "content-type": file.contentType,
+            "content-length": String(file.size),
+            "content-disposition": contentDisposition(file.path.split("/").pop()!),
+            "x-content-type-options": "nosniff",
           });
         },
         detail(`Download ${folder} file`),

@@ -6,13 +6,14 @@ import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { TooLarge } from "../../kernel/errors";
 import { newSecret } from "../../kernel/ids";
-import type { BlobInfo, BlobStore } from "./blobs";
+import type { BlobEntry, BlobInfo, BlobStore } from "./blobs";
 
 const SHA256 = /^[0-9a-f]{64}$/;
 /** Chunks smaller than this are gathered before a write, so tiny network reads do not cost a syscall each. */
 const WRITE_BATCH = 256 * 1024;
 
 export class FsBlobStore implements BlobStore {
+  readonly kind = "fs" as const;
   private readonly tmp: string;
 
   constructor(readonly root: string) {
@@ -107,6 +108,33 @@ export class FsBlobStore implements BlobStore {
   /** Number of temp files in flight or left over (tests assert nothing half-written stays). */
   tempCount(): number {
     return readdirSync(this.tmp).length;
+  }
+
+  async *entries(): AsyncIterable<BlobEntry> {
+    for (const sha256 of this.list()) {
+      try {
+        const st = statSync(this.pathOf(sha256));
+        yield { sha256, size: st.size, modifiedMs: st.mtimeMs };
+      } catch {
+        // Deleted while listing.
+      }
+    }
+  }
+
+  /** Temp files older than `beforeMs` (a put that died without its process noticing). */
+  async sweepTemp(beforeMs: number, _live: (key: string) => boolean, dryRun: boolean): Promise<number> {
+    let n = 0;
+    for (const name of readdirSync(this.tmp)) {
+      const path = join(this.tmp, name);
+      try {
+        if (statSync(path).mtimeMs >= beforeMs) continue;
+        if (!dryRun) rmSync(path, { force: true });
+        n++;
+      } catch {
+        // Renamed into place meanwhile.
+      }
+    }
+    return n;
   }
 
   /** Every stored blob key (tests, maintenance). */

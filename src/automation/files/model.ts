@@ -57,9 +57,31 @@ export const CreateUploadBody = v.strictObject({
   idempotencyKey: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200, "idempotencyKey is too long"))),
   purpose: v.optional(v.nullable(Purpose)),
   /** Ours: ask for a transport instead of letting the size decide (the answer stays authoritative). */
-  transport: v.optional(v.picklist(["presigned-put", "multipart"], 'transport must be "presigned-put" or "multipart"')),
+  transport: v.optional(
+    v.picklist(["presigned-put", "multipart", "presigned-multipart"], 'transport must be "presigned-put", "multipart" or "presigned-multipart"'),
+  ),
 });
 export type CreateUploadInput = v.InferOutput<typeof CreateUploadBody>;
+
+/** Ours: `complete` may carry the parts of a presigned-multipart upload and the sha256 the client computed. */
+export const CompleteUploadBody = v.strictObject({
+  parts: v.optional(
+    v.pipe(
+      v.array(
+        v.strictObject({
+          partNumber: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_000)),
+          etag: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
+        }),
+      ),
+      v.maxLength(10_000),
+    ),
+  ),
+  sha256: v.optional(v.pipe(v.string(), v.regex(/^[0-9a-fA-F]{64}$/, "sha256 must be 64 hex digits"))),
+});
+export type CompleteUploadInput = v.InferOutput<typeof CompleteUploadBody>;
+
+/** Parts of a presigned-multipart upload: at least 8 MiB each (S3 wants ≥ 5 MiB), at most 10,000 of them. */
+export const MULTIPART_PART_MIN = 8 * 1024 * 1024;
 
 export type UploadNegotiation =
   | {
@@ -72,7 +94,21 @@ export type UploadNegotiation =
       expiresAt: string;
       maxFileSizeBytes: number;
     }
-  | { transport: "multipart"; url: string; maxFileSizeBytes: number };
+  | { transport: "multipart"; url: string; maxFileSizeBytes: number }
+  | {
+      /** Ours (S3 mode, asked for explicitly): PUT each part to its URL, then `complete` with the parts' ETags. */
+      transport: "presigned-multipart";
+      uploadId: string;
+      fileId: string;
+      partSize: number;
+      parts: { partNumber: number; url: string }[];
+      method: "PUT";
+      headers: Record<string, string>;
+      /** Where to POST `{parts: [{partNumber, etag}], sha256?}` once every part is stored. */
+      completeUrl: string;
+      expiresAt: string;
+      maxFileSizeBytes: number;
+    };
 
 export interface UploadView {
   uploadId: string;

@@ -3,14 +3,15 @@
 import { Elysia } from "elysia";
 import { Invalid } from "../../kernel/errors";
 import type { AutomationContext } from "../context";
-import { jsonParser } from "../http/body";
+import { jsonParser, readLimited } from "../http/body";
 import { HttpRefusal } from "../http/envelope";
 import { parseWith } from "../http/validate";
 import { authPlugin, requireScope } from "../tenancy/auth";
 import { contentDisposition } from "./filename";
-import { CreateUploadBody } from "./model";
+import { CompleteUploadBody, CreateUploadBody } from "./model";
 import { multipartBoundary, readMultipart } from "./multipart";
 import { docs } from "./openapi";
+import { redirectTo, responseBody } from "./download";
 import { parseRange } from "./range";
 import { deleteFile, getFile, openFile, uploadParts } from "./service";
 import { abortUpload, completeUpload, createUpload, getUpload, receiveUpload } from "./uploads";
@@ -38,6 +39,9 @@ async function content(ctx: AutomationContext, tenantId: string, id: string, req
     "cache-control": "private, no-cache",
   };
   if (request.headers.get("if-none-match") === headers.etag) return new Response(null, { status: 304, headers });
+  // With --s3-redirect the storage answers, Range included.
+  const redirect = redirectTo(ctx, file.sha256, headers);
+  if (redirect) return redirect;
   // If-Range (RFC 9110 13.1.5): a Range only applies while the client's copy is current. We validate by
   // ETag only; a date is not a strong validator here, so it also means "send it all".
   const ifRange = request.headers.get("if-range");
@@ -51,10 +55,18 @@ async function content(ctx: AutomationContext, tenantId: string, id: string, req
   if (range) {
     headers["content-range"] = `bytes ${range.start}-${range.end}/${file.size}`;
     headers["content-length"] = String(range.end - range.start + 1);
-    return new Response(blob.slice(range.start, range.end + 1), { status: 206, headers });
+    return new Response(responseBody(blob.slice(range.start, range.end + 1)), { status: 206, headers });
   }
   headers["content-length"] = String(file.size);
-  return new Response(blob, { status: 200, headers });
+  return new Response(responseBody(blob), { status: 200, headers });
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw Invalid("the request body is not valid JSON", { code: "invalid_json" });
+  }
 }
 
 function contentLength(request: Request): number | undefined {
@@ -109,9 +121,12 @@ export const filesRoutes = (ctx: AutomationContext) =>
     )
     .post(
       "/files/uploads/:uploadId/complete",
-      ({ auth, params }) => {
+      async ({ auth, params, request }) => {
         requireScope(auth, "files:write");
-        return completeUpload(ctx, auth.tenantId, params.uploadId);
+        // The SDKs send no body; presigned-multipart sends its parts (and may send the sha256).
+        const text = new TextDecoder().decode(await readLimited(request, 2 * 1024 * 1024));
+        const body = text.trim() === "" ? {} : parseJson(text);
+        return completeUpload(ctx, auth.tenantId, params.uploadId, parseWith(CompleteUploadBody, body));
       },
       { parse: "none", detail: docs.complete },
     )

@@ -50,6 +50,11 @@ export const uploadSessions = sqliteTable("upload_sessions", {
   /** When the signed PUT URL stops working. */
   expiresAt: text("expires_at").notNull(),
   completedAt: text("completed_at"),
+  /** S3 mode: the key the client PUTs to (`complete` hashes it into a blob). */
+  stagingKey: text("staging_key"),
+  /** S3 mode, presigned-multipart transport: the S3 multipart upload id. */
+  multipartId: text("multipart_id"),
+  partSize: integer("part_size"),
 });
 
 export type FileRow = typeof files.$inferSelect;

@@ -2,6 +2,7 @@
 // makes (metadata, content, session lookups, the expiry sweep on upload, "is this blob still used")
 // are prepared once per connection: building a drizzle query costs far more than running it.
 import { and, eq, isNotNull, lte, ne, or, sql } from "drizzle-orm";
+import type { Database } from "bun:sqlite";
 import type { Db } from "../db/client";
 import { blobRefs, files, uploadSessions, type FileRow, type UploadSessionRow } from "./schema";
 
@@ -120,3 +121,43 @@ export function blobInUse(db: Db, sha256: string): boolean {
   const prepared = q(db);
   return !!(prepared.fileUses.get({ sha256 }) ?? prepared.refUses.get({ sha256 }) ?? prepared.sessionUses.get({ sha256 }));
 }
+
+/** Tables (other than upload_sessions) with a `sha256` column: each row there holds its blob. */
+function blobTables(sqlite: Database): string[] {
+  const tables = sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all();
+  return tables
+    .map((t) => t.name)
+    .filter((name) => name !== "upload_sessions" && sqlite.query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${name.replace(/'/g, "''")}')`).all().some((c) => c.name === "sha256"));
+}
+
+/**
+ * Every blob some row still needs, for the sweeper: any table with a sha256 column (files, references,
+ * run files, example files, template revisions, corrected files — and tables added later), plus
+ * upload sessions not yet completed or aborted.
+ */
+export function referencedBlobs(sqlite: Database): Set<string> {
+  const out = new Set<string>();
+  for (const t of blobTables(sqlite)) {
+    for (const r of sqlite.query<{ sha256: string | null }, []>(`SELECT DISTINCT sha256 FROM "${t}"`).all()) if (r.sha256) out.add(r.sha256);
+  }
+  for (const r of sqlite.query<{ sha256: string }, []>("SELECT sha256 FROM upload_sessions WHERE sha256 IS NOT NULL AND status IN ('pending', 'uploaded')").all()) out.add(r.sha256);
+  return out;
+}
+
+/** The same question for one blob, asked again right before the sweeper deletes it. */
+export function blobReferenced(sqlite: Database, db: Db, sha256: string): boolean {
+  if (blobInUse(db, sha256)) return true;
+  return blobTables(sqlite).some((t) => sqlite.query(`SELECT 1 FROM "${t}" WHERE sha256 = ? LIMIT 1`).get(sha256) !== null);
+}
+
+export const directSessions = {
+  /** Pending sessions whose URLs expired before `before`: nobody can send them bytes any more. */
+  stale(db: Db, before: string): UploadSessionRow[] {
+    return db.select().from(uploadSessions).where(and(eq(uploadSessions.status, "pending"), lte(uploadSessions.expiresAt, before))).limit(500).all();
+  },
+  /** Staging keys of sessions that may still receive bytes or be completed. */
+  liveKeys(db: Db): Set<string> {
+    const rows = db.select({ k: uploadSessions.stagingKey }).from(uploadSessions).where(and(isNotNull(uploadSessions.stagingKey), or(eq(uploadSessions.status, "pending"), eq(uploadSessions.status, "uploaded")))).all();
+    return new Set(rows.map((r) => r.k!));
+  },
+};

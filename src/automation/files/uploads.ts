@@ -1,5 +1,7 @@
 // Upload sessions: negotiate a transport, receive the bytes by signed PUT, complete into a file
-// (idempotent), abort (never touching a completed file).
+// (idempotent), abort (never touching a completed file). With an S3 store the URLs are presigned S3
+// URLs to a staging key (one PUT, or multipart parts), and `complete` hashes the staged object into a
+// blob: the bytes never pass through the API, and nothing is a file before it is verified.
 import { Conflict, Forbidden, Invalid, NotFound, TooLarge } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
 import type { AutomationConfig } from "../context";
@@ -7,7 +9,9 @@ import { dbOf } from "../db/client";
 import {
   FILE_MAX_BYTES,
   MULTIPART_MAX_BYTES,
+  MULTIPART_PART_MIN,
   UPLOAD_URL_TTL_MS,
+  type CompleteUploadInput,
   type CreateUploadInput,
   type FileView,
   type UploadNegotiation,
@@ -18,7 +22,7 @@ import { checkMeta, confirmBytes, fileRow, releaseBlob, sweepExpired, toView, ty
 import { checkUploadSignature, signedUploadUrl } from "./signing";
 import { fileStore, sessionStore } from "./store";
 
-export type UploadsContext = FilesContext & { config: Pick<AutomationConfig, "publicUrl" | "signingSecret"> };
+export type UploadsContext = FilesContext & { config: Pick<AutomationConfig, "publicUrl" | "signingSecret" | "uploadTtlMs"> };
 
 function view(s: UploadSessionRow): UploadView {
   return {
@@ -36,11 +40,29 @@ function view(s: UploadSessionRow): UploadView {
 }
 
 function negotiation(ctx: UploadsContext, s: UploadSessionRow, publicUrl: string): UploadNegotiation {
+  const direct = ctx.blobs.direct;
+  // Presigned S3 URLs carry a relative lifetime: what is left of the session's.
+  const ttlS = Math.max(1, Math.floor((Date.parse(s.expiresAt) - ctx.clock.now().getTime()) / 1000));
+  if (direct && s.stagingKey && s.multipartId && s.partSize) {
+    const count = Math.max(1, Math.ceil(s.size / s.partSize));
+    return {
+      transport: "presigned-multipart",
+      uploadId: s.id,
+      fileId: s.fileId,
+      partSize: s.partSize,
+      parts: Array.from({ length: count }, (_, i) => ({ partNumber: i + 1, url: direct.partUrl(s.stagingKey!, s.multipartId!, i + 1, ttlS) })),
+      method: "PUT",
+      headers: {},
+      completeUrl: `${publicUrl.replace(/\/+$/, "")}/v1/files/uploads/${encodeURIComponent(s.id)}/complete`,
+      expiresAt: s.expiresAt,
+      maxFileSizeBytes: FILE_MAX_BYTES,
+    };
+  }
   return {
     transport: "presigned-put",
     uploadId: s.id,
     fileId: s.fileId,
-    url: signedUploadUrl(publicUrl, ctx.config.signingSecret, s.id, Date.parse(s.expiresAt)),
+    url: direct && s.stagingKey ? direct.putUrl(s.stagingKey, ttlS) : signedUploadUrl(publicUrl, ctx.config.signingSecret, s.id, Date.parse(s.expiresAt)),
     method: "PUT",
     headers: { "content-type": s.contentType },
     expiresAt: s.expiresAt,
@@ -65,21 +87,41 @@ export async function createUpload(
   await sweepExpired(ctx);
   const transport = input.transport ?? (input.size <= MULTIPART_MAX_BYTES ? "multipart" : "presigned-put");
   if (transport === "multipart") return { transport, url: "/v1/files", maxFileSizeBytes: FILE_MAX_BYTES };
+  const direct = ctx.blobs.direct;
+  if (transport === "presigned-multipart" && !direct) {
+    throw Invalid("the presigned-multipart transport needs S3 blob storage (--blobs s3://…); use presigned-put", { field: "transport", code: "invalid_value" });
+  }
 
   const db = dbOf(ctx.sqlite);
+  const prior = (): UploadSessionRow | undefined => {
+    if (!input.idempotencyKey) return undefined;
+    const row = sessionStore.byIdempotencyKey(db, tenantId, input.idempotencyKey);
+    if (row && (row.filename !== meta.filename || row.size !== input.size || row.contentType !== meta.contentType)) {
+      throw Conflict("idempotencyKey was already used for a different upload", { field: "idempotencyKey", code: "idempotency_key_reused" });
+    }
+    return row;
+  };
+  const earlier = prior();
+  if (earlier) return negotiation(ctx, earlier, publicUrl);
+
+  const id = newId("upl");
+  const stagingKey = direct ? direct.stagingKey(id) : null;
+  let multipartId: string | null = null;
+  let partSize: number | null = null;
+  if (transport === "presigned-multipart" && direct && stagingKey) {
+    partSize = Math.max(MULTIPART_PART_MIN, Math.ceil(input.size / 10_000));
+    multipartId = await direct.createMultipart(stagingKey);
+  }
   return ctx.sqlite.transaction(() => {
-    if (input.idempotencyKey) {
-      const prior = sessionStore.byIdempotencyKey(db, tenantId, input.idempotencyKey);
-      if (prior) {
-        if (prior.filename !== meta.filename || prior.size !== input.size || prior.contentType !== meta.contentType) {
-          throw Conflict("idempotencyKey was already used for a different upload", { field: "idempotencyKey", code: "idempotency_key_reused" });
-        }
-        return negotiation(ctx, prior, publicUrl);
-      }
+    // A concurrent request with the same key may have won while S3 answered.
+    const raced = prior();
+    if (raced) {
+      if (multipartId && stagingKey) direct?.abortMultipart(stagingKey, multipartId).catch(() => {});
+      return negotiation(ctx, raced, publicUrl);
     }
     const now = ctx.clock.now();
     const row: UploadSessionRow = {
-      id: newId("upl"),
+      id,
       tenantId,
       fileId: newId("file"),
       filename: meta.filename,
@@ -90,8 +132,11 @@ export async function createUpload(
       status: "pending",
       sha256: null,
       createdAt: now.toISOString(),
-      expiresAt: new Date(now.getTime() + UPLOAD_URL_TTL_MS).toISOString(),
+      expiresAt: new Date(now.getTime() + (ctx.config.uploadTtlMs ?? UPLOAD_URL_TTL_MS)).toISOString(),
       completedAt: null,
+      stagingKey,
+      multipartId,
+      partSize,
     };
     sessionStore.insert(db, row);
     return negotiation(ctx, row, publicUrl);
@@ -152,9 +197,42 @@ export async function receiveUpload(
   return view({ ...now, status: "uploaded", sha256: blob.sha256 });
 }
 
-/** Makes the file from the received bytes. Safe to retry: a completed session answers its file again. */
-export async function completeUpload(ctx: FilesContext, tenantId: string, id: string): Promise<FileView> {
+/**
+ * S3 mode: assembles the parts (presigned-multipart), then hashes the staged object, checks its size
+ * (and the client's sha256) and moves it to its content address; the session becomes `uploaded`.
+ * A retry after a lost answer finds the session uploaded (or the parts already assembled) and goes on.
+ */
+async function commitStaged(ctx: FilesContext, s: UploadSessionRow, input: CompleteUploadInput): Promise<void> {
+  const direct = ctx.blobs.direct;
+  if (!direct || !s.stagingKey || s.status !== "pending") return;
+  if (s.multipartId) {
+    if (!input.parts?.length) {
+      throw Invalid("complete a presigned-multipart upload with {parts: [{partNumber, etag}]}", { field: "parts", code: "required" });
+    }
+    await direct.completeMultipart(s.stagingKey, s.multipartId, input.parts);
+  }
   const db = dbOf(ctx.sqlite);
+  let blob;
+  try {
+    blob = await direct.commit(s.stagingKey, { size: s.size, ...(input.sha256 ? { sha256: input.sha256 } : {}) });
+  } catch (err) {
+    // A concurrent complete committed (and removed) the staged object first.
+    const now = sessionStore.byIdAnyTenant(db, s.id);
+    if (now && (now.status === "uploaded" || now.status === "completed")) return;
+    throw err;
+  }
+  const now = sessionStore.byIdAnyTenant(db, s.id);
+  if (!now || now.status === "aborted") {
+    await releaseBlob(ctx, blob.sha256);
+    throw Conflict("this upload was aborted while it was being completed", { code: "upload_aborted" });
+  }
+  if (now.status === "pending") sessionStore.update(db, s.id, { status: "uploaded", sha256: blob.sha256 });
+}
+
+/** Makes the file from the received bytes. Safe to retry: a completed session answers its file again. */
+export async function completeUpload(ctx: FilesContext, tenantId: string, id: string, input: CompleteUploadInput = {}): Promise<FileView> {
+  const db = dbOf(ctx.sqlite);
+  await commitStaged(ctx, findSession(ctx, tenantId, id), input);
   // One synchronous transaction: two concurrent completes cannot both insert the file.
   const done = ctx.sqlite.transaction(() => {
     const s = findSession(ctx, tenantId, id);
@@ -166,6 +244,9 @@ export async function completeUpload(ctx: FilesContext, tenantId: string, id: st
     if (s.status === "aborted") throw Conflict("this upload was aborted", { code: "upload_aborted" });
     if (s.status !== "uploaded" || !s.sha256) {
       throw Conflict("no bytes were received for this upload yet; PUT them to the upload URL first", { code: "upload_incomplete" });
+    }
+    if (input.sha256 && input.sha256.toLowerCase() !== s.sha256) {
+      throw Invalid(`the uploaded bytes hash to ${s.sha256}, not the declared sha256`, { field: "sha256", code: "checksum_mismatch" });
     }
     const meta = { filename: s.filename, contentType: s.contentType, purpose: s.purpose };
     const row = fileRow(ctx, tenantId, meta, { sha256: s.sha256, size: s.size }, s.fileId);
@@ -190,5 +271,11 @@ export async function abortUpload(ctx: FilesContext, tenantId: string, id: strin
   if (s.status === "completed" || s.status === "aborted") return view(s);
   sessionStore.update(dbOf(ctx.sqlite), id, { status: "aborted", sha256: null });
   if (s.sha256) await releaseBlob(ctx, s.sha256);
+  const direct = ctx.blobs.direct;
+  if (direct && s.stagingKey) {
+    // The multipart upload's parts are removed with it; a stray object left here is the sweeper's.
+    if (s.multipartId) await direct.abortMultipart(s.stagingKey, s.multipartId);
+    await direct.discard(s.stagingKey).catch(() => {});
+  }
   return view({ ...s, status: "aborted", sha256: null });
 }

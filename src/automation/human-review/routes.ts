@@ -10,6 +10,7 @@ import { parseWith } from "../http/validate";
 import { authenticateRequest, authPlugin, requireScope } from "../tenancy/auth";
 import { ApproveBody, FieldBody, ListQuery, RejectBody } from "./model";
 import { type Answer, approve, fileContent, getTask, listTasks, reject, setField, TaskConflict } from "./service";
+import { blobResponse } from "../files/download";
 
 const detail = (summary: string) => ({ detail: { summary, tags: ["Human reviews"] } });
 
@@ -80,9 +81,7 @@ export const humanReviewRoutes = (ctx: AutomationContext) => {
       async ({ auth, params }) => {
         requireScope(auth, "reviews:read");
         const { file, blob } = await fileContent(ctx, auth.tenantId, params.id, params.fileId);
-        return new Response(blob, {
-          headers: { "content-type": file.mimeType, "content-disposition": contentDisposition(file.filename), "x-content-type-options": "nosniff" },
-        });
+        return blobResponse(ctx, file.sha256, blob, { "content-type": file.mimeType, "content-disposition": contentDisposition(file.filename), "x-content-type-options": "nosniff" });
       },
       detail("Download a file of a task"),
     );

@@ -24,6 +24,7 @@ import {
   renameExpected,
   uploadExpected,
 } from "./service";
+import { blobResponse } from "../files/download";
 
 const detail = (summary: string) => ({ detail: { summary, tags: ["Reviews"] } });
 /** Leaves the body unread for the handler (multipart streams, JSON is capped there). */
@@ -99,9 +100,7 @@ export const reviewRoutes = (ctx: AutomationContext) => {
       async ({ auth, params }) => {
         requireScope(auth, "reviews:read");
         const { file, blob } = await expectedBytes(ctx, auth.tenantId, params.id, fileName(params["*"]));
-        return new Response(blob, {
-          headers: { "content-type": file.contentType, "content-disposition": contentDisposition(file.name.split("/").pop()!), "x-content-type-options": "nosniff" },
-        });
+        return blobResponse(ctx, file.sha256, blob, { "content-type": file.contentType, "content-disposition": contentDisposition(file.name.split("/").pop()!), "x-content-type-options": "nosniff" });
       },
       detail("Download a corrected file"),
     )

@@ -19,6 +19,7 @@ import { isTerminal, type RunRow } from "./store";
 import { checkZipToken } from "./token";
 import { publicUrlFor } from "../http/public-url";
 import type { CancelResult, RunStatus } from "./model";
+import { blobResponse } from "../files/download";
 
 const detail = (summary: string) => ({ detail: { summary, tags: ["Runs"] } });
 /** Leaves the body unread for the handler (which streams or caps it itself). */
@@ -241,12 +242,10 @@ export const runsRoutes = (ctx: AutomationContext) => {
         requireScope(auth, "runs:read");
         const path = decodeURIComponent(params["*"]);
         const a = await svc.artifactBytes(auth.tenantId, params.id, path);
-        return new Response(a.blob, {
-          headers: {
-            "content-type": a.contentType,
-            "content-disposition": contentDisposition(a.name),
-            "x-content-type-options": "nosniff",
-          },
+        return blobResponse(ctx, a.sha256, a.blob, {
+          "content-type": a.contentType,
+          "content-disposition": contentDisposition(a.name),
+          "x-content-type-options": "nosniff",
         });
       },
       detail("Download one run artifact"),

@@ -367,12 +367,12 @@ export class RunService {
     return this.store.files(id);
   }
 
-  async artifactBytes(tenantId: string, id: string, path: string): Promise<{ blob: Blob; contentType: string; name: string }> {
+  async artifactBytes(tenantId: string, id: string, path: string): Promise<{ blob: Blob; sha256: string; contentType: string; name: string }> {
     this.get(tenantId, id);
     const f = this.store.file(id, path);
     const blob = f ? await openBlob(this.ctx, f.sha256) : null;
     if (!f || !blob) throw NotFound(`run ${id} has no artifact ${path}`, { field: "path" });
-    return { blob, contentType: f.contentType, name: f.name };
+    return { blob, sha256: f.sha256, contentType: f.contentType, name: f.name };
   }
 
   /** The output files as a streaming ZIP; over 32 MiB uncompressed → 413 `artifacts_zip_too_large`. */

@@ -10,6 +10,7 @@ import { multipartBoundary, readMultipart } from "../files/multipart";
 import { authPlugin, requireScope } from "../tenancy/auth";
 import { ContentQuery, CreateTemplateBody, ListTemplatesQuery, ReplaceTemplateBody, TemplateMeta } from "./model";
 import { createTemplate, deleteTemplate, fromFileId, fromParts, getTemplate, listRevisions, listTemplates, replaceTemplate, templateContent } from "./service";
+import { blobResponse } from "../files/download";
 
 const tags = ["Templates"];
 const doc = (summary: string, extra: Record<string, unknown> = {}) => ({ summary, tags, ...extra });
@@ -89,14 +90,12 @@ export const templateRoutes = (ctx: AutomationContext) =>
       async ({ auth, params, query }) => {
         requireScope(auth, "templates:read");
         const { revision, blob } = await templateContent(ctx, auth.tenantId, params.id, parseWith(ContentQuery, query).revisionId);
-        return new Response(blob, {
-          headers: {
-            "content-type": revision.mimeType,
-            "content-disposition": contentDisposition(revision.filename),
-            "content-length": String(revision.size),
-            etag: `"${revision.sha256}"`,
-            "x-content-type-options": "nosniff",
-          },
+        return blobResponse(ctx, revision.sha256, blob, {
+          "content-type": revision.mimeType,
+          "content-disposition": contentDisposition(revision.filename),
+          "content-length": String(revision.size),
+          etag: `"${revision.sha256}"`,
+          "x-content-type-options": "nosniff",
         });
       },
       { detail: doc("Download a template revision's bytes (default: the current one)") },

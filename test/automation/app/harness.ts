@@ -10,6 +10,7 @@ import { silentLogger } from "../../../src/kernel/logger";
 import { buildApp } from "../../../src/automation/app";
 import type { AutomationConfig, AutomationContext } from "../../../src/automation/context";
 import { createBlobStore } from "../../../src/automation/files/fs-blobs";
+import type { BlobMode } from "../files/stores";
 import { createContext } from "../../../src/automation/server";
 import { createKey, createTenant } from "../../../src/automation/tenancy/service";
 import { testConfig } from "./config";
@@ -32,11 +33,14 @@ export interface Harness {
   req(method: string, path: string, opts?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>;
 }
 
-export async function harness(over: Partial<AutomationConfig> = {}): Promise<Harness> {
+/** `blobs: "s3"` runs over the S3 store on s3rver (the suite calls withS3() from files/stores.ts). */
+export async function harness(over: Partial<AutomationConfig> = {}, blobs: BlobMode = "fs"): Promise<Harness> {
   const clock = new ManualClock();
   const dir = mkdtempSync(join(tmpdir(), "automation-test-"));
   dirs.push(dir);
-  const ctx = await createContext(testConfig(over), { clock, log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
+  // Imported only when asked for, so suites on the disk store never load the S3 test helpers.
+  const store = blobs === "s3" ? await (await import("../files/stores")).testBlobStore("s3") : createBlobStore(join(dir, "blobs"));
+  const ctx = await createContext(testConfig(over), { clock, log: silentLogger, blobs: store });
   const app = buildApp(ctx);
   return {
     ctx,

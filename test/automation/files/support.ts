@@ -1,28 +1,21 @@
-// Files test support: the real app over an in-memory database, with the real filesystem blob store
-// in a temp dir (so tests can see that nothing half-written stays), a manual clock, tenants and keys.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll } from "bun:test";
+// Files test support: the real app over an in-memory database, with a real blob store (the filesystem
+// store in a temp dir, or the S3 store on s3rver: see stores.ts), so tests can see that nothing
+// half-written stays; a manual clock, tenants and keys.
 import { ManualClock } from "../../../src/kernel/clock";
 import { silentLogger } from "../../../src/kernel/logger";
 import { buildApp } from "../../../src/automation/app";
-import { createBlobStore, type FsBlobStore } from "../../../src/automation/files/fs-blobs";
 import { createContext } from "../../../src/automation/server";
 import type { AutomationContext } from "../../../src/automation/context";
 import { createKey, createTenant } from "../../../src/automation/tenancy/service";
 import { testConfig } from "../app/harness";
-
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+import { testBlobStore, type BlobMode, type TestBlobStore } from "./stores";
 
 export interface FilesHarness {
   ctx: AutomationContext;
   app: ReturnType<typeof buildApp>;
   clock: ManualClock;
-  blobs: FsBlobStore;
+  blobs: TestBlobStore;
+  mode: BlobMode;
   tenant(slug: string): { id: string; key: string };
   key(tenant: string, scopes: string[]): string;
   req(method: string, path: string, opts?: { key?: string; body?: string | Uint8Array | Blob | FormData | ReadableStream<Uint8Array>; json?: unknown; headers?: Record<string, string> }): Promise<Response>;
@@ -32,11 +25,9 @@ export interface FilesHarness {
   fileRows(): number;
 }
 
-export async function filesHarness(): Promise<FilesHarness> {
-  const dir = mkdtempSync(join(tmpdir(), "files-test-"));
-  dirs.push(dir);
+export async function filesHarness(mode: BlobMode = "fs"): Promise<FilesHarness> {
   const clock = new ManualClock("2026-11-22T09:00:00Z");
-  const blobs = createBlobStore(join(dir, "blobs"));
+  const blobs = await testBlobStore(mode);
   const ctx = await createContext(testConfig({ publicUrl: "http://files.test" }), { clock, log: silentLogger, blobs });
   const app = buildApp(ctx);
   const req: FilesHarness["req"] = (method, path, opts = {}) => {
@@ -55,6 +46,7 @@ export async function filesHarness(): Promise<FilesHarness> {
     app,
     clock,
     blobs,
+    mode,
     tenant(slug) {
       const t = createTenant(ctx.sqlite, clock, { name: slug, slug });
       return { id: t.id, key: t.key };

@@ -7,6 +7,7 @@ import { runsOf } from "../../../src/automation/runs/service";
 import { workflowRuntime } from "../../../src/automation/runs/runtime-workflow";
 import type { Workflow } from "../../../src/automation/workflow/types";
 import { harness, json, type Harness, type Json } from "../app/harness";
+import type { BlobMode } from "../files/stores";
 
 export { json, type Json };
 
@@ -84,8 +85,8 @@ export interface RunsHarness extends Harness {
   settle(id: string): Promise<Json>;
 }
 
-export async function runsHarness(over: Parameters<typeof harness>[0] = {}): Promise<RunsHarness> {
-  const h = await harness({ workers: 2, ...over });
+export async function runsHarness(over: Parameters<typeof harness>[0] = {}, blobs: BlobMode = "fs"): Promise<RunsHarness> {
+  const h = await harness({ workers: 2, ...over }, blobs);
   const engine = new TestEngine();
   runsOf(h.ctx, workflowRuntime(engine.execute));
   const t = h.tenant(`t${Math.random().toString(36).slice(2, 8)}`);

@@ -6,6 +6,7 @@ import { createAutomation } from "../../../src/automation/automations/service";
 import { runsOf } from "../../../src/automation/runs/service";
 import { buildDocx } from "../../../src/automation/templates/build-docx";
 import { harness, json, type Json } from "../app/harness";
+import type { BlobMode } from "../files/stores";
 
 export { json, type Json };
 
@@ -61,8 +62,8 @@ export async function readWorkbook(bytes: Uint8Array): Promise<ExcelJS.Workbook>
   return wb;
 }
 
-export async function templatesHarness() {
-  const h = await harness({ workers: 2 });
+export async function templatesHarness(blobs: BlobMode = "fs") {
+  const h = await harness({ workers: 2 }, blobs);
   const t = h.tenant(`t${Math.random().toString(36).slice(2, 8)}`);
   runsOf(h.ctx).startWorkers();
   const key = t.key;

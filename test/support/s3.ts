@@ -1,0 +1,47 @@
+// Starts s3rver (test/support/s3rver-main.ts) in a child process on loopback with an empty bucket, and
+// the environment a server needs to use it. stop() kills it and removes its directory.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export interface TestS3 {
+  endpoint: string;
+  bucket: string;
+  /** s3rver's directory (tests look at multipart leftovers in it). */
+  dir: string;
+  /** AWS_* variables for a child process or openBlobStore. */
+  env: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+export const S3_TEST_KEY = { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_REGION: "us-east-1" };
+
+export async function startS3(bucket = "blobs"): Promise<TestS3> {
+  const dir = mkdtempSync(join(tmpdir(), "s3rver-"));
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "s3rver-main.ts"), dir, bucket], { stdin: "pipe", stdout: "pipe", stderr: "ignore" });
+  const reader = proc.stdout.getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { done, value } = await reader.read();
+    if (done) {
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`s3rver exited before listening (code ${await proc.exited})`);
+    }
+    text += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  const { endpoint } = JSON.parse(text.split("\n")[0]) as { endpoint: string };
+  return {
+    endpoint,
+    bucket,
+    dir,
+    env: { ...S3_TEST_KEY, AWS_ENDPOINT_URL: endpoint },
+    async stop() {
+      proc.kill("SIGTERM");
+      const timer = setTimeout(() => proc.kill("SIGKILL"), 3000);
+      await proc.exited;
+      clearTimeout(timer);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
