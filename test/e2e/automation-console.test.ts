@@ -1,0 +1,302 @@
+// The web console in a real browser: Debian's chromium driven by puppeteer-core against the compiled
+// automation-server (--demo, --port 0). Every console error, page error, failed request or HTTP error
+// a test did not expect fails that test. The screenshots of docs/automation/console.md come from here.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { ensureBuilt, root, start, type Proc } from "./support";
+
+type Json = Record<string, any>; // biome-ignore lint: test assertions index freely into response bodies
+
+const KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
+const SHOTS = join(root, "docs", "automation", "console");
+const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find(existsSync);
+
+let dir: string;
+let profile: string;
+let server: Proc;
+let base: string;
+let signInLink: string;
+let browser: Browser;
+let page: Page;
+/** What went wrong in the page since the test began; `allow` lets a test expect one HTTP error. */
+const problems: string[] = [];
+let allowed: { url: RegExp; status: number }[] = [];
+
+const api = async (method: string, path: string, body?: unknown): Promise<Json> => {
+  const r = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await r.text();
+  if (!r.ok) throw new Error(`${method} ${path} → ${r.status} ${text}`);
+  return text ? (JSON.parse(text) as Json) : {};
+};
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    await Bun.sleep(100);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const runStatus = (id: string, wanted: string[]) =>
+  until(`run ${id} ${wanted}`, async () => {
+    const r = await api("GET", `/v1/runs/${id}`);
+    return wanted.includes(r.execution.status) ? r : undefined;
+  });
+
+function watch(p: Page): void {
+  const isAllowed = (url: string, status: number) => allowed.some((a) => a.status === status && a.url.test(url));
+  p.on("console", (m) => {
+    if (m.type() !== "error") return;
+    const url = m.location()?.url ?? "";
+    const status = Number(/status of (\d{3})/.exec(m.text())?.[1] ?? 0);
+    if (status && isAllowed(url, status)) return;
+    problems.push(`console error: ${m.text()} ${url}`);
+  });
+  p.on("pageerror", (e) => problems.push(`page error: ${(e as Error).message ?? String(e)}`));
+  p.on("requestfailed", (r) => problems.push(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText}`));
+  p.on("response", (r) => {
+    if (r.status() >= 400 && !isAllowed(r.url(), r.status())) problems.push(`HTTP ${r.status()}: ${r.request().method()} ${r.url()}`);
+  });
+}
+
+/** A browser test: runs `fn`, then fails on anything the page reported that the test did not allow. */
+function browserTest(name: string, fn: () => Promise<void>, timeoutMs = 120_000): void {
+  test(
+    name,
+    async () => {
+      problems.length = 0;
+      allowed = [];
+      await fn();
+      await Bun.sleep(200); // late console messages of the last action
+      expect(problems).toEqual([]);
+    },
+    timeoutMs,
+  );
+}
+
+async function shot(name: string): Promise<void> {
+  await page.evaluate("document.activeElement && document.activeElement.blur && document.activeElement.blur()");
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+/** Navigates within the console (same document: a hash change) and waits for the page heading. */
+async function open(hash: string, heading?: string): Promise<void> {
+  await page.goto(`${base}/${hash}`);
+  await page.waitForSelector("#page-title");
+  if (heading) await page.waitForFunction(`document.querySelector("#page-title")?.textContent?.includes(${JSON.stringify(heading)})`);
+  await settled();
+}
+
+/** No placeholder left on the page (every load answered). */
+const settled = () => page.waitForFunction('!document.querySelector("[aria-busy=true]")', { timeout: 30_000 });
+
+const text = (selector: string) => page.$eval(selector, (el) => (el as { textContent: string | null }).textContent ?? "");
+
+beforeAll(async () => {
+  if (!CHROMIUM) throw new Error("chromium is not installed (apt-get install chromium)");
+  mkdirSync(SHOTS, { recursive: true });
+  const built = await ensureBuilt("automation-server");
+  dir = mkdtempSync(join(tmpdir(), "automation-console-"));
+  const bin = join(dir, "automation-server");
+  copyFileSync(built, bin);
+  server = start([bin, "--demo", "--port", "0", "--host", "127.0.0.1", "--workers", "2", "--data-dir", join(dir, "data")], {
+    cwd: dir,
+    env: { AUTOMATION_DATA_DIR: undefined, PORT: undefined, AUTOMATION_CONSOLE: undefined },
+  });
+  const out = await until("the demo sign-in link", async () => {
+    if (server.proc.exitCode !== null) throw new Error(`automation-server exited: ${server.output()}`);
+    return /console\s+(\S+)/.test(server.output()) ? server.output() : undefined;
+  }, 30_000);
+  base = /listening on (http:\/\/[^\s]+?) /.exec(out)![1];
+  signInLink = /console\s+(\S+)/.exec(out)![1];
+  profile = mkdtempSync(join(tmpdir(), "automation-console-chromium-"));
+  browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    userDataDir: profile,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+  page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 900 });
+  watch(page);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close().catch(() => {});
+  if (server && server.proc.exitCode === null) await server.kill("SIGKILL");
+  if (profile) rmSync(profile, { recursive: true, force: true });
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+browserTest("the demo link signs in; the key leaves the address bar and never reaches the server", async () => {
+  expect(signInLink).toBe(`${base}/#/signin?key=${KEY}`);
+  const home = await fetch(`${base}/`);
+  expect(home.headers.get("content-security-policy")).toContain("script-src 'self'");
+  expect(await home.text()).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/); // no inline script
+
+  await page.goto(`${base}/#/signin`);
+  await page.waitForSelector("#api-key");
+  await shot("signin");
+  await page.goto(signInLink);
+  await page.waitForSelector('nav[aria-label="Main"]');
+  await page.waitForSelector("#page-title");
+  expect(page.url()).not.toContain(KEY);
+  expect(await page.evaluate("sessionStorage.getItem('automation-console.key')")).toBe(KEY);
+  expect(server.output()).not.toContain(`key=${KEY}&`);
+  // Every navigation entry is scoped: the demo key has "*", so all of them show.
+  expect(await page.$$eval('nav[aria-label="Main"] a', (as) => as.length)).toBe(7);
+});
+
+let runWithFile: string;
+
+browserTest("a run started from the form with a file completes, live", async () => {
+  await open("#/automations/workflows.invoice-summary", "invoice-summary");
+  await page.waitForSelector("form.run-form");
+  await page.click("#input-invoice");
+  await page.keyboard.type('{"lines": [{"amount": 900}, {"amount": 600}]}');
+  const file = join(dir, "note.txt");
+  writeFileSync(file, "hello from the browser test <b>not bold</b>\n");
+  const upload = await page.waitForSelector("#input-attachment");
+  await (upload as unknown as { uploadFile(path: string): Promise<void> }).uploadFile(file);
+  await shot("automation");
+  await page.click("form.run-form button[type=submit]");
+  await page.waitForFunction('location.hash.startsWith("#/runs/")');
+  runWithFile = decodeURIComponent(await page.evaluate('location.hash.split("/")[2]') as string);
+  await page.waitForFunction('document.querySelector("[data-testid=run-status]")?.textContent === "completed"', { timeout: 60_000 });
+  const run = await api("GET", `/v1/runs/${runWithFile}`);
+  expect(run.trigger.type).toBe("manual");
+  expect(run.output.total).toBe(1500);
+  await settled();
+  expect(await text("section[aria-labelledby=output-h] pre")).toContain('"total": 1500');
+  await shot("run");
+});
+
+browserTest("an artifact opens in a preview", async () => {
+  await open(`#/runs/${runWithFile}`, runWithFile);
+  await page.waitForSelector("section[aria-labelledby=artifacts-h] button[aria-pressed]");
+  await page.click("section[aria-labelledby=artifacts-h] button[aria-pressed]");
+  await page.waitForSelector("[data-testid=preview-text]");
+  expect(await text("[data-testid=preview-text]")).toContain("hello from the browser test <b>not bold</b>");
+  await shot("artifact");
+});
+
+browserTest("a human-review task decided with the keyboard resumes its run", async () => {
+  const started = await api("POST", "/v1/runs", { target: "workflows.invoice-approval", input: { vendor: "Initech", total: 5000 } });
+  await runStatus(started.id, ["waiting"]);
+  const task = (await api("GET", "/v1/human-reviews?limit=100")).tasks.find((t: Json) => t.executionId === started.id);
+  await open("#/human-reviews", "Human review");
+  await shot("human-review-queue");
+  await page.click(`a[href="#/human-reviews/${task.id}"]`);
+  await page.waitForSelector("#field-_total");
+  await settled();
+  await page.click("#field-_total", { count: 3 }); // selects the value
+  await page.keyboard.type("4999");
+  await page.keyboard.press("Tab"); // onto the "Confirmed" box: shortcuts work outside text fields
+  await shot("human-review-task");
+  await page.keyboard.press("a");
+  await page.waitForFunction('document.body.textContent.includes("Approved: the run resumes")');
+  const done = await runStatus(started.id, ["completed", "failed", "rejected"]);
+  expect(done.execution.status).toBe("completed");
+  expect(done.output).toEqual({ vendor: "Initech", total: 4999, review: "completed" });
+  await page.click(`a[href="#/runs/${started.id}"]`);
+  await page.waitForFunction('document.querySelector("[data-testid=run-status]")?.textContent === "completed"');
+});
+
+browserTest("a second decision on the same task gets a clear 409 message", async () => {
+  const started = await api("POST", "/v1/runs", { target: "workflows.invoice-approval", input: { vendor: "Globex", total: 7000 } });
+  await runStatus(started.id, ["waiting"]);
+  const task = (await api("GET", "/v1/human-reviews?limit=100")).tasks.find((t: Json) => t.executionId === started.id);
+  await open(`#/human-reviews/${task.id}`, task.id);
+  // Someone else rejects it while the page is open.
+  await api("POST", `/v1/human-reviews/${task.id}/reject`, { reason: "duplicate invoice", expectedVersion: task.version, idempotencyKey: "other-reviewer" });
+  allowed = [{ url: /\/v1\/human-reviews\//, status: 409 }];
+  await page.click("body");
+  await page.keyboard.press("a");
+  await page.waitForSelector("[role=alert]");
+  expect(await text("[role=alert]")).toContain("Someone else decided this task first: it is rejected now");
+});
+
+browserTest("two experiments side by side, the changed example first", async () => {
+  const wf = await api("GET", "/v1/automations/workflows.invoice-summary");
+  const examples = (await api("GET", `/v1/automations/${wf.id}/examples?limit=100`)).data as Json[];
+  const first = await api("POST", `/v1/automations/${wf.id}/experiments`, {});
+  const finished = (id: string) =>
+    until(`experiment ${id}`, async () => {
+      const e = await api("GET", `/v1/automations/${wf.id}/experiments/${id}`);
+      return e.status === "completed" ? e : undefined;
+    });
+  await finished(first.id);
+  const single = examples.find((e) => e.name === "single-line")!;
+  await api("PATCH", `/v1/automations/${wf.id}/examples/${single.id}`, { expected: { total: 43 } });
+  const second = await api("POST", `/v1/automations/${wf.id}/experiments`, {});
+  await finished(second.id);
+
+  await open(`#/automations/${wf.id}/experiments`, "Experiments");
+  await shot("experiments");
+  await page.click(`input[aria-label="Select ${first.id} for comparison"]`);
+  await page.click(`input[aria-label="Select ${second.id} for comparison"]`);
+  await page.click("a.button");
+  await page.waitForSelector("table.compare tbody tr");
+  await settled();
+  const rows = await page.$$eval("table.compare tbody tr", (trs) => trs.map((tr) => ({ changed: (tr as { className: string }).className, text: (tr as { textContent: string | null }).textContent ?? "" })));
+  expect(rows).toHaveLength(3);
+  expect(rows[0].changed).toBe("changed");
+  expect(rows[0].text).toContain("single-line");
+  expect(rows.slice(1).every((r) => r.changed === "")).toBe(true);
+  await shot("compare");
+  await open(`#/automations/${wf.id}/experiments/${second.id}`, second.id);
+  await shot("experiment");
+});
+
+browserTest("a workflow output holding <script> stays text", async () => {
+  const name = "<script>window.__pwned = 1</script><img src=/x-pwned onerror=window.__pwned=2>";
+  const run = await api("POST", "/v1/runs?wait_for_completion=30", { target: "workflows.hello", input: { name } });
+  expect(run.execution.status).toBe("completed");
+  await open(`#/runs/${run.id}`, run.id);
+  expect(await text("section[aria-labelledby=output-h] pre")).toContain(`Hello, ${name}!`);
+  expect(await page.evaluate('document.querySelectorAll("main script, main img").length')).toBe(0);
+  expect(await page.evaluate("window.__pwned")).toBeUndefined();
+});
+
+browserTest("every other page renders without an error; light, dark and phone", async () => {
+  const wf = await api("GET", "/v1/automations/workflows.invoice-summary");
+  const runs = (await api("GET", `/v1/runs?source=${wf.id}&limit=10`)).runs as Json[];
+  for (const [i, r] of runs.entries()) await api("PUT", `/v1/runs/${r.id}/reviews`, { verdict: i % 3 === 2 ? "incorrect" : "correct", note: "checked in the browser test" });
+  await open("#/runs", "Runs");
+  await shot("runs");
+  await open("#/automations", "Automations");
+  await shot("automations");
+  await open(`#/automations/${wf.id}/dataset`, "Dataset");
+  await shot("dataset");
+  await open(`#/automations/${wf.id}/evaluators`, "Evaluators");
+  await shot("evaluators");
+  await open(`#/automations/${wf.id}/health?bucket=day`, "Review health");
+  await page.waitForSelector(".chart canvas");
+  await shot("review-health");
+  await open(`#/runs/${runs[0].id}`, runs[0].id);
+  await page.waitForSelector("section[aria-labelledby=review-h] textarea");
+  await shot("run-review");
+  await open("#/templates", "Templates");
+  await shot("templates");
+  await open("#/email-servers", "E-mail servers");
+  await shot("email-servers");
+  await open("#/models", "Models");
+  await open("#/evaluation", "Evaluation");
+  await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "dark" }]);
+  await open(`#/runs/${runWithFile}`, runWithFile);
+  await shot("run-dark");
+  await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "light" }]);
+  await page.setViewport({ width: 390, height: 844, isMobile: true });
+  await open("#/runs", "Runs");
+  await shot("runs-phone");
+  await page.setViewport({ width: 1280, height: 900 });
+});
