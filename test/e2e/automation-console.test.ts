@@ -6,7 +6,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
-import { ensureBuilt, root, start, type Proc } from "./support";
+import { ensureBuilt, root, startServer, type Server } from "./support";
 
 type Json = Record<string, any>; // biome-ignore lint: test assertions index freely into response bodies
 
@@ -16,7 +16,7 @@ const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find(existsS
 
 let dir: string;
 let profile: string;
-let server: Proc;
+let server: Server;
 let base: string;
 let signInLink: string;
 let browser: Browser;
@@ -108,15 +108,13 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "automation-console-"));
   const bin = join(dir, "automation-server");
   copyFileSync(built, bin);
-  server = start([bin, "--demo", "--port", "0", "--host", "127.0.0.1", "--workers", "2", "--data-dir", join(dir, "data")], {
+  server = await startServer([bin, "--demo", "--host", "127.0.0.1", "--workers", "2", "--data-dir", join(dir, "data")], {
     cwd: dir,
-    env: { AUTOMATION_DATA_DIR: undefined, PORT: undefined, AUTOMATION_CONSOLE: undefined },
+    env: { AUTOMATION_DATA_DIR: undefined, AUTOMATION_CONSOLE: undefined },
   });
-  const out = await until("the demo sign-in link", async () => {
-    if (server.proc.exitCode !== null) throw new Error(`automation-server exited: ${server.output()}`);
-    return /console\s+(\S+)/.test(server.output()) ? server.output() : undefined;
-  }, 30_000);
-  base = /listening on (http:\/\/[^\s]+?) /.exec(out)![1];
+  base = server.url;
+  // The demo banner (with the sign-in link) follows the first line.
+  const out = await until("the demo sign-in link", async () => (/console\s+(\S+)/.test(server.output()) ? server.output() : undefined), 30_000);
   signInLink = /console\s+(\S+)/.exec(out)![1];
   profile = mkdtempSync(join(tmpdir(), "automation-console-chromium-"));
   browser = await puppeteer.launch({
