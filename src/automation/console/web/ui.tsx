@@ -117,12 +117,14 @@ export function Badge({ value }: { value: string | null | undefined }) {
   return <span class={`badge ${TONE[value] ?? "muted"}`}>{value}</span>;
 }
 
+// One formatter for every time on a page: building one per call costs more than the formatting.
+const timeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "short", timeStyle: "medium" });
+
 export function Time({ iso }: { iso: string | null | undefined }) {
   if (!iso) return <span class="muted">—</span>;
-  const d = new Date(iso);
   return (
     <time dateTime={iso} title={iso}>
-      {d.toLocaleString(undefined, { dateStyle: "short", timeStyle: "medium" })}
+      {timeFormat.format(new Date(iso))}
     </time>
   );
 }
