@@ -2,7 +2,7 @@
 // Everything renders through Preact's escaping: no page ever sets HTML from data.
 import type { ComponentChildren } from "preact";
 import { createContext } from "preact";
-import { useCallback, useContext, useEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useContext, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { errorText, type Session } from "./api";
 
 export const SessionContext = createContext<Session | null>(null);
@@ -20,11 +20,14 @@ export interface Loaded<T> {
   reload(): void;
 }
 
-/** Runs `load` when `deps` change; a stale answer (deps moved on) is dropped. */
+/**
+ * Runs `load` when `deps` change; a stale answer (deps moved on) is dropped. A layout effect: the
+ * request leaves as soon as the page is in the DOM, not a frame later after the first paint.
+ */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
   const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
   const [tick, setTick] = useState(0);
-  useEffect(() => {
+  useLayoutEffect(() => {
     let live = true;
     setState((s) => ({ data: s.data, loading: true }));
     load().then(
