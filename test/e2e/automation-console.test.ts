@@ -298,3 +298,31 @@ browserTest("every other page renders without an error; light, dark and phone", 
   await shot("runs-phone");
   await page.setViewport({ width: 1280, height: 900 });
 });
+
+browserTest("a key's scopes decide what the console shows; what the API refuses is a message", async () => {
+  const made = Bun.spawnSync([join(dir, "automation-server"), "keys", "create", "--tenant", "demo", "--scopes", "runs:read", "--json", "--data-dir", join(dir, "data")], {
+    env: { ...process.env, AUTOMATION_DATA_DIR: undefined },
+  });
+  expect(made.exitCode).toBe(0);
+  const key = (JSON.parse(made.stdout.toString()) as Json).key as string;
+  const context = await browser.createBrowserContext();
+  const reader = await context.newPage();
+  watch(reader);
+  try {
+    await reader.setViewport({ width: 1280, height: 900 });
+    await reader.goto(`${base}/#/signin?key=${key}`);
+    await reader.waitForSelector("table.runs tbody tr");
+    expect(await reader.$$eval('nav[aria-label="Main"] a', (as) => as.map((a) => (a as { textContent: string | null }).textContent))).toEqual(["Runs", "Models"]);
+    await reader.goto(`${base}/#/runs/${runWithFile}`);
+    await reader.waitForFunction('document.querySelector("[data-testid=run-status]")?.textContent === "completed"');
+    await reader.waitForFunction('!document.querySelector("[aria-busy=true]")');
+    expect(await reader.$$eval(".page-head button", (bs) => bs.length)).toBe(0); // no cancel, no rerun
+    expect(await reader.$("section[aria-labelledby=review-h]")).toBeNull();
+    allowed = [{ url: /\/v1\/automations\?/, status: 403 }];
+    await reader.goto(`${base}/#/automations`);
+    await reader.waitForSelector(".problem");
+    expect(await reader.$eval(".problem", (el) => (el as { textContent: string | null }).textContent)).toContain("403 this API key lacks the scope automations:read");
+  } finally {
+    await context.close();
+  }
+});
