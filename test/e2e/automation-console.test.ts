@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PDFDocument, StandardFonts } from "pdf-lib";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { ensureBuilt, root, startServer, type Server } from "./support";
 
@@ -187,24 +188,61 @@ browserTest("an artifact opens in a preview", async () => {
   await shot("artifact");
 });
 
-browserTest("a human-review task decided with the keyboard resumes its run", async () => {
-  const started = await api("POST", "/v1/runs", { target: "workflows.invoice-approval", input: { vendor: "Initech", total: 5000 } });
+/** A one-page invoice PDF, for the document beside the fields of a review task. */
+async function invoicePdf(): Promise<Uint8Array> {
+  const doc = await PDFDocument.create();
+  const page = doc.addPage([420, 300]);
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  page.drawText("ACME Ltd - Invoice INV-2042", { x: 30, y: 250, size: 16, font });
+  page.drawText("3 x widget at 400.00 = 1,200.00", { x: 30, y: 215, size: 12, font });
+  page.drawText("Total due: 1,205.00 EUR", { x: 30, y: 185, size: 14, font });
+  return doc.save();
+}
+
+const invoiceCheck = `name: invoice-check
+description: A person checks the extracted total against the scanned invoice
+triggerMethods: [{type: api}, {type: manual}]
+inputs:
+  - {name: scan, type: file, required: true}
+  - {name: total, type: number, required: false, default: 1250}
+steps:
+  - name: review
+    type: control.human_review
+    with:
+      data: {total: "{{ input.total }}", currency: EUR}
+      fieldMetadata:
+        /total: {confidence: 0.4, label: Total due}
+        /currency: {review: never}
+      selection: {mode: confidence, threshold: 0.9}
+      files: {includeRunInputs: true}
+      instructions: Compare the total with the scan before the invoice is paid.
+output:
+  total: "{{ steps.review.output.total }}"
+  currency: "{{ steps.review.output.currency }}"
+`;
+
+browserTest("a human-review task decided with the keyboard, its PDF beside the fields, resumes its run", async () => {
+  await api("POST", "/v1/automations", { yaml: invoiceCheck });
+  const scan = { $inline: { filename: "invoice.pdf", mimeType: "application/pdf", base64: Buffer.from(await invoicePdf()).toString("base64") } };
+  const started = await api("POST", "/v1/runs", { target: "workflows.invoice-check", input: { scan } });
   await runStatus(started.id, ["waiting"]);
   const task = (await api("GET", "/v1/human-reviews?limit=100")).tasks.find((t: Json) => t.executionId === started.id);
   await open("#/human-reviews", "Human review");
   await shot("human-review-queue");
   await page.click(`a[href="#/human-reviews/${task.id}"]`);
   await page.waitForSelector("#field-_total");
+  await page.waitForSelector('iframe.preview-box[src^="blob:"][data-loaded="true"]');
   await settled();
   await page.click("#field-_total", { count: 3 }); // selects the value
-  await page.keyboard.type("4999");
+  await page.keyboard.type("1205");
   await page.keyboard.press("Tab"); // onto the "Confirmed" box: shortcuts work outside text fields
+  await Bun.sleep(5000); // the PDF viewer draws the page a while after its frame loaded (for the screenshot)
   await shot("human-review-task");
   await page.keyboard.press("a");
   await page.waitForFunction('document.body.textContent.includes("Approved: the run resumes")');
   const done = await runStatus(started.id, ["completed", "failed", "rejected"]);
   expect(done.execution.status).toBe("completed");
-  expect(done.output).toEqual({ vendor: "Initech", total: 4999, review: "completed" });
+  expect(done.output).toEqual({ total: 1205, currency: "EUR" });
   await page.click(`a[href="#/runs/${started.id}"]`);
   await page.waitForFunction('document.querySelector("[data-testid=run-status]")?.textContent === "completed"');
 });

@@ -345,7 +345,7 @@ function FieldEditor({ decision: d, meta, draft, disabled, onChange }: { decisio
       )}
       <span class="hint">
         {d.required ? "needs a review" : "optional"}
-        {m.confidence !== undefined ? ` · confidence ${String(m.confidence)}` : ""}
+        {m.confidence !== undefined && !d.reason ? ` · confidence ${String(m.confidence)}` : ""}
         {show(d.originalValue) !== value ? ` · extracted: ${show(d.originalValue)}` : ""}
         {d.reason ? ` · ${d.reason}` : ""}
       </span>

@@ -19,6 +19,7 @@ export function ArtifactPreview({ name, contentType, load }: { name: string; con
   const [blob, setBlob] = useState<Blob | null>(null);
   const [shown, setShown] = useState<Shown | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const [loaded, setLoaded] = useState(false);
   useEffect(() => {
     let url: string | undefined;
     let live = true;
@@ -48,7 +49,8 @@ export function ArtifactPreview({ name, contentType, load }: { name: string; con
     );
     return () => {
       live = false;
-      if (url) URL.revokeObjectURL(url);
+      // Later, not now: a PDF viewer still loading from the URL would see its request fail.
+      if (url) setTimeout(URL.revokeObjectURL, 30_000, url);
     };
   }, [name]);
 
@@ -64,8 +66,8 @@ export function ArtifactPreview({ name, contentType, load }: { name: string; con
       </figcaption>
       <Problem error={error} />
       {!shown && !error ? <div class="preview-box skeleton-row" aria-busy="true" /> : null}
-      {shown?.kind === "image" ? <img class="preview-box" src={shown.url} alt={`Image ${name}`} /> : null}
-      {shown?.kind === "pdf" ? <iframe class="preview-box" src={shown.url} title={`PDF ${name}`} /> : null}
+      {shown?.kind === "image" ? <img class="preview-box" src={shown.url} alt={`Image ${name}`} data-loaded={loaded ? "true" : undefined} onLoad={() => setLoaded(true)} /> : null}
+      {shown?.kind === "pdf" ? <iframe class="preview-box" src={shown.url} title={`PDF ${name}`} data-loaded={loaded ? "true" : undefined} onLoad={() => setLoaded(true)} /> : null}
       {shown?.kind === "text" ? (
         <pre class="preview-box text" tabIndex={0} data-testid="preview-text">
           {shown.text}
