@@ -95,7 +95,17 @@ async function open(hash: string, heading?: string): Promise<void> {
   await page.waitForSelector("#page-title");
   if (heading) await page.waitForFunction(`document.querySelector("#page-title")?.textContent?.includes(${JSON.stringify(heading)})`);
   await settled();
+  expect(await page.evaluate(UNLABELLED)).toEqual([]);
 }
+
+/** Form controls and buttons a screen reader could not name (no label, no aria-label, no text). */
+const UNLABELLED = `[...document.querySelectorAll("input:not([type=hidden]), select, textarea, button, a[href]")]
+  .filter((el) => {
+    if (el.getAttribute("aria-label") || el.getAttribute("aria-labelledby")) return false;
+    if (el.tagName === "BUTTON" || el.tagName === "A") return !el.textContent.trim();
+    return !(el.labels && el.labels.length);
+  })
+  .map((el) => el.outerHTML.slice(0, 120))`;
 
 /** No placeholder left on the page (every load answered). */
 const settled = () => page.waitForFunction('!document.querySelector("[aria-busy=true]")', { timeout: 30_000 });

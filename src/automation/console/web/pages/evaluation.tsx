@@ -723,7 +723,7 @@ export function Health({ automation, query }: { automation: string; query: URLSe
           />
           <HealthChart buckets={h.buckets} range={h.timeRange} />
           <details>
-            <summary>Buckets as a table</summary>
+            <summary>Buckets (JSON)</summary>
             <Json value={h.buckets} label="Buckets" />
           </details>
         </>

@@ -9,8 +9,6 @@ import { RunReview } from "./run-review";
 
 const TERMINAL = new Set(["completed", "failed", "cancelled", "rejected"]);
 const STATUSES = ["created", "pending", "running", "waiting", "finalizing", "completed", "failed", "cancelled", "rejected"];
-/** Filters of GET /v1/runs the list form offers; any other query key in the URL is passed through too. */
-const FILTERS = ["status", "source", "trigger", "batch_id", "from", "to", "experiments", "sort", "order"] as const;
 
 type Json = Record<string, unknown>;
 const rec = (v: unknown): Json => (v && typeof v === "object" ? (v as Json) : {});
@@ -38,6 +36,8 @@ export function RunsList({ query }: { query: URLSearchParams }) {
   const apply = (e: Event) => {
     e.preventDefault();
     const { cursor: _drop, ...rest } = draft;
+    // A "to" day includes the whole day.
+    if (rest.to && /^\d{4}-\d{2}-\d{2}$/.test(rest.to)) rest.to = `${rest.to}T23:59:59.999Z`;
     go(href(["runs"], rest));
   };
 
@@ -80,7 +80,39 @@ export function RunsList({ query }: { query: URLSearchParams }) {
         </label>
         <label>
           To
-          <input type="date" value={draft.to ?? ""} onInput={(e) => set("to", e.currentTarget.value)} />
+          <input type="date" value={(draft.to ?? "").slice(0, 10)} onInput={(e) => set("to", e.currentTarget.value)} />
+        </label>
+        <label>
+          Review
+          <select value={draft.review_verdict ?? ""} onChange={(e) => set("review_verdict", e.currentTarget.value)}>
+            <option value="">any</option>
+            <option value="correct">correct</option>
+            <option value="incorrect">incorrect</option>
+          </select>
+        </label>
+        <label>
+          Review status
+          <select value={draft.review_status ?? ""} onChange={(e) => set("review_status", e.currentTarget.value)}>
+            <option value="">any</option>
+            <option value="open">open</option>
+            <option value="closed">closed</option>
+            <option value="wont_fix">won't fix</option>
+          </select>
+        </label>
+        <label>
+          Sort by
+          <select value={draft.sort ?? ""} onChange={(e) => set("sort", e.currentTarget.value)}>
+            <option value="">created</option>
+            <option value="startedAt">started</option>
+            <option value="completedAt">completed</option>
+          </select>
+        </label>
+        <label>
+          Order
+          <select value={draft.order ?? ""} onChange={(e) => set("order", e.currentTarget.value)}>
+            <option value="">newest first</option>
+            <option value="asc">oldest first</option>
+          </select>
         </label>
         <label>
           Evaluation runs
@@ -96,6 +128,7 @@ export function RunsList({ query }: { query: URLSearchParams }) {
           </a>
         </div>
       </form>
+      <p class="hint">Every other filter of the API works in the address too, e.g. <code>#/runs?example_id=ex_…</code> or <code>#/runs?has_corrections=true</code>.</p>
       <Problem error={list.error} />
       {!list.data && list.loading ? <Skeleton rows={10} /> : null}
       {list.data ? <RunTable runs={list.data.runs} /> : null}
