@@ -317,7 +317,14 @@ browserTest("every other page renders without an error; light, dark and phone", 
   const wf = await api("GET", "/v1/automations/workflows.invoice-summary");
   const runs = (await api("GET", `/v1/runs?source=${wf.id}&limit=10`)).runs as Json[];
   for (const [i, r] of runs.entries()) await api("PUT", `/v1/runs/${r.id}/reviews`, { verdict: i % 3 === 2 ? "incorrect" : "correct", note: "checked in the browser test" });
+  // Layout shifts while a list and a run load (placeholders hold the space): Chrome's layout-shift score.
+  await page.evaluate(`window.__shift = 0; new PerformanceObserver((l) => { for (const e of l.getEntries()) if (!e.hadRecentInput) window.__shift += e.value; }).observe({ type: "layout-shift" })`);
   await open("#/runs", "Runs");
+  await open(`#/runs/${runs[0].id}`, runs[0].id);
+  await open("#/runs", "Runs");
+  const shift = (await page.evaluate("window.__shift")) as number;
+  console.log(`layout shift while the runs list and a run loaded: ${shift.toFixed(4)}`);
+  expect(shift).toBeLessThan(0.1); // "good" by Chrome's own threshold
   await shot("runs");
   await open("#/automations", "Automations");
   await shot("automations");
@@ -341,7 +348,7 @@ browserTest("every other page renders without an error; light, dark and phone", 
   await open(`#/runs/${runWithFile}`, runWithFile);
   await shot("run-dark");
   await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "light" }]);
-  await page.setViewport({ width: 390, height: 844, isMobile: true });
+  await page.setViewport({ width: 390, height: 844 }); // not isMobile: that reloads the page under the test
   await open("#/runs", "Runs");
   await shot("runs-phone");
   await page.setViewport({ width: 1280, height: 900 });
