@@ -381,3 +381,43 @@ browserTest("a key's scopes decide what the console shows; what the API refuses 
     await context.close();
   }
 });
+
+browserTest("cancel a running run and rerun it from its page", async () => {
+  await api("POST", "/v1/automations", { yaml: "name: slow\ntriggerMethods: [{type: api}, {type: manual}]\nsteps:\n  - {name: hold, type: control.wait, duration: 60000}\n  - {name: after, type: transform.set, with: {fields: {done: true}}}\n" });
+  const started = await api("POST", "/v1/runs", { target: "workflows.slow", input: {} });
+  await runStatus(started.id, ["running"]);
+  await open(`#/runs/${started.id}`, started.id);
+  await page.waitForSelector(".page-head button.danger");
+  await page.click(".page-head button.danger");
+  await page.waitForFunction('["cancelled"].includes(document.querySelector("[data-testid=run-status]")?.textContent)', { timeout: 60_000 });
+  expect((await api("GET", `/v1/runs/${started.id}`)).execution.status).toBe("cancelled");
+  await page.click(".page-head button:not(.danger)"); // Rerun
+  await page.waitForFunction(`location.hash.startsWith("#/runs/") && !location.hash.includes(${JSON.stringify(started.id)})`);
+  const rerun = decodeURIComponent((await page.evaluate('location.hash.split("/")[2]')) as string);
+  const again = await api("GET", `/v1/runs/${rerun}`);
+  expect(again.execution.retry.previousRunId).toBe(started.id);
+  await api("POST", `/v1/runs/${rerun}/cancel`, {});
+  await page.waitForFunction('document.querySelector("[data-testid=run-status]")?.textContent === "cancelled"', { timeout: 60_000 });
+});
+
+browserTest("a run's review: verdict, note and corrected output saved; the run promoted to a dataset example", async () => {
+  const run = await api("POST", "/v1/runs?wait_for_completion=30", { target: "workflows.hello", input: { name: "Ada" } });
+  await open(`#/runs/${run.id}`, run.id);
+  await page.waitForSelector("#review-note");
+  await page.click('input[name=verdict][value="incorrect"]');
+  await page.type("#review-note", "the greeting should be informal");
+  await page.type("#review-corrected", '{"greeting": "Hi, Ada!"}');
+  await page.click("section[aria-labelledby=review-h] form.stack button[type=submit]");
+  await page.waitForFunction('document.body.textContent.includes("Review saved.")');
+  const { review } = await api("GET", `/v1/runs/${run.id}/reviews`);
+  expect(review).toMatchObject({ verdict: "incorrect", status: "open", note: "the greeting should be informal", correctedOutput: { greeting: "Hi, Ada!" } });
+  await page.type("form.promote input", "informal-greeting");
+  await page.click("form.promote button[type=submit]");
+  await page.waitForFunction('location.hash.includes("/dataset/ex_")');
+  await page.waitForFunction('document.querySelector("#page-title")?.textContent?.includes("informal-greeting")');
+  await settled();
+  const wf = await api("GET", "/v1/automations/workflows.hello");
+  const example = ((await api("GET", `/v1/automations/${wf.id}/examples?limit=100`)).data as Json[]).find((e) => e.name === "informal-greeting")!;
+  expect(example.expected).toEqual({ greeting: "Hi, Ada!" });
+  await shot("example");
+});

@@ -209,7 +209,7 @@ export function Dataset({ automation }: { automation: string }) {
           >
             <label>
               Name
-              <input value={name} pattern="[a-z0-9][a-z0-9_-]*" maxLength={128} onInput={(e) => setName(e.currentTarget.value)} />
+              <input value={name} pattern="[a-z0-9][a-z0-9_\-]*" maxLength={128} onInput={(e) => setName(e.currentTarget.value)} />
             </label>
             <label>
               Input (JSON)
@@ -308,7 +308,7 @@ export function ExampleEdit({ automation, example }: { automation: string; examp
           <fieldset disabled={!canWrite} class="stack">
             <label>
               Name
-              <input value={form.name} onInput={field("name")} pattern="[a-z0-9][a-z0-9_-]*" required />
+              <input value={form.name} onInput={field("name")} pattern="[a-z0-9][a-z0-9_\-]*" required />
             </label>
             <label>
               Input (JSON)

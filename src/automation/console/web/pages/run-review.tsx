@@ -89,11 +89,11 @@ export function RunReview({ run }: { run: Run }) {
           </label>
           <label>
             Note
-            <textarea rows={3} value={note} disabled={!canWrite} onInput={(e) => setNote(e.currentTarget.value)} />
+            <textarea id="review-note" rows={3} value={note} disabled={!canWrite} onInput={(e) => setNote(e.currentTarget.value)} />
           </label>
           <label>
             Corrected output (JSON)
-            <textarea rows={6} class="code" value={corrected} disabled={!canWrite} onInput={(e) => setCorrected(e.currentTarget.value)} spellcheck={false} />
+            <textarea id="review-corrected" rows={6} class="code" value={corrected} disabled={!canWrite} onInput={(e) => setCorrected(e.currentTarget.value)} spellcheck={false} />
           </label>
           {canWrite ? (
             <div class="row">
@@ -165,7 +165,7 @@ export function RunReview({ run }: { run: Run }) {
         >
           <label>
             Example name
-            <input value={exampleName} placeholder="generated when empty" pattern="[a-z0-9][a-z0-9_-]*" onInput={(e) => setExampleName(e.currentTarget.value)} />
+            <input value={exampleName} placeholder="generated when empty" pattern="[a-z0-9][a-z0-9_\-]*" onInput={(e) => setExampleName(e.currentTarget.value)} />
           </label>
           <button type="submit" disabled={promote.busy}>
             Promote to dataset example
