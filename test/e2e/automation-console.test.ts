@@ -24,6 +24,8 @@ let browser: Browser;
 let page: Page;
 /** What went wrong in the page since the test began; `allow` lets a test expect one HTTP error. */
 const problems: string[] = [];
+/** Every URL the browser requested (what a server or proxy log would see). */
+const requested: string[] = [];
 let allowed: { url: RegExp; status: number }[] = [];
 
 const api = async (method: string, path: string, body?: unknown): Promise<Json> => {
@@ -54,6 +56,7 @@ const runStatus = (id: string, wanted: string[]) =>
   });
 
 function watch(p: Page): void {
+  p.on("request", (r) => requested.push(r.url()));
   const isAllowed = (url: string, status: number) => allowed.some((a) => a.status === status && a.url.test(url));
   p.on("console", (m) => {
     if (m.type() !== "error") return;
@@ -160,7 +163,9 @@ browserTest("the demo link signs in; the key leaves the address bar and never re
   await page.waitForSelector("#page-title");
   expect(page.url()).not.toContain(KEY);
   expect(await page.evaluate("sessionStorage.getItem('automation-console.key')")).toBe(KEY);
-  expect(server.output()).not.toContain(`key=${KEY}&`);
+  // The browser did ask for the page, and no request it made (page, assets, API) carried the key in its URL.
+  expect(requested.some((u) => u.startsWith(`${base}/`))).toBe(true);
+  expect(requested.filter((u) => u.includes(KEY))).toEqual([]);
   // Every navigation entry is scoped: the demo key has "*", so all of them show.
   expect(await page.$$eval('nav[aria-label="Main"] a', (as) => as.length)).toBe(7);
 });
@@ -377,6 +382,24 @@ browserTest("a key's scopes decide what the console shows; what the API refuses 
     await reader.goto(`${base}/#/automations`);
     await reader.waitForSelector(".problem");
     expect(await reader.$eval(".problem", (el) => (el as { textContent: string | null }).textContent)).toContain("403 this API key lacks the scope automations:read");
+  } finally {
+    await context.close();
+  }
+});
+
+browserTest("a wrong key is refused with the API's message and nothing is stored", async () => {
+  const context = await browser.createBrowserContext();
+  const other = await context.newPage();
+  watch(other);
+  try {
+    allowed = [{ url: /\/v1\/auth\/check$/, status: 401 }];
+    await other.goto(`${base}/#/signin`);
+    await other.waitForSelector("#api-key");
+    await other.type("#api-key", "eak_not_a_key");
+    await other.keyboard.press("Enter");
+    await other.waitForSelector(".problem[role=alert]");
+    expect(await other.$eval(".problem[role=alert]", (el) => (el as { textContent: string | null }).textContent)).toStartWith("401 ");
+    expect(await other.evaluate("sessionStorage.length")).toBe(0);
   } finally {
     await context.close();
   }
