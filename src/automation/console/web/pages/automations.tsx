@@ -255,15 +255,17 @@ function RunForm({ automation }: { automation: Automation }) {
         {props.map(([name, p]) => {
           const id = `input-${name}`;
           const label = (
-            <>
+            <span>
               {name}
               {required.has(name) ? <span aria-hidden="true"> *</span> : null} <span class="muted">({p.format === "file" ? "file" : p.type ?? "any"})</span>
-            </>
+            </span>
           );
-          const described = p.description ? `${id}-d` : undefined;
-          const hint = p.description ? (
+          // A file input without a description of its own carries the wire format's: not for people.
+          const description = p.format === "file" && p.description?.startsWith('A file: {"$fileId"') ? undefined : p.description;
+          const described = description ? `${id}-d` : undefined;
+          const hint = description ? (
             <span id={described} class="hint">
-              {p.description}
+              {description}
             </span>
           ) : null;
           if (p.format === "file")
