@@ -444,3 +444,20 @@ browserTest("a run's review: verdict, note and corrected output saved; the run p
   expect(example.expected).toEqual({ greeting: "Hi, Ada!" });
   await shot("example");
 });
+
+browserTest("evaluators: invalid YAML is refused with the server's issue; the stored file stays", async () => {
+  const wf = await api("GET", "/v1/automations/workflows.invoice-summary");
+  const before = await api("GET", `/v1/automations/${wf.id}/evaluators`);
+  await open(`#/automations/${wf.id}/evaluators`, "Evaluators");
+  await page.waitForSelector("textarea.code");
+  await page.click("textarea.code");
+  await page.keyboard.down("Control");
+  await page.keyboard.press("a");
+  await page.keyboard.up("Control");
+  await page.keyboard.type("evaluators:\n  - name: Not Kebab\n    type: exact-diff\n");
+  allowed = [{ url: /\/evaluators$/, status: 400 }];
+  await page.click("form.stack button[type=submit]");
+  await page.waitForSelector(".problem[role=alert]");
+  expect(await text(".problem[role=alert]")).toStartWith("400 ");
+  expect((await api("GET", `/v1/automations/${wf.id}/evaluators`)).yaml).toBe(before.yaml);
+});
