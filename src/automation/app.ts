@@ -20,6 +20,7 @@ import { experimentRoutes } from "./experiments/routes";
 import { humanReviewRoutes } from "./human-review/routes";
 import { emailRoutes } from "./email/routes";
 import { reviewRoutes } from "./reviews/routes";
+import { consoleResponse } from "./console/serve";
 
 /** The same routes are served under both prefixes (the SDKs use either). */
 export const API_PREFIXES = ["/v1", "/api/v1"] as const;
@@ -62,6 +63,8 @@ export function buildApp(ctx: AutomationContext) {
       requestIds.set(request, id);
       set.headers["x-request-id"] = id;
     })
+    // The web console owns `/` and its hashed assets; every other path falls through to the API.
+    .onRequest(({ request }) => (ctx.config.console === false ? undefined : consoleResponse(request)))
     .onTransform({ as: "global" }, ({ query }) => {
       aliasQuery(query as Record<string, unknown>);
     })

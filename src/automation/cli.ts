@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { dataDirFlag, serveConfig, serveFlags } from "./config";
 import { createContext, ensureDataDir, serve } from "./server";
 import { writeReadyFile } from "../kernel/server";
-import { runDemo } from "./demo/seed";
+import { DEMO_KEY, runDemo } from "./demo/seed";
 import { keysCommand, tenantsCommand } from "./tenancy/cli";
 import { workflowsCommand } from "./automations/cli";
 import { agentsCommand } from "./agents/cli";
@@ -68,6 +68,8 @@ async function serveCommand(argv: string[]): Promise<void> {
   ctx.log.info("automation-server listening", { url: running.url, dataDir: config.dataDir });
   process.stdout.write(`automation-server listening on ${running.url} (API under ${running.url}/v1, OpenAPI ${running.url}/openapi/json)\n`);
   if (demo) process.stdout.write(demo.banner(running.url));
+  // The key rides after `#`: browsers never send the fragment, so it stays out of every request log.
+  if (demo && config.console !== false) process.stdout.write(`  console    ${running.url}/#/signin?key=${DEMO_KEY}\n\n`);
   if (demoAgent) process.stdout.write(`${demoAgent.agent ? `  agent      ${demoAgent.agent} (runs need --models)` : `  note       ${demoAgent.note}`}\n\n`);
   writeReadyFile(values["ready-file"], running.url);
 }

@@ -33,6 +33,7 @@ export const serveFlags = {
   ...dataDirFlag,
   workers: { type: "number", env: "AUTOMATION_WORKERS", value: "N", help: "run concurrency (default: CPU count)" },
   demo: { type: "boolean", help: "create a demo tenant with a known API key and example workflows" },
+  console: { type: "boolean", env: "AUTOMATION_CONSOLE", default: true, help: "serve the web console at / (--no-console turns it off)" },
   "public-url": {
     type: "string",
     env: "AUTOMATION_PUBLIC_URL",
@@ -147,6 +148,7 @@ export function serveConfig(v: FlagValues<typeof serveFlags>): AutomationConfig 
     dataDir: v["data-dir"],
     workers,
     demo: v.demo ?? false,
+    console: v.console,
     httpAllowHosts: list(v["http-allow-hosts"]),
     envAllowList: list(v["env-allow"]),
     publicUrl: (v["public-url"] ?? `http://localhost:${v.port}`).replace(/\/+$/, ""),

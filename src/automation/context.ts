@@ -13,6 +13,8 @@ export interface AutomationConfig {
   dataDir: string; // ":memory:" in HTTP tests (database in memory, blobs in a temp dir)
   workers: number;
   demo: boolean;
+  /** Serve the web console at `/` (default true; `--no-console` turns it off). */
+  console?: boolean;
   /** Hosts `action.http` may call (exact host or `*.suffix`); empty = none. */
   httpAllowHosts: string[];
   /** Environment variable names workflows may read as `env.X`. */

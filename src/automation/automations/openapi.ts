@@ -115,6 +115,12 @@ const raw = {
     responses: ok("200", "Trigger state", { type: "object", required: ["automationId", "type", "triggers"], properties: { automationId: str, type: str, triggers } }),
   },
   versions: { summary: "List versions", tags, parameters: [idParam, ...pageParams], responses: ok("200", "Page of versions", page(version)) },
+  version: {
+    summary: "One version with its YAML source (this server's addition)",
+    tags,
+    parameters: [idParam, { name: "versionId", in: "path" as const, required: true, schema: { type: "string" } }],
+    responses: ok("200", "The version and its YAML", { ...version, properties: { ...(version.properties as Record<string, unknown>), yaml: { type: "string" } } }),
+  },
   createVersion: { summary: "Create a version (yaml or historyId)", tags, parameters: [idParam], requestBody: body(CreateVersionBody), responses: ok("201", "Created version", version) },
   promote: { summary: "Make a tagged version current", tags, parameters: [idParam], responses: ok("200", "Promoted version", version) },
   restore: {

@@ -11,6 +11,7 @@ import {
   createVersion,
   getAutomation,
   getTriggers,
+  getVersion,
   listAutomations,
   listVersions,
   promoteVersion,
@@ -65,6 +66,14 @@ export const automationRoutes = (ctx: AutomationContext) => {
         return listVersions(ctx.sqlite, auth.tenantId, params.id, parseWith(ListVersionsQuery, query));
       },
       { detail: docs.versions },
+    )
+    .get(
+      "/automations/:id/versions/:versionId",
+      ({ auth, params }) => {
+        requireScope(auth, "automations:read");
+        return getVersion(ctx.sqlite, auth.tenantId, params.id, params.versionId);
+      },
+      { detail: docs.version },
     )
     .post(
       "/automations/:id/versions",

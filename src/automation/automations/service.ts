@@ -176,6 +176,14 @@ export function listVersions(
   return { data: rows.map((v) => versionView(a, v)), total, limit: page.limit, offset: page.offset };
 }
 
+/** One version with its YAML source (our addition: the console shows what each version ran). */
+export function getVersion(sqlite: Database, tenantId: string, ref: string, versionId: string): AutomationVersion & { yaml: string } {
+  const a = findAutomation(sqlite, tenantId, ref);
+  const v = versionStore.byId(dbOf(sqlite), a.id, versionId);
+  if (!v) throw NotFound(`version "${versionId}" not found`, { field: "versionId" });
+  return { ...versionView(a, v), yaml: v.yaml };
+}
+
 function requireWorkflow(a: AutomationRow, what: string): void {
   if (a.type !== "workflow") {
     throw Invalid(`${what} applies to YAML workflows; agents are versioned through their Git release tags`, {

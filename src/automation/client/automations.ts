@@ -17,6 +17,11 @@ export class VersionsResource {
     return this.http.json({ method: "GET", path: `/v1/automations/${enc(automation)}/versions`, query: { ...query } });
   }
 
+  /** One version's YAML source (this server's addition). */
+  async yaml(automation: string, versionId: string): Promise<string> {
+    return (await this.http.json<AutomationVersion & { yaml: string }>({ method: "GET", path: `/v1/automations/${enc(automation)}/versions/${enc(versionId)}` })).yaml;
+  }
+
   /** Exactly one of `yaml` or `historyId`; `version` is a bare semver tag; `activate` defaults to true. */
   create(automation: string, body: { yaml?: string; historyId?: string; version?: string; activate?: boolean; message?: string }): Promise<AutomationVersion> {
     return this.http.json({ method: "POST", path: `/v1/automations/${enc(automation)}/versions`, json: body });

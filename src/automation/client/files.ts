@@ -24,6 +24,9 @@ export interface UploadOptions {
   signal?: AbortSignal;
 }
 
+/** What `new Blob([...])` takes, named the same under Bun's types and the DOM's (the console's build). */
+type Part = NonNullable<ConstructorParameters<typeof Blob>[0]>[number];
+
 export function isFileInput(v: unknown): v is FileInput {
   if (v instanceof Blob || v instanceof Uint8Array || v instanceof ArrayBuffer) return true;
   if (!v || typeof v !== "object") return false;
@@ -42,13 +45,13 @@ export function resolveFile(input: FileInput, opts: { filename?: string; content
     blob = input;
     name ??= input instanceof File ? input.name : undefined;
   } else if (input instanceof Uint8Array || input instanceof ArrayBuffer) {
-    blob = new Blob([input]);
+    blob = new Blob([input as Part]);
   } else if ("path" in input) {
     blob = Bun.file(input.path);
     name ??= input.filename ?? input.path.split(/[\\/]/).pop();
     type ??= input.mimeType;
   } else {
-    blob = input.content instanceof Blob ? input.content : new Blob([input.content]);
+    blob = input.content instanceof Blob ? input.content : new Blob([input.content as Part]);
     name ??= input.filename;
     type ??= input.mimeType;
   }

@@ -2,7 +2,7 @@
 // run's events, steps and artifacts.
 import { assertReadable, enc, isFileInput, resolveFile, type FilesResource, type FileInput } from "./files";
 import type { QueryValue, Transport } from "./transport";
-import type { Artifact, CancelResult, EvalResult, Run, RunEvent, RunList, RunStep } from "./types";
+import type { Artifact, CancelResult, EvalResult, Run, RunEvent, RunList, RunStep, RunUsage } from "./types";
 
 export type RunTarget = string | { type: "workflow" | "agent"; id?: string; slug?: string; version?: string };
 
@@ -165,6 +165,16 @@ export class RunsResource {
 
   async steps(id: string): Promise<RunStep[]> {
     return (await this.http.json<{ steps: RunStep[] }>({ method: "GET", path: `/v1/runs/${enc(id)}/steps` })).steps;
+  }
+
+  /** The run's trace: model calls, tool calls and step records in order. */
+  async trace(id: string): Promise<Record<string, unknown>[]> {
+    return (await this.http.json<{ events: Record<string, unknown>[] }>({ method: "GET", path: `/v1/runs/${enc(id)}/trace` })).events;
+  }
+
+  /** Tokens, credits, duration and model-call count of the run. */
+  async usage(id: string): Promise<RunUsage> {
+    return (await this.http.json<{ usage: RunUsage }>({ method: "GET", path: `/v1/runs/${enc(id)}/usage` })).usage;
   }
 
   async artifacts(id: string): Promise<Artifact[]> {

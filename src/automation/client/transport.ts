@@ -30,6 +30,9 @@ export interface RequestSpec {
   signal?: AbortSignal;
 }
 
+/** A fetch body, named the same under Bun's types and the DOM's (the console's build). */
+type FetchBody = NonNullable<Parameters<typeof fetch>[1]>["body"];
+
 const RETRIABLE = (status: number) => status === 408 || status === 429 || status >= 500;
 
 /** Seconds from a Retry-After header (delta-seconds or an HTTP date), or undefined. */
@@ -98,7 +101,7 @@ export class Transport {
       };
       let res: Response;
       try {
-        res = await fetch(url, { method: spec.method, headers, body, signal: ctl.signal });
+        res = await fetch(url, { method: spec.method, headers, body: body as FetchBody, signal: ctl.signal });
       } catch (err) {
         done();
         if (spec.signal?.aborted) throw spec.signal.reason ?? err;

@@ -18,4 +18,4 @@ import type { AutomationDetail } from "../automations/model";
 export type Automation = AutomationDetail;
 
 export type { AuthCheck } from "../tenancy/model";
-export type { CancelResult, Run, RunArtifact as Artifact, RunEvent, RunList, RunStatus, RunStep } from "../runs/model";
+export type { CancelResult, Run, RunArtifact as Artifact, RunEvent, RunList, RunStatus, RunStep, RunUsage } from "../runs/model";

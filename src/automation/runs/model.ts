@@ -155,6 +155,15 @@ export interface RunStep {
   error?: unknown;
 }
 
+/** `GET /v1/runs/{id}/usage` (envelope.ts usageView): tokens and calls of the run's model steps. */
+export interface RunUsage {
+  tokens: { input: number; output: number; cacheRead: number; cacheWrite: number };
+  creditsCharged: number;
+  durationMs: number | null;
+  llmCallCount: number;
+  [key: string]: unknown;
+}
+
 /** A file of a run (input, output or expected), as `GET /v1/runs/{id}/artifacts` lists it. */
 export interface RunArtifact {
   name: string;

@@ -87,7 +87,8 @@ async function readStart(request: Request): Promise<Omit<StartRequest, "version"
 
 const triggerOf = (request: Request) => {
   const t = request.headers.get("x-eigenpal-trigger")?.trim().toLowerCase();
-  return t === "cli" ? "cli" : "api";
+  // `manual`: a person started it from the console's run form.
+  return t === "cli" || t === "manual" ? t : "api";
 };
 
 /** 200 with the full run when it finished within the wait, 202 when the wait expired, 201 without a wait. */

@@ -73,6 +73,9 @@ export function resolveTarget(
   if ((trigger === "api" || trigger === "cli") && triggers.api === false) {
     throw Forbidden(`${target} does not accept API runs`, { code: "api_trigger_disabled" });
   }
+  if (trigger === "manual" && triggers.manual === false) {
+    throw Forbidden(`${target} does not accept manual runs`, { code: "manual_trigger_disabled" });
+  }
   return {
     automationId: a.id,
     type: a.type,

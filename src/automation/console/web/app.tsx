@@ -1,0 +1,136 @@
+// The console's shell: sign-in, navigation (only what the key's scopes allow) and the page per route.
+import { useEffect, useState } from "preact/hooks";
+import { forgetKey, signIn, storedKey, type Session } from "./api";
+import { href, parseHash, useRoute, type Route } from "./router";
+import { Problem, SessionContext } from "./ui";
+import { SignIn } from "./pages/signin";
+import { RunDetail, RunsList } from "./pages/runs";
+import { AutomationDetail, AutomationsList } from "./pages/automations";
+import { HumanReviewQueue, HumanReviewTaskPage } from "./pages/human-reviews";
+import { Compare, Dataset, Evaluation, Evaluators, ExampleEdit, ExperimentDetail, Experiments, Health } from "./pages/evaluation";
+import { EmailServers, Models, Templates } from "./pages/catalog";
+
+const NAV: { label: string; to: string; first: string; scope?: string }[] = [
+  { label: "Runs", to: "#/runs", first: "runs", scope: "runs:read" },
+  { label: "Automations", to: "#/automations", first: "automations", scope: "automations:read" },
+  { label: "Human review", to: "#/human-reviews", first: "human-reviews", scope: "reviews:read" },
+  { label: "Evaluation", to: "#/evaluation", first: "evaluation", scope: "automations:read" },
+  { label: "Templates", to: "#/templates", first: "templates", scope: "templates:read" },
+  { label: "E-mail servers", to: "#/email-servers", first: "email-servers", scope: "email:read" },
+  { label: "Models", to: "#/models", first: "models" },
+];
+
+function Screen({ route }: { route: Route }) {
+  const [a, b, c, d] = route.parts;
+  if (a === "runs" && b) return <RunDetail id={b} />;
+  if (a === "runs") return <RunsList query={route.query} />;
+  if (a === "automations" && b && c === "dataset" && d) return <ExampleEdit automation={b} example={d} />;
+  if (a === "automations" && b && c === "dataset") return <Dataset automation={b} />;
+  if (a === "automations" && b && c === "evaluators") return <Evaluators automation={b} />;
+  if (a === "automations" && b && c === "experiments" && d) return <ExperimentDetail automation={b} experiment={d} />;
+  if (a === "automations" && b && c === "experiments") return <Experiments automation={b} />;
+  if (a === "automations" && b && c === "compare") return <Compare automation={b} left={route.query.get("a")} right={route.query.get("b")} />;
+  if (a === "automations" && b && c === "health") return <Health automation={b} query={route.query} />;
+  if (a === "automations" && b) return <AutomationDetail id={b} />;
+  if (a === "automations") return <AutomationsList query={route.query} />;
+  if (a === "human-reviews" && b) return <HumanReviewTaskPage id={b} />;
+  if (a === "human-reviews") return <HumanReviewQueue query={route.query} />;
+  if (a === "evaluation") return <Evaluation />;
+  if (a === "templates") return <Templates />;
+  if (a === "email-servers") return <EmailServers />;
+  if (a === "models") return <Models />;
+  return (
+    <section class="page">
+      <h1>Not found</h1>
+      <p>
+        No console page at this address. <a href="#/runs">Go to runs</a>.
+      </p>
+    </section>
+  );
+}
+
+export function App() {
+  const route = useRoute();
+  const [session, setSession] = useState<Session | null>(null);
+  const [restoring, setRestoring] = useState(() => storedKey() !== null);
+  const [error, setError] = useState<unknown>(null);
+
+  // A stored key signs in again after a reload; one that stopped working is forgotten.
+  useEffect(() => {
+    const key = storedKey();
+    if (!key) return;
+    signIn(key).then(setSession, (err) => {
+      forgetKey();
+      setError(err);
+    }).finally(() => setRestoring(false));
+  }, []);
+
+  // Moving focus to the new page's heading tells screen readers the page changed.
+  useEffect(() => {
+    document.getElementById("page-title")?.focus({ preventScroll: true });
+  }, [route.parts.join("/")]);
+
+  const onSignedIn = (s: Session, next?: string) => {
+    setSession(s);
+    setError(null);
+    // replaceState: the key in a sign-in link must not stay in the address bar or the history.
+    history.replaceState(null, "", `${location.pathname}${next && next.startsWith("#/") && !next.startsWith("#/signin") ? next : "#/runs"}`);
+    dispatchEvent(new HashChangeEvent("hashchange"));
+  };
+
+  if (restoring) return <p class="boot">Signing in…</p>;
+  if (!session || route.parts[0] === "signin") {
+    return (
+      <main id="main" class="signin-main">
+        <Problem error={error} />
+        <SignIn route={route} session={session} onSignedIn={onSignedIn} />
+      </main>
+    );
+  }
+
+  const first = route.parts[0] ?? "runs";
+  return (
+    <SessionContext.Provider value={session}>
+      <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById("main")?.focus())}>
+        Skip to content
+      </a>
+      <div class="shell">
+        <header class="top">
+          <a class="brand" href="#/runs">
+            Automation console
+          </a>
+          <nav aria-label="Main">
+            <ul>
+              {NAV.filter((n) => !n.scope || session.can(n.scope)).map((n) => (
+                <li key={n.to}>
+                  <a href={n.to} aria-current={first === n.first ? "page" : undefined}>
+                    {n.label}
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </nav>
+          <div class="who">
+            <span title={`key ${session.auth.keyId}; scopes ${session.auth.scope.join(", ")}`}>
+              {session.auth.tenantName} <span class="muted">({session.auth.scope.join(", ")})</span>
+            </span>
+            <button
+              type="button"
+              class="link"
+              onClick={() => {
+                forgetKey();
+                setSession(null);
+                location.hash = "#/signin";
+              }}
+            >
+              Sign out
+            </button>
+          </div>
+        </header>
+        <main id="main" tabIndex={-1}>
+          {route.parts.length === 0 ? <Screen route={parseHash(href(["runs"]))} /> : <Screen route={route} />}
+        </main>
+      </div>
+    </SessionContext.Provider>
+  );
+}

@@ -1,0 +1,320 @@
+// Automations: the list (search, pages) and one automation: versions, triggers, its evaluation pages,
+// and a run form generated from the workflow's inputs (file inputs by upload) that starts a manual run.
+import { useState } from "preact/hooks";
+import type { Automation, AutomationSummary } from "../../../client/index";
+import { go, href } from "../router";
+import { Badge, Facts, Json, Notice, Page, Problem, Skeleton, Time, useAction, useLoad, useSession } from "../ui";
+
+const PAGE = 50;
+
+export function AutomationsList({ query }: { query: URLSearchParams }) {
+  const { client } = useSession();
+  const search = query.get("search") ?? "";
+  const offset = Number(query.get("offset") ?? 0) || 0;
+  const list = useLoad(() => client.automations.list({ search: search || undefined, limit: PAGE, offset }), [search, offset]);
+  const [draft, setDraft] = useState(search);
+  return (
+    <Page title="Automations">
+      <form
+        class="filters"
+        role="search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          go(href(["automations"], { search: draft }));
+        }}
+      >
+        <label>
+          Search
+          <input type="search" value={draft} placeholder="slug, name or description" onInput={(e) => setDraft(e.currentTarget.value)} />
+        </label>
+        <div class="filter-buttons">
+          <button type="submit">Search</button>
+        </div>
+      </form>
+      <Problem error={list.error} />
+      {!list.data ? <Skeleton rows={8} /> : <AutomationTable rows={list.data.data} />}
+      {list.data ? (
+        <nav class="pager" aria-label="Pages">
+          {offset > 0 ? <a href={href(["automations"], { search, offset: Math.max(0, offset - PAGE) })}>Previous page</a> : <span />}
+          <span class="muted">
+            {list.data.total === 0 ? 0 : offset + 1}–{offset + list.data.data.length} of {list.data.total}
+          </span>
+          {offset + PAGE < list.data.total ? <a href={href(["automations"], { search, offset: offset + PAGE })}>Next page</a> : <span />}
+        </nav>
+      ) : null}
+    </Page>
+  );
+}
+
+function AutomationTable({ rows }: { rows: AutomationSummary[] }) {
+  if (rows.length === 0) return <Notice>No automations.</Notice>;
+  return (
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Automation</th>
+            <th scope="col">Type</th>
+            <th scope="col">Version</th>
+            <th scope="col">Description</th>
+            <th scope="col">Updated</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((a) => (
+            <tr key={a.id}>
+              <td>
+                <a href={href(["automations", a.id])}>{a.slug}</a>
+              </td>
+              <td>{a.type}</td>
+              <td>{a.version ?? "—"}</td>
+              <td>{a.description ?? ""}</td>
+              <td>
+                <Time iso={a.updatedAt} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export function AutomationDetail({ id }: { id: string }) {
+  const session = useSession();
+  const { client } = session;
+  const automation = useLoad(() => client.automations.get(id), [id]);
+  const versions = useLoad(() => client.automations.versions.list(id, { limit: 100 }), [id]);
+  const a = automation.data;
+  return (
+    <Page title={a ? `Automation ${a.slug}` : "Automation"}>
+      <Problem error={automation.error} />
+      {!a ? (
+        <Skeleton rows={5} />
+      ) : (
+        <>
+          <p>{a.description}</p>
+          <Facts
+            rows={[
+              ["Id", <span class="mono">{a.id}</span>],
+              ["Type", a.type],
+              ["Status", <Badge value={a.status} />],
+              ["Current version", a.version ?? "—"],
+              ["Triggers", triggerText(a.triggers)],
+              ["Updated", <Time iso={a.updatedAt} />],
+            ]}
+          />
+          <nav class="subnav" aria-label="About this automation">
+            <a href={href(["runs"], { source: a.id })}>Runs</a>
+            <a href={href(["automations", a.id, "dataset"])}>Dataset</a>
+            <a href={href(["automations", a.id, "evaluators"])}>Evaluators</a>
+            <a href={href(["automations", a.id, "experiments"])}>Experiments</a>
+            <a href={href(["automations", a.id, "health"])}>Review health</a>
+          </nav>
+          {session.can("runs:write") && a.type === "workflow" ? <RunForm automation={a} /> : null}
+        </>
+      )}
+      <section aria-labelledby="versions-h">
+        <h2 id="versions-h">Versions</h2>
+        <Problem error={versions.error} />
+        {!versions.data ? (
+          <Skeleton rows={2} />
+        ) : (
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Version</th>
+                  <th scope="col">Id</th>
+                  <th scope="col">Source</th>
+                  <th scope="col">Current</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">YAML</th>
+                </tr>
+              </thead>
+              <tbody>
+                {versions.data.data.map((v) => (
+                  <VersionRow key={v.id} automation={id} version={v} />
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+      {a ? (
+        <section aria-labelledby="schema-h">
+          <h2 id="schema-h">Input and output schema</h2>
+          <div class="two">
+            <Json value={a.inputSchema} label="Input schema" />
+            <Json value={a.outputSchema} label="Output schema" />
+          </div>
+        </section>
+      ) : null}
+    </Page>
+  );
+}
+
+function triggerText(t: Automation["triggers"]): string {
+  const on: string[] = (["api", "manual", "email"] as const).filter((k) => t[k]);
+  if (t.cron) on.push("cron");
+  return on.join(", ") || "none";
+}
+
+function VersionRow({ automation, version }: { automation: string; version: { id: string; version: string | null; sourceRef: string | null; isCurrent: boolean; createdAt: string } }) {
+  const { client } = useSession();
+  const [open, setOpen] = useState(false);
+  const yaml = useLoad(() => (open ? client.automations.versions.yaml(automation, version.id) : Promise.resolve(undefined)), [open]);
+  return (
+    <>
+      <tr>
+        <td>{version.version ?? <span class="muted">untagged</span>}</td>
+        <td class="mono">{version.id}</td>
+        <td>{version.sourceRef ?? "—"}</td>
+        <td>{version.isCurrent ? "current" : ""}</td>
+        <td>
+          <Time iso={version.createdAt} />
+        </td>
+        <td>
+          <button type="button" class="secondary" aria-expanded={open} onClick={() => setOpen(!open)}>
+            {open ? "Hide" : "Show"} <span class="sr-only">YAML of {version.version ?? version.id}</span>
+          </button>
+        </td>
+      </tr>
+      {open ? (
+        <tr>
+          <td colSpan={6}>
+            <Problem error={yaml.error} />
+            {yaml.data !== undefined ? (
+              <pre class="json" tabIndex={0} aria-label={`YAML of ${version.id}`}>
+                {yaml.data}
+              </pre>
+            ) : (
+              <Skeleton rows={2} />
+            )}
+          </td>
+        </tr>
+      ) : null}
+    </>
+  );
+}
+
+type Prop = { type?: string; format?: string; description?: string; default?: unknown };
+
+/** The run form: one field per workflow input, typed by the input's JSON Schema. */
+function RunForm({ automation }: { automation: Automation }) {
+  const session = useSession();
+  const schema = (automation.inputSchema ?? {}) as { properties?: Record<string, Prop>; required?: string[] };
+  const props = Object.entries(schema.properties ?? {});
+  const required = new Set(schema.required ?? []);
+  const [values, setValues] = useState<Record<string, string | boolean>>(() =>
+    Object.fromEntries(
+      props.map(([name, p]) => {
+        if (p.type === "boolean") return [name, p.default === true];
+        if (p.default === undefined || p.format === "file") return [name, ""];
+        return [name, typeof p.default === "string" ? p.default : JSON.stringify(p.default, null, 2)];
+      }),
+    ),
+  );
+  const [files, setFiles] = useState<Record<string, File | undefined>>({});
+  const action = useAction();
+
+  const submit = (e: Event) => {
+    e.preventDefault();
+    void action.run(async () => {
+      const input: Record<string, unknown> = {};
+      for (const [name, p] of props) {
+        const raw = values[name];
+        if (p.format === "file") {
+          if (files[name]) input[name] = files[name];
+          continue;
+        }
+        if (p.type === "boolean") {
+          input[name] = raw === true;
+          continue;
+        }
+        if (typeof raw !== "string" || (raw === "" && !required.has(name))) continue;
+        if (p.type === "number" || p.type === "integer") input[name] = Number(raw);
+        else if (p.type === "object" || p.type === "array") {
+          try {
+            input[name] = JSON.parse(raw);
+          } catch {
+            throw new Error(`${name}: not valid JSON`);
+          }
+        } else input[name] = raw;
+      }
+      const run = await session.manual.run(automation.id, input);
+      go(href(["runs", run.id]));
+    });
+  };
+
+  return (
+    <section aria-labelledby="run-h">
+      <h2 id="run-h">Start a run</h2>
+      <form class="stack run-form" onSubmit={submit}>
+        {props.length === 0 ? <p class="muted">This workflow takes no input.</p> : null}
+        {props.map(([name, p]) => {
+          const id = `input-${name}`;
+          const label = (
+            <span>
+              {name}
+              {required.has(name) ? <span aria-hidden="true"> *</span> : null} <span class="muted">({p.format === "file" ? "file" : p.type ?? "any"})</span>
+            </span>
+          );
+          // A file input without a description of its own carries the wire format's: not for people.
+          const description = p.format === "file" && p.description?.startsWith('A file: {"$fileId"') ? undefined : p.description;
+          const described = description ? `${id}-d` : undefined;
+          const hint = description ? (
+            <span id={described} class="hint">
+              {description}
+            </span>
+          ) : null;
+          if (p.format === "file")
+            return (
+              <label key={name} for={id}>
+                {label}
+                <input id={id} name={name} type="file" required={required.has(name)} aria-describedby={described} onChange={(e) => setFiles({ ...files, [name]: e.currentTarget.files?.[0] })} />
+                {hint}
+              </label>
+            );
+          if (p.type === "boolean")
+            return (
+              <label key={name} for={id} class="inline">
+                <input id={id} name={name} type="checkbox" checked={values[name] === true} onChange={(e) => setValues({ ...values, [name]: e.currentTarget.checked })} /> {label}
+                {hint}
+              </label>
+            );
+          if (p.type === "object" || p.type === "array" || (typeof values[name] === "string" && (values[name] as string).includes("\n")))
+            return (
+              <label key={name} for={id}>
+                {label}
+                <textarea id={id} name={name} class="code" rows={5} spellcheck={false} required={required.has(name)} aria-describedby={described} value={values[name] as string} onInput={(e) => setValues({ ...values, [name]: e.currentTarget.value })} />
+                {hint}
+              </label>
+            );
+          return (
+            <label key={name} for={id}>
+              {label}
+              <input
+                id={id}
+                name={name}
+                type={(p.type === "number" || p.type === "integer" ? "number" : "text") as "text"}
+                step={p.type === "number" ? "any" : undefined}
+                required={required.has(name)}
+                aria-describedby={described}
+                value={values[name] as string}
+                onInput={(e) => setValues({ ...values, [name]: e.currentTarget.value })}
+              />
+              {hint}
+            </label>
+          );
+        })}
+        <div class="row">
+          <button type="submit" disabled={action.busy}>
+            {action.busy ? "Starting…" : "Start manual run"}
+          </button>
+        </div>
+        <Problem error={action.error} />
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,357 @@
+// Human review: the queue of pending tasks and the task page (the document beside the fields to
+// check; approve / reject / save corrections, with keyboard shortcuts). Writes carry the task's
+// version: when someone else decided or edited first, the API answers 409 and the page says so.
+import { useEffect, useRef, useState } from "preact/hooks";
+import { taskConflict, type HumanReviewDecision, type HumanReviewTask } from "../../../client/index";
+import { errorText } from "../api";
+import { go, href } from "../router";
+import { Badge, Json, Notice, Page, Problem, Skeleton, Time, useLoad, useSession } from "../ui";
+import { ArtifactPreview } from "./preview";
+
+export function HumanReviewQueue({ query }: { query: URLSearchParams }) {
+  const { client } = useSession();
+  const automationId = query.get("automation_id") ?? undefined;
+  const cursor = query.get("cursor") ?? undefined;
+  const list = useLoad(() => client.humanReviews.list({ automationId, cursor, limit: 50 }), [automationId, cursor]);
+  return (
+    <Page title="Human review">
+      <p class="muted">Pending tasks, oldest first. A run waits until its task is approved or rejected.</p>
+      <Problem error={list.error} />
+      {!list.data ? (
+        <Skeleton rows={6} />
+      ) : list.data.tasks.length === 0 ? (
+        <Notice>No task waits for a review.</Notice>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Task</th>
+                <th scope="col">Automation</th>
+                <th scope="col">Step</th>
+                <th scope="col">Fields to check</th>
+                <th scope="col">Waiting since</th>
+                <th scope="col">Run</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.tasks.map((t) => (
+                <tr key={t.id}>
+                  <td>
+                    <a href={href(["human-reviews", t.id])}>{t.id}</a>
+                  </td>
+                  <td>{t.automationName}</td>
+                  <td>{t.sourceLabel}</td>
+                  <td>
+                    {t.confirmedCount} of {t.requiredCount} confirmed
+                  </td>
+                  <td>
+                    <Time iso={t.createdAt} />
+                  </td>
+                  <td>
+                    <a href={href(["runs", t.executionId])}>{t.executionId}</a>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <nav class="pager" aria-label="Pages">
+        {cursor ? <a href={href(["human-reviews"], { automation_id: automationId })}>First page</a> : <span />}
+        {list.data?.nextCursor ? <a href={href(["human-reviews"], { automation_id: automationId, cursor: list.data.nextCursor })}>Next page</a> : null}
+      </nav>
+    </Page>
+  );
+}
+
+type Draft = Record<string, { value: string; confirmed: boolean }>;
+
+const show = (v: unknown) => (v === null || v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v));
+
+/** A field's text back to the scalar the API takes, keeping the original's type. */
+function parseValue(text: string, original: unknown): string | number | boolean | null {
+  if (typeof original === "number") {
+    const n = Number(text);
+    if (text.trim() === "" || !Number.isFinite(n)) throw new Error(`"${text}" is not a number`);
+    return n;
+  }
+  if (typeof original === "boolean") return text === "true";
+  if (original === null && text === "") return null;
+  return text;
+}
+
+function conflictText(err: unknown): string | null {
+  const c = taskConflict(err);
+  if (!c) return null;
+  if (c.error === "task_not_pending") return `Someone else decided this task first: it is ${c.status} now. Nothing was changed.`;
+  if (c.error === "version_conflict") return `Someone else changed this task while you were on it (now version ${c.currentVersion}). Reload it to see their changes, then decide.`;
+  return "Every field that needs a review must be confirmed before approving.";
+}
+
+export function HumanReviewTaskPage({ id }: { id: string }) {
+  const { client, can } = useSession();
+  const loaded = useLoad(() => client.humanReviews.get(id), [id]);
+  const queue = useLoad(() => client.humanReviews.list({ limit: 100 }), [id]);
+  const [task, setTask] = useState<HumanReviewTask | null>(null);
+  const [draft, setDraft] = useState<Draft>({});
+  const [fileId, setFileId] = useState<string | null>(null);
+  const [rejecting, setRejecting] = useState(false);
+  const [reason, setReason] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [message, setMessage] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const reasonRef = useRef<HTMLTextAreaElement>(null);
+  const canWrite = can("reviews:write");
+
+  const adopt = (t: HumanReviewTask) => {
+    setTask(t);
+    setDraft(Object.fromEntries(t.decisions.map((d) => [d.path, { value: show(d.currentValue), confirmed: d.confirmed || !d.required }])));
+  };
+  useEffect(() => {
+    if (loaded.data) {
+      adopt(loaded.data);
+      setFileId(loaded.data.files[0]?.fileId ?? null);
+      setMessage(null);
+      setError(null);
+      setRejecting(false);
+    }
+  }, [loaded.data]);
+
+  const ids = (queue.data?.tasks ?? []).map((t) => t.id);
+  const at = ids.indexOf(id);
+  const next = at >= 0 ? ids[at + 1] : ids[0];
+  const previous = at > 0 ? ids[at - 1] : undefined;
+  const pending = task?.status === "pending";
+
+  /** Sends every field whose value changed or that was newly confirmed; the task's version moves on. */
+  const saveFields = async (t: HumanReviewTask, confirmAll: boolean): Promise<HumanReviewTask> => {
+    let current = t;
+    for (const d of t.decisions) {
+      const f = draft[d.path];
+      if (!f) continue;
+      const value = parseValue(f.value, d.originalValue ?? d.currentValue);
+      const changed = show(value) !== show(d.currentValue);
+      const confirm = confirmAll || f.confirmed;
+      if (!changed && (d.confirmed || !confirm)) continue;
+      current = await client.humanReviews.setField(id, {
+        path: d.path,
+        value,
+        confirmed: confirm,
+        expectedVersion: current.version,
+        idempotencyKey: `${id}:${d.path}:${current.version}`,
+      });
+    }
+    return current;
+  };
+
+  const act = async (what: "save" | "approve" | "reject") => {
+    if (!task || !pending || busy || !canWrite) return;
+    if (what === "reject" && !reason.trim()) {
+      setRejecting(true);
+      setTimeout(() => reasonRef.current?.focus());
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    setMessage(null);
+    try {
+      if (what === "save") {
+        adopt(await saveFields(task, false));
+        setMessage("Corrections saved.");
+      } else if (what === "approve") {
+        const saved = await saveFields(task, true);
+        adopt(await client.humanReviews.approve(id, { expectedVersion: saved.version, idempotencyKey: `${id}:approve:${saved.version}` }));
+        setMessage("Approved: the run resumes with the reviewed data.");
+      } else {
+        adopt(await client.humanReviews.reject(id, { reason: reason.trim(), expectedVersion: task.version, idempotencyKey: `${id}:reject:${task.version}` }));
+        setMessage("Rejected: the run ends as rejected with your reason.");
+        setRejecting(false);
+      }
+    } catch (err) {
+      setError(conflictText(err) ?? errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  // Shortcuts work when no text field has focus: a approve, r reject, s save, j/k next/previous task.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.ctrlKey || e.metaKey || e.altKey) return;
+      const el = e.target as HTMLElement | null;
+      const typing = el instanceof HTMLInputElement ? !["checkbox", "radio", "button", "submit"].includes(el.type) : el?.tagName === "TEXTAREA" || el?.tagName === "SELECT" || !!el?.isContentEditable;
+      if (typing) return;
+      const k = e.key.toLowerCase();
+      if (k === "a") void act("approve");
+      else if (k === "r") void act("reject");
+      else if (k === "s") void act("save");
+      else if (k === "j" && next && next !== id) go(href(["human-reviews", next]));
+      else if (k === "k" && previous) go(href(["human-reviews", previous]));
+      else return;
+      e.preventDefault();
+    };
+    addEventListener("keydown", onKey);
+    return () => removeEventListener("keydown", onKey);
+  });
+
+  const file = task?.files.find((f) => f.fileId === fileId);
+  return (
+    <Page
+      title={`Review task ${id}`}
+      actions={
+        <>
+          {previous ? <a href={href(["human-reviews", previous])}>← Previous task</a> : null}
+          {next && next !== id ? <a href={href(["human-reviews", next])}>Next task →</a> : null}
+        </>
+      }
+    >
+      <Problem error={loaded.error} />
+      {!task ? (
+        <Skeleton rows={8} />
+      ) : (
+        <>
+          <p>
+            <Badge value={task.status} /> {task.automationName} · step {task.sourceLabel} · run <a href={href(["runs", task.executionId])}>{task.executionId}</a> · waiting since <Time iso={task.createdAt} />
+          </p>
+          {task.instructions ? <p class="notice">{task.instructions}</p> : null}
+          <p class="hint" id="shortcuts">
+            Keyboard: <kbd>A</kbd> approve, <kbd>R</kbd> reject, <kbd>S</kbd> save corrections, <kbd>J</kbd>/<kbd>K</kbd> next/previous task (outside text fields).
+          </p>
+          <div aria-live="assertive">
+            {error ? (
+              <p class="problem" role="alert">
+                {error}{" "}
+                <button type="button" class="link" onClick={loaded.reload}>
+                  Reload the task
+                </button>
+              </p>
+            ) : null}
+            {message ? <Notice>{message}</Notice> : null}
+          </div>
+          <div class="review-layout">
+            <section aria-labelledby="doc-h">
+              <h2 id="doc-h">Document</h2>
+              {task.files.length > 1 ? (
+                <label>
+                  File
+                  <select value={fileId ?? ""} onChange={(e) => setFileId(e.currentTarget.value)}>
+                    {task.files.map((f) => (
+                      <option key={f.fileId} value={f.fileId}>
+                        {f.filename}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+              ) : null}
+              {file ? (
+                <ArtifactPreview key={file.fileId} name={file.filename} contentType={file.mimeType} load={async () => (await client.humanReviews.file(id, file.fileId)).blob()} />
+              ) : (
+                <>
+                  <p class="muted">No document is attached; the data under review:</p>
+                  <Json value={task.data} label="Data under review" />
+                </>
+              )}
+            </section>
+            <section aria-labelledby="fields-h">
+              <h2 id="fields-h">Fields</h2>
+              <form
+                class="stack"
+                onSubmit={(e) => {
+                  e.preventDefault();
+                  void act("save");
+                }}
+              >
+                {task.decisions.length === 0 ? <p class="muted">No field needs a review.</p> : null}
+                {task.decisions.map((d) => (
+                  <FieldEditor key={d.path} decision={d} meta={task.fieldMetadata[d.path]} draft={draft[d.path]} disabled={!pending || !canWrite} onChange={(v) => setDraft({ ...draft, [d.path]: v })} />
+                ))}
+                {pending && canWrite ? (
+                  <div class="row">
+                    <button type="button" onClick={() => act("approve")} disabled={busy} aria-keyshortcuts="a">
+                      Approve
+                    </button>
+                    <button type="submit" class="secondary" disabled={busy} aria-keyshortcuts="s">
+                      Save corrections
+                    </button>
+                    <button type="button" class="danger" onClick={() => act("reject")} disabled={busy} aria-keyshortcuts="r">
+                      Reject…
+                    </button>
+                  </div>
+                ) : null}
+              </form>
+              {rejecting && pending ? (
+                <form
+                  class="stack"
+                  onSubmit={(e) => {
+                    e.preventDefault();
+                    void act("reject");
+                  }}
+                >
+                  <label>
+                    Reason for rejecting
+                    <textarea ref={reasonRef} rows={3} required maxLength={5000} value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
+                  </label>
+                  <div class="row">
+                    <button type="submit" class="danger" disabled={busy}>
+                      Reject the task
+                    </button>
+                    <button type="button" class="secondary" onClick={() => setRejecting(false)}>
+                      Keep it
+                    </button>
+                  </div>
+                </form>
+              ) : null}
+              {task.decision ? (
+                <p class="muted">
+                  {task.decision.status} by {task.decision.by ?? "—"} <Time iso={task.decision.at} />
+                  {task.decision.reason ? `: ${task.decision.reason}` : ""}
+                </p>
+              ) : null}
+              <h3>All data</h3>
+              <Json value={task.data} label="Task data" />
+            </section>
+          </div>
+        </>
+      )}
+    </Page>
+  );
+}
+
+function FieldEditor({ decision: d, meta, draft, disabled, onChange }: { decision: HumanReviewDecision; meta: unknown; draft: { value: string; confirmed: boolean } | undefined; disabled: boolean; onChange(v: { value: string; confirmed: boolean }): void }) {
+  const m = (meta ?? {}) as { label?: string; confidence?: unknown; description?: string };
+  const id = `field-${d.path.replace(/[^\w-]/g, "_")}`;
+  const value = draft?.value ?? show(d.currentValue);
+  const confirmed = draft?.confirmed ?? d.confirmed;
+  return (
+    <div class={`field ${d.required ? "required" : ""} ${d.confirmed ? "confirmed" : ""}`}>
+      <label for={id}>
+        {m.label ?? d.path} <span class="muted mono">{d.path}</span>
+      </label>
+      {typeof d.originalValue === "boolean" ? (
+        <select id={id} value={value} disabled={disabled} onChange={(e) => onChange({ value: e.currentTarget.value, confirmed: true })}>
+          <option value="true">true</option>
+          <option value="false">false</option>
+        </select>
+      ) : (
+        <input
+          id={id}
+          type={(typeof d.originalValue === "number" ? "number" : "text") as "text"}
+          step={typeof d.originalValue === "number" ? "any" : undefined}
+          value={value}
+          disabled={disabled}
+          onInput={(e) => onChange({ value: e.currentTarget.value, confirmed: true })}
+        />
+      )}
+      <span class="hint">
+        {d.required ? "needs a review" : "optional"}
+        {m.confidence !== undefined && !d.reason ? ` · confidence ${String(m.confidence)}` : ""}
+        {show(d.originalValue) !== value ? ` · extracted: ${show(d.originalValue)}` : ""}
+        {d.reason ? ` · ${d.reason}` : ""}
+      </span>
+      <label class="inline">
+        <input type="checkbox" checked={confirmed} disabled={disabled} onChange={(e) => onChange({ value, confirmed: e.currentTarget.checked })} /> Confirmed
+      </label>
+    </div>
+  );
+}

@@ -1,0 +1,444 @@
+// Runs: the list (the API's filters, cursor pages) and one run (live status, steps, input/output,
+// artifacts with previews, usage, trace, cancel/rerun, the run's review).
+import { useState } from "preact/hooks";
+import type { Artifact, Run, RunEvent, RunStep, RunUsage } from "../../../client/index";
+import { go, href } from "../router";
+import { Badge, bytes, duration, Facts, Json, Notice, Page, Problem, saveBlob, Skeleton, Time, useAction, useInterval, useLoad, useSession } from "../ui";
+import { ArtifactPreview } from "./preview";
+import { RunReview } from "./run-review";
+
+const TERMINAL = new Set(["completed", "failed", "cancelled", "rejected"]);
+const STATUSES = ["created", "pending", "running", "waiting", "finalizing", "completed", "failed", "cancelled", "rejected"];
+
+type Json = Record<string, unknown>;
+const rec = (v: unknown): Json => (v && typeof v === "object" ? (v as Json) : {});
+
+/** Who started a run: a key's name or id, an e-mail sender, or nothing. */
+function byText(by: unknown): string {
+  if (!by) return "";
+  if (typeof by !== "object") return ` by ${String(by)}`;
+  const o = by as Json;
+  const who = o.name ?? o.email ?? o.keyName ?? o.id ?? o.keyId;
+  return who ? ` by ${String(who)}` : "";
+}
+
+export function runStatus(r: Run): string {
+  return r.execution?.status ?? "unknown";
+}
+
+export function RunsList({ query }: { query: URLSearchParams }) {
+  const { client } = useSession();
+  const params = Object.fromEntries(query.entries());
+  const key = query.toString();
+  const list = useLoad(() => client.runs.list({ limit: 50, ...params }), [key]);
+  const [draft, setDraft] = useState<Record<string, string>>(params);
+  const set = (k: string, v: string) => setDraft((d) => ({ ...d, [k]: v }));
+  const apply = (e: Event) => {
+    e.preventDefault();
+    const { cursor: _drop, ...rest } = draft;
+    // A "to" day includes the whole day.
+    if (rest.to && /^\d{4}-\d{2}-\d{2}$/.test(rest.to)) rest.to = `${rest.to}T23:59:59.999Z`;
+    go(href(["runs"], rest));
+  };
+
+  return (
+    <Page title="Runs">
+      <form class="filters" onSubmit={apply} aria-label="Filter runs">
+        <label>
+          Status
+          <select value={draft.status ?? ""} onChange={(e) => set("status", e.currentTarget.value)}>
+            <option value="">any</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Automation
+          <input placeholder="id or workflows.slug" value={draft.source ?? ""} onInput={(e) => set("source", e.currentTarget.value)} />
+        </label>
+        <label>
+          Trigger
+          <select value={draft.trigger ?? ""} onChange={(e) => set("trigger", e.currentTarget.value)}>
+            <option value="">any</option>
+            {["api", "manual", "eval", "cron", "email", "rerun"].map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Batch / experiment
+          <input value={draft.batch_id ?? ""} onInput={(e) => set("batch_id", e.currentTarget.value)} />
+        </label>
+        <label>
+          From
+          <input type="date" value={draft.from ?? ""} onInput={(e) => set("from", e.currentTarget.value)} />
+        </label>
+        <label>
+          To
+          <input type="date" value={(draft.to ?? "").slice(0, 10)} onInput={(e) => set("to", e.currentTarget.value)} />
+        </label>
+        <label>
+          Review
+          <select value={draft.review_verdict ?? ""} onChange={(e) => set("review_verdict", e.currentTarget.value)}>
+            <option value="">any</option>
+            <option value="correct">correct</option>
+            <option value="incorrect">incorrect</option>
+          </select>
+        </label>
+        <label>
+          Review status
+          <select value={draft.review_status ?? ""} onChange={(e) => set("review_status", e.currentTarget.value)}>
+            <option value="">any</option>
+            <option value="open">open</option>
+            <option value="closed">closed</option>
+            <option value="wont_fix">won't fix</option>
+          </select>
+        </label>
+        <label>
+          Sort by
+          <select value={draft.sort ?? ""} onChange={(e) => set("sort", e.currentTarget.value)}>
+            <option value="">created</option>
+            <option value="startedAt">started</option>
+            <option value="completedAt">completed</option>
+          </select>
+        </label>
+        <label>
+          Order
+          <select value={draft.order ?? ""} onChange={(e) => set("order", e.currentTarget.value)}>
+            <option value="">newest first</option>
+            <option value="asc">oldest first</option>
+          </select>
+        </label>
+        <label>
+          Evaluation runs
+          <select value={draft.experiments ?? ""} onChange={(e) => set("experiments", e.currentTarget.value)}>
+            <option value="">included</option>
+            <option value="false">excluded</option>
+          </select>
+        </label>
+        <div class="filter-buttons">
+          <button type="submit">Apply</button>
+          <a class="button secondary" href="#/runs">
+            Clear
+          </a>
+        </div>
+      </form>
+      <p class="hint">Every other filter of the API works in the address too, e.g. <code>#/runs?example_id=ex_…</code> or <code>#/runs?has_corrections=true</code>.</p>
+      <Problem error={list.error} />
+      {!list.data && list.loading ? <Skeleton rows={10} /> : null}
+      {list.data ? <RunTable runs={list.data.runs} /> : null}
+      <nav class="pager" aria-label="Pages">
+        {query.get("cursor") ? <a href={href(["runs"], { ...params, cursor: undefined })}>First page</a> : <span />}
+        {list.data?.nextCursor ? (
+          <a rel="next" href={href(["runs"], { ...params, cursor: list.data.nextCursor })}>
+            Next page
+          </a>
+        ) : null}
+      </nav>
+    </Page>
+  );
+}
+
+export function RunTable({ runs }: { runs: Run[] }) {
+  if (runs.length === 0) return <Notice>No runs match.</Notice>;
+  return (
+    <div class="table-wrap">
+      <table class="runs">
+        <thead>
+          <tr>
+            <th scope="col">Run</th>
+            <th scope="col">Automation</th>
+            <th scope="col">Status</th>
+            <th scope="col">Trigger</th>
+            <th scope="col">Created</th>
+            <th scope="col">Duration</th>
+            <th scope="col">Review</th>
+          </tr>
+        </thead>
+        <tbody>
+          {runs.map((r) => {
+            const source = rec(r.source);
+            const timing = rec(r.timing);
+            const review = r.review ? rec(r.review) : null;
+            return (
+              <tr key={r.id}>
+                <td>
+                  <a href={href(["runs", r.id])}>{r.id}</a>
+                </td>
+                <td>{String(source.slug ?? source.name ?? source.id ?? "—")}</td>
+                <td>
+                  <Badge value={runStatus(r)} />
+                </td>
+                <td>{String(rec(r.trigger).type ?? "—")}</td>
+                <td>
+                  <Time iso={timing.createdAt as string} />
+                </td>
+                <td>{duration(timing.durationMs as number | null)}</td>
+                <td>{review ? <Badge value={(review.verdict as string) ?? (review.status as string)} /> : <span class="muted">—</span>}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export function RunDetail({ id }: { id: string }) {
+  const session = useSession();
+  const { client } = session;
+  const run = useLoad(() => client.runs.get(id, { expand: ["input"] }), [id]);
+  const steps = useLoad(() => client.runs.steps(id), [id]);
+  const events = useLoad(() => client.runs.events(id), [id]);
+  const status = run.data ? runStatus(run.data) : "";
+  const live = !!run.data && !TERMINAL.has(status);
+  // The status updates live: poll while the run is not terminal, then load what only ends exist for.
+  useInterval(
+    () => {
+      run.reload();
+      steps.reload();
+      events.reload();
+    },
+    1000,
+    live,
+  );
+  const action = useAction();
+  const canWrite = session.can("runs:write");
+
+  const r = run.data;
+  const source = rec(r?.source);
+  const timing = rec(r?.timing);
+  const retry = rec(rec(r?.execution).retry);
+  return (
+    <Page
+      title={`Run ${id}`}
+      actions={
+        r && canWrite ? (
+          <>
+            {live ? (
+              <button type="button" class="danger" disabled={action.busy} onClick={() => action.run(async () => `cancel: ${(await client.runs.cancel(id)).cancellation.state}`).then(run.reload)}>
+                Cancel run
+              </button>
+            ) : null}
+            <button type="button" disabled={action.busy} onClick={() => action.run(async () => void go(href(["runs", (await client.rerun(id)).id])))}>
+              Rerun
+            </button>
+          </>
+        ) : null
+      }
+    >
+      <Problem error={action.error} />
+      {action.done ? <Notice>{action.done}</Notice> : null}
+      <Problem error={run.error} />
+      {!r ? (
+        <Skeleton rows={6} />
+      ) : (
+        <>
+          <Facts
+            rows={[
+              ["Status", <span aria-live="polite" data-testid="run-status"><Badge value={status} /></span>],
+              ["Automation", source.id ? <a href={href(["automations", String(source.id)])}>{String(source.slug ?? source.name ?? source.id)}</a> : "—"],
+              ["Version", String(source.version ?? "—")],
+              ["Trigger", `${String(rec(r.trigger).type ?? "—")}${byText(rec(r.trigger).by)}`],
+              ["Created", <Time iso={timing.createdAt as string} />],
+              ["Started", <Time iso={timing.startedAt as string} />],
+              ["Completed", <Time iso={timing.completedAt as string} />],
+              ["Duration", duration(timing.durationMs as number | null)],
+              ...(retry.previousRunId ? ([["Rerun of", <a href={href(["runs", String(retry.previousRunId)])}>{String(retry.previousRunId)}</a>]] as [string, preact.ComponentChildren][]) : []),
+              ...(retry.nextRun ? ([["Rerun as", <a href={href(["runs", String(rec(retry.nextRun).id ?? retry.nextRun)])}>{String(rec(retry.nextRun).id ?? retry.nextRun)}</a>]] as [string, preact.ComponentChildren][]) : []),
+            ]}
+          />
+          <div class="two">
+            <section aria-labelledby="input-h">
+              <h2 id="input-h">Input</h2>
+              <Json value={r.input} label="Run input" />
+            </section>
+            <section aria-labelledby="output-h">
+              <h2 id="output-h">Output</h2>
+              {r.error ? <Json value={r.error} label="Run error" /> : null}
+              {TERMINAL.has(status) ? <Json value={r.output} label="Run output" /> : <p class="muted">The run has not finished.</p>}
+            </section>
+          </div>
+        </>
+      )}
+      <StepTimeline steps={steps.data} error={steps.error} />
+      {r && TERMINAL.has(status) ? <Artifacts runId={id} /> : null}
+      {r && TERMINAL.has(status) ? <Usage runId={id} /> : null}
+      <Events events={events.data} error={events.error} />
+      {r && TERMINAL.has(status) ? <Trace runId={id} /> : null}
+      {r && TERMINAL.has(status) && session.can("reviews:read") ? <RunReview run={r} /> : null}
+    </Page>
+  );
+}
+
+function StepTimeline({ steps, error }: { steps: RunStep[] | undefined; error: unknown }) {
+  const longest = Math.max(1, ...(steps ?? []).map((s) => s.durationMs ?? 0));
+  return (
+    <section aria-labelledby="steps-h">
+      <h2 id="steps-h">Steps</h2>
+      <Problem error={error} />
+      {!steps ? (
+        <Skeleton rows={3} />
+      ) : steps.length === 0 ? (
+        <p class="muted">No step has started yet.</p>
+      ) : (
+        <ol class="timeline">
+          {steps.map((s, i) => (
+            <li key={`${s.name}-${i}`} class={`step ${s.status}`}>
+              <div class="step-head">
+                <strong>{s.name}</strong> <span class="muted">{s.type}</span> <Badge value={s.status} />
+                <span class="muted">
+                  attempt {s.attempt} · {duration(s.durationMs)}
+                </span>
+              </div>
+              <div class="bar" aria-hidden="true">
+                <span style={{ width: `${Math.max(2, ((s.durationMs ?? 0) / longest) * 100)}%` }} />
+              </div>
+              {s.error ? <Json value={s.error} label={`Error of step ${s.name}`} /> : null}
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
+  );
+}
+
+function Artifacts({ runId }: { runId: string }) {
+  const { client } = useSession();
+  const list = useLoad(() => client.runs.artifacts(runId), [runId]);
+  const [open, setOpen] = useState<Artifact | null>(null);
+  const zip = useAction();
+  return (
+    <section aria-labelledby="artifacts-h">
+      <h2 id="artifacts-h">Artifacts</h2>
+      <Problem error={list.error} />
+      <Problem error={zip.error} />
+      {!list.data ? (
+        <Skeleton rows={2} />
+      ) : list.data.length === 0 ? (
+        <p class="muted">This run has no files.</p>
+      ) : (
+        <>
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">File</th>
+                  <th scope="col">Role</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">Size</th>
+                  <th scope="col">
+                    <span class="sr-only">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.map((a) => (
+                  <tr key={a.path}>
+                    <td>{a.path}</td>
+                    <td>{String(a.role ?? "")}</td>
+                    <td>{String(a.contentType ?? "")}</td>
+                    <td>{bytes(a.size as number | null)}</td>
+                    <td class="row-actions">
+                      <button type="button" class="secondary" aria-pressed={open?.path === a.path} onClick={() => setOpen(open?.path === a.path ? null : a)}>
+                        {open?.path === a.path ? "Close" : "Open"} <span class="sr-only">{a.path}</span>
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <button
+            type="button"
+            class="secondary"
+            disabled={zip.busy}
+            onClick={() =>
+              zip.run(async () => {
+                const res = await client.runs.artifactsZip(runId);
+                saveBlob(await res.blob(), `${runId}.zip`);
+              })
+            }
+          >
+            Download all (ZIP)
+          </button>
+        </>
+      )}
+      {open ? (
+        <ArtifactPreview
+          key={open.path}
+          name={open.path}
+          contentType={String(open.contentType ?? "")}
+          load={async () => (await client.runs.artifact(runId, open.path)).blob()}
+        />
+      ) : null}
+    </section>
+  );
+}
+
+function Usage({ runId }: { runId: string }) {
+  const { client } = useSession();
+  const usage = useLoad<RunUsage>(() => client.runs.usage(runId), [runId]);
+  const u = usage.data;
+  return (
+    <section aria-labelledby="usage-h">
+      <h2 id="usage-h">Usage and cost</h2>
+      <Problem error={usage.error} />
+      {u ? (
+        <Facts
+          rows={[
+            ["Input tokens", String(u.tokens.input)],
+            ["Output tokens", String(u.tokens.output)],
+            ["Cache read / write", `${u.tokens.cacheRead} / ${u.tokens.cacheWrite}`],
+            ["Model calls", String(u.llmCallCount)],
+            ["Credits", String(u.creditsCharged)],
+            ["Duration", duration(u.durationMs)],
+          ]}
+        />
+      ) : (
+        <Skeleton rows={2} />
+      )}
+    </section>
+  );
+}
+
+function Events({ events, error }: { events: RunEvent[] | undefined; error: unknown }) {
+  return (
+    <section aria-labelledby="events-h">
+      <h2 id="events-h">Events</h2>
+      <Problem error={error} />
+      {!events ? (
+        <Skeleton rows={3} />
+      ) : (
+        <ol class="events">
+          {events.map((e, i) => (
+            <li key={i}>
+              <Time iso={e.timestamp} /> <strong>{e.type}</strong> {e.status ? <Badge value={e.status} /> : null} {e.message ? <span>{e.message}</span> : null}
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
+  );
+}
+
+function Trace({ runId }: { runId: string }) {
+  const { client } = useSession();
+  const [shown, setShown] = useState(false);
+  const trace = useLoad(() => (shown ? client.runs.trace(runId) : Promise.resolve(undefined)), [runId, shown]);
+  return (
+    <section aria-labelledby="trace-h">
+      <h2 id="trace-h">Trace</h2>
+      <button type="button" class="secondary" aria-expanded={shown} onClick={() => setShown(!shown)}>
+        {shown ? "Hide trace" : "Show trace events"}
+      </button>
+      <Problem error={trace.error} />
+      {shown && trace.data ? <Json value={trace.data} label="Trace events" /> : null}
+    </section>
+  );
+}
