@@ -64,9 +64,11 @@ async function serveCommand(argv: string[]): Promise<void> {
   const ctx = await createContext(config);
   const demo = config.demo ? await runDemo(ctx) : undefined;
   const demoAgent = demo ? await seedDemoAgent(ctx, demo.tenantId) : undefined;
-  const { running } = serve(ctx);
+  const { running, metricsUrl } = serve(ctx);
   ctx.log.info("automation-server listening", { url: running.url, dataDir: config.dataDir });
   process.stdout.write(`automation-server listening on ${running.url} (API under ${running.url}/v1, OpenAPI ${running.url}/openapi/json)\n`);
+  if (metricsUrl) process.stdout.write(`metrics on ${metricsUrl}\n`);
+  else if (ctx.metrics) process.stdout.write(`metrics on ${running.url}/metrics\n`);
   if (demo) process.stdout.write(demo.banner(running.url));
   if (demoAgent) process.stdout.write(`${demoAgent.agent ? `  agent      ${demoAgent.agent} (runs need --models)` : `  note       ${demoAgent.note}`}\n\n`);
   writeReadyFile(values["ready-file"], running.url);
