@@ -13,9 +13,12 @@ import { workflowsCommand } from "./automations/cli";
 import { agentsCommand } from "./agents/cli";
 import { seedDemoAgent } from "./agents/demo";
 import { blobsCommand } from "./files/cli";
+import { backupCommand, restoreCommand } from "./backup";
 
 const USAGE = `Usage: automation-server [serve] [options]
        automation-server migrate [--data-dir DIR] [--json]
+       automation-server backup --to DIR [--data-dir DIR] [--json]
+       automation-server restore --from DIR --data-dir DIR [--json]
        automation-server tenants create --name NAME [--slug SLUG] [--json]
        automation-server keys create --tenant SLUG [--scopes LIST] [--name NAME] [--json]
        automation-server keys list --tenant SLUG [--json]
@@ -37,6 +40,10 @@ export async function main(argv: string[]): Promise<void> {
       return serveCommand(rest);
     case "migrate":
       return migrateCommand(rest);
+    case "backup":
+      return backupCommand(rest);
+    case "restore":
+      return restoreCommand(rest);
     case "tenants":
       return tenantsCommand(rest);
     case "keys":
