@@ -30,7 +30,12 @@ function textFields(fields: Record<string, unknown>): string {
   let s = "";
   for (const [k, v] of Object.entries(fields)) {
     if (v === undefined) continue;
-    const text = typeof v === "string" ? v : JSON.stringify(v);
+    let text: string;
+    try {
+      text = typeof v === "string" ? v : String(JSON.stringify(v));
+    } catch {
+      text = String(v);
+    }
     s += ` ${k}=${/\s/.test(text) ? JSON.stringify(text) : text}`;
   }
   return s;
