@@ -39,7 +39,7 @@ async function serveCommand(argv: string[]): Promise<void> {
 
 const backupFlags = {
   to: { type: "string", value: "FILE", help: "where to write the backup (a new SQLite file; never overwritten)" },
-  db: orderFlags.db,
+  db: { ...orderFlags.db, help: "the server's SQLite database file (a PostgreSQL URL is refused: use pg_dump)" },
   help: { type: "boolean", short: "h", help: "Show this help and exit" },
 } satisfies Record<string, FlagSpec>;
 

@@ -53,6 +53,7 @@ export interface OrderServerOptions {
 
 /** Starts the server; resolves once it listens. Prints where it is to stdout. */
 export async function startOrderServer(opts: OrderServerOptions): Promise<void> {
+  const ops = opsOptions(opts);
   const profile = parseProfile(opts.profile);
   const clients: OAuthClient[] = parseClients(opts.oauthClients);
   if (profile === "demo" && !clients.some((c) => c.id === DEMO_CLIENT.id)) clients.push(DEMO_CLIENT);
@@ -62,7 +63,6 @@ export async function startOrderServer(opts: OrderServerOptions): Promise<void> 
   if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535) {
     throw new FatalError(`--port must be an integer from 0 to 65535 (got ${opts.port})`);
   }
-  const ops = opsOptions(opts);
   const logger = createLogger(undefined, undefined, ops.logFormat);
   const metrics = ops.metrics.where === "off" ? undefined : new Metrics();
   metrics?.collectProcess();
