@@ -4,7 +4,7 @@
 // Labels never carry ids or raw paths: routes are templates, methods and statuses come from small sets.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { FlagSpec } from "./config";
-import { UsageError } from "./errors";
+import { FatalError, UsageError } from "./errors";
 import type { Logger } from "./logger";
 import { isLogFormat, type LogFormat } from "./logger";
 
@@ -120,8 +120,8 @@ export function serveMetricsPort(metrics: Metrics, hostname: string, port: numbe
     });
   } catch (err) {
     const msg = (err as Error).message ?? String(err);
-    if (/in use|EADDRINUSE/i.test(msg)) throw new UsageError(`--metrics-port ${port} is already in use`);
-    throw new UsageError(`cannot listen on ${hostname}:${port} for metrics: ${msg}`);
+    if (/in use|EADDRINUSE/i.test(msg)) throw new FatalError(`--metrics-port ${port} is already in use`);
+    throw new FatalError(`cannot listen on ${hostname}:${port} for metrics: ${msg}`);
   }
   const host = hostname === "0.0.0.0" || hostname === "::" ? "localhost" : hostname;
   return { url: `http://${host}:${server.port}/metrics`, stop: () => void server.stop(true) };
