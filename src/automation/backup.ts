@@ -48,8 +48,22 @@ export function referencedBlobs(path: string): string[] {
   }
 }
 
+/**
+ * The blobs under a filesystem store's root, read-only. Not an FsBlobStore: opening one sweeps its
+ * temp folder, which would break the uploads a running server has in flight there.
+ */
+function fsBlobReader(root: string): Pick<BlobStore, "get"> {
+  return {
+    async get(sha256) {
+      if (!/^[0-9a-f]{64}$/.test(sha256)) return null;
+      const file = Bun.file(join(root, sha256.slice(0, 2), sha256.slice(2, 4), sha256));
+      return (await file.exists()) ? file : null;
+    },
+  };
+}
+
 /** Copies each blob of `shas` from `from` to `to`, checking its address; returns what was copied and what was gone. */
-async function copyBlobs(from: BlobStore, to: BlobStore, shas: string[]): Promise<{ copied: number; bytes: number; missing: string[] }> {
+async function copyBlobs(from: Pick<BlobStore, "get">, to: BlobStore, shas: string[]): Promise<{ copied: number; bytes: number; missing: string[] }> {
   let copied = 0;
   let bytes = 0;
   const missing: string[] = [];
@@ -68,7 +82,7 @@ async function copyBlobs(from: BlobStore, to: BlobStore, shas: string[]): Promis
 }
 
 /** Takes a backup of the data dir `dataDir` (server running or not) into the new directory `to`. */
-export async function backupDataDir(dataDir: string, to: string, source: BlobStore = createBlobStore(join(dataDir, "blobs"))): Promise<Manifest> {
+export async function backupDataDir(dataDir: string, to: string, source: Pick<BlobStore, "get"> = fsBlobReader(join(dataDir, "blobs"))): Promise<Manifest> {
   if (!isEmptyTarget(to)) throw new FatalError(`${to} is not empty: a backup goes into a new or empty directory`);
   mkdirSync(to, { recursive: true });
   snapshotSqlite(join(dataDir, DB), join(to, DB), TABLES);
@@ -115,7 +129,7 @@ export async function restoreDataDir(from: string, dataDir: string): Promise<Man
   try {
     restoreSqlite(join(from, DB), join(staging, DB), TABLES);
     const shas = referencedBlobs(join(staging, DB)).filter((s) => !manifest.missing.includes(s));
-    const { copied, missing } = await copyBlobs(createBlobStore(join(from, "blobs")), createBlobStore(join(staging, "blobs")), shas);
+    const { copied, missing } = await copyBlobs(fsBlobReader(join(from, "blobs")), createBlobStore(join(staging, "blobs")), shas);
     if (missing.length) throw new FatalError(`the backup lacks ${missing.length} blob(s) its database refers to (first: ${missing[0]})`);
     for (const name of manifest.keyFiles) {
       copyFileSync(join(from, name), join(staging, name));

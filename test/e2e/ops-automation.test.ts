@@ -172,16 +172,39 @@ describe("automation-server operations", () => {
       }
       return i;
     })();
+    // A signed PUT whose bytes are still arriving while the backup runs: the backup must not touch
+    // the server's temp files (the upload completes afterwards).
+    const size = 8 * 1024 * 1024;
+    const session = (await (
+      await fetch(`${base}/v1/files/uploads`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ filename: "slow.bin", size }) })
+    ).json()) as { uploadId: string; url: string; transport: string };
+    expect(session.transport).toBe("presigned-put");
+    let sent = 0;
+    const trickle = new ReadableStream<Uint8Array>({
+      async pull(c) {
+        if (sent >= size) return c.close();
+        c.enqueue(new Uint8Array(128 * 1024).fill(7));
+        sent += 128 * 1024;
+        await Bun.sleep(100);
+      },
+    });
+    const put = fetch(session.url, { method: "PUT", body: trickle });
     await Bun.sleep(400);
+    expect(sent).toBeLessThan(size);
     const backupDir = join(demo.dir, "backup");
     const taken = await cli(bin, ["backup", "--data-dir", join(demo.dir, "data"), "--to", backupDir, "--json"]);
     expect(taken.code).toBe(0);
     const manifest = JSON.parse(taken.out) as { blobs: number; missing: string[]; keyFiles: string[] };
     expect(manifest.missing).toEqual([]);
     expect(manifest.keyFiles).toEqual(["signing-secret", "secret-key"]);
+    // The PUT was still streaming into the server's temp folder for the whole backup.
+    expect(sent).toBeLessThan(size);
     await Bun.sleep(300);
     stop.now = true;
     expect(await writes).toBeGreaterThan(0);
+    expect((await put).status).toBe(200);
+    const completed = await fetch(`${base}/v1/files/uploads/${session.uploadId}/complete`, { method: "POST", headers: auth });
+    expect(completed.status).toBe(200);
     await Bun.sleep(1000);
 
     // Refusals: an existing backup dir, a data dir holding data, a directory that is no backup.
