@@ -12,6 +12,8 @@ import { FatalError, UsageError } from "../kernel/errors";
 import type { BlobStore } from "./files/blobs";
 import { createBlobStore } from "./files/fs-blobs";
 import { dataDirFlag } from "./config";
+import { blobConfig, blobFlags, openBlobStore } from "./files/blob-config";
+import { parseS3Url } from "./files/s3-blobs";
 
 const DB = "automation.db";
 const MANIFEST = "backup.json";
@@ -148,6 +150,7 @@ export async function restoreDataDir(from: string, dataDir: string): Promise<Man
 const backupFlags = {
   to: { type: "string", value: "DIR", help: "directory to write the backup into (new or empty)" },
   ...dataDirFlag,
+  ...blobFlags,
   json: { type: "boolean", help: "print the backup manifest as one JSON object" },
   help: { type: "boolean", short: "h", help: "show this help" },
 } satisfies Record<string, FlagSpec>;
@@ -160,7 +163,10 @@ export async function backupCommand(argv: string[]): Promise<void> {
   }
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   if (!values.to) throw new UsageError("--to DIR is required");
-  const m = await backupDataDir(values["data-dir"], values.to);
+  // The server's blob store: read-only on disk (see fsBlobReader), or the S3 bucket it uses.
+  const blobs = blobConfig(values);
+  const source = blobs.blobs && parseS3Url(blobs.blobs) ? openBlobStore(blobs, values["data-dir"]) : fsBlobReader(blobs.blobs ?? join(values["data-dir"], "blobs"));
+  const m = await backupDataDir(values["data-dir"], values.to, source);
   if (values.json) return void process.stdout.write(JSON.stringify(m) + "\n");
   process.stdout.write(`backed up ${values["data-dir"]} to ${values.to}: database, ${m.blobs} blob(s) (${m.blobBytes} bytes), ${m.keyFiles.join(" and ") || "no key files"}\n`);
   if (m.missing.length) process.stdout.write(`note: ${m.missing.length} blob(s) were deleted after the snapshot was taken and are not in the backup\n`);

@@ -180,12 +180,16 @@ describe("automation-server operations", () => {
     ).json()) as { uploadId: string; url: string; transport: string };
     expect(session.transport).toBe("presigned-put");
     let sent = 0;
+    let backupDone = () => {};
+    const afterBackup = new Promise<void>((r) => (backupDone = r));
     const trickle = new ReadableStream<Uint8Array>({
       async pull(c) {
         if (sent >= size) return c.close();
-        c.enqueue(new Uint8Array(128 * 1024).fill(7));
-        sent += 128 * 1024;
-        await Bun.sleep(100);
+        // The second half waits for the backup to end: the PUT is in flight for all of it.
+        if (sent >= size / 2) await afterBackup;
+        c.enqueue(new Uint8Array(256 * 1024).fill(7));
+        sent += 256 * 1024;
+        await Bun.sleep(20);
       },
     });
     const put = fetch(session.url, { method: "PUT", body: trickle });
@@ -199,6 +203,7 @@ describe("automation-server operations", () => {
     expect(manifest.keyFiles).toEqual(["signing-secret", "secret-key"]);
     // The PUT was still streaming into the server's temp folder for the whole backup.
     expect(sent).toBeLessThan(size);
+    backupDone();
     await Bun.sleep(300);
     stop.now = true;
     expect(await writes).toBeGreaterThan(0);
