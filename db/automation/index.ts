@@ -7,6 +7,7 @@ import m0000 from "./0000_foundation.sql" with { type: "text" };
 import m0050 from "./0050_files.sql" with { type: "text" };
 import m0060 from "./0060_upload_sessions_direct.sql" with { type: "text" };
 import m0100 from "./0100_runs.sql" with { type: "text" };
+import m0101 from "./0101_run_request_id.sql" with { type: "text" };
 import m0150 from "./0150_datasets.sql" with { type: "text" };
 import m0151 from "./0151_experiment_progress.sql" with { type: "text" };
 import m0160 from "./0160_experiment_batch_concurrency.sql" with { type: "text" };
@@ -21,6 +22,7 @@ export const migrations: Migration[] = [
   { name: "0050_files", sql: m0050 },
   { name: "0060_upload_sessions_direct", sql: m0060 },
   { name: "0100_runs", sql: m0100 },
+  { name: "0101_run_request_id", sql: m0101 },
   { name: "0150_datasets", sql: m0150 },
   { name: "0151_experiment_progress", sql: m0151 },
   { name: "0160_experiment_batch_concurrency", sql: m0160 },

@@ -2,7 +2,7 @@
 // producing the `issues` envelope, `x-request-id` on every response, snake_case query aliases.
 import { type AnyElysia, Elysia } from "elysia";
 import { DomainError } from "../kernel/errors";
-import { newId } from "../kernel/ids";
+import { observeHttp, requestIdOf } from "../kernel/observe";
 import type { AutomationContext } from "./context";
 import { domainIssues, envelopeResponse, HttpRefusal, issue } from "./http/envelope";
 import { openApiDocument } from "./http/openapi";
@@ -40,14 +40,6 @@ const api = (ctx: AutomationContext, prefix: string) =>
     .use(emailRoutes(ctx))
     .use(reviewRoutes(ctx));
 
-const requestIds = new WeakMap<Request, string>();
-
-/** Echo a sane client id, else mint one. */
-function requestIdFor(request: Request): string {
-  const given = request.headers.get("x-request-id");
-  return given && /^[\w.:-]{1,128}$/.test(given) ? given : newId("req");
-}
-
 export function buildApp(ctx: AutomationContext) {
   const methodsByPath: { pattern: RegExp; method: string }[] = [];
   const allowedMethods = (path: string): string[] => {
@@ -57,11 +49,10 @@ export function buildApp(ctx: AutomationContext) {
   let doc: ReturnType<typeof openApiDocument> | undefined;
   let whole: AnyElysia | undefined;
   // Elysia defaults to SO_REUSEPORT, which would let a second server silently share a busy port.
-  const app = new Elysia({ serve: { reusePort: false, development: false } })
+  // systemRouter off: every request goes through fetch, which observeHttp wraps (ids, log line, metrics).
+  const app = new Elysia({ serve: { reusePort: false, development: false }, systemRouter: false })
     .onRequest(({ request, set }) => {
-      const id = requestIdFor(request);
-      requestIds.set(request, id);
-      set.headers["x-request-id"] = id;
+      set.headers["x-request-id"] = requestIdOf(request);
     })
     // The web console owns `/` and its hashed assets; every other path falls through to the API.
     .onRequest(({ request }) => (ctx.config.console === false ? undefined : consoleResponse(request)))
@@ -70,7 +61,7 @@ export function buildApp(ctx: AutomationContext) {
     })
     .onAfterHandle({ as: "global" }, ({ request, responseValue }) => forOfficialSdk(request, responseValue))
     .onError({ as: "global" }, ({ request, error: raised, code, path }) => {
-      const requestId = requestIds.get(request) ?? requestIdFor(request);
+      const requestId = requestIdOf(request);
       // Elysia wraps whatever a parse hook throws in a ParseError; the cause is the real refusal.
       const cause = code === "PARSE" ? (raised as Error).cause : undefined;
       const sqliteCause = typeof (cause as { code?: unknown } | undefined)?.code === "string" && String((cause as { code: string }).code).startsWith("SQLITE_");
@@ -134,7 +125,7 @@ export function buildApp(ctx: AutomationContext) {
     const source = r.path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*");
     methodsByPath.push({ pattern: new RegExp(`^${source}/?$`), method: r.method });
   }
-  return app;
+  return observeHttp(app, { log: ctx.log, metrics: ctx.metrics?.kernel, serveMetrics: ctx.config.ops?.metrics.where === "api" });
 }
 
 export type AutomationApp = ReturnType<typeof buildApp>;

@@ -13,9 +13,12 @@ import { workflowsCommand } from "./automations/cli";
 import { agentsCommand } from "./agents/cli";
 import { seedDemoAgent } from "./agents/demo";
 import { blobsCommand } from "./files/cli";
+import { backupCommand, restoreCommand } from "./backup";
 
 const USAGE = `Usage: automation-server [serve] [options]
        automation-server migrate [--data-dir DIR] [--json]
+       automation-server backup --to DIR [--data-dir DIR] [--json]
+       automation-server restore --from DIR --data-dir DIR [--json]
        automation-server tenants create --name NAME [--slug SLUG] [--json]
        automation-server keys create --tenant SLUG [--scopes LIST] [--name NAME] [--json]
        automation-server keys list --tenant SLUG [--json]
@@ -37,6 +40,10 @@ export async function main(argv: string[]): Promise<void> {
       return serveCommand(rest);
     case "migrate":
       return migrateCommand(rest);
+    case "backup":
+      return backupCommand(rest);
+    case "restore":
+      return restoreCommand(rest);
     case "tenants":
       return tenantsCommand(rest);
     case "keys":
@@ -64,9 +71,11 @@ async function serveCommand(argv: string[]): Promise<void> {
   const ctx = await createContext(config);
   const demo = config.demo ? await runDemo(ctx) : undefined;
   const demoAgent = demo ? await seedDemoAgent(ctx, demo.tenantId) : undefined;
-  const { running } = serve(ctx);
+  const { running, metricsUrl } = serve(ctx);
   ctx.log.info("automation-server listening", { url: running.url, dataDir: config.dataDir });
   process.stdout.write(`automation-server listening on ${running.url} (API under ${running.url}/v1, OpenAPI ${running.url}/openapi/json)\n`);
+  if (metricsUrl) process.stdout.write(`metrics on ${metricsUrl}\n`);
+  else if (ctx.metrics) process.stdout.write(`metrics on ${running.url}/metrics\n`);
   if (demo) process.stdout.write(demo.banner(running.url));
   // The key rides after `#`: browsers never send the fragment, so it stays out of every request log.
   if (demo && config.console !== false) process.stdout.write(`  console    ${running.url}/#/signin?key=${DEMO_KEY}\n\n`);

@@ -4,6 +4,7 @@ import { availableParallelism } from "node:os";
 import type { FlagSpec, FlagValues } from "../kernel/config";
 import { UsageError } from "../kernel/errors";
 import { readyFileFlag } from "../kernel/server";
+import { opsFlags, opsOptions } from "../kernel/metrics";
 import type { AutomationConfig } from "./context";
 import { loadModelsFile, modelsFromEnv } from "./models/config";
 import { blobConfig, blobFlags } from "./files/blob-config";
@@ -105,6 +106,7 @@ export const serveFlags = {
     value: "DURATION",
     help: "the sweeper leaves blobs, temp objects and abandoned uploads younger than this",
   },
+  ...opsFlags,
   help: { type: "boolean", short: "h", help: "show this help" },
 } satisfies Record<string, FlagSpec>;
 
@@ -162,6 +164,7 @@ export function serveConfig(v: FlagValues<typeof serveFlags>): AutomationConfig 
     uploadTtlMs: uploadTtl(v["upload-ttl"]),
     gcIntervalMs: parseDuration(v["gc-interval"], "gc-interval"),
     gcGraceMs: parseDuration(v["gc-grace"], "gc-grace"),
+    ops: opsOptions(v),
     ...withModels(v.models),
   };
 }

@@ -3,6 +3,8 @@
 import type { Database } from "bun:sqlite";
 import type { Clock } from "../kernel/clock";
 import type { Logger } from "../kernel/logger";
+import type { OpsOptions } from "../kernel/metrics";
+import type { AutomationMetrics } from "./metrics";
 import type { BlobStore } from "./files/blobs";
 import type { ModelsConfig } from "./models/config";
 import type { ModelGateway } from "./models/contract";
@@ -47,6 +49,8 @@ export interface AutomationConfig {
   gcGraceMs?: number;
   /** Model providers (`--models FILE` or environment); absent = no model configured. Holds keys in memory only. */
   models?: ModelsConfig;
+  /** Metrics (off, on the API port, or on their own port) and the log format; absent = off, text. */
+  ops?: OpsOptions;
 }
 
 export interface AutomationContext {
@@ -57,4 +61,6 @@ export interface AutomationContext {
   blobs: BlobStore;
   /** Configured language models (models/); undefined when the operator configured none. */
   models?: ModelGateway;
+  /** The Prometheus series; undefined when metrics are off. */
+  metrics?: AutomationMetrics;
 }

@@ -8,6 +8,8 @@ import { openSqlite } from "../kernel/db";
 import { FatalError } from "../kernel/errors";
 import { newSecret } from "../kernel/ids";
 import { createLogger, type Logger } from "../kernel/logger";
+import { Metrics, serveMetricsPort } from "../kernel/metrics";
+import { automationMetrics, meteredBlobs, timeStatements } from "./metrics";
 import { listen, onShutdownSignal, type Running } from "../kernel/server";
 import { buildApp } from "./app";
 import { experimentsOf } from "./experiments/service";
@@ -24,6 +26,8 @@ export interface ContextDeps {
   log?: Logger;
   /** The blob store; defaults to what config.blobs names (else the filesystem store under <dataDir>/blobs). */
   blobs?: BlobStore;
+  /** Record metrics even when `config.ops` leaves them off (tests). */
+  metrics?: boolean;
 }
 
 /** Reads `<dataDir>/<name>`, generating it (atomically, mode 600) on first start. */
@@ -70,20 +74,31 @@ export async function createContext(config: AutomationConfig, deps: ContextDeps 
   const signingSecret = config.signingSecret || (memory ? newSecret(32) : loadSigningSecret(config.dataDir));
   const secretKey = config.secretKey || (memory ? newSecret(32) : loadSecretKey(config.dataDir));
   if (memory && !deps.blobs) throw new FatalError("an in-memory context needs an explicit blob store");
-  const blobs = deps.blobs ?? openBlobStore(config, config.dataDir);
-  const log = deps.log ?? createLogger();
+  const store = deps.blobs ?? openBlobStore(config, config.dataDir);
+  const log = deps.log ?? createLogger(undefined, undefined, config.ops?.logFormat);
+  let metrics: ReturnType<typeof automationMetrics> | undefined;
+  if (deps.metrics || (config.ops && config.ops.metrics.where !== "off")) {
+    const kernel = new Metrics();
+    kernel.collectProcess();
+    metrics = automationMetrics(kernel, sqlite);
+    timeStatements(sqlite, kernel);
+  }
+  const blobs = metrics ? meteredBlobs(store, metrics) : store;
   return {
     config: { ...config, signingSecret, secretKey },
     sqlite,
     clock: deps.clock ?? systemClock,
     log,
     blobs,
+    ...(metrics ? { metrics } : {}),
     ...(config.models ? { models: createGateway(config.models, { log }) } : {}),
   };
 }
 
 export interface Served {
   running: Running;
+  /** Where `--metrics-port` serves the metrics (undefined unless it was given). */
+  metricsUrl?: string;
   /** Stops taking requests, drains, closes the database. */
   shutdown(): Promise<void>;
 }
@@ -97,17 +112,20 @@ export function serve(ctx: AutomationContext, opts: { handleSignals?: boolean } 
     // Uploads stream through the files routes; JSON routes cap their own bodies.
     maxRequestBodySize: 1024 * 1024 * 1024,
   });
+  const ops = ctx.config.ops;
+  const metricsPort = ctx.metrics && ops?.metrics.where === "port" ? serveMetricsPort(ctx.metrics.kernel, ctx.config.hostname, ops.metrics.port, ctx.log) : undefined;
   runsOf(ctx).startWorkers();
   experimentsOf(ctx).recover().catch((err) => ctx.log.error("experiment recovery failed", { error: (err as Error)?.stack ?? String(err) }));
   const sweeper = startSweeper(ctx);
   let closed: Promise<void> | undefined;
   const shutdown = () =>
     (closed ??= (async () => {
+      metricsPort?.stop();
       await Promise.all([running.stop(), runsOf(ctx).stopWorkers(), sweeper.stop()]);
       stopSandboxes();
       ctx.sqlite.close();
     })());
   // The process-level bound leaves room for the runs' grace, their interruption and closing the database.
   if (opts.handleSignals !== false) onShutdownSignal(shutdown, ctx.log, SHUTDOWN_GRACE_MS + 5_000);
-  return { running, shutdown };
+  return { running, shutdown, ...(metricsPort ? { metricsUrl: metricsPort.url } : {}) };
 }

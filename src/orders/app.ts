@@ -5,6 +5,7 @@ import type { OrderConfig } from "./config";
 import type { OrderStorage } from "./db/storage";
 import { CORS_HEADERS, preflight } from "./cors";
 import { handleError } from "./errors";
+import { observeHttp } from "../kernel/observe";
 import { openApiDocument } from "./openapi";
 import { orderRoutes } from "./orders/routes";
 import { OrderService } from "./orders/service";
@@ -17,7 +18,7 @@ export function orderServices(config: OrderConfig, storage: OrderStorage) {
     users: new UserService(storage.users, config.clock, config.password),
     auth: new AuthService(config, storage.users, storage.tokens, storage.throttle),
     tokens: storage.tokens,
-    orders: new OrderService(storage.orders, config.clock),
+    orders: new OrderService(storage.orders, config.clock, config.events),
   };
 }
 
@@ -31,7 +32,8 @@ export function createOrderApp(config: OrderConfig, storage: OrderStorage, s: Or
   const allowed = (path: string) => [...new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))];
 
   // Elysia defaults to SO_REUSEPORT, which would let a second server silently share a busy port.
-  const app = new Elysia({ serve: { reusePort: false, development: false } })
+  // systemRouter off: every request goes through fetch, which observeHttp wraps (ids, log line, metrics).
+  const app = new Elysia({ serve: { reusePort: false, development: false }, systemRouter: false })
     .options("/*", () => preflight())
     // Replies built as Response objects (lists, errors, OpenAPI) carry CORS_HEADERS themselves: merging
     // headers into a finished Response is Elysia's slow path.
@@ -53,7 +55,7 @@ export function createOrderApp(config: OrderConfig, storage: OrderStorage, s: Or
     const pattern = new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+")}/?$`);
     routes.push({ method: r.method, pattern });
   }
-  return app;
+  return observeHttp(app, { log: config.logger, metrics: config.metrics, serveMetrics: config.serveMetrics });
 }
 
 export type OrderApp = ReturnType<typeof createOrderApp>;

@@ -3,6 +3,8 @@ import { systemClock } from "../kernel/clock";
 import { UsageError } from "../kernel/errors";
 import type { Logger } from "../kernel/logger";
 import { silentLogger } from "../kernel/logger";
+import type { Metrics } from "../kernel/metrics";
+import { noEvents, type OrderEvents } from "./metrics";
 
 export type Profile = "demo" | "production";
 
@@ -17,6 +19,12 @@ export interface OrderConfig {
   clients: OAuthClient[];
   clock: Clock;
   logger: Logger;
+  /** Logins and order transitions, for the metrics (no-op unless metrics are on). */
+  events: OrderEvents;
+  /** The Prometheus registry; absent = no HTTP/database series. */
+  metrics?: Metrics;
+  /** Answer GET /metrics on the API port. */
+  serveMetrics?: boolean;
   /** Access token lifetime. */
   tokenTtlMs: number;
   /** Argon2id cost for new password hashes (tests use a cheap one). */
@@ -36,6 +44,7 @@ export function orderConfig(over: Partial<OrderConfig> = {}): OrderConfig {
     clients: [],
     clock: systemClock,
     logger: silentLogger,
+    events: noEvents,
     tokenTtlMs: 24 * 60 * 60 * 1000,
     // OWASP's argon2id recommendation (19 MiB, 2 passes): ~25 ms per login on one core.
     password: { memoryCost: 19_456, timeCost: 2 },

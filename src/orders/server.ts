@@ -2,10 +2,12 @@
 import { FatalError } from "../kernel/errors";
 import type { FlagSpec } from "../kernel/config";
 import { createLogger } from "../kernel/logger";
+import { Metrics, opsFlags, opsOptions, serveMetricsPort } from "../kernel/metrics";
+import { meteredStorage, orderEvents } from "./metrics";
 import { listen, onShutdownSignal, readyFileFlag, writeReadyFile } from "../kernel/server";
 import { createOrderApp, orderServices } from "./app";
 import { DEMO_CLIENT, type OAuthClient, orderConfig, parseClients, parseProfile } from "./config";
-import { redactUrl } from "./db/pg";
+import { PG_POOL_MAX, redactUrl } from "./db/pg";
 import { openOrderStorage } from "./db/open";
 import { isPostgresUrl } from "./db/storage";
 import { DEMO_PASSWORD, DEMO_USERS, seedDemo } from "./demo/seed";
@@ -28,6 +30,7 @@ export const orderFlags = {
     value: "NAME",
   },
   ...readyFileFlag,
+  ...opsFlags,
   help: { type: "boolean", short: "h", help: "Show this help and exit" },
 } satisfies Record<string, FlagSpec>;
 
@@ -43,10 +46,14 @@ export interface OrderServerOptions {
   profile: string;
   oauthClients?: string;
   "ready-file"?: string;
+  metrics?: boolean;
+  "metrics-port"?: number;
+  "log-format": string;
 }
 
 /** Starts the server; resolves once it listens. Prints where it is to stdout. */
 export async function startOrderServer(opts: OrderServerOptions): Promise<void> {
+  const ops = opsOptions(opts);
   const profile = parseProfile(opts.profile);
   const clients: OAuthClient[] = parseClients(opts.oauthClients);
   if (profile === "demo" && !clients.some((c) => c.id === DEMO_CLIENT.id)) clients.push(DEMO_CLIENT);
@@ -56,9 +63,17 @@ export async function startOrderServer(opts: OrderServerOptions): Promise<void> 
   if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535) {
     throw new FatalError(`--port must be an integer from 0 to 65535 (got ${opts.port})`);
   }
-  const logger = createLogger();
-  const config = orderConfig({ profile, clients, logger });
-  const storage = await openOrderStorage(opts.db);
+  const logger = createLogger(undefined, undefined, ops.logFormat);
+  const metrics = ops.metrics.where === "off" ? undefined : new Metrics();
+  metrics?.collectProcess();
+  const config = orderConfig({
+    profile,
+    clients,
+    logger,
+    ...(metrics ? { metrics, events: orderEvents(metrics), serveMetrics: ops.metrics.where === "api" } : {}),
+  });
+  const opened = await openOrderStorage(opts.db);
+  const storage = metrics ? meteredStorage(metrics, opened, PG_POOL_MAX) : opened;
   const seeded = profile === "demo" ? await seedDemo(storage, config.clock, config.password) : false;
   const services = orderServices(config, storage);
   const app = createOrderApp(config, storage, services);
@@ -70,6 +85,7 @@ export async function startOrderServer(opts: OrderServerOptions): Promise<void> 
     services.tokens.deleteExpired(config.clock.now().getTime()).catch((err) => logger.warn("token sweep failed", { error: (err as Error).message }));
   }, 3600_000);
   sweep.unref();
+  const metricsPort = metrics && ops.metrics.where === "port" ? serveMetricsPort(metrics, opts.host, ops.metrics.port, logger) : undefined;
 
   const lines = [
     `order-server listening on ${running.url}`,
@@ -84,11 +100,14 @@ export async function startOrderServer(opts: OrderServerOptions): Promise<void> 
       `  try: curl -s -X POST '${running.url}/oauth/token?grant_type=password&username=anna&password=${DEMO_PASSWORD}&client_id=${DEMO_CLIENT.id}&client_secret=${DEMO_CLIENT.secret}'`,
     );
   }
+  if (metricsPort) lines.push(`  metrics:  ${metricsPort.url}`);
+  else if (metrics) lines.push(`  metrics:  ${running.url}/metrics`);
   console.log(lines.join("\n"));
   writeReadyFile(opts["ready-file"], running.url);
 
   onShutdownSignal(async () => {
     clearInterval(sweep);
+    metricsPort?.stop();
     await running.stop();
     await storage.close();
   }, logger);

@@ -12,7 +12,7 @@ import type { EmailServerRow } from "./schema";
 import { deliveryStore, serverStore } from "./store";
 import { type Outgoing, sendResend, sendSmtp, SendFailed } from "./transports";
 
-export type EmailContext = Pick<AutomationContext, "sqlite" | "clock" | "log" | "config">;
+export type EmailContext = Pick<AutomationContext, "sqlite" | "clock" | "log" | "config" | "metrics">;
 
 const keys = new WeakMap<object, Buffer>();
 function keyOf(ctx: EmailContext): Buffer {
@@ -163,10 +163,16 @@ async function deliver(ctx: EmailContext, row: EmailServerRow, m: Omit<Outgoing,
   const secret = secretOf(ctx, row);
   const from = { email: row.fromEmail, name: row.fromName };
   try {
-    if (row.transport === "resend") return await sendResend(ctx.config.resendUrl ?? "https://api.resend.com", secret ?? "", { ...m, from });
-    const security = (row.security ?? "starttls") as "starttls" | "tls" | "none";
-    return await sendSmtp({ host: row.host ?? "", port: row.port ?? DEFAULT_PORTS[security], security, username: row.username, password: secret, caPem: row.caPem }, { ...m, from });
+    let id: string;
+    if (row.transport === "resend") id = await sendResend(ctx.config.resendUrl ?? "https://api.resend.com", secret ?? "", { ...m, from });
+    else {
+      const security = (row.security ?? "starttls") as "starttls" | "tls" | "none";
+      id = await sendSmtp({ host: row.host ?? "", port: row.port ?? DEFAULT_PORTS[security], security, username: row.username, password: secret, caPem: row.caPem }, { ...m, from });
+    }
+    ctx.metrics?.emails.inc({ outcome: "sent" });
+    return id;
   } catch (err) {
+    ctx.metrics?.emails.inc({ outcome: "failed" });
     if (err instanceof SendFailed) ctx.log.warn("e-mail send failed", { serverId: row.id, transport: row.transport, reason: err.message, code: err.code });
     throw err;
   }

@@ -28,7 +28,17 @@ function requestHash(model: string, req: ModelRequest): string {
   return new Bun.CryptoHasher("sha256").update(JSON.stringify({ ...rest, model })).digest("hex");
 }
 
-export function meteredGateway(base: ModelGateway, store: ModelCallStore, runId: string, clock: Clock): ModelGateway {
+/** Told of every model call made (not replayed): for the metrics. */
+export type ModelUsageObserver = (call: {
+  model: string | null;
+  status: "ok" | "failed";
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}) => void;
+
+export function meteredGateway(base: ModelGateway, store: ModelCallStore, runId: string, clock: Clock, observe?: ModelUsageObserver): ModelGateway {
   // Journaled calls this execution already used (replayed or made): each answers one request only.
   const used = new Set<number>();
   return {
@@ -51,6 +61,7 @@ export function meteredGateway(base: ModelGateway, store: ModelCallStore, runId:
           ...row, model: res.model, provider: res.provider, status: "ok", inputTokens: input, outputTokens: output, cacheReadTokens: cacheRead,
           cacheWriteTokens: cacheWrite, durationMs: res.durationMs, error: null, response: JSON.stringify(res),
         }));
+        observe?.({ model: res.model, status: "ok", inputTokens: input, outputTokens: output, cacheReadTokens: cacheRead, cacheWriteTokens: cacheWrite });
         return res;
       } catch (err) {
         // Nothing was sent when no model is configured, and an aborted call is the run stopping, not a call.
@@ -59,6 +70,7 @@ export function meteredGateway(base: ModelGateway, store: ModelCallStore, runId:
             ...row, model: model ?? req.model ?? null, provider: model?.split("/")[0] ?? null, status: "failed", inputTokens: 0, outputTokens: 0,
             cacheReadTokens: 0, cacheWriteTokens: 0, durationMs: Math.round(performance.now() - t0), error: (err as Error).message, response: null,
           }));
+          observe?.({ model: model ?? req.model ?? null, status: "failed", inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
         }
         throw err;
       }

@@ -20,6 +20,7 @@ import { checkZipToken } from "./token";
 import { publicUrlFor } from "../http/public-url";
 import type { CancelResult, RunStatus } from "./model";
 import { blobResponse } from "../files/download";
+import { requestIdOf } from "../../kernel/observe";
 
 const detail = (summary: string) => ({ detail: { summary, tags: ["Runs"] } });
 /** Leaves the body unread for the handler (which streams or caps it itself). */
@@ -145,7 +146,7 @@ export const runsRoutes = (ctx: AutomationContext) => {
         requireScope(auth, "runs:write");
         const q = parseWith(WaitQuery, query);
         const body = await readStart(request);
-        const run = await svc.start({ tenantId: auth.tenantId, keyId: auth.keyId, keyName: auth.keyName }, { ...body, version: q.version, trigger: triggerOf(request) });
+        const run = await svc.start({ tenantId: auth.tenantId, keyId: auth.keyId, keyName: auth.keyName }, { ...body, version: q.version, trigger: triggerOf(request), requestId: requestIdOf(request) });
         return answerStarted(svc, run, q.waitForCompletion, set);
       },
       { parse: keepBody, ...detail("Start a run") },
@@ -219,10 +220,10 @@ export const runsRoutes = (ctx: AutomationContext) => {
     )
     .post(
       "/runs/:id/rerun",
-      async ({ auth, params, query, set }) => {
+      async ({ auth, params, query, set, request }) => {
         requireScope(auth, "runs:write");
         const q = parseWith(RerunQuery, query);
-        const run = await svc.rerun({ tenantId: auth.tenantId, keyId: auth.keyId, keyName: auth.keyName }, params.id, { version: q.version });
+        const run = await svc.rerun({ tenantId: auth.tenantId, keyId: auth.keyId, keyName: auth.keyName }, params.id, { version: q.version, requestId: requestIdOf(request) });
         return answerStarted(svc, run, q.waitForCompletion, set);
       },
       { parse: keepBody, ...detail("Rerun a run") },

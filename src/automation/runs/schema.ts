@@ -44,6 +44,8 @@ export const runs = sqliteTable(
     leaseUntil: integer("lease_until"),
     /** How many times a worker picked the run up (1 normally, more after crashes). */
     attempts: integer("attempts").notNull().default(0),
+    /** The x-request-id of the API request that started the run (a child run: its parent's). */
+    requestId: text("request_id"),
   },
   (t) => [
     index("runs_tenant_created").on(t.tenantId, t.createdAt, t.id),

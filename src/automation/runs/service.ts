@@ -42,6 +42,8 @@ export interface StartRequest {
   evaluation?: boolean;
   /** Inserted `created`, outside the queue: its experiment queues it when its concurrency allows. */
   held?: boolean;
+  /** The x-request-id of the API request starting the run; the run's log lines carry it. */
+  requestId?: string;
 }
 
 export const ZIP_MAX_BYTES = 32 * 1024 * 1024;
@@ -191,6 +193,7 @@ export class RunService {
         claimedBy: running ? this.pool.worker : null,
         leaseUntil: running ? Date.now() + LEASE_MS : null,
         attempts: running ? 1 : 0,
+        requestId: req.requestId ?? null,
       };
       const events = [
         { type: "created", status: "created", message: `run of ${source.slug}${source.versionLabel ? `@${source.versionLabel}` : ""}` },
@@ -282,7 +285,7 @@ export class RunService {
   }
 
   /** A new run from a finished or running one, with the same input and files, linked both ways. */
-  async rerun(actor: Actor, id: string, opts: { version?: string }): Promise<RunRow> {
+  async rerun(actor: Actor, id: string, opts: { version?: string; requestId?: string }): Promise<RunRow> {
     const src = this.get(actor.tenantId, id);
     const source: ResolvedSource =
       opts.version === "original"
@@ -304,6 +307,7 @@ export class RunService {
       evaluation: src.evaluation === 1,
       retry: { number: src.retryNumber + 1, previousRunId: src.id },
       copyFilesFrom: src.id,
+      requestId: opts.requestId,
     });
     this.pool.wake();
     return row;
@@ -337,6 +341,7 @@ export class RunService {
         trigger: "workflow",
         status: "running",
         parentRunId: parent.id,
+        requestId: parent.requestId ?? undefined,
         metadata: opts.step ? { invokedBy: { runId: parent.id, step: opts.step } } : undefined,
         evaluation: parent.evaluation === 1,
         inheritFiles: { runId: parent.id, paths: fileRefPaths(scalars) },

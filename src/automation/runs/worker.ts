@@ -10,6 +10,7 @@ import { templateRenderer } from "../templates/engine";
 import { humanReviewGateway } from "../human-review/gateway";
 import { mailSender } from "../email/engine";
 import { meteredGateway } from "../models/metered";
+import { modelUsageMetrics } from "../metrics";
 import { sqliteModelCallStore } from "../models/store";
 import { ownerOf } from "./inputs";
 import type { AbortReason } from "./queue";
@@ -92,7 +93,7 @@ function services(deps: WorkerDeps, run: RunRow): EngineServices {
     invokeWorkflow: (target, input, opts) => deps.invoke(run, target, input, opts),
     templates: templateRenderer(ctx, run.tenantId),
     describeWorkflow: async (target) => describeWorkflow(ctx.sqlite, run.tenantId, target),
-    ...(ctx.models ? { models: meteredGateway(ctx.models, sqliteModelCallStore(ctx.sqlite), run.id, ctx.clock) } : {}),
+    ...(ctx.models ? { models: meteredGateway(ctx.models, sqliteModelCallStore(ctx.sqlite), run.id, ctx.clock, ctx.metrics && modelUsageMetrics(ctx.metrics)) } : {}),
     humanReview: humanReviewGateway(ctx, store, run),
     email: mailSender(ctx, run.tenantId, run.id),
   };
@@ -123,8 +124,20 @@ async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, int
   const run = store.byId(runId);
   if (!run) return;
   const now = () => ctx.clock.now().toISOString();
+  // Every line about this run names it, its tenant and the request that started it.
+  const log = ctx.log.child({ runId, tenant: run.tenantId, ...(run.requestId ? { requestId: run.requestId } : {}) });
+  const t0 = performance.now();
+  const m = ctx.metrics;
+  if (run.attempts <= 1) {
+    m?.runsStarted.inc();
+    m?.queueWait.observe(Math.max(0, (ctx.clock.now().getTime() - Date.parse(run.createdAt)) / 1000));
+  }
+  log.info("run started", { automation: run.automationSlug ?? run.automationId, attempt: run.attempts });
   const end = (r: Parameters<RunStore["finish"]>[2]) => {
-    if (store.finish(runId, now(), r)) deps.finished(runId);
+    if (!store.finish(runId, now(), r)) return;
+    m?.runsFinished.inc({ status: r.status });
+    log.info("run finished", { status: r.status, ms: Math.round(performance.now() - t0) });
+    deps.finished(runId);
   };
   if (run.cancelRequestedAt) return end({ status: "cancelled", message: "cancelled at a step boundary" });
   // A run that keeps dying with the process (a poison run) must not crash-loop the server forever.
@@ -140,7 +153,11 @@ async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, int
   const journal: RunJournal = {
     completed,
     stepStarted: (s) => store.stepStarted(runId, s),
-    stepFinished: (s) => store.stepFinished(runId, s),
+    stepFinished: (s) => {
+      store.stepFinished(runId, s);
+      if (m) m.stepDuration.observe({ kind: s.type, status: s.status }, Math.max(0, (Date.parse(s.completedAt) - Date.parse(s.startedAt)) / 1000));
+      if (s.status === "failed") log.warn("step failed", { step: s.path, kind: s.type, error: s.error?.message });
+    },
   };
 
   let result: ExecuteResult;
@@ -156,13 +173,13 @@ async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, int
     });
   } catch (err) {
     if (signal.aborted && (signal.reason as AbortReason) === "shutdown") return;
-    ctx.log.error("engine threw", { runId, error: (err as Error)?.stack ?? String(err) });
+    log.error("engine threw", { error: (err as Error)?.stack ?? String(err) });
     result = { status: "failed", error: { message: `internal error: ${(err as Error)?.message ?? String(err)}`, code: "internal_error" } };
   }
   // Stopped for a shutdown, not by the user: leave it running, the next start resumes it.
   if (signal.aborted && (signal.reason as AbortReason) === "shutdown" && result.status !== "completed" && !run.cancelRequestedAt && !store.byId(runId)?.cancelRequestedAt) return;
   // Parked on a human review: `waiting` is already committed with the task; approval re-queues the run.
-  if (result.status === "waiting") return;
+  if (result.status === "waiting") return log.info("run waiting for a human review");
   if (result.status === "completed") return end({ status: "completed", output: result.output ?? null });
   if (result.status === "cancelled") return end({ status: "cancelled", message: "cancelled at a step boundary" });
   return end({ status: "failed", error: result.error ?? { message: "the run failed" }, message: result.error?.message });

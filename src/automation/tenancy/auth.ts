@@ -3,6 +3,7 @@
 import { bearer } from "@elysiajs/bearer";
 import { Elysia } from "elysia";
 import { Unauthorized } from "../../kernel/errors";
+import { noteRequest } from "../../kernel/observe";
 import type { AutomationContext } from "../context";
 import type { Auth } from "./model";
 import { limiterOf } from "./rate-limit";
@@ -17,6 +18,7 @@ export type { Auth } from "./model";
  */
 export function authenticateRequest(ctx: AutomationContext, request: Request, token?: string): Auth {
   const auth = identify(ctx, request, token);
+  noteRequest(request, { tenant: auth.tenantId });
   // Routes that check the key before reading the body authenticate twice; the request counts once.
   if (!charged.has(request)) {
     charged.add(request);

@@ -1,5 +1,6 @@
 import type { Caller } from "../users/model";
 import type { AuthService } from "./service";
+import { noteRequest } from "../../kernel/observe";
 
 /** The bearer scheme, any case, followed by whitespace or nothing. */
 const BEARER = /^bearer(?:[ \t]|$)/i;
@@ -28,6 +29,7 @@ export async function callerOf(auth: AuthService, extracted: string | undefined,
   const authorization = request.headers.get("authorization") ?? undefined;
   const token = presentedToken(extracted, authorization);
   const caller = await auth.authenticate(token);
+  noteRequest(request, { user: String(caller.id) });
   if (token !== undefined && !(authorization !== undefined && BEARER.test(authorization))) set.headers["cache-control"] = "private";
   return caller;
 }

@@ -39,6 +39,7 @@ export class AuthService {
     const key = usernameKey(req.username);
     const wait = await this.throttle.begin(key);
     if (wait > 0) {
+      this.config.events.login("throttled");
       throw new DomainError("rate_limited", `Too many failed logins for this username; retry in ${wait} s`, {
         code: "too_many_requests",
         retryAfter: wait,
@@ -46,7 +47,11 @@ export class AuthService {
     }
     const user = await this.users.findByKey(key);
     const ok = await Bun.password.verify(req.password, user?.passwordHash ?? (await this.dummyHash));
-    if (!user || !ok) throw oauth("invalid", "invalid_grant", "Bad credentials");
+    if (!user || !ok) {
+      this.config.events.login("bad_credentials");
+      throw oauth("invalid", "invalid_grant", "Bad credentials");
+    }
+    this.config.events.login("success");
     await this.throttle.reset(key);
 
     const token = newSecret(32);

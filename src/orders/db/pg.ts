@@ -66,6 +66,9 @@ export async function migratePg(client: SQL, migrations: Migration[]): Promise<s
   return applied;
 }
 
+/** Connections in the pool unless the caller asks for another size. */
+export const PG_POOL_MAX = 10;
+
 export interface PgOptions {
   /** Pool size per instance. */
   max?: number;
@@ -73,7 +76,7 @@ export interface PgOptions {
 
 /** Connects, migrates (under the advisory lock) and returns the stores. A bad URL or server is one FatalError line. */
 export async function openPgStorage(url: string, opts: PgOptions = {}): Promise<OrderStorage> {
-  const client = new SQL({ url, max: opts.max ?? 10, connectionTimeout: 10 });
+  const client = new SQL({ url, max: opts.max ?? PG_POOL_MAX, connectionTimeout: 10 });
   try {
     await migratePg(client, orderPgMigrations);
   } catch (err) {

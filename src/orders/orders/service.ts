@@ -13,6 +13,7 @@ import {
   WAITING,
 } from "./model";
 import type { OrderFilter, OrderStore } from "./store";
+import { noEvents, type OrderEvents } from "../metrics";
 
 const denied = (message: string) => Forbidden(message, { code: "access_denied" });
 
@@ -51,6 +52,7 @@ export class OrderService {
   constructor(
     private readonly store: OrderStore,
     private readonly clock: Clock,
+    private readonly events: OrderEvents = noEvents,
   ) {}
 
   /** The role rule for publishing, on its own so that a performer hears 403 before any body check. */
@@ -69,6 +71,7 @@ export class OrderService {
         { field: "price" },
       );
     }
+    this.events.transition("published");
     return orderWire((await this.store.find(r.id))!);
   }
 
@@ -85,6 +88,7 @@ export class OrderService {
     const o = await this.mustFind(id);
     // The update is conditional (still WAITING), so of many racing performers, on any instance, one wins.
     if (o.status !== WAITING || !(await this.store.take(id, caller.id))) throw await this.wrongState(o, WAITING, "taken");
+    this.events.transition("taken");
     return orderWire((await this.store.find(id))!);
   }
 
@@ -93,6 +97,7 @@ export class OrderService {
     const o = await this.mustFind(id);
     if (o.performerId !== caller.id) throw denied(`Order ${id} is not taken by you`);
     if (o.status !== IN_PROGRESS || !(await this.store.pass(id, caller.id))) throw await this.wrongState(o, IN_PROGRESS, "passed");
+    this.events.transition("passed");
     return orderWire((await this.store.find(id))!);
   }
 
@@ -110,6 +115,7 @@ export class OrderService {
         `Balance ${formatRubles(r.balance)} is not enough to pay ${formatRubles(o.price + commission)} (price ${formatRubles(o.price)} + commission ${formatRubles(commission)})`,
       );
     }
+    this.events.transition("completed");
     return orderWire((await this.store.find(id))!);
   }
 

@@ -1,6 +1,7 @@
 // Human-review test support: the HTTP harness with the real engine and workers, a workflow whose
 // middle step is a human review, and helpers to wait for a run to park and to act on its task.
 import { createAutomation } from "../../../src/automation/automations/service";
+import type { AutomationConfig } from "../../../src/automation/context";
 import { runsOf } from "../../../src/automation/runs/service";
 import { harness, json, type Json } from "../app/harness";
 
@@ -37,8 +38,8 @@ output:
   qty: "{{ steps.check.output.lines[0].qty }}"
 `;
 
-export async function reviewHarness(workers = 2) {
-  const h = await harness({ workers });
+export async function reviewHarness(workers = 2, over: Partial<AutomationConfig> = {}) {
+  const h = await harness({ workers, ...over });
   const t = h.tenant(`h${Math.random().toString(36).slice(2, 8)}`);
   runsOf(h.ctx).startWorkers();
   const key = t.key;

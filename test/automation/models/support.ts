@@ -2,6 +2,7 @@
 // pointing at the loopback fake. `run` deploys a workflow and runs it to completion through /v1/runs.
 import { afterAll } from "bun:test";
 import { createAutomation } from "../../../src/automation/automations/service";
+import type { AutomationConfig } from "../../../src/automation/context";
 import type { ModelsConfig } from "../../../src/automation/models/config";
 import { runsOf } from "../../../src/automation/runs/service";
 import { harness, json, type Harness, type Json } from "../app/harness";
@@ -20,8 +21,8 @@ afterAll(async () => {
   for (const h of open) await runsOf(h.ctx).stopWorkers(100);
 });
 
-export async function aiHarness(models?: ModelsConfig): Promise<AiHarness> {
-  const h = await harness({ workers: 2, ...(models ? { models } : {}) });
+export async function aiHarness(models?: ModelsConfig, over: Partial<AutomationConfig> = {}): Promise<AiHarness> {
+  const h = await harness({ workers: 2, ...(models ? { models } : {}), ...over });
   open.push(h);
   runsOf(h.ctx).startWorkers();
   const t = h.tenant(`t${Math.random().toString(36).slice(2, 8)}`);

@@ -1,0 +1,144 @@
+// What both servers do around every request, outside the app's own routing: a request id (the client's
+// `x-request-id` when well-formed, else a new one) echoed on the response, one log line per request
+// (method, route template, status, duration, request id and who asked), the HTTP metrics, and
+// `GET /metrics` when it is served on the API port. It wraps the app's fetch handler, so it sees the
+// final status of every response, errors included (Elysia's own after-response hook does not).
+import type { AnyElysia } from "elysia";
+import { newId } from "./ids";
+import type { Logger } from "./logger";
+import type { Metrics } from "./metrics";
+
+const ids = new WeakMap<Request, string>();
+const notes = new WeakMap<Request, Record<string, string>>();
+
+/** A client's request id is kept when it is 1-128 characters of `[A-Za-z0-9_.:-]`, else a new `req_…`. */
+export function acceptedRequestId(given: string | null): string {
+  return given && /^[\w.:-]{1,128}$/.test(given) ? given : newId("req");
+}
+
+/** The request's id (assigned on first ask, so apps used without `observeHttp` still get one). */
+export function requestIdOf(request: Request): string {
+  let id = ids.get(request);
+  if (!id) {
+    id = acceptedRequestId(request.headers.get("x-request-id"));
+    ids.set(request, id);
+  }
+  return id;
+}
+
+/** Adds fields to the request's log line (the tenant or user it authenticated as). Never secrets. */
+export function noteRequest(request: Request, fields: Record<string, string>): void {
+  const had = notes.get(request);
+  notes.set(request, had ? { ...had, ...fields } : fields);
+}
+
+interface RouteEntry {
+  method: string;
+  path: string;
+  pattern: RegExp;
+}
+
+/**
+ * Route templates of an app, for labels and log lines: `GET /v1/runs/exec_123` → `/v1/runs/:id`.
+ * Static paths first, then parametrized ones in registration order (as Elysia's router prefers them).
+ */
+export function routeTemplates(routes: readonly { method: string; path: string }[]): (method: string, path: string) => string | undefined {
+  const exact = new Map<string, string>();
+  const dynamic: RouteEntry[] = [];
+  for (const r of routes) {
+    const method = r.method.toUpperCase();
+    if (!/[:*]/.test(r.path)) {
+      exact.set(`${method} ${r.path}`, r.path);
+      continue;
+    }
+    const source = r.path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*");
+    dynamic.push({ method, path: r.path, pattern: new RegExp(`^${source}/?$`) });
+  }
+  return (method, path) => {
+    const m = method === "HEAD" ? "GET" : method;
+    const trimmed = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
+    const hit = exact.get(`${m} ${trimmed}`) ?? exact.get(`ALL ${trimmed}`);
+    if (hit) return hit;
+    for (const r of dynamic) if ((r.method === m || r.method === "ALL") && r.pattern.test(path)) return r.path;
+    return undefined;
+  };
+}
+
+export interface ObserveOptions {
+  log: Logger;
+  /** Records the HTTP series when given. */
+  metrics?: Metrics;
+  /** Answer `GET /metrics` on this app (no credentials; the series carry no tenant data). */
+  serveMetrics?: boolean;
+}
+
+/** The label for a path no route matched: unmatched paths never become label values. */
+export const UNMATCHED = "<unmatched>";
+
+/**
+ * Wraps `app.fetch` (used by `app.listen` and `app.handle`) with request ids, the per-request log line
+ * and the HTTP metrics. Call it last, once every route is registered; the app needs
+ * `systemRouter: false` so Bun's own router does not bypass fetch.
+ */
+export function observeHttp<A extends AnyElysia>(app: A, opts: ObserveOptions): A {
+  const template = routeTemplates(app.routes);
+  const { log, metrics } = opts;
+  const wrap = (inner: (request: Request) => Response | Promise<Response>) => async (request: Request): Promise<Response> => {
+    const t0 = performance.now();
+    const id = requestIdOf(request);
+    const url = request.url;
+    const at = url.indexOf("/", url.indexOf("//") + 2);
+    const q = url.indexOf("?", at);
+    const path = at === -1 ? "/" : url.slice(at, q === -1 ? undefined : q);
+    if (opts.serveMetrics && metrics && path === "/metrics" && (request.method === "GET" || request.method === "HEAD")) {
+      return metrics.scrape();
+    }
+    metrics?.httpInFlight.inc();
+    let response: Response;
+    try {
+      response = await inner(request);
+    } finally {
+      metrics?.httpInFlight.dec();
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    const route = template(request.method, path) ?? UNMATCHED;
+    if (!response.headers.has("x-request-id")) {
+      try {
+        response.headers.set("x-request-id", id);
+      } catch {
+        // A response with immutable headers (a proxied fetch) goes out without the echo.
+      }
+    }
+    metrics?.request(request.method, route, response.status, seconds);
+    log.info("request", {
+      method: request.method,
+      route,
+      status: response.status,
+      ms: Math.round(seconds * 10_000) / 10,
+      requestId: id,
+      ...notes.get(request),
+    });
+    return response;
+  };
+  const wrappers = new WeakSet<object>();
+  const install = () => {
+    const current = app.fetch;
+    if (wrappers.has(current)) return;
+    const handle = wrap(current);
+    wrappers.add(handle);
+    Object.defineProperty(app, "fetch", { value: handle, configurable: true, writable: true });
+  };
+  install();
+  // Elysia recompiles its handler once listening (and redefines fetch): wrap the new one too.
+  const compile = app.compile.bind(app);
+  Object.defineProperty(app, "compile", {
+    value: () => {
+      const compiled = compile();
+      install();
+      return compiled;
+    },
+    configurable: true,
+    writable: true,
+  });
+  return app;
+}
