@@ -96,6 +96,7 @@ export function serve(ctx: AutomationContext, opts: { handleSignals?: boolean } 
     hostname: ctx.config.hostname,
     // Uploads stream through the files routes; JSON routes cap their own bodies.
     maxRequestBodySize: 1024 * 1024 * 1024,
+    bodyTimeoutMs: ctx.config.bodyTimeoutMs,
   });
   runsOf(ctx).startWorkers();
   experimentsOf(ctx).recover().catch((err) => ctx.log.error("experiment recovery failed", { error: (err as Error)?.stack ?? String(err) }));
