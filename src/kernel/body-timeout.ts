@@ -39,7 +39,11 @@ function watched(request: Request, ms: number, watch: Watch): Request {
     },
     { highWaterMark: 0 },
   );
-  return new Request(request.url, { method: request.method, headers: request.headers, body, signal: request.signal, duplex: "half" } as RequestInit);
+  const out = new Request(request.url, { method: request.method, headers: request.headers, body, signal: request.signal, duplex: "half" } as RequestInit);
+  // Bun's router puts the path parameters on its own request object; Elysia's route handlers read them there.
+  const params = (request as Request & { params?: unknown }).params;
+  if (params !== undefined) Object.defineProperty(out, "params", { value: params, enumerable: true });
+  return out;
 }
 
 function closing(res: Response): Response {
