@@ -4,7 +4,7 @@
 // request body is read through a stream that fails with a 408 DomainError when no bytes came for
 // `ms`; the app's own onError turns that into its envelope, and the answer carries
 // `Connection: close` so Bun drops the socket instead of waiting for the rest of the body.
-import { TimedOut } from "./errors";
+import { Invalid, TimedOut } from "./errors";
 
 interface Watch {
   timedOut: boolean;
@@ -29,8 +29,10 @@ function watched(request: Request, ms: number, watch: Watch): Request {
           }
           if (next.done) ctrl.close();
           else ctrl.enqueue(next.value);
-        } catch (err) {
-          ctrl.error(err);
+        } catch {
+          // Bun's parser found a broken chunked encoding (it has answered a bare 400 and closed the
+          // socket), or the client went away: a refusal of the body, not an internal error.
+          ctrl.error(Invalid("the request body could not be read: malformed chunked encoding, or the client closed the connection", { code: "invalid_body" }));
         } finally {
           clearTimeout(timer);
         }

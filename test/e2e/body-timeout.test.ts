@@ -128,3 +128,19 @@ describe("a body that never arrives", () => {
     expect(statusOf(text)).toBeLessThan(500);
   });
 });
+
+describe("a broken chunked body", () => {
+  test("automation-server: Bun's parser answers 400 and closes; the app logs no 'unhandled error' for it", async () => {
+    const before = automation!.output();
+    const r = await stall(
+      automation!.port,
+      `POST /v1/files HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${DEMO_KEY}\r\nContent-Type: multipart/form-data; boundary=xyz\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n--xyz\r\nZZ-not-a-size\r\nabc\r\n`,
+      5000,
+    );
+    expect(statusOf(r.text)).toBe(400);
+    expect(r.closedAfter).not.toBeNull();
+    await Bun.sleep(300);
+    expect(automation!.output().slice(before.length)).not.toContain("unhandled error");
+    expect((await fetch(`${automation!.url}/health`)).status).toBe(200);
+  });
+});
