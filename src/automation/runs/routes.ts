@@ -6,7 +6,7 @@ import { Invalid, Unauthorized } from "../../kernel/errors";
 import type { AutomationContext } from "../context";
 import { isJsonType, readLimited } from "../http/body";
 import { HttpRefusal } from "../http/envelope";
-import { parseWith } from "../http/validate";
+import { decodePathParam, parseWith } from "../http/validate";
 import { contentDisposition } from "../files/filename";
 import { multipartBoundary, readMultipart, readText } from "../files/multipart";
 import { parseRange } from "../files/range";
@@ -241,7 +241,7 @@ export const runsRoutes = (ctx: AutomationContext) => {
       "/runs/:id/artifacts/*",
       async ({ auth, params, request }) => {
         requireScope(auth, "runs:read");
-        const path = decodeURIComponent(params["*"]);
+        const path = decodePathParam(params["*"]);
         const a = await svc.artifactBytes(auth.tenantId, params.id, path);
         const headers: Record<string, string> = {
           "content-type": a.contentType,
