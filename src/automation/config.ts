@@ -3,8 +3,8 @@ import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import type { FlagSpec, FlagValues } from "../kernel/config";
 import { UsageError } from "../kernel/errors";
-import { readyFileFlag } from "../kernel/server";
 import { opsFlags, opsOptions } from "../kernel/metrics";
+import { bodyTimeoutFlag, bodyTimeoutMs, readyFileFlag } from "../kernel/server";
 import type { AutomationConfig } from "./context";
 import { loadModelsFile, modelsFromEnv } from "./models/config";
 import { blobConfig, blobFlags } from "./files/blob-config";
@@ -30,6 +30,7 @@ export const dataDirFlag = {
 export const serveFlags = {
   port: { type: "number", env: "PORT", default: 8081, value: "PORT", help: "HTTP port (0: a free one, reported on the first stdout line)" },
   ...readyFileFlag,
+  ...bodyTimeoutFlag,
   host: { type: "string", env: "HOST", default: "0.0.0.0", value: "HOST", help: "interface to listen on" },
   ...dataDirFlag,
   workers: { type: "number", env: "AUTOMATION_WORKERS", value: "N", help: "run concurrency (default: CPU count)" },
@@ -165,6 +166,7 @@ export function serveConfig(v: FlagValues<typeof serveFlags>): AutomationConfig 
     gcIntervalMs: parseDuration(v["gc-interval"], "gc-interval"),
     gcGraceMs: parseDuration(v["gc-grace"], "gc-grace"),
     ops: opsOptions(v),
+    bodyTimeoutMs: bodyTimeoutMs(v["body-timeout"]),
     ...withModels(v.models),
   };
 }

@@ -27,6 +27,8 @@ export interface AutomationConfig {
   publicUrlFromRequest?: boolean;
   /** Secret for signed URLs/tokens, generated into the data dir on first start. */
   signingSecret: string;
+  /** How long a request body may stall before 408 and a close (`--body-timeout`); default 30 s. */
+  bodyTimeoutMs?: number;
   /** Requests per second per API key (burst the same); absent or 0 = no limit. */
   rateLimit?: number;
   /**

@@ -111,6 +111,7 @@ export function serve(ctx: AutomationContext, opts: { handleSignals?: boolean } 
     hostname: ctx.config.hostname,
     // Uploads stream through the files routes; JSON routes cap their own bodies.
     maxRequestBodySize: 1024 * 1024 * 1024,
+    bodyTimeoutMs: ctx.config.bodyTimeoutMs,
   });
   const ops = ctx.config.ops;
   const metricsPort = ctx.metrics && ops?.metrics.where === "port" ? serveMetricsPort(ctx.metrics.kernel, ctx.config.hostname, ops.metrics.port, ctx.log) : undefined;

@@ -11,6 +11,12 @@ export const root = join(import.meta.dir, "../..");
 const FAST_START = new Set(["quotas"]);
 const fastStartFlags = ["--bytecode", "--splitting", "--format", "esm"];
 
+// Worker-thread entries an executable starts with `new Worker(...)`: bundled as extra entry points,
+// so the binary embeds them under its project-root path (see src/automation/offthread/pool.ts).
+const WORKER_ENTRIES: Record<string, string[]> = {
+  "automation-server": ["src/automation/offthread/tasks.ts"],
+};
+
 /**
  * Compiles bin/<name>.ts into `outfile` atomically (a temp name, then rename), so a binary that a
  * test or a user is running is never overwritten in place. Throws with the compiler's output.
@@ -24,7 +30,7 @@ export async function compile(name: string, outfile = join(root, "dist", name)):
       "--minify-whitespace", "--minify-syntax",
       "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig",
       ...(FAST_START.has(name) ? fastStartFlags : []),
-      join("bin", `${name}.ts`), "--outfile", tmp,
+      join("bin", `${name}.ts`), ...(WORKER_ENTRIES[name] ?? []), "--outfile", tmp,
     ],
     { cwd: root, stdout: "pipe", stderr: "pipe" },
   );

@@ -9,6 +9,7 @@ export type ErrorKind =
   | "forbidden"
   | "not_found"
   | "conflict"
+  | "timeout"
   | "too_large"
   | "rate_limited"
   | "unavailable";
@@ -19,6 +20,7 @@ const statusOf: Record<ErrorKind, number> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  timeout: 408,
   too_large: 413,
   rate_limited: 429,
   unavailable: 503,
@@ -66,6 +68,9 @@ export const Conflict = (message: string, opts?: ConstructorParameters<typeof Do
   new DomainError("conflict", message, opts);
 export const TooLarge = (message: string, opts?: ConstructorParameters<typeof DomainError>[2]) =>
   new DomainError("too_large", message, opts);
+/** The client stopped sending the body it announced (`--body-timeout`). */
+export const TimedOut = (message: string, opts?: ConstructorParameters<typeof DomainError>[2]) =>
+  new DomainError("timeout", message, opts);
 export const RateLimited = (message: string, retryAfter: number) =>
   new DomainError("rate_limited", message, { retryAfter });
 

@@ -1,5 +1,6 @@
 import { renameSync, writeFileSync } from "node:fs";
 import type { Elysia } from "elysia";
+import { bodyTimeout } from "./body-timeout";
 import type { FlagSpec } from "./config";
 import { FatalError } from "./errors";
 import type { Logger } from "./logger";
@@ -29,6 +30,22 @@ export function writeReadyFile(path: string | undefined, url: string): void {
   }
 }
 
+/** `--body-timeout SECONDS`: how long a request body may stall before the answer is 408 and a close. */
+export const bodyTimeoutFlag = {
+  "body-timeout": {
+    type: "number",
+    default: 30,
+    value: "SECONDS",
+    help: "a request body that sends no bytes for this long is answered 408 and its connection closed",
+  },
+} satisfies Record<string, FlagSpec>;
+
+/** The `--body-timeout` value in milliseconds, or a FatalError for a value out of range. */
+export function bodyTimeoutMs(seconds: number): number {
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600) throw new FatalError(`--body-timeout must be more than 0 and at most 3600 seconds (got ${seconds})`);
+  return Math.round(seconds * 1000);
+}
+
 export interface Running {
   url: string;
   port: number;
@@ -38,13 +55,15 @@ export interface Running {
 
 /**
  * Starts an Elysia app on Bun's server. A port already in use becomes one clear FatalError.
- * `maxRequestBodySize` bounds every body before routing sees it.
+ * `maxRequestBodySize` bounds every body before routing sees it; `bodyTimeoutMs` (default 30 s) is how
+ * long a body may stall before the request is answered 408 and its connection closed.
  */
 export function listen(
   // biome-ignore lint: Elysia's generic parameters vary per app
   app: Elysia<any, any, any, any, any, any, any>,
-  opts: { port: number; hostname: string; maxRequestBodySize?: number; idleTimeout?: number },
+  opts: { port: number; hostname: string; maxRequestBodySize?: number; idleTimeout?: number; bodyTimeoutMs?: number },
 ): Running {
+  app.wrap(bodyTimeout(opts.bodyTimeoutMs ?? 30_000) as Parameters<typeof app.wrap>[0]);
   try {
     app.listen({
       port: opts.port,

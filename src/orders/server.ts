@@ -4,7 +4,7 @@ import type { FlagSpec } from "../kernel/config";
 import { createLogger } from "../kernel/logger";
 import { Metrics, opsFlags, opsOptions, serveMetricsPort } from "../kernel/metrics";
 import { meteredStorage, orderEvents } from "./metrics";
-import { listen, onShutdownSignal, readyFileFlag, writeReadyFile } from "../kernel/server";
+import { bodyTimeoutFlag, bodyTimeoutMs, listen, onShutdownSignal, readyFileFlag, writeReadyFile } from "../kernel/server";
 import { createOrderApp, orderServices } from "./app";
 import { DEMO_CLIENT, type OAuthClient, orderConfig, parseClients, parseProfile } from "./config";
 import { PG_POOL_MAX, redactUrl } from "./db/pg";
@@ -31,6 +31,7 @@ export const orderFlags = {
   },
   ...readyFileFlag,
   ...opsFlags,
+  ...bodyTimeoutFlag,
   help: { type: "boolean", short: "h", help: "Show this help and exit" },
 } satisfies Record<string, FlagSpec>;
 
@@ -49,6 +50,8 @@ export interface OrderServerOptions {
   metrics?: boolean;
   "metrics-port"?: number;
   "log-format": string;
+  /** Seconds a request body may stall (default 30). */
+  "body-timeout"?: number;
 }
 
 /** Starts the server; resolves once it listens. Prints where it is to stdout. */
@@ -78,7 +81,12 @@ export async function startOrderServer(opts: OrderServerOptions): Promise<void> 
   const services = orderServices(config, storage);
   const app = createOrderApp(config, storage, services);
   // Bun's own cap is looser: the app enforces bodyLimit itself, with the Spring-style 413 body.
-  const running = listen(app, { port: opts.port, hostname: opts.host, maxRequestBodySize: 4 * config.bodyLimit });
+  const running = listen(app, {
+    port: opts.port,
+    hostname: opts.host,
+    maxRequestBodySize: 4 * config.bodyLimit,
+    bodyTimeoutMs: bodyTimeoutMs(opts["body-timeout"] ?? 30),
+  });
 
   // Expired tokens are refused anyway; the sweep only keeps the table from growing.
   const sweep = setInterval(() => {

@@ -3,10 +3,10 @@
 // directory (bounded memory), validates everything, and only then writes: all examples in one
 // transaction. Zip-slip names, too many entries, too many uncompressed bytes and legacy layouts are
 // refused with a 400 naming the entry, and nothing is changed.
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
+import { open as openFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Unzip, UnzipInflate } from "fflate";
 import * as v from "valibot";
 import { Invalid, TooLarge } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
@@ -14,20 +14,18 @@ import type { AutomationContext } from "../context";
 import { readText, type Part } from "../files/multipart";
 import { openBlob, putBytes, releaseOwner, retainBlob } from "../files/service";
 import { type ZipEntry, zipStream } from "../runs/zip";
-import { EXAMPLE_NAME } from "./model";
 import { fileRefs, inputPathOf } from "./run";
-import { automationOf, checkPath, contentTypeOf, EXAMPLE_FILE_MAX_BYTES, exampleStore, pinOwner } from "./service";
+import { runOffThread } from "../offthread/pool";
+import { automationOf, contentTypeOf, EXAMPLE_FILE_MAX_BYTES, exampleStore, pinOwner } from "./service";
+import type { ImportLimits, Staged } from "./stage";
 import type { ExampleFileRow, ExampleRow, Folder } from "./store";
 
-export interface ImportLimits {
-  /** The archive itself. */
-  maxArchiveBytes: number;
-  maxEntries: number;
-  /** All entries together, uncompressed (what a zip bomb inflates to). */
-  maxUncompressedBytes: number;
-}
+export type { ImportLimits } from "./stage";
+
+/** Inflating and staging one archive on a worker thread; past it the thread is stopped and the import refused. */
+const STAGE_DEADLINE_MS = 10 * 60_000;
+
 export const IMPORT_LIMITS: ImportLimits = { maxArchiveBytes: 500 * 1024 * 1024, maxEntries: 5000, maxUncompressedBytes: 512 * 1024 * 1024 };
-const JSON_ENTRY_MAX = 10 * 1024 * 1024;
 
 const enc = new TextEncoder();
 const jsonBlob = (val: unknown) => new Blob([enc.encode(`${JSON.stringify(val, null, 2)}\n`)], { type: "application/json" });
@@ -57,16 +55,6 @@ export function exportDataset(ctx: AutomationContext, tenantId: string, ref: str
   return { stream: zipStream(entries), filename: `${a.slug}-dataset.zip` };
 }
 
-interface Staged {
-  name: string;
-  input?: unknown;
-  expected?: unknown;
-  hasExpected: boolean;
-  meta?: unknown;
-  files: { folder: Folder; path: string; tmp: string; size: number }[];
-  legacy?: string;
-}
-
 const Meta = v.strictObject({
   rowOrder: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(0)))),
   annotation: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(2000)))),
@@ -76,137 +64,26 @@ const Meta = v.strictObject({
 
 const refused = (entry: string, why: string) => Invalid(`archive entry ${JSON.stringify(entry.slice(0, 200))}: ${why}`, { field: "file", code: "invalid_archive" });
 
-/** Where an entry belongs, or a refusal naming it. */
-function classify(name: string): { example: string; kind: "input.json" | "expected.json" | "meta.json" } | { example: string; folder: Folder; path: string } | null {
-  if (name.startsWith("/") || name.startsWith("\\") || /^[a-zA-Z]:/.test(name) || name.includes("\\") || name.includes("\0")) throw refused(name, "absolute or backslash paths are refused");
-  if (name.split("/").some((s) => s === "..")) throw refused(name, "paths with .. are refused");
-  if (name.endsWith("/")) return null; // a directory entry
-  if (name === "manifest.json") throw refused(name, "this is a legacy dataset archive (manifest.json); export the dataset again from this server");
-  const m = /^examples\/([^/]+)\/(.+)$/.exec(name);
-  if (!m) throw refused(name, "entries must be under examples/<name>/");
-  const [, example, rest] = m;
-  if (!EXAMPLE_NAME.test(example) || example.length > 128) throw refused(name, "the example folder is not a valid example name");
-  if (rest === "input.json" || rest === "expected.json" || rest === "meta.json") return { example, kind: rest };
-  const f = /^(input|expected)\/(.+)$/.exec(rest);
-  if (!f) throw refused(name, "expected input.json, expected.json, meta.json, input/… or expected/…");
-  try {
-    return { example, folder: f[1] as Folder, path: checkPath(f[2]) };
-  } catch (err) {
-    throw refused(name, (err as Error).message);
-  }
-}
-
 /**
- * Reads the archive stream into `dir`: JSON documents in memory (small), files on disk. Throws a 400
- * or 413 naming the first problem; the caller removes `dir`.
+ * The archive part is written to `dir` as it arrives (async writes, bounded by maxArchiveBytes), then
+ * inflated and staged by a worker thread (stage.ts): a zip bomb's inflation, its garbage and its disk
+ * writes never run on the thread that answers HTTP. Same limits, same refusals.
  */
 async function stage(body: ReadableStream<Uint8Array>, dir: string, limits: ImportLimits): Promise<Map<string, Staged>> {
-  const examples = new Map<string, Staged>();
-  let entries = 0;
-  let total = 0;
-  let archive = 0;
-  let failure: Error | null = null;
-  const fail = (err: Error) => {
-    failure ??= err;
-  };
-  const open = new Set<number>();
-  const close = (fd: number) => {
-    if (open.delete(fd)) closeSync(fd);
-  };
-  const unzip = new Unzip();
-  unzip.register(UnzipInflate);
-  unzip.onfile = (file) => {
-    if (failure) return;
-    try {
-      if (++entries > limits.maxEntries) throw Invalid(`the archive has more than ${limits.maxEntries} entries`, { field: "file", code: "too_many_entries" });
-      const where = classify(file.name);
-      if (!where) return;
-      if (file.originalSize !== undefined && total + file.originalSize > limits.maxUncompressedBytes) {
-        throw refused(file.name, `expands beyond the ${limits.maxUncompressedBytes}-byte limit of an import`);
-      }
-      const ex = examples.get(where.example) ?? { name: where.example, files: [], hasExpected: false };
-      examples.set(where.example, ex);
-      let size = 0;
-      if ("kind" in where) {
-        const chunks: Uint8Array[] = [];
-        file.ondata = (err, data, final) => {
-          if (failure) return;
-          if (err) return fail(refused(file.name, `cannot be inflated (${err.message})`));
-          size += data.byteLength;
-          total += data.byteLength;
-          if (size > JSON_ENTRY_MAX) {
-            file.terminate();
-            return fail(refused(file.name, `is larger than ${JSON_ENTRY_MAX} bytes`));
-          }
-          chunks.push(data);
-          if (!final) return;
-          try {
-            const val = JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown;
-            if (where.kind === "input.json") ex.input = val;
-            if (where.kind === "expected.json") {
-              ex.expected = val;
-              ex.hasExpected = true;
-            }
-            if (where.kind === "meta.json") ex.meta = val;
-          } catch (e) {
-            fail(refused(file.name, `is not valid JSON (${(e as Error).message})`));
-          }
-        };
-      } else {
-        if (where.folder === "input" && where.path === "arguments.json") ex.legacy ??= file.name;
-        if (where.folder === "expected" && where.path === "output.json") ex.legacy ??= file.name;
-        if (ex.files.some((f) => f.folder === where.folder && f.path === where.path)) throw refused(file.name, "appears twice");
-        const tmp = join(dir, String(entries));
-        const fd = openSync(tmp, "w");
-        open.add(fd);
-        ex.files.push({ folder: where.folder, path: where.path, tmp, size: 0 });
-        const staged = ex.files.at(-1)!;
-        file.ondata = (err, data, final) => {
-          try {
-            if (failure) return;
-            if (err) return fail(refused(file.name, `cannot be inflated (${err.message})`));
-            size += data.byteLength;
-            total += data.byteLength;
-            if (total > limits.maxUncompressedBytes) {
-              file.terminate();
-              return fail(refused(file.name, `expands beyond the ${limits.maxUncompressedBytes}-byte limit of an import`));
-            }
-            if (size > EXAMPLE_FILE_MAX_BYTES) {
-              file.terminate();
-              return fail(refused(file.name, `is larger than ${EXAMPLE_FILE_MAX_BYTES} bytes`));
-            }
-            writeSync(fd, data);
-            staged.size = size;
-          } finally {
-            if (final || failure) close(fd);
-          }
-        };
-      }
-      file.start();
-    } catch (err) {
-      fail(err as Error);
-    }
-  };
-  const reader = body.getReader();
+  const archive = join(dir, "archive.zip");
+  const out = await openFile(archive, "w");
+  let size = 0;
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      archive += value.byteLength;
-      if (archive > limits.maxArchiveBytes) throw TooLarge(`the archive is larger than ${limits.maxArchiveBytes} bytes`, { field: "file", code: "archive_too_large" });
-      unzip.push(value, false);
-      if (failure) throw failure;
+    for await (const chunk of body) {
+      size += chunk.byteLength;
+      if (size > limits.maxArchiveBytes) throw TooLarge(`the archive is larger than ${limits.maxArchiveBytes} bytes`, { field: "file", code: "archive_too_large" });
+      await out.write(chunk);
     }
-    unzip.push(new Uint8Array(0), true);
-    if (failure) throw failure;
-  } catch (err) {
-    await reader.cancel().catch(() => {});
-    throw err;
   } finally {
-    for (const fd of [...open]) close(fd);
+    await out.close();
   }
-  if (entries === 0) throw Invalid("the archive is empty or not a ZIP file", { field: "file", code: "invalid_archive" });
-  return examples;
+  const staged = await runOffThread("dataset.stage", { archive, dir, limits }, { deadlineMs: STAGE_DEADLINE_MS });
+  return new Map(staged.map((s) => [s.name, s]));
 }
 
 /** Every example whole: JSON shapes, legacy layout, `$file` references to files in the archive. */

@@ -6,7 +6,7 @@ import type { AutomationContext } from "../context";
 import { contentDisposition } from "../files/filename";
 import { multipartBoundary, readMultipart } from "../files/multipart";
 import { jsonParser } from "../http/body";
-import { parseWith } from "../http/validate";
+import { decodePathParam, parseWith } from "../http/validate";
 import { authenticateRequest, authPlugin, requireScope } from "../tenancy/auth";
 import { ExampleBody, ListExamplesQuery, RenameBody } from "./model";
 import { exportDataset, importDataset } from "./archive";
@@ -40,7 +40,7 @@ export function multipartOf(request: Request): { body: ReadableStream<Uint8Array
   return { body: request.body, boundary };
 }
 
-const pathParam = (raw: string) => decodeURIComponent(raw);
+const pathParam = (raw: string) => decodePathParam(raw);
 
 export const datasetRoutes = (ctx: AutomationContext) => {
   const parse = jsonParser(8 * 1024 * 1024, (request) => {

@@ -2,6 +2,7 @@
 // (bytes in the blob store, pinned under `example:<id>`), and `createExample` for other features
 // (a reviewed run promoted to an example copies its files by content address).
 import { Conflict, Invalid, NotFound } from "../../kernel/errors";
+import { checkPath, EXAMPLE_FILE_MAX_BYTES } from "./paths";
 import { newId } from "../../kernel/ids";
 import { findAutomation } from "../automations/service";
 import type { AutomationContext } from "../context";
@@ -11,9 +12,7 @@ import type { Part } from "../files/multipart";
 import type { ExampleBody, ExampleView } from "./model";
 import { type ExampleFileRow, type ExampleRow, ExampleStore, type Folder } from "./store";
 
-/** Per-file ceiling of example uploads and archive entries. */
-export const EXAMPLE_FILE_MAX_BYTES = 100 * 1024 * 1024;
-const PATH_MAX = 512;
+export { checkPath, EXAMPLE_FILE_MAX_BYTES } from "./paths";
 
 const stores = new WeakMap<AutomationContext["sqlite"], ExampleStore>();
 export function exampleStore(ctx: Pick<AutomationContext, "sqlite">): ExampleStore {
@@ -25,23 +24,6 @@ export function exampleStore(ctx: Pick<AutomationContext, "sqlite">): ExampleSto
 export const pinOwner = (exampleId: string) => `example:${exampleId}`;
 const json = (val: unknown) => (val === undefined || val === null ? null : JSON.stringify(val));
 const parse = <T>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T));
-
-/** A path inside an example folder: relative, `/`-separated, no empty, `.` or `..` segments, no NUL or `\`. */
-export function checkPath(raw: string, field = "path"): string {
-  const bad = (why: string) => Invalid(`path ${JSON.stringify(raw.slice(0, 100))} ${why}`, { field, code: "invalid_path" });
-  if (raw === "") throw bad("is empty");
-  if (raw.length > PATH_MAX) throw bad(`is longer than ${PATH_MAX} characters`);
-  if (raw.startsWith("/") || raw.startsWith("\\")) throw bad("must not start with / or \\");
-  if (raw.includes("\0")) throw bad("must not contain NUL");
-  if (raw.includes("\\")) throw bad("must use / as the separator");
-  // biome-ignore lint: control characters are exactly what this refuses
-  if (/[\u0000-\u001f\u007f]/.test(raw)) throw bad("must not contain control characters");
-  for (const seg of raw.split("/")) {
-    if (seg === "") throw bad("has an empty segment");
-    if (seg === "." || seg === "..") throw bad("must not contain . or .. segments");
-  }
-  return raw.normalize("NFC");
-}
 
 export function automationOf(ctx: AutomationContext, tenantId: string, ref: string): AutomationRow {
   return findAutomation(ctx.sqlite, tenantId, ref);

@@ -29,9 +29,9 @@ function templateData(scope: StepScope): Record<string, unknown> {
   return { ...scope.vars, input: scope.input, env: scope.env, steps: scope.steps };
 }
 
-function renderIn(scope: StepScope, value: unknown, what: string, skip?: (path: string) => boolean): unknown {
+async function renderIn(scope: StepScope, value: unknown, what: string, skip?: (path: string) => boolean): Promise<unknown> {
   try {
-    return render(value, templateData(scope), skip);
+    return await render(value, templateData(scope), skip);
   } catch (e) {
     throw new StepError(`template error in ${what}: ${(e as Error).message}`, "template_error", { retryable: false });
   }
@@ -93,7 +93,7 @@ class Runner {
     if (step.if !== undefined) {
       let go: boolean;
       try {
-        go = truthy(typeof step.if === "string" ? renderIn(scope, step.if, "if") : step.if);
+        go = truthy(typeof step.if === "string" ? await renderIn(scope, step.if, "if") : step.if);
       } catch (e) {
         const err = asStepError(e);
         if (journaled) await this.finish(step, path, 1, this.now(), { status: "failed", error: { message: err.message, code: err.code } });
@@ -149,7 +149,7 @@ class Runner {
       : undefined;
     try {
       const keep = [...(kind.literal ?? []), ...(kind.children ?? [])];
-      const rendered = renderIn(scope, step.config, kind.configAt === "with" ? "with" : "step config", (p) => keep.some((k) => pathMatches(k, p)));
+      const rendered = await renderIn(scope, step.config, kind.configAt === "with" ? "with" : "step config", (p) => keep.some((k) => pathMatches(k, p)));
       const parsed = v.safeParse(kind.schema, rendered);
       if (!parsed.success) {
         const detail = parsed.issues.map((i) => `${v.getDotPath(i) ?? "config"}: ${i.message}`).join("; ");

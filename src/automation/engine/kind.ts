@@ -39,7 +39,7 @@ export interface StepContext {
   /** A scope for a loop iteration: own copy of `steps`, plus variables. */
   childScope(vars: Record<string, unknown>): StepScope;
   /** Renders templates against this step's scope. */
-  render(value: unknown): unknown;
+  render(value: unknown): Promise<unknown>;
 }
 
 export interface StepKind<C> {

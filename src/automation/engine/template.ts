@@ -1,115 +1,65 @@
-// Liquid templating for workflow values. A string that is exactly one `{{ expr }}` evaluates to the
-// expression's own JSON value (number, object, array...); any other text with templates renders to a string.
-import { Context, Liquid, toValueSync, Value, type Template } from "liquidjs";
+// Rendering workflow values without blocking the event loop. A string that is exactly one `{{ expr }}`
+// evaluates to the expression's own JSON value; other text with templates renders to a string (liquid.ts).
+import { runOffThread } from "../offthread/pool";
+import { compile, evaluate, isTemplate, liquid, RENDER_LIMIT_MS, singleExpression, type TemplateData, toJson } from "./liquid";
 
-// Templates never touch the file system: `{% include %}`/`{% render %}`/layouts find nothing.
-const noFiles = {
-  exists: async () => false,
-  existsSync: () => false,
-  readFile: async (f: string) => Promise.reject(new Error(`templates cannot read files (${f})`)),
-  readFileSync: (f: string): string => {
-    throw new Error(`templates cannot read files (${f})`);
-  },
-  resolve: (_dir: string, file: string) => file,
-};
+export { isTemplate, RENDER_LIMIT_MS, renderStringFully, templateError, type TemplateData, truthy } from "./liquid";
 
-const liquid = new Liquid({
-  fs: noFiles,
-  root: [],
-  relativeReference: false,
-  strictFilters: true,
-  // Bounds for hostile templates: source length, render time (ms) and memory (string/array sizes).
-  parseLimit: 1_000_000,
-  renderLimit: 2_000,
-  memoryLimit: 64 * 1024 * 1024,
-  // Objects inside mixed text render as JSON rather than "[object Object]".
-  outputEscape: (v: unknown) => (v !== null && typeof v === "object" ? JSON.stringify(v) : String(v ?? "")),
-});
+// Most templates render in microseconds, and sending them to a thread would cost more than rendering.
+// So a template first gets a short slice of the main thread; one that needs more (a loop of a loop)
+// is rendered again on a worker thread (pool.ts) with the full 2 s limit, so the event loop never
+// waits for it. The slices of one turn of the event loop are bounded together too: eight parallel
+// branches starting at once take at most TURN_BUDGET_MS of it, the rest go straight to the threads.
+const MAIN_SLICE_MS = 5;
+const TURN_BUDGET_MS = 10;
+let spentThisTurn = 0;
+let resetPending = false;
 
-const SINGLE = /^\s*\{\{-?([\s\S]*?)-?\}\}\s*$/;
-const cache = new Map<string, Template[]>();
-const values = new Map<string, Value>();
-
-export type TemplateData = Record<string, unknown>;
-
-/** True when the string contains Liquid markup. */
-export function isTemplate(s: string): boolean {
-  return s.includes("{{") || s.includes("{%");
+function charge(ms: number): void {
+  spentThisTurn += ms;
+  if (resetPending) return;
+  resetPending = true;
+  setImmediate(() => {
+    spentThisTurn = 0;
+    resetPending = false;
+  });
 }
 
-function singleExpression(s: string): string | undefined {
-  const m = SINGLE.exec(s);
-  if (!m || m[1].includes("{{") || m[1].includes("}}") || m[1].includes("{%")) return undefined;
-  return m[1];
-}
+const overSlice = (e: unknown) => /template render limit exceeded/.test((e as Error)?.message ?? "");
 
-/** Parse-time check: the Liquid error message, or undefined when the template is well formed. */
-export function templateError(s: string): string | undefined {
-  if (!isTemplate(s)) return undefined;
-  try {
-    compile(s);
-    const expr = singleExpression(s);
-    if (expr !== undefined && expr.trim() === "") return "empty expression";
-    return undefined;
-  } catch (e) {
-    return (e as Error).message.replace(/, line:\d+, col:\d+$/, "");
-  }
-}
-
-function compile(s: string): Template[] {
-  let t = cache.get(s);
-  if (!t) {
-    t = liquid.parse(s);
-    if (cache.size > 5000) cache.clear();
-    cache.set(s, t);
-  }
-  return t;
-}
-
-// liquid.evalValueSync re-parses the expression on every call; the parsed Value is cached instead.
-function evaluate(expr: string, data: TemplateData): unknown {
-  let value = values.get(expr);
-  if (!value) {
-    value = new Value(expr, liquid);
-    if (values.size > 5000) values.clear();
-    values.set(expr, value);
-  }
-  return toValueSync(value.value(new Context(data, liquid.options, {}, { liquid })));
-}
-
-/** Render one string. */
-export function renderString(s: string, data: TemplateData): unknown {
+/** Render one string without blocking the event loop for more than a short slice. */
+export async function renderString(s: string, data: TemplateData): Promise<unknown> {
   if (!isTemplate(s)) return s;
   const expr = singleExpression(s);
   if (expr !== undefined) return toJson(evaluate(expr, data));
-  return liquid.renderSync(compile(s), data);
+  const template = compile(s);
+  if (spentThisTurn < TURN_BUDGET_MS) {
+    const started = performance.now();
+    try {
+      return liquid.renderSync(template, data, { renderLimit: MAIN_SLICE_MS });
+    } catch (e) {
+      if (!overSlice(e)) throw e;
+    } finally {
+      charge(performance.now() - started);
+    }
+  }
+  // A thread that is killed at the deadline has hit Liquid's own limit long before.
+  return runOffThread("liquid.render", { source: s, data }, { deadlineMs: RENDER_LIMIT_MS + 5_000 });
 }
 
 /** Render every string inside a JSON-like value; `skip` receives dotted paths and keeps those values as they are. */
-export function render(value: unknown, data: TemplateData, skip?: (path: string) => boolean, path = ""): unknown {
+export async function render(value: unknown, data: TemplateData, skip?: (path: string) => boolean, path = ""): Promise<unknown> {
   if (skip && path !== "" && skip(path)) return value;
   if (typeof value === "string") return renderString(value, data);
-  if (Array.isArray(value)) return value.map((v, i) => render(v, data, skip, path ? `${path}.${i}` : String(i)));
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    for (let i = 0; i < value.length; i++) out.push(await render(value[i], data, skip, path ? `${path}.${i}` : String(i)));
+    return out;
+  }
   if (value !== null && typeof value === "object") {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = render(v, data, skip, path ? `${path}.${k}` : k);
+    for (const [k, v] of Object.entries(value)) out[k] = await render(v, data, skip, path ? `${path}.${k}` : k);
     return out;
   }
   return value;
-}
-
-// Liquid hands back its own drops and `undefined`; workflows only ever see plain JSON values.
-function toJson(v: unknown): unknown {
-  if (v === undefined) return null;
-  return v;
-}
-
-/** Liquid-style truthiness for `if`/conditions, plus the strings "false", "0" and "" being false. */
-export function truthy(v: unknown): boolean {
-  if (v === null || v === undefined || v === false || v === 0) return false;
-  if (typeof v === "string") {
-    const t = v.trim().toLowerCase();
-    return t !== "" && t !== "false" && t !== "0" && t !== "null";
-  }
-  return true;
 }

@@ -21,6 +21,7 @@ const defaultCode: Record<DomainError["kind"], string> = {
   forbidden: "forbidden",
   not_found: "not_found",
   conflict: "conflict",
+  timeout: "timeout",
   too_large: "too_large",
   rate_limited: "rate_limited",
   unavailable: "unavailable",

@@ -60,3 +60,12 @@ export const expandQuery = <const T extends readonly [string, ...string[]]>(allo
       v.array(v.picklist(allowed, `expand takes ${allowed.join(", ")}`)),
     ),
   );
+
+/** A `*` path parameter, percent-decoded; an undecodable escape (`%ED%A0%80`, `%zz`) is a 400, not a URIError. */
+export function decodePathParam(raw: string, field = "path"): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw Invalid(`the ${field} in the URL is not valid percent-encoded UTF-8`, { field, code: "invalid_path" });
+  }
+}

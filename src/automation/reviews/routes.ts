@@ -7,7 +7,7 @@ import { contentDisposition } from "../files/filename";
 import { multipartBoundary, readMultipart } from "../files/multipart";
 import { isJsonType, jsonParser, readLimited } from "../http/body";
 import { HttpRefusal } from "../http/envelope";
-import { parseWith } from "../http/validate";
+import { decodePathParam, parseWith } from "../http/validate";
 import { Invalid } from "../../kernel/errors";
 import { authenticateRequest, authPlugin, requireScope } from "../tenancy/auth";
 import { CopyBody, HealthQuery, PromoteBody, RenameBody, ReviewBody } from "./model";
@@ -29,7 +29,7 @@ import { blobResponse } from "../files/download";
 const detail = (summary: string) => ({ detail: { summary, tags: ["Reviews"] } });
 /** Leaves the body unread for the handler (multipart streams, JSON is capped there). */
 const keepBody = () => ({});
-const fileName = (raw: string) => decodeURIComponent(raw);
+const fileName = (raw: string) => decodePathParam(raw);
 
 export const reviewRoutes = (ctx: AutomationContext) => {
   const parse = jsonParser(8 * 1024 * 1024, (request) => {

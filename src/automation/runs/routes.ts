@@ -6,9 +6,10 @@ import { Invalid, Unauthorized } from "../../kernel/errors";
 import type { AutomationContext } from "../context";
 import { isJsonType, readLimited } from "../http/body";
 import { HttpRefusal } from "../http/envelope";
-import { parseWith } from "../http/validate";
+import { decodePathParam, parseWith } from "../http/validate";
 import { contentDisposition } from "../files/filename";
 import { multipartBoundary, readMultipart, readText } from "../files/multipart";
+import { parseRange } from "../files/range";
 import { authPlugin, requireScope } from "../tenancy/auth";
 import { authenticate } from "../tenancy/service";
 import { artifact, eventView, type Expand, listItem, runView, stepView, traceView, usageView } from "./envelope";
@@ -19,7 +20,7 @@ import { isTerminal, type RunRow } from "./store";
 import { checkZipToken } from "./token";
 import { publicUrlFor } from "../http/public-url";
 import type { CancelResult, RunStatus } from "./model";
-import { blobResponse } from "../files/download";
+import { blobResponse, redirectTo } from "../files/download";
 import { requestIdOf } from "../../kernel/observe";
 
 const detail = (summary: string) => ({ detail: { summary, tags: ["Runs"] } });
@@ -240,15 +241,29 @@ export const runsRoutes = (ctx: AutomationContext) => {
     )
     .get(
       "/runs/:id/artifacts/*",
-      async ({ auth, params }) => {
+      async ({ auth, params, request }) => {
         requireScope(auth, "runs:read");
-        const path = decodeURIComponent(params["*"]);
+        const path = decodePathParam(params["*"]);
         const a = await svc.artifactBytes(auth.tenantId, params.id, path);
-        return blobResponse(ctx, a.sha256, a.blob, {
+        const headers: Record<string, string> = {
           "content-type": a.contentType,
           "content-disposition": contentDisposition(a.name),
           "x-content-type-options": "nosniff",
-        });
+        };
+        // Ranges are answered here rather than by Bun, whose 416 had an empty body and the artifact's type.
+        const range = request.headers.get("range") === null ? null : parseRange(request.headers.get("range"), a.blob.size);
+        if (range === "unsatisfiable") {
+          throw new HttpRefusal(416, `range ${request.headers.get("range")} is outside the artifact's ${a.blob.size} bytes`, "range_not_satisfiable", undefined, {
+            "content-range": `bytes */${a.blob.size}`,
+          });
+        }
+        if (range && !redirectTo(ctx, a.sha256, headers)) {
+          return new Response(a.blob.slice(range.start, range.end + 1), {
+            status: 206,
+            headers: { ...headers, "accept-ranges": "bytes", "content-range": `bytes ${range.start}-${range.end}/${a.blob.size}` },
+          });
+        }
+        return blobResponse(ctx, a.sha256, a.blob, headers);
       },
       detail("Download one run artifact"),
     );

@@ -9,9 +9,76 @@ export interface Source {
   lineOf(path: string): number | undefined;
 }
 
+/** Nesting deeper than this is refused: no workflow needs it, and the parser and walkers recurse. */
+export const MAX_YAML_DEPTH = 100;
+
+const tooDeep = (): { ok: false; issues: WorkflowIssue[] } => ({
+  ok: false,
+  issues: [{ field: "<root>", message: `invalid YAML: nested deeper than ${MAX_YAML_DEPTH} levels`, code: "invalid_yaml" }],
+});
+
+const isStackOverflow = (e: unknown) => e instanceof RangeError && /call stack/i.test(e.message);
+
+/**
+ * An upper bound of the document's nesting, read from the text in one pass: flow brackets outside
+ * quotes, and block indentation levels. The parser needs seconds and the whole stack for a document
+ * nested 20,000 deep; this refuses it first.
+ */
+function nestingBound(text: string): number {
+  let flow = 0;
+  let deepest = 0;
+  let quote = "";
+  const indents: number[] = [];
+  let lineStart = true;
+  let indent = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "\n") {
+      lineStart = true;
+      indent = 0;
+      continue;
+    }
+    if (lineStart) {
+      if (c === " " || c === "-") {
+        indent++;
+        continue;
+      }
+      lineStart = false;
+      if (c !== "#" && c !== "\r") {
+        while (indents.length > 0 && indents[indents.length - 1] >= indent) indents.pop();
+        indents.push(indent);
+        if (indents.length + flow > deepest) deepest = indents.length + flow;
+      }
+    }
+    if (quote) {
+      if (c === "\\" && quote === '"') i++;
+      else if (c === quote) quote = "";
+      continue;
+    }
+    if (c === '"' || c === "'") quote = c;
+    else if (c === "[" || c === "{") {
+      flow++;
+      if (indents.length + flow > deepest) deepest = indents.length + flow;
+    } else if ((c === "]" || c === "}") && flow > 0) flow--;
+  }
+  return deepest;
+}
+
 export function readYaml(text: string): { ok: true; source: Source } | { ok: false; issues: WorkflowIssue[] } {
+  if (nestingBound(text) > MAX_YAML_DEPTH) return tooDeep();
+  try {
+    return read(text);
+  } catch (e) {
+    // A document nested thousands deep can exhaust the stack inside the YAML parser itself.
+    if (isStackOverflow(e)) return tooDeep();
+    throw e;
+  }
+}
+
+function read(text: string): { ok: true; source: Source } | { ok: false; issues: WorkflowIssue[] } {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.some((e) => /call stack/i.test(e.message))) return tooDeep();
   if (doc.errors.length > 0) {
     return {
       ok: false,
@@ -23,25 +90,29 @@ export function readYaml(text: string): { ok: true; source: Source } | { ok: fal
   }
   const lines = new Map<string, number>();
   const lineAt = (n: Node | null | undefined) => (n?.range ? lineCounter.linePos(n.range[0]).line : undefined);
-  const walk = (node: unknown, path: string) => {
+  let deepest = 0;
+  const walk = (node: unknown, path: string, depth = 1) => {
+    if (depth > deepest) deepest = depth;
+    if (depth > MAX_YAML_DEPTH) return;
     if (isMap(node)) {
       for (const pair of node.items) {
         const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
         const p = path ? `${path}.${key}` : key;
         const line = lineAt(pair.key as Node) ?? lineAt(pair.value as Node);
         if (line !== undefined) lines.set(p, line);
-        walk(pair.value, p);
+        walk(pair.value, p, depth + 1);
       }
     } else if (isSeq(node)) {
       node.items.forEach((item, i) => {
         const p = path ? `${path}.${i}` : String(i);
         const line = lineAt(item as Node);
         if (line !== undefined) lines.set(p, line);
-        walk(item, p);
+        walk(item, p, depth + 1);
       });
     }
   };
   walk(doc.contents, "");
+  if (deepest > MAX_YAML_DEPTH) return tooDeep();
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: 100 });

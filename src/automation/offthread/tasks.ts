@@ -1,0 +1,54 @@
+// The entry of the pool's worker threads (pool.ts): the functions they may run, and the loop that runs
+// them. Each task takes and returns structured-clonable values. A new CPU-heavy function of the
+// engine goes here, imported from its feature; nothing in this file holds state between jobs.
+import { dlopen, FFIType } from "bun:ffi";
+import { DomainError } from "../../kernel/errors";
+import { type ImportLimits, stageArchive } from "../datasets/stage";
+import { renderStringFully } from "../engine/liquid";
+
+export const tasks = {
+  /** A Liquid template rendered with the full render, memory and template limits. */
+  "liquid.render": (job: { source: string; data: Record<string, unknown> }) => renderStringFully(job.source, job.data),
+  /** A dataset archive (a file) inflated and staged into `dir` under the import limits. */
+  "dataset.stage": (job: { archive: string; dir: string; limits: ImportLimits }) => stageArchive(job.archive, job.dir, job.limits),
+};
+export type Tasks = typeof tasks;
+
+export type Reply =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; message: string; domain?: { kind: DomainError["kind"]; field?: string; code?: string } };
+
+declare const self: Worker;
+
+// On Linux each thread has its own nice value: these threads yield the CPU to the one answering HTTP
+// when cores are scarce, so tenant work slows down before the API does.
+function lowerThreadPriority(): void {
+  if (process.platform !== "linux") return;
+  try {
+    const libc = dlopen("libc.so.6", { gettid: { args: [], returns: FFIType.i32 }, setpriority: { args: [FFIType.i32, FFIType.u32, FFIType.i32], returns: FFIType.i32 } });
+    libc.symbols.setpriority(0, libc.symbols.gettid(), 10);
+  } catch {
+    // the same work at normal priority
+  }
+}
+
+if (!Bun.isMainThread) {
+  lowerThreadPriority();
+  self.onmessage = async (e: MessageEvent<{ id: number; task: keyof Tasks; input: never }>) => {
+    const { id, task, input } = e.data;
+    let reply: Reply;
+    try {
+      const fn = tasks[task] as (x: unknown) => unknown;
+      if (typeof fn !== "function") throw new Error(`unknown off-thread task ${String(task)}`);
+      reply = { id, ok: true, value: await fn(input) };
+    } catch (err) {
+      const domain = err instanceof DomainError ? { kind: err.kind, field: err.field, code: err.code } : undefined;
+      reply = { id, ok: false, message: (err as Error)?.message ?? String(err), ...(domain ? { domain } : {}) };
+    }
+    try {
+      postMessage(reply);
+    } catch (err) {
+      postMessage({ id, ok: false, message: `the result could not be sent back: ${(err as Error).message}` } satisfies Reply);
+    }
+  };
+}
