@@ -71,6 +71,7 @@ export async function createContext(config: AutomationConfig, deps: ContextDeps 
   const secretKey = config.secretKey || (memory ? newSecret(32) : loadSecretKey(config.dataDir));
   if (memory && !deps.blobs) throw new FatalError("an in-memory context needs an explicit blob store");
   const blobs = deps.blobs ?? openBlobStore(config, config.dataDir);
+  if (!deps.blobs) await blobs.check?.();
   const log = deps.log ?? createLogger();
   return {
     config: { ...config, signingSecret, secretKey },

@@ -4,11 +4,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseFlags } from "../../../src/kernel/config";
-import { UsageError } from "../../../src/kernel/errors";
+import { FatalError, UsageError } from "../../../src/kernel/errors";
 import { parseDuration, serveConfig, serveFlags } from "../../../src/automation/config";
 import { blobConfig, openBlobStore } from "../../../src/automation/files/blob-config";
 import { FsBlobStore } from "../../../src/automation/files/fs-blobs";
 import { parseS3Url, S3BlobStore } from "../../../src/automation/files/s3-blobs";
+import { testS3, withS3 } from "./stores";
+
+withS3();
 
 const creds = { AWS_ACCESS_KEY_ID: "AK", AWS_SECRET_ACCESS_KEY: "SK" };
 
@@ -49,4 +52,13 @@ test("bad values are usage errors naming the flag", () => {
   expect(parseDuration("2d", "x")).toBe(172_800_000);
   const { values } = parseFlags(["--upload-ttl", "8d"], serveFlags, {});
   expect(() => serveConfig(values)).toThrow(/--upload-ttl/);
+});
+
+test("an S3 store that cannot be used (no such bucket, nothing listening) stops the start with one line", async () => {
+  const s3 = await testS3();
+  const env = { ...s3.env, AWS_ENDPOINT_URL: s3.endpoint };
+  await openBlobStore({ blobs: `s3://${s3.bucket}/ok` }, "/data", env).check?.();
+  await expect(openBlobStore({ blobs: "s3://no-such-bucket/x" }, "/data", env).check!()).rejects.toThrow(/cannot use s3:\/\/no-such-bucket\/x\/ at http:\/\/127\.0\.0\.1:\d+: NoSuchBucket/);
+  await expect(openBlobStore({ blobs: `s3://${s3.bucket}/ok` }, "/data", { ...env, AWS_ACCESS_KEY_ID: "WRONG" }).check!()).rejects.toThrow(/InvalidAccessKeyId/);
+  await expect(openBlobStore({ blobs: "s3://any-bucket/x", s3Endpoint: "http://127.0.0.1:1" }, "/data", creds).check!()).rejects.toThrow(FatalError);
 });
