@@ -75,6 +75,7 @@ export async function createContext(config: AutomationConfig, deps: ContextDeps 
   const secretKey = config.secretKey || (memory ? newSecret(32) : loadSecretKey(config.dataDir));
   if (memory && !deps.blobs) throw new FatalError("an in-memory context needs an explicit blob store");
   const store = deps.blobs ?? openBlobStore(config, config.dataDir);
+  if (!deps.blobs) await store.check?.();
   const log = deps.log ?? createLogger(undefined, undefined, config.ops?.logFormat);
   let metrics: ReturnType<typeof automationMetrics> | undefined;
   if (deps.metrics || (config.ops && config.ops.metrics.where !== "off")) {

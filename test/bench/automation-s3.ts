@@ -5,7 +5,7 @@
 //                        (streamed from S3)                                       aim ≥ 0.7× direct
 //   presigned            upload session: PUT to the presigned S3 URL (+ complete, which re-reads the
 //                        object once to hash it), download: 302 to a presigned GET   aim ≥ 0.9× direct
-// Each figure is the best of 3.
+// Each figure is the best of 3 interleaved rounds (5 for the shorter downloads).
 //
 //   bun test/bench/automation-s3.ts [sizeMiB=100]
 import { S3Client } from "bun";
@@ -65,7 +65,7 @@ try {
       env: { ...s3.env, LOG_LEVEL: "warn", AUTOMATION_BLOBS: undefined },
     });
 
-  console.log(`automation-server with S3 blobs (s3rver on loopback), ${sizeMiB} MiB, best of 3 interleaved rounds, one run:`);
+  console.log(`automation-server with S3 blobs (s3rver on loopback), ${sizeMiB} MiB, best of 3 interleaved rounds (downloads 5), one run:`);
   const client = new S3Client({ endpoint: s3.endpoint, bucket: s3.bucket, accessKeyId: "S3RVER", secretAccessKey: "S3RVER", region: "us-east-1" });
   server = await boot();
   const base = server.url;
@@ -135,7 +135,7 @@ try {
       if (r.status !== 302) throw new Error(`expected 302, got ${r.status}`);
       await drain(await fetch(r.headers.get("location")!));
     },
-  });
+  }, 5);
   await redirecting.kill("SIGTERM");
 
   const ratio = (ref: number, t: number) => (ref / t).toFixed(2);

@@ -12,10 +12,14 @@
 // a pass-through stands in (the token is opaque to clients either way).
 // And it pages listings in directory order, not key order, so a continuation skipped or repeated keys:
 // its directory reads are sorted here.
+// Its PUT answers once the bytes went into a write stream, not once they are in the file, and it
+// overwrites an object in place: a GET right after a PUT (or during a rewrite of the same content) read
+// a truncated object. Its putObject is replaced by one that writes a temp file, waits for it to close
+// and renames it into place, as S3's own atomic PUT behaves.
 // It also accepts any SigV4 signature (it verifies only V2): signing is tested against Bun's own
 // presign in test/automation/files/s3-sign.test.ts.
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import crypto from "node:crypto";
 import fs from "node:fs";
 
@@ -81,6 +85,36 @@ Object.assign(fs, {
 });
 // Loaded only now: fs-extra copies fs's functions when it loads.
 const { default: S3rver } = await import("s3rver");
+const { default: FilesystemStore } = (await import("s3rver/lib/stores/filesystem")) as { default: { prototype: Record<string, unknown> } };
+
+type StoredObject = { bucket: string; key: string; metadata: unknown; content: Buffer | AsyncIterable<Buffer> };
+type Store = { getResourcePath(b: string, k: string, r: string): string; putMetadata(b: string, k: string, m: unknown, md5: string): Promise<void> };
+FilesystemStore.prototype.putObject = async function (this: Store, object: StoredObject) {
+  const path = this.getResourcePath(object.bucket, object.key, "object");
+  fs.mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}-${crypto.randomBytes(6).toString("hex")}.part`;
+  const md5 = crypto.createHash("md5");
+  let size = 0;
+  const out = fs.createWriteStream(tmp);
+  const closed = new Promise<void>((resolve, reject) => out.on("close", resolve).on("error", reject));
+  try {
+    for await (const chunk of Buffer.isBuffer(object.content) ? [object.content] : object.content) {
+      md5.update(chunk);
+      size += chunk.length;
+      if (!out.write(chunk)) await new Promise((resolve) => out.once("drain", resolve));
+    }
+    out.end();
+    await closed;
+    fs.renameSync(tmp, path);
+  } catch (err) {
+    out.destroy();
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
+  const digest = md5.digest("hex");
+  await this.putMetadata(object.bucket, object.key, object.metadata, digest);
+  return { size, md5: digest };
+};
 
 const server = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory: dir, configureBuckets: [{ name: bucket }] });
 (server as unknown as { middleware: unknown[] }).middleware.unshift(shim);

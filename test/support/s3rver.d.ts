@@ -6,3 +6,5 @@ declare module "s3rver" {
     close(): Promise<void>;
   }
 }
+
+declare module "s3rver/lib/stores/filesystem";

@@ -28,6 +28,8 @@ export interface BlobStore {
   entries(): AsyncIterable<BlobEntry>;
   /** Leftovers of interrupted writes older than `beforeMs` (temp files, staged uploads nobody owns). */
   sweepTemp?(beforeMs: number, live: (uploadKey: string) => boolean, dryRun: boolean): Promise<number>;
+  /** Fails with one clear line when the store cannot be used (S3: endpoint, bucket, credentials). */
+  check?(): Promise<void>;
   /** Present when clients can move bytes straight to the storage (S3): presigned URLs. */
   readonly direct?: DirectTransfer;
 }

@@ -50,6 +50,7 @@ async function gcCommand(argv: string[]): Promise<void> {
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const graceMs = values.grace ? parseDuration(values.grace, "grace") : DEFAULT_GC_GRACE_MS;
   const blobs = openBlobStore(blobConfig(values), values["data-dir"]);
+  await blobs.check?.();
   const sqlite = openDataDir(values["data-dir"]);
   try {
     const r = await collectGarbage({ sqlite, blobs, clock: systemClock, log: createLogger() }, { graceMs, dryRun: values["dry-run"] ?? false });
@@ -75,6 +76,8 @@ async function copyCommand(argv: string[]): Promise<void> {
   const config = blobConfig(values);
   const from = openBlobStore(config, values["data-dir"]);
   const to = openBlobStore({ ...config, ...blobConfig({ ...values, blobs: values.to }) }, values["data-dir"]);
+  await from.check?.();
+  await to.check?.();
   const bar = !values.json && process.stderr.isTTY;
   let last = 0;
   const progress = (p: CopyProgress) => {

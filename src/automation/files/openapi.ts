@@ -2,7 +2,7 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type { DocumentDecoration } from "elysia";
 import { envelopeSchema } from "../automations/openapi";
-import { CreateUploadBody } from "./model";
+import { CompleteUploadBody, CreateUploadBody } from "./model";
 
 type Schema = Record<string, unknown>;
 const str = { type: "string" };
@@ -42,6 +42,23 @@ const negotiation: Schema = {
       properties: { transport: { const: "presigned-put" }, uploadId: str, fileId: str, url: str, method: { const: "PUT" }, headers: { type: "object" }, expiresAt: str, maxFileSizeBytes: { type: "integer" } },
     },
     { type: "object", required: ["transport", "url", "maxFileSizeBytes"], properties: { transport: { const: "multipart" }, url: str, maxFileSizeBytes: { type: "integer" } } },
+    {
+      type: "object",
+      description: "S3 blob storage only, when asked for: PUT each part to its URL, then POST {parts: [{partNumber, etag}], sha256?} to completeUrl",
+      required: ["transport", "uploadId", "fileId", "partSize", "parts", "method", "headers", "completeUrl", "expiresAt", "maxFileSizeBytes"],
+      properties: {
+        transport: { const: "presigned-multipart" },
+        uploadId: str,
+        fileId: str,
+        partSize: { type: "integer" },
+        parts: { type: "array", items: { type: "object", required: ["partNumber", "url"], properties: { partNumber: { type: "integer" }, url: str } } },
+        method: { const: "PUT" },
+        headers: { type: "object" },
+        completeUrl: str,
+        expiresAt: str,
+        maxFileSizeBytes: { type: "integer" },
+      },
+    },
   ],
 };
 const id = (name: string) => [{ name, in: "path" as const, required: true, schema: str }];
@@ -75,7 +92,14 @@ const raw = {
     responses: ok("How to send the bytes", negotiation),
   },
   getUpload: { summary: "Get file upload session", tags, parameters: id("uploadId"), responses: ok("Session", session) },
-  complete: { summary: "Complete file upload (safe to retry)", tags, parameters: id("uploadId"), responses: ok("The file", file) },
+  complete: {
+    summary: "Complete file upload (safe to retry)",
+    description: "No body for presigned-put. presigned-multipart sends its parts' ETags; either may send the sha256 it computed, checked before the file exists.",
+    tags,
+    parameters: id("uploadId"),
+    requestBody: { required: false, ...json(toJsonSchema(CompleteUploadBody, { errorMode: "ignore" }) as Schema) },
+    responses: ok("The file", file),
+  },
   abort: { summary: "Abort file upload (a completed file is never deleted)", tags, parameters: id("uploadId"), responses: ok("Session", session) },
   put: {
     summary: "Receive upload bytes (signed URL; no API key)",

@@ -5,7 +5,7 @@
 // A put streams to a temp key (or, up to 8 MiB, is buffered), hashes as bytes arrive, then copies the
 // object to its content address server-side: a reader never sees a partial blob.
 import { S3Client, type S3File } from "bun";
-import { Conflict, Invalid, TooLarge } from "../../kernel/errors";
+import { Conflict, FatalError, Invalid, TooLarge } from "../../kernel/errors";
 import { newSecret } from "../../kernel/ids";
 import type { BlobEntry, BlobInfo, BlobStore, DirectTransfer, UploadedPart } from "./blobs";
 import { escapeXml, presign, s3Request, S3Error, uriEncode, xmlBlocks, xmlTag, type S3Credentials } from "./s3-sign";
@@ -59,6 +59,16 @@ export class S3BlobStore implements BlobStore {
   /** `s3://bucket/prefix` for messages. */
   get url(): string {
     return `s3://${this.opts.bucket}/${this.opts.prefix}`;
+  }
+
+  /** One listing call at startup, so a wrong endpoint, bucket or key is one clear line, not a 500 later. */
+  async check(): Promise<void> {
+    try {
+      await this.client.list({ prefix: this.opts.prefix, maxKeys: 1 });
+    } catch (err) {
+      const e = err as { code?: string; message?: string };
+      throw new FatalError(`cannot use ${this.url} at ${this.opts.endpoint}: ${e.code ?? ""} ${e.message ?? String(err)}`.replace(/\s+/g, " ").trim());
+    }
   }
 
   keyOf(sha256: string): string {
