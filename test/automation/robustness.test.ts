@@ -56,3 +56,18 @@ describe("deeply nested YAML", () => {
     }
   });
 });
+
+describe("undecodable path parameters", () => {
+  test("a lone-surrogate or broken escape in a path parameter is a 400 naming it, on every route (the fuzzer's 500 on /sync)", async () => {
+    const h = await runsHarness();
+    for (const [method, path] of [
+      ["POST", "/api/v1/automations/%ED%A0%80/sync"],
+      ["GET", "/v1/automations/%ED%A0%80/versions"],
+      ["GET", "/v1/runs/%E0%A4%A/steps"],
+    ] as const) {
+      const r = await h.req(method, path, { key: h.t.key, ...(method === "POST" ? { body: "{}", headers: { "content-type": "application/json" } } : {}) });
+      expect(r.status).toBe(400);
+      expect((await json(r)).issues[0]).toMatchObject({ code: "invalid_path" });
+    }
+  });
+});
