@@ -5,6 +5,7 @@
 // `ms`; the app's own onError turns that into its envelope, and the answer carries
 // `Connection: close` so Bun drops the socket instead of waiting for the rest of the body.
 import { Invalid, TimedOut } from "./errors";
+import { derivedRequest } from "./observe";
 
 interface Watch {
   timedOut: boolean;
@@ -45,6 +46,8 @@ function watched(request: Request, ms: number, watch: Watch): Request {
   // Bun's router puts the path parameters on its own request object; Elysia's route handlers read them there.
   const params = (request as Request & { params?: unknown }).params;
   if (params !== undefined) Object.defineProperty(out, "params", { value: params, enumerable: true });
+  // One request for the request id and the log line's fields (observe.ts), whichever object they see.
+  derivedRequest(out, request);
   return out;
 }
 

@@ -10,6 +10,16 @@ import type { Metrics } from "./metrics";
 
 const ids = new WeakMap<Request, string>();
 const notes = new WeakMap<Request, Record<string, string>>();
+/** Requests made from another one (a body wrapped for its deadline) → the request the server received. */
+const origins = new WeakMap<Request, Request>();
+
+/**
+ * Declares `derived` a stand-in for `from` (same request, another object, e.g. with a wrapped body):
+ * both then have one request id and one set of log fields.
+ */
+export function derivedRequest(derived: Request, from: Request): void {
+  origins.set(derived, origins.get(from) ?? from);
+}
 
 /** A client's request id is kept when it is 1-128 characters of `[A-Za-z0-9_.:-]`, else a new `req_…`. */
 export function acceptedRequestId(given: string | null): string {
@@ -17,7 +27,8 @@ export function acceptedRequestId(given: string | null): string {
 }
 
 /** The request's id (assigned on first ask, so apps used without `observeHttp` still get one). */
-export function requestIdOf(request: Request): string {
+export function requestIdOf(received: Request): string {
+  const request = origins.get(received) ?? received;
   let id = ids.get(request);
   if (!id) {
     id = acceptedRequestId(request.headers.get("x-request-id"));
@@ -27,7 +38,8 @@ export function requestIdOf(request: Request): string {
 }
 
 /** Adds fields to the request's log line (the tenant or user it authenticated as). Never secrets. */
-export function noteRequest(request: Request, fields: Record<string, string>): void {
+export function noteRequest(received: Request, fields: Record<string, string>): void {
+  const request = origins.get(received) ?? received;
   const had = notes.get(request);
   notes.set(request, had ? { ...had, ...fields } : fields);
 }

@@ -138,11 +138,27 @@ describe("automation-server operations", () => {
     // Declared even before the first model call (their samples appear with the first).
     for (const name of ["automation_model_tokens_total", "automation_model_calls_total"]) expect(text).toContain(`# TYPE ${name} counter`);
 
+    const anonymousAt = [...sent.values()].reduce((a, b) => a + b, 0);
+    // A run started without an x-request-id gets the id the server made for its POST (a body is
+    // read through its own stream object: the id must still be the request's).
+    const anonymous = await fetch(`${base}/v1/runs`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ target: "workflows.order-routing", input: ORDER }) });
+    expect(anonymous.status).toBe(201);
+    const minted = anonymous.headers.get("x-request-id");
+    expect(minted).toMatch(/^req_/);
+    const anonymousRun = ((await anonymous.json()) as { id: string }).id;
+    let polls = 1;
+    while ((await runStatus(base, anonymousRun)) !== "completed") {
+      polls++;
+      await Bun.sleep(50);
+    }
+
     expect(await server.kill("SIGTERM")).toBe(0);
     const lines = server.output().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, unknown>);
     const requests = lines.filter((l) => l.msg === "request");
-    expect(requests).toHaveLength([...sent.values()].reduce((a, b) => a + b, 0));
-    expect(requests.filter((r) => r.status === 201 || r.status === 200).every((r) => typeof r.tenant === "string" && String(r.tenant).startsWith("ten_"))).toBe(true);
+    expect(requests).toHaveLength(anonymousAt + 1 + polls);
+    expect(requests.filter((r) => (r.status === 201 || r.status === 200) && !String(r.tenant).startsWith("ten_"))).toEqual([]);
+    expect(lines.filter((l) => l.runId === anonymousRun).map((l) => [l.msg, l.requestId])).toEqual([["run started", minted], ["run finished", minted]]);
+    expect(requests.find((r) => r.requestId === minted)).toMatchObject({ method: "POST", route: "/v1/runs", status: 201 });
     for (let i = 0; i < RUNS; i++) {
       const mine = lines.filter((l) => l.runId === ids[i]);
       expect(mine.map((l) => l.msg)).toEqual(["run started", "run finished"]);
