@@ -85,6 +85,8 @@ test("200 examples, SIGKILL halfway, restart: completes, each example ran once, 
   expect(atKill).toBeGreaterThan(0); // the kill really landed mid-way
 
   server = await demo.boot();
+  // Log lines go to stderr once per event-loop turn: the line may follow the stdout "listening" line.
+  for (let i = 0; i < 100 && !server.output().includes("recovering interrupted runs"); i++) await Bun.sleep(50);
   expect(server.output()).toContain("recovering interrupted runs");
   let exp: Experiment | undefined;
   for (let i = 0; i < 1200; i++) {
