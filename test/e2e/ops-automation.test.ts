@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { type DemoServer, demoServer, DEMO_KEY } from "./automation-demo";
-import { type Server, startServer } from "./support";
+import { type Server, startServer, metricSamples as samples } from "./support";
 
 setDefaultTimeout(180_000);
 
@@ -22,18 +22,6 @@ afterAll(async () => {
   for (const s of others) if (s.proc.exitCode === null) await s.kill("SIGKILL");
   await demo.close();
 });
-
-function samples(text: string): { name: string; labels: Record<string, string>; value: number }[] {
-  const out: { name: string; labels: Record<string, string>; value: number }[] = [];
-  for (const line of text.split("\n")) {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m) continue;
-    const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]] = l[2];
-    out.push({ name: m[1], labels, value: Number(m[3]) });
-  }
-  return out;
-}
 
 async function cli(bin: string, args: string[]): Promise<{ code: number; out: string }> {
   const p = Bun.spawn([bin, ...args], { stdout: "pipe", stderr: "pipe", env: { ...process.env, AUTOMATION_DATA_DIR: undefined } });

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEMO_CLIENT, invariantProblems, type Remote, remote, sqliteQuery } from "../orders/remote";
 import { freshPostgresDb } from "../support/postgres";
-import { ensureBuilt, type Server, startServer } from "./support";
+import { ensureBuilt, type Server, startServer, metricSamples as samples } from "./support";
 
 setDefaultTimeout(120_000);
 
@@ -31,19 +31,6 @@ async function boot(db: string, args: string[] = []): Promise<{ server: Server; 
   const server = await startServer([bin, "--host", "127.0.0.1", "--db", db, ...args], { env });
   servers.push(server);
   return { server, api: remote(server.url) };
-}
-
-/** `name{labels} value` lines of a Prometheus text exposition. */
-function samples(text: string): { name: string; labels: Record<string, string>; value: number }[] {
-  const out: { name: string; labels: Record<string, string>; value: number }[] = [];
-  for (const line of text.split("\n")) {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m) continue;
-    const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]] = l[2];
-    out.push({ name: m[1], labels, value: Number(m[3]) });
-  }
-  return out;
 }
 
 async function run(args: string[]): Promise<{ code: number; out: string }> {
