@@ -46,6 +46,14 @@ async function send(base: string, r: FuzzRequest): Promise<{ status: number; tex
   return { status: res.status, text };
 }
 
+/**
+ * Bun's HTTP parser answers a request head (request line + headers) over 16 KiB with a bare 431 before
+ * any route sees it (docs/robustness.md, known limits). Only reachable over real sockets: two 5,000-
+ * character path parameters plus an 8 KB header.
+ */
+const headTooLarge = (r: { status: number; text: string }, req: FuzzRequest) =>
+  r.status === 431 && r.text === "" && req.url.length + Object.values(req.headers).join("").length > 16 * 1024 - 2048;
+
 describe("fuzz: compiled binaries over HTTP", () => {
   test("automation-server", async () => {
     const doc = await (await fetch(`${automation!.url}/openapi/json`)).json();
@@ -55,7 +63,7 @@ describe("fuzz: compiled binaries over HTTP", () => {
       fc.asyncProperty(requestArb(ops, ctx), async (req) => {
         const r = await send(automation!.url, req);
         if (r.status >= 500) throw new Error(`${r.status} for ${req.describe}: ${r.text.slice(0, 300)}`);
-        if (r.status >= 400 && !isIssuesEnvelope(r.text)) throw new Error(`no envelope (${r.status}) for ${req.describe}: ${r.text.slice(0, 300)}`);
+        if (r.status >= 400 && !isIssuesEnvelope(r.text) && !headTooLarge(r, req)) throw new Error(`no envelope (${r.status}) for ${req.describe}: ${r.text.slice(0, 300)}`);
       }),
       fuzzParams("automation-server binary", 300),
     );
@@ -72,7 +80,7 @@ describe("fuzz: compiled binaries over HTTP", () => {
       fc.asyncProperty(requestArb(ops, ctx), async (req) => {
         const r = await send(orders!.url, req);
         if (r.status >= 500) throw new Error(`${r.status} for ${req.describe}: ${r.text.slice(0, 300)}`);
-        if (r.status >= 400 && !isOrdersEnvelope(r.text)) throw new Error(`no envelope (${r.status}) for ${req.describe}: ${r.text.slice(0, 300)}`);
+        if (r.status >= 400 && !isOrdersEnvelope(r.text) && !headTooLarge(r, req)) throw new Error(`no envelope (${r.status}) for ${req.describe}: ${r.text.slice(0, 300)}`);
       }),
       fuzzParams("order-server binary", 300),
     );
