@@ -3,6 +3,8 @@ import { migrations } from "../../db/automation/index";
 import { helpText, parseFlags } from "../kernel/config";
 import { migrate, openSqlite } from "../kernel/db";
 import { UsageError } from "../kernel/errors";
+import { isPostgresUrl } from "../kernel/pg";
+import { migrateAutomationPg } from "./db/pg-migrate";
 import { join } from "node:path";
 import { dataDirFlag, serveConfig, serveFlags } from "./config";
 import { createContext, ensureDataDir, serve } from "./server";
@@ -16,7 +18,7 @@ import { blobsCommand } from "./files/cli";
 import { backupCommand, restoreCommand } from "./backup";
 
 const USAGE = `Usage: automation-server [serve] [options]
-       automation-server migrate [--data-dir DIR] [--json]
+       automation-server migrate [--data-dir DIR | --db postgres://…] [--json]
        automation-server backup --to DIR [--data-dir DIR] [--json]
        automation-server restore --from DIR --data-dir DIR [--json]
        automation-server tenants create --name NAME [--slug SLUG] [--json]
@@ -85,6 +87,12 @@ async function serveCommand(argv: string[]): Promise<void> {
 
 const migrateFlags = {
   ...dataDirFlag,
+  db: {
+    type: "string",
+    env: "AUTOMATION_DB",
+    value: "URL",
+    help: "a postgres:// URL: apply the PostgreSQL schema there instead of the SQLite file in --data-dir",
+  },
   json: { type: "boolean", help: 'print one JSON object: {"applied": [names]}' },
   help: { type: "boolean", short: "h", help: "show this help" },
 } as const;
@@ -92,14 +100,25 @@ const migrateFlags = {
 async function migrateCommand(argv: string[]): Promise<void> {
   const { values, positionals } = parseFlags(argv, migrateFlags);
   if (values.help) {
-    process.stdout.write(helpText("Usage: automation-server migrate [--data-dir DIR] [--json]\n\nApplies pending database migrations and exits.", migrateFlags));
+    process.stdout.write(
+      helpText(
+        "Usage: automation-server migrate [--data-dir DIR | --db postgres://…] [--json]\n\nApplies pending database migrations and exits (PostgreSQL: under an advisory lock, so\nseveral instances may run it at once).",
+        migrateFlags,
+      ),
+    );
     return;
   }
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  ensureDataDir(values["data-dir"]);
-  const sqlite = openSqlite(join(values["data-dir"], "automation.db"), []);
-  const applied = migrate(sqlite, migrations);
-  sqlite.close();
+  let applied: string[];
+  if (values.db !== undefined) {
+    if (!isPostgresUrl(values.db)) throw new UsageError(`--db must be a postgres:// URL (got "${values.db}"); the SQLite database lives in --data-dir`);
+    applied = await migrateAutomationPg(values.db);
+  } else {
+    ensureDataDir(values["data-dir"]);
+    const sqlite = openSqlite(join(values["data-dir"], "automation.db"), []);
+    applied = migrate(sqlite, migrations);
+    sqlite.close();
+  }
   if (values.json) {
     process.stdout.write(JSON.stringify({ applied }) + "\n");
     return;
