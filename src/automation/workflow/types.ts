@@ -18,6 +18,9 @@ export interface TriggerMethod {
   [extra: string]: unknown;
 }
 
+/** A `{type: cron}` entry as the parser normalised it (defaults filled in). */
+export type { CronTrigger } from "./cron";
+
 export interface Step {
   name: string;
   type: string;
