@@ -303,3 +303,16 @@ describe("activation and disabling", () => {
     expect(bad.status).toBe(400);
   });
 });
+
+test("the OpenAPI document declares the schedules route and the status PATCH under both prefixes", async () => {
+  const h = await harness();
+  const doc = await json(await h.req("GET", "/openapi/json"));
+  for (const prefix of ["/v1", "/api/v1"]) {
+    const get = doc.paths[`${prefix}/automations/{id}/schedules`].get;
+    expect(get.parameters.map((p: Json) => `${p.in}:${p.name}`)).toEqual(["path:id"]);
+    const item = get.responses["200"].content["application/json"].schema.properties.schedules.items;
+    expect(item.required).toEqual(expect.arrayContaining(["expression", "timezone", "nextFireTimes", "lastTick"]));
+    const patch = doc.paths[`${prefix}/automations/{id}`].patch;
+    expect(patch.requestBody.content["application/json"].schema.properties.status.enum).toEqual(["active", "disabled"]);
+  }
+});
