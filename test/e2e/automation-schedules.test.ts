@@ -100,10 +100,10 @@ test("per-second schedules across a SIGKILL: one run per tick, missed ticks per 
   // Every run started (including those the kill interrupted) finishes.
   for (let i = 0; i < 100; i++) {
     const open = [];
-    for await (const r of c.runs.iterate({ trigger: "cron", limit: 100 })) if (!["completed", "failed"].includes(r.execution.status)) open.push(r.id);
+    for await (const r of c.runs.iterate({ trigger: "cron", limit: 100 })) if (!["completed", "failed"].includes(r.execution?.status ?? "")) open.push(r.id);
     if (open.length === 0) break;
     await Bun.sleep(100);
   }
-  for await (const r of c.runs.iterate({ trigger: "cron", limit: 100 })) expect(r.execution.status).toBe("completed");
+  for await (const r of c.runs.iterate({ trigger: "cron", limit: 100 })) expect(r.execution?.status).toBe("completed");
   await server.kill("SIGTERM");
 }, 120_000);

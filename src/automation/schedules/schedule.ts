@@ -32,12 +32,12 @@ export function schedulesIn(yaml: string): Schedule[] {
   return out;
 }
 
-/** Versions are immutable, so their schedules are parsed once per process. */
+/** Versions are immutable, so their schedules are read and parsed once per process. */
 export class ScheduleCache {
   private byVersion = new Map<string, Schedule[]>();
-  get(versionId: string, yaml: string): Schedule[] {
+  async get(versionId: string, load: (versionId: string) => Promise<string | undefined>): Promise<Schedule[]> {
     let s = this.byVersion.get(versionId);
-    if (!s) this.byVersion.set(versionId, (s = schedulesIn(yaml)));
+    if (!s) this.byVersion.set(versionId, (s = schedulesIn((await load(versionId)) ?? "")));
     return s;
   }
   /** Forgets versions no longer current. */

@@ -60,7 +60,7 @@ export class Scheduler {
     this.cache.keep(new Set(live.map((a) => a.versionId)));
     let soonest = now + POLL_MS;
     for (const a of live) {
-      for (const s of this.cache.get(a.versionId, a.yaml)) {
+      for (const s of await this.cache.get(a.versionId, (id) => this.store.yaml(id))) {
         await this.decide(a, s, now);
         const next = s.job.nextRun(new Date(now))?.getTime();
         if (next !== undefined && next < soonest) soonest = next;

@@ -31,11 +31,14 @@ export function sqliteScheduleStore(sqlite: Database): ScheduleStore {
       // `triggers` is the version's JSON flag object; only versions flagged cron can hold schedules.
       return sqlite
         .query<LiveAutomation, []>(
-          `SELECT a.id AS automationId, a.tenant_id AS tenantId, v.id AS versionId, v.yaml AS yaml, a.updated_at AS since
+          `SELECT a.id AS automationId, a.tenant_id AS tenantId, v.id AS versionId, a.updated_at AS since
            FROM automations a JOIN automation_versions v ON v.id = a.current_version_id
            WHERE a.status = 'active' AND json_extract(v.triggers, '$.cron') = 1`,
         )
         .all();
+    },
+    async yaml(versionId) {
+      return sqlite.query<{ yaml: string }, [string]>("SELECT yaml FROM automation_versions WHERE id = ?").get(versionId)?.yaml;
     },
     async lastTick(automationId, scheduleKey) {
       const r = sqlite

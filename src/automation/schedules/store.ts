@@ -6,7 +6,6 @@ export interface LiveAutomation {
   automationId: string;
   tenantId: string;
   versionId: string;
-  yaml: string;
   /** When the current version became current (or the automation was enabled): ticks at or before it are never due. */
   since: string;
 }
@@ -36,6 +35,8 @@ export class TickTaken extends Error {
 export interface ScheduleStore {
   /** Active automations whose current version declares a cron trigger. */
   live(): Promise<LiveAutomation[]>;
+  /** A version's YAML (versions are immutable: callers cache what they parse from it). */
+  yaml(versionId: string): Promise<string | undefined>;
   /** The latest decided tick of one schedule. */
   lastTick(automationId: string, scheduleKey: string): Promise<TickRow | undefined>;
   /** Whether the run of the schedule's latest started tick has not finished yet. */
