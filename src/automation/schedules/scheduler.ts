@@ -61,7 +61,10 @@ export class Scheduler {
     let soonest = now + POLL_MS;
     for (const a of live) {
       for (const s of await this.cache.get(a.versionId, (id) => this.store.yaml(id))) {
-        await this.decide(a, s, now);
+        // One schedule failing (a busy database, a bad row) must not hold up the others.
+        await this.decide(a, s, now).catch((err) =>
+          this.ctx.log.error("schedule tick failed", { automationId: a.automationId, schedule: s.index, error: (err as Error)?.stack ?? String(err) }),
+        );
         const next = s.job.nextRun(new Date(now))?.getTime();
         if (next !== undefined && next < soonest) soonest = next;
       }

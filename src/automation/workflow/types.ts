@@ -18,9 +18,6 @@ export interface TriggerMethod {
   [extra: string]: unknown;
 }
 
-/** A `{type: cron}` entry as the parser normalised it (defaults filled in). */
-export type { CronTrigger } from "./cron";
-
 export interface Step {
   name: string;
   type: string;
