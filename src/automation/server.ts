@@ -19,6 +19,7 @@ import type { AutomationConfig, AutomationContext } from "./context";
 import type { BlobStore } from "./files/blobs";
 import { openBlobStore } from "./files/blob-config";
 import { startSweeper } from "./files/gc";
+import { schedulerOf } from "./schedules/scheduler";
 import { createGateway } from "./models/gateway";
 
 export interface ContextDeps {
@@ -119,11 +120,13 @@ export function serve(ctx: AutomationContext, opts: { handleSignals?: boolean } 
   runsOf(ctx).startWorkers();
   experimentsOf(ctx).recover().catch((err) => ctx.log.error("experiment recovery failed", { error: (err as Error)?.stack ?? String(err) }));
   const sweeper = startSweeper(ctx);
+  const scheduler = schedulerOf(ctx);
+  scheduler.start();
   let closed: Promise<void> | undefined;
   const shutdown = () =>
     (closed ??= (async () => {
       metricsPort?.stop();
-      await Promise.all([running.stop(), runsOf(ctx).stopWorkers(), sweeper.stop()]);
+      await Promise.all([running.stop(), scheduler.stop(), runsOf(ctx).stopWorkers(), sweeper.stop()]);
       stopSandboxes();
       ctx.sqlite.close();
     })());

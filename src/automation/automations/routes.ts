@@ -5,7 +5,7 @@ import { jsonParser } from "../http/body";
 import { docs } from "./openapi";
 import { parseWith } from "../http/validate";
 import { authenticateRequest, authPlugin, requireScope } from "../tenancy/auth";
-import { CreateAutomationBody, CreateVersionBody, GetAutomationQuery, ListAutomationsQuery, ListVersionsQuery, MAX_YAML_BYTES, RestoreBody } from "./model";
+import { CreateAutomationBody, CreateVersionBody, GetAutomationQuery, ListAutomationsQuery, ListVersionsQuery, MAX_YAML_BYTES, RestoreBody, UpdateAutomationBody } from "./model";
 import {
   createAutomation,
   createVersion,
@@ -16,6 +16,7 @@ import {
   listVersions,
   promoteVersion,
   restoreVersion,
+  setStatus,
 } from "./service";
 
 // JSON escaping can double a YAML's size on the wire; the 1 MiB rule is checked on the decoded YAML.
@@ -50,6 +51,15 @@ export const automationRoutes = (ctx: AutomationContext) => {
         return getAutomation(ctx.sqlite, auth.tenantId, params.id, parseWith(GetAutomationQuery, query).expand);
       },
       { detail: docs.get },
+    )
+    .patch(
+      "/automations/:id",
+      ({ auth, params, body }) => {
+        requireScope(auth, "automations:write");
+        const { status } = parseWith(UpdateAutomationBody, body);
+        return setStatus(ctx.sqlite, ctx.clock, auth.tenantId, params.id, status);
+      },
+      { parse, detail: docs.update },
     )
     .get(
       "/automations/:id/triggers",

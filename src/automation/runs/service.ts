@@ -19,7 +19,7 @@ import { type ZipEntry, zipStream } from "./zip";
 import { ReviewStore } from "../reviews/store";
 import { Cancelled } from "../engine/errors";
 
-/** Who starts a run: the API key (its id and name become `trigger.by`). */
+/** Who starts a run: the API key (its id and name become `trigger.by`); an empty keyId (a schedule) gives `by: null`. */
 export interface Actor {
   tenantId: string;
   keyId: string;
@@ -44,6 +44,8 @@ export interface StartRequest {
   held?: boolean;
   /** The x-request-id of the API request starting the run; the run's log lines carry it. */
   requestId?: string;
+  /** Runs inside the transaction inserting the run (a schedule claims its tick); throwing rolls the run back. */
+  claim?: (runId: string) => void;
 }
 
 export const ZIP_MAX_BYTES = 32 * 1024 * 1024;
@@ -175,7 +177,7 @@ export class RunService {
         definition: source.yaml,
         status: running ? "running" : req.held ? "created" : "pending",
         triggerType: req.trigger ?? "api",
-        triggeredBy: actor.keyId,
+        triggeredBy: actor.keyId || null,
         triggeredByName: actor.keyName ?? null,
         batchId: req.batchId ?? null,
         exampleId: req.exampleId ?? null,
@@ -200,7 +202,8 @@ export class RunService {
         ...(req.held ? [] : [{ type: "queued", status: "pending" }]),
         ...(running ? [{ type: "started", status: "running" }] : []),
       ];
-      await this.store.insert(run, events, rows, req.retry ? { previousRunId: req.retry.previousRunId } : undefined);
+      const claim = req.claim;
+      await this.store.insert(run, events, rows, req.retry ? { previousRunId: req.retry.previousRunId } : undefined, claim && (() => claim(id)));
       return this.store.byId(id)!;
     } catch (err) {
       await releaseOwner(this.ctx, ownerOf(id));
