@@ -4,5 +4,9 @@
 // rewritten; after that, only new files.
 import type { Migration } from "../../../src/kernel/db";
 import init from "./0000_init.sql" with { type: "text" };
+import schedules from "./0400_schedules.sql" with { type: "text" };
 
-export const automationPgMigrations: Migration[] = [{ name: "0000_init", sql: init }];
+export const automationPgMigrations: Migration[] = [
+  { name: "0000_init", sql: init },
+  { name: "0400_schedules", sql: schedules },
+];

@@ -7,6 +7,7 @@ import { SQL } from "bun";
 import { migrations } from "../../../db/automation/index";
 import { openSqlite } from "../../../src/kernel/db";
 import { migrateAutomationPg } from "../../../src/automation/db/pg-migrate";
+import { automationPgMigrations } from "../../../db/automation/pg/index";
 import { freshPostgresDb } from "../../support/postgres";
 
 let url = "";
@@ -15,7 +16,7 @@ const sqlite = openSqlite(":memory:", migrations);
 
 beforeAll(async () => {
   url = await freshPostgresDb();
-  expect(await migrateAutomationPg(url)).toEqual(["0000_init"]);
+  expect(await migrateAutomationPg(url)).toEqual(automationPgMigrations.map((m) => m.name));
   pg = new SQL({ url, max: 2 });
 });
 afterAll(async () => {
