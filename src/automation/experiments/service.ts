@@ -8,7 +8,8 @@ import type { AutomationContext } from "../context";
 import { fileRefs, inputPathOf, startExampleRun } from "../datasets/run";
 import { automationOf, exampleStore } from "../datasets/service";
 import type { ExampleRow } from "../datasets/store";
-import { evaluatorStore, resultView, scoreRun } from "../evaluators/service";
+import type { EvalResult } from "../evaluators/model";
+import { scoreRun } from "../evaluators/service";
 import { type Actor, runsOf } from "../runs/service";
 import { resolveTarget } from "../runs/sources";
 import type { RunRow } from "../runs/store";
@@ -42,15 +43,14 @@ export class Experiments {
     // A slot of its experiment freed: the next held run starts before this one is scored.
     if (run.experimentId) this.release(run.experimentId);
     await scoreRun(this.ctx, run);
-    if (run.experimentId) this.progress(run.experimentId, runId);
+    if (run.experimentId) await this.progress(run.experimentId, runId);
   }
 
   /** Tells stream subscribers about a scored run and completes the experiment when it was the last. */
-  private progress(experimentId: string, runId: string): void {
-    const subs = this.listeners.get(experimentId);
-    if (subs?.size) {
-      const line = this.runLine(runId);
-      if (line) for (const s of [...subs]) s(line);
+  private async progress(experimentId: string, runId: string): Promise<void> {
+    if (this.listeners.get(experimentId)?.size) {
+      const line = await this.runLine(runId);
+      if (line) for (const s of [...(this.listeners.get(experimentId) ?? [])]) s(line);
     }
     this.checkCompleted(experimentId);
   }
@@ -75,9 +75,9 @@ export class Experiments {
     if (runs.store.releaseHeld(experimentId, e.batchConcurrency, this.now()) > 0) runs.pool.wake();
   }
 
-  runLine(runId: string): ProgressLine | null {
+  async runLine(runId: string): Promise<ProgressLine | null> {
     const run = runsOf(this.ctx).store.byId(runId);
-    const ev = evaluatorStore(this.ctx).evaluation(runId);
+    const ev = await this.ctx.storage.evaluators.evaluation(runId);
     if (!run || !ev) return null;
     const ex = run.exampleId ? exampleStore(this.ctx).byId(run.exampleId) : undefined;
     return {
@@ -87,8 +87,8 @@ export class Experiments {
       exampleName: ex?.name ?? null,
       status: run.status,
       score: ev.score,
-      passed: ev.passed === 1,
-      results: evaluatorStore(this.ctx).results(runId).map(resultView),
+      passed: ev.passed,
+      results: await this.ctx.storage.evaluators.results(runId),
     };
   }
 
@@ -96,7 +96,7 @@ export class Experiments {
   async recover(): Promise<void> {
     const runs = runsOf(this.ctx).store;
     for (;;) {
-      const ids = evaluatorStore(this.ctx).unscored(500);
+      const ids = await this.ctx.storage.evaluators.unscored(500);
       if (ids.length === 0) break;
       for (const id of ids) {
         const run = runs.byId(id);
@@ -133,11 +133,11 @@ export class Experiments {
     };
   }
 
-  detail(e: ExperimentRow) {
+  async detail(e: ExperimentRow) {
     const runs = this.store.runs(e.id);
-    const resultsByRun: Record<string, ReturnType<typeof resultView>[]> = {};
+    const resultsByRun: Record<string, EvalResult[]> = {};
     for (const r of runs) resultsByRun[r.id] = [];
-    for (const r of evaluatorStore(this.ctx).resultsOfExperiment(e.id)) (resultsByRun[r.runId] ??= []).push(resultView(r));
+    for (const r of await this.ctx.storage.evaluators.resultsOfExperiment(e.id)) (resultsByRun[r.runId] ??= []).push(r);
     return {
       ...this.summary(e),
       runs: runs.map((r) => ({
@@ -226,7 +226,7 @@ export class Experiments {
   }
 
   /** Finished runs stay; queued ones are cancelled, running ones stop at their next step. */
-  cancel(tenantId: string, automationRef: string, id: string) {
+  async cancel(tenantId: string, automationRef: string, id: string) {
     const e = this.find(tenantId, automationRef, id);
     if (!e.completedAt) {
       this.store.setCancelled(id, this.now());
@@ -242,38 +242,47 @@ export class Experiments {
   follow(id: string, emit: (line: ProgressLine) => void, done: () => void): () => void {
     const sent = new Set<string>();
     let closed = false;
-    const catchUp = () => {
+    // Lines are handled one at a time in the order they came, so a summary waits for the catch-up before it.
+    let chain = Promise.resolve();
+    const queue = (job: () => Promise<void>) => {
+      chain = chain.then(job).catch((err) => this.ctx.log.error("following an experiment failed", { experimentId: id, error: (err as Error)?.stack ?? String(err) }));
+    };
+    const sendRun = (line: ProgressLine) => {
+      if (closed || sent.has(line.runId as string)) return;
+      sent.add(line.runId as string);
+      emit(line);
+    };
+    const catchUp = async () => {
       for (const r of this.store.runs(id)) {
         if (r.passed === null || sent.has(r.id)) continue;
-        const line = this.runLine(r.id);
-        if (line) send(line);
+        const line = await this.runLine(r.id);
+        if (line) sendRun(line);
       }
     };
-    const send = (line: ProgressLine) => {
+    const send = async (line: ProgressLine) => {
       if (closed) return;
-      if (line.type === "run") {
-        if (sent.has(line.runId as string)) return;
-        sent.add(line.runId as string);
-        emit(line);
-        return;
-      }
+      if (line.type === "run") return sendRun(line);
       // Runs scored concurrently may report after the one that completed the experiment: send them first.
-      catchUp();
+      await catchUp();
+      if (closed) return;
       emit(line);
       stop();
       done();
     };
     const set = this.listeners.get(id) ?? new Set();
     this.listeners.set(id, set);
-    set.add(send);
+    const listener = (line: ProgressLine) => queue(() => send(line));
+    set.add(listener);
     const stop = () => {
       closed = true;
-      set.delete(send);
+      set.delete(listener);
       if (set.size === 0 && this.listeners.get(id) === set) this.listeners.delete(id);
     };
-    catchUp();
-    const e = this.store.byId(id);
-    if (e?.completedAt) send({ type: "summary", experiment: this.summary(e) });
+    queue(async () => {
+      await catchUp();
+      const e = this.store.byId(id);
+      if (e?.completedAt) await send({ type: "summary", experiment: this.summary(e) });
+    });
     return stop;
   }
 }

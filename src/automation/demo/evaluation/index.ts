@@ -4,7 +4,6 @@
 import { newId } from "../../../kernel/ids";
 import type { AutomationContext } from "../../context";
 import { exampleStore } from "../../datasets/service";
-import { evaluatorStore } from "../../evaluators/service";
 import { resolveTarget } from "../../runs/sources";
 import evaluatorsYaml from "./invoice-summary.evaluators.yaml" with { type: "text" };
 
@@ -16,7 +15,7 @@ const EXAMPLES = [
   { name: "single-line", input: { invoice: { lines: [{ amount: 42.5 }] } }, expected: { total: 42.5 }, annotation: null },
 ];
 
-export function seedDemoEvaluation(ctx: AutomationContext, tenantId: string): void {
+export async function seedDemoEvaluation(ctx: AutomationContext, tenantId: string): Promise<void> {
   const a = resolveTarget(ctx.sqlite, tenantId, DEMO_DATASET_TARGET, { trigger: "eval" });
   const store = exampleStore(ctx);
   const now = ctx.clock.now().toISOString();
@@ -30,6 +29,6 @@ export function seedDemoEvaluation(ctx: AutomationContext, tenantId: string): vo
         }),
       );
     }
-    if (!evaluatorStore(ctx).yaml(a.automationId)) evaluatorStore(ctx).put(tenantId, a.automationId, evaluatorsYaml, now);
   });
+  if (!(await ctx.storage.evaluators.yaml(a.automationId))) await ctx.storage.evaluators.put(tenantId, a.automationId, evaluatorsYaml, now);
 }
