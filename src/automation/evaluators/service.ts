@@ -5,7 +5,7 @@ import * as v from "valibot";
 import { Invalid, TooLarge } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
-import { automationOf, exampleStore } from "../datasets/service";
+import { automationOf } from "../datasets/service";
 import type { ModelGateway } from "../models/contract";
 import { meteredGateway } from "../models/metered";
 import { sqliteModelCallStore } from "../models/store";
@@ -107,13 +107,13 @@ export async function scoreRun(ctx: AutomationContext, run: RunRow): Promise<boo
   const at = ctx.clock.now().toISOString();
   const record = { runId: run.id, experimentId: run.experimentId, at };
   if (run.status === "cancelled" || run.status === "rejected") return store.record({ ...record, score: null, passed: false }, []);
-  const ex = exampleStore(ctx).byId(run.exampleId);
+  const ex = await ctx.storage.datasets.byId(run.exampleId);
   const expected = ex?.expected ? (JSON.parse(ex.expected) as unknown) : null;
   const actual = run.output ? (JSON.parse(run.output) as unknown) : null;
   const config = await configOf(ctx, run.automationId);
   const runError = run.status === "failed" ? ((run.error ? (JSON.parse(run.error) as { message?: string }) : {}).message ?? "the run failed") : null;
   // Expected files (the example's `expected/` folder) are compared with the run's output files by exact-diff.
-  const expectedFiles = ex ? exampleStore(ctx).files(ex.id, "expected") : [];
+  const expectedFiles = ex ? await ctx.storage.datasets.files(ex.id, "expected") : [];
   const files = expectedFiles.length ? { expected: expectedFiles, actual: runsOf(ctx).store.files(run.id, "output") } : undefined;
   const rows: EvalResult[] = [];
   for (const e of config.evaluators) {

@@ -6,8 +6,8 @@ import { Invalid, NotFound } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
 import { fileRefs, inputPathOf, startExampleRun } from "../datasets/run";
-import { automationOf, exampleStore } from "../datasets/service";
-import type { ExampleRow } from "../datasets/store";
+import { automationOf } from "../datasets/service";
+import type { ExampleRow } from "../db/storage";
 import type { EvalResult } from "../evaluators/model";
 import { scoreRun } from "../evaluators/service";
 import { type Actor, runsOf } from "../runs/service";
@@ -79,7 +79,7 @@ export class Experiments {
     const run = runsOf(this.ctx).store.byId(runId);
     const ev = await this.ctx.storage.evaluators.evaluation(runId);
     if (!run || !ev) return null;
-    const ex = run.exampleId ? exampleStore(this.ctx).byId(run.exampleId) : undefined;
+    const ex = run.exampleId ? await this.ctx.storage.datasets.byId(run.exampleId) : undefined;
     return {
       type: "run",
       runId,
@@ -178,21 +178,21 @@ export class Experiments {
    */
   async create(actor: Actor, automationRef: string, body: { examples?: string[]; version?: string; name?: string; batchConcurrency?: number | null }): Promise<{ id: string; runs: { id: string; exampleId: string | null }[]; total: number }> {
     const a = automationOf(this.ctx, actor.tenantId, automationRef);
-    const exStore = exampleStore(this.ctx);
+    const exStore = this.ctx.storage.datasets;
     let examples: ExampleRow[];
     if (body.examples) {
       examples = [];
       for (const [i, id] of [...new Set(body.examples)].entries()) {
-        const ex = exStore.get(actor.tenantId, a.id, id);
+        const ex = await exStore.get(actor.tenantId, a.id, id);
         if (!ex) throw Invalid(`example ${id} is not in this automation's dataset`, { field: `examples.${i}`, code: "example_not_found" });
         examples.push(ex);
       }
     } else {
-      examples = exStore.all(actor.tenantId, a.id);
+      examples = await exStore.all(actor.tenantId, a.id);
     }
     if (examples.length === 0) throw Invalid("the dataset has no examples to run", { field: "examples", code: "empty_dataset" });
     const source = resolveTarget(this.ctx.sqlite, actor.tenantId, a.id, { version: body.version, trigger: "eval" });
-    for (const ex of examples) checkFileRefs(this.ctx, ex);
+    for (const ex of examples) await checkFileRefs(this.ctx, ex);
     const id = newId("exp");
     const now = this.now();
     this.store.insert({
@@ -288,11 +288,11 @@ export class Experiments {
 }
 
 /** Every `{"$file": "input/…"}` of the example's input names one of its input files. */
-function checkFileRefs(ctx: AutomationContext, ex: ExampleRow): void {
+async function checkFileRefs(ctx: AutomationContext, ex: ExampleRow): Promise<void> {
   const input = ex.input ? (JSON.parse(ex.input) as Record<string, unknown>) : {};
   for (const { field, path } of fileRefs(input)) {
     const inFolder = inputPathOf(path);
-    if (!inFolder || !exampleStore(ctx).file(ex.id, "input", inFolder)) {
+    if (!inFolder || !(await ctx.storage.datasets.file(ex.id, "input", inFolder))) {
       throw Invalid(`example ${ex.name}: input.${field} refers to ${path}, which is not one of its input files`, { field: "examples", code: "file_not_found" });
     }
   }

@@ -1,11 +1,13 @@
 // The SQLite backend of the automation server: every converted feature's store over one connection.
 import type { Database } from "bun:sqlite";
 import type { AutomationStorage } from "../storage";
+import { SqliteDatasetStore } from "./datasets";
 import { SqliteEvaluatorStore } from "./evaluators";
 
 export function sqliteStorage(sqlite: Database): AutomationStorage {
   return {
     backend: "sqlite",
     evaluators: new SqliteEvaluatorStore(sqlite),
+    datasets: new SqliteDatasetStore(sqlite),
   };
 }
