@@ -4,7 +4,7 @@ import type { AutomationContext } from "../context";
 import { runsOf } from "../runs/service";
 import { stepView } from "../runs/envelope";
 import type { Experiments } from "./service";
-import type { ExperimentRow } from "./store";
+import type { ExperimentRow } from "../db/storage";
 
 export const CSV_COLUMNS = ["runId", "exampleId", "exampleName", "batchId", "evaluatorName", "evaluatorType", "score", "passed", "label", "weight", "createdAt", "error"] as const;
 
@@ -16,7 +16,7 @@ export function csvCell(value: unknown): string {
 }
 
 async function rowsOf(ctx: AutomationContext, svc: Experiments, e: ExperimentRow) {
-  const byRun = new Map(svc.store.runs(e.id).map((r) => [r.id, r]));
+  const byRun = new Map((await svc.store.runs(e.id)).map((r) => [r.id, r]));
   return (await ctx.storage.evaluators.resultsOfExperiment(e.id)).map((r) => {
     const run = byRun.get(r.runId);
     return { ...r, exampleId: run?.exampleId ?? null, exampleName: run?.exampleName ?? null, batchId: e.id };
@@ -35,10 +35,10 @@ export async function exportJson(ctx: AutomationContext, svc: Experiments, exper
   return {
     experiments: await Promise.all(experiments.map(async (e) => {
       // The export is free-form: it also carries the experiment's name and its cancellation.
-      const out: Record<string, unknown> = { ...svc.summary(e), name: e.name, cancelledAt: e.cancelledAt, results: await rowsOf(ctx, svc, e) };
+      const out: Record<string, unknown> = { ...(await svc.summary(e)), name: e.name, cancelledAt: e.cancelledAt, results: await rowsOf(ctx, svc, e) };
       if (includeTrace) {
         const runs = runsOf(ctx).store;
-        out.traces = Object.fromEntries(svc.store.runs(e.id).map((r) => [r.id, runs.steps(r.id).map(stepView)]));
+        out.traces = Object.fromEntries((await svc.store.runs(e.id)).map((r) => [r.id, runs.steps(r.id).map(stepView)]));
       }
       return out;
     })),

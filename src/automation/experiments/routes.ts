@@ -130,7 +130,7 @@ export const experimentRoutes = (ctx: AutomationContext) => {
         requireScope(auth, "runs:read");
         const q = parseWith(ExportQuery, query);
         const a = automationOf(ctx, auth.tenantId, params.id);
-        const all = svc.store.ofAutomation(auth.tenantId, a.id);
+        const all = await svc.store.ofAutomation(auth.tenantId, a.id);
         const body = q.format === "csv" ? await exportCsv(ctx, svc, all) : await exportJson(ctx, svc, all, yes(q.includeTrace));
         return exportResponse(q.format, body, `${a.slug}-experiments`);
       },
@@ -138,9 +138,9 @@ export const experimentRoutes = (ctx: AutomationContext) => {
     )
     .get(
       "/automations/:id/experiments/:experimentId",
-      ({ auth, params }) => {
+      async ({ auth, params }) => {
         requireScope(auth, "runs:read");
-        return svc.detail(svc.find(auth.tenantId, params.id, params.experimentId));
+        return svc.detail(await svc.find(auth.tenantId, params.id, params.experimentId));
       },
       detail("Get experiment"),
     )
@@ -157,7 +157,7 @@ export const experimentRoutes = (ctx: AutomationContext) => {
       async ({ auth, params, query }) => {
         requireScope(auth, "runs:read");
         const q = parseWith(ExportQuery, query);
-        const e = svc.find(auth.tenantId, params.id, params.experimentId);
+        const e = await svc.find(auth.tenantId, params.id, params.experimentId);
         const body = q.format === "csv" ? await exportCsv(ctx, svc, [e]) : await exportJson(ctx, svc, [e], yes(q.includeTrace));
         return exportResponse(q.format, body, e.id);
       },

@@ -7,13 +7,12 @@ import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
 import { fileRefs, inputPathOf, startExampleRun } from "../datasets/run";
 import { automationOf } from "../datasets/service";
-import type { ExampleRow } from "../db/storage";
+import type { ExampleRow, ExperimentRow, ExperimentStore } from "../db/storage";
 import type { EvalResult } from "../evaluators/model";
 import { scoreRun } from "../evaluators/service";
 import { type Actor, runsOf } from "../runs/service";
 import { resolveTarget } from "../runs/sources";
 import type { RunRow } from "../runs/store";
-import { type ExperimentRow, ExperimentStore } from "./store";
 
 /** Runs started together per batch while an experiment is created (their inserts share commits). */
 const CREATE_CHUNK = 50;
@@ -27,7 +26,7 @@ export class Experiments {
   private creating = new Set<string>();
 
   constructor(readonly ctx: AutomationContext) {
-    this.store = new ExperimentStore(ctx.sqlite);
+    this.store = ctx.storage.experiments;
     runsOf(ctx).onFinished((runId) => {
       this.onRunFinished(runId).catch((err) => ctx.log.error("scoring a finished run failed", { runId, error: (err as Error)?.stack ?? String(err) }));
     });
@@ -41,7 +40,7 @@ export class Experiments {
     const run = runsOf(this.ctx).store.byId(runId);
     if (!run || run.evaluation !== 1 || !run.exampleId) return;
     // A slot of its experiment freed: the next held run starts before this one is scored.
-    if (run.experimentId) this.release(run.experimentId);
+    if (run.experimentId) await this.release(run.experimentId);
     await scoreRun(this.ctx, run);
     if (run.experimentId) await this.progress(run.experimentId, runId);
   }
@@ -52,24 +51,20 @@ export class Experiments {
       const line = await this.runLine(runId);
       if (line) for (const s of [...(this.listeners.get(experimentId) ?? [])]) s(line);
     }
-    this.checkCompleted(experimentId);
+    await this.checkCompleted(experimentId);
   }
 
-  private checkCompleted(experimentId: string): void {
-    const e = this.store.byId(experimentId);
-    if (!e || e.completedAt || !e.readyAt || this.store.hasUnscored(experimentId)) return;
-    if (this.store.markCompleted(experimentId, this.now())) {
-      const subs = this.listeners.get(experimentId);
-      if (subs?.size) {
-        const line: ProgressLine = { type: "summary", experiment: this.summary(this.store.byId(experimentId)!) };
-        for (const sub of [...subs]) sub(line);
-      }
+  private async checkCompleted(experimentId: string): Promise<void> {
+    if (!(await this.store.completeIfDone(experimentId, this.now()))) return;
+    if (this.listeners.get(experimentId)?.size) {
+      const line: ProgressLine = { type: "summary", experiment: await this.summary((await this.store.byId(experimentId))!) };
+      for (const sub of [...(this.listeners.get(experimentId) ?? [])]) sub(line);
     }
   }
 
   /** Queues held runs of a bounded experiment up to its `batchConcurrency` (no-op when unbounded or cancelled). */
-  private release(experimentId: string): void {
-    const e = this.store.byId(experimentId);
+  private async release(experimentId: string): Promise<void> {
+    const e = await this.store.byId(experimentId);
     if (!e?.batchConcurrency || e.cancelledAt || e.completedAt) return;
     const runs = runsOf(this.ctx);
     if (runs.store.releaseHeld(experimentId, e.batchConcurrency, this.now()) > 0) runs.pool.wake();
@@ -104,18 +99,18 @@ export class Experiments {
       }
       if (ids.length < 500) break;
     }
-    for (const e of this.store.unfinished()) {
+    for (const e of await this.store.unfinished()) {
       if (this.creating.has(e.id)) continue;
       // Its creation died with a previous process: it is made of the runs that were created.
-      if (!e.readyAt) this.store.setReady(e.id, this.now(), this.store.stats(e.id).runCount);
+      if (!e.readyAt) await this.store.setReady(e.id, this.now());
       // A run that finished while no process was here to queue the next one leaves a free slot.
-      this.release(e.id);
-      this.checkCompleted(e.id);
+      await this.release(e.id);
+      await this.checkCompleted(e.id);
     }
   }
 
-  summary(e: ExperimentRow) {
-    const s = this.store.stats(e.id);
+  async summary(e: ExperimentRow) {
+    const s = await this.store.stats(e.id);
     const status = e.completedAt ? "completed" : s.started > 0 || s.scored > 0 ? "running" : "queued";
     return {
       id: e.id,
@@ -134,12 +129,12 @@ export class Experiments {
   }
 
   async detail(e: ExperimentRow) {
-    const runs = this.store.runs(e.id);
+    const runs = await this.store.runs(e.id);
     const resultsByRun: Record<string, EvalResult[]> = {};
     for (const r of runs) resultsByRun[r.id] = [];
     for (const r of await this.ctx.storage.evaluators.resultsOfExperiment(e.id)) (resultsByRun[r.runId] ??= []).push(r);
     return {
-      ...this.summary(e),
+      ...(await this.summary(e)),
       runs: runs.map((r) => ({
         id: r.id,
         status: r.status,
@@ -152,23 +147,23 @@ export class Experiments {
     };
   }
 
-  find(tenantId: string, automationRef: string, id: string): ExperimentRow {
+  async find(tenantId: string, automationRef: string, id: string): Promise<ExperimentRow> {
     const a = automationOf(this.ctx, tenantId, automationRef);
-    const e = this.store.get(tenantId, id);
+    const e = await this.store.get(tenantId, id);
     if (!e || e.automationId !== a.id) throw NotFound(`experiment ${id} not found`, { field: "experimentId" });
     return e;
   }
 
-  resolve(tenantId: string, id: string) {
-    const e = this.store.get(tenantId, id);
+  async resolve(tenantId: string, id: string) {
+    const e = await this.store.get(tenantId, id);
     if (!e) throw NotFound(`experiment ${id} not found`, { field: "experimentId" });
     return { id: e.id, automationId: e.automationId };
   }
 
-  list(tenantId: string, automationRef: string, q: { limit: number; offset: number; from?: string; to?: string }) {
+  async list(tenantId: string, automationRef: string, q: { limit: number; offset: number; from?: string; to?: string }) {
     const a = automationOf(this.ctx, tenantId, automationRef);
-    const { rows, total } = this.store.list(tenantId, a.id, q);
-    return { data: rows.map((e) => this.summary(e)), total, limit: q.limit, offset: q.offset };
+    const { rows, total } = await this.store.list(tenantId, a.id, q);
+    return { data: await Promise.all(rows.map((e) => this.summary(e))), total, limit: q.limit, offset: q.offset };
   }
 
   /**
@@ -195,7 +190,7 @@ export class Experiments {
     for (const ex of examples) await checkFileRefs(this.ctx, ex);
     const id = newId("exp");
     const now = this.now();
-    this.store.insert({
+    await this.store.insert({
       id, tenantId: actor.tenantId, automationId: a.id, automationType: a.type, name: body.name ?? null, version: source.versionLabel ?? source.versionId,
       runTotal: examples.length, readyAt: null, createdAt: now, completedAt: null, cancelledAt: null,
       batchConcurrency: body.batchConcurrency ?? null,
@@ -210,29 +205,29 @@ export class Experiments {
         const failed = settled.findIndex((s) => s.status === "rejected");
         if (failed >= 0) {
           for (const r of runs) runsOf(this.ctx).cancel(actor.tenantId, r.id);
-          this.store.remove(id);
+          await this.store.remove(id);
           const err = (settled[failed] as PromiseRejectedResult).reason as Error;
           throw Invalid(`example ${chunk[failed].name} cannot run: ${err.message}`, { field: "examples", code: "example_invalid" });
         }
         // Large bounded experiments start their first runs while the rest are still being created.
-        this.release(id);
+        await this.release(id);
       }
-      this.store.setReady(id, this.now(), runs.length);
+      await this.store.setReady(id, this.now(), runs.length);
     } finally {
       this.creating.delete(id);
     }
-    this.checkCompleted(id);
+    await this.checkCompleted(id);
     return { id, runs: runs.map((r) => ({ id: r.id, exampleId: r.exampleId })), total: runs.length };
   }
 
   /** Finished runs stay; queued ones are cancelled, running ones stop at their next step. */
   async cancel(tenantId: string, automationRef: string, id: string) {
-    const e = this.find(tenantId, automationRef, id);
+    const e = await this.find(tenantId, automationRef, id);
     if (!e.completedAt) {
-      this.store.setCancelled(id, this.now());
-      for (const runId of this.store.openRuns(id)) runsOf(this.ctx).cancel(tenantId, runId);
+      await this.store.setCancelled(id, this.now());
+      for (const runId of await this.store.openRuns(id)) runsOf(this.ctx).cancel(tenantId, runId);
     }
-    return this.detail(this.store.byId(id)!);
+    return this.detail((await this.store.byId(id))!);
   }
 
   /**
@@ -253,7 +248,7 @@ export class Experiments {
       emit(line);
     };
     const catchUp = async () => {
-      for (const r of this.store.runs(id)) {
+      for (const r of await this.store.runs(id)) {
         if (r.passed === null || sent.has(r.id)) continue;
         const line = await this.runLine(r.id);
         if (line) sendRun(line);
@@ -280,8 +275,8 @@ export class Experiments {
     };
     queue(async () => {
       await catchUp();
-      const e = this.store.byId(id);
-      if (e?.completedAt) await send({ type: "summary", experiment: this.summary(e) });
+      const e = await this.store.byId(id);
+      if (e?.completedAt) await send({ type: "summary", experiment: await this.summary(e) });
     });
     return stop;
   }

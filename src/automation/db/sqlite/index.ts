@@ -3,11 +3,13 @@ import type { Database } from "bun:sqlite";
 import type { AutomationStorage } from "../storage";
 import { SqliteDatasetStore } from "./datasets";
 import { SqliteEvaluatorStore } from "./evaluators";
+import { SqliteExperimentStore } from "./experiments";
 
 export function sqliteStorage(sqlite: Database): AutomationStorage {
   return {
     backend: "sqlite",
     evaluators: new SqliteEvaluatorStore(sqlite),
     datasets: new SqliteDatasetStore(sqlite),
+    experiments: new SqliteExperimentStore(sqlite),
   };
 }
