@@ -4,6 +4,7 @@ import type { AutomationStorage } from "../storage";
 import { SqliteDatasetStore } from "./datasets";
 import { SqliteEvaluatorStore } from "./evaluators";
 import { SqliteExperimentStore } from "./experiments";
+import { SqliteReviewStore } from "./reviews";
 
 export function sqliteStorage(sqlite: Database): AutomationStorage {
   return {
@@ -11,5 +12,6 @@ export function sqliteStorage(sqlite: Database): AutomationStorage {
     evaluators: new SqliteEvaluatorStore(sqlite),
     datasets: new SqliteDatasetStore(sqlite),
     experiments: new SqliteExperimentStore(sqlite),
+    reviews: new SqliteReviewStore(sqlite),
   };
 }
