@@ -3,6 +3,7 @@
 // comes in pg/). A multi-step invariant is one method here (decided inside the database: a conditional
 // update, a transaction), never a read-then-write in a service. This module imports no implementation.
 import type { EvalResult } from "../evaluators/model";
+import type { ModelResponse, ModelUsage } from "../models/contract";
 import type { Review } from "../reviews/model";
 
 /** Evaluator files (one YAML per automation) and the scores of evaluation runs. */
@@ -285,10 +286,47 @@ export interface ReviewStore {
   healthRolling(s: HealthScope, bucket: HealthBucket, window: number, minReviews: number): Promise<RollingPoint[]>;
 }
 
+/** One journaled model call of a run. */
+export interface ModelCallRow {
+  runId: string;
+  seq: number;
+  stepPath: string | null;
+  requestHash: string;
+  model: string | null;
+  provider: string | null;
+  status: "ok" | "failed";
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  durationMs: number;
+  startedAt: string;
+  error: string | null;
+  request: string | null;
+  response: string | null;
+}
+
+export interface RunUsageTotals {
+  tokens: ModelUsage;
+  llmCallCount: number;
+  llmDurationMs: number;
+}
+
+/** The per-run journal of model calls. */
+export interface ModelCallStore {
+  /** Appends a call and returns its seq (the next of its run, assigned by the database); durable when it resolves. */
+  add(row: Omit<ModelCallRow, "seq">): Promise<number>;
+  /** A finished call of this run with the same request, not among `skip` (seqs already replayed). */
+  replayable(runId: string, requestHash: string, skip: ReadonlySet<number>): Promise<{ seq: number; response: ModelResponse } | undefined>;
+  calls(runId: string): Promise<ModelCallRow[]>;
+  totals(runId: string): Promise<RunUsageTotals>;
+}
+
 export interface AutomationStorage {
   backend: "sqlite" | "postgres";
   evaluators: EvaluatorStore;
   datasets: DatasetStore;
   experiments: ExperimentStore;
   reviews: ReviewStore;
+  models: ModelCallStore;
 }

@@ -4,6 +4,7 @@ import type { AutomationStorage } from "../storage";
 import { SqliteDatasetStore } from "./datasets";
 import { SqliteEvaluatorStore } from "./evaluators";
 import { SqliteExperimentStore } from "./experiments";
+import { SqliteModelCallStore } from "./models";
 import { SqliteReviewStore } from "./reviews";
 
 export function sqliteStorage(sqlite: Database): AutomationStorage {
@@ -13,5 +14,6 @@ export function sqliteStorage(sqlite: Database): AutomationStorage {
     datasets: new SqliteDatasetStore(sqlite),
     experiments: new SqliteExperimentStore(sqlite),
     reviews: new SqliteReviewStore(sqlite),
+    models: new SqliteModelCallStore(sqlite),
   };
 }
