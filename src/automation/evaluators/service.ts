@@ -8,7 +8,6 @@ import type { AutomationContext } from "../context";
 import { automationOf } from "../datasets/service";
 import type { ModelGateway } from "../models/contract";
 import { meteredGateway } from "../models/metered";
-import { sqliteModelCallStore } from "../models/store";
 import { runsOf } from "../runs/service";
 import type { RunRow } from "../runs/store";
 import { readYaml } from "../workflow/source";
@@ -81,7 +80,7 @@ async function configOf(ctx: AutomationContext, automationId: string): Promise<E
  */
 function judgeModels(ctx: AutomationContext, run: RunRow, e: Evaluator): ModelGateway | undefined {
   if (!ctx.models) return undefined;
-  const metered = meteredGateway(ctx.models, sqliteModelCallStore(ctx.sqlite), run.id, ctx.clock);
+  const metered = meteredGateway(ctx.models, ctx.storage.models, run.id, ctx.clock);
   return { resolve: metered.resolve, complete: (req) => metered.complete({ ...req, step: `evaluators.${e.name}` }) };
 }
 

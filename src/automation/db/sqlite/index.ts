@@ -4,6 +4,8 @@ import type { AutomationStorage } from "../storage";
 import { SqliteDatasetStore } from "./datasets";
 import { SqliteEvaluatorStore } from "./evaluators";
 import { SqliteExperimentStore } from "./experiments";
+import { SqliteModelCallStore } from "./models";
+import { SqliteReviewStore } from "./reviews";
 
 export function sqliteStorage(sqlite: Database): AutomationStorage {
   return {
@@ -11,5 +13,7 @@ export function sqliteStorage(sqlite: Database): AutomationStorage {
     evaluators: new SqliteEvaluatorStore(sqlite),
     datasets: new SqliteDatasetStore(sqlite),
     experiments: new SqliteExperimentStore(sqlite),
+    reviews: new SqliteReviewStore(sqlite),
+    models: new SqliteModelCallStore(sqlite),
   };
 }
