@@ -9,7 +9,7 @@ import { openSqlite } from "../../../src/kernel/db";
 import { migrateAutomationPg } from "../../../src/automation/db/pg-migrate";
 import { pgStorage } from "../../../src/automation/db/pg/index";
 import { sqliteStorage } from "../../../src/automation/db/sqlite/index";
-import type { AutomationStorage, ExampleFileRow, ExampleRow } from "../../../src/automation/db/storage";
+import type { AutomationStorage, CorrectionRow, ExampleFileRow, ExampleRow, ModelCallRow, ReviewRow } from "../../../src/automation/db/storage";
 import type { EvalResult } from "../../../src/automation/evaluators/model";
 import { freshPostgresDb } from "../../support/postgres";
 
@@ -203,5 +203,85 @@ describe("store contracts on SQLite and PostgreSQL", () => {
     expect(out.sqlite.order).toEqual(["deux", "one", "three", "same"]);
     expect(out.sqlite.replacedAll).toEqual({ removed: ["ex_1", "ex_2", "ex_3", "race_*"], filesRemoved: 1 });
     expect(out.sqlite.after).toEqual(["ex_9"]);
+  }, 60_000);
+
+  test("reviews: 10 concurrent read-decide-write puts all count, files and pins, removal, health (summary, buckets, rolling)", async () => {
+    const out = await onBoth(async (b) => {
+      const rv = b.storage.reviews;
+      // 40 runs over 40 days; a review on most of them, correct two times in three.
+      for (let i = 0; i < 40; i++) await seedRun(b, `run_${String(i).padStart(2, "0")}`, { created: i * 86_400 + 3600 });
+      const row = (runId: string, verdict: string | null, n: number, prev?: ReviewRow): ReviewRow => ({
+        runId, id: prev?.id ?? `rev_${runId}`, tenantId: "t1", automationId: "a1", verdict: verdict as ReviewRow["verdict"], status: "open", note: `n=${n}`,
+        correctedOutput: '{"total":2,"a":1}', correctionCount: n, reviewedBy: "u1", reviewedByEmail: null, reviewedAt: at(10), closedBy: null, closedByEmail: null,
+        closedAt: null, closedNote: null, createdAt: prev?.createdAt ?? at(10), updatedAt: at(11 + n),
+      });
+      const correction = (runId: string, i: number): CorrectionRow => ({
+        id: `cor_${runId}_${i}`, runId, position: i, kind: "field", path: `/f${i}`, label: null, originalValue: '{"v":1}', correctedValue: `{"v":${i + 2},"b":0}`, note: "", correctedArtifactPath: null, createdAt: at(12), updatedAt: at(12),
+      });
+      // Each put appends one correction to what it reads: only serialised read-decide-write keeps all ten.
+      await Promise.all(Array.from({ length: 10 }, () => rv.put("run_00", (prev, cs) => ({ row: row("run_00", "correct", cs.length + 1, prev), corrections: [...cs, correction("run_00", cs.length)] }))));
+      for (let i = 1; i < 40; i++) {
+        const id = `run_${String(i).padStart(2, "0")}`;
+        if (i % 5 !== 4) await rv.put(id, (prev) => ({ row: row(id, i % 3 === 0 ? "incorrect" : i % 7 === 0 ? null : "correct", 0, prev) }));
+      }
+      const replacedNothing = await rv.putFile("t1", { runId: "run_01", name: "a.pdf", contentType: "application/pdf", size: 10, sha256: "sha_1", createdAt: at(20) });
+      const replaced = await rv.putFile("t1", { runId: "run_01", name: "a.pdf", contentType: "application/pdf", size: 11, sha256: "sha_2", createdAt: at(21) });
+      await rv.putFile("t1", { runId: "run_01", name: "b.pdf", contentType: "application/pdf", size: 12, sha256: "sha_2", createdAt: at(22) });
+      const taken = await rv.renameFile("run_01", "a.pdf", "b.pdf");
+      const used = await rv.unpinIfUnused("run_01", "sha_2");
+      const unused = await rv.unpinIfUnused("run_01", "sha_1");
+      const scope = { tenantId: "t1", automationId: "a1", from: at(0), to: at(50 * 86_400) };
+      const result = {
+        review: await rv.get("run_00"),
+        corrections: await rv.corrections("run_00"),
+        replacedNothing, replaced, taken, used, unused,
+        files: await rv.files("run_01"),
+        summary: await rv.healthSummary(scope),
+        days: (await rv.healthBuckets(scope, "day")).length,
+        weeks: await rv.healthBuckets(scope, "week"),
+        months: await rv.healthBuckets({ ...scope, statuses: ["completed"] }, "month"),
+        rolling: await rv.healthRolling(scope, "week", 10, 3),
+        pins: await rv.remove("run_01"),
+        gone: [await rv.get("run_01"), await rv.files("run_01")],
+      };
+      return result;
+    });
+    const round = (x: unknown) => JSON.parse(JSON.stringify(x, (_, v) => (typeof v === "number" ? Math.round(v * 1e9) / 1e9 : v)));
+    expect(round(out.postgres)).toEqual(round(out.sqlite));
+    expect(out.sqlite.review).toMatchObject({ correctionCount: 10, note: "n=10" });
+    expect(out.sqlite.corrections.map((c) => c.position)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(out.sqlite).toMatchObject({ replacedNothing: undefined, replaced: "sha_1", taken: "exists", used: false, unused: true, pins: ["sha_2"] });
+    expect(out.sqlite.summary.totalRuns).toBe(40);
+    expect(out.sqlite.days).toBe(40);
+    expect(out.sqlite.weeks[0].bucket).toBe("2026-11-23"); // the Monday of 2026-11-25's week
+    expect(out.sqlite.months.map((m) => m.bucket)).toEqual(["2026-11-01", "2026-12-01", "2027-01-01"]);
+    expect(out.sqlite.rolling.length).toBeGreaterThan(3);
+  }, 60_000);
+
+  test("model calls: 12 parallel appends to one run get seqs 1-12, replay skips used seqs, totals summed", async () => {
+    const out = await onBoth(async (b) => {
+      const mc = b.storage.models;
+      await seedRun(b, "run_m", { created: 1 });
+      const call = (i: number): Omit<ModelCallRow, "seq"> => ({
+        runId: "run_m", stepPath: `b${i % 3}`, requestHash: i % 2 ? "h_odd" : "h_even", model: "m1", provider: "p1", status: i === 5 ? "failed" : "ok",
+        inputTokens: 100 + i, outputTokens: 10 * i, cacheReadTokens: i, cacheWriteTokens: 0, durationMs: 5, startedAt: at(i), error: i === 5 ? "boom" : null,
+        request: '{"prompt":"x","z":1}', response: `{"text":"r${i}","usage":{"b":1,"a":2}}`,
+      });
+      const seqs = await Promise.all(Array.from({ length: 12 }, (_, i) => mc.add(call(i))));
+      const calls = await mc.calls("run_m");
+      const firstOdd = calls.find((c) => c.requestHash === "h_odd" && c.status === "ok")!.seq;
+      return {
+        seqs: [...seqs].sort((x, y) => x - y),
+        calls: calls.map((c) => ({ ...c, startedAt: "…" })).length,
+        replay: (await mc.replayable("run_m", "h_odd", new Set([firstOdd])))?.seq !== firstOdd,
+        none: await mc.replayable("run_m", "nope", new Set()),
+        totals: await mc.totals("run_m"),
+        empty: await mc.totals("run_x"),
+      };
+    });
+    expect(out.postgres).toEqual(out.sqlite);
+    expect(out.sqlite.seqs).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    expect(out.sqlite.totals).toEqual({ tokens: { input: 1266, output: 660, cacheRead: 66, cacheWrite: 0 }, llmCallCount: 12, llmDurationMs: 60 });
+    expect(out.sqlite.empty).toEqual({ tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, llmCallCount: 0, llmDurationMs: 0 });
   }, 60_000);
 });

@@ -4,6 +4,8 @@ import type { AutomationStorage } from "../storage";
 import { PgDatasetStore } from "./datasets";
 import { PgEvaluatorStore } from "./evaluators";
 import { PgExperimentStore } from "./experiments";
+import { PgModelCallStore } from "./models";
+import { PgReviewStore } from "./reviews";
 
 export function pgStorage(pg: SQL): AutomationStorage {
   return {
@@ -11,5 +13,7 @@ export function pgStorage(pg: SQL): AutomationStorage {
     evaluators: new PgEvaluatorStore(pg),
     datasets: new PgDatasetStore(pg),
     experiments: new PgExperimentStore(pg),
+    reviews: new PgReviewStore(pg),
+    models: new PgModelCallStore(pg),
   };
 }
