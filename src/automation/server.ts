@@ -12,6 +12,7 @@ import { Metrics, serveMetricsPort } from "../kernel/metrics";
 import { automationMetrics, meteredBlobs, timeStatements } from "./metrics";
 import { listen, onShutdownSignal, type Running } from "../kernel/server";
 import { buildApp } from "./app";
+import { sqliteStorage } from "./db/sqlite/index";
 import { experimentsOf } from "./experiments/service";
 import { runsOf, SHUTDOWN_GRACE_MS } from "./runs/service";
 import { stopSandboxes } from "./engine/sandbox/isolate";
@@ -88,6 +89,7 @@ export async function createContext(config: AutomationConfig, deps: ContextDeps 
   const blobs = metrics ? meteredBlobs(store, metrics) : store;
   return {
     config: { ...config, signingSecret, secretKey },
+    storage: sqliteStorage(sqlite),
     sqlite,
     clock: deps.clock ?? systemClock,
     log,

@@ -57,6 +57,18 @@ describe("PostgreSQL schema mirrors SQLite", () => {
     expect(problems).toEqual([]);
   });
 
+  test("every text column compares bytewise, as SQLite does, so both backends sort ids and names alike", async () => {
+    const loose = (await pg`SELECT table_name || '.' || column_name AS c FROM information_schema.columns
+      WHERE table_schema = 'public' AND data_type = 'text' AND table_name <> 'automation_migrations' AND collation_name IS DISTINCT FROM 'C'`) as { c: string }[];
+    expect(loose.map((r) => r.c)).toEqual([]);
+    const ids = ["run_b", "run_B", "run_a", "Run_z", "run-1", "run_\u00e9", "run_1"];
+    const pgOrder = ((await pg`SELECT id FROM unnest(${pg.array(ids, "text")}::text[] COLLATE "C") AS x(id) ORDER BY id`) as { id: string }[]).map((r) => r.id);
+    sqlite.exec("CREATE TEMP TABLE ids (id text)");
+    for (const id of ids) sqlite.query("INSERT INTO ids VALUES (?)").run(id);
+    const sqliteOrder = sqlite.query<{ id: string }, []>("SELECT id FROM ids ORDER BY id").all().map((r) => r.id);
+    expect(pgOrder).toEqual(sqliteOrder);
+  });
+
   test("every SQLite index exists on PostgreSQL under the same name and uniqueness", async () => {
     const indexes = sqlite
       .query<{ name: string; sql: string }, []>("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")

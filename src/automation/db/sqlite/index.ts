@@ -1,0 +1,19 @@
+// The SQLite backend of the automation server: every converted feature's store over one connection.
+import type { Database } from "bun:sqlite";
+import type { AutomationStorage } from "../storage";
+import { SqliteDatasetStore } from "./datasets";
+import { SqliteEvaluatorStore } from "./evaluators";
+import { SqliteExperimentStore } from "./experiments";
+import { SqliteModelCallStore } from "./models";
+import { SqliteReviewStore } from "./reviews";
+
+export function sqliteStorage(sqlite: Database): AutomationStorage {
+  return {
+    backend: "sqlite",
+    evaluators: new SqliteEvaluatorStore(sqlite),
+    datasets: new SqliteDatasetStore(sqlite),
+    experiments: new SqliteExperimentStore(sqlite),
+    reviews: new SqliteReviewStore(sqlite),
+    models: new SqliteModelCallStore(sqlite),
+  };
+}
