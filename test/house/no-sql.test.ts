@@ -25,6 +25,7 @@ const KNOWN = new Set([
   "src/automation/datasets/service.ts",
   "src/automation/experiments/service.ts",
   "src/automation/reviews/service.ts",
+  "src/automation/schedules/service.ts",
   "src/automation/demo/documents.ts",
   "src/automation/demo/evaluation/index.ts",
   "src/automation/demo/seed.ts",

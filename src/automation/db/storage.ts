@@ -3,6 +3,7 @@
 // comes in pg/). A multi-step invariant is one method here (decided inside the database: a conditional
 // update, a transaction), never a read-then-write in a service. This module imports no implementation.
 import type { EvalResult } from "../evaluators/model";
+import type { ScheduleStore } from "../schedules/store";
 import type { ModelResponse, ModelUsage } from "../models/contract";
 import type { Review } from "../reviews/model";
 
@@ -323,6 +324,8 @@ export interface ModelCallStore {
 }
 
 export interface AutomationStorage {
+  /** Cron ticks (schedules/store.ts declares the interface; its claim joins the SQLite run insert, so a PostgreSQL one comes with the runs store). */
+  schedules: ScheduleStore;
   backend: "sqlite" | "postgres";
   evaluators: EvaluatorStore;
   datasets: DatasetStore;

@@ -6,7 +6,6 @@ import type { AutomationContext } from "../context";
 import { runsOf, type RunService } from "../runs/service";
 import { ScheduleCache, type Schedule } from "./schedule";
 import { type LiveAutomation, type ScheduleStore, type TickKey, TickTaken } from "./store";
-import { sqliteScheduleStore } from "./store.sqlite";
 
 /** On-time ticks one schedule may start in one pass (a process that stalled for hours does not flood the queue). */
 const MAX_PER_PASS = 100;
@@ -23,7 +22,7 @@ export class Scheduler {
 
   constructor(
     private readonly ctx: AutomationContext,
-    readonly store: ScheduleStore = scheduleStoreOf(ctx),
+    readonly store: ScheduleStore = ctx.storage.schedules,
     private readonly runs: RunService = runsOf(ctx),
   ) {
     this.startedAt = ctx.clock.now().getTime();
@@ -135,15 +134,6 @@ export class Scheduler {
       throw err;
     }
   }
-}
-
-const stores = new WeakMap<AutomationContext, ScheduleStore>();
-
-/** The context's schedule store (the backend is chosen here, nowhere else). */
-export function scheduleStoreOf(ctx: AutomationContext): ScheduleStore {
-  let s = stores.get(ctx);
-  if (!s) stores.set(ctx, (s = sqliteScheduleStore(ctx.sqlite)));
-  return s;
 }
 
 const schedulers = new WeakMap<AutomationContext, Scheduler>();

@@ -5,7 +5,6 @@ import { dbOf } from "../db/client";
 import { versionStore } from "../automations/store";
 import type { SchedulesResponse } from "./model";
 import { schedulesIn } from "./schedule";
-import { scheduleStoreOf } from "./scheduler";
 
 export const NEXT_FIRE_TIMES = 5;
 
@@ -13,7 +12,7 @@ export async function listSchedules(ctx: AutomationContext, tenantId: string, re
   const a = findAutomation(ctx.sqlite, tenantId, ref);
   const v = a.currentVersionId ? versionStore.byId(dbOf(ctx.sqlite), a.id, a.currentVersionId) : undefined;
   const enabled = a.status === "active";
-  const store = scheduleStoreOf(ctx);
+  const store = ctx.storage.schedules;
   const now = ctx.clock.now();
   const schedules = await Promise.all(
     (v ? schedulesIn(v.yaml) : []).map(async (s) => {

@@ -1,5 +1,5 @@
 // What the scheduler and the schedules endpoint need from storage, behind one async interface so a
-// PostgreSQL implementation can stand beside the SQLite one (store.sqlite.ts) without touching callers.
+// PostgreSQL implementation can stand beside the SQLite one (db/sqlite/schedules.ts) without touching callers.
 
 /** An automation whose current version may declare schedules, as the scheduler sees it. */
 export interface LiveAutomation {

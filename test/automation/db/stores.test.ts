@@ -14,7 +14,7 @@ import type { EvalResult } from "../../../src/automation/evaluators/model";
 import { freshPostgresDb } from "../../support/postgres";
 
 interface Backend {
-  storage: AutomationStorage;
+  storage: Omit<AutomationStorage, "schedules">;
   /** One statement with `?` placeholders, for seeding rows of stores not converted yet (runs). */
   exec(sql: string, args: unknown[]): Promise<void>;
   close(): Promise<void>;

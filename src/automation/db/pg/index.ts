@@ -7,7 +7,8 @@ import { PgExperimentStore } from "./experiments";
 import { PgModelCallStore } from "./models";
 import { PgReviewStore } from "./reviews";
 
-export function pgStorage(pg: SQL): AutomationStorage {
+/** Without `schedules` until the runs store is on PostgreSQL: a tick is claimed inside the run insert's transaction. */
+export function pgStorage(pg: SQL): Omit<AutomationStorage, "schedules"> {
   return {
     backend: "postgres",
     evaluators: new PgEvaluatorStore(pg),

@@ -6,6 +6,7 @@ import { SqliteEvaluatorStore } from "./evaluators";
 import { SqliteExperimentStore } from "./experiments";
 import { SqliteModelCallStore } from "./models";
 import { SqliteReviewStore } from "./reviews";
+import { sqliteScheduleStore } from "./schedules";
 
 export function sqliteStorage(sqlite: Database): AutomationStorage {
   return {
@@ -15,5 +16,6 @@ export function sqliteStorage(sqlite: Database): AutomationStorage {
     experiments: new SqliteExperimentStore(sqlite),
     reviews: new SqliteReviewStore(sqlite),
     models: new SqliteModelCallStore(sqlite),
+    schedules: sqliteScheduleStore(sqlite),
   };
 }

@@ -1,8 +1,8 @@
 // The ScheduleStore over bun:sqlite. The claim runs inside the run insert's transaction (the run
 // store commits its writes on the same connection), so a tick and its run commit or roll back together.
 import type { Database } from "bun:sqlite";
-import { TERMINAL } from "../runs/store";
-import { type LiveAutomation, type ScheduleStore, type TickKey, type TickRow, TickTaken } from "./store";
+import { TERMINAL } from "../../runs/store";
+import { type LiveAutomation, type ScheduleStore, type TickKey, type TickRow, TickTaken } from "../../schedules/store";
 
 interface RawTick {
   automation_id: string;
