@@ -1,9 +1,11 @@
 // The SQLite backend of the automation server: every converted feature's store over one connection.
 import type { Database } from "bun:sqlite";
+import { RunStore } from "../../runs/store";
 import type { AutomationStorage } from "../storage";
 import { SqliteDatasetStore } from "./datasets";
 import { SqliteEvaluatorStore } from "./evaluators";
 import { SqliteExperimentStore } from "./experiments";
+import { SqliteHumanReviewStore } from "./human-review";
 import { SqliteModelCallStore } from "./models";
 import { SqliteReviewStore } from "./reviews";
 
@@ -15,5 +17,7 @@ export function sqliteStorage(sqlite: Database): AutomationStorage {
     experiments: new SqliteExperimentStore(sqlite),
     reviews: new SqliteReviewStore(sqlite),
     models: new SqliteModelCallStore(sqlite),
+    // The run moves of a review commit in its transaction; runs/store.ts moves into this folder with runs.
+    humanReview: new SqliteHumanReviewStore(sqlite, new RunStore(sqlite)),
   };
 }
