@@ -15,7 +15,6 @@ const KNOWN = new Set([
   "src/automation/agents/demo.ts",
   "src/automation/agents/schema.ts",
   "src/automation/agents/service.ts",
-  "src/automation/agents/store.ts",
   "src/automation/automations/routes.ts",
   "src/automation/automations/service.ts",
   "src/automation/automations/store.ts",

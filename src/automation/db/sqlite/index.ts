@@ -2,6 +2,7 @@
 import type { Database } from "bun:sqlite";
 import { RunStore } from "../../runs/store";
 import type { AutomationStorage } from "../storage";
+import { SqliteAgentStore } from "./agents";
 import { SqliteDatasetStore } from "./datasets";
 import { SqliteEvaluatorStore } from "./evaluators";
 import { SqliteExperimentStore } from "./experiments";
@@ -19,5 +20,6 @@ export function sqliteStorage(sqlite: Database): AutomationStorage {
     models: new SqliteModelCallStore(sqlite),
     // The run moves of a review commit in its transaction; runs/store.ts moves into this folder with runs.
     humanReview: new SqliteHumanReviewStore(sqlite, new RunStore(sqlite)),
+    agents: new SqliteAgentStore(sqlite),
   };
 }
