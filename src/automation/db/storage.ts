@@ -6,6 +6,7 @@ import type { EvalResult } from "../evaluators/model";
 import type { ScheduleStore } from "../schedules/store";
 import type { ModelResponse, ModelUsage } from "../models/contract";
 import type { Review } from "../reviews/model";
+import type { AutomationRow, VersionRow } from "./schema";
 
 /** Evaluator files (one YAML per automation) and the scores of evaluation runs. */
 export interface EvaluatorStore {
@@ -323,6 +324,144 @@ export interface ModelCallStore {
   totals(runId: string): Promise<RunUsageTotals>;
 }
 
+export interface TaskRow {
+  id: string;
+  tenantId: string;
+  runId: string;
+  stepPath: string;
+  automationId: string;
+  automationName: string | null;
+  sourceLabel: string;
+  status: "pending" | "approved" | "rejected" | "cancelled";
+  requiredCount: number;
+  confirmedCount: number;
+  version: number;
+  data: string;
+  files: string;
+  instructions: string | null;
+  meta: string | null;
+  decidedBy: string | null;
+  decidedAt: string | null;
+  reason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface DecisionRow {
+  id: string;
+  taskId: string;
+  position: number;
+  path: string;
+  originalValue: string | null;
+  currentValue: string | null;
+  required: number;
+  reason: string | null;
+  confirmed: number;
+  confirmedBy: string | null;
+  confirmedAt: string | null;
+  version: number;
+}
+
+export type NewTask = Omit<TaskRow, "confirmedCount" | "version" | "decidedBy" | "decidedAt" | "reason" | "updatedAt">;
+export type NewDecision = Omit<DecisionRow, "taskId" | "confirmed" | "confirmedBy" | "confirmedAt" | "version">;
+
+export interface ListTasks {
+  tenantId: string;
+  automationId?: string;
+  waitingBefore?: string;
+  after?: { createdAt: string; id: string };
+  limit: number;
+}
+
+/** What a reviewer's action writes: a field's value, and/or the decision with the run's move. */
+export interface TaskWrite {
+  /** Sets a field's reviewed value (a new decision row when the step had not selected the field). */
+  field?: { id: string; path: string; position: number; originalValue: string; currentValue: string; confirmed: boolean; by: string };
+  /** Approve: the run goes back to the queue with its parked step completed as `output`. Reject: the run ends `rejected`. */
+  decide?: { status: "approved"; by: string; output: unknown } | { status: "rejected"; by: string; reason: string };
+}
+
+/** The outcome of `HumanReviewStore.act`; anything but "done"/"replay" wrote nothing. */
+export type TaskActResult =
+  | { kind: "done"; body: unknown }
+  | { kind: "replay"; status: number; body: unknown }
+  | { kind: "not_found" }
+  | { kind: "not_pending" | "version_conflict" | "run_not_waiting"; version: number; status: string };
+
+/**
+ * Human-review tasks. Writes that also move the run (park, approve, reject) commit with the run's
+ * change, so a task and its run never disagree, even across a crash.
+ */
+export interface HumanReviewStore {
+  get(tenantId: string, id: string): Promise<TaskRow | undefined>;
+  decisions(taskId: string): Promise<DecisionRow[]>;
+  /** Pending tasks, oldest first; `after` is the last row of the previous page. */
+  list(f: ListTasks): Promise<TaskRow[]>;
+  /**
+   * Parks the task's run on its step (step and run `waiting`) and records the task, once: a step run
+   * again after a crash gets the task its earlier attempt created. Null when the run may not wait (a
+   * cancel was requested, or it is not running). Returns the task's id.
+   */
+  park(task: NewTask, decisions: NewDecision[]): Promise<string | null>;
+  /**
+   * One reviewer action, all or nothing: a known idempotency `key` replays its first answer; else the
+   * task must be pending at `expectedVersion`, `plan` (pure, synchronous; may throw a domain error)
+   * says what to write, and `answer` builds the reply from the task as written, stored under `key`.
+   */
+  act(
+    tenantId: string,
+    id: string,
+    m: { expectedVersion: number; key?: string; at: string },
+    plan: (t: TaskRow, decisions: DecisionRow[]) => TaskWrite,
+    answer: (t: TaskRow, decisions: DecisionRow[]) => unknown,
+  ): Promise<TaskActResult>;
+}
+
+/** Where an agent's releases come from. */
+export interface AgentSource {
+  automationId: string;
+  tenantId: string;
+  /** As registered: an absolute local path, or a URL. */
+  repo: string;
+  /** Bare mirror under the data dir for a URL; null for a local path (read in place). */
+  mirror: string | null;
+  /** The latest release the last sync read. */
+  releaseTag: string | null;
+  releaseCommit: string | null;
+  syncedAt: string | null;
+  createdAt: string;
+}
+
+/** How an agent's version rows become its releases: rows to drop and add, and its current version. */
+export interface ReleasePlan {
+  remove: string[];
+  insert: VersionRow[];
+  current: VersionRow;
+  /** The agent's new current version and metadata; absent when they already match. */
+  set?: Pick<AutomationRow, "currentVersionId" | "name" | "description" | "updatedAt">;
+}
+
+/** Decides the release plan from the agent and its tagged version rows, as they are inside the transaction. */
+export type PlanReleases = (agent: AutomationRow, releases: VersionRow[]) => ReleasePlan;
+
+/** Agents: their Git sources, and the tagged version rows a sync keeps in line with the releases. */
+export interface AgentStore {
+  source(tenantId: string, automationId: string): Promise<AgentSource | undefined>;
+  sourceByRepo(tenantId: string, repo: string): Promise<AgentSource | undefined>;
+  /** Tagged version rows of an automation (the releases a sync recorded). */
+  releases(automationId: string): Promise<VersionRow[]>;
+  /**
+   * Registers an agent (its automation row and source) and, with `plan`, its releases, all or nothing;
+   * "slug_taken" (nothing written) when the tenant already has an agent with the slug.
+   */
+  register(agent: AutomationRow, source: AgentSource, plan?: PlanReleases): Promise<"ok" | "slug_taken">;
+  /**
+   * Applies `plan` to the agent's current rows and records the release read, in one transaction (two
+   * syncs at once apply one after the other). Returns the agent after it and its current version.
+   */
+  sync(tenantId: string, automationId: string, plan: PlanReleases, release: Pick<AgentSource, "releaseTag" | "releaseCommit" | "syncedAt">): Promise<{ agent: AutomationRow; current: VersionRow }>;
+}
+
 export interface AutomationStorage {
   /** Cron ticks (schedules/store.ts declares the interface; its claim joins the SQLite run insert, so a PostgreSQL one comes with the runs store). */
   schedules: ScheduleStore;
@@ -332,4 +471,6 @@ export interface AutomationStorage {
   experiments: ExperimentStore;
   reviews: ReviewStore;
   models: ModelCallStore;
+  humanReview: HumanReviewStore;
+  agents: AgentStore;
 }

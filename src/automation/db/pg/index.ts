@@ -7,8 +7,10 @@ import { PgExperimentStore } from "./experiments";
 import { PgModelCallStore } from "./models";
 import { PgReviewStore } from "./reviews";
 
-/** Without `schedules` until the runs store is on PostgreSQL: a tick is claimed inside the run insert's transaction. */
-export function pgStorage(pg: SQL): Omit<AutomationStorage, "schedules"> {
+/** The stores that move runs (schedules claim ticks in the run insert, human review parks and requeues runs) and agents come next. */
+export type PgStorageSoFar = Omit<AutomationStorage, "schedules" | "humanReview" | "agents">;
+
+export function pgStorage(pg: SQL): PgStorageSoFar {
   return {
     backend: "postgres",
     evaluators: new PgEvaluatorStore(pg),

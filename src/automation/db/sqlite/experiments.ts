@@ -6,6 +6,10 @@ import type { ExperimentRow, ExperimentRunRow, ExperimentStats, ExperimentStore 
 const COLS =
   "id, tenant_id AS tenantId, automation_id AS automationId, automation_type AS automationType, name, version, run_total AS runTotal, ready_at AS readyAt, created_at AS createdAt, completed_at AS completedAt, cancelled_at AS cancelledAt, batch_concurrency AS batchConcurrency";
 
+/** Ready, not completed yet, and every run of it scored. */
+const DONE = `completed_at IS NULL AND ready_at IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM runs r LEFT JOIN run_evaluations e ON e.run_id = r.id WHERE r.experiment_id = experiments.id AND e.run_id IS NULL)`;
+
 export class SqliteExperimentStore implements ExperimentStore {
   constructor(readonly sqlite: Database) {}
 
@@ -87,14 +91,12 @@ export class SqliteExperimentStore implements ExperimentStore {
   }
 
   async completeIfDone(id: string, at: string): Promise<boolean> {
-    return (
-      this.sqlite
-        .query(
-          `UPDATE experiments SET completed_at = ? WHERE id = ? AND completed_at IS NULL AND ready_at IS NOT NULL
-             AND NOT EXISTS (SELECT 1 FROM runs r LEFT JOIN run_evaluations e ON e.run_id = r.id WHERE r.experiment_id = experiments.id AND e.run_id IS NULL)`,
-        )
-        .run(at, id).changes === 1
-    );
+    // Asked after every scored run: reads answer the common "not yet" without taking the write lock, the
+    // cheap one first (still being created), then the scan for an unscored run.
+    const e = this.sqlite.query<{ readyAt: string | null; completedAt: string | null }, [string]>("SELECT ready_at AS readyAt, completed_at AS completedAt FROM experiments WHERE id = ?").get(id);
+    if (!e || e.completedAt || !e.readyAt) return false;
+    if (this.sqlite.query(`SELECT 1 FROM runs r LEFT JOIN run_evaluations e ON e.run_id = r.id WHERE r.experiment_id = ? AND e.run_id IS NULL LIMIT 1`).get(id)) return false;
+    return this.sqlite.query(`UPDATE experiments SET completed_at = ? WHERE id = ? AND ${DONE}`).run(at, id).changes === 1;
   }
 
   async unfinished(): Promise<ExperimentRow[]> {

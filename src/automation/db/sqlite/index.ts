@@ -1,9 +1,12 @@
 // The SQLite backend of the automation server: every converted feature's store over one connection.
 import type { Database } from "bun:sqlite";
+import { RunStore } from "../../runs/store";
 import type { AutomationStorage } from "../storage";
+import { SqliteAgentStore } from "./agents";
 import { SqliteDatasetStore } from "./datasets";
 import { SqliteEvaluatorStore } from "./evaluators";
 import { SqliteExperimentStore } from "./experiments";
+import { SqliteHumanReviewStore } from "./human-review";
 import { SqliteModelCallStore } from "./models";
 import { SqliteReviewStore } from "./reviews";
 import { sqliteScheduleStore } from "./schedules";
@@ -17,5 +20,8 @@ export function sqliteStorage(sqlite: Database): AutomationStorage {
     reviews: new SqliteReviewStore(sqlite),
     models: new SqliteModelCallStore(sqlite),
     schedules: sqliteScheduleStore(sqlite),
+    // The run moves of a review commit in its transaction; runs/store.ts moves into this folder with runs.
+    humanReview: new SqliteHumanReviewStore(sqlite, new RunStore(sqlite)),
+    agents: new SqliteAgentStore(sqlite),
   };
 }
