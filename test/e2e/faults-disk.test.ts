@@ -146,11 +146,12 @@ test("disk full: uploads and a run's artifact write fail cleanly (507 / failed r
   const small = random(1024 * 1024);
   const ok = await multipart(small, "ok.bin");
   expect(ok.status).toBe(200);
-  const okId = (await ok.json()).id;
+  const okId = ((await ok.json()) as { id: string }).id;
   expect(new Uint8Array(await (await fetch(`${demo.base}/v1/files/${okId}/content`, { headers: key })).arrayBuffer())).toEqual(small);
   const done = await runAndWait({ rows: rows(2 * 1024 * 1024) });
   expect(done.execution.status).toBe("completed");
-  const outputs = (await (await fetch(`${demo.base}/v1/runs/${done.id}/artifacts`, { headers: key })).json()).artifacts.filter((a: { role: string }) => a.role === "output");
+  const listed = (await (await fetch(`${demo.base}/v1/runs/${done.id}/artifacts`, { headers: key })).json()) as { artifacts: { role: string; path: string; size: number }[] };
+  const outputs = listed.artifacts.filter((a) => a.role === "output");
   expect(outputs).toHaveLength(1);
   const xlsx = await fetch(`${demo.base}/v1/runs/${done.id}/artifacts/${outputs[0].path}`, { headers: key });
   const bytes = new Uint8Array(await xlsx.arrayBuffer());
