@@ -128,15 +128,15 @@ test("disk full: uploads and a run's artifact write fail cleanly (507 / failed r
   // 3. Fill the space but ~0.5 MiB, then a run whose XLSX artifact needs ~1.5 MiB.
   const filler = await multipart(random(SIZE - 512 * 1024 - 64 * 1024), "filler.bin");
   expect(filler.status).toBe(200);
-  const fillerId = (await filler.json()).id;
+  const fillerId = ((await filler.json()) as { id: string }).id;
   const full = blobDir();
   expect((await fetch(`${demo.base}/v1/automations`, { method: "POST", headers: { ...key, "content-type": "application/json" }, body: JSON.stringify({ yaml: xlsxWorkflow }) })).status).toBe(201);
   const failed = await runAndWait({ rows: rows(2 * 1024 * 1024) });
   expect(failed.execution.status).toBe("failed");
   const message = typeof failed.error === "string" ? failed.error : failed.error?.message;
   expect(message).toContain("no space left on device");
-  const artifacts = await (await fetch(`${demo.base}/v1/runs/${failed.id}/artifacts`, { headers: key })).json();
-  expect(artifacts.artifacts.filter((a: { role: string }) => a.role === "output")).toEqual([]);
+  const artifacts = (await (await fetch(`${demo.base}/v1/runs/${failed.id}/artifacts`, { headers: key })).json()) as { artifacts: { role: string }[] };
+  expect(artifacts.artifacts.filter((a) => a.role === "output")).toEqual([]);
   expect(blobDir()).toEqual(full);
   const h = await health();
 
