@@ -106,11 +106,11 @@ test("disk full: uploads and a run's artifact write fail cleanly (507 / failed r
 
   // 2. The same through an upload session (presigned PUT).
   const size = SIZE + 1024 * 1024;
-  const session = await (await fetch(`${demo.base}/v1/files/uploads`, {
+  const session = (await (await fetch(`${demo.base}/v1/files/uploads`, {
     method: "POST",
     headers: { ...key, "content-type": "application/json" },
     body: JSON.stringify({ filename: "session.bin", size, contentType: "application/octet-stream" }),
-  })).json();
+  })).json()) as { transport: string; url: string; headers: Record<string, string>; uploadId: string; fileId: string };
   expect(session.transport).toBe("presigned-put");
   t = performance.now();
   const put = await fetch(new URL(session.url, demo.base), { method: "PUT", headers: session.headers, body: random(size) });
