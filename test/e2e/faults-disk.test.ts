@@ -48,6 +48,7 @@ function blobDir(): { blobs: number; temps: number } {
   return { blobs: n, temps: readdirSync(join(blobs, "tmp")).length };
 }
 
+type Envelope = { issues: { code: string; message: string }[] };
 const random = (n: number) => crypto.getRandomValues(new Uint8Array(n));
 const key = { authorization: `Bearer ${DEMO_KEY}` };
 
@@ -98,7 +99,7 @@ test("disk full: uploads and a run's artifact write fail cleanly (507 / failed r
   const tooBig = await multipart(random(SIZE + 2 * 1024 * 1024), "too-big.bin");
   timings.multipart = performance.now() - t;
   expect(tooBig.status).toBe(507);
-  const env1 = await tooBig.json();
+  const env1 = (await tooBig.json()) as Envelope;
   expect(env1.issues[0]).toMatchObject({ code: "insufficient_storage" });
   expect(env1.issues[0].message).toContain("out of storage space");
   expect(blobDir()).toEqual(before);
@@ -116,8 +117,8 @@ test("disk full: uploads and a run's artifact write fail cleanly (507 / failed r
   const put = await fetch(new URL(session.url, demo.base), { method: "PUT", headers: session.headers, body: random(size) });
   timings.session = performance.now() - t;
   expect(put.status).toBe(507);
-  expect((await put.json()).issues[0].code).toBe("insufficient_storage");
-  const state = await (await fetch(`${demo.base}/v1/files/uploads/${session.uploadId}`, { headers: key })).json();
+  expect(((await put.json()) as Envelope).issues[0].code).toBe("insufficient_storage");
+  const state = (await (await fetch(`${demo.base}/v1/files/uploads/${session.uploadId}`, { headers: key })).json()) as { status: string };
   expect(state.status).toBe("pending");
   const complete = await fetch(`${demo.base}/v1/files/uploads/${session.uploadId}/complete`, { method: "POST", headers: key });
   expect(complete.status).toBe(409);
