@@ -80,14 +80,15 @@ function rows(bytes: number): { a: string }[] {
   return out;
 }
 
-async function runAndWait(input: unknown): Promise<{ id: string; execution: { status: string }; error?: { message?: string } | string; files?: unknown[] }> {
+type RunView = { id: string; execution: { status: string }; error?: { message?: string } | string };
+async function runAndWait(input: unknown): Promise<RunView> {
   const r = await fetch(`${demo.base}/v1/runs?wait_for_completion=60`, {
     method: "POST",
     headers: { ...key, "content-type": "application/json" },
     body: JSON.stringify({ target: "workflows.big-sheet", input }),
   });
   expect([200, 201, 202]).toContain(r.status);
-  return r.json();
+  return (await r.json()) as RunView;
 }
 
 test("disk full: uploads and a run's artifact write fail cleanly (507 / failed run), nothing half-written, serving again once space is freed", async () => {
