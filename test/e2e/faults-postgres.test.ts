@@ -21,7 +21,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (server && server.proc.exitCode === null) await server.kill("SIGKILL");
   await db?.close();
-  pg?.stop();
+  await pg?.stop();
 });
 
 interface Reply {

@@ -13,7 +13,8 @@ export interface TestPostgres {
   /** A URL for database `db` on the server. */
   url(db?: string): string;
   port: number;
-  stop(): void;
+  /** Stops the server and deletes its directory; the promise settles once both are done. */
+  stop(): Promise<void>;
   /** Shuts the server down (fast mode: open connections are terminated) and keeps its data; resolves once it is gone. */
   pause(): Promise<void>;
   /** Starts the paused server again on the same data and port; resolves once it accepts connections. */
@@ -109,12 +110,15 @@ cleanup`;
   })();
   const url = (db = "postgres") => `postgres://postgres@127.0.0.1:${port}/${db}`;
   let stopped = false;
-  const stop = () => {
-    if (stopped) return;
-    stopped = true;
-    proc.kill("SIGTERM");
+  const stop = async () => {
+    if (!stopped) {
+      stopped = true;
+      proc.kill("SIGTERM");
+    }
+    await proc.exited;
   };
-  process.on("exit", stop);
+  const stopOnExit = () => void stop();
+  process.on("exit", stopOnExit);
   /** Waits until `pattern` occurs `count` times in the log (the server's own word, while the watchdog runs). */
   const untilLogged = async (pattern: RegExp, count: number, what: string) => {
     const until = Date.now() + 30_000;
@@ -141,14 +145,13 @@ cleanup`;
       // The watchdog ends once the server has: read the rest of the log (bounded, should a child of the
       // server still hold the pipe).
       await Promise.race([logged, Bun.sleep(2000)]);
-      process.off("exit", stop);
+      process.off("exit", stopOnExit);
       return { portTaken: portTakenIn(log), reason: `the server exited (port ${port})`, log };
     }
     if (/ready to accept connections/.test(log)) return { pg: { url, port, stop, pause, resume } };
     if (Date.now() > until) {
-      stop();
-      await proc.exited;
-      process.off("exit", stop);
+      await stop();
+      process.off("exit", stopOnExit);
       return { portTaken: false, reason: `not ready within 30 s (port ${port})`, log };
     }
     await Bun.sleep(50);
