@@ -102,6 +102,8 @@ test("order-server: SIGKILL at random moments of a mixed load, 5 rounds: money c
     kills.push(at);
     await killAfter(s, at, stop, Promise.all([driver, cycler]));
 
+    // Answers the server gave before it died: never a 5xx.
+    expect({ round, errors: [...load.statuses.keys()].filter((status) => status >= 500) }).toEqual({ round, errors: [] });
     const conn = new Database(db);
     expect({ round, problems: await invariantProblems(sqliteQuery(conn)) }).toEqual({ round, problems: [] });
     expect(conn.query("SELECT id FROM orders WHERE status > 0 AND performer_id IS NULL").all()).toEqual([]);
@@ -166,6 +168,8 @@ test("automation-server: SIGKILL at random moments of a mixed load, 5 rounds: no
     const kills: number[] = [];
     let next = 0;
     let recoveries = 0;
+    /** Answers of the load other than the expected ones (the loops cannot assert: a kill ends them by throwing). */
+    const failures: string[] = [];
 
     for (let round = 0; round < ROUNDS; round++) {
       if (round > 0) {
@@ -185,6 +189,7 @@ test("automation-server: SIGKILL at random moments of a mixed load, 5 rounds: no
         loop(async () => {
           const n = next++;
           const r = await api("POST", "/v1/runs", { target: "workflows.sigkill-mix", input: { n } });
+          if (r.status >= 500) failures.push(`POST /v1/runs ${r.status}`);
           if (r.status === 201) acked.set(n, ((await r.json()) as { id: string }).id);
           await Bun.sleep(30);
         }),
@@ -193,11 +198,15 @@ test("automation-server: SIGKILL at random moments of a mixed load, 5 rounds: no
           const form = new FormData();
           form.set("file", new File([bytes], "load.bin"));
           const r = await fetch(`${base}/v1/files`, { method: "POST", headers: { authorization: `Bearer ${DEMO_KEY}` }, body: form });
+          if (r.status >= 500) failures.push(`POST /v1/files ${r.status}`);
           if (r.status === 200) files.set(((await r.json()) as { id: string }).id, new Bun.CryptoHasher("sha256").update(bytes).digest("hex"));
         }),
         loop(async () => {
-          await (await api("GET", "/v1/runs?limit=20")).arrayBuffer();
-          expect((await fetch(`${base}/health`)).status).toBe(200);
+          const list = await api("GET", "/v1/runs?limit=20");
+          await list.arrayBuffer();
+          if (list.status !== 200) failures.push(`GET /v1/runs ${list.status}`);
+          const health = await fetch(`${base}/health`);
+          if (health.status !== 200) failures.push(`GET /health ${health.status}`);
         }),
       ]);
       const at = 200 + Math.floor(rnd() * 1800);
@@ -271,6 +280,7 @@ test("automation-server: SIGKILL at random moments of a mixed load, 5 rounds: no
         }
       }
     }
+    expect(failures).toEqual([]);
     expect(acked.size).toBeGreaterThan(0);
     expect(files.size).toBeGreaterThan(0);
     expect(recoveries).toBeGreaterThan(0);
