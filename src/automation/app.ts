@@ -85,6 +85,11 @@ export function buildApp(ctx: AutomationContext) {
           headers: error.headers,
         });
       }
+      if (outOfSpace(error) || outOfSpace(cause)) {
+        // Blob puts write a temp file and remove it when a write fails: nothing half-written remains.
+        ctx.log.warn("out of storage space", { requestId, path, error: ((outOfSpace(error) ? error : cause) as Error).message });
+        return envelopeResponse(507, requestId, [issue("<root>", "the server is out of storage space; nothing was stored", "insufficient_storage")]);
+      }
       if (code === "NOT_FOUND") {
         const allowed = allowedMethods(path);
         if (allowed.length > 0) {
@@ -137,3 +142,9 @@ export function buildApp(ctx: AutomationContext) {
 }
 
 export type AutomationApp = ReturnType<typeof buildApp>;
+
+/** A write refused for lack of space: a full filesystem or quota (ENOSPC, EDQUOT), a file-size limit (EFBIG), SQLite's SQLITE_FULL. */
+export function outOfSpace(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" && /^(ENOSPC|EDQUOT|EFBIG|SQLITE_FULL)$/.test(code);
+}

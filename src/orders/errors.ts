@@ -108,6 +108,11 @@ export function handleError(
     return reply({ status: 400, message: describe(error) });
   }
   if (typeof code === "number" && code < 500) return reply({ status: code, message: describe(error) });
+  if (databaseUnavailable(error)) {
+    // PostgreSQL stopped, restarting or unreachable: the pool reconnects on its own, so a retry will do.
+    ctx.logger.warn("database unavailable", { path, method: request.method, error: (error as Error).message });
+    return reply({ status: 503, message: "The database is unavailable; retry shortly", headers: { "Retry-After": "1" } });
+  }
   if ((error as { code?: unknown })?.code === "SQLITE_BUSY") {
     // Another process held the write lock past the busy timeout: a retry will do.
     return reply({ status: 503, message: "The database is busy; retry shortly", headers: { "Retry-After": "1" } });
@@ -124,4 +129,18 @@ function describe(error: unknown): string {
   if (error instanceof Error) return error.message;
   if (typeof error === "object" && error !== null && "response" in error) return String((error as { response: unknown }).response);
   return String(error);
+}
+
+/**
+ * True when `error` (or a cause it wraps: drizzle wraps the driver's error) says the database cannot be
+ * reached right now rather than that the query was wrong: Bun SQL's connection errors, PostgreSQL's
+ * connection-exception (08xxx) and shutdown/restart (57P01-57P03) states, and socket errors.
+ */
+export function databaseUnavailable(error: unknown): boolean {
+  for (let e = error, depth = 0; e && typeof e === "object" && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const { code, errno } = e as { code?: unknown; errno?: unknown };
+    if (typeof code === "string" && (/^ERR_POSTGRES_(CONNECTION_|IDLE_TIMEOUT|LIFETIME_TIMEOUT)/.test(code) || /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT)$/.test(code))) return true;
+    if (typeof errno === "string" && /^(08|57P0[123])/.test(errno)) return true;
+  }
+  return false;
 }

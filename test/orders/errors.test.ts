@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { databaseUnavailable } from "../../src/orders/errors";
 import { harness, springError, forEachBackend } from "./harness";
 
 forEachBackend("Spring-style errors for bad input, never a 500", () => {
@@ -130,4 +131,27 @@ forEachBackend("health and OpenAPI", () => {
     }
     expect(Object.keys(r.body.components.schemas.Order.properties)).toEqual(["id", "description", "price", "status", "createdDate", "customerId", "customerName", "performerId", "performerName"]);
   }, 30_000);
+});
+
+describe("a database that cannot be reached is a retryable 503, anything else is not", () => {
+  test("Bun SQL connection errors, PostgreSQL shutdown/connection states and socket errors, also wrapped by drizzle", () => {
+    const pg = (fields: Record<string, string>) => Object.assign(new Error("x"), { name: "PostgresError", ...fields });
+    for (const e of [
+      pg({ code: "ERR_POSTGRES_CONNECTION_REFUSED" }),
+      pg({ code: "ERR_POSTGRES_CONNECTION_CLOSED" }),
+      pg({ code: "ERR_POSTGRES_CONNECTION_TIMEOUT" }),
+      pg({ code: "ERR_POSTGRES_SERVER_ERROR", errno: "57P01" }), // terminating connection due to administrator command
+      pg({ code: "ERR_POSTGRES_SERVER_ERROR", errno: "57P03" }), // the database system is starting up
+      pg({ code: "ERR_POSTGRES_SERVER_ERROR", errno: "08006" }),
+      Object.assign(new Error("Failed query: select 1"), { cause: pg({ code: "ERR_POSTGRES_CONNECTION_REFUSED" }) }),
+      Object.assign(new Error("connect"), { code: "ECONNREFUSED" }),
+    ]) expect(databaseUnavailable(e)).toBe(true);
+    for (const e of [
+      pg({ code: "ERR_POSTGRES_SERVER_ERROR", errno: "23505" }), // unique violation: a real conflict
+      pg({ code: "ERR_POSTGRES_SERVER_ERROR", errno: "42P01" }), // undefined table: a bug
+      new Error("plain"),
+      undefined,
+      "a string",
+    ]) expect(databaseUnavailable(e)).toBe(false);
+  });
 });

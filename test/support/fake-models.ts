@@ -2,7 +2,8 @@
 // (`POST /v1/chat/completions`) and Anthropic Messages (`POST /v1/messages`). Replies are scripted
 // (a queue, then a fallback function of the request): text, JSON (as JSON-mode content, or as the
 // forced tool call Anthropic structured output uses), tool calls, HTTP errors with Retry-After, a hang,
-// or a malformed body. Every request is recorded, so tests count calls and inspect what was sent.
+// a connection dropped in the middle of the answer (reset), or a malformed body. Every request is
+// recorded, so tests count calls and inspect what was sent.
 //
 //   const fake = await startFakeModels();
 //   fake.script({ json: { total: 12 } }, { status: 429, retryAfter: 1 });
@@ -22,6 +23,7 @@ export type FakeReply = (
   | { toolCalls: { name: string; arguments: Record<string, unknown>; id?: string }[]; text?: string }
   | { status: number; body?: unknown; retryAfter?: number | string }
   | { hang: true }
+  | { reset: true }
   | { malformed: string }
 ) & { usage?: FakeUsage; delayMs?: number };
 
@@ -182,6 +184,18 @@ export async function startFakeModels(opts: { latencyMs?: number } = {}): Promis
           request.signal.addEventListener("abort", release, { once: true });
         });
         return new Response("released", { status: 503 });
+      }
+      if ("reset" in reply) {
+        // Headers and a few bytes go out, then the body fails: Bun drops the connection mid-answer and
+        // the client reads ECONNRESET. (Bun prints the stream's error; it is the scripted reset.)
+        const body = new ReadableStream<Uint8Array>({
+          async pull(c) {
+            c.enqueue(new TextEncoder().encode('{"id":"chatcmpl-'));
+            await Bun.sleep(20);
+            c.error(new Error("fake-models: scripted connection reset"));
+          },
+        });
+        return new Response(body, { headers: { "content-type": "application/json" } });
       }
       if ("status" in reply) {
         const h: Record<string, string> = reply.retryAfter !== undefined ? { "retry-after": String(reply.retryAfter) } : {};

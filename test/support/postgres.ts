@@ -13,7 +13,12 @@ export interface TestPostgres {
   /** A URL for database `db` on the server. */
   url(db?: string): string;
   port: number;
-  stop(): void;
+  /** Stops the server and deletes its directory; the promise settles once both are done. */
+  stop(): Promise<void>;
+  /** Shuts the server down (fast mode: open connections are terminated) and keeps its data; resolves once it is gone. */
+  pause(): Promise<void>;
+  /** Starts the paused server again on the same data and port; resolves once it accepts connections. */
+  resume(): Promise<void>;
 }
 
 /** The directory of PostgreSQL's server programs (Debian keeps them out of PATH). */
@@ -85,10 +90,13 @@ async function attemptStart(bin: string, port: number): Promise<{ pg: TestPostgr
   ]);
   // A watchdog shell owns the server: it stops it and deletes the directory when told to (stop()) or
   // when this process is gone, however it ended (a killed test runner leaves nothing behind).
-  const watchdog = `"$@" & pg=$!
+  // USR1 pauses (fast shutdown, data kept), USR2 starts the server again on the same data and port.
+  const watchdog = `args=("$@"); "\${args[@]}" & pg=$!; paused=0
 cleanup() { kill -QUIT $pg 2>/dev/null; wait $pg 2>/dev/null; rm -rf "$DIR"; exit 0; }
 trap cleanup TERM INT
-while kill -0 "$PARENT" 2>/dev/null && kill -0 $pg 2>/dev/null; do sleep 0.3; done
+trap 'kill -INT $pg; wait $pg; paused=1; echo "paused" >&2' USR1
+trap '"\${args[@]}" & pg=$!; paused=0' USR2
+while kill -0 "$PARENT" 2>/dev/null && { [ $paused = 1 ] || kill -0 $pg 2>/dev/null; }; do sleep 0.3; done
 cleanup`;
   const proc = Bun.spawn(["bash", "-c", watchdog, "pg-watchdog", ...server], {
     env: { ...process.env, DIR: dir, PARENT: String(process.pid) },
@@ -102,12 +110,33 @@ cleanup`;
   })();
   const url = (db = "postgres") => `postgres://postgres@127.0.0.1:${port}/${db}`;
   let stopped = false;
-  const stop = () => {
-    if (stopped) return;
-    stopped = true;
-    proc.kill("SIGTERM");
+  const stop = async () => {
+    if (!stopped) {
+      stopped = true;
+      proc.kill("SIGTERM");
+    }
+    await proc.exited;
   };
-  process.on("exit", stop);
+  const stopOnExit = () => void stop();
+  process.on("exit", stopOnExit);
+  /** Waits until `pattern` occurs `count` times in the log (the server's own word, while the watchdog runs). */
+  const untilLogged = async (pattern: RegExp, count: number, what: string) => {
+    const until = Date.now() + 30_000;
+    while ((log.match(pattern) ?? []).length < count) {
+      if (proc.exitCode !== null || Date.now() > until) throw new Error(`postgres did not ${what} (port ${port}):\n${log}`);
+      await Bun.sleep(50);
+    }
+  };
+  const pause = async () => {
+    const n = (log.match(/^paused$/gm) ?? []).length;
+    proc.kill("SIGUSR1");
+    await untilLogged(/^paused$/gm, n + 1, "stop");
+  };
+  const resume = async () => {
+    const n = (log.match(/ready to accept connections/g) ?? []).length;
+    proc.kill("SIGUSR2");
+    await untilLogged(/ready to accept connections/g, n + 1, "start again");
+  };
   // Ready only on our server's own word while it runs: a connection that succeeds could be another
   // server's that holds the port.
   const until = Date.now() + 30_000;
@@ -116,14 +145,13 @@ cleanup`;
       // The watchdog ends once the server has: read the rest of the log (bounded, should a child of the
       // server still hold the pipe).
       await Promise.race([logged, Bun.sleep(2000)]);
-      process.off("exit", stop);
+      process.off("exit", stopOnExit);
       return { portTaken: portTakenIn(log), reason: `the server exited (port ${port})`, log };
     }
-    if (/ready to accept connections/.test(log)) return { pg: { url, port, stop } };
+    if (/ready to accept connections/.test(log)) return { pg: { url, port, stop, pause, resume } };
     if (Date.now() > until) {
-      stop();
-      await proc.exited;
-      process.off("exit", stop);
+      await stop();
+      process.off("exit", stopOnExit);
       return { portTaken: false, reason: `not ready within 30 s (port ${port})`, log };
     }
     await Bun.sleep(50);

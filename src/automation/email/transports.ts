@@ -32,7 +32,11 @@ function smtpFailure(err: unknown): SendFailed {
   const code = e.code ?? "EUNKNOWN";
   if (code === "EAUTH" || code === "ENOAUTH") return new SendFailed("the SMTP server refused the credentials", code);
   if (code === "ETLS" || /certificate|self.signed|TLS|SSL/i.test((err as Error).message ?? "")) return new SendFailed("the TLS handshake with the SMTP server failed", code);
-  if (code === "ECONNECTION" || code === "ETIMEDOUT" || code === "ESOCKET" || code === "EDNS" || code === "ECONNREFUSED") return new SendFailed("could not connect to the SMTP server", code);
+  // A peer that answers nothing (no greeting, no reply to a command or to the message) or drops the
+  // connection halfway: say so, rather than blaming the connect.
+  if (code === "ETIMEDOUT") return new SendFailed(`the SMTP server did not answer within ${TIMEOUT_MS / 1000} s`, code);
+  if (/closed unexpectedly|ECONNRESET|socket hang up/i.test((err as Error).message ?? "")) return new SendFailed("the SMTP server closed the connection before the message was accepted", code);
+  if (code === "ECONNECTION" || code === "ESOCKET" || code === "EDNS" || code === "ECONNREFUSED") return new SendFailed("could not connect to the SMTP server", code);
   if (code === "EENVELOPE" || code === "EMESSAGE" || (e.responseCode ?? 0) >= 500) return new SendFailed("the SMTP server refused the message", `${code}:${e.responseCode ?? ""}`);
   return new SendFailed("the message could not be sent", code);
 }

@@ -15,12 +15,27 @@ const WRITE_BATCH = 256 * 1024;
 export class FsBlobStore implements BlobStore {
   readonly kind = "fs" as const;
   private readonly tmp: string;
+  /** With a cap: bytes of stored blobs plus bytes written by puts in flight. */
+  private used = 0;
 
-  constructor(readonly root: string) {
+  constructor(
+    readonly root: string,
+    private readonly maxBytes?: number,
+  ) {
     this.tmp = join(root, "tmp");
     mkdirSync(this.tmp, { recursive: true });
     // Leftovers of puts interrupted by a crash: never referenced, safe to drop at open.
     for (const name of readdirSync(this.tmp)) rmSync(join(this.tmp, name), { force: true });
+    if (maxBytes !== undefined) for (const sha256 of this.list()) this.used += statSync(this.pathOf(sha256)).size;
+  }
+
+  /** Counts `n` more bytes against the cap; past it, fails exactly as a full filesystem does. */
+  private reserve(n: number): void {
+    if (this.maxBytes === undefined) return;
+    if (this.used + n > this.maxBytes) {
+      throw Object.assign(new Error(`ENOSPC: no space left on device (blob store cap of ${this.maxBytes} bytes)`), { code: "ENOSPC" });
+    }
+    this.used += n;
   }
 
   /** Where a blob lives; throws on anything that is not a sha256 hex (no path tricks through keys). */
@@ -39,8 +54,11 @@ export class FsBlobStore implements BlobStore {
     let size = 0;
     let pending: Uint8Array[] = [];
     let pendingBytes = 0;
+    let reserved = 0;
     const flush = async () => {
       if (pendingBytes === 0) return;
+      this.reserve(pendingBytes);
+      reserved += pendingBytes;
       const buf = pending.length === 1 ? pending[0] : Buffer.concat(pending, pendingBytes);
       pending = [];
       pendingBytes = 0;
@@ -69,6 +87,7 @@ export class FsBlobStore implements BlobStore {
       await flush();
       await fh.sync();
     } catch (err) {
+      this.used -= reserved;
       await fh.close().catch(() => {});
       rmSync(tmpPath, { force: true });
       reader.releaseLock();
@@ -78,6 +97,8 @@ export class FsBlobStore implements BlobStore {
     const sha256 = hasher.digest("hex");
     const final = this.pathOf(sha256);
     mkdirSync(join(final, ".."), { recursive: true });
+    // The same bytes stored already: they count once.
+    if (this.maxBytes !== undefined && existsSync(final)) this.used -= reserved;
     // Same content → same name: replacing an existing blob with identical bytes is harmless and atomic.
     renameSync(tmpPath, final);
     return { sha256, size };
@@ -98,7 +119,9 @@ export class FsBlobStore implements BlobStore {
   delete(sha256: string): Promise<void> {
     if (!SHA256.test(sha256)) return Promise.resolve();
     try {
-      unlinkSync(this.pathOf(sha256));
+      const path = this.pathOf(sha256);
+      if (this.maxBytes !== undefined) this.used -= statSync(path).size;
+      unlinkSync(path);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "ENOENT") return Promise.reject(err);
     }
@@ -153,6 +176,6 @@ export class FsBlobStore implements BlobStore {
 }
 
 /** The blob store under `root` (the server passes `<dataDir>/blobs`). */
-export function createBlobStore(root: string): FsBlobStore {
-  return new FsBlobStore(root);
+export function createBlobStore(root: string, opts: { maxBytes?: number } = {}): FsBlobStore {
+  return new FsBlobStore(root, opts.maxBytes);
 }

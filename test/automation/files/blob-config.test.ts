@@ -47,6 +47,9 @@ test("bad values are usage errors naming the flag", () => {
   expect(() => blobConfig({ blobs: "s3://No_Such" })).toThrow(UsageError);
   expect(() => blobConfig({ blobs: "s3://ok-bucket", "s3-endpoint": "minio:9000" })).toThrow(/--s3-endpoint/);
   expect(() => parseDuration("soon", "gc-grace")).toThrow(/--gc-grace/);
+  expect(() => blobConfig({ "blobs-max-bytes": "8M" })).toThrow(/--blobs-max-bytes/);
+  expect(() => blobConfig({ "blobs-max-bytes": "0" })).toThrow(/--blobs-max-bytes/);
+  expect(blobConfig({ "blobs-max-bytes": "8388608" }).blobsMaxBytes).toBe(8_388_608);
   expect(parseDuration("90s", "x")).toBe(90_000);
   expect(parseDuration("0", "x")).toBe(0);
   expect(parseDuration("2d", "x")).toBe(172_800_000);

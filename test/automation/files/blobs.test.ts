@@ -111,6 +111,30 @@ describe("FsBlobStore", () => {
     expect(existsSync(join(s.root, info.sha256.slice(0, 2), info.sha256.slice(2, 4), info.sha256))).toBe(true);
   });
 
+  test("a byte cap (--blobs-max-bytes): a put past it fails with ENOSPC mid-write and leaves nothing; deletes and reopening recount", async () => {
+    const dir = join(root, "capped");
+    const s = createBlobStore(dir, { maxBytes: 1_000_000 });
+    const a = await s.put(new Uint8Array(400_000).fill(1));
+    // Identical bytes are stored once and, once written, count once (400,000 used, not 800,000).
+    expect((await s.put(new Uint8Array(400_000).fill(1))).sha256).toBe(a.sha256);
+    const big = new ReadableStream<Uint8Array>({
+      start(c) {
+        for (let i = 0; i < 8; i++) c.enqueue(new Uint8Array(100_000).fill(2 + i));
+        c.close();
+      },
+    });
+    await expect(s.put(big)).rejects.toMatchObject({ code: "ENOSPC" });
+    expect(s.list()).toEqual([a.sha256]);
+    expect(s.tempCount()).toBe(0);
+    const b = await s.put(new Uint8Array(500_000).fill(3));
+    // A reopened store counts what is on disk: 900,000 of 1,000,000 used.
+    const again = createBlobStore(dir, { maxBytes: 1_000_000 });
+    await expect(again.put(new Uint8Array(200_000).fill(4))).rejects.toMatchObject({ code: "ENOSPC" });
+    expect(again.tempCount()).toBe(0);
+    await again.delete(b.sha256);
+    expect((await again.put(new Uint8Array(200_000).fill(4))).size).toBe(200_000);
+  });
+
   test("temp files left by a crash are removed when the store opens", () => {
     const dir = join(root, "crashed");
     mkdirSync(join(dir, "tmp"), { recursive: true });
