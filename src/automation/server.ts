@@ -20,6 +20,7 @@ import type { BlobStore } from "./files/blobs";
 import { openBlobStore } from "./files/blob-config";
 import { startSweeper } from "./files/gc";
 import { createGateway } from "./models/gateway";
+import { startSmtp, type SmtpReceiver } from "./inbound/smtp";
 
 export interface ContextDeps {
   clock?: Clock;
@@ -100,7 +101,9 @@ export interface Served {
   running: Running;
   /** Where `--metrics-port` serves the metrics (undefined unless it was given). */
   metricsUrl?: string;
-  /** Stops taking requests, drains, closes the database. */
+  /** The inbound SMTP receiver once it listens (undefined without `--smtp-port`). */
+  smtp?: Promise<SmtpReceiver>;
+  /** Stops taking requests and mail, drains, closes the database. */
   shutdown(): Promise<void>;
 }
 
@@ -119,15 +122,18 @@ export function serve(ctx: AutomationContext, opts: { handleSignals?: boolean } 
   runsOf(ctx).startWorkers();
   experimentsOf(ctx).recover().catch((err) => ctx.log.error("experiment recovery failed", { error: (err as Error)?.stack ?? String(err) }));
   const sweeper = startSweeper(ctx);
+  const smtp = ctx.config.smtp ? startSmtp(ctx, ctx.config.smtp, ctx.config.hostname) : undefined;
   let closed: Promise<void> | undefined;
   const shutdown = () =>
     (closed ??= (async () => {
       metricsPort?.stop();
+      // Mail first: a message cut off before its 250 is retried by its sender; one accepted is committed.
+      await smtp?.then((s) => s.stop(), () => {});
       await Promise.all([running.stop(), runsOf(ctx).stopWorkers(), sweeper.stop()]);
       stopSandboxes();
       ctx.sqlite.close();
     })());
   // The process-level bound leaves room for the runs' grace, their interruption and closing the database.
   if (opts.handleSignals !== false) onShutdownSignal(shutdown, ctx.log, SHUTDOWN_GRACE_MS + 5_000);
-  return { running, shutdown, ...(metricsPort ? { metricsUrl: metricsPort.url } : {}) };
+  return { running, shutdown, ...(metricsPort ? { metricsUrl: metricsPort.url } : {}), ...(smtp ? { smtp } : {}) };
 }

@@ -158,6 +158,11 @@ export function getAutomation(sqlite: Database, tenantId: string, ref: string, e
   return detail(sqlite, findAutomation(sqlite, tenantId, ref), expand);
 }
 
+/** The YAML of the automation's active version; undefined without one. */
+export function currentYaml(sqlite: Database, tenantId: string, ref: string): string | undefined {
+  return currentOf(sqlite, findAutomation(sqlite, tenantId, ref))?.yaml;
+}
+
 export function getTriggers(sqlite: Database, tenantId: string, ref: string) {
   const a = findAutomation(sqlite, tenantId, ref);
   return { automationId: a.id, type: a.type, triggers: triggersOf(currentOf(sqlite, a)) };

@@ -19,10 +19,10 @@ import { type ZipEntry, zipStream } from "./zip";
 import { ReviewStore } from "../reviews/store";
 import { Cancelled } from "../engine/errors";
 
-/** Who starts a run: the API key (its id and name become `trigger.by`). */
+/** Who starts a run: the API key (its id and name become `trigger.by`); null for a trigger (e-mail). */
 export interface Actor {
   tenantId: string;
-  keyId: string;
+  keyId: string | null;
   keyName?: string | null;
 }
 
@@ -44,6 +44,13 @@ export interface StartRequest {
   held?: boolean;
   /** The x-request-id of the API request starting the run; the run's log lines carry it. */
   requestId?: string;
+  /**
+   * Unique across runs: a start whose key a committed run already has fails (SQLite: a UNIQUE
+   * constraint error) and leaves nothing behind. Inbound e-mail passes its Message-ID here.
+   */
+  dedupeKey?: string;
+  /** Extra fields of the run's `trigger` (`{email: {...}}`). */
+  triggerDetail?: Record<string, unknown>;
 }
 
 export const ZIP_MAX_BYTES = 32 * 1024 * 1024;
@@ -194,6 +201,8 @@ export class RunService {
         leaseUntil: running ? Date.now() + LEASE_MS : null,
         attempts: running ? 1 : 0,
         requestId: req.requestId ?? null,
+        dedupeKey: req.dedupeKey ?? null,
+        triggerDetail: req.triggerDetail ? JSON.stringify(req.triggerDetail) : null,
       };
       const events = [
         { type: "created", status: "created", message: `run of ${source.slug}${source.versionLabel ? `@${source.versionLabel}` : ""}` },

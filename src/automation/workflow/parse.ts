@@ -7,6 +7,7 @@ import { isTemplate, templateError } from "../engine/template";
 import { typeError } from "./input";
 import { readYaml, type Source } from "./source";
 import { COMMON_STEP_FIELDS, commonStepSchema, inputSchema, workflowSchema } from "./schema";
+import { checkEmailTriggers } from "./email-trigger";
 import type { ParseResult, Step, Workflow, WorkflowInput, WorkflowIssue } from "./types";
 
 const MAX_YAML = 1024 * 1024;
@@ -192,6 +193,7 @@ export function parseWorkflow(yamlText: string, opts: ParseOptions = {}): ParseR
   const obj = doc as Record<string, unknown>;
   const inputs = Array.isArray(obj.inputs) ? parseInputs(obj.inputs, out) : [];
   const steps = Array.isArray(obj.steps) ? parseSteps(obj.steps, "steps", out, new Map(), 0) : [];
+  checkEmailTriggers(obj.triggerMethods, inputs, out);
   if (obj.output !== undefined) checkTemplates(obj.output, "output", out);
   if (!top.success || out.issues.length > 0) return { ok: false, issues: out.issues };
   const t = top.output;
