@@ -3,7 +3,7 @@
 // messages (input.email, attachments → file inputs, trigger.email), exactly once per Message-ID (also
 // for two concurrent deliveries), every refusal with its code and nothing stored, STARTTLS.
 import { afterAll, describe, expect, test } from "bun:test";
-import nodemailer from "nodemailer";
+import nodemailer, { type SendMailOptions } from "nodemailer";
 import type { AutomationConfig } from "../../../src/automation/context";
 import { startSmtp, type SmtpReceiver } from "../../../src/automation/inbound/smtp";
 import { harness, json, type Harness } from "../app/harness";
@@ -34,7 +34,7 @@ interface Setup {
   key: string;
   smtp: SmtpReceiver;
   address(slug: string): Promise<string>;
-  send(mail: nodemailer.SendMailOptions, opts?: { port?: number; tls?: { ca: string } }): Promise<{ response: string }>;
+  send(mail: SendMailOptions, opts?: { port?: number; tls?: { ca: string } }): Promise<{ response: string }>;
   runs(): Promise<Record<string, any>[]>;
 }
 
