@@ -5,6 +5,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import nodemailer, { type SendMailOptions } from "nodemailer";
 import type { AutomationConfig } from "../../../src/automation/context";
+import { parseSize, smtpConfig } from "../../../src/automation/inbound/config";
 import { startSmtp, type SmtpReceiver } from "../../../src/automation/inbound/smtp";
 import { harness, json, type Harness } from "../app/harness";
 import { selfSignedCert } from "../../support/smtp-sink";
@@ -337,5 +338,28 @@ describe("STARTTLS", () => {
     );
     expect(err).toContain("STARTTLS");
     expect(await s.runs()).toHaveLength(0);
+  });
+});
+
+describe("flags", () => {
+  test("a busy SMTP port is one clear error", async () => {
+    const s = await setup();
+    await expect(startSmtp(s.h.ctx, { port: s.smtp.port, maxSize: 64 * 1024, rateLimit: 0 }, "127.0.0.1")).rejects.toThrow(`smtp port ${s.smtp.port} is already in use`);
+  });
+
+  const base = { "smtp-max-size": "25MiB", "smtp-rate-limit": 60 };
+  test("--smtp-port needs --mail-domain; cert and key go together; sizes and domains are checked", () => {
+    expect(smtpConfig({ ...base })).toEqual({});
+    expect(smtpConfig({ ...base, "mail-domain": "Automations.Example.COM." })).toEqual({ mailDomain: "automations.example.com" });
+    expect(() => smtpConfig({ ...base, "smtp-port": 2525 })).toThrow("--smtp-port needs --mail-domain");
+    expect(() => smtpConfig({ ...base, "smtp-port": 2525, "mail-domain": "not a domain" })).toThrow("--mail-domain must be a domain");
+    expect(() => smtpConfig({ ...base, "smtp-port": 70000, "mail-domain": "a.example" })).toThrow("--smtp-port must be 0-65535");
+    expect(() => smtpConfig({ ...base, "smtp-port": 0, "mail-domain": "a.example", "smtp-tls-cert": "/x.pem" })).toThrow("go together");
+    expect(() => smtpConfig({ ...base, "smtp-port": 0, "mail-domain": "a.example", "smtp-tls-cert": "/nope.pem", "smtp-tls-key": "/nope.key" })).toThrow("cannot read --smtp-tls-cert /nope.pem: ENOENT");
+    expect(() => smtpConfig({ ...base, "smtp-port": 0, "mail-domain": "a.example", "smtp-max-size": "lots" })).toThrow("--smtp-max-size must be a size");
+    expect(() => smtpConfig({ ...base, "smtp-port": 0, "mail-domain": "a.example", "smtp-max-size": "1GiB" })).toThrow("1KiB-100MiB");
+    expect(smtpConfig({ ...base, "smtp-port": 0, "mail-domain": "a.example", "smtp-max-size": "512KiB", "smtp-rate-limit": 0 })).toEqual({ mailDomain: "a.example", smtp: { port: 0, maxSize: 512 * 1024, rateLimit: 0 } });
+    expect(parseSize("1048576", "x")).toBe(1048576);
+    expect(parseSize("2.5 MB", "x")).toBe(2.5 * 1024 * 1024);
   });
 });
