@@ -127,9 +127,9 @@ export function serve(ctx: AutomationContext, opts: { handleSignals?: boolean } 
   const shutdown = () =>
     (closed ??= (async () => {
       metricsPort?.stop();
-      // Mail first: a message cut off before its 250 is retried by its sender; one accepted is committed.
-      await smtp?.then((s) => s.stop(), () => {});
-      await Promise.all([running.stop(), runsOf(ctx).stopWorkers(), sweeper.stop()]);
+      // A message cut off before its 250 is retried by its sender; one answered 250 is committed.
+      const mail = smtp?.then((s) => s.stop(), () => {});
+      await Promise.all([mail, running.stop(), runsOf(ctx).stopWorkers(), sweeper.stop()]);
       stopSandboxes();
       ctx.sqlite.close();
     })());

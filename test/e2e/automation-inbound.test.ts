@@ -97,7 +97,7 @@ afterAll(async () => {
   await demo?.close();
 });
 
-test("--smtp-port 0: the port picked is on stdout after the listening line and in the ready file", async () => {
+test("--smtp-port 0: the port picked is on stdout after the listening line and in the ready file; SIGTERM exits 0", async () => {
   const again = await demoServer({ prefix: "automation-inbound-ready-", workers: 1, args: ["--smtp-port", "0", "--mail-domain", DOMAIN, "--ready-file", "ready"] });
   const ready = join(again.dir, "ready"); // the server runs in its dir
   try {
@@ -114,6 +114,8 @@ test("--smtp-port 0: the port picked is on stdout after the listening line and i
       await Bun.sleep(10);
     }
     expect(readFileSync(ready, "utf8")).toBe(`${s.url}\nsmtp://127.0.0.1:${port}\n`);
+    // SIGTERM stops the receiver with the rest, cleanly.
+    expect(await s.kill("SIGTERM")).toBe(0);
   } finally {
     await again.close();
   }
