@@ -1,8 +1,7 @@
 // Every automation-server migration, embedded into the executable, in name order.
 // Ranges: 0000-0049 foundation (tenancy, automations), 0050-0099 files, 0100-0149 runs,
 // 0150-0199 datasets/evaluators/experiments, 0200-0249 reviews/human-review tasks,
-// 0250-0299 templates/e-mail servers, 0300-0349 models/usage, 0350-0399 agents, 0400-0449 client compat and
-// triggers (0410 inbound e-mail).
+// 0250-0299 templates/e-mail servers, 0300-0349 models/usage, 0350-0399 agents, 0400-0449 triggers (schedules, inbound e-mail).
 import type { Migration } from "../../src/kernel/db";
 import m0000 from "./0000_foundation.sql" with { type: "text" };
 import m0050 from "./0050_files.sql" with { type: "text" };
@@ -17,6 +16,7 @@ import m0250 from "./0250_templates_email.sql" with { type: "text" };
 import m0300 from "./0300_model_calls.sql" with { type: "text" };
 import m0350 from "./0350_agents.sql" with { type: "text" };
 import m0351 from "./0351_run_requested_ref.sql" with { type: "text" };
+import m0400 from "./0400_schedules.sql" with { type: "text" };
 import m0410 from "./0410_inbound_email.sql" with { type: "text" };
 
 export const migrations: Migration[] = [
@@ -33,5 +33,6 @@ export const migrations: Migration[] = [
   { name: "0300_model_calls", sql: m0300 },
   { name: "0350_agents", sql: m0350 },
   { name: "0351_run_requested_ref", sql: m0351 },
+  { name: "0400_schedules", sql: m0400 },
   { name: "0410_inbound_email", sql: m0410 },
 ];

@@ -20,6 +20,7 @@ import { experimentRoutes } from "./experiments/routes";
 import { humanReviewRoutes } from "./human-review/routes";
 import { emailRoutes } from "./email/routes";
 import { reviewRoutes } from "./reviews/routes";
+import { scheduleRoutes } from "./schedules/routes";
 import { consoleResponse } from "./console/serve";
 
 /** The same routes are served under both prefixes (the SDKs use either). */
@@ -29,6 +30,7 @@ const api = (ctx: AutomationContext, prefix: string) =>
   new Elysia({ prefix })
     .use(tenancyRoutes(ctx))
     .use(automationRoutes(ctx))
+    .use(scheduleRoutes(ctx))
     .use(filesRoutes(ctx))
     .use(runsRoutes(ctx))
     .use(datasetRoutes(ctx))

@@ -3,6 +3,11 @@ import { migrations } from "../../db/automation/index";
 import { helpText, parseFlags } from "../kernel/config";
 import { migrate, openSqlite } from "../kernel/db";
 import { UsageError } from "../kernel/errors";
+import { isPostgresUrl, redactUrl } from "../kernel/pg";
+import { progress } from "@clack/prompts";
+import { interactive } from "./admin";
+import { copySqliteToPg } from "./db/pg-copy";
+import { migrateAutomationPg } from "./db/pg-migrate";
 import { join } from "node:path";
 import { dataDirFlag, serveConfig, serveFlags } from "./config";
 import { createContext, ensureDataDir, serve } from "./server";
@@ -16,7 +21,8 @@ import { blobsCommand } from "./files/cli";
 import { backupCommand, restoreCommand } from "./backup";
 
 const USAGE = `Usage: automation-server [serve] [options]
-       automation-server migrate [--data-dir DIR] [--json]
+       automation-server migrate [--data-dir DIR | --db postgres://…] [--json]
+       automation-server migrate --from DATA_DIR --to postgres://… [--json]
        automation-server backup --to DIR [--data-dir DIR] [--json]
        automation-server restore --from DIR --data-dir DIR [--json]
        automation-server tenants create --name NAME [--slug SLUG] [--json]
@@ -88,24 +94,77 @@ async function serveCommand(argv: string[]): Promise<void> {
 
 const migrateFlags = {
   ...dataDirFlag,
-  json: { type: "boolean", help: 'print one JSON object: {"applied": [names]}' },
+  db: {
+    type: "string",
+    env: "AUTOMATION_DB",
+    value: "URL",
+    help: "a postgres:// URL: apply the PostgreSQL schema there instead of the SQLite file in --data-dir",
+  },
+  from: { type: "string", value: "DIR", help: "with --to: copy this SQLite deployment's data dir into PostgreSQL" },
+  to: { type: "string", value: "URL", help: "with --from: the empty PostgreSQL database to copy into" },
+  json: { type: "boolean", help: 'print one JSON object: {"applied": [names]} (a copy: {"tables": [{table, rows}]})' },
   help: { type: "boolean", short: "h", help: "show this help" },
 } as const;
 
 async function migrateCommand(argv: string[]): Promise<void> {
   const { values, positionals } = parseFlags(argv, migrateFlags);
   if (values.help) {
-    process.stdout.write(helpText("Usage: automation-server migrate [--data-dir DIR] [--json]\n\nApplies pending database migrations and exits.", migrateFlags));
+    process.stdout.write(
+      helpText(
+        "Usage: automation-server migrate [--data-dir DIR | --db postgres://…] [--json]\n\nApplies pending database migrations and exits (PostgreSQL: under an advisory lock, so\nseveral instances may run it at once).",
+        migrateFlags,
+      ),
+    );
     return;
   }
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  ensureDataDir(values["data-dir"]);
-  const sqlite = openSqlite(join(values["data-dir"], "automation.db"), []);
-  const applied = migrate(sqlite, migrations);
-  sqlite.close();
+  if (values.from !== undefined || values.to !== undefined) return copyCommand(values.from, values.to, Boolean(values.json));
+  let applied: string[];
+  if (values.db !== undefined) {
+    if (!isPostgresUrl(values.db)) throw new UsageError(`--db must be a postgres:// URL (got "${values.db}"); the SQLite database lives in --data-dir`);
+    applied = await migrateAutomationPg(values.db);
+  } else {
+    ensureDataDir(values["data-dir"]);
+    const sqlite = openSqlite(join(values["data-dir"], "automation.db"), []);
+    applied = migrate(sqlite, migrations);
+    sqlite.close();
+  }
   if (values.json) {
     process.stdout.write(JSON.stringify({ applied }) + "\n");
     return;
   }
   process.stdout.write(applied.length ? `applied ${applied.length} migration(s): ${applied.join(", ")}\n` : "database is up to date\n");
+}
+
+/** `migrate --from DIR --to URL`: the copy, a progress bar on a terminal, then the rows per table. */
+async function copyCommand(from: string | undefined, to: string | undefined, json: boolean): Promise<void> {
+  if (!from || !to) throw new UsageError("--from DATA_DIR and --to postgres://… go together");
+  if (!isPostgresUrl(to)) throw new UsageError(`--to must be a postgres:// URL (got "${to}")`);
+  const tty = !json && interactive();
+  let bar: ReturnType<typeof progress> | undefined;
+  let current = "";
+  const counts = await copySqliteToPg(from, to, {
+    start(total) {
+      if (!tty) return;
+      bar = progress({ max: Math.max(1, total) });
+      bar.start(`copying ${total} rows`);
+    },
+    table(name, total) {
+      current = `${name} (${total} rows)`;
+      if (bar) bar.message(current);
+      else if (!json) process.stdout.write(`copying ${current}\n`);
+    },
+    advance(rows) {
+      bar?.advance(rows, current);
+    },
+  });
+  bar?.stop("copied");
+  if (json) {
+    process.stdout.write(JSON.stringify({ tables: counts.map((c) => ({ table: c.table, rows: c.postgres })) }) + "\n");
+    return;
+  }
+  const width = Math.max(...counts.map((c) => c.table.length));
+  process.stdout.write(`\n${"table".padEnd(width)}  rows\n`);
+  for (const c of counts) process.stdout.write(`${c.table.padEnd(width)}  ${c.postgres}\n`);
+  process.stdout.write(`\ncopied ${counts.reduce((n, c) => n + c.postgres, 0)} rows in ${counts.length} tables to ${redactUrl(to)}; blobs stay in ${from}/blobs (or where --blobs points)\n`);
 }

@@ -3,6 +3,7 @@
 import type { Database } from "bun:sqlite";
 import type { Clock } from "../kernel/clock";
 import type { Logger } from "../kernel/logger";
+import type { AutomationStorage } from "./db/storage";
 import type { OpsOptions } from "../kernel/metrics";
 import type { AutomationMetrics } from "./metrics";
 import type { BlobStore } from "./files/blobs";
@@ -62,6 +63,9 @@ export interface AutomationConfig {
 
 export interface AutomationContext {
   config: AutomationConfig;
+  /** The database, one async store per feature: what services, routes, the engine and workers use. */
+  storage: AutomationStorage;
+  /** The SQLite connection, for the features not yet behind `storage` (issue 21 converts them). */
   sqlite: Database;
   clock: Clock;
   log: Logger;

@@ -12,6 +12,7 @@ import { Metrics, serveMetricsPort } from "../kernel/metrics";
 import { automationMetrics, meteredBlobs, timeStatements } from "./metrics";
 import { listen, onShutdownSignal, type Running } from "../kernel/server";
 import { buildApp } from "./app";
+import { sqliteStorage } from "./db/sqlite/index";
 import { experimentsOf } from "./experiments/service";
 import { runsOf, SHUTDOWN_GRACE_MS } from "./runs/service";
 import { stopSandboxes } from "./engine/sandbox/isolate";
@@ -19,6 +20,7 @@ import type { AutomationConfig, AutomationContext } from "./context";
 import type { BlobStore } from "./files/blobs";
 import { openBlobStore } from "./files/blob-config";
 import { startSweeper } from "./files/gc";
+import { schedulerOf } from "./schedules/scheduler";
 import { createGateway } from "./models/gateway";
 import { startSmtp, type SmtpReceiver } from "./inbound/smtp";
 
@@ -88,6 +90,7 @@ export async function createContext(config: AutomationConfig, deps: ContextDeps 
   const blobs = metrics ? meteredBlobs(store, metrics) : store;
   return {
     config: { ...config, signingSecret, secretKey },
+    storage: sqliteStorage(sqlite),
     sqlite,
     clock: deps.clock ?? systemClock,
     log,
@@ -123,13 +126,15 @@ export function serve(ctx: AutomationContext, opts: { handleSignals?: boolean } 
   experimentsOf(ctx).recover().catch((err) => ctx.log.error("experiment recovery failed", { error: (err as Error)?.stack ?? String(err) }));
   const sweeper = startSweeper(ctx);
   const smtp = ctx.config.smtp ? startSmtp(ctx, ctx.config.smtp, ctx.config.hostname) : undefined;
+  const scheduler = schedulerOf(ctx);
+  scheduler.start();
   let closed: Promise<void> | undefined;
   const shutdown = () =>
     (closed ??= (async () => {
       metricsPort?.stop();
       // A message cut off before its 250 is retried by its sender; one answered 250 is committed.
       const mail = smtp?.then((s) => s.stop(), () => {});
-      await Promise.all([mail, running.stop(), runsOf(ctx).stopWorkers(), sweeper.stop()]);
+      await Promise.all([mail, running.stop(), scheduler.stop(), runsOf(ctx).stopWorkers(), sweeper.stop()]);
       stopSandboxes();
       ctx.sqlite.close();
     })());

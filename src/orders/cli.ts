@@ -4,7 +4,7 @@ import { dirname } from "node:path";
 import { restoreSqlite, snapshotSqlite } from "../kernel/backup";
 import { type FlagSpec, helpText, parseFlags } from "../kernel/config";
 import { FatalError, UsageError } from "../kernel/errors";
-import { isPostgresUrl } from "./db/storage";
+import { isPostgresUrl } from "../kernel/pg";
 import { orderFlags, orderHelpExtra, startOrderServer } from "./server";
 
 const USAGE = `Usage: order-server [options]

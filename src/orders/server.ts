@@ -7,9 +7,9 @@ import { meteredStorage, orderEvents } from "./metrics";
 import { bodyTimeoutFlag, bodyTimeoutMs, listen, onShutdownSignal, readyFileFlag, writeReadyFile } from "../kernel/server";
 import { createOrderApp, orderServices } from "./app";
 import { DEMO_CLIENT, type OAuthClient, orderConfig, parseClients, parseProfile } from "./config";
-import { PG_POOL_MAX, redactUrl } from "./db/pg";
+import { PG_POOL_MAX, redactUrl } from "../kernel/pg";
 import { openOrderStorage } from "./db/open";
-import { isPostgresUrl } from "./db/storage";
+import { isPostgresUrl } from "../kernel/pg";
 import { DEMO_PASSWORD, DEMO_USERS, seedDemo } from "./demo/seed";
 
 export const orderFlags = {

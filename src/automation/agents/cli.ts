@@ -7,6 +7,7 @@ import { UsageError } from "../../kernel/errors";
 import { askText, asCliError, openDataDir, printJson } from "../admin";
 import { dataDirFlag } from "../config";
 import { requireTenant } from "../tenancy/service";
+import { sqliteStorage } from "../db/sqlite/index";
 import { addAgent, syncAgent, type AgentDeps } from "./service";
 
 const common = {
@@ -43,7 +44,8 @@ export async function agentsCommand(argv: string[]): Promise<void> {
 /** Runs `fn` over the data dir's database for the tenant of `--tenant` (asked for when missing). */
 async function forTenant(values: { tenant?: string; "data-dir": string }, fn: (deps: AgentDeps, tenantId: string) => Promise<void>): Promise<void> {
   const tenantRef = values.tenant ?? (await askText("tenant", "Tenant slug"));
-  const deps: AgentDeps = { sqlite: openDataDir(values["data-dir"]), clock: systemClock, mirrorsDir: join(values["data-dir"], "agents") };
+  const sqlite = openDataDir(values["data-dir"]);
+  const deps: AgentDeps = { sqlite, agents: sqliteStorage(sqlite).agents, clock: systemClock, mirrorsDir: join(values["data-dir"], "agents") };
   try {
     await fn(deps, requireTenant(deps.sqlite, tenantRef).id);
   } catch (err) {

@@ -13,17 +13,18 @@ import { automationStore, versionStore } from "../automations/store";
 import type { AutomationDetail } from "../automations/model";
 import type { AutomationContext } from "../context";
 import { dbOf } from "../db/client";
-import type { AutomationRow, VersionRow } from "../db/schema";
+import type { VersionRow } from "../db/schema";
+import type { AgentSource, AgentStore, PlanReleases } from "../db/storage";
 import type { WorkflowTool } from "../engine/contract";
 import { SLUG } from "../workflow/schema";
 import { checkLocalRepo, cloneMirror, fetchMirror, isRemote, normalizeRepo } from "./git";
 import { agentWorkflow, type Manifest } from "./manifest";
 import { parseReleaseRef, readReleases, releaseRef, type ReadRelease } from "./releases";
-import type { AgentSourceRow } from "./schema";
-import { agentStore } from "./store";
 
 export interface AgentDeps {
+  /** For the automations feature's lookups (not converted to the async storage yet). */
   sqlite: Database;
+  agents: AgentStore;
   clock: Clock;
   /** Where mirrors of remote repositories live (`<data dir>/agents`). */
   mirrorsDir: string;
@@ -32,7 +33,7 @@ export interface AgentDeps {
 /** Mirrors go under the data dir; an in-memory context (tests) keeps them in the temp dir. */
 export function agentDeps(ctx: AutomationContext): AgentDeps {
   const root = ctx.config.dataDir === ":memory:" ? tmpdir() : ctx.config.dataDir;
-  return { sqlite: ctx.sqlite, clock: ctx.clock, mirrorsDir: join(root, "agents") };
+  return { sqlite: ctx.sqlite, agents: ctx.storage.agents, clock: ctx.clock, mirrorsDir: join(root, "agents") };
 }
 
 export interface SyncResult {
@@ -84,36 +85,37 @@ function toolWarnings(sqlite: Database, tenantId: string, m: Manifest | undefine
 }
 
 /**
- * Makes the version rows match the releases (new tags added, re-pointed tags replaced, deleted or
- * now-invalid tags removed) and the agent's current version and metadata match the latest release.
- * Writes nothing when nothing changed, so a second sync leaves the same state.
+ * The plan making the version rows match the releases (new tags added, re-pointed tags replaced,
+ * deleted or now-invalid tags removed) and the agent's current version and metadata match the latest
+ * release. Plans no write when nothing changed, so a second sync leaves the same state.
  */
-function apply(sqlite: Database, clock: Clock, a: AutomationRow, releases: ReadRelease[], latest: ReadRelease): VersionRow {
-  const db = dbOf(sqlite);
+function planReleases(clock: Clock, releases: ReadRelease[], latest: ReadRelease): PlanReleases {
   const at = clock.now().toISOString();
-  const existing = new Map(agentStore.releases(db, a.id).map((v) => [v.version!, v]));
-  const wanted = new Map(releases.map((r) => [r.version, r]));
-  for (const [version, row] of existing) {
-    if (wanted.get(version)?.commit !== parseReleaseRef(row.sourceRef).commit) {
-      agentStore.deleteVersion(db, row.id);
-      existing.delete(version);
+  return (a, rows) => {
+    const existing = new Map(rows.map((v) => [v.version!, v]));
+    const wanted = new Map(releases.map((r) => [r.version, r]));
+    const remove: string[] = [];
+    for (const [version, row] of existing) {
+      if (wanted.get(version)?.commit !== parseReleaseRef(row.sourceRef).commit) {
+        remove.push(row.id);
+        existing.delete(version);
+      }
     }
-  }
-  for (const r of releases) {
-    if (existing.has(r.version) || !r.manifest) continue;
-    const row = releaseRow(a.tenantId, a.id, a.slug, r as ReadRelease & { manifest: Manifest }, at);
-    versionStore.insert(db, row);
-    existing.set(r.version, row);
-  }
-  const current = existing.get(latest.version)!;
-  if (a.currentVersionId !== current.id || a.name !== current.name || a.description !== current.description) {
-    agentStore.setCurrent(db, a.id, { currentVersionId: current.id, name: current.name, description: current.description, updatedAt: at });
-  }
-  return current;
+    const insert: VersionRow[] = [];
+    for (const r of releases) {
+      if (existing.has(r.version) || !r.manifest) continue;
+      const row = releaseRow(a.tenantId, a.id, a.slug, r as ReadRelease & { manifest: Manifest }, at);
+      insert.push(row);
+      existing.set(r.version, row);
+    }
+    const current = existing.get(latest.version)!;
+    const changed = a.currentVersionId !== current.id || a.name !== current.name || a.description !== current.description;
+    return { remove, insert, current, ...(changed ? { set: { currentVersionId: current.id, name: current.name, description: current.description, updatedAt: at } } : {}) };
+  };
 }
 
 /** Where the repository's refs are read: the local path itself, or the (refreshed) mirror. */
-async function refresh(source: Pick<AgentSourceRow, "repo" | "mirror">, registered = true): Promise<string> {
+async function refresh(source: Pick<AgentSource, "repo" | "mirror">, registered = true): Promise<string> {
   if (!source.mirror) {
     // Checked in full at registration; later a vanished path is a 404 and a broken repository fails its tag listing.
     if (!registered) await checkLocalRepo(source.repo);
@@ -134,21 +136,16 @@ export async function syncAgent(deps: AgentDeps, tenantId: string, ref: string):
     throw Invalid("sync always reads the latest Git release; pass the automation without a version", { field: "id", code: "versioned_target" });
   }
   const a = findAutomation(deps.sqlite, tenantId, ref);
-  const db = dbOf(deps.sqlite);
-  const source = agentStore.source(db, tenantId, a.id);
+  const source = await deps.agents.source(tenantId, a.id);
   if (a.type !== "agent" || !source) throw NotFound(`automation "${ref}" has no Git source; only agents sync from Git`, { field: "id", code: "no_source" });
   const dir = await refresh(source);
-  const known = new Map(agentStore.releases(db, a.id).map((v) => [v.version!, parseReleaseRef(v.sourceRef).commit ?? ""]));
+  const known = new Map((await deps.agents.releases(a.id)).map((v) => [v.version!, parseReleaseRef(v.sourceRef).commit ?? ""]));
   const set = await readReleases(dir, known);
-  const current = deps.sqlite
-    .transaction(() => {
-      const fresh = automationStore.byId(db, tenantId, a.id)!;
-      const row = apply(deps.sqlite, deps.clock, fresh, set.valid, set.latest);
-      agentStore.recordRelease(db, a.id, { releaseTag: set.latest.tag, releaseCommit: set.latest.commit, syncedAt: deps.clock.now().toISOString() });
-      return row;
-    })
-    .immediate();
-  const after = automationStore.byId(db, tenantId, a.id)!;
+  const { agent: after, current } = await deps.agents.sync(tenantId, a.id, planReleases(deps.clock, set.valid, set.latest), {
+    releaseTag: set.latest.tag,
+    releaseCommit: set.latest.commit,
+    syncedAt: deps.clock.now().toISOString(),
+  });
   return {
     automation: { id: after.id, type: "agent", slug: after.slug, status: after.status, updatedAt: after.updatedAt },
     release: { version: current.version!, tag: set.latest.tag, commit: set.latest.commit },
@@ -176,7 +173,7 @@ export async function addAgent(deps: AgentDeps, tenantId: string, opts: { repo: 
   }
   const db = dbOf(deps.sqlite);
   if (automationStore.bySlug(db, tenantId, "agent", slug)) throw Conflict(`agent "${slug}" already exists`, { field: "slug", code: "already_exists" });
-  const same = agentStore.sourceByRepo(db, tenantId, repo);
+  const same = await deps.agents.sourceByRepo(tenantId, repo);
   if (same) throw Conflict(`${repo} is already registered (${same.automationId})`, { field: "repo", code: "already_exists" });
   const id = newId("agt");
   const mirror = isRemote(repo) ? join(deps.mirrorsDir, `${id}.git`) : null;
@@ -191,14 +188,12 @@ export async function addAgent(deps: AgentDeps, tenantId: string, opts: { repo: 
       warnings.push(`${err.message}; tag a release with an ${"agent.yaml"} and run sync`);
     }
     const at = deps.clock.now().toISOString();
-    deps.sqlite
-      .transaction(() => {
-        if (automationStore.bySlug(db, tenantId, "agent", slug)) throw Conflict(`agent "${slug}" already exists`, { field: "slug", code: "already_exists" });
-        automationStore.insert(db, { id, tenantId, type: "agent", slug, name: slug, description: null, status: "active", currentVersionId: null, createdAt: at, updatedAt: at });
-        agentStore.insertSource(db, { automationId: id, tenantId, repo, mirror, releaseTag: set?.latest.tag ?? null, releaseCommit: set?.latest.commit ?? null, syncedAt: set ? at : null, createdAt: at });
-        if (set) apply(deps.sqlite, deps.clock, automationStore.byId(db, tenantId, id)!, set.valid, set.latest);
-      })
-      .immediate();
+    const registered = await deps.agents.register(
+      { id, tenantId, type: "agent", slug, name: slug, description: null, status: "active", currentVersionId: null, createdAt: at, updatedAt: at },
+      { automationId: id, tenantId, repo, mirror, releaseTag: set?.latest.tag ?? null, releaseCommit: set?.latest.commit ?? null, syncedAt: set ? at : null, createdAt: at },
+      set && planReleases(deps.clock, set.valid, set.latest),
+    );
+    if (registered === "slug_taken") throw Conflict(`agent "${slug}" already exists`, { field: "slug", code: "already_exists" });
     if (set) warnings.push(...set.warnings, ...toolWarnings(deps.sqlite, tenantId, set.latest.manifest));
     return {
       agent: getAutomation(deps.sqlite, tenantId, id),

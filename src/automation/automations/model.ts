@@ -26,6 +26,10 @@ export const CreateVersionBody = v.strictObject({
 });
 export type CreateVersionInput = v.InferOutput<typeof CreateVersionBody>;
 
+/** PATCH /automations/{id} (ours): a disabled automation keeps its versions but its schedules fire nothing. */
+export const AUTOMATION_STATUSES = ["active", "disabled"] as const;
+export const UpdateAutomationBody = v.strictObject({ status: v.picklist(AUTOMATION_STATUSES, "status must be active or disabled") });
+
 export const RestoreBody = v.strictObject({ message: v.optional(v.pipe(v.string(), v.maxLength(2000))) });
 
 /** `implementationAvailable` is opt-in: the SDKs' public key set for automations does not include it. */

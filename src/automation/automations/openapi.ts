@@ -3,7 +3,7 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type { DocumentDecoration } from "elysia";
 import type { GenericSchema } from "valibot";
-import { CreateAutomationBody, CreateVersionBody, RestoreBody } from "./model";
+import { CreateAutomationBody, CreateVersionBody, RestoreBody, UpdateAutomationBody } from "./model";
 
 type Schema = Record<string, unknown>;
 const str = { type: "string" };
@@ -81,14 +81,14 @@ const page = (item: Schema): Schema => ({
   properties: { data: { type: "array", items: item }, total: { type: "integer" }, limit: { type: "integer" }, offset: { type: "integer" } },
 });
 
-const json = (schema: Schema) => ({ content: { "application/json": { schema } } });
+export const json = (schema: Schema) => ({ content: { "application/json": { schema } } });
 const errors = Object.fromEntries(
   ["400", "401", "403", "404", "409", "413", "415"].map((code) => [code, { description: "Error envelope", ...json(envelopeSchema) }]),
 );
 const body = (s: GenericSchema) => ({ required: true, ...json(toJsonSchema(s, { errorMode: "ignore" }) as Schema) });
-const ok = (code: string, description: string, schema: Schema) => ({ [code]: { description, ...json(schema) }, ...errors });
+export const ok = (code: string, description: string, schema: Schema) => ({ [code]: { description, ...json(schema) }, ...errors });
 
-const idParam = {
+export const idParam = {
   name: "id",
   in: "path" as const,
   required: true,
@@ -132,6 +132,13 @@ const raw = {
       },
     ],
     responses: ok("200", "Automation", detail) },
+  update: {
+    summary: "Enable or disable an automation (this server's addition: a disabled automation's schedules fire nothing)",
+    tags,
+    parameters: [idParam],
+    requestBody: body(UpdateAutomationBody),
+    responses: ok("200", "Automation", detail),
+  },
   triggers: {
     summary: "Get automation triggers",
     tags,

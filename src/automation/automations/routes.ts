@@ -6,7 +6,7 @@ import { docs } from "./openapi";
 import { parseWith } from "../http/validate";
 import { authenticateRequest, authPlugin, requireScope } from "../tenancy/auth";
 import { inboundOf } from "../inbound/service";
-import { CreateAutomationBody, CreateVersionBody, GetAutomationQuery, ListAutomationsQuery, ListVersionsQuery, MAX_YAML_BYTES, RestoreBody } from "./model";
+import { CreateAutomationBody, CreateVersionBody, GetAutomationQuery, ListAutomationsQuery, ListVersionsQuery, MAX_YAML_BYTES, RestoreBody, UpdateAutomationBody } from "./model";
 import {
   createAutomation,
   createVersion,
@@ -18,6 +18,7 @@ import {
   listVersions,
   promoteVersion,
   restoreVersion,
+  setStatus,
 } from "./service";
 
 // JSON escaping can double a YAML's size on the wire; the 1 MiB rule is checked on the decoded YAML.
@@ -56,6 +57,15 @@ export const automationRoutes = (ctx: AutomationContext) => {
         return { ...detail, inboundEmail: await inboundOf(ctx).inboundEmail({ tenantId: auth.tenantId, id: detail.id, slug: detail.slug }, yaml) };
       },
       { detail: docs.get },
+    )
+    .patch(
+      "/automations/:id",
+      ({ auth, params, body }) => {
+        requireScope(auth, "automations:write");
+        const { status } = parseWith(UpdateAutomationBody, body);
+        return setStatus(ctx.sqlite, ctx.clock, auth.tenantId, params.id, status);
+      },
+      { parse, detail: docs.update },
     )
     .get(
       "/automations/:id/triggers",

@@ -163,6 +163,19 @@ export function currentYaml(sqlite: Database, tenantId: string, ref: string): st
   return currentOf(sqlite, findAutomation(sqlite, tenantId, ref))?.yaml;
 }
 
+/**
+ * Enables or disables an automation. `updatedAt` moves only on a change: schedules count their ticks
+ * from it, so ticks that fell while it was disabled are never caught up.
+ */
+export function setStatus(sqlite: Database, clock: Clock, tenantId: string, ref: string, status: "active" | "disabled"): AutomationDetail {
+  const db = dbOf(sqlite);
+  return sqlite.transaction(() => {
+    const a = findAutomation(sqlite, tenantId, ref);
+    if (a.status !== status) automationStore.setStatus(db, a.id, status, clock.now().toISOString());
+    return detail(sqlite, automationStore.byId(db, tenantId, a.id)!);
+  }).immediate();
+}
+
 export function getTriggers(sqlite: Database, tenantId: string, ref: string) {
   const a = findAutomation(sqlite, tenantId, ref);
   return { automationId: a.id, type: a.type, triggers: triggersOf(currentOf(sqlite, a)) };

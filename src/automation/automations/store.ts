@@ -92,6 +92,9 @@ export const automationStore = {
     const total = q(db).count.get(params)?.n ?? 0;
     return { rows: rows.map((r) => ({ automation: r.a, current: r.v ?? undefined })), total };
   },
+  setStatus(db: Db, id: string, status: string, updatedAt: string): void {
+    db.update(automations).set({ status, updatedAt }).where(eq(automations.id, id)).run();
+  },
   setCurrent(db: Db, id: string, versionId: string, fields: Pick<AutomationRow, "name" | "description" | "updatedAt">): void {
     db.update(automations).set({ currentVersionId: versionId, ...fields }).where(eq(automations.id, id)).run();
   },

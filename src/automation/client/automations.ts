@@ -1,7 +1,7 @@
 // Automations (workflows and agents), their versions and triggers.
 import { enc } from "./files";
 import type { Transport } from "./transport";
-import type { Automation, AutomationSummary, AutomationVersion, Page, Triggers } from "./types";
+import type { Automation, AutomationSummary, AutomationVersion, Page, SchedulesResponse, Triggers } from "./types";
 
 export interface ListAutomationsQuery {
   search?: string;
@@ -58,5 +58,15 @@ export class AutomationsResource {
 
   triggers(idOrAlias: string): Promise<{ automationId: string; type: string; triggers: Triggers }> {
     return this.http.json({ method: "GET", path: `/v1/automations/${enc(idOrAlias)}/triggers` });
+  }
+
+  /** The current version's cron schedules, next fire times and last ticks (this server's addition). */
+  schedules(idOrAlias: string): Promise<SchedulesResponse> {
+    return this.http.json({ method: "GET", path: `/v1/automations/${enc(idOrAlias)}/schedules` });
+  }
+
+  /** Enables or disables an automation; a disabled one's schedules fire nothing (this server's addition). */
+  setStatus(idOrAlias: string, status: "active" | "disabled"): Promise<Automation> {
+    return this.http.json({ method: "PATCH", path: `/v1/automations/${enc(idOrAlias)}`, json: { status } });
   }
 }

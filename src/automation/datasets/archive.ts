@@ -8,17 +8,17 @@ import { open as openFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
-import { Invalid, TooLarge } from "../../kernel/errors";
+import { Conflict, Invalid, TooLarge } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
 import { readText, type Part } from "../files/multipart";
-import { openBlob, putBytes, releaseOwner, retainBlob } from "../files/service";
+import { openBlob, putBytes, releaseOwner } from "../files/service";
 import { type ZipEntry, zipStream } from "../runs/zip";
 import { fileRefs, inputPathOf } from "./run";
 import { runOffThread } from "../offthread/pool";
-import { automationOf, contentTypeOf, EXAMPLE_FILE_MAX_BYTES, exampleStore, pinOwner } from "./service";
+import { automationOf, contentTypeOf, EXAMPLE_FILE_MAX_BYTES, pinOwner } from "./service";
 import type { ImportLimits, Staged } from "./stage";
-import type { ExampleFileRow, ExampleRow, Folder } from "./store";
+import type { ExampleFileRow, ExampleRow, Folder } from "../db/storage";
 
 export type { ImportLimits } from "./stage";
 
@@ -31,10 +31,10 @@ const enc = new TextEncoder();
 const jsonBlob = (val: unknown) => new Blob([enc.encode(`${JSON.stringify(val, null, 2)}\n`)], { type: "application/json" });
 
 /** The dataset (or the examples named) as a streamed ZIP. */
-export function exportDataset(ctx: AutomationContext, tenantId: string, ref: string, exampleIds?: string[]): { stream: ReadableStream<Uint8Array>; filename: string } {
+export async function exportDataset(ctx: AutomationContext, tenantId: string, ref: string, exampleIds?: string[]): Promise<{ stream: ReadableStream<Uint8Array>; filename: string }> {
   const a = automationOf(ctx, tenantId, ref);
-  const store = exampleStore(ctx);
-  let rows = store.all(tenantId, a.id);
+  const store = ctx.storage.datasets;
+  let rows = await store.all(tenantId, a.id);
   if (exampleIds?.length) {
     const wanted = new Set(exampleIds);
     for (const id of wanted) if (!rows.some((r) => r.id === id)) throw Invalid(`example ${id} is not in this dataset`, { field: "exampleIds", code: "example_not_found" });
@@ -50,7 +50,7 @@ export function exportDataset(ctx: AutomationContext, tenantId: string, ref: str
       name: `${dir}meta.json`,
       open: async () => jsonBlob({ rowOrder: r.rowOrder, annotation: r.annotation, overrides: parse(r.overrides), metadata: parse(r.metadata) }),
     });
-    for (const f of store.files(r.id)) entries.push({ name: `${dir}${f.folder}/${f.path}`, open: () => openBlob(ctx, f.sha256) });
+    for (const f of await store.files(r.id)) entries.push({ name: `${dir}${f.folder}/${f.path}`, open: () => openBlob(ctx, f.sha256) });
   }
   return { stream: zipStream(entries), filename: `${a.slug}-dataset.zip` };
 }
@@ -139,8 +139,8 @@ export async function importDataset(
     }
     if (!staged) throw Invalid("the `file` part (the dataset ZIP) is required", { field: "file", code: "required" });
     const items = validate(staged);
-    const store = exampleStore(ctx);
-    const existing = new Set(store.all(tenantId, a.id).map((r) => r.name));
+    const store = ctx.storage.datasets;
+    const existing = new Set((await store.all(tenantId, a.id)).map((r) => r.name));
     const issues: { example: string; message: string }[] = [];
     const toCreate = mode === "replace" ? items : items.filter((i) => {
       if (!existing.has(i.s.name)) return true;
@@ -167,25 +167,11 @@ export async function importDataset(
         files,
       });
     }
-    let deleted: ExampleRow[] = [];
-    let filesDeleted = 0;
-    store.tx(() => {
-      if (mode === "replace") {
-        deleted = store.all(tenantId, a.id);
-        for (const r of deleted) {
-          filesDeleted += store.files(r.id).length;
-          store.remove(r.id);
-        }
-      }
-      for (const { row, files } of rows) {
-        store.insert(row);
-        for (const f of files) {
-          store.putFile(f);
-          retainBlob(ctx, tenantId, f.sha256, pinOwner(row.id));
-        }
-      }
-    });
-    for (const r of deleted) await releaseOwner(ctx, pinOwner(r.id));
+    const done = await store.create(tenantId, rows, mode === "replace" ? { automationId: a.id } : undefined);
+    // Names were checked against the examples read above: another import took one meanwhile.
+    if (done === "name_taken") throw Conflict("another request added an example with one of these names; nothing was imported", { field: "file", code: "name_taken" });
+    const { removed: deleted, filesRemoved: filesDeleted } = done;
+    for (const id of deleted) await releaseOwner(ctx, pinOwner(id));
     const expectedSet = rows.filter((r) => r.row.expected !== null).length;
     if (mode === "replace") return { mode, created: rows.length, expectedSet, deleted: deleted.length, filesDeleted };
     return { mode, created: rows.length, expectedSet, skipped: issues.length, issues };

@@ -25,7 +25,7 @@ import {
   updateExample,
   uploadFiles,
 } from "./service";
-import type { Folder } from "./store";
+import type { Folder } from "../db/storage";
 import { blobResponse } from "../files/download";
 
 const detail = (summary: string) => ({ detail: { summary, tags: ["Evaluation"] } });
@@ -61,7 +61,7 @@ export const datasetRoutes = (ctx: AutomationContext) => {
         `/automations/:id/examples/:exampleId/${folder}`,
         async ({ auth, params, request, set }) => {
           requireScope(auth, "automations:write");
-          findExample(ctx, auth.tenantId, params.id, params.exampleId);
+          await findExample(ctx, auth.tenantId, params.id, params.exampleId);
           const { body, boundary } = multipartOf(request);
           const out = await uploadFiles(ctx, auth.tenantId, params.id, params.exampleId, folder, readMultipart(body, boundary, MAX_FILE_PARTS));
           set.status = 201;
@@ -126,9 +126,9 @@ export const datasetRoutes = (ctx: AutomationContext) => {
     )
     .get(
       "/automations/:id/examples/:exampleId",
-      ({ auth, params }) => {
+      async ({ auth, params }) => {
         requireScope(auth, "automations:read");
-        return exampleView(ctx, findExample(ctx, auth.tenantId, params.id, params.exampleId));
+        return exampleView(ctx, await findExample(ctx, auth.tenantId, params.id, params.exampleId));
       },
       detail("Get dataset example"),
     )
@@ -150,11 +150,11 @@ export const datasetRoutes = (ctx: AutomationContext) => {
     )
     .get(
       "/automations/:id/dataset/export",
-      ({ auth, params, query }) => {
+      async ({ auth, params, query }) => {
         requireScope(auth, "automations:read");
         const raw = (query as Record<string, string | undefined>).exampleIds;
         const ids = raw ? raw.split(",").map((s) => s.trim()).filter(Boolean) : undefined;
-        const { stream, filename } = exportDataset(ctx, auth.tenantId, params.id, ids);
+        const { stream, filename } = await exportDataset(ctx, auth.tenantId, params.id, ids);
         return new Response(stream, { headers: { "content-type": "application/zip", "content-disposition": contentDisposition(filename), "cache-control": "no-store" } });
       },
       detail("Export automation dataset"),
@@ -173,7 +173,7 @@ export const datasetRoutes = (ctx: AutomationContext) => {
       "/automations/:id/examples/:exampleId/run",
       async ({ auth, params, set }) => {
         requireScope(auth, "runs:write");
-        const ex = findExample(ctx, auth.tenantId, params.id, params.exampleId);
+        const ex = await findExample(ctx, auth.tenantId, params.id, params.exampleId);
         const run = await startExampleRun(ctx, { tenantId: auth.tenantId, keyId: auth.keyId, keyName: auth.keyName }, ex);
         set.status = 201;
         return { id: run.id, type: run.type, batchId: run.batchId, finished: false as const };

@@ -7,8 +7,7 @@ import { openBlob } from "../files/service";
 import type { IncomingFile } from "../runs/inputs";
 import { type Actor, runsOf } from "../runs/service";
 import type { RunRow } from "../runs/store";
-import { exampleStore } from "./service";
-import type { ExampleRow } from "./store";
+import type { ExampleRow } from "../db/storage";
 
 const isRef = (x: unknown): x is { $file: string } =>
   !!x && typeof x === "object" && !Array.isArray(x) && typeof (x as { $file?: unknown }).$file === "string" && Object.keys(x).length === 1;
@@ -23,7 +22,7 @@ export const inputPathOf = (ref: string): string | null => /^input\/(.+)$/.exec(
 
 async function fileFor(ctx: AutomationContext, ex: ExampleRow, field: string, ref: string): Promise<File> {
   const path = inputPathOf(ref);
-  const row = path ? exampleStore(ctx).file(ex.id, "input", path) : undefined;
+  const row = path ? await ctx.storage.datasets.file(ex.id, "input", path) : undefined;
   const blob = row ? await openBlob(ctx, row.sha256) : null;
   if (!row || !blob) {
     throw Invalid(`example ${ex.name}: input.${field} refers to ${ref}, which is not one of its input files`, { field: `input.${field}`, code: "file_not_found" });
@@ -66,6 +65,6 @@ export async function startExampleRun(
     evaluation: true,
     held: opts.held,
   });
-  exampleStore(ctx).setLatestRun(ex.id, run.id);
+  await ctx.storage.datasets.setLatestRun(ex.id, run.id);
   return run;
 }

@@ -7,21 +7,14 @@ import { newId } from "../../kernel/ids";
 import { findAutomation } from "../automations/service";
 import type { AutomationContext } from "../context";
 import type { AutomationRow } from "../db/schema";
-import { openBlob, putBytes, releaseBlob, releaseOwner, retainBlob } from "../files/service";
+import { type ExampleFileRow, type ExampleRow, examplePin, type Folder } from "../db/storage";
+import { openBlob, putBytes, releaseBlob, releaseOwner } from "../files/service";
 import type { Part } from "../files/multipart";
 import type { ExampleBody, ExampleView } from "./model";
-import { type ExampleFileRow, type ExampleRow, ExampleStore, type Folder } from "./store";
 
 export { checkPath, EXAMPLE_FILE_MAX_BYTES } from "./paths";
 
-const stores = new WeakMap<AutomationContext["sqlite"], ExampleStore>();
-export function exampleStore(ctx: Pick<AutomationContext, "sqlite">): ExampleStore {
-  let s = stores.get(ctx.sqlite);
-  if (!s) stores.set(ctx.sqlite, (s = new ExampleStore(ctx.sqlite)));
-  return s;
-}
-
-export const pinOwner = (exampleId: string) => `example:${exampleId}`;
+export const pinOwner = examplePin;
 const json = (val: unknown) => (val === undefined || val === null ? null : JSON.stringify(val));
 const parse = <T>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T));
 
@@ -29,11 +22,9 @@ export function automationOf(ctx: AutomationContext, tenantId: string, ref: stri
   return findAutomation(ctx.sqlite, tenantId, ref);
 }
 
-export function exampleView(ctx: AutomationContext, r: ExampleRow, include: "full" | "metadata" = "full"): ExampleView {
+export async function exampleView(ctx: AutomationContext, r: ExampleRow, include: "full" | "metadata" = "full"): Promise<ExampleView> {
   const base = `/v1/automations/${r.automationId}/examples/${r.id}/expected/`;
-  const expectedFiles = exampleStore(ctx)
-    .files(r.id, "expected")
-    .map((f) => ({ name: f.path, url: base + f.path.split("/").map(encodeURIComponent).join("/") }));
+  const expectedFiles = (await ctx.storage.datasets.files(r.id, "expected")).map((f) => ({ name: f.path, url: base + f.path.split("/").map(encodeURIComponent).join("/") }));
   return {
     id: r.id,
     name: r.name,
@@ -51,9 +42,9 @@ export function exampleView(ctx: AutomationContext, r: ExampleRow, include: "ful
   };
 }
 
-export function findExample(ctx: AutomationContext, tenantId: string, automationRef: string, exampleId: string): ExampleRow {
+export async function findExample(ctx: AutomationContext, tenantId: string, automationRef: string, exampleId: string): Promise<ExampleRow> {
   const a = automationOf(ctx, tenantId, automationRef);
-  const r = exampleStore(ctx).get(tenantId, a.id, exampleId);
+  const r = await ctx.storage.datasets.get(tenantId, a.id, exampleId);
   if (!r) throw NotFound(`example ${exampleId} not found`, { field: "exampleId" });
   return r;
 }
@@ -76,10 +67,8 @@ export async function createExample(
   files: NewExampleFile[] = [],
 ): Promise<ExampleView> {
   const a = automationOf(ctx, tenantId, automationRef);
-  const store = exampleStore(ctx);
   const id = newId("ex");
   const name = body.name ?? `example-${id.slice(-8)}`;
-  if (store.byName(a.id, name)) throw nameTaken(name);
   const paths = new Set<string>();
   for (const f of files) {
     const key = `${f.folder}/${checkPath(f.path, "files.path")}`;
@@ -88,8 +77,10 @@ export async function createExample(
   }
   const now = ctx.clock.now().toISOString();
   const stored: ExampleFileRow[] = [];
+  const put: string[] = [];
   for (const f of files) {
     const blob = "bytes" in f ? await putBytes(ctx, f.bytes, EXAMPLE_FILE_MAX_BYTES) : { sha256: f.sha256, size: f.size };
+    if ("bytes" in f) put.push(blob.sha256);
     stored.push({ exampleId: id, folder: f.folder, path: f.path.normalize("NFC"), contentType: f.contentType ?? contentTypeOf(f.path), size: blob.size, sha256: blob.sha256, createdAt: now });
   }
   const row: ExampleRow = {
@@ -108,31 +99,26 @@ export async function createExample(
     createdAt: now,
     updatedAt: now,
   };
-  store.tx(() => {
-    if (store.byName(a.id, name)) throw nameTaken(name);
-    store.insert(row);
-    for (const f of stored) {
-      store.putFile(f);
-      retainBlob(ctx, tenantId, f.sha256, pinOwner(id));
-    }
-  });
+  if ((await ctx.storage.datasets.create(tenantId, [{ row, files: stored }])) === "name_taken") {
+    for (const sha of put) await releaseBlob(ctx, sha);
+    throw nameTaken(name);
+  }
   return exampleView(ctx, row);
 }
 
-export function listExamples(ctx: AutomationContext, tenantId: string, ref: string, q: { limit: number; offset: number; include: "full" | "metadata" }) {
+export async function listExamples(ctx: AutomationContext, tenantId: string, ref: string, q: { limit: number; offset: number; include: "full" | "metadata" }) {
   const a = automationOf(ctx, tenantId, ref);
-  const store = exampleStore(ctx);
+  const store = ctx.storage.datasets;
   return {
-    data: store.list(tenantId, a.id, q.limit, q.offset).map((r) => exampleView(ctx, r, q.include)),
-    total: store.count(tenantId, a.id),
+    data: await Promise.all((await store.list(tenantId, a.id, q.limit, q.offset)).map((r) => exampleView(ctx, r, q.include))),
+    total: await store.count(tenantId, a.id),
     limit: q.limit,
     offset: q.offset,
   };
 }
 
-export function updateExample(ctx: AutomationContext, tenantId: string, ref: string, exampleId: string, body: ExampleBody): ExampleView {
-  const store = exampleStore(ctx);
-  const cur = findExample(ctx, tenantId, ref, exampleId);
+export async function updateExample(ctx: AutomationContext, tenantId: string, ref: string, exampleId: string, body: ExampleBody): Promise<ExampleView> {
+  const cur = await findExample(ctx, tenantId, ref, exampleId);
   const next: ExampleRow = { ...cur, updatedAt: ctx.clock.now().toISOString() };
   if (body.name !== undefined && body.name !== null) next.name = body.name;
   if (body.input !== undefined) next.input = json(body.input ?? {});
@@ -141,36 +127,16 @@ export function updateExample(ctx: AutomationContext, tenantId: string, ref: str
   if (body.annotation !== undefined) next.annotation = body.annotation;
   if (body.rowOrder !== undefined) next.rowOrder = body.rowOrder;
   if (body.overrides !== undefined) next.overrides = json(body.overrides);
-  store.tx(() => {
-    const other = store.byName(cur.automationId, next.name);
-    if (other && other.id !== cur.id) throw nameTaken(next.name);
-    store.update(next);
-  });
+  if ((await ctx.storage.datasets.update(next)) === "name_taken") throw nameTaken(next.name);
   return exampleView(ctx, next);
 }
 
 export async function deleteExample(ctx: AutomationContext, tenantId: string, ref: string, exampleId: string): Promise<ExampleView> {
-  const cur = findExample(ctx, tenantId, ref, exampleId);
-  const view = exampleView(ctx, cur);
-  exampleStore(ctx).tx(() => exampleStore(ctx).remove(cur.id));
+  const cur = await findExample(ctx, tenantId, ref, exampleId);
+  const view = await exampleView(ctx, cur);
+  await ctx.storage.datasets.remove(cur.id);
   await releaseOwner(ctx, pinOwner(cur.id));
   return view;
-}
-
-/** Removes every example of an automation (dataset replace); returns how many examples and files went. */
-export async function clearExamples(ctx: AutomationContext, tenantId: string, automationId: string, within: () => void = () => {}): Promise<{ deleted: number; filesDeleted: number; ids: string[] }> {
-  const store = exampleStore(ctx);
-  const rows = store.all(tenantId, automationId);
-  let filesDeleted = 0;
-  store.tx(() => {
-    for (const r of rows) {
-      filesDeleted += store.files(r.id).length;
-      store.remove(r.id);
-    }
-    within();
-  });
-  for (const r of rows) await releaseOwner(ctx, pinOwner(r.id));
-  return { deleted: rows.length, filesDeleted, ids: rows.map((r) => r.id) };
 }
 
 const TYPES: Record<string, string> = {
@@ -180,9 +146,9 @@ const TYPES: Record<string, string> = {
 };
 export const contentTypeOf = (path: string) => TYPES[path.split(".").pop()?.toLowerCase() ?? ""] ?? "application/octet-stream";
 
-export function listFiles(ctx: AutomationContext, tenantId: string, ref: string, exampleId: string, folder: Folder): { files: string[] } {
-  const ex = findExample(ctx, tenantId, ref, exampleId);
-  return { files: exampleStore(ctx).files(ex.id, folder).map((f) => f.path) };
+export async function listFiles(ctx: AutomationContext, tenantId: string, ref: string, exampleId: string, folder: Folder): Promise<{ files: string[] }> {
+  const ex = await findExample(ctx, tenantId, ref, exampleId);
+  return { files: (await ctx.storage.datasets.files(ex.id, folder)).map((f) => f.path) };
 }
 
 /**
@@ -190,8 +156,7 @@ export function listFiles(ctx: AutomationContext, tenantId: string, ref: string,
  * a subfolder, `scans/page1.png`). An existing path is replaced. On any refusal nothing is recorded.
  */
 export async function uploadFiles(ctx: AutomationContext, tenantId: string, ref: string, exampleId: string, folder: Folder, parts: AsyncIterable<Part>): Promise<{ uploaded: string[] }> {
-  const ex = findExample(ctx, tenantId, ref, exampleId);
-  const store = exampleStore(ctx);
+  const ex = await findExample(ctx, tenantId, ref, exampleId);
   const now = ctx.clock.now().toISOString();
   const rows: ExampleFileRow[] = [];
   const put: string[] = [];
@@ -211,60 +176,45 @@ export async function uploadFiles(ctx: AutomationContext, tenantId: string, ref:
     for (const sha of put) await releaseBlob(ctx, sha);
     throw err;
   }
-  const replaced: string[] = [];
-  store.tx(() => {
-    for (const r of rows) {
-      const prev = store.file(ex.id, folder, r.path);
-      if (prev) replaced.push(prev.sha256);
-      store.putFile(r);
-      retainBlob(ctx, tenantId, r.sha256, pinOwner(ex.id));
-    }
-  });
+  const replaced = await ctx.storage.datasets.putFiles(tenantId, rows);
   for (const sha of replaced) await unpinIfUnused(ctx, ex.id, sha);
   return { uploaded: rows.map((r) => r.path) };
 }
 
 async function unpinIfUnused(ctx: AutomationContext, exampleId: string, sha256: string): Promise<void> {
-  const store = exampleStore(ctx);
-  if (store.usesBlob(exampleId, sha256)) return;
-  store.releasePin(pinOwner(exampleId), sha256);
-  await releaseBlob(ctx, sha256);
+  if (await ctx.storage.datasets.unpinIfUnused(exampleId, sha256)) await releaseBlob(ctx, sha256);
 }
 
-function fileOf(ctx: AutomationContext, ex: ExampleRow, folder: Folder, path: string): ExampleFileRow {
-  const f = exampleStore(ctx).file(ex.id, folder, path);
+async function fileOf(ctx: AutomationContext, ex: ExampleRow, folder: Folder, path: string): Promise<ExampleFileRow> {
+  const f = await ctx.storage.datasets.file(ex.id, folder, path);
   if (!f) throw NotFound(`example ${ex.id} has no ${folder} file ${path}`, { field: "path" });
   return f;
 }
 
 export async function fileBytes(ctx: AutomationContext, tenantId: string, ref: string, exampleId: string, folder: Folder, path: string): Promise<{ file: ExampleFileRow; blob: Blob }> {
-  const f = fileOf(ctx, findExample(ctx, tenantId, ref, exampleId), folder, path);
+  const f = await fileOf(ctx, await findExample(ctx, tenantId, ref, exampleId), folder, path);
   const blob = await openBlob(ctx, f.sha256);
   if (!blob) throw NotFound(`the bytes of ${folder}/${path} are missing`, { field: "path", code: "content_missing" });
   return { file: f, blob };
 }
 
 /** Renames within the same parent folder: `newFilename` is a basename. */
-export function renameFile(ctx: AutomationContext, tenantId: string, ref: string, exampleId: string, folder: Folder, path: string, newFilename: string) {
-  const ex = findExample(ctx, tenantId, ref, exampleId);
-  const store = exampleStore(ctx);
-  fileOf(ctx, ex, folder, path);
+export async function renameFile(ctx: AutomationContext, tenantId: string, ref: string, exampleId: string, folder: Folder, path: string, newFilename: string) {
+  const ex = await findExample(ctx, tenantId, ref, exampleId);
+  await fileOf(ctx, ex, folder, path);
   if (newFilename.includes("/")) throw Invalid("newFilename is a name, not a path: the parent folder is kept", { field: "newFilename", code: "invalid_path" });
   const parent = path.includes("/") ? path.slice(0, path.lastIndexOf("/") + 1) : "";
   const to = checkPath(parent + newFilename, "newFilename");
-  if (to !== path) {
-    store.tx(() => {
-      if (store.file(ex.id, folder, to)) throw Conflict(`${folder}/${to} already exists`, { field: "newFilename", code: "file_exists" });
-      store.renameFile(ex.id, folder, path, to);
-    });
+  if (to !== path && (await ctx.storage.datasets.renameFile(ex.id, folder, path, to)) === "exists") {
+    throw Conflict(`${folder}/${to} already exists`, { field: "newFilename", code: "file_exists" });
   }
   return { ok: true as const, filename: to.split("/").pop()!, path: to };
 }
 
 export async function removeFile(ctx: AutomationContext, tenantId: string, ref: string, exampleId: string, folder: Folder, path: string): Promise<{ ok: true; path: string }> {
-  const ex = findExample(ctx, tenantId, ref, exampleId);
-  const f = fileOf(ctx, ex, folder, path);
-  exampleStore(ctx).tx(() => exampleStore(ctx).removeFile(ex.id, folder, path));
+  const ex = await findExample(ctx, tenantId, ref, exampleId);
+  const f = await fileOf(ctx, ex, folder, path);
+  await ctx.storage.datasets.removeFile(ex.id, folder, path);
   await unpinIfUnused(ctx, ex.id, f.sha256);
   return { ok: true, path };
 }

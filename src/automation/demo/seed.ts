@@ -28,7 +28,7 @@ export async function runDemo(ctx: AutomationContext): Promise<DemoResult> {
     if (!hasWorkflow(ctx.sqlite, tenantId, slug)) createAutomation(ctx.sqlite, ctx.clock, tenantId, w.yaml.replaceAll(DEMO_TEMPLATE_PLACEHOLDER, documents.templateId));
     workflows.push(`workflows.${slug}`);
   }
-  seedDemoEvaluation(ctx, tenantId);
+  await seedDemoEvaluation(ctx, tenantId);
   return {
     tenantId,
     workflows,

@@ -5,16 +5,14 @@ import * as v from "valibot";
 import { Invalid, TooLarge } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
-import { automationOf, exampleStore } from "../datasets/service";
+import { automationOf } from "../datasets/service";
 import type { ModelGateway } from "../models/contract";
 import { meteredGateway } from "../models/metered";
-import { sqliteModelCallStore } from "../models/store";
 import { runsOf } from "../runs/service";
 import type { RunRow } from "../runs/store";
 import { readYaml } from "../workflow/source";
 import { type Evaluator, EvaluatorConfig, MAX_EVALUATOR_YAML_BYTES, type EvalResult, type Score } from "./model";
 import { customScript, exactDiff, type FileDigest, llmJudge, overall } from "./scorers";
-import { EvaluatorStore, type ResultRow } from "./store";
 
 /** Without an evaluator file, an example run is compared with its expected output, exactly. */
 export const DEFAULT_YAML = `# No evaluator file yet: runs are compared with the expected output.
@@ -23,13 +21,6 @@ evaluators:
   - name: exact-diff
     type: exact-diff
 `;
-
-const stores = new WeakMap<AutomationContext["sqlite"], EvaluatorStore>();
-export function evaluatorStore(ctx: Pick<AutomationContext, "sqlite">): EvaluatorStore {
-  let s = stores.get(ctx.sqlite);
-  if (!s) stores.set(ctx.sqlite, (s = new EvaluatorStore(ctx.sqlite)));
-  return s;
-}
 
 /** Parses and validates evaluator YAML; a 400 whose issues name the field and its line. */
 export function parseEvaluators(yaml: string): EvaluatorConfig {
@@ -53,23 +44,23 @@ function view(ctx: AutomationContext, automationId: string, automationType: stri
   return { automationId, automationType, yaml, config: { evaluators: config.evaluators, passThreshold: config.passThreshold } };
 }
 
-export function getEvaluators(ctx: AutomationContext, tenantId: string, ref: string) {
+export async function getEvaluators(ctx: AutomationContext, tenantId: string, ref: string) {
   const a = automationOf(ctx, tenantId, ref);
-  return view(ctx, a.id, a.type, evaluatorStore(ctx).yaml(a.id) ?? DEFAULT_YAML);
+  return view(ctx, a.id, a.type, (await ctx.storage.evaluators.yaml(a.id)) ?? DEFAULT_YAML);
 }
 
-export function putEvaluators(ctx: AutomationContext, tenantId: string, ref: string, yaml: string) {
+export async function putEvaluators(ctx: AutomationContext, tenantId: string, ref: string, yaml: string) {
   const a = automationOf(ctx, tenantId, ref);
   const out = view(ctx, a.id, a.type, yaml);
-  evaluatorStore(ctx).put(tenantId, a.id, yaml, ctx.clock.now().toISOString());
+  await ctx.storage.evaluators.put(tenantId, a.id, yaml, ctx.clock.now().toISOString());
   return out;
 }
 
 // Parsed configs by YAML text: every run of an experiment is scored with the same file.
 const parsedConfigs = new Map<string, EvaluatorConfig>();
 
-function configOf(ctx: AutomationContext, automationId: string): EvaluatorConfig {
-  const yaml = evaluatorStore(ctx).yaml(automationId) ?? DEFAULT_YAML;
+async function configOf(ctx: AutomationContext, automationId: string): Promise<EvaluatorConfig> {
+  const yaml = (await ctx.storage.evaluators.yaml(automationId)) ?? DEFAULT_YAML;
   let config = parsedConfigs.get(yaml);
   if (!config) {
     try {
@@ -89,7 +80,7 @@ function configOf(ctx: AutomationContext, automationId: string): EvaluatorConfig
  */
 function judgeModels(ctx: AutomationContext, run: RunRow, e: Evaluator): ModelGateway | undefined {
   if (!ctx.models) return undefined;
-  const metered = meteredGateway(ctx.models, sqliteModelCallStore(ctx.sqlite), run.id, ctx.clock);
+  const metered = meteredGateway(ctx.models, ctx.storage.models, run.id, ctx.clock);
   return { resolve: metered.resolve, complete: (req) => metered.complete({ ...req, step: `evaluators.${e.name}` }) };
 }
 
@@ -110,20 +101,20 @@ const thresholdOf = (e: Evaluator) => e.config.passThreshold;
  * evaluator; a cancelled one is recorded without scores. Returns whether this call recorded it.
  */
 export async function scoreRun(ctx: AutomationContext, run: RunRow): Promise<boolean> {
-  const store = evaluatorStore(ctx);
-  if (run.evaluation !== 1 || !run.exampleId || store.scored(run.id)) return false;
+  const store = ctx.storage.evaluators;
+  if (run.evaluation !== 1 || !run.exampleId || (await store.scored(run.id))) return false;
   const at = ctx.clock.now().toISOString();
   const record = { runId: run.id, experimentId: run.experimentId, at };
   if (run.status === "cancelled" || run.status === "rejected") return store.record({ ...record, score: null, passed: false }, []);
-  const ex = exampleStore(ctx).byId(run.exampleId);
+  const ex = await ctx.storage.datasets.byId(run.exampleId);
   const expected = ex?.expected ? (JSON.parse(ex.expected) as unknown) : null;
   const actual = run.output ? (JSON.parse(run.output) as unknown) : null;
-  const config = configOf(ctx, run.automationId);
+  const config = await configOf(ctx, run.automationId);
   const runError = run.status === "failed" ? ((run.error ? (JSON.parse(run.error) as { message?: string }) : {}).message ?? "the run failed") : null;
   // Expected files (the example's `expected/` folder) are compared with the run's output files by exact-diff.
-  const expectedFiles = ex ? exampleStore(ctx).files(ex.id, "expected") : [];
+  const expectedFiles = ex ? await ctx.storage.datasets.files(ex.id, "expected") : [];
   const files = expectedFiles.length ? { expected: expectedFiles, actual: runsOf(ctx).store.files(run.id, "output") } : undefined;
-  const rows: ResultRow[] = [];
+  const rows: EvalResult[] = [];
   for (const e of config.evaluators) {
     const s: Score = runError ? { score: 0, passed: false, details: null, error: `the run failed: ${runError}` } : await judge(ctx, run, e, expected, actual, files);
     rows.push({
@@ -133,35 +124,16 @@ export async function scoreRun(ctx: AutomationContext, run: RunRow): Promise<boo
       evaluatorName: e.name,
       evaluatorType: e.type,
       score: s.score,
-      passed: s.passed === null ? null : s.passed ? 1 : 0,
+      passed: s.passed,
       label: s.label ?? null,
       weight: e.weight,
       passThreshold: thresholdOf(e),
       description: e.description ?? null,
-      details: s.details === undefined || s.details === null ? null : JSON.stringify(s.details),
+      details: s.details ?? null,
       error: s.error ?? null,
       createdAt: at,
     });
   }
   const total = overall(rows.map((r) => ({ weight: r.weight ?? 0, score: r.score })));
   return store.record({ ...record, score: total, passed: total !== null && total >= config.passThreshold }, rows);
-}
-
-export function resultView(r: ResultRow): EvalResult {
-  return {
-    id: r.id,
-    runId: r.runId,
-    automationId: r.automationId,
-    evaluatorName: r.evaluatorName,
-    evaluatorType: r.evaluatorType,
-    score: r.score,
-    passed: r.passed === null ? null : r.passed === 1,
-    label: r.label,
-    weight: r.weight,
-    passThreshold: r.passThreshold,
-    description: r.description,
-    details: r.details === null ? null : (JSON.parse(r.details) as unknown),
-    error: r.error,
-    createdAt: r.createdAt,
-  };
 }

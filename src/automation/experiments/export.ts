@@ -1,11 +1,10 @@
 // Experiment results as CSV (RFC 4180; cells a spreadsheet would run as a formula are neutralised)
 // or JSON, one row per evaluator result.
 import type { AutomationContext } from "../context";
-import { evaluatorStore, resultView } from "../evaluators/service";
 import { runsOf } from "../runs/service";
 import { stepView } from "../runs/envelope";
 import type { Experiments } from "./service";
-import type { ExperimentRow } from "./store";
+import type { ExperimentRow } from "../db/storage";
 
 export const CSV_COLUMNS = ["runId", "exampleId", "exampleName", "batchId", "evaluatorName", "evaluatorType", "score", "passed", "label", "weight", "createdAt", "error"] as const;
 
@@ -16,34 +15,32 @@ export function csvCell(value: unknown): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-function rowsOf(ctx: AutomationContext, svc: Experiments, e: ExperimentRow) {
-  const byRun = new Map(svc.store.runs(e.id).map((r) => [r.id, r]));
-  return evaluatorStore(ctx)
-    .resultsOfExperiment(e.id)
-    .map((r) => {
-      const run = byRun.get(r.runId);
-      return { ...resultView(r), exampleId: run?.exampleId ?? null, exampleName: run?.exampleName ?? null, batchId: e.id };
-    });
+async function rowsOf(ctx: AutomationContext, svc: Experiments, e: ExperimentRow) {
+  const byRun = new Map((await svc.store.runs(e.id)).map((r) => [r.id, r]));
+  return (await ctx.storage.evaluators.resultsOfExperiment(e.id)).map((r) => {
+    const run = byRun.get(r.runId);
+    return { ...r, exampleId: run?.exampleId ?? null, exampleName: run?.exampleName ?? null, batchId: e.id };
+  });
 }
 
-export function exportCsv(ctx: AutomationContext, svc: Experiments, experiments: ExperimentRow[]): string {
+export async function exportCsv(ctx: AutomationContext, svc: Experiments, experiments: ExperimentRow[]): Promise<string> {
   const lines = [CSV_COLUMNS.join(",")];
   for (const e of experiments) {
-    for (const r of rowsOf(ctx, svc, e)) lines.push(CSV_COLUMNS.map((c) => csvCell(r[c])).join(","));
+    for (const r of await rowsOf(ctx, svc, e)) lines.push(CSV_COLUMNS.map((c) => csvCell(r[c])).join(","));
   }
   return `${lines.join("\r\n")}\r\n`;
 }
 
-export function exportJson(ctx: AutomationContext, svc: Experiments, experiments: ExperimentRow[], includeTrace: boolean) {
+export async function exportJson(ctx: AutomationContext, svc: Experiments, experiments: ExperimentRow[], includeTrace: boolean) {
   return {
-    experiments: experiments.map((e) => {
+    experiments: await Promise.all(experiments.map(async (e) => {
       // The export is free-form: it also carries the experiment's name and its cancellation.
-      const out: Record<string, unknown> = { ...svc.summary(e), name: e.name, cancelledAt: e.cancelledAt, results: rowsOf(ctx, svc, e) };
+      const out: Record<string, unknown> = { ...(await svc.summary(e)), name: e.name, cancelledAt: e.cancelledAt, results: await rowsOf(ctx, svc, e) };
       if (includeTrace) {
         const runs = runsOf(ctx).store;
-        out.traces = Object.fromEntries(svc.store.runs(e.id).map((r) => [r.id, runs.steps(r.id).map(stepView)]));
+        out.traces = Object.fromEntries((await svc.store.runs(e.id)).map((r) => [r.id, runs.steps(r.id).map(stepView)]));
       }
       return out;
-    }),
+    })),
   };
 }

@@ -7,7 +7,7 @@ import { jsonParser } from "../http/body";
 import { parseWith } from "../http/validate";
 import { authenticateRequest, authPlugin, requireScope } from "../tenancy/auth";
 import { MAX_EVALUATOR_YAML_BYTES, PutBody } from "../evaluators/model";
-import { evaluatorStore, getEvaluators, putEvaluators, resultView } from "../evaluators/service";
+import { getEvaluators, putEvaluators } from "../evaluators/service";
 import { runsOf } from "../runs/service";
 import { automationOf } from "../datasets/service";
 import { exportCsv, exportJson } from "./export";
@@ -54,10 +54,10 @@ export const experimentRoutes = (ctx: AutomationContext) => {
     )
     .get(
       "/runs/:id/scores",
-      ({ auth, params }) => {
+      async ({ auth, params }) => {
         requireScope(auth, "runs:read");
         const run = runsOf(ctx).get(auth.tenantId, params.id);
-        return { scores: evaluatorStore(ctx).results(run.id).map(resultView) };
+        return { scores: await ctx.storage.evaluators.results(run.id) };
       },
       detail("List run evaluator scores"),
     )
@@ -126,21 +126,21 @@ export const experimentRoutes = (ctx: AutomationContext) => {
     )
     .get(
       "/automations/:id/experiments/export",
-      ({ auth, params, query }) => {
+      async ({ auth, params, query }) => {
         requireScope(auth, "runs:read");
         const q = parseWith(ExportQuery, query);
         const a = automationOf(ctx, auth.tenantId, params.id);
-        const all = svc.store.ofAutomation(auth.tenantId, a.id);
-        const body = q.format === "csv" ? exportCsv(ctx, svc, all) : exportJson(ctx, svc, all, yes(q.includeTrace));
+        const all = await svc.store.ofAutomation(auth.tenantId, a.id);
+        const body = q.format === "csv" ? await exportCsv(ctx, svc, all) : await exportJson(ctx, svc, all, yes(q.includeTrace));
         return exportResponse(q.format, body, `${a.slug}-experiments`);
       },
       detail("Export all experiment eval results"),
     )
     .get(
       "/automations/:id/experiments/:experimentId",
-      ({ auth, params }) => {
+      async ({ auth, params }) => {
         requireScope(auth, "runs:read");
-        return svc.detail(svc.find(auth.tenantId, params.id, params.experimentId));
+        return svc.detail(await svc.find(auth.tenantId, params.id, params.experimentId));
       },
       detail("Get experiment"),
     )
@@ -154,11 +154,11 @@ export const experimentRoutes = (ctx: AutomationContext) => {
     )
     .get(
       "/automations/:id/experiments/:experimentId/export",
-      ({ auth, params, query }) => {
+      async ({ auth, params, query }) => {
         requireScope(auth, "runs:read");
         const q = parseWith(ExportQuery, query);
-        const e = svc.find(auth.tenantId, params.id, params.experimentId);
-        const body = q.format === "csv" ? exportCsv(ctx, svc, [e]) : exportJson(ctx, svc, [e], yes(q.includeTrace));
+        const e = await svc.find(auth.tenantId, params.id, params.experimentId);
+        const body = q.format === "csv" ? await exportCsv(ctx, svc, [e]) : await exportJson(ctx, svc, [e], yes(q.includeTrace));
         return exportResponse(q.format, body, e.id);
       },
       detail("Export experiment eval results"),

@@ -6,13 +6,13 @@ import { Invalid, NotFound } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
 import { fileRefs, inputPathOf, startExampleRun } from "../datasets/run";
-import { automationOf, exampleStore } from "../datasets/service";
-import type { ExampleRow } from "../datasets/store";
-import { evaluatorStore, resultView, scoreRun } from "../evaluators/service";
+import { automationOf } from "../datasets/service";
+import type { ExampleRow, ExperimentRow, ExperimentStore } from "../db/storage";
+import type { EvalResult } from "../evaluators/model";
+import { scoreRun } from "../evaluators/service";
 import { type Actor, runsOf } from "../runs/service";
 import { resolveTarget } from "../runs/sources";
 import type { RunRow } from "../runs/store";
-import { type ExperimentRow, ExperimentStore } from "./store";
 
 /** Runs started together per batch while an experiment is created (their inserts share commits). */
 const CREATE_CHUNK = 50;
@@ -26,7 +26,7 @@ export class Experiments {
   private creating = new Set<string>();
 
   constructor(readonly ctx: AutomationContext) {
-    this.store = new ExperimentStore(ctx.sqlite);
+    this.store = ctx.storage.experiments;
     runsOf(ctx).onFinished((runId) => {
       this.onRunFinished(runId).catch((err) => ctx.log.error("scoring a finished run failed", { runId, error: (err as Error)?.stack ?? String(err) }));
     });
@@ -40,46 +40,41 @@ export class Experiments {
     const run = runsOf(this.ctx).store.byId(runId);
     if (!run || run.evaluation !== 1 || !run.exampleId) return;
     // A slot of its experiment freed: the next held run starts before this one is scored.
-    if (run.experimentId) this.release(run.experimentId);
+    if (run.experimentId) await this.release(run.experimentId);
     await scoreRun(this.ctx, run);
-    if (run.experimentId) this.progress(run.experimentId, runId);
+    if (run.experimentId) await this.progress(run.experimentId, runId);
   }
 
   /** Tells stream subscribers about a scored run and completes the experiment when it was the last. */
-  private progress(experimentId: string, runId: string): void {
-    const subs = this.listeners.get(experimentId);
-    if (subs?.size) {
-      const line = this.runLine(runId);
-      if (line) for (const s of [...subs]) s(line);
+  private async progress(experimentId: string, runId: string): Promise<void> {
+    if (this.listeners.get(experimentId)?.size) {
+      const line = await this.runLine(runId);
+      if (line) for (const s of [...(this.listeners.get(experimentId) ?? [])]) s(line);
     }
-    this.checkCompleted(experimentId);
+    await this.checkCompleted(experimentId);
   }
 
-  private checkCompleted(experimentId: string): void {
-    const e = this.store.byId(experimentId);
-    if (!e || e.completedAt || !e.readyAt || this.store.hasUnscored(experimentId)) return;
-    if (this.store.markCompleted(experimentId, this.now())) {
-      const subs = this.listeners.get(experimentId);
-      if (subs?.size) {
-        const line: ProgressLine = { type: "summary", experiment: this.summary(this.store.byId(experimentId)!) };
-        for (const sub of [...subs]) sub(line);
-      }
+  private async checkCompleted(experimentId: string): Promise<void> {
+    if (!(await this.store.completeIfDone(experimentId, this.now()))) return;
+    if (this.listeners.get(experimentId)?.size) {
+      const line: ProgressLine = { type: "summary", experiment: await this.summary((await this.store.byId(experimentId))!) };
+      for (const sub of [...(this.listeners.get(experimentId) ?? [])]) sub(line);
     }
   }
 
   /** Queues held runs of a bounded experiment up to its `batchConcurrency` (no-op when unbounded or cancelled). */
-  private release(experimentId: string): void {
-    const e = this.store.byId(experimentId);
+  private async release(experimentId: string): Promise<void> {
+    const e = await this.store.byId(experimentId);
     if (!e?.batchConcurrency || e.cancelledAt || e.completedAt) return;
     const runs = runsOf(this.ctx);
     if (runs.store.releaseHeld(experimentId, e.batchConcurrency, this.now()) > 0) runs.pool.wake();
   }
 
-  runLine(runId: string): ProgressLine | null {
+  async runLine(runId: string): Promise<ProgressLine | null> {
     const run = runsOf(this.ctx).store.byId(runId);
-    const ev = evaluatorStore(this.ctx).evaluation(runId);
+    const ev = await this.ctx.storage.evaluators.evaluation(runId);
     if (!run || !ev) return null;
-    const ex = run.exampleId ? exampleStore(this.ctx).byId(run.exampleId) : undefined;
+    const ex = run.exampleId ? await this.ctx.storage.datasets.byId(run.exampleId) : undefined;
     return {
       type: "run",
       runId,
@@ -87,8 +82,8 @@ export class Experiments {
       exampleName: ex?.name ?? null,
       status: run.status,
       score: ev.score,
-      passed: ev.passed === 1,
-      results: evaluatorStore(this.ctx).results(runId).map(resultView),
+      passed: ev.passed,
+      results: await this.ctx.storage.evaluators.results(runId),
     };
   }
 
@@ -96,7 +91,7 @@ export class Experiments {
   async recover(): Promise<void> {
     const runs = runsOf(this.ctx).store;
     for (;;) {
-      const ids = evaluatorStore(this.ctx).unscored(500);
+      const ids = await this.ctx.storage.evaluators.unscored(500);
       if (ids.length === 0) break;
       for (const id of ids) {
         const run = runs.byId(id);
@@ -104,18 +99,18 @@ export class Experiments {
       }
       if (ids.length < 500) break;
     }
-    for (const e of this.store.unfinished()) {
+    for (const e of await this.store.unfinished()) {
       if (this.creating.has(e.id)) continue;
       // Its creation died with a previous process: it is made of the runs that were created.
-      if (!e.readyAt) this.store.setReady(e.id, this.now(), this.store.stats(e.id).runCount);
+      if (!e.readyAt) await this.store.setReady(e.id, this.now());
       // A run that finished while no process was here to queue the next one leaves a free slot.
-      this.release(e.id);
-      this.checkCompleted(e.id);
+      await this.release(e.id);
+      await this.checkCompleted(e.id);
     }
   }
 
-  summary(e: ExperimentRow) {
-    const s = this.store.stats(e.id);
+  async summary(e: ExperimentRow) {
+    const s = await this.store.stats(e.id);
     const status = e.completedAt ? "completed" : s.started > 0 || s.scored > 0 ? "running" : "queued";
     return {
       id: e.id,
@@ -133,13 +128,13 @@ export class Experiments {
     };
   }
 
-  detail(e: ExperimentRow) {
-    const runs = this.store.runs(e.id);
-    const resultsByRun: Record<string, ReturnType<typeof resultView>[]> = {};
+  async detail(e: ExperimentRow) {
+    const runs = await this.store.runs(e.id);
+    const resultsByRun: Record<string, EvalResult[]> = {};
     for (const r of runs) resultsByRun[r.id] = [];
-    for (const r of evaluatorStore(this.ctx).resultsOfExperiment(e.id)) (resultsByRun[r.runId] ??= []).push(resultView(r));
+    for (const r of await this.ctx.storage.evaluators.resultsOfExperiment(e.id)) (resultsByRun[r.runId] ??= []).push(r);
     return {
-      ...this.summary(e),
+      ...(await this.summary(e)),
       runs: runs.map((r) => ({
         id: r.id,
         status: r.status,
@@ -152,23 +147,23 @@ export class Experiments {
     };
   }
 
-  find(tenantId: string, automationRef: string, id: string): ExperimentRow {
+  async find(tenantId: string, automationRef: string, id: string): Promise<ExperimentRow> {
     const a = automationOf(this.ctx, tenantId, automationRef);
-    const e = this.store.get(tenantId, id);
+    const e = await this.store.get(tenantId, id);
     if (!e || e.automationId !== a.id) throw NotFound(`experiment ${id} not found`, { field: "experimentId" });
     return e;
   }
 
-  resolve(tenantId: string, id: string) {
-    const e = this.store.get(tenantId, id);
+  async resolve(tenantId: string, id: string) {
+    const e = await this.store.get(tenantId, id);
     if (!e) throw NotFound(`experiment ${id} not found`, { field: "experimentId" });
     return { id: e.id, automationId: e.automationId };
   }
 
-  list(tenantId: string, automationRef: string, q: { limit: number; offset: number; from?: string; to?: string }) {
+  async list(tenantId: string, automationRef: string, q: { limit: number; offset: number; from?: string; to?: string }) {
     const a = automationOf(this.ctx, tenantId, automationRef);
-    const { rows, total } = this.store.list(tenantId, a.id, q);
-    return { data: rows.map((e) => this.summary(e)), total, limit: q.limit, offset: q.offset };
+    const { rows, total } = await this.store.list(tenantId, a.id, q);
+    return { data: await Promise.all(rows.map((e) => this.summary(e))), total, limit: q.limit, offset: q.offset };
   }
 
   /**
@@ -178,24 +173,24 @@ export class Experiments {
    */
   async create(actor: Actor, automationRef: string, body: { examples?: string[]; version?: string; name?: string; batchConcurrency?: number | null }): Promise<{ id: string; runs: { id: string; exampleId: string | null }[]; total: number }> {
     const a = automationOf(this.ctx, actor.tenantId, automationRef);
-    const exStore = exampleStore(this.ctx);
+    const exStore = this.ctx.storage.datasets;
     let examples: ExampleRow[];
     if (body.examples) {
       examples = [];
       for (const [i, id] of [...new Set(body.examples)].entries()) {
-        const ex = exStore.get(actor.tenantId, a.id, id);
+        const ex = await exStore.get(actor.tenantId, a.id, id);
         if (!ex) throw Invalid(`example ${id} is not in this automation's dataset`, { field: `examples.${i}`, code: "example_not_found" });
         examples.push(ex);
       }
     } else {
-      examples = exStore.all(actor.tenantId, a.id);
+      examples = await exStore.all(actor.tenantId, a.id);
     }
     if (examples.length === 0) throw Invalid("the dataset has no examples to run", { field: "examples", code: "empty_dataset" });
     const source = resolveTarget(this.ctx.sqlite, actor.tenantId, a.id, { version: body.version, trigger: "eval" });
-    for (const ex of examples) checkFileRefs(this.ctx, ex);
+    for (const ex of examples) await checkFileRefs(this.ctx, ex);
     const id = newId("exp");
     const now = this.now();
-    this.store.insert({
+    await this.store.insert({
       id, tenantId: actor.tenantId, automationId: a.id, automationType: a.type, name: body.name ?? null, version: source.versionLabel ?? source.versionId,
       runTotal: examples.length, readyAt: null, createdAt: now, completedAt: null, cancelledAt: null,
       batchConcurrency: body.batchConcurrency ?? null,
@@ -210,29 +205,29 @@ export class Experiments {
         const failed = settled.findIndex((s) => s.status === "rejected");
         if (failed >= 0) {
           for (const r of runs) runsOf(this.ctx).cancel(actor.tenantId, r.id);
-          this.store.remove(id);
+          await this.store.remove(id);
           const err = (settled[failed] as PromiseRejectedResult).reason as Error;
           throw Invalid(`example ${chunk[failed].name} cannot run: ${err.message}`, { field: "examples", code: "example_invalid" });
         }
         // Large bounded experiments start their first runs while the rest are still being created.
-        this.release(id);
+        await this.release(id);
       }
-      this.store.setReady(id, this.now(), runs.length);
+      await this.store.setReady(id, this.now(), runs.length);
     } finally {
       this.creating.delete(id);
     }
-    this.checkCompleted(id);
+    await this.checkCompleted(id);
     return { id, runs: runs.map((r) => ({ id: r.id, exampleId: r.exampleId })), total: runs.length };
   }
 
   /** Finished runs stay; queued ones are cancelled, running ones stop at their next step. */
-  cancel(tenantId: string, automationRef: string, id: string) {
-    const e = this.find(tenantId, automationRef, id);
+  async cancel(tenantId: string, automationRef: string, id: string) {
+    const e = await this.find(tenantId, automationRef, id);
     if (!e.completedAt) {
-      this.store.setCancelled(id, this.now());
-      for (const runId of this.store.openRuns(id)) runsOf(this.ctx).cancel(tenantId, runId);
+      await this.store.setCancelled(id, this.now());
+      for (const runId of await this.store.openRuns(id)) runsOf(this.ctx).cancel(tenantId, runId);
     }
-    return this.detail(this.store.byId(id)!);
+    return this.detail((await this.store.byId(id))!);
   }
 
   /**
@@ -242,48 +237,57 @@ export class Experiments {
   follow(id: string, emit: (line: ProgressLine) => void, done: () => void): () => void {
     const sent = new Set<string>();
     let closed = false;
-    const catchUp = () => {
-      for (const r of this.store.runs(id)) {
+    // Lines are handled one at a time in the order they came, so a summary waits for the catch-up before it.
+    let chain = Promise.resolve();
+    const queue = (job: () => Promise<void>) => {
+      chain = chain.then(job).catch((err) => this.ctx.log.error("following an experiment failed", { experimentId: id, error: (err as Error)?.stack ?? String(err) }));
+    };
+    const sendRun = (line: ProgressLine) => {
+      if (closed || sent.has(line.runId as string)) return;
+      sent.add(line.runId as string);
+      emit(line);
+    };
+    const catchUp = async () => {
+      for (const r of await this.store.runs(id)) {
         if (r.passed === null || sent.has(r.id)) continue;
-        const line = this.runLine(r.id);
-        if (line) send(line);
+        const line = await this.runLine(r.id);
+        if (line) sendRun(line);
       }
     };
-    const send = (line: ProgressLine) => {
+    const send = async (line: ProgressLine) => {
       if (closed) return;
-      if (line.type === "run") {
-        if (sent.has(line.runId as string)) return;
-        sent.add(line.runId as string);
-        emit(line);
-        return;
-      }
+      if (line.type === "run") return sendRun(line);
       // Runs scored concurrently may report after the one that completed the experiment: send them first.
-      catchUp();
+      await catchUp();
+      if (closed) return;
       emit(line);
       stop();
       done();
     };
     const set = this.listeners.get(id) ?? new Set();
     this.listeners.set(id, set);
-    set.add(send);
+    const listener = (line: ProgressLine) => queue(() => send(line));
+    set.add(listener);
     const stop = () => {
       closed = true;
-      set.delete(send);
+      set.delete(listener);
       if (set.size === 0 && this.listeners.get(id) === set) this.listeners.delete(id);
     };
-    catchUp();
-    const e = this.store.byId(id);
-    if (e?.completedAt) send({ type: "summary", experiment: this.summary(e) });
+    queue(async () => {
+      await catchUp();
+      const e = await this.store.byId(id);
+      if (e?.completedAt) await send({ type: "summary", experiment: await this.summary(e) });
+    });
     return stop;
   }
 }
 
 /** Every `{"$file": "input/…"}` of the example's input names one of its input files. */
-function checkFileRefs(ctx: AutomationContext, ex: ExampleRow): void {
+async function checkFileRefs(ctx: AutomationContext, ex: ExampleRow): Promise<void> {
   const input = ex.input ? (JSON.parse(ex.input) as Record<string, unknown>) : {};
   for (const { field, path } of fileRefs(input)) {
     const inFolder = inputPathOf(path);
-    if (!inFolder || !exampleStore(ctx).file(ex.id, "input", inFolder)) {
+    if (!inFolder || !(await ctx.storage.datasets.file(ex.id, "input", inFolder))) {
       throw Invalid(`example ${ex.name}: input.${field} refers to ${path}, which is not one of its input files`, { field: "examples", code: "file_not_found" });
     }
   }

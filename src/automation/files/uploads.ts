@@ -202,19 +202,33 @@ export async function receiveUpload(
  * (and the client's sha256) and moves it to its content address; the session becomes `uploaded`.
  * A retry after a lost answer finds the session uploaded (or the parts already assembled) and goes on.
  */
+/** Completes of one session in flight in this process: concurrent ones share the first one's commit. */
+const committing = new Map<string, Promise<void>>();
+
 async function commitStaged(ctx: FilesContext, s: UploadSessionRow, input: CompleteUploadInput): Promise<void> {
-  const direct = ctx.blobs.direct;
-  if (!direct || !s.stagingKey || s.status !== "pending") return;
+  if (!ctx.blobs.direct || !s.stagingKey || s.status !== "pending") return;
+  // Without this, a second complete could find the staged object already moved by the first one
+  // while the first had not yet recorded the session as uploaded, and fail with a 500.
+  const inFlight = committing.get(s.id);
+  if (inFlight) return inFlight;
+  const p = commitStagedOnce(ctx, s, input).finally(() => committing.delete(s.id));
+  committing.set(s.id, p);
+  return p;
+}
+
+async function commitStagedOnce(ctx: FilesContext, s: UploadSessionRow, input: CompleteUploadInput): Promise<void> {
+  const direct = ctx.blobs.direct!;
+  const stagingKey = s.stagingKey!;
   if (s.multipartId) {
     if (!input.parts?.length) {
       throw Invalid("complete a presigned-multipart upload with {parts: [{partNumber, etag}]}", { field: "parts", code: "required" });
     }
-    await direct.completeMultipart(s.stagingKey, s.multipartId, input.parts);
+    await direct.completeMultipart(stagingKey, s.multipartId, input.parts);
   }
   const db = dbOf(ctx.sqlite);
   let blob;
   try {
-    blob = await direct.commit(s.stagingKey, { size: s.size, ...(input.sha256 ? { sha256: input.sha256 } : {}) });
+    blob = await direct.commit(stagingKey, { size: s.size, ...(input.sha256 ? { sha256: input.sha256 } : {}) });
   } catch (err) {
     // A concurrent complete committed (and removed) the staged object first.
     const now = sessionStore.byIdAnyTenant(db, s.id);

@@ -1,13 +1,13 @@
 // What the run worker hands the engine for `control.human_review`: park the run on a task. The task
-// rows, the step record (`waiting`) and the run's `waiting` status commit in one transaction, and a
-// step executed again after a crash finds the task its earlier attempt created instead of a second.
+// rows, the step record (`waiting`) and the run's `waiting` status commit together
+// (`ctx.storage.humanReview.park`), and a step executed again after a crash finds the task its earlier
+// attempt created instead of a second.
 import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
 import type { HumanReviewGateway, ParkRequest } from "../engine/contract";
 import { StepError } from "../engine/errors";
 import type { FileRow, RunRow, RunStore } from "../runs/store";
 import type { TaskFile } from "./model";
-import { HumanReviewStore } from "./store";
 
 function taskFile(f: FileRow, role: string): TaskFile {
   const segs = f.path.split("/");
@@ -24,7 +24,6 @@ function taskFile(f: FileRow, role: string): TaskFile {
 }
 
 export function humanReviewGateway(ctx: AutomationContext, runs: RunStore, run: RunRow): HumanReviewGateway {
-  const store = new HumanReviewStore(ctx.sqlite);
   return {
     async park(req: ParkRequest) {
       const files: TaskFile[] = req.includeRunInputs ? runs.files(run.id, "input").map((f) => taskFile(f, "input")) : [];
@@ -35,40 +34,33 @@ export function humanReviewGateway(ctx: AutomationContext, runs: RunStore, run: 
       }
       const at = ctx.clock.now().toISOString();
       runs.flushJournal(); // the step's start must be committed before the park turns it `waiting`
-      return store.tx(() => {
-        const existing = store.byStep(run.id, req.step.path);
-        const taskId = existing?.id ?? newId("hrt");
-        if (!runs.parkIn(run.id, at, req.step.path, { type: "waiting", status: "waiting", message: `waiting for human review ${taskId}`, metadata: { taskId, step: req.step.path } })) return null;
-        if (existing) return existing.id;
-        store.insert(
-          {
-            id: taskId,
-            tenantId: run.tenantId,
-            runId: run.id,
-            stepPath: req.step.path,
-            automationId: run.automationId,
-            automationName: run.automationName,
-            sourceLabel: req.step.name,
-            status: "pending",
-            requiredCount: req.fields.filter((f) => f.required).length,
-            data: JSON.stringify(req.data ?? null),
-            files: JSON.stringify(files),
-            instructions: req.instructions ?? null,
-            meta: JSON.stringify(req.meta),
-            createdAt: at,
-          },
-          req.fields.map((f, i) => ({
-            id: newId("hrd"),
-            position: i,
-            path: f.path,
-            originalValue: JSON.stringify(f.value ?? null),
-            currentValue: JSON.stringify(f.value ?? null),
-            required: f.required ? 1 : 0,
-            reason: f.reason,
-          })),
-        );
-        return taskId;
-      });
+      return ctx.storage.humanReview.park(
+        {
+          id: newId("hrt"),
+          tenantId: run.tenantId,
+          runId: run.id,
+          stepPath: req.step.path,
+          automationId: run.automationId,
+          automationName: run.automationName,
+          sourceLabel: req.step.name,
+          status: "pending",
+          requiredCount: req.fields.filter((f) => f.required).length,
+          data: JSON.stringify(req.data ?? null),
+          files: JSON.stringify(files),
+          instructions: req.instructions ?? null,
+          meta: JSON.stringify(req.meta),
+          createdAt: at,
+        },
+        req.fields.map((f, i) => ({
+          id: newId("hrd"),
+          position: i,
+          path: f.path,
+          originalValue: JSON.stringify(f.value ?? null),
+          currentValue: JSON.stringify(f.value ?? null),
+          required: f.required ? 1 : 0,
+          reason: f.reason,
+        })),
+      );
     },
   };
 }

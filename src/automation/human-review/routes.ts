@@ -15,9 +15,9 @@ import { blobResponse } from "../files/download";
 const detail = (summary: string) => ({ detail: { summary, tags: ["Human reviews"] } });
 
 /** The answer of a write, or the 409 body with the task's current version and status. */
-function reply(set: { status?: number | string; headers: Record<string, string | number> }, act: () => Answer): unknown {
+async function reply(set: { status?: number | string; headers: Record<string, string | number> }, act: () => Promise<Answer>): Promise<unknown> {
   try {
-    const a = act();
+    const a = await act();
     set.status = a.status;
     return a.body;
   } catch (e) {

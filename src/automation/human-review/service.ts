@@ -1,8 +1,9 @@
 // The rules of human-review tasks: list (pending, oldest first), detail, confirm/edit fields with an
 // optimistic `expectedVersion`, approve (the reviewed data becomes the step's output and the run goes
-// back to the durable queue, once) and reject (the run ends `rejected`). Every write is one IMMEDIATE
-// transaction holding the version check, the change and the run's move; an idempotency key stores
-// the first answer with it, so a retried request replays that answer instead of acting twice.
+// back to the durable queue, once) and reject (the run ends `rejected`). Every write is one store
+// action (`ctx.storage.humanReview.act`) holding the version check, the change and the run's move; an
+// idempotency key stores the first answer with it, so a retried request replays that answer instead
+// of acting twice.
 import { DomainError, Invalid, NotFound } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
@@ -10,7 +11,7 @@ import { openBlob } from "../files/service";
 import { runsOf } from "../runs/service";
 import type { ApproveBody, FieldBody, HumanReviewList, HumanReviewSummary, HumanReviewTask, ListQuery, RejectBody, TaskFile } from "./model";
 import { assign, lookup } from "./pointer";
-import { type DecisionRow, HumanReviewStore, type TaskRow } from "./store";
+import type { DecisionRow, TaskActResult, TaskRow, TaskWrite } from "../db/storage";
 
 /** 409 with what the client needs to recover: the task's current version and status. */
 export class TaskConflict extends DomainError {
@@ -38,12 +39,6 @@ export interface Answer {
 }
 
 const parse = (s: string | null): unknown => (s == null ? null : JSON.parse(s));
-const storeOf = new WeakMap<AutomationContext, HumanReviewStore>();
-const store = (ctx: AutomationContext) => {
-  let s = storeOf.get(ctx);
-  if (!s) storeOf.set(ctx, (s = new HumanReviewStore(ctx.sqlite)));
-  return s;
-};
 
 export function summary(t: TaskRow): HumanReviewSummary {
   return {
@@ -69,8 +64,7 @@ function currentData(t: TaskRow, decisions: DecisionRow[]): unknown {
   return data;
 }
 
-function detail(s: HumanReviewStore, t: TaskRow): HumanReviewTask {
-  const decisions = s.decisions(t.id);
+function detail(t: TaskRow, decisions: DecisionRow[]): HumanReviewTask {
   const meta = (parse(t.meta) ?? {}) as { schema?: unknown; fieldMetadata?: Record<string, unknown> };
   return {
     ...summary(t),
@@ -95,9 +89,11 @@ function detail(s: HumanReviewStore, t: TaskRow): HumanReviewTask {
   };
 }
 
-function find(s: HumanReviewStore, tenantId: string, id: string): TaskRow {
-  const t = s.get(tenantId, id);
-  if (!t) throw NotFound(`human review task ${id} not found`, { field: "id" });
+const notFound = (id: string) => NotFound(`human review task ${id} not found`, { field: "id" });
+
+async function find(ctx: AutomationContext, tenantId: string, id: string): Promise<TaskRow> {
+  const t = await ctx.storage.humanReview.get(tenantId, id);
+  if (!t) throw notFound(id);
   return t;
 }
 
@@ -110,8 +106,8 @@ function decodeCursor(s: string): { createdAt: string; id: string } {
   throw Invalid("cursor is not valid; pass nextCursor from a previous page", { field: "cursor", code: "invalid_cursor" });
 }
 
-export function listTasks(ctx: AutomationContext, tenantId: string, q: ListQuery): HumanReviewList {
-  const rows = store(ctx).list({
+export async function listTasks(ctx: AutomationContext, tenantId: string, q: ListQuery): Promise<HumanReviewList> {
+  const rows = await ctx.storage.humanReview.list({
     tenantId,
     automationId: q.automationId,
     waitingBefore: q.waitingBefore,
@@ -123,97 +119,82 @@ export function listTasks(ctx: AutomationContext, tenantId: string, q: ListQuery
   return { tasks: page.map(summary), nextCursor: more ? encodeCursor(page.at(-1)!) : null };
 }
 
-export function getTask(ctx: AutomationContext, tenantId: string, id: string): HumanReviewTask {
-  const s = store(ctx);
-  return detail(s, find(s, tenantId, id));
+export async function getTask(ctx: AutomationContext, tenantId: string, id: string): Promise<HumanReviewTask> {
+  const t = await find(ctx, tenantId, id);
+  return detail(t, await ctx.storage.humanReview.decisions(t.id));
 }
 
 /**
- * Runs `act` in one transaction: a known idempotency key replays its first answer; otherwise the task
- * must be pending at `expectedVersion`. The answer is stored with the change.
+ * One reviewer action: a known idempotency key replays its first answer; otherwise the task must be
+ * pending at `expectedVersion`. The store decides both inside its transaction, with `plan`'s writes.
  */
-function mutate(ctx: AutomationContext, who: Reviewer, id: string, expectedVersion: number, key: string | undefined, act: (t: TaskRow, at: string) => void): Answer {
-  const s = store(ctx);
-  return s.tx(() => {
-    const t = find(s, who.tenantId, id);
-    if (key) {
-      const prior = s.reply(t.id, key);
-      if (prior) return { status: prior.status, body: JSON.parse(prior.body) };
-    }
-    if (t.status !== "pending") throw new TaskConflict(`task ${id} is ${t.status}`, "task_not_pending", t.version, t.status);
-    if (t.version !== expectedVersion) {
-      throw new TaskConflict(`task ${id} is at version ${t.version}, not ${expectedVersion}; reload it and retry`, "version_conflict", t.version, t.status, { field: "expectedVersion" });
-    }
-    const at = ctx.clock.now().toISOString();
-    act(t, at);
-    const body = detail(s, s.get(who.tenantId, id)!);
-    if (key) s.saveReply(t.id, key, 200, JSON.stringify(body), at);
-    return { status: 200, body };
-  });
+async function mutate(ctx: AutomationContext, who: Reviewer, id: string, expectedVersion: number, key: string | undefined, plan: (t: TaskRow, decisions: DecisionRow[]) => TaskWrite): Promise<Answer> {
+  const at = ctx.clock.now().toISOString();
+  const r: TaskActResult = await ctx.storage.humanReview.act(who.tenantId, id, { expectedVersion, key, at }, plan, detail);
+  switch (r.kind) {
+    case "done":
+      return { status: 200, body: r.body };
+    case "replay":
+      return { status: r.status, body: r.body };
+    case "not_found":
+      throw notFound(id);
+    case "not_pending":
+      throw new TaskConflict(`task ${id} is ${r.status}`, "task_not_pending", r.version, r.status);
+    case "version_conflict":
+      throw new TaskConflict(`task ${id} is at version ${r.version}, not ${expectedVersion}; reload it and retry`, "version_conflict", r.version, r.status, { field: "expectedVersion" });
+    case "run_not_waiting":
+      throw new TaskConflict(`the run of task ${id} is no longer waiting`, "task_not_pending", r.version, r.status);
+  }
 }
 
 /** Sets (and by default confirms) one field; the pointer must name a field of the task's data. */
-export function setField(ctx: AutomationContext, who: Reviewer, id: string, b: FieldBody): Answer {
-  const s = store(ctx);
-  return mutate(ctx, who, id, b.expectedVersion, b.idempotencyKey, (t, at) => {
+export function setField(ctx: AutomationContext, who: Reviewer, id: string, b: FieldBody): Promise<Answer> {
+  return mutate(ctx, who, id, b.expectedVersion, b.idempotencyKey, (t, known) => {
     const hit = lookup(parse(t.data), b.path);
     if (!hit.found) throw Invalid(`the task's data has no field at ${b.path}`, { field: "path", code: "unknown_pointer" });
     if (hit.value !== null && typeof hit.value === "object") throw Invalid(`${b.path} is an object or array; set its scalar fields one by one`, { field: "path", code: "not_a_scalar_field" });
-    const known = s.decisions(t.id);
-    s.putDecision(t.id, {
-      id: newId("hrd"),
-      path: b.path,
-      position: known.length,
-      originalValue: JSON.stringify(hit.value),
-      currentValue: JSON.stringify(b.value),
-      confirmed: b.confirmed,
-      by: who.keyId,
-      at,
-    });
-    s.touch(t.id, at);
+    return {
+      field: {
+        id: newId("hrd"),
+        path: b.path,
+        position: known.length,
+        originalValue: JSON.stringify(hit.value),
+        currentValue: JSON.stringify(b.value),
+        confirmed: b.confirmed,
+        by: who.keyId,
+      },
+    };
   });
 }
 
 /** Approves once every required field is confirmed: the run resumes with the reviewed data as the step's output. */
-export function approve(ctx: AutomationContext, who: Reviewer, id: string, b: ApproveBody): Answer {
-  const s = store(ctx);
-  const runs = runsOf(ctx);
-  const answer = mutate(ctx, who, id, b.expectedVersion, b.idempotencyKey, (t, at) => {
-    const decisions = s.decisions(t.id);
+export async function approve(ctx: AutomationContext, who: Reviewer, id: string, b: ApproveBody): Promise<Answer> {
+  const answer = await mutate(ctx, who, id, b.expectedVersion, b.idempotencyKey, (t, decisions) => {
     const open = decisions.filter((d) => d.required === 1 && d.confirmed !== 1);
     if (open.length) {
       throw new TaskConflict(`${open.length} required field(s) are not confirmed yet`, "unconfirmed_fields", t.version, t.status, {
         issues: open.map((d) => ({ field: d.path, message: `${d.path} must be confirmed before approval`, code: "unconfirmed_field" })),
       });
     }
-    s.decide(t.id, "approved", who.keyId, at, null);
-    const output = currentData(t, decisions);
-    if (!runs.store.requeueIn(t.runId, at, t.stepPath, output, { type: "resumed", status: "pending", message: `human review ${t.id} approved`, metadata: { taskId: t.id } })) {
-      throw new TaskConflict(`the run of task ${id} is no longer waiting`, "task_not_pending", t.version, t.status);
-    }
+    return { decide: { status: "approved", by: who.keyId, output: currentData(t, decisions) } };
   });
-  runs.pool.wake();
+  runsOf(ctx).pool.wake();
   return answer;
 }
 
 /** Rejects: the run ends `rejected` with the reason as its error. */
-export function reject(ctx: AutomationContext, who: Reviewer, id: string, b: RejectBody): Answer {
-  const s = store(ctx);
-  const runs = runsOf(ctx);
+export async function reject(ctx: AutomationContext, who: Reviewer, id: string, b: RejectBody): Promise<Answer> {
   let runId: string | undefined;
-  const answer = mutate(ctx, who, id, b.expectedVersion, b.idempotencyKey, (t, at) => {
-    s.decide(t.id, "rejected", who.keyId, at, b.reason);
-    if (!runs.store.endWaitingIn(t.runId, at, t.stepPath, "rejected", { message: b.reason, code: "rejected" })) {
-      throw new TaskConflict(`the run of task ${id} is no longer waiting`, "task_not_pending", t.version, t.status);
-    }
+  const answer = await mutate(ctx, who, id, b.expectedVersion, b.idempotencyKey, (t) => {
     runId = t.runId;
+    return { decide: { status: "rejected", by: who.keyId, reason: b.reason } };
   });
-  if (runId) runs.finished(runId);
+  if (runId) runsOf(ctx).finished(runId);
   return answer;
 }
 
 export async function fileContent(ctx: AutomationContext, tenantId: string, id: string, fileId: string): Promise<{ file: TaskFile; blob: Blob }> {
-  const t = find(store(ctx), tenantId, id);
+  const t = await find(ctx, tenantId, id);
   const file = (JSON.parse(t.files) as TaskFile[]).find((f) => f.fileId === fileId);
   const blob = file ? await openBlob(ctx, file.sha256) : null;
   if (!file || !blob) throw NotFound(`task ${id} has no file ${fileId}`, { field: "fileId" });

@@ -4,13 +4,11 @@
 import { DomainError } from "../../kernel/errors";
 import type { AutomationContext } from "../context";
 import { runsOf } from "../runs/service";
-import { resolveTarget } from "../runs/sources";
 import { emailTriggerOf, whitelisted, type EmailTrigger } from "../workflow/email-trigger";
 import type { Workflow } from "../workflow/types";
 import { formatAddress, mintToken, tokenOf } from "./address";
 import { mapAttachments, parseMessage, type InboundMessage } from "./message";
 import type { InboundStore } from "./store";
-import { sqliteInboundStore } from "./store.sqlite";
 
 /** A refusal and its SMTP reply code (the server adds the enhanced status code). */
 export class Refusal extends Error {
@@ -70,7 +68,7 @@ export class InboundService {
     if (!owner) return undefined;
     let yaml: string;
     try {
-      yaml = resolveTarget(this.ctx.sqlite, owner.tenantId, owner.automationId, { trigger: "email" }).yaml;
+      yaml = runsOf(this.ctx).resolve(owner.tenantId, owner.automationId, { trigger: "email" }).yaml;
     } catch (err) {
       if (err instanceof DomainError) return undefined; // gone, no current version, or no e-mail trigger now
       throw err;
@@ -121,7 +119,7 @@ export class InboundService {
     const email = { from: msg.from, to: rcpt, subject: msg.subject, text: msg.text, html: msg.html, headers: msg.headers };
     try {
       const run = await runsOf(this.ctx).start(
-        { tenantId: t.tenantId, keyId: null },
+        { tenantId: t.tenantId, keyId: "" },
         {
           target: t.automationId,
           input: { email },
@@ -173,7 +171,7 @@ const services = new WeakMap<AutomationContext, InboundService>();
 export function inboundOf(ctx: AutomationContext): InboundService {
   let s = services.get(ctx);
   if (!s) {
-    s = new InboundService(ctx, sqliteInboundStore(ctx.sqlite), { mailDomain: ctx.config.mailDomain, ratePerMinute: ctx.config.smtp?.rateLimit ?? 0 });
+    s = new InboundService(ctx, ctx.storage.inbound, { mailDomain: ctx.config.mailDomain, ratePerMinute: ctx.config.smtp?.rateLimit ?? 0 });
     services.set(ctx, s);
   }
   return s;

@@ -5,7 +5,7 @@
 import type { Clock } from "../../kernel/clock";
 import type { ModelContent, ModelGateway, ModelMessage, ModelRequest } from "./contract";
 import { NoModelConfigured } from "./contract";
-import type { ModelCallStore } from "./store";
+import type { ModelCallStore } from "../db/storage";
 
 /** Prompts kept for expand=debug are capped: a long document is evidence enough at this size. */
 const MAX_PROMPT_CHARS = 64 * 1024;
@@ -46,7 +46,7 @@ export function meteredGateway(base: ModelGateway, store: ModelCallStore, runId:
     async complete(req) {
       const model = base.resolve(req.model, req.capability);
       const hash = requestHash(model ?? req.model ?? "", req);
-      const hit = store.replayable(runId, hash, used);
+      const hit = await store.replayable(runId, hash, used);
       if (hit) {
         used.add(hit.seq);
         return hit.response;
@@ -57,7 +57,7 @@ export function meteredGateway(base: ModelGateway, store: ModelCallStore, runId:
       try {
         const res = await base.complete(req);
         const { input, output, cacheRead, cacheWrite } = res.usage;
-        used.add(store.add({
+        used.add(await store.add({
           ...row, model: res.model, provider: res.provider, status: "ok", inputTokens: input, outputTokens: output, cacheReadTokens: cacheRead,
           cacheWriteTokens: cacheWrite, durationMs: res.durationMs, error: null, response: JSON.stringify(res),
         }));
@@ -66,7 +66,7 @@ export function meteredGateway(base: ModelGateway, store: ModelCallStore, runId:
       } catch (err) {
         // Nothing was sent when no model is configured, and an aborted call is the run stopping, not a call.
         if (!(err instanceof NoModelConfigured) && !req.signal?.aborted) {
-          used.add(store.add({
+          used.add(await store.add({
             ...row, model: model ?? req.model ?? null, provider: model?.split("/")[0] ?? null, status: "failed", inputTokens: 0, outputTokens: 0,
             cacheReadTokens: 0, cacheWriteTokens: 0, durationMs: Math.round(performance.now() - t0), error: (err as Error).message, response: null,
           }));

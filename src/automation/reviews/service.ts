@@ -9,11 +9,11 @@ import type { AutomationContext } from "../context";
 import { contentTypeOf, createExample, type NewExampleFile } from "../datasets/service";
 import type { BlobInfo } from "../files/blobs";
 import { type Part, readText } from "../files/multipart";
-import { openBlob, putBytes, releaseBlob, releaseOwner, retainBlob } from "../files/service";
+import type { CorrectionRow, ExpectedFileRow, ReviewRow } from "../db/storage";
+import { openBlob, putBytes, releaseBlob } from "../files/service";
 import { runsOf } from "../runs/service";
 import { isTerminal, type RunRow } from "../runs/store";
 import type { HealthQuery, Review, ReviewBody } from "./model";
-import { type CorrectionRow, type ExpectedFileRow, type ReviewRow, ReviewStore } from "./store";
 
 /** Who reviews: the API key (the platform has no user accounts, so no e-mail either). */
 export interface Reviewer {
@@ -21,16 +21,8 @@ export interface Reviewer {
   keyId: string;
 }
 
-const stores = new WeakMap<AutomationContext, ReviewStore>();
-export function reviewStore(ctx: AutomationContext): ReviewStore {
-  let s = stores.get(ctx);
-  if (!s) stores.set(ctx, (s = new ReviewStore(ctx.sqlite)));
-  return s;
-}
-
 const parse = (s: string | null): unknown => (s == null ? null : JSON.parse(s));
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
-const ownerOf = (runId: string, sha256: string) => `review:${runId}:${sha256}`;
 
 function reviewView(r: ReviewRow, corrections: CorrectionRow[]): Review {
   return {
@@ -73,11 +65,11 @@ function finishedRun(ctx: AutomationContext, tenantId: string, runId: string): R
   return run;
 }
 
-export function getReview(ctx: AutomationContext, tenantId: string, runId: string) {
+export async function getReview(ctx: AutomationContext, tenantId: string, runId: string) {
   const run = runOf(ctx, tenantId, runId);
-  const s = reviewStore(ctx);
-  const r = s.get(run.id);
-  return { review: r ? reviewView(r, s.corrections(run.id)) : null };
+  const s = ctx.storage.reviews;
+  const r = await s.get(run.id);
+  return { review: r ? reviewView(r, await s.corrections(run.id)) : null };
 }
 
 /**
@@ -85,21 +77,19 @@ export function getReview(ctx: AutomationContext, tenantId: string, runId: strin
  * verdict: correct → closed, else open); `note`, `correctedOutput` and `corrections` keep their
  * stored value when omitted (`null` clears). Closing records who and when; reopening clears it.
  */
-export function putReview(ctx: AutomationContext, who: Reviewer, runId: string, b: ReviewBody) {
+export async function putReview(ctx: AutomationContext, who: Reviewer, runId: string, b: ReviewBody) {
   const run = finishedRun(ctx, who.tenantId, runId);
-  const s = reviewStore(ctx);
   const now = ctx.clock.now().toISOString();
-  return s.tx(() => {
-    const prev = s.get(run.id);
+  const saved = await ctx.storage.reviews.put(run.id, (prev, stored) => {
     const verdict = b.verdict ?? null;
     const status = b.status ?? (verdict === "correct" ? "closed" : "open");
     const closing = status !== "open";
     const wasClosed = prev ? prev.status !== "open" : false;
     const note = b.note === undefined ? (prev?.note ?? "") : (b.note ?? "");
     const correctedOutput = b.correctedOutput === undefined ? (prev?.correctedOutput ?? null) : json(b.correctedOutput);
-    let corrections = s.corrections(run.id);
+    let corrections: CorrectionRow[] | undefined;
     if (b.corrections) {
-      const known = new Map(corrections.map((c) => [c.id, c]));
+      const known = new Map(stored.map((c) => [c.id, c]));
       corrections = b.corrections.map((c, i) => {
         const old = c.id ? known.get(c.id) : undefined;
         return {
@@ -117,7 +107,6 @@ export function putReview(ctx: AutomationContext, who: Reviewer, runId: string, 
           updatedAt: now,
         };
       });
-      s.replaceCorrections(run.id, corrections);
     }
     const row: ReviewRow = {
       runId: run.id,
@@ -128,7 +117,7 @@ export function putReview(ctx: AutomationContext, who: Reviewer, runId: string, 
       status,
       note,
       correctedOutput,
-      correctionCount: corrections.length,
+      correctionCount: (corrections ?? stored).length,
       reviewedBy: who.keyId,
       reviewedByEmail: null,
       reviewedAt: now,
@@ -139,18 +128,15 @@ export function putReview(ctx: AutomationContext, who: Reviewer, runId: string, 
       createdAt: prev?.createdAt ?? now,
       updatedAt: now,
     };
-    s.upsert(row);
-    return { review: reviewView(row, corrections) };
+    return { row, corrections };
   });
+  return { review: reviewView(saved.row, saved.corrections) };
 }
 
 /** Removes metadata, corrections and corrected files (their bytes when nothing else holds them). */
 export async function deleteReview(ctx: AutomationContext, tenantId: string, runId: string) {
   const run = runOf(ctx, tenantId, runId);
-  const s = reviewStore(ctx);
-  const files = s.files(run.id);
-  s.tx(() => s.remove(run.id));
-  for (const sha of new Set(files.map((f) => f.sha256))) await releaseOwner(ctx, ownerOf(run.id, sha));
+  for (const sha of new Set(await ctx.storage.reviews.remove(run.id))) await releaseBlob(ctx, sha);
   return { review: null };
 }
 
@@ -165,22 +151,19 @@ export function checkExpectedName(raw: string, field = "name"): string {
   return name;
 }
 
-export function listExpected(ctx: AutomationContext, tenantId: string, runId: string) {
+export async function listExpected(ctx: AutomationContext, tenantId: string, runId: string) {
   const run = runOf(ctx, tenantId, runId);
-  return { files: reviewStore(ctx).files(run.id).map((f) => ({ name: f.name })) };
+  return { files: (await ctx.storage.reviews.files(run.id)).map((f) => ({ name: f.name })) };
 }
 
 async function addExpected(ctx: AutomationContext, run: RunRow, name: string, contentType: string, blob: { sha256: string; size: number }) {
-  retainBlob(ctx, run.tenantId, blob.sha256, ownerOf(run.id, blob.sha256));
-  const s = reviewStore(ctx);
-  const prev = s.file(run.id, name);
-  s.putFile({ runId: run.id, name, contentType, size: blob.size, sha256: blob.sha256, createdAt: ctx.clock.now().toISOString() });
-  if (prev && prev.sha256 !== blob.sha256) await releaseUnused(ctx, run.id, prev.sha256);
+  const replaced = await ctx.storage.reviews.putFile(run.tenantId, { runId: run.id, name, contentType, size: blob.size, sha256: blob.sha256, createdAt: ctx.clock.now().toISOString() });
+  if (replaced) await releaseUnused(ctx, run.id, replaced);
   return { name };
 }
 
 async function releaseUnused(ctx: AutomationContext, runId: string, sha256: string): Promise<void> {
-  if (!reviewStore(ctx).files(runId).some((f) => f.sha256 === sha256)) await releaseOwner(ctx, ownerOf(runId, sha256));
+  if (await ctx.storage.reviews.unpinIfUnused(runId, sha256)) await releaseBlob(ctx, sha256);
 }
 
 /** The upload form's parts (`file`, optional `name`) → a corrected file (the same name replaces it). */
@@ -216,33 +199,33 @@ export async function copyExpected(ctx: AutomationContext, who: Reviewer, runId:
   return addExpected(ctx, run, name, src.contentType, src);
 }
 
-function expectedFile(ctx: AutomationContext, tenantId: string, runId: string, name: string): ExpectedFileRow {
+async function expectedFile(ctx: AutomationContext, tenantId: string, runId: string, name: string): Promise<ExpectedFileRow> {
   const run = runOf(ctx, tenantId, runId);
-  const f = reviewStore(ctx).file(run.id, name);
+  const f = await ctx.storage.reviews.file(run.id, name);
   if (!f) throw NotFound(`run ${runId} has no corrected file ${name}`, { field: "filename" });
   return f;
 }
 
 export async function expectedBytes(ctx: AutomationContext, tenantId: string, runId: string, name: string): Promise<{ file: ExpectedFileRow; blob: Blob }> {
-  const file = expectedFile(ctx, tenantId, runId, name);
+  const file = await expectedFile(ctx, tenantId, runId, name);
   const blob = await openBlob(ctx, file.sha256);
   if (!blob) throw NotFound(`the bytes of corrected file ${name} are missing`, { field: "filename" });
   return { file, blob };
 }
 
-export function renameExpected(ctx: AutomationContext, tenantId: string, runId: string, name: string, to: string) {
-  const f = expectedFile(ctx, tenantId, runId, name);
+export async function renameExpected(ctx: AutomationContext, tenantId: string, runId: string, name: string, to: string) {
+  const f = await expectedFile(ctx, tenantId, runId, name);
   const target = checkExpectedName(to);
   if (target === f.name) return { name: target };
-  const s = reviewStore(ctx);
-  if (s.file(f.runId, target)) throw Conflict(`a corrected file named ${target} already exists`, { field: "name", code: "already_exists" });
-  s.renameFile(f.runId, f.name, target);
+  if ((await ctx.storage.reviews.renameFile(f.runId, f.name, target)) === "exists") {
+    throw Conflict(`a corrected file named ${target} already exists`, { field: "name", code: "already_exists" });
+  }
   return { name: target };
 }
 
 export async function deleteExpected(ctx: AutomationContext, tenantId: string, runId: string, name: string): Promise<void> {
-  const f = expectedFile(ctx, tenantId, runId, name);
-  reviewStore(ctx).removeFile(f.runId, f.name);
+  const f = await expectedFile(ctx, tenantId, runId, name);
+  await ctx.storage.reviews.removeFile(f.runId, f.name);
   await releaseUnused(ctx, f.runId, f.sha256);
 }
 
@@ -254,8 +237,8 @@ export async function deleteExpected(ctx: AutomationContext, tenantId: string, r
 export async function promote(ctx: AutomationContext, who: Reviewer, runId: string, b: { name?: string; useCorrections: boolean }) {
   const run = finishedRun(ctx, who.tenantId, runId);
   const runs = runsOf(ctx).store;
-  const review = reviewStore(ctx).get(run.id);
-  const correctedFiles = b.useCorrections ? reviewStore(ctx).files(run.id) : [];
+  const review = await ctx.storage.reviews.get(run.id);
+  const correctedFiles = b.useCorrections ? await ctx.storage.reviews.files(run.id) : [];
   const expected = b.useCorrections && review?.correctedOutput != null ? parse(review.correctedOutput) : parse(run.output);
   const files: NewExampleFile[] = runs
     .files(run.id, "input")
@@ -287,7 +270,7 @@ function bucketEnd(start: string, bucket: HealthQuery["bucket"]): string {
 const ratio = (a: number, b: number) => (b > 0 ? a / b : null);
 
 /** Review health of one automation over `from`–`to` (default the last 30 days), aggregated in SQL. */
-export function health(ctx: AutomationContext, tenantId: string, automationRef: string, q: HealthQuery) {
+export async function health(ctx: AutomationContext, tenantId: string, automationRef: string, q: HealthQuery) {
   const a = findAutomation(ctx.sqlite, tenantId, automationRef);
   const now = ctx.clock.now();
   const to = q.to ?? now.toISOString();
@@ -311,9 +294,9 @@ export function health(ctx: AutomationContext, tenantId: string, automationRef: 
     completedBefore: q.completedBefore,
     excludeExperiments: exp === "false" || exp === "exclude" || exp === "0",
   };
-  const s = reviewStore(ctx);
-  const sum = s.healthSummary(scope);
-  const buckets = s.healthBuckets(scope, q.bucket).map((b) => ({
+  const s = ctx.storage.reviews;
+  const sum = await s.healthSummary(scope);
+  const buckets = (await s.healthBuckets(scope, q.bucket)).map((b) => ({
     start: new Date(`${b.bucket}T00:00:00.000Z`).toISOString(),
     end: bucketEnd(b.bucket, q.bucket),
     totalRuns: b.totalRuns,
@@ -324,7 +307,7 @@ export function health(ctx: AutomationContext, tenantId: string, automationRef: 
     nitReviews: b.nitReviews,
     reviewedCorrectness: ratio(b.correctReviews, b.reviewedRuns),
   }));
-  const rolling = s.healthRolling(scope, q.bucket, q.rollingWindow, q.minRollingReviews).map((p) => ({
+  const rolling = (await s.healthRolling(scope, q.bucket, q.rollingWindow, q.minRollingReviews)).map((p) => ({
     at: p.at,
     reviewedRuns: p.reviewedRuns,
     correctReviews: p.correctReviews,

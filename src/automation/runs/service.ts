@@ -19,10 +19,10 @@ import { type ZipEntry, zipStream } from "./zip";
 import { ReviewStore } from "../reviews/store";
 import { Cancelled } from "../engine/errors";
 
-/** Who starts a run: the API key (its id and name become `trigger.by`); null for a trigger (e-mail). */
+/** Who starts a run: the API key (its id and name become `trigger.by`); an empty keyId (a schedule, an e-mail) gives `by: null`. */
 export interface Actor {
   tenantId: string;
-  keyId: string | null;
+  keyId: string;
   keyName?: string | null;
 }
 
@@ -51,6 +51,8 @@ export interface StartRequest {
   dedupeKey?: string;
   /** Extra fields of the run's `trigger` (`{email: {...}}`). */
   triggerDetail?: Record<string, unknown>;
+  /** Runs inside the transaction inserting the run (a schedule claims its tick); throwing rolls the run back. */
+  claim?: (runId: string) => void;
 }
 
 export const ZIP_MAX_BYTES = 32 * 1024 * 1024;
@@ -112,6 +114,11 @@ export class RunService {
 
   private now(): string {
     return this.ctx.clock.now().toISOString();
+  }
+
+  /** What a start of `target` would run (its source and YAML): for triggers that read the workflow first. */
+  resolve(tenantId: string, target: string, opts: { version?: string; trigger?: string } = {}): ResolvedSource {
+    return resolveTarget(this.ctx.sqlite, tenantId, target, opts);
   }
 
   /** Validates and enqueues a run; wakes the pool. */
@@ -182,7 +189,7 @@ export class RunService {
         definition: source.yaml,
         status: running ? "running" : req.held ? "created" : "pending",
         triggerType: req.trigger ?? "api",
-        triggeredBy: actor.keyId,
+        triggeredBy: actor.keyId || null,
         triggeredByName: actor.keyName ?? null,
         batchId: req.batchId ?? null,
         exampleId: req.exampleId ?? null,
@@ -209,7 +216,8 @@ export class RunService {
         ...(req.held ? [] : [{ type: "queued", status: "pending" }]),
         ...(running ? [{ type: "started", status: "running" }] : []),
       ];
-      await this.store.insert(run, events, rows, req.retry ? { previousRunId: req.retry.previousRunId } : undefined);
+      const claim = req.claim;
+      await this.store.insert(run, events, rows, req.retry ? { previousRunId: req.retry.previousRunId } : undefined, claim && (() => claim(id)));
       return this.store.byId(id)!;
     } catch (err) {
       await releaseOwner(this.ctx, ownerOf(id));

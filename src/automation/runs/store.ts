@@ -101,9 +101,11 @@ export class RunStore {
   /**
    * Inserts a run with its first events and input-file snapshots; resolves once committed. Runs
    * started in the same event-loop turn (concurrent requests) share one commit with the journal.
+   * `before` runs first in the same transaction (a schedule's tick claim); if it throws, this run is not inserted.
    */
-  insert(run: NewRun, events: NewEvent[], files: Omit<FileRow, "runId">[] = [], link?: { previousRunId: string }): Promise<void> {
+  insert(run: NewRun, events: NewEvent[], files: Omit<FileRow, "runId">[] = [], link?: { previousRunId: string }, before?: () => void): Promise<void> {
     return this.enqueue(() => {
+      before?.();
       this.sqlite.query(insertSql("runs", runColumns)).run(...valuesOf(runColumns, run));
       for (const f of files) this.sqlite.query(insertSql("run_files", fileColumns)).run(...valuesOf(fileColumns, { ...f, runId: run.id }));
       for (const e of events) this.addEvent(run.id, run.createdAt, e);

@@ -11,7 +11,6 @@ import { humanReviewGateway } from "../human-review/gateway";
 import { mailSender } from "../email/engine";
 import { meteredGateway } from "../models/metered";
 import { modelUsageMetrics } from "../metrics";
-import { sqliteModelCallStore } from "../models/store";
 import { ownerOf } from "./inputs";
 import type { AbortReason } from "./queue";
 import type { RunsRuntime } from "./runtime";
@@ -93,7 +92,7 @@ function services(deps: WorkerDeps, run: RunRow): EngineServices {
     invokeWorkflow: (target, input, opts) => deps.invoke(run, target, input, opts),
     templates: templateRenderer(ctx, run.tenantId),
     describeWorkflow: async (target) => describeWorkflow(ctx.sqlite, run.tenantId, target),
-    ...(ctx.models ? { models: meteredGateway(ctx.models, sqliteModelCallStore(ctx.sqlite), run.id, ctx.clock, ctx.metrics && modelUsageMetrics(ctx.metrics)) } : {}),
+    ...(ctx.models ? { models: meteredGateway(ctx.models, ctx.storage.models, run.id, ctx.clock, ctx.metrics && modelUsageMetrics(ctx.metrics)) } : {}),
     humanReview: humanReviewGateway(ctx, store, run),
     email: mailSender(ctx, run.tenantId, run.id),
   };

@@ -4,6 +4,7 @@ import * as v from "valibot";
 import { findPaths, pathMatches, type AnyStepKind } from "../engine/kind";
 import { stepKind, stepKinds } from "../engine/registry";
 import { isTemplate, templateError } from "../engine/template";
+import { cronTriggerSchema, expressionError, timeZoneError } from "./cron";
 import { typeError } from "./input";
 import { readYaml, type Source } from "./source";
 import { COMMON_STEP_FIELDS, commonStepSchema, inputSchema, workflowSchema } from "./schema";
@@ -177,6 +178,47 @@ function parseInputs(raw: unknown[], out: Collector): WorkflowInput[] {
   return inputs;
 }
 
+/**
+ * Checks each `{type: cron}` entry (shape, expression, time zone, input against the declared inputs)
+ * and returns the list with the cron entries normalised. Server-generated YAML (`internal`) is not
+ * refused for a bad schedule: such an entry simply never fires.
+ */
+function parseTriggers(raw: unknown[], inputs: WorkflowInput[], out: Collector): Workflow["triggerMethods"] {
+  const seen = new Map<string, string>();
+  return raw.map((item, i) => {
+    const entry = item as Workflow["triggerMethods"][number];
+    if (entry?.type !== "cron" || out.internal) return entry;
+    const field = `triggerMethods.${i}`;
+    const r = v.safeParse(cronTriggerSchema, item);
+    if (!r.success) {
+      out.valibot(field, r.issues);
+      return entry;
+    }
+    const c = r.output;
+    const zoneError = timeZoneError(c.timezone);
+    if (zoneError) out.add(`${field}.timezone`, zoneError, "invalid_timezone");
+    const exprError = expressionError(c.schedule, zoneError ? "UTC" : c.timezone);
+    if (exprError) out.add(`${field}.schedule`, exprError, "invalid_cron");
+    const key = JSON.stringify([c.schedule.trim(), c.timezone, c.input]);
+    const first = seen.get(key);
+    if (first) out.add(field, `the same schedule as ${first} (line ${out.source.lineOf(first)}); a tick would start both`, "duplicate_schedule");
+    else seen.set(key, field);
+    const declared = new Map(inputs.map((d) => [d.name, d]));
+    for (const [name, value] of Object.entries(c.input)) {
+      const def = declared.get(name);
+      if (!def) out.add(`${field}.input.${name}`, `"${name}" is not an input of this workflow`, "unknown_input");
+      else if (def.type === "file") out.add(`${field}.input.${name}`, `a schedule cannot pass file input "${name}"`, "invalid_value");
+      else if (typeError(def, value)) out.add(`${field}.input.${name}`, `input ${name} ${typeError(def, value)}`, "invalid_value");
+    }
+    for (const def of inputs) {
+      if (def.required && def.default === undefined && c.input[def.name] === undefined) {
+        out.add(`${field}.input`, `required input "${def.name}" has no value in this schedule's input`, "required");
+      }
+    }
+    return c;
+  });
+}
+
 /** Parses and fully validates workflow YAML. */
 export function parseWorkflow(yamlText: string, opts: ParseOptions = {}): ParseResult {
   if (yamlText.length > MAX_YAML) return { ok: false, issues: [{ field: "<root>", message: `workflow YAML exceeds ${MAX_YAML} bytes`, code: "too_large" }] };
@@ -195,6 +237,7 @@ export function parseWorkflow(yamlText: string, opts: ParseOptions = {}): ParseR
   const steps = Array.isArray(obj.steps) ? parseSteps(obj.steps, "steps", out, new Map(), 0) : [];
   checkEmailTriggers(obj.triggerMethods, inputs, out);
   if (obj.output !== undefined) checkTemplates(obj.output, "output", out);
+  const triggerMethods = Array.isArray(obj.triggerMethods) && top.success ? parseTriggers(obj.triggerMethods, inputs, out) : [];
   if (!top.success || out.issues.length > 0) return { ok: false, issues: out.issues };
   const t = top.output;
   const workflow: Workflow = {
@@ -202,7 +245,7 @@ export function parseWorkflow(yamlText: string, opts: ParseOptions = {}): ParseR
     ...(t.version !== undefined ? { version: t.version } : {}),
     ...(t.description !== undefined ? { description: t.description } : {}),
     ...(t.defaultModel !== undefined ? { defaultModel: t.defaultModel } : {}),
-    triggerMethods: t.triggerMethods as Workflow["triggerMethods"],
+    triggerMethods: obj.triggerMethods === undefined ? (t.triggerMethods as Workflow["triggerMethods"]) : triggerMethods,
     inputs,
     steps,
     ...(t.output !== undefined ? { output: t.output } : {}),

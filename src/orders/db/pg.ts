@@ -6,7 +6,7 @@ import { drizzle } from "drizzle-orm/bun-sql";
 import type { BunSQLQueryResultHKT } from "drizzle-orm/bun-sql/session";
 import type { PgTransaction } from "drizzle-orm/pg-core";
 import { orderPgMigrations } from "../../../db/orders/pg";
-import type { Migration } from "../../kernel/db";
+import { migratePg, PG_POOL_MAX, redactUrl } from "../../kernel/pg";
 import { FatalError } from "../../kernel/errors";
 import { PgThrottleStore, PgTokenStore } from "../auth/store.pg";
 import { PgOrderStore } from "../orders/store.pg";
@@ -26,48 +26,8 @@ function inTransaction(tx: PgTransaction<BunSQLQueryResultHKT, typeof schema, Ex
   return Object.assign(tx, { $client: client });
 }
 
-/** Any fixed 64-bit number: the advisory lock migrations run under, on every instance. */
-const MIGRATION_LOCK = 7_242_015_001;
-
-/** The URL without its password, for messages and logs. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.href;
-  } catch {
-    return "(unparsable URL)";
-  }
-}
-
-/** Applies the migrations not applied yet, each in its own transaction, holding the advisory lock throughout. */
-export async function migratePg(client: SQL, migrations: Migration[]): Promise<string[]> {
-  const conn = await client.reserve();
-  const applied: string[] = [];
-  try {
-    await conn`SELECT pg_advisory_lock(${MIGRATION_LOCK})`;
-    try {
-      await conn`CREATE TABLE IF NOT EXISTS __migrations (name text PRIMARY KEY, applied_at text NOT NULL)`;
-      const done = new Set((await conn<{ name: string }[]>`SELECT name FROM __migrations`).map((r) => r.name));
-      for (const m of migrations) {
-        if (done.has(m.name)) continue;
-        await conn.begin(async (tx) => {
-          for (const stmt of m.sql.split("--> statement-breakpoint")) if (stmt.trim()) await tx.unsafe(stmt);
-          await tx`INSERT INTO __migrations (name, applied_at) VALUES (${m.name}, ${new Date().toISOString()})`;
-        });
-        applied.push(m.name);
-      }
-    } finally {
-      await conn`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`;
-    }
-  } finally {
-    conn.release();
-  }
-  return applied;
-}
-
-/** Connections in the pool unless the caller asks for another size. */
-export const PG_POOL_MAX = 10;
+/** The order server's migration series: its lock and its table (`__migrations`, as since the start). */
+const SERIES = { lock: 7_242_015_001, table: "__migrations", migrations: orderPgMigrations };
 
 export interface PgOptions {
   /** Pool size per instance. */
@@ -78,7 +38,7 @@ export interface PgOptions {
 export async function openPgStorage(url: string, opts: PgOptions = {}): Promise<OrderStorage> {
   const client = new SQL({ url, max: opts.max ?? PG_POOL_MAX, connectionTimeout: 10 });
   try {
-    await migratePg(client, orderPgMigrations);
+    await migratePg(client, SERIES);
   } catch (err) {
     await client.close().catch(() => {});
     throw new FatalError(`cannot open database ${redactUrl(url)}: ${(err as Error).message}`);

@@ -26,8 +26,3 @@ export interface OrderStorage {
   query<T>(text: string): Promise<T[]>;
   close(): Promise<void>;
 }
-
-/** A `postgres://` (or `postgresql://`) URL selects PostgreSQL. */
-export function isPostgresUrl(target: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(target);
-}

@@ -3,7 +3,6 @@
 // the same question asked twice is two calls.
 import { afterAll, expect, test } from "bun:test";
 import { meteredGateway } from "../../../src/automation/models/metered";
-import { sqliteModelCallStore } from "../../../src/automation/models/store";
 import { startFakeModels } from "../../support/fake-models";
 import { aiHarness } from "./support";
 
@@ -14,7 +13,7 @@ test("a resumed execution replays journaled calls once each, then calls the prov
   const h = await aiHarness(fake.config());
   // Any run gives the journal a run to belong to.
   const run = await h.run("name: hello\nsteps:\n  - {name: a, type: transform.set, with: {fields: {x: 1}}}\n");
-  const store = sqliteModelCallStore(h.ctx.sqlite);
+  const store = h.ctx.storage.models;
   const req = { step: "extract", messages: [{ role: "user" as const, content: "read this" }] };
 
   fake.script({ text: "first", usage: { input: 10, output: 1 } }, { text: "second", usage: { input: 10, output: 1 } });

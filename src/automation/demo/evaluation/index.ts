@@ -3,8 +3,6 @@
 // an evaluator file keeps them.
 import { newId } from "../../../kernel/ids";
 import type { AutomationContext } from "../../context";
-import { exampleStore } from "../../datasets/service";
-import { evaluatorStore } from "../../evaluators/service";
 import { resolveTarget } from "../../runs/sources";
 import evaluatorsYaml from "./invoice-summary.evaluators.yaml" with { type: "text" };
 
@@ -16,20 +14,22 @@ const EXAMPLES = [
   { name: "single-line", input: { invoice: { lines: [{ amount: 42.5 }] } }, expected: { total: 42.5 }, annotation: null },
 ];
 
-export function seedDemoEvaluation(ctx: AutomationContext, tenantId: string): void {
+export async function seedDemoEvaluation(ctx: AutomationContext, tenantId: string): Promise<void> {
   const a = resolveTarget(ctx.sqlite, tenantId, DEMO_DATASET_TARGET, { trigger: "eval" });
-  const store = exampleStore(ctx);
   const now = ctx.clock.now().toISOString();
-  store.tx(() => {
-    if (store.count(tenantId, a.automationId) === 0) {
-      EXAMPLES.forEach((e, i) =>
-        store.insert({
+  if ((await ctx.storage.datasets.count(tenantId, a.automationId)) === 0) {
+    // All three or none ("name_taken": another start seeded them first).
+    await ctx.storage.datasets.create(
+      tenantId,
+      EXAMPLES.map((e, i) => ({
+        row: {
           id: newId("ex"), tenantId, automationId: a.automationId, automationType: a.type, name: e.name, input: JSON.stringify(e.input),
           expected: JSON.stringify(e.expected), metadata: JSON.stringify({ demo: true }), annotation: e.annotation, rowOrder: i, overrides: null,
           latestRunId: null, createdAt: now, updatedAt: now,
-        }),
-      );
-    }
-    if (!evaluatorStore(ctx).yaml(a.automationId)) evaluatorStore(ctx).put(tenantId, a.automationId, evaluatorsYaml, now);
-  });
+        },
+        files: [],
+      })),
+    );
+  }
+  if (!(await ctx.storage.evaluators.yaml(a.automationId))) await ctx.storage.evaluators.put(tenantId, a.automationId, evaluatorsYaml, now);
 }

@@ -1,6 +1,6 @@
 // InboundStore over bun:sqlite (migration db/automation/0410_inbound_email.sql).
 import type { Database } from "bun:sqlite";
-import type { InboundAddress, InboundStore } from "./store";
+import type { InboundAddress, InboundStore } from "../../inbound/store";
 
 export function sqliteInboundStore(sqlite: Database): InboundStore {
   const insertToken = sqlite.query<never, [string, string, string, string]>(

@@ -1,50 +1,19 @@
-// The only SQL of experiments. Counters are never stored: they are counted from the runs and their
-// recorded evaluations, so they equal the rows whatever crashed when.
+// Experiments on SQLite. Counters are never stored: they are counted from the runs and their recorded
+// evaluations, so they equal the rows whatever crashed when.
 import type { Database } from "bun:sqlite";
-
-export interface ExperimentRow {
-  id: string;
-  tenantId: string;
-  automationId: string;
-  automationType: string;
-  name: string | null;
-  version: string | null;
-  runTotal: number;
-  readyAt: string | null;
-  createdAt: string;
-  completedAt: string | null;
-  cancelledAt: string | null;
-  /** At most this many of its runs in flight at once (null = bounded by the server's workers only). */
-  batchConcurrency: number | null;
-}
-
-export interface ExperimentStats {
-  runCount: number;
-  started: number;
-  scored: number;
-  passed: number;
-  failed: number;
-  avgScore: number | null;
-}
-
-export interface ExperimentRunRow {
-  id: string;
-  status: string;
-  exampleId: string | null;
-  exampleName: string | null;
-  createdAt: string;
-  completedAt: string | null;
-  score: number | null;
-  passed: number | null;
-}
+import type { ExperimentRow, ExperimentRunRow, ExperimentStats, ExperimentStore } from "../storage";
 
 const COLS =
   "id, tenant_id AS tenantId, automation_id AS automationId, automation_type AS automationType, name, version, run_total AS runTotal, ready_at AS readyAt, created_at AS createdAt, completed_at AS completedAt, cancelled_at AS cancelledAt, batch_concurrency AS batchConcurrency";
 
-export class ExperimentStore {
+/** Ready, not completed yet, and every run of it scored. */
+const DONE = `completed_at IS NULL AND ready_at IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM runs r LEFT JOIN run_evaluations e ON e.run_id = r.id WHERE r.experiment_id = experiments.id AND e.run_id IS NULL)`;
+
+export class SqliteExperimentStore implements ExperimentStore {
   constructor(readonly sqlite: Database) {}
 
-  insert(r: ExperimentRow): void {
+  async insert(r: ExperimentRow): Promise<void> {
     this.sqlite
       .query(
         "INSERT INTO experiments (id, tenant_id, automation_id, automation_type, name, version, run_total, ready_at, created_at, completed_at, cancelled_at, batch_concurrency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -52,19 +21,19 @@ export class ExperimentStore {
       .run(r.id, r.tenantId, r.automationId, r.automationType, r.name, r.version, r.runTotal, r.readyAt, r.createdAt, r.completedAt, r.cancelledAt, r.batchConcurrency);
   }
 
-  remove(id: string): void {
+  async remove(id: string): Promise<void> {
     this.sqlite.query("DELETE FROM experiments WHERE id = ?").run(id);
   }
 
-  byId(id: string): ExperimentRow | undefined {
+  async byId(id: string): Promise<ExperimentRow | undefined> {
     return this.sqlite.query<ExperimentRow, [string]>(`SELECT ${COLS} FROM experiments WHERE id = ?`).get(id) ?? undefined;
   }
 
-  get(tenantId: string, id: string): ExperimentRow | undefined {
+  async get(tenantId: string, id: string): Promise<ExperimentRow | undefined> {
     return this.sqlite.query<ExperimentRow, [string, string]>(`SELECT ${COLS} FROM experiments WHERE tenant_id = ? AND id = ?`).get(tenantId, id) ?? undefined;
   }
 
-  list(tenantId: string, automationId: string, f: { from?: string; to?: string; limit: number; offset: number }): { rows: ExperimentRow[]; total: number } {
+  async list(tenantId: string, automationId: string, f: { from?: string; to?: string; limit: number; offset: number }): Promise<{ rows: ExperimentRow[]; total: number }> {
     const where = "tenant_id = ? AND automation_id = ? AND created_at >= ? AND created_at <= ?";
     const args = [tenantId, automationId, f.from ?? "", f.to ?? "9999"] as const;
     const rows = this.sqlite
@@ -74,15 +43,14 @@ export class ExperimentStore {
     return { rows, total };
   }
 
-  /** Experiments of the automation, oldest first (the export of all experiments). */
-  ofAutomation(tenantId: string, automationId: string): ExperimentRow[] {
+  async ofAutomation(tenantId: string, automationId: string): Promise<ExperimentRow[]> {
     return this.sqlite
       .query<ExperimentRow, [string, string]>(`SELECT ${COLS} FROM experiments WHERE tenant_id = ? AND automation_id = ? ORDER BY created_at, id`)
       .all(tenantId, automationId);
   }
 
-  stats(id: string): ExperimentStats {
-    const s = this.sqlite
+  async stats(id: string): Promise<ExperimentStats> {
+    return this.sqlite
       .query<ExperimentStats, [string]>(
         `SELECT COUNT(*) AS runCount,
                 COALESCE(SUM(r.started_at IS NOT NULL OR r.status NOT IN ('pending', 'created')), 0) AS started,
@@ -93,49 +61,45 @@ export class ExperimentStore {
          FROM runs r LEFT JOIN run_evaluations e ON e.run_id = r.id WHERE r.experiment_id = ?`,
       )
       .get(id)!;
-    return s;
   }
 
-  /** Whether some run of the experiment is not scored yet (stops at the first one). */
-  hasUnscored(id: string): boolean {
-    return !!this.sqlite
-      .query("SELECT 1 FROM runs r LEFT JOIN run_evaluations e ON e.run_id = r.id WHERE r.experiment_id = ? AND e.run_id IS NULL LIMIT 1")
-      .get(id);
-  }
-
-  runs(id: string): ExperimentRunRow[] {
+  async runs(id: string): Promise<ExperimentRunRow[]> {
     return this.sqlite
-      .query<ExperimentRunRow, [string]>(
+      .query<Omit<ExperimentRunRow, "passed"> & { passed: number | null }, [string]>(
         `SELECT r.id, r.status, r.example_id AS exampleId, x.name AS exampleName, r.created_at AS createdAt, r.completed_at AS completedAt, e.score, e.passed
          FROM runs r LEFT JOIN dataset_examples x ON x.id = r.example_id LEFT JOIN run_evaluations e ON e.run_id = r.id
          WHERE r.experiment_id = ? ORDER BY r.created_at, r.id`,
       )
-      .all(id);
+      .all(id)
+      .map((r) => ({ ...r, passed: r.passed === null ? null : r.passed === 1 }));
   }
 
-  /** Ids of the experiment's runs that are not finished yet. */
-  openRuns(id: string): string[] {
+  async openRuns(id: string): Promise<string[]> {
     return this.sqlite
       .query<{ id: string }, [string]>("SELECT id FROM runs WHERE experiment_id = ? AND status NOT IN ('completed', 'failed', 'cancelled', 'rejected')")
       .all(id)
       .map((r) => r.id);
   }
 
-  setReady(id: string, at: string, runTotal: number): void {
-    this.sqlite.query("UPDATE experiments SET ready_at = ?, run_total = ? WHERE id = ?").run(at, runTotal, id);
+  async setReady(id: string, at: string, runTotal?: number): Promise<void> {
+    if (runTotal !== undefined) this.sqlite.query("UPDATE experiments SET ready_at = ?, run_total = ? WHERE id = ?").run(at, runTotal, id);
+    else this.sqlite.query("UPDATE experiments SET ready_at = ?, run_total = (SELECT COUNT(*) FROM runs WHERE experiment_id = ?) WHERE id = ?").run(at, id, id);
   }
 
-  setCancelled(id: string, at: string): void {
+  async setCancelled(id: string, at: string): Promise<void> {
     this.sqlite.query("UPDATE experiments SET cancelled_at = COALESCE(cancelled_at, ?) WHERE id = ?").run(at, id);
   }
 
-  /** Returns true when this call completed it. */
-  markCompleted(id: string, at: string): boolean {
-    return this.sqlite.query("UPDATE experiments SET completed_at = ? WHERE id = ? AND completed_at IS NULL").run(at, id).changes === 1;
+  async completeIfDone(id: string, at: string): Promise<boolean> {
+    // Asked after every scored run: reads answer the common "not yet" without taking the write lock, the
+    // cheap one first (still being created), then the scan for an unscored run.
+    const e = this.sqlite.query<{ readyAt: string | null; completedAt: string | null }, [string]>("SELECT ready_at AS readyAt, completed_at AS completedAt FROM experiments WHERE id = ?").get(id);
+    if (!e || e.completedAt || !e.readyAt) return false;
+    if (this.sqlite.query(`SELECT 1 FROM runs r LEFT JOIN run_evaluations e ON e.run_id = r.id WHERE r.experiment_id = ? AND e.run_id IS NULL LIMIT 1`).get(id)) return false;
+    return this.sqlite.query(`UPDATE experiments SET completed_at = ? WHERE id = ? AND ${DONE}`).run(at, id).changes === 1;
   }
 
-  /** Experiments still in progress (start-up recovery). */
-  unfinished(): ExperimentRow[] {
+  async unfinished(): Promise<ExperimentRow[]> {
     return this.sqlite.query<ExperimentRow, []>(`SELECT ${COLS} FROM experiments WHERE completed_at IS NULL`).all();
   }
 }

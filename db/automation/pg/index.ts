@@ -1,0 +1,14 @@
+// The automation server's PostgreSQL migrations, embedded into the executable as text. Applied by
+// `automation-server migrate --db postgres://…` (src/automation/db/pg-migrate.ts) under an advisory lock.
+// Until the server serves from PostgreSQL (issue 21) the series is pre-release: 0000_init may still be
+// rewritten; after that, only new files.
+import type { Migration } from "../../../src/kernel/db";
+import init from "./0000_init.sql" with { type: "text" };
+import schedules from "./0400_schedules.sql" with { type: "text" };
+import inbound from "./0410_inbound_email.sql" with { type: "text" };
+
+export const automationPgMigrations: Migration[] = [
+  { name: "0000_init", sql: init },
+  { name: "0400_schedules", sql: schedules },
+  { name: "0410_inbound_email", sql: inbound },
+];

@@ -1,0 +1,25 @@
+// The PostgreSQL backend of the automation server: every converted feature's store over one pool.
+import type { SQL } from "bun";
+import type { AutomationStorage } from "../storage";
+import { PgDatasetStore } from "./datasets";
+import { PgEvaluatorStore } from "./evaluators";
+import { PgExperimentStore } from "./experiments";
+import { PgModelCallStore } from "./models";
+import { PgReviewStore } from "./reviews";
+
+/**
+ * The stores that move runs (schedules claim ticks in the run insert, inbound e-mail's dedupe key is a
+ * runs column, human review parks and requeues runs) and agents come next.
+ */
+export type PgStorageSoFar = Omit<AutomationStorage, "schedules" | "inbound" | "humanReview" | "agents">;
+
+export function pgStorage(pg: SQL): PgStorageSoFar {
+  return {
+    backend: "postgres",
+    evaluators: new PgEvaluatorStore(pg),
+    datasets: new PgDatasetStore(pg),
+    experiments: new PgExperimentStore(pg),
+    reviews: new PgReviewStore(pg),
+    models: new PgModelCallStore(pg),
+  };
+}

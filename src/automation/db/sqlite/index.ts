@@ -1,0 +1,29 @@
+// The SQLite backend of the automation server: every converted feature's store over one connection.
+import type { Database } from "bun:sqlite";
+import { RunStore } from "../../runs/store";
+import type { AutomationStorage } from "../storage";
+import { SqliteAgentStore } from "./agents";
+import { SqliteDatasetStore } from "./datasets";
+import { SqliteEvaluatorStore } from "./evaluators";
+import { SqliteExperimentStore } from "./experiments";
+import { SqliteHumanReviewStore } from "./human-review";
+import { SqliteModelCallStore } from "./models";
+import { SqliteReviewStore } from "./reviews";
+import { sqliteScheduleStore } from "./schedules";
+import { sqliteInboundStore } from "./inbound";
+
+export function sqliteStorage(sqlite: Database): AutomationStorage {
+  return {
+    backend: "sqlite",
+    evaluators: new SqliteEvaluatorStore(sqlite),
+    datasets: new SqliteDatasetStore(sqlite),
+    experiments: new SqliteExperimentStore(sqlite),
+    reviews: new SqliteReviewStore(sqlite),
+    models: new SqliteModelCallStore(sqlite),
+    schedules: sqliteScheduleStore(sqlite),
+    inbound: sqliteInboundStore(sqlite),
+    // The run moves of a review commit in its transaction; runs/store.ts moves into this folder with runs.
+    humanReview: new SqliteHumanReviewStore(sqlite, new RunStore(sqlite)),
+    agents: new SqliteAgentStore(sqlite),
+  };
+}

@@ -1,0 +1,479 @@
+// The automation server's storage: one async store per feature. Services, routes, the engine and the
+// workers only ever see these interfaces; the SQLite implementations live in sqlite/ (a PostgreSQL one
+// comes in pg/). A multi-step invariant is one method here (decided inside the database: a conditional
+// update, a transaction), never a read-then-write in a service. This module imports no implementation.
+import type { EvalResult } from "../evaluators/model";
+import type { ScheduleStore } from "../schedules/store";
+import type { InboundStore } from "../inbound/store";
+import type { ModelResponse, ModelUsage } from "../models/contract";
+import type { Review } from "../reviews/model";
+import type { AutomationRow, VersionRow } from "./schema";
+
+/** Evaluator files (one YAML per automation) and the scores of evaluation runs. */
+export interface EvaluatorStore {
+  /** The stored evaluator YAML of an automation; undefined when it has none. */
+  yaml(automationId: string): Promise<string | undefined>;
+  put(tenantId: string, automationId: string, yaml: string, at: string): Promise<void>;
+  /**
+   * Records a run's scores once: a second call for the same run (a restart recovering it) changes
+   * nothing. Returns whether this call recorded them.
+   */
+  record(run: { runId: string; experimentId: string | null; score: number | null; passed: boolean; at: string }, results: EvalResult[]): Promise<boolean>;
+  scored(runId: string): Promise<boolean>;
+  /** A scored run's overall score and verdict. */
+  evaluation(runId: string): Promise<{ score: number | null; passed: boolean } | undefined>;
+  /** A run's results, in the order they were recorded. */
+  results(runId: string): Promise<EvalResult[]>;
+  /** Results of every run of an experiment, in run then evaluator order. */
+  resultsOfExperiment(experimentId: string): Promise<EvalResult[]>;
+  /** Evaluation runs that ended but were never scored (the process died in between), oldest first. */
+  unscored(limit: number): Promise<string[]>;
+}
+
+/** A dataset example; JSON fields hold the wire values as text (the service parses them). */
+export interface ExampleRow {
+  id: string;
+  tenantId: string;
+  automationId: string;
+  automationType: string;
+  name: string;
+  input: string | null;
+  expected: string | null;
+  metadata: string | null;
+  annotation: string | null;
+  rowOrder: number | null;
+  overrides: string | null;
+  latestRunId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type Folder = "input" | "expected";
+
+export interface ExampleFileRow {
+  exampleId: string;
+  folder: Folder;
+  path: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+  createdAt: string;
+}
+
+/** The blob-pin owner of an example's files. */
+export const examplePin = (exampleId: string) => `example:${exampleId}`;
+
+/** A new example with its files (bytes already in the blob store). */
+export interface NewExample {
+  row: ExampleRow;
+  files: ExampleFileRow[];
+}
+
+/**
+ * Dataset examples and their input/expected files. An example holds one blob pin (`examplePin`) per
+ * stored blob its files use; the writes here keep files and pins together in one transaction.
+ */
+export interface DatasetStore {
+  get(tenantId: string, automationId: string, id: string): Promise<ExampleRow | undefined>;
+  byId(id: string): Promise<ExampleRow | undefined>;
+  /** One page in display order: rowOrder first (nulls last), then creation. */
+  list(tenantId: string, automationId: string, limit: number, offset: number): Promise<ExampleRow[]>;
+  all(tenantId: string, automationId: string): Promise<ExampleRow[]>;
+  count(tenantId: string, automationId: string): Promise<number>;
+  files(exampleId: string, folder?: Folder): Promise<ExampleFileRow[]>;
+  file(exampleId: string, folder: Folder, path: string): Promise<ExampleFileRow | undefined>;
+  /**
+   * Inserts examples with their files, pinning each file's blob for its example, all or nothing.
+   * `replace` first removes every example of that automation (returned, with their file count).
+   * "name_taken" (nothing written) when an example of the automation already has one of the names.
+   */
+  create(tenantId: string, examples: NewExample[], replace?: { automationId: string }): Promise<{ removed: string[]; filesRemoved: number } | "name_taken">;
+  /** Writes the editable fields; "name_taken" when another example of the automation has the name. */
+  update(row: ExampleRow): Promise<"ok" | "name_taken">;
+  setLatestRun(id: string, runId: string): Promise<void>;
+  /** Deletes the example and its files (its blob pins are the caller's to release). */
+  remove(id: string): Promise<void>;
+  /** Inserts or replaces files (pinning their blobs); returns the blobs of the files replaced. */
+  putFiles(tenantId: string, files: ExampleFileRow[]): Promise<string[]>;
+  /** "exists" (nothing changed) when the target path is taken. */
+  renameFile(exampleId: string, folder: Folder, from: string, to: string): Promise<"ok" | "exists">;
+  removeFile(exampleId: string, folder: Folder, path: string): Promise<void>;
+  /** Drops the example's pin on the blob unless one of its files still uses it; returns whether it did. */
+  unpinIfUnused(exampleId: string, sha256: string): Promise<boolean>;
+}
+
+export interface ExperimentRow {
+  id: string;
+  tenantId: string;
+  automationId: string;
+  automationType: string;
+  name: string | null;
+  version: string | null;
+  runTotal: number;
+  readyAt: string | null;
+  createdAt: string;
+  completedAt: string | null;
+  cancelledAt: string | null;
+  /** At most this many of its runs in flight at once (null = bounded by the server's workers only). */
+  batchConcurrency: number | null;
+}
+
+/** Counted from the runs and their recorded evaluations (never stored), so they equal the rows whatever crashed when. */
+export interface ExperimentStats {
+  runCount: number;
+  started: number;
+  scored: number;
+  passed: number;
+  failed: number;
+  avgScore: number | null;
+}
+
+export interface ExperimentRunRow {
+  id: string;
+  status: string;
+  exampleId: string | null;
+  exampleName: string | null;
+  createdAt: string;
+  completedAt: string | null;
+  score: number | null;
+  /** null until the run is scored. */
+  passed: boolean | null;
+}
+
+/** Experiments; their runs are runs with `experiment_id` set, their scores the evaluators' records. */
+export interface ExperimentStore {
+  insert(r: ExperimentRow): Promise<void>;
+  remove(id: string): Promise<void>;
+  byId(id: string): Promise<ExperimentRow | undefined>;
+  get(tenantId: string, id: string): Promise<ExperimentRow | undefined>;
+  /** Newest first, created within [from, to]. */
+  list(tenantId: string, automationId: string, f: { from?: string; to?: string; limit: number; offset: number }): Promise<{ rows: ExperimentRow[]; total: number }>;
+  /** Experiments of the automation, oldest first (the export of all experiments). */
+  ofAutomation(tenantId: string, automationId: string): Promise<ExperimentRow[]>;
+  stats(id: string): Promise<ExperimentStats>;
+  /** Its runs, oldest first, with their example's name and score. */
+  runs(id: string): Promise<ExperimentRunRow[]>;
+  /** Ids of the experiment's runs that are not finished yet. */
+  openRuns(id: string): Promise<string[]>;
+  /** All its runs are created: `runTotal` of them, or as many as exist when undefined (a creation that died). */
+  setReady(id: string, at: string, runTotal?: number): Promise<void>;
+  /** Keeps the first cancellation time. */
+  setCancelled(id: string, at: string): Promise<void>;
+  /**
+   * Completes the experiment when it is ready, not completed yet and every run of it is scored, in one
+   * conditional update; returns whether this call completed it (exactly one caller sees true).
+   */
+  completeIfDone(id: string, at: string): Promise<boolean>;
+  /** Experiments still in progress (start-up recovery). */
+  unfinished(): Promise<ExperimentRow[]>;
+}
+
+/** A stored review: the wire's fields (reviews/model.ts) with its run and owner, JSON as text, and a count. */
+export type ReviewRow = Omit<Review, "note" | "correctedOutput" | "reviewedAt" | "corrections"> & {
+  runId: string;
+  tenantId: string;
+  automationId: string;
+  note: string;
+  correctedOutput: string | null;
+  correctionCount: number;
+  reviewedAt: string;
+};
+
+export interface CorrectionRow {
+  id: string;
+  runId: string;
+  position: number;
+  kind: "field" | "file";
+  path: string;
+  label: string | null;
+  originalValue: string | null;
+  correctedValue: string | null;
+  note: string;
+  correctedArtifactPath: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A reviewer's corrected file of a run (bytes in the blob store). */
+export interface ExpectedFileRow {
+  runId: string;
+  name: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+  createdAt: string;
+}
+
+/** The blob-pin owner of a run's corrected files with these bytes (one pin per run and content). */
+export const reviewPin = (runId: string, sha256: string) => `review:${runId}:${sha256}`;
+
+/** The runs review health counts (already validated filters). */
+export interface HealthScope {
+  tenantId: string;
+  automationId: string;
+  from: string;
+  to: string;
+  statuses?: string[];
+  triggers?: string[];
+  types?: string[];
+  triggeredBy?: string[];
+  sourceRef?: string;
+  batchId?: string;
+  exampleId?: string;
+  exampleIdContains?: string;
+  completedAfter?: string;
+  completedBefore?: string;
+  excludeExperiments?: boolean;
+}
+
+export type HealthBucket = "day" | "week" | "month";
+
+export interface Counts {
+  totalRuns: number;
+  reviewedRuns: number;
+  correctReviews: number;
+  incorrectReviews: number;
+  nitReviews: number;
+  lower: number | null;
+  upper: number | null;
+}
+
+export interface BucketCounts extends Counts {
+  bucket: string;
+}
+
+export interface RollingPoint {
+  bucket: string;
+  at: string;
+  reviewedRuns: number;
+  correctReviews: number;
+  lower: number;
+  upper: number;
+  totalRunsInWindow: number;
+  reviewedInWindow: number;
+}
+
+/** What `ReviewStore.put` decides from the stored review: the new row, and new corrections when they change. */
+export type ReviewDecision = (prev: ReviewRow | undefined, corrections: CorrectionRow[]) => { row: ReviewRow; corrections?: CorrectionRow[] };
+
+/** Run reviews, their corrections and corrected files, and review health (aggregated in the database). */
+export interface ReviewStore {
+  get(runId: string): Promise<ReviewRow | undefined>;
+  corrections(runId: string): Promise<CorrectionRow[]>;
+  /**
+   * Creates or replaces a run's review: `decide` (pure, synchronous) sees the stored review and
+   * corrections and returns the new ones; read and write are one transaction, so concurrent puts
+   * serialise. Returns what was written.
+   */
+  put(runId: string, decide: ReviewDecision): Promise<{ row: ReviewRow; corrections: CorrectionRow[] }>;
+  /** Removes the review, its corrections, its corrected files and their pins; returns the blobs they pinned. */
+  remove(runId: string): Promise<string[]>;
+  files(runId: string): Promise<ExpectedFileRow[]>;
+  file(runId: string, name: string): Promise<ExpectedFileRow | undefined>;
+  /** Adds or replaces a corrected file, pinning its blob; returns the bytes it replaced (if other). */
+  putFile(tenantId: string, f: ExpectedFileRow): Promise<string | undefined>;
+  /** "exists" (nothing changed) when the target name is taken. */
+  renameFile(runId: string, from: string, to: string): Promise<"ok" | "exists">;
+  removeFile(runId: string, name: string): Promise<void>;
+  /** Drops the run's pin on the blob unless one of its corrected files still uses it; returns whether it did. */
+  unpinIfUnused(runId: string, sha256: string): Promise<boolean>;
+  /** Counts and the Wilson interval of reviewed correctness over the scope. */
+  healthSummary(s: HealthScope): Promise<Counts>;
+  /** Counts per calendar bucket (only buckets with runs). */
+  healthBuckets(s: HealthScope, bucket: HealthBucket): Promise<BucketCounts[]>;
+  /**
+   * One rolling point per bucket, at its last reviewed run: correctness over the last `window`
+   * reviewed runs up to there (with its Wilson interval), and review coverage over the last `window`
+   * runs of any kind up to there.
+   */
+  healthRolling(s: HealthScope, bucket: HealthBucket, window: number, minReviews: number): Promise<RollingPoint[]>;
+}
+
+/** One journaled model call of a run. */
+export interface ModelCallRow {
+  runId: string;
+  seq: number;
+  stepPath: string | null;
+  requestHash: string;
+  model: string | null;
+  provider: string | null;
+  status: "ok" | "failed";
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  durationMs: number;
+  startedAt: string;
+  error: string | null;
+  request: string | null;
+  response: string | null;
+}
+
+export interface RunUsageTotals {
+  tokens: ModelUsage;
+  llmCallCount: number;
+  llmDurationMs: number;
+}
+
+/** The per-run journal of model calls. */
+export interface ModelCallStore {
+  /** Appends a call and returns its seq (the next of its run, assigned by the database); durable when it resolves. */
+  add(row: Omit<ModelCallRow, "seq">): Promise<number>;
+  /** A finished call of this run with the same request, not among `skip` (seqs already replayed). */
+  replayable(runId: string, requestHash: string, skip: ReadonlySet<number>): Promise<{ seq: number; response: ModelResponse } | undefined>;
+  calls(runId: string): Promise<ModelCallRow[]>;
+  totals(runId: string): Promise<RunUsageTotals>;
+}
+
+export interface TaskRow {
+  id: string;
+  tenantId: string;
+  runId: string;
+  stepPath: string;
+  automationId: string;
+  automationName: string | null;
+  sourceLabel: string;
+  status: "pending" | "approved" | "rejected" | "cancelled";
+  requiredCount: number;
+  confirmedCount: number;
+  version: number;
+  data: string;
+  files: string;
+  instructions: string | null;
+  meta: string | null;
+  decidedBy: string | null;
+  decidedAt: string | null;
+  reason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface DecisionRow {
+  id: string;
+  taskId: string;
+  position: number;
+  path: string;
+  originalValue: string | null;
+  currentValue: string | null;
+  required: number;
+  reason: string | null;
+  confirmed: number;
+  confirmedBy: string | null;
+  confirmedAt: string | null;
+  version: number;
+}
+
+export type NewTask = Omit<TaskRow, "confirmedCount" | "version" | "decidedBy" | "decidedAt" | "reason" | "updatedAt">;
+export type NewDecision = Omit<DecisionRow, "taskId" | "confirmed" | "confirmedBy" | "confirmedAt" | "version">;
+
+export interface ListTasks {
+  tenantId: string;
+  automationId?: string;
+  waitingBefore?: string;
+  after?: { createdAt: string; id: string };
+  limit: number;
+}
+
+/** What a reviewer's action writes: a field's value, and/or the decision with the run's move. */
+export interface TaskWrite {
+  /** Sets a field's reviewed value (a new decision row when the step had not selected the field). */
+  field?: { id: string; path: string; position: number; originalValue: string; currentValue: string; confirmed: boolean; by: string };
+  /** Approve: the run goes back to the queue with its parked step completed as `output`. Reject: the run ends `rejected`. */
+  decide?: { status: "approved"; by: string; output: unknown } | { status: "rejected"; by: string; reason: string };
+}
+
+/** The outcome of `HumanReviewStore.act`; anything but "done"/"replay" wrote nothing. */
+export type TaskActResult =
+  | { kind: "done"; body: unknown }
+  | { kind: "replay"; status: number; body: unknown }
+  | { kind: "not_found" }
+  | { kind: "not_pending" | "version_conflict" | "run_not_waiting"; version: number; status: string };
+
+/**
+ * Human-review tasks. Writes that also move the run (park, approve, reject) commit with the run's
+ * change, so a task and its run never disagree, even across a crash.
+ */
+export interface HumanReviewStore {
+  get(tenantId: string, id: string): Promise<TaskRow | undefined>;
+  decisions(taskId: string): Promise<DecisionRow[]>;
+  /** Pending tasks, oldest first; `after` is the last row of the previous page. */
+  list(f: ListTasks): Promise<TaskRow[]>;
+  /**
+   * Parks the task's run on its step (step and run `waiting`) and records the task, once: a step run
+   * again after a crash gets the task its earlier attempt created. Null when the run may not wait (a
+   * cancel was requested, or it is not running). Returns the task's id.
+   */
+  park(task: NewTask, decisions: NewDecision[]): Promise<string | null>;
+  /**
+   * One reviewer action, all or nothing: a known idempotency `key` replays its first answer; else the
+   * task must be pending at `expectedVersion`, `plan` (pure, synchronous; may throw a domain error)
+   * says what to write, and `answer` builds the reply from the task as written, stored under `key`.
+   */
+  act(
+    tenantId: string,
+    id: string,
+    m: { expectedVersion: number; key?: string; at: string },
+    plan: (t: TaskRow, decisions: DecisionRow[]) => TaskWrite,
+    answer: (t: TaskRow, decisions: DecisionRow[]) => unknown,
+  ): Promise<TaskActResult>;
+}
+
+/** Where an agent's releases come from. */
+export interface AgentSource {
+  automationId: string;
+  tenantId: string;
+  /** As registered: an absolute local path, or a URL. */
+  repo: string;
+  /** Bare mirror under the data dir for a URL; null for a local path (read in place). */
+  mirror: string | null;
+  /** The latest release the last sync read. */
+  releaseTag: string | null;
+  releaseCommit: string | null;
+  syncedAt: string | null;
+  createdAt: string;
+}
+
+/** How an agent's version rows become its releases: rows to drop and add, and its current version. */
+export interface ReleasePlan {
+  remove: string[];
+  insert: VersionRow[];
+  current: VersionRow;
+  /** The agent's new current version and metadata; absent when they already match. */
+  set?: Pick<AutomationRow, "currentVersionId" | "name" | "description" | "updatedAt">;
+}
+
+/** Decides the release plan from the agent and its tagged version rows, as they are inside the transaction. */
+export type PlanReleases = (agent: AutomationRow, releases: VersionRow[]) => ReleasePlan;
+
+/** Agents: their Git sources, and the tagged version rows a sync keeps in line with the releases. */
+export interface AgentStore {
+  source(tenantId: string, automationId: string): Promise<AgentSource | undefined>;
+  sourceByRepo(tenantId: string, repo: string): Promise<AgentSource | undefined>;
+  /** Tagged version rows of an automation (the releases a sync recorded). */
+  releases(automationId: string): Promise<VersionRow[]>;
+  /**
+   * Registers an agent (its automation row and source) and, with `plan`, its releases, all or nothing;
+   * "slug_taken" (nothing written) when the tenant already has an agent with the slug.
+   */
+  register(agent: AutomationRow, source: AgentSource, plan?: PlanReleases): Promise<"ok" | "slug_taken">;
+  /**
+   * Applies `plan` to the agent's current rows and records the release read, in one transaction (two
+   * syncs at once apply one after the other). Returns the agent after it and its current version.
+   */
+  sync(tenantId: string, automationId: string, plan: PlanReleases, release: Pick<AgentSource, "releaseTag" | "releaseCommit" | "syncedAt">): Promise<{ agent: AutomationRow; current: VersionRow }>;
+}
+
+export interface AutomationStorage {
+  /** Cron ticks (schedules/store.ts declares the interface; its claim joins the SQLite run insert, so a PostgreSQL one comes with the runs store). */
+  schedules: ScheduleStore;
+  /** Inbound e-mail: address tokens, per-sender minute counts, runs by dedupe key (inbound/store.ts declares it). */
+  inbound: InboundStore;
+  backend: "sqlite" | "postgres";
+  evaluators: EvaluatorStore;
+  datasets: DatasetStore;
+  experiments: ExperimentStore;
+  reviews: ReviewStore;
+  models: ModelCallStore;
+  humanReview: HumanReviewStore;
+  agents: AgentStore;
+}
