@@ -70,6 +70,8 @@ export class InboundService {
     try {
       yaml = runsOf(this.ctx).resolve(owner.tenantId, owner.automationId, { trigger: "email" }).yaml;
     } catch (err) {
+      // A disabled automation starts nothing; the sender learns why.
+      if (err instanceof DomainError && err.code === "automation_disabled") throw new Refusal(550, `${rcpt} belongs to a disabled automation`);
       if (err instanceof DomainError) return undefined; // gone, no current version, or no e-mail trigger now
       throw err;
     }

@@ -319,6 +319,19 @@ describe("refusals: right code, nothing stored", () => {
   });
 });
 
+test("a disabled automation takes no mail (550) until it is enabled again", async () => {
+  const s = await setup();
+  const to = await s.address("intake");
+  expect((await s.h.req("PATCH", "/v1/automations/workflows.intake", { key: s.key, body: { status: "disabled" } })).status).toBe(200);
+  const r = await refused(s.send({ from: "ann@partner.example", to, text: "x", messageId: "<off@partner.example>" }));
+  expect(r.code).toBe(550);
+  expect(r.text).toContain("disabled");
+  expect(await s.runs()).toHaveLength(0);
+  expect((await s.h.req("PATCH", "/v1/automations/workflows.intake", { key: s.key, body: { status: "active" } })).status).toBe(200);
+  await s.send({ from: "ann@partner.example", to, text: "x", messageId: "<off@partner.example>" });
+  expect(await s.runs()).toHaveLength(1);
+});
+
 describe("STARTTLS", () => {
   test("with a certificate the receiver offers STARTTLS and takes mail over it", async () => {
     const pem = selfSignedCert();
