@@ -1,5 +1,5 @@
 // What inbound e-mail keeps in the database, behind one small async interface so a PostgreSQL
-// implementation can sit beside the SQLite one (db/sqlite/inbound.ts). This module imports no implementation.
+// implementation can sit beside the SQLite one (db/sqlite/inbound.ts, db/pg/inbound.ts). This module imports no implementation.
 // The exactly-once rule itself is not here: it is the unique `runs.dedupe_key`, written in the run's
 // own insert transaction (runs/service.ts), so a message's run, its files and its key commit together.
 

@@ -4,14 +4,12 @@ import type { AutomationStorage } from "../storage";
 import { PgDatasetStore } from "./datasets";
 import { PgEvaluatorStore } from "./evaluators";
 import { PgExperimentStore } from "./experiments";
+import { PgInboundStore } from "./inbound";
 import { PgModelCallStore } from "./models";
 import { PgReviewStore } from "./reviews";
 
-/**
- * The stores that move runs (schedules claim ticks in the run insert, inbound e-mail's dedupe key is a
- * runs column, human review parks and requeues runs) and agents come next.
- */
-export type PgStorageSoFar = Omit<AutomationStorage, "schedules" | "inbound" | "humanReview" | "agents">;
+/** The stores that move runs (schedules claim ticks in the run insert, human review parks and requeues runs) and agents come next. */
+export type PgStorageSoFar = Omit<AutomationStorage, "schedules" | "humanReview" | "agents">;
 
 export function pgStorage(pg: SQL): PgStorageSoFar {
   return {
@@ -21,5 +19,7 @@ export function pgStorage(pg: SQL): PgStorageSoFar {
     experiments: new PgExperimentStore(pg),
     reviews: new PgReviewStore(pg),
     models: new PgModelCallStore(pg),
+    // Its exactly-once key is written by the run insert, which comes to PostgreSQL with the runs store.
+    inbound: new PgInboundStore(pg),
   };
 }
