@@ -77,16 +77,19 @@ async function serveCommand(argv: string[]): Promise<void> {
   const ctx = await createContext(config);
   const demo = config.demo ? await runDemo(ctx) : undefined;
   const demoAgent = demo ? await seedDemoAgent(ctx, demo.tenantId) : undefined;
-  const { running, metricsUrl } = serve(ctx);
-  ctx.log.info("automation-server listening", { url: running.url, dataDir: config.dataDir });
+  const served = serve(ctx);
+  const { running, metricsUrl } = served;
+  const smtp = await served.smtp;
+  ctx.log.info("automation-server listening", { url: running.url, dataDir: config.dataDir, ...(smtp ? { smtp: smtp.url } : {}) });
   process.stdout.write(`automation-server listening on ${running.url} (API under ${running.url}/v1, OpenAPI ${running.url}/openapi/json)\n`);
+  if (smtp) process.stdout.write(`smtp on ${smtp.url} (inbound e-mail for *@${config.mailDomain})\n`);
   if (metricsUrl) process.stdout.write(`metrics on ${metricsUrl}\n`);
   else if (ctx.metrics) process.stdout.write(`metrics on ${running.url}/metrics\n`);
   if (demo) process.stdout.write(demo.banner(running.url));
   // The key rides after `#`: browsers never send the fragment, so it stays out of every request log.
   if (demo && config.console !== false) process.stdout.write(`  console    ${running.url}/#/signin?key=${DEMO_KEY}\n\n`);
   if (demoAgent) process.stdout.write(`${demoAgent.agent ? `  agent      ${demoAgent.agent} (runs need --models)` : `  note       ${demoAgent.note}`}\n\n`);
-  writeReadyFile(values["ready-file"], running.url);
+  writeReadyFile(values["ready-file"], running.url, smtp ? [smtp.url] : []);
 }
 
 const migrateFlags = {

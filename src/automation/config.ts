@@ -8,6 +8,7 @@ import { bodyTimeoutFlag, bodyTimeoutMs, readyFileFlag } from "../kernel/server"
 import type { AutomationConfig } from "./context";
 import { loadModelsFile, modelsFromEnv } from "./models/config";
 import { blobConfig, blobFlags } from "./files/blob-config";
+import { smtpConfig, smtpFlags } from "./inbound/config";
 
 /** `90s`, `15m`, `1h`, `2d`, or a bare number of seconds → milliseconds. */
 export function parseDuration(raw: string, flag: string): number {
@@ -107,6 +108,7 @@ export const serveFlags = {
     value: "DURATION",
     help: "the sweeper leaves blobs, temp objects and abandoned uploads younger than this",
   },
+  ...smtpFlags,
   ...opsFlags,
   help: { type: "boolean", short: "h", help: "show this help" },
 } satisfies Record<string, FlagSpec>;
@@ -167,6 +169,7 @@ export function serveConfig(v: FlagValues<typeof serveFlags>): AutomationConfig 
     gcGraceMs: parseDuration(v["gc-grace"], "gc-grace"),
     ops: opsOptions(v),
     bodyTimeoutMs: bodyTimeoutMs(v["body-timeout"]),
+    ...smtpConfig(v),
     ...withModels(v.models),
   };
 }

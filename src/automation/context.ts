@@ -9,6 +9,7 @@ import type { AutomationMetrics } from "./metrics";
 import type { BlobStore } from "./files/blobs";
 import type { ModelsConfig } from "./models/config";
 import type { ModelGateway } from "./models/contract";
+import type { SmtpConfig } from "./inbound/config";
 
 export interface AutomationConfig {
   port: number;
@@ -54,6 +55,10 @@ export interface AutomationConfig {
   models?: ModelsConfig;
   /** Metrics (off, on the API port, or on their own port) and the log format; absent = off, text. */
   ops?: OpsOptions;
+  /** Domain of the inbound e-mail addresses (`--mail-domain`); absent = automations show no address. */
+  mailDomain?: string;
+  /** The inbound SMTP receiver (`--smtp-port`); absent = not started. */
+  smtp?: SmtpConfig;
 }
 
 export interface AutomationContext {

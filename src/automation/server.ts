@@ -22,6 +22,7 @@ import { openBlobStore } from "./files/blob-config";
 import { startSweeper } from "./files/gc";
 import { schedulerOf } from "./schedules/scheduler";
 import { createGateway } from "./models/gateway";
+import { startSmtp, type SmtpReceiver } from "./inbound/smtp";
 
 export interface ContextDeps {
   clock?: Clock;
@@ -103,7 +104,9 @@ export interface Served {
   running: Running;
   /** Where `--metrics-port` serves the metrics (undefined unless it was given). */
   metricsUrl?: string;
-  /** Stops taking requests, drains, closes the database. */
+  /** The inbound SMTP receiver once it listens (undefined without `--smtp-port`). */
+  smtp?: Promise<SmtpReceiver>;
+  /** Stops taking requests and mail, drains, closes the database. */
   shutdown(): Promise<void>;
 }
 
@@ -122,17 +125,20 @@ export function serve(ctx: AutomationContext, opts: { handleSignals?: boolean } 
   runsOf(ctx).startWorkers();
   experimentsOf(ctx).recover().catch((err) => ctx.log.error("experiment recovery failed", { error: (err as Error)?.stack ?? String(err) }));
   const sweeper = startSweeper(ctx);
+  const smtp = ctx.config.smtp ? startSmtp(ctx, ctx.config.smtp, ctx.config.hostname) : undefined;
   const scheduler = schedulerOf(ctx);
   scheduler.start();
   let closed: Promise<void> | undefined;
   const shutdown = () =>
     (closed ??= (async () => {
       metricsPort?.stop();
-      await Promise.all([running.stop(), scheduler.stop(), runsOf(ctx).stopWorkers(), sweeper.stop()]);
+      // A message cut off before its 250 is retried by its sender; one answered 250 is committed.
+      const mail = smtp?.then((s) => s.stop(), () => {});
+      await Promise.all([mail, running.stop(), scheduler.stop(), runsOf(ctx).stopWorkers(), sweeper.stop()]);
       stopSandboxes();
       ctx.sqlite.close();
     })());
   // The process-level bound leaves room for the runs' grace, their interruption and closing the database.
   if (opts.handleSignals !== false) onShutdownSignal(shutdown, ctx.log, SHUTDOWN_GRACE_MS + 5_000);
-  return { running, shutdown, ...(metricsPort ? { metricsUrl: metricsPort.url } : {}) };
+  return { running, shutdown, ...(metricsPort ? { metricsUrl: metricsPort.url } : {}), ...(smtp ? { smtp } : {}) };
 }

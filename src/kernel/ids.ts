@@ -40,6 +40,14 @@ export function newId(prefix: string, at: number = Date.now()): string {
   return `${prefix}_${base32(time.subarray(1)).slice(0, 12)}${base32(rand)}`;
 }
 
+/**
+ * A random token of `chars` lowercase Crockford base32 characters (5 bits each): for secrets that sit
+ * where case is not preserved and punctuation is awkward, such as an e-mail address's local part.
+ */
+export function newToken(chars: number): string {
+  return base32(crypto.getRandomValues(new Uint8Array(Math.ceil((chars * 5) / 8)))).slice(0, chars);
+}
+
 /** An opaque secret with `bytes` of entropy (default 32 = 256 bits), base64url. */
 export function newSecret(bytes = 32): string {
   return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("base64url");

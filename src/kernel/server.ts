@@ -10,20 +10,20 @@ export const readyFileFlag = {
   "ready-file": {
     type: "string",
     value: "PATH",
-    help: "once listening, write the URL the server listens on to PATH (atomically; with --port 0 it names the port picked)",
+    help: "once listening, write the URL the server listens on to PATH (atomically; with --port 0 it names the port picked); further listeners (smtp://) follow, one a line",
   },
 } satisfies Record<string, FlagSpec>;
 
 /**
  * Tells whoever started the server where it listens: the caller prints `<name> listening on URL` as
  * the first line on stdout; this writes the URL to `path` too when given (temp file + rename, so a
- * reader never sees half a URL).
+ * reader never sees half a URL), then the URLs of further listeners (`smtp://…`), one a line.
  */
-export function writeReadyFile(path: string | undefined, url: string): void {
+export function writeReadyFile(path: string | undefined, url: string, more: string[] = []): void {
   if (!path) return;
   const tmp = `${path}.${process.pid}.tmp`;
   try {
-    writeFileSync(tmp, `${url}\n`);
+    writeFileSync(tmp, [url, ...more].map((u) => `${u}\n`).join(""));
     renameSync(tmp, path);
   } catch (err) {
     throw new FatalError(`cannot write --ready-file ${path}: ${(err as Error).message}`);

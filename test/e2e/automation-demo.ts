@@ -22,7 +22,7 @@ export interface DemoServer {
   close(): Promise<void>;
 }
 
-export async function demoServer(opts: { prefix: string; workers: number; httpAllowHosts?: string; env?: Record<string, string | undefined> }): Promise<DemoServer> {
+export async function demoServer(opts: { prefix: string; workers: number; httpAllowHosts?: string; env?: Record<string, string | undefined>; args?: string[] }): Promise<DemoServer> {
   const built = await ensureBuilt("automation-server");
   const dir = mkdtempSync(join(tmpdir(), opts.prefix));
   const bin = join(dir, "automation-server");
@@ -40,7 +40,7 @@ export async function demoServer(opts: { prefix: string; workers: number; httpAl
     },
     async boot() {
       current = await startServer(
-        [bin, "--demo", "--host", "127.0.0.1", "--workers", String(opts.workers), "--data-dir", join(dir, "data")],
+        [bin, "--demo", "--host", "127.0.0.1", "--workers", String(opts.workers), "--data-dir", join(dir, "data"), ...(opts.args ?? [])],
         { cwd: dir, env: { AUTOMATION_HTTP_ALLOW_HOSTS: opts.httpAllowHosts, AUTOMATION_DATA_DIR: undefined, ...opts.env } },
       );
       return current;

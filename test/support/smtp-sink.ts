@@ -141,3 +141,30 @@ export function mailFakes(): { readonly sink: SmtpSink; readonly resend: ResendF
     },
   };
 }
+
+/**
+ * The reference for inbound-mail benchmarks: a plain SMTP server (no TLS, no AUTH, no parsing) that
+ * only stores each message's bytes as a file in `dir` and answers 250 once the file is written.
+ */
+export async function startStoreSink(dir: string): Promise<{ port: number; stored(): number; stop(): Promise<void> }> {
+  let n = 0;
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ["AUTH", "STARTTLS"],
+    logger: false,
+    size: 64 * 1024 * 1024,
+    onData(stream, _session, cb) {
+      const chunks: Buffer[] = [];
+      stream.on("data", (c: Buffer) => chunks.push(c));
+      stream.on("end", () => {
+        Bun.write(join(dir, `${++n}.eml`), Buffer.concat(chunks)).then(() => cb(null, "stored"), (e: Error) => cb(e));
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  return {
+    port: (server.server.address() as { port: number }).port,
+    stored: () => n,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

@@ -5,8 +5,10 @@
 import type { Migration } from "../../../src/kernel/db";
 import init from "./0000_init.sql" with { type: "text" };
 import schedules from "./0400_schedules.sql" with { type: "text" };
+import inbound from "./0410_inbound_email.sql" with { type: "text" };
 
 export const automationPgMigrations: Migration[] = [
   { name: "0000_init", sql: init },
   { name: "0400_schedules", sql: schedules },
+  { name: "0410_inbound_email", sql: inbound },
 ];

@@ -34,7 +34,8 @@ export const RestoreBody = v.strictObject({ message: v.optional(v.pipe(v.string(
 
 /** `implementationAvailable` is opt-in: the SDKs' public key set for automations does not include it. */
 export const AutomationExpand = expandQuery(["implementationAvailable"]);
-export const GetAutomationQuery = v.object({ expand: AutomationExpand });
+/** The detail also takes `inboundEmail`: the address and whitelist of an e-mail-triggered automation (ours). */
+export const GetAutomationQuery = v.object({ expand: expandQuery(["implementationAvailable", "inboundEmail"]) });
 
 export const ListAutomationsQuery = v.object({
   expand: AutomationExpand,
@@ -73,6 +74,11 @@ export interface AutomationSummary {
 export interface AutomationDetail extends AutomationSummary {
   inputSchema: Record<string, unknown> | null;
   outputSchema: Record<string, unknown> | null;
+  /**
+   * With `expand=inboundEmail` only (not in the reference): where to send mail that starts a run and
+   * who may; null when the active version has no e-mail trigger, `address` null without --mail-domain.
+   */
+  inboundEmail?: { address: string | null; whitelist: { domains: string[]; emails: string[] } } | null;
 }
 
 export interface AutomationVersion {

@@ -53,7 +53,20 @@ const summary: Schema = {
 const detail: Schema = {
   ...summary,
   required: [...(summary.required as string[]), "inputSchema", "outputSchema"],
-  properties: { ...(summary.properties as Schema), inputSchema: nullable({ type: "object" }), outputSchema: nullable({ type: "object" }) },
+  properties: {
+    ...(summary.properties as Schema),
+    inputSchema: nullable({ type: "object" }),
+    outputSchema: nullable({ type: "object" }),
+    inboundEmail: nullable({
+      type: "object",
+      description: "Only with expand=inboundEmail (not in the hosted API): the address whose mail starts runs (null without --mail-domain) and the sender whitelist; null when the active version has no e-mail trigger.",
+      required: ["address", "whitelist"],
+      properties: {
+        address: nullable(str),
+        whitelist: { type: "object", required: ["domains", "emails"], properties: { domains: { type: "array", items: str }, emails: { type: "array", items: str } } },
+      },
+    }),
+  },
 };
 
 const version: Schema = {
@@ -107,7 +120,18 @@ const raw = {
     ],
     responses: ok("200", "Page of automations", page(summary)),
   },
-  get: { summary: "Get automation by id or alias", tags, parameters: [idParam, expandParam], responses: ok("200", "Automation", detail) },
+  get: {
+    summary: "Get automation by id or alias",
+    tags,
+    parameters: [
+      idParam,
+      {
+        ...expandParam,
+        schema: { type: "string", enum: ["implementationAvailable", "inboundEmail"] },
+        description: "comma list: implementationAvailable adds that flag, inboundEmail the inbound e-mail address and whitelist (neither is part of the default public shape)",
+      },
+    ],
+    responses: ok("200", "Automation", detail) },
   update: {
     summary: "Enable or disable an automation (this server's addition: a disabled automation's schedules fire nothing)",
     tags,

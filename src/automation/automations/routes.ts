@@ -5,11 +5,13 @@ import { jsonParser } from "../http/body";
 import { docs } from "./openapi";
 import { parseWith } from "../http/validate";
 import { authenticateRequest, authPlugin, requireScope } from "../tenancy/auth";
+import { inboundOf } from "../inbound/service";
 import { CreateAutomationBody, CreateVersionBody, GetAutomationQuery, ListAutomationsQuery, ListVersionsQuery, MAX_YAML_BYTES, RestoreBody, UpdateAutomationBody } from "./model";
 import {
   createAutomation,
   createVersion,
   getAutomation,
+  currentYaml,
   getTriggers,
   getVersion,
   listAutomations,
@@ -46,9 +48,13 @@ export const automationRoutes = (ctx: AutomationContext) => {
     )
     .get(
       "/automations/:id",
-      ({ auth, params, query }) => {
+      async ({ auth, params, query }) => {
         requireScope(auth, "automations:read");
-        return getAutomation(ctx.sqlite, auth.tenantId, params.id, parseWith(GetAutomationQuery, query).expand);
+        const expand = parseWith(GetAutomationQuery, query).expand ?? [];
+        const detail = getAutomation(ctx.sqlite, auth.tenantId, params.id, expand.filter((e) => e !== "inboundEmail"));
+        if (!expand.includes("inboundEmail")) return detail;
+        const yaml = currentYaml(ctx.sqlite, auth.tenantId, detail.id);
+        return { ...detail, inboundEmail: await inboundOf(ctx).inboundEmail({ tenantId: auth.tenantId, id: detail.id, slug: detail.slug }, yaml) };
       },
       { detail: docs.get },
     )

@@ -158,6 +158,11 @@ export function getAutomation(sqlite: Database, tenantId: string, ref: string, e
   return detail(sqlite, findAutomation(sqlite, tenantId, ref), expand);
 }
 
+/** The YAML of the automation's active version; undefined without one. */
+export function currentYaml(sqlite: Database, tenantId: string, ref: string): string | undefined {
+  return currentOf(sqlite, findAutomation(sqlite, tenantId, ref))?.yaml;
+}
+
 /**
  * Enables or disables an automation. `updatedAt` moves only on a change: schedules count their ticks
  * from it, so ticks that fell while it was disabled are never caught up.

@@ -4,6 +4,7 @@
 // update, a transaction), never a read-then-write in a service. This module imports no implementation.
 import type { EvalResult } from "../evaluators/model";
 import type { ScheduleStore } from "../schedules/store";
+import type { InboundStore } from "../inbound/store";
 import type { ModelResponse, ModelUsage } from "../models/contract";
 import type { Review } from "../reviews/model";
 import type { AutomationRow, VersionRow } from "./schema";
@@ -465,6 +466,8 @@ export interface AgentStore {
 export interface AutomationStorage {
   /** Cron ticks (schedules/store.ts declares the interface; its claim joins the SQLite run insert, so a PostgreSQL one comes with the runs store). */
   schedules: ScheduleStore;
+  /** Inbound e-mail: address tokens, per-sender minute counts, runs by dedupe key (inbound/store.ts declares it). */
+  inbound: InboundStore;
   backend: "sqlite" | "postgres";
   evaluators: EvaluatorStore;
   datasets: DatasetStore;

@@ -100,6 +100,7 @@ function base(store: RunStore, r: RunRow) {
     trigger: {
       type: r.triggerType,
       by: r.triggeredBy ? { id: r.triggeredBy, name: r.triggeredByName, email: "" } : null,
+      ...(r.triggerDetail ? (parse(r.triggerDetail) as Record<string, unknown>) : {}),
     },
     ...(r.exampleId || r.experimentId ? { eval: { example: r.exampleId, exampleId: r.exampleId, ...store.evaluation(r.id) } } : {}),
     execution: {

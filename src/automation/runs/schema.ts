@@ -46,6 +46,10 @@ export const runs = sqliteTable(
     attempts: integer("attempts").notNull().default(0),
     /** The x-request-id of the API request that started the run (a child run: its parent's). */
     requestId: text("request_id"),
+    /** Unique when set: a second start with the same key fails (an inbound message's Message-ID, 0410). */
+    dedupeKey: text("dedupe_key"),
+    /** JSON merged into the run's `trigger` (`{"email": {...}}` for inbound e-mail). */
+    triggerDetail: text("trigger_detail"),
   },
   (t) => [
     index("runs_tenant_created").on(t.tenantId, t.createdAt, t.id),

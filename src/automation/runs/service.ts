@@ -19,7 +19,7 @@ import { type ZipEntry, zipStream } from "./zip";
 import { ReviewStore } from "../reviews/store";
 import { Cancelled } from "../engine/errors";
 
-/** Who starts a run: the API key (its id and name become `trigger.by`); an empty keyId (a schedule) gives `by: null`. */
+/** Who starts a run: the API key (its id and name become `trigger.by`); an empty keyId (a schedule, an e-mail) gives `by: null`. */
 export interface Actor {
   tenantId: string;
   keyId: string;
@@ -44,6 +44,13 @@ export interface StartRequest {
   held?: boolean;
   /** The x-request-id of the API request starting the run; the run's log lines carry it. */
   requestId?: string;
+  /**
+   * Unique across runs: a start whose key a committed run already has fails (SQLite: a UNIQUE
+   * constraint error) and leaves nothing behind. Inbound e-mail passes its Message-ID here.
+   */
+  dedupeKey?: string;
+  /** Extra fields of the run's `trigger` (`{email: {...}}`). */
+  triggerDetail?: Record<string, unknown>;
   /** Runs inside the transaction inserting the run (a schedule claims its tick); throwing rolls the run back. */
   claim?: (runId: string) => void;
 }
@@ -107,6 +114,11 @@ export class RunService {
 
   private now(): string {
     return this.ctx.clock.now().toISOString();
+  }
+
+  /** What a start of `target` would run (its source and YAML): for triggers that read the workflow first. */
+  resolve(tenantId: string, target: string, opts: { version?: string; trigger?: string } = {}): ResolvedSource {
+    return resolveTarget(this.ctx.sqlite, tenantId, target, opts);
   }
 
   /** Validates and enqueues a run; wakes the pool. */
@@ -196,6 +208,8 @@ export class RunService {
         leaseUntil: running ? Date.now() + LEASE_MS : null,
         attempts: running ? 1 : 0,
         requestId: req.requestId ?? null,
+        dedupeKey: req.dedupeKey ?? null,
+        triggerDetail: req.triggerDetail ? JSON.stringify(req.triggerDetail) : null,
       };
       const events = [
         { type: "created", status: "created", message: `run of ${source.slug}${source.versionLabel ? `@${source.versionLabel}` : ""}` },

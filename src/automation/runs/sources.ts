@@ -76,6 +76,10 @@ export function resolveTarget(
   if (trigger === "manual" && triggers.manual === false) {
     throw Forbidden(`${target} does not accept manual runs`, { code: "manual_trigger_disabled" });
   }
+  if (trigger === "email" && triggers.email !== true) {
+    throw Forbidden(`${target} does not accept e-mail runs`, { code: "email_trigger_disabled" });
+  }
+  if (trigger === "email" && a.status !== "active") throw Forbidden(`${target} is disabled`, { code: "automation_disabled" });
   return {
     automationId: a.id,
     type: a.type,

@@ -8,6 +8,7 @@ import { cronTriggerSchema, expressionError, timeZoneError } from "./cron";
 import { typeError } from "./input";
 import { readYaml, type Source } from "./source";
 import { COMMON_STEP_FIELDS, commonStepSchema, inputSchema, workflowSchema } from "./schema";
+import { checkEmailTriggers } from "./email-trigger";
 import type { ParseResult, Step, Workflow, WorkflowInput, WorkflowIssue } from "./types";
 
 const MAX_YAML = 1024 * 1024;
@@ -234,6 +235,7 @@ export function parseWorkflow(yamlText: string, opts: ParseOptions = {}): ParseR
   const obj = doc as Record<string, unknown>;
   const inputs = Array.isArray(obj.inputs) ? parseInputs(obj.inputs, out) : [];
   const steps = Array.isArray(obj.steps) ? parseSteps(obj.steps, "steps", out, new Map(), 0) : [];
+  checkEmailTriggers(obj.triggerMethods, inputs, out);
   if (obj.output !== undefined) checkTemplates(obj.output, "output", out);
   const triggerMethods = Array.isArray(obj.triggerMethods) && top.success ? parseTriggers(obj.triggerMethods, inputs, out) : [];
   if (!top.success || out.issues.length > 0) return { ok: false, issues: out.issues };

@@ -284,4 +284,42 @@ describe("store contracts on SQLite and PostgreSQL", () => {
     expect(out.sqlite.totals).toEqual({ tokens: { input: 1266, output: 660, cacheRead: 66, cacheWrite: 0 }, llmCallCount: 12, llmDurationMs: 60 });
     expect(out.sqlite.empty).toEqual({ tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, llmCallCount: 0, llmDurationMs: 0 });
   }, 60_000);
+
+  test("inbound e-mail: one token per automation (also when 12 callers race), lookup by token, 30 racing counts of one sender get 1-30, runs by dedupe key", async () => {
+    const out = await onBoth(async (b) => {
+      const ib = b.storage.inbound;
+      let minted = 0;
+      const mint = () => `tok${String(++minted).padStart(13, "0")}`;
+      const raced = await Promise.all(Array.from({ length: 12 }, () => ib.token("t1", "a1", mint, at(1))));
+      const other = await ib.token("t1", "a2", mint, at(2));
+      const counts = await Promise.all(Array.from({ length: 30 }, () => ib.countSender("ann@partner.example", 1000)));
+      await seedRun(b, "run_mail", { created: 3 });
+      await b.exec("UPDATE runs SET dedupe_key = ? WHERE id = ?", ["email:a1:abc", "run_mail"]);
+      let duplicate = "";
+      try {
+        await seedRun(b, "run_mail2", { created: 4 });
+        await b.exec("UPDATE runs SET dedupe_key = ? WHERE id = ?", ["email:a1:abc", "run_mail2"]);
+      } catch {
+        duplicate = "refused";
+      }
+      return {
+        sameToken: new Set(raced).size === 1 && raced[0] !== other,
+        // Which racer's minted token won differs by backend; that one wins for all is the contract.
+        owner: await ib.byToken(raced[0]).then((o) => o && { ...o, token: o.token === raced[0] }),
+        unknown: await ib.byToken("nope"),
+        counts: [...counts].sort((x, y) => x - y),
+        nextMinute: await ib.countSender("ann@partner.example", 1001),
+        run: await ib.runOf("email:a1:abc"),
+        none: await ib.runOf("email:a1:zzz"),
+        duplicate,
+      };
+    });
+    expect(out.postgres).toEqual(out.sqlite);
+    expect(out.sqlite.sameToken).toBe(true);
+    expect(out.sqlite.owner).toEqual({ tenantId: "t1", automationId: "a1", token: true });
+    expect(out.sqlite.counts).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    expect(out.sqlite.nextMinute).toBe(1);
+    expect(out.sqlite.run).toBe("run_mail");
+    expect(out.sqlite.duplicate).toBe("refused");
+  }, 60_000);
 });

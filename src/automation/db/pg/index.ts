@@ -4,6 +4,7 @@ import type { AutomationStorage } from "../storage";
 import { PgDatasetStore } from "./datasets";
 import { PgEvaluatorStore } from "./evaluators";
 import { PgExperimentStore } from "./experiments";
+import { PgInboundStore } from "./inbound";
 import { PgModelCallStore } from "./models";
 import { PgReviewStore } from "./reviews";
 
@@ -18,5 +19,7 @@ export function pgStorage(pg: SQL): PgStorageSoFar {
     experiments: new PgExperimentStore(pg),
     reviews: new PgReviewStore(pg),
     models: new PgModelCallStore(pg),
+    // Its exactly-once key is written by the run insert, which comes to PostgreSQL with the runs store.
+    inbound: new PgInboundStore(pg),
   };
 }

@@ -10,6 +10,7 @@ import { SqliteHumanReviewStore } from "./human-review";
 import { SqliteModelCallStore } from "./models";
 import { SqliteReviewStore } from "./reviews";
 import { sqliteScheduleStore } from "./schedules";
+import { sqliteInboundStore } from "./inbound";
 
 export function sqliteStorage(sqlite: Database): AutomationStorage {
   return {
@@ -20,6 +21,7 @@ export function sqliteStorage(sqlite: Database): AutomationStorage {
     reviews: new SqliteReviewStore(sqlite),
     models: new SqliteModelCallStore(sqlite),
     schedules: sqliteScheduleStore(sqlite),
+    inbound: sqliteInboundStore(sqlite),
     // The run moves of a review commit in its transaction; runs/store.ts moves into this folder with runs.
     humanReview: new SqliteHumanReviewStore(sqlite, new RunStore(sqlite)),
     agents: new SqliteAgentStore(sqlite),
