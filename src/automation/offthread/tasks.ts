@@ -5,12 +5,21 @@ import { dlopen, FFIType } from "bun:ffi";
 import { DomainError } from "../../kernel/errors";
 import { type ImportLimits, stageArchive } from "../datasets/stage";
 import { renderStringFully } from "../engine/liquid";
+import type { inspectTemplate, renderTemplate } from "../templates/work";
+
+// Loaded on a thread's first template job, so threads that only render Liquid or stage archives do
+// not pay for docxtemplater and exceljs.
+const templateWork = () => import("../templates/work");
 
 export const tasks = {
   /** A Liquid template rendered with the full render, memory and template limits. */
   "liquid.render": (job: { source: string; data: Record<string, unknown> }) => renderStringFully(job.source, job.data),
   /** A dataset archive (a file) inflated and staged into `dir` under the import limits. */
   "dataset.stage": (job: { archive: string; dir: string; limits: ImportLimits }) => stageArchive(job.archive, job.dir, job.limits),
+  /** A DOCX/XLSX template checked and its tokens listed (a broken one comes back as its issues). */
+  "template.inspect": async (job: Parameters<typeof inspectTemplate>[0]) => (await templateWork()).inspectTemplate(job),
+  /** A DOCX/XLSX template filled with data. */
+  "template.render": async (job: Parameters<typeof renderTemplate>[0]) => (await templateWork()).renderTemplate(job),
 };
 export type Tasks = typeof tasks;
 
