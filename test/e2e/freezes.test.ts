@@ -179,4 +179,31 @@ describe("heavy work of one tenant does not stall the server", () => {
     expect(latencies.length).toBeGreaterThan(100);
     expect(p99(latencies)).toBeLessThan(BAR);
   });
+
+  test("3 workflows of 1 MiB pushed in parallel: /health p99 stays under the bar; a late error still names its line", async () => {
+    const big = (name: string, bad = -1) => {
+      const lines = [`name: ${name}`, "steps:"];
+      for (let i = 0; lines.join("\n").length < 1000 * 1024 - 200; i++) {
+        lines.push(`  - name: s${i}`, "    type: transform.set", "    with:", "      fields:", `        greeting: "Hello, {{ input.name }} number ${i}!"`, `        other: [1, 2, 3, "x${i}"]`);
+        if (i === bad) lines.push("    bogus: 1");
+      }
+      return { yaml: `${lines.join("\n")}\n`, badLine: lines.indexOf("    bogus: 1") + 1 };
+    };
+    const docs = [0, 1].map((i) => big(`big-${i}`).yaml);
+    const broken = big("big-broken", 5000);
+    expect(broken.yaml.length).toBeGreaterThan(900 * 1024);
+    const { latencies, result } = await probeHealth(() =>
+      Promise.all([...docs, broken.yaml].map(async (yaml) => {
+        const r = await api("POST", "/v1/automations", { yaml });
+        return { status: r.status, body: (await r.json()) as { steps?: unknown[]; issues?: { field: string; message: string }[] } };
+      })),
+    );
+    report("2 pushes of 1 MiB YAML + 1 broken", latencies);
+    for (const r of result.slice(0, 2)) expect(r.status).toBe(201);
+    const refused = result[2];
+    expect(refused.status).toBe(400);
+    expect(refused.body.issues?.[0]).toMatchObject({ field: "yaml.steps.5000.bogus", message: `unknown field "bogus"; transform.set takes its settings under with (line ${broken.badLine})` });
+    expect(latencies.length).toBeGreaterThan(100);
+    expect(p99(latencies)).toBeLessThan(BAR);
+  });
 });
