@@ -2,9 +2,13 @@
 // minute each server's RSS, open file descriptors and the p99 latency of that minute, then the growth
 // after warm-up and the p99 drift per server.
 //   bun test/bench/soak.ts [MINUTES=10] [CONCURRENCY=4]
+// Growth is the mean of the second half of the minutes after warm-up against the mean of the first
+// half (one minute's sample is noisy: fds of uploads in flight, RSS between collections); the
+// largest single minute is printed too.
 // Load: order-server — order creation, listing, /health; automation-server — runs started, runs
 // listed, file uploads, automations listed, /health. RSS from /proc/PID/status, fds from
-// /proc/PID/fd; automation-server also runs with --metrics, scraped each minute for the run queue.
+// /proc/PID/fd; both run with --metrics, scraped each minute for the JS heap in use (and, on
+// automation-server, the run queue).
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,7 +29,7 @@ const load = () => loadavg().map((x) => x.toFixed(2)).join(" ");
 const dir = mkdtempSync(join(tmpdir(), "soak-"));
 const [ob, ab] = await Promise.all([ensureBuilt("order-server"), ensureBuilt("automation-server")]);
 const servers: Server[] = await Promise.all([
-  startServer([ob, "--profile", "demo", "--db", join(dir, "orders.db"), "--host", "127.0.0.1"]),
+  startServer([ob, "--profile", "demo", "--db", join(dir, "orders.db"), "--host", "127.0.0.1", "--metrics"]),
   startServer([ab, "--demo", "--host", "127.0.0.1", "--workers", "2", "--metrics", "--data-dir", join(dir, "automation")]),
 ]);
 const [orders, automation] = servers;
@@ -83,16 +87,15 @@ async function automationLoop() {
   }
 }
 
-/** The run queue as automation-server's /metrics reports it. */
-async function queue(): Promise<{ pending: number; running: number; finished: number }> {
-  const text = await (await fetch(`${automation.url}/metrics`)).text();
-  const s = metricSamples(text);
-  const one = (name: string) => s.filter((x) => x.name === name).reduce((a, x) => a + x.value, 0);
-  return { pending: one("automation_queue_depth"), running: one("automation_runs_running"), finished: one("automation_runs_finished_total") };
+/** A server's /metrics as name → sum of its samples. */
+async function scrape(s: Server): Promise<(name: string) => number> {
+  const samples = metricSamples(await (await fetch(`${s.url}/metrics`)).text());
+  return (name) => samples.filter((x) => x.name === name).reduce((a, x) => a + x.value, 0);
 }
 
 interface Row {
   rss: number;
+  heap: number;
   fds: number;
   p99: number;
   n: number;
@@ -100,55 +103,59 @@ interface Row {
   ops: Record<string, number>;
 }
 const rows: Record<Which, Row[]> = { orders: [], automation: [] };
-const queues: { pending: number; running: number; finished: number }[] = [];
 
-function sample(which: Which, s: Server): Row {
+async function sample(which: Which, s: Server): Promise<Row & { metric: (name: string) => number }> {
   const all = [...lat[which].values()].flat();
   const ops = Object.fromEntries([...lat[which]].map(([op, xs]) => [op, p99(xs)]));
-  const row = { rss: rssMb(s.proc.pid), fds: fds(s.proc.pid), p99: p99(all), n: all.length, errors: errors[which], ops };
+  const metric = await scrape(s).catch(() => () => NaN);
+  const row = { rss: rssMb(s.proc.pid), heap: metric("nodejs_heap_size_used_bytes") / 2 ** 20, fds: fds(s.proc.pid), p99: p99(all), n: all.length, errors: errors[which], ops, metric };
   lat[which].clear();
   return row;
 }
 
-const fmt = (r: Row) => `${r.rss.toFixed(0)}, ${r.fds}, ${r.p99.toFixed(1)}, ${r.n}, ${r.errors}`;
+const fmt = (r: Row) => `${r.rss.toFixed(0)}, ${r.heap.toFixed(0)}, ${r.fds}, ${r.p99.toFixed(1)}, ${r.n}, ${r.errors}`;
 const started = new Date();
 console.log(`soak: ${minutes} min, ${concurrency} clients per server, warm-up ${WARMUP} min; order-server pid ${orders.proc.pid}, automation-server pid ${automation.proc.pid}`);
 console.log(`start ${started.toISOString()}, load average ${load()}`);
-console.log("minute | orders RSS MB, fds, p99 ms, requests, 5xx/errors | automation RSS MB, fds, p99 ms, requests, 5xx/errors | runs pending, running, finished");
+console.log("minute | orders RSS MB, heap MB, fds, p99 ms, requests, 5xx/errors | automation RSS MB, heap MB, fds, p99 ms, requests, 5xx/errors | runs pending, running, finished");
 const loops = [...Array.from({ length: concurrency }, orderLoop), ...Array.from({ length: concurrency }, automationLoop)];
 for (let m = 1; m <= minutes; m++) {
   await Bun.sleep(60_000);
-  const o = sample("orders", orders);
-  const a = sample("automation", automation);
-  const q = await queue().catch(() => ({ pending: NaN, running: NaN, finished: NaN }));
+  const o = await sample("orders", orders);
+  const a = await sample("automation", automation);
   rows.orders.push(o);
   rows.automation.push(a);
-  queues.push(q);
-  console.log(`${String(m).padStart(6)} | ${fmt(o)} | ${fmt(a)} | ${q.pending}, ${q.running}, ${q.finished}`);
+  const queue = ["automation_queue_depth", "automation_runs_running", "automation_runs_finished_total"].map(a.metric).join(", ");
+  console.log(`${String(m).padStart(6)} | ${fmt(o)} | ${fmt(a)} | ${queue}`);
 }
 stop = true;
 await Promise.all(loops);
 console.log(`end ${new Date().toISOString()}, load average ${load()}`);
 
-// Growth after warm-up: the largest value of a later minute against the first minute after warm-up.
+// Growth after warm-up: the mean of the second half of the remaining minutes against the first half.
 const pct = (from: number, to: number) => (from ? ((to - from) / from) * 100 : 0);
+const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
 let verdict = true;
 for (const which of ["orders", "automation"] as const) {
   const after = rows[which].slice(WARMUP);
   if (after.length < 2) continue;
-  const base = after[0];
-  const rssGrowth = pct(base.rss, Math.max(...after.map((r) => r.rss)));
-  const fdGrowth = pct(base.fds, Math.max(...after.map((r) => r.fds)));
-  const last = after[after.length - 1];
+  const half = Math.floor(after.length / 2);
+  const [early, late] = [after.slice(0, half), after.slice(after.length - half)];
+  const growth = (f: (r: Row) => number) => {
+    const [a, b] = [mean(early.map(f)), mean(late.map(f))];
+    return { a, b, pct: pct(a, b), max: Math.max(...after.map(f)) };
+  };
+  const rss = growth((r) => r.rss);
+  const heap = growth((r) => r.heap);
+  const fd = growth((r) => r.fds);
+  const p = growth((r) => r.p99);
   console.log(
-    `${which}: after minute ${WARMUP}: RSS ${base.rss.toFixed(0)} → max ${Math.max(...after.map((r) => r.rss)).toFixed(0)} MB (${rssGrowth.toFixed(1)} %), ` +
-      `fds ${base.fds} → max ${Math.max(...after.map((r) => r.fds))} (${fdGrowth.toFixed(1)} %), ` +
-      `p99 ${base.p99.toFixed(1)} → ${last.p99.toFixed(1)} ms (${pct(base.p99, last.p99).toFixed(0)} %), requests/min ${base.n} → ${last.n}`,
+    `${which}, minutes ${WARMUP + 1}-${WARMUP + half} vs ${minutes - half + 1}-${minutes}: RSS ${rss.a.toFixed(0)} → ${rss.b.toFixed(0)} MB (${rss.pct.toFixed(1)} %, max ${rss.max.toFixed(0)}), ` +
+      `heap ${heap.a.toFixed(0)} → ${heap.b.toFixed(0)} MB (${heap.pct.toFixed(1)} %), fds ${fd.a.toFixed(1)} → ${fd.b.toFixed(1)} (${fd.pct.toFixed(1)} %, max ${fd.max}), ` +
+      `p99 ${p.a.toFixed(1)} → ${p.b.toFixed(1)} ms (${p.pct.toFixed(0)} %), requests/min ${mean(early.map((r) => r.n)).toFixed(0)} → ${mean(late.map((r) => r.n)).toFixed(0)}`,
   );
-  for (const op of Object.keys(base.ops)) {
-    console.log(`  ${op.padEnd(20)} p99 ${after.map((r) => (r.ops[op] ?? 0).toFixed(1)).join(" ")}`);
-  }
-  if (rssGrowth >= 10 || fdGrowth >= 10) verdict = false;
+  for (const op of Object.keys(after[0].ops)) console.log(`  ${op.padEnd(20)} p99 by minute ${after.map((r) => (r.ops[op] ?? 0).toFixed(0)).join(" ")}`);
+  if (rss.pct >= 10 || fd.pct >= 10) verdict = false;
 }
 console.log(`verdict: RSS and fds ${verdict ? "flat (growth under 10 %)" : "GREW by 10 % or more"} after warm-up`);
 for (const s of servers) await s.kill("SIGTERM");
