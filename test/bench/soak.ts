@@ -9,7 +9,7 @@
 // listed, file uploads, automations listed, /health. RSS from /proc/PID/status, fds from
 // /proc/PID/fd; both run with --metrics, scraped each minute for the JS heap in use (and, on
 // automation-server, the run queue).
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEMO_CLIENT } from "../../src/orders/config";
@@ -25,6 +25,8 @@ const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/
 const fds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 const p99 = (xs: number[]) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.99)] : 0);
 const load = () => loadavg().map((x) => x.toFixed(2)).join(" ");
+/** MB of the regular files directly in `d` (the SQLite database, its WAL and shared memory). */
+const dbMb = (d: string) => readdirSync(d, { withFileTypes: true }).filter((e) => e.isFile()).reduce((a, e) => a + statSync(join(d, e.name)).size, 0) / 2 ** 20;
 
 const dir = mkdtempSync(join(tmpdir(), "soak-"));
 const [ob, ab] = await Promise.all([ensureBuilt("order-server"), ensureBuilt("automation-server")]);
@@ -117,7 +119,7 @@ const fmt = (r: Row) => `${r.rss.toFixed(0)}, ${r.heap.toFixed(0)}, ${r.fds}, ${
 const started = new Date();
 console.log(`soak: ${minutes} min, ${concurrency} clients per server, warm-up ${WARMUP} min; order-server pid ${orders.proc.pid}, automation-server pid ${automation.proc.pid}`);
 console.log(`start ${started.toISOString()}, load average ${load()}`);
-console.log("minute | orders RSS MB, heap MB, fds, p99 ms, requests, 5xx/errors | automation RSS MB, heap MB, fds, p99 ms, requests, 5xx/errors | runs pending, running, finished");
+console.log("minute | orders RSS MB, heap MB, fds, p99 ms, requests, 5xx/errors | automation RSS MB, heap MB, fds, p99 ms, requests, 5xx/errors | runs pending, running, finished, database MB");
 const loops = [...Array.from({ length: concurrency }, orderLoop), ...Array.from({ length: concurrency }, automationLoop)];
 for (let m = 1; m <= minutes; m++) {
   await Bun.sleep(60_000);
@@ -126,7 +128,7 @@ for (let m = 1; m <= minutes; m++) {
   rows.orders.push(o);
   rows.automation.push(a);
   const queue = ["automation_queue_depth", "automation_runs_running", "automation_runs_finished_total"].map(a.metric).join(", ");
-  console.log(`${String(m).padStart(6)} | ${fmt(o)} | ${fmt(a)} | ${queue}`);
+  console.log(`${String(m).padStart(6)} | ${fmt(o)} | ${fmt(a)} | ${queue}, ${dbMb(join(dir, "automation")).toFixed(0)}`);
 }
 stop = true;
 await Promise.all(loops);
