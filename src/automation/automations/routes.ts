@@ -2,6 +2,7 @@
 import { Elysia } from "elysia";
 import type { AutomationContext } from "../context";
 import { jsonParser } from "../http/body";
+import { prepareWorkflow } from "../workflow/offthread";
 import { docs } from "./openapi";
 import { parseWith } from "../http/validate";
 import { authenticateRequest, authPlugin, requireScope } from "../tenancy/auth";
@@ -30,9 +31,10 @@ export const automationRoutes = (ctx: AutomationContext) => {
     .use(authPlugin(ctx))
     .post(
       "/automations",
-      ({ auth, body, set }) => {
+      async ({ auth, body, set }) => {
         requireScope(auth, "automations:write");
         const { yaml } = parseWith(CreateAutomationBody, body);
+        await prepareWorkflow(yaml);
         set.status = 201;
         return createAutomation(ctx.sqlite, ctx.clock, auth.tenantId, yaml);
       },
@@ -93,9 +95,10 @@ export const automationRoutes = (ctx: AutomationContext) => {
     )
     .post(
       "/automations/:id/versions",
-      ({ auth, params, body, set }) => {
+      async ({ auth, params, body, set }) => {
         requireScope(auth, "automations:write");
         const input = parseWith(CreateVersionBody, body);
+        await prepareWorkflow(input.yaml);
         set.status = 201;
         return createVersion(ctx.sqlite, ctx.clock, auth.tenantId, params.id, input);
       },

@@ -12,6 +12,7 @@ import { runsOf } from "../runs/service";
 import { automationOf } from "../datasets/service";
 import { exportCsv, exportJson } from "./export";
 import { CreateBody, dateBound, ExportQuery, ListQuery } from "./model";
+import { prepareYaml } from "../workflow/offthread";
 import { experimentsOf, type ProgressLine } from "./service";
 
 const detail = (summary: string) => ({ detail: { summary, tags: ["Evaluation"] } });
@@ -46,9 +47,11 @@ export const experimentRoutes = (ctx: AutomationContext) => {
     )
     .put(
       "/automations/:id/evaluators",
-      ({ auth, params, body }) => {
+      async ({ auth, params, body }) => {
         requireScope(auth, "automations:write");
-        return putEvaluators(ctx, auth.tenantId, params.id, parseWith(PutBody, body).yaml);
+        const { yaml } = parseWith(PutBody, body);
+        await prepareYaml(yaml);
+        return putEvaluators(ctx, auth.tenantId, params.id, yaml);
       },
       { parse: parseYaml, ...detail("Replace evaluators") },
     )

@@ -5,12 +5,26 @@ import { dlopen, FFIType } from "bun:ffi";
 import { DomainError } from "../../kernel/errors";
 import { type ImportLimits, stageArchive } from "../datasets/stage";
 import { renderStringFully } from "../engine/liquid";
+import type { inspectTemplate, renderTemplate } from "../templates/work";
+import { readPlain } from "../workflow/source";
+
+// Loaded on a thread's first template job, so threads that only render Liquid or stage archives do
+// not pay for docxtemplater and exceljs.
+const templateWork = () => import("../templates/work");
 
 export const tasks = {
   /** A Liquid template rendered with the full render, memory and template limits. */
   "liquid.render": (job: { source: string; data: Record<string, unknown> }) => renderStringFully(job.source, job.data),
   /** A dataset archive (a file) inflated and staged into `dir` under the import limits. */
   "dataset.stage": (job: { archive: string; dir: string; limits: ImportLimits }) => stageArchive(job.archive, job.dir, job.limits),
+  /** YAML text read into its JSON value and the line of every path (workflow/offthread.ts). */
+  "yaml.read": (text: string) => readPlain(text),
+  /** Workflow YAML parsed and validated (workflow/offthread.ts); the step kinds load on first use. */
+  "workflow.parse": async (job: { yaml: string; internal: boolean }) => (await import("../workflow/parse")).parseFully(job.yaml, { internal: job.internal }),
+  /** A DOCX/XLSX template checked and its tokens listed (a broken one comes back as its issues). */
+  "template.inspect": async (job: Parameters<typeof inspectTemplate>[0]) => (await templateWork()).inspectTemplate(job),
+  /** A DOCX/XLSX template filled with data. */
+  "template.render": async (job: Parameters<typeof renderTemplate>[0]) => (await templateWork()).renderTemplate(job),
 };
 export type Tasks = typeof tasks;
 

@@ -8,12 +8,14 @@ import type { BlobInfo } from "../files/blobs";
 import { checkFilename } from "../files/filename";
 import { readText, type Part } from "../files/multipart";
 import { type FilesContext, findFile, openBlob, putBytes, releaseBlob, retainBlob } from "../files/service";
-import { DOCX_TYPE, inspectDocx, renderDocx } from "./docx";
+import { OffThreadError, runOffThread } from "../offthread/pool";
+import { DOCX_TYPE } from "./docx";
 import { DEFAULT_RENDER, GRAMMARS, type RenderOptions, TemplateBroken, type TemplateFormat, type Token } from "./grammar";
 import { TEMPLATE_MAX_BYTES, type TemplateView } from "./model";
 import type { RevisionRow, TemplateRow } from "./schema";
 import { templateStore } from "./store";
-import { inspectXlsx, renderXlsx, XLSX_TYPE } from "./xlsx";
+import type { Outcome } from "./work";
+import { XLSX_TYPE } from "./xlsx";
 
 const MIME: Record<TemplateFormat, string> = { docx: DOCX_TYPE, xlsx: XLSX_TYPE };
 
@@ -31,8 +33,31 @@ function formatOf(filename: string): TemplateFormat {
   throw Invalid(`template files must be .docx or .xlsx (got ${filename})`, { field: "file", code: "unsupported_format" });
 }
 
-export function inspect(format: TemplateFormat, bytes: Uint8Array): Promise<Token[]> | Token[] {
-  return format === "docx" ? inspectDocx(bytes) : inspectXlsx(bytes);
+/**
+ * A ceiling for reading or filling one template on a worker thread (there is no smaller limit: a
+ * 50 MB workbook legitimately takes seconds). Past it the thread is stopped and the template is
+ * refused as broken.
+ */
+export const TEMPLATE_WORK_MS = 5 * 60_000;
+
+/**
+ * Runs template work off the main thread (docxtemplater and exceljs need tens of milliseconds to
+ * seconds of CPU per document), turning a broken template back into a TemplateBroken.
+ */
+async function offThread<T>(work: () => Promise<Outcome<T>>, doing: string): Promise<T> {
+  let r: Outcome<T>;
+  try {
+    r = await work();
+  } catch (err) {
+    if (err instanceof OffThreadError && err.reason === "deadline") throw new TemplateBroken([{ tag: null, message: `${doing} took longer than ${TEMPLATE_WORK_MS / 1000} s` }]);
+    throw err;
+  }
+  if (!r.ok) throw new TemplateBroken(r.issues);
+  return r.value;
+}
+
+export function inspect(format: TemplateFormat, bytes: Uint8Array): Promise<Token[]> {
+  return offThread(() => runOffThread("template.inspect", { format, bytes }, { deadlineMs: TEMPLATE_WORK_MS }), "reading the template");
 }
 
 async function bytesOf(ctx: FilesContext, sha256: string): Promise<Uint8Array> {
@@ -232,6 +257,7 @@ export interface Rendered {
 /** Fills a revision with `data`. A tag the data breaks (e.g. a loop over a non-list) is a TemplateBroken. */
 export async function renderRevision(ctx: FilesContext, r: RevisionRow, data: unknown, opts: RenderOptions = DEFAULT_RENDER): Promise<Rendered> {
   const source = await bytesOf(ctx, r.sha256);
-  const bytes = r.format === "docx" ? renderDocx(source, data, opts) : await renderXlsx(source, data, opts);
+  const job = { format: r.format as TemplateFormat, bytes: source, data, opts: { highlightNotFound: opts.highlightNotFound, notFoundText: opts.notFoundText } };
+  const bytes = await offThread(() => runOffThread("template.render", job, { deadlineMs: TEMPLATE_WORK_MS }), "filling the template");
   return { bytes, filename: r.filename, contentType: r.mimeType, templateId: r.templateId, revisionId: r.id };
 }

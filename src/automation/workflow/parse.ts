@@ -219,8 +219,32 @@ function parseTriggers(raw: unknown[], inputs: WorkflowInput[], out: Collector):
   });
 }
 
+/** Workflows parsed on a worker thread ahead of the synchronous parse that needs them (prepareWorkflow in offthread.ts); a few at most, each used once. */
+const prepared = new Map<string, ParseResult>();
+const PREPARED_MAX = 8;
+const preparedKey = (yamlText: string, opts: ParseOptions) => `${opts.internal === true ? "i" : "p"}${yamlText}`;
+
+/** Keeps a parse done elsewhere (a worker thread) for the next `parseWorkflow` of the same text and options. */
+export function rememberParse(yamlText: string, opts: ParseOptions, result: ParseResult): void {
+  if (prepared.size >= PREPARED_MAX) prepared.delete(prepared.keys().next().value!);
+  prepared.set(preparedKey(yamlText, opts), result);
+}
+
 /** Parses and fully validates workflow YAML. */
 export function parseWorkflow(yamlText: string, opts: ParseOptions = {}): ParseResult {
+  if (prepared.size > 0) {
+    const key = preparedKey(yamlText, opts);
+    const done = prepared.get(key);
+    if (done) {
+      prepared.delete(key);
+      return done;
+    }
+  }
+  return parseFully(yamlText, opts);
+}
+
+/** The parse itself (what a worker thread runs for large documents). */
+export function parseFully(yamlText: string, opts: ParseOptions = {}): ParseResult {
   if (yamlText.length > MAX_YAML) return { ok: false, issues: [{ field: "<root>", message: `workflow YAML exceeds ${MAX_YAML} bytes`, code: "too_large" }] };
   const read = readYaml(yamlText);
   if (!read.ok) return read;

@@ -64,7 +64,37 @@ function nestingBound(text: string): number {
   return deepest;
 }
 
+/** What reading YAML gives, as plain values (they cross to and from worker threads): the JSON value and the line of every path ("" is the document's). */
+export type PlainRead = { ok: true; value: unknown; lines: Map<string, number> } | { ok: false; issues: WorkflowIssue[] };
+
+/** Documents read on a worker thread ahead of the synchronous parse that needs them (see prepareYaml in offthread.ts); a few at most, each used once. */
+const prepared = new Map<string, PlainRead>();
+const PREPARED_MAX = 8;
+
+/** Keeps the result of reading `text` elsewhere, for the next `readYaml(text)`. */
+export function rememberRead(text: string, read: PlainRead): void {
+  if (prepared.size >= PREPARED_MAX) prepared.delete(prepared.keys().next().value!);
+  prepared.set(text, read);
+}
+
+/** YAML text → its JSON value and a line for every path, or the issues. */
 export function readYaml(text: string): { ok: true; source: Source } | { ok: false; issues: WorkflowIssue[] } {
+  const done = prepared.get(text);
+  if (done) prepared.delete(text);
+  const r = done ?? readPlain(text);
+  if (!r.ok) return r;
+  const { lines } = r;
+  const lineOf = (path: string): number | undefined => {
+    for (let p = path; ; p = p.includes(".") ? p.slice(0, p.lastIndexOf(".")) : "") {
+      const line = lines.get(p);
+      if (line !== undefined || p === "") return line;
+    }
+  };
+  return { ok: true, source: { value: r.value, lineOf } };
+}
+
+/** The reading itself, with plain results (what a worker thread runs for large documents). */
+export function readPlain(text: string): PlainRead {
   if (nestingBound(text) > MAX_YAML_DEPTH) return tooDeep();
   try {
     return read(text);
@@ -75,7 +105,7 @@ export function readYaml(text: string): { ok: true; source: Source } | { ok: fal
   }
 }
 
-function read(text: string): { ok: true; source: Source } | { ok: false; issues: WorkflowIssue[] } {
+function read(text: string): PlainRead {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.some((e) => /call stack/i.test(e.message))) return tooDeep();
@@ -119,12 +149,7 @@ function read(text: string): { ok: true; source: Source } | { ok: false; issues:
   } catch (e) {
     return { ok: false, issues: [{ field: "<root>", message: `invalid YAML: ${(e as Error).message}`, code: "invalid_yaml" }] };
   }
-  const lineOf = (path: string): number | undefined => {
-    for (let p = path; ; p = p.includes(".") ? p.slice(0, p.lastIndexOf(".")) : "") {
-      const line = lines.get(p);
-      if (line !== undefined) return line;
-      if (p === "") return lineAt(doc.contents as Node);
-    }
-  };
-  return { ok: true, source: { value, lineOf } };
+  const root = lineAt(doc.contents as Node);
+  if (root !== undefined) lines.set("", root);
+  return { ok: true, value, lines };
 }

@@ -6,6 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DomainError } from "../../../src/kernel/errors";
 import { OffThreadError, resetOffThreadPool, runOffThread } from "../../../src/automation/offthread/pool";
+import { OFFTHREAD_YAML_CHARS, prepareWorkflow, prepareYaml } from "../../../src/automation/workflow/offthread";
+import { parseFully, parseWorkflow } from "../../../src/automation/workflow/parse";
+import { readPlain, readYaml } from "../../../src/automation/workflow/source";
 
 const dir = mkdtempSync(join(tmpdir(), "offthread-"));
 afterAll(() => {
@@ -42,5 +45,36 @@ describe("runOffThread", () => {
     expect((err as OffThreadError).reason).toBe("deadline");
     expect(performance.now() - started).toBeLessThan(1500);
     expect(await runOffThread("liquid.render", { source: "{{ 1 | plus: 1 }} ok", data: {} }, { deadlineMs: 10_000 })).toBe("2 ok");
+  });
+});
+
+describe("large YAML parsed on a thread", () => {
+  const big = (extra: string) => {
+    let y = "name: big\nsteps:\n";
+    for (let i = 0; y.length < 2 * OFFTHREAD_YAML_CHARS; i++) y += `  - name: s${i}\n    type: transform.set\n    with: {fields: {x: "{{ input.a }} ${i}"}}\n`;
+    return y + extra;
+  };
+
+  test("a workflow prepared off the thread parses to exactly what the inline parse gives, issues and lines included", async () => {
+    for (const yaml of [big(""), big("  - name: s0\n    type: transform.nope\n    bogus: 1\n"), big("output: {x: \"{{ oops\"}\n")]) {
+      const inline = parseFully(yaml);
+      const done = await runOffThread("workflow.parse", { yaml, internal: false }, { deadlineMs: 30_000 });
+      expect(done).toEqual(inline);
+      await prepareWorkflow(yaml);
+      expect(parseWorkflow(yaml)).toEqual(inline);
+    }
+    expect(parseFully(big("  - name: s0\n    type: transform.nope\n")).ok).toBe(false);
+  });
+
+  test("other YAML read off the thread keeps its value and every line", async () => {
+    const yaml = `k: [1, 2]\n${Array.from({ length: 2000 }, (_, i) => `key${i}: {v: ${i}}`).join("\n")}\n`;
+    expect(yaml.length).toBeGreaterThan(OFFTHREAD_YAML_CHARS);
+    await prepareYaml(yaml);
+    const off = readYaml(yaml);
+    const inline = readPlain(yaml);
+    if (!off.ok || !inline.ok) throw new Error("both reads must succeed");
+    expect(off.source.value).toEqual(inline.value);
+    expect(off.source.lineOf("key1500.v")).toBe(1502);
+    expect(off.source.lineOf("")).toBe(1);
   });
 });
