@@ -15,7 +15,7 @@ import { readText, type Part } from "../files/multipart";
 import { openBlob, putBytes, releaseOwner } from "../files/service";
 import { type ZipEntry, zipStream } from "../runs/zip";
 import { fileRefs, inputPathOf } from "./run";
-import { runOffThread } from "../offthread/pool";
+import { runOffThread } from "../offthread/run";
 import { automationOf, contentTypeOf, EXAMPLE_FILE_MAX_BYTES, pinOwner } from "./service";
 import type { ImportLimits, Staged } from "./stage";
 import type { ExampleFileRow, ExampleRow, Folder } from "../db/storage";

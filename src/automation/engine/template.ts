@@ -1,6 +1,6 @@
 // Rendering workflow values without blocking the event loop. A string that is exactly one `{{ expr }}`
 // evaluates to the expression's own JSON value; other text with templates renders to a string (liquid.ts).
-import { runOffThread } from "../offthread/pool";
+import { runTask } from "../offthread/pool";
 import { compile, evaluate, isTemplate, liquid, RENDER_LIMIT_MS, singleExpression, type TemplateData, toJson } from "./liquid";
 
 export { isTemplate, RENDER_LIMIT_MS, renderStringFully, templateError, type TemplateData, truthy } from "./liquid";
@@ -44,7 +44,8 @@ export async function renderString(s: string, data: TemplateData): Promise<unkno
     }
   }
   // A thread that is killed at the deadline has hit Liquid's own limit long before.
-  return runOffThread("liquid.render", { source: s, data }, { deadlineMs: RENDER_LIMIT_MS + 5_000 });
+  // Untyped on purpose (tasks.ts reaches this module through the workflow parser): liquid.render returns the rendered string.
+  return runTask("liquid.render", { source: s, data }, { deadlineMs: RENDER_LIMIT_MS + 5_000 }) as Promise<string>;
 }
 
 /** Render every string inside a JSON-like value; `skip` receives dotted paths and keeps those values as they are. */

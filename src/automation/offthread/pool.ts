@@ -7,11 +7,11 @@
 // executable or a separate worker machine (scale-out, part 2) without the callers changing.
 import { availableParallelism } from "node:os";
 import { DomainError } from "../../kernel/errors";
-import type { Reply, Tasks } from "./tasks";
 
-export type TaskName = keyof Tasks;
-type Input<K extends TaskName> = Parameters<Tasks[K]>[0];
-type Output<K extends TaskName> = Awaited<ReturnType<Tasks[K]>>;
+/** A worker's answer to a job (tasks.ts posts them). */
+export type Reply =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; message: string; domain?: { kind: DomainError["kind"]; field?: string; code?: string } };
 
 /** A job that could not finish off the main thread: past its deadline, or its thread died. */
 export class OffThreadError extends Error {
@@ -26,7 +26,7 @@ export class OffThreadError extends Error {
 
 interface Job {
   id: number;
-  task: TaskName;
+  task: string;
   input: unknown;
   deadlineMs: number;
   resolve(value: unknown): void;
@@ -113,11 +113,14 @@ function pump(): void {
 }
 
 /**
- * Runs `task` of tasks.ts on a worker thread. Resolves with its result; rejects with the task's own
- * error (DomainErrors keep their kind, field and code), or an OffThreadError past `deadlineMs`.
+ * Runs `task` of tasks.ts on a worker thread, untyped: callers use runOffThread (run.ts), which types
+ * it from tasks.ts. (The pool itself imports nothing from tasks.ts: tasks reach into features whose
+ * code runs jobs here, engine/template.ts among them, so a typed import would close a circle.)
+ * Resolves with its result; rejects with the task's own error (DomainErrors keep their kind, field
+ * and code), or an OffThreadError past `deadlineMs`.
  */
-export function runOffThread<K extends TaskName>(task: K, input: Input<K>, opts: { deadlineMs: number }): Promise<Output<K>> {
-  return new Promise<Output<K>>((resolve, reject) => {
+export function runTask(task: string, input: unknown, opts: { deadlineMs: number }): Promise<unknown> {
+  return new Promise<unknown>((resolve, reject) => {
     queue.push({ id: nextId++, task, input, deadlineMs: opts.deadlineMs, resolve: resolve as (v: unknown) => void, reject });
     pump();
   });

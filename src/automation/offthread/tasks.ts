@@ -3,6 +3,7 @@
 // engine goes here, imported from its feature; nothing in this file holds state between jobs.
 import { dlopen, FFIType } from "bun:ffi";
 import { DomainError } from "../../kernel/errors";
+import type { Reply } from "./pool";
 import { type ImportLimits, stageArchive } from "../datasets/stage";
 import { renderStringFully } from "../engine/liquid";
 import type { inspectTemplate, renderTemplate } from "../templates/work";
@@ -28,9 +29,6 @@ export const tasks = {
 };
 export type Tasks = typeof tasks;
 
-export type Reply =
-  | { id: number; ok: true; value: unknown }
-  | { id: number; ok: false; message: string; domain?: { kind: DomainError["kind"]; field?: string; code?: string } };
 
 declare const self: Worker;
 

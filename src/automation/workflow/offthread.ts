@@ -3,7 +3,7 @@
 // parses it on a worker thread first (prepareWorkflow, prepareYaml), and the synchronous parse that
 // follows (parseWorkflow, readYaml) picks the result up instead of parsing the text again. Small
 // documents are parsed inline: below the threshold the thread hop costs more than it saves.
-import { runOffThread } from "../offthread/pool";
+import { runOffThread } from "../offthread/run";
 import { type ParseOptions, rememberParse } from "./parse";
 import { rememberRead } from "./source";
 
