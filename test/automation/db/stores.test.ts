@@ -322,4 +322,42 @@ describe("store contracts on SQLite and PostgreSQL", () => {
     expect(out.sqlite.run).toBe("run_mail");
     expect(out.sqlite.duplicate).toBe("refused");
   }, 60_000);
+
+  test("agents: a slug registered once (also when 6 registrations race), 6 concurrent syncs apply one after the other", async () => {
+    const out = await onBoth(async (b) => {
+      const ag = b.storage.agents;
+      await b.exec("INSERT INTO tenants (id, slug, name, created_at) VALUES ('t1', 'acme', 'Acme', ?)", [at(0)]);
+      const agent = (id: string) => ({ id, tenantId: "t1", type: "agent" as const, slug: "bot", name: "Bot", description: null, status: "active", currentVersionId: null, createdAt: at(1), updatedAt: at(1) });
+      const version = (automationId: string, n: number) => ({
+        id: `ver_${automationId}_${n}`, tenantId: "t1", automationId, version: `v${n}`, yaml: `name: bot\nversion: v${n}\n`, sourceRef: null, message: null,
+        name: "Bot", description: null, triggers: '{"api":true}', inputSchema: null, outputSchema: null, createdAt: at(10 + n),
+      });
+      const source = (id: string) => ({ automationId: id, tenantId: "t1", repo: `/repos/${id}`, mirror: null, releaseTag: null, releaseCommit: null, syncedAt: null, createdAt: at(1) });
+      // Each plan adds the next release after the ones it reads: only serialised syncs give v2..v7 without a clash.
+      const nextRelease = (a: { id: string }, rs: { version: string | null }[]) => {
+        const v = version(a.id, rs.length + 1);
+        return { remove: [], insert: [v], current: v, set: { currentVersionId: v.id, name: "Bot", description: null, updatedAt: v.createdAt } };
+      };
+      const registered = await Promise.all(Array.from({ length: 6 }, (_, i) => ag.register(agent(`agt_${i}`), source(`agt_${i}`), nextRelease)));
+      const winner = `agt_${registered.indexOf("ok")}`;
+      const syncs = await Promise.all(Array.from({ length: 6 }, (_, i) => ag.sync("t1", winner, nextRelease, { releaseTag: `v${i}`, releaseCommit: "c0ffee", syncedAt: at(50) })));
+      const releases = (await ag.releases(winner)).map((v) => ({ ...v, id: v.id.replace(winner, "W"), automationId: "W", triggers: JSON.parse(v.triggers) }));
+      const last = syncs.map((x) => x.current.version).sort().at(-1);
+      const src = await ag.source("t1", winner);
+      return {
+        registered: registered.filter((r) => r === "ok").length,
+        taken: registered.filter((r) => r === "slug_taken").length,
+        versions: releases.map((v) => v.version).sort(),
+        releases: releases.sort((x, y) => (x.id < y.id ? -1 : 1)),
+        last,
+        byRepo: (await ag.sourceByRepo("t1", `/repos/${winner}`))?.automationId === winner,
+        // Which sync committed last differs from run to run: its tag is one of theirs.
+        source: { ...src, automationId: "W", repo: "R", releaseTag: /^v[0-5]$/.test(src?.releaseTag ?? "") ? "v*" : src?.releaseTag },
+        losers: (await Promise.all(registered.map((_, i) => ag.source("t1", `agt_${i}`)))).filter(Boolean).length,
+      };
+    });
+    expect(out.postgres).toEqual(out.sqlite);
+    expect(out.sqlite).toMatchObject({ registered: 1, taken: 5, last: "v7", byRepo: true, losers: 1 });
+    expect(out.sqlite.versions).toEqual(["v1", "v2", "v3", "v4", "v5", "v6", "v7"]);
+  }, 60_000);
 });

@@ -1,6 +1,7 @@
 // The PostgreSQL backend of the automation server: every converted feature's store over one pool.
 import type { SQL } from "bun";
 import type { AutomationStorage } from "../storage";
+import { PgAgentStore } from "./agents";
 import { PgDatasetStore } from "./datasets";
 import { PgEvaluatorStore } from "./evaluators";
 import { PgExperimentStore } from "./experiments";
@@ -8,8 +9,8 @@ import { PgInboundStore } from "./inbound";
 import { PgModelCallStore } from "./models";
 import { PgReviewStore } from "./reviews";
 
-/** The stores that move runs (schedules claim ticks in the run insert, human review parks and requeues runs) and agents come next. */
-export type PgStorageSoFar = Omit<AutomationStorage, "schedules" | "humanReview" | "agents">;
+/** The stores that move runs (schedules claim ticks in the run insert, human review parks and requeues runs) come with the runs store. */
+export type PgStorageSoFar = Omit<AutomationStorage, "schedules" | "humanReview">;
 
 export function pgStorage(pg: SQL): PgStorageSoFar {
   return {
@@ -19,6 +20,7 @@ export function pgStorage(pg: SQL): PgStorageSoFar {
     experiments: new PgExperimentStore(pg),
     reviews: new PgReviewStore(pg),
     models: new PgModelCallStore(pg),
+    agents: new PgAgentStore(pg),
     // Its exactly-once key is written by the run insert, which comes to PostgreSQL with the runs store.
     inbound: new PgInboundStore(pg),
   };
