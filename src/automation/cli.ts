@@ -111,7 +111,7 @@ async function migrateCommand(argv: string[]): Promise<void> {
   if (values.help) {
     process.stdout.write(
       helpText(
-        "Usage: automation-server migrate [--data-dir DIR | --db postgres://…] [--json]\n\nApplies pending database migrations and exits (PostgreSQL: under an advisory lock, so\nseveral instances may run it at once).",
+        "Usage: automation-server migrate [--data-dir DIR | --db postgres://…] [--json]\n       automation-server migrate --from DATA_DIR --to postgres://… [--json]\n\nApplies pending database migrations and exits (PostgreSQL: under an advisory lock, so\nseveral instances may run it at once). With --from/--to: copies an SQLite deployment into an\nempty PostgreSQL database (docs/automation/postgres.md).",
         migrateFlags,
       ),
     );
