@@ -47,8 +47,6 @@ const KNOWN = new Set([
   "src/automation/runs/worker.ts",
   "src/automation/server.ts",
   "src/automation/templates/schema.ts",
-  "src/automation/templates/service.ts",
-  "src/automation/templates/store.ts",
   "src/automation/tenancy/auth.ts",
   "src/automation/tenancy/service.ts",
   "src/automation/tenancy/store.ts",

@@ -4,6 +4,7 @@
 // update, a transaction), never a read-then-write in a service. This module imports no implementation.
 import type { EvalResult } from "../evaluators/model";
 import type { ScheduleStore } from "../schedules/store";
+import type { RevisionRow, TemplateRow } from "../templates/schema";
 import type { InboundStore } from "../inbound/store";
 import type { ModelResponse, ModelUsage } from "../models/contract";
 import type { Review } from "../reviews/model";
@@ -463,7 +464,26 @@ export interface AgentStore {
   sync(tenantId: string, automationId: string, plan: PlanReleases, release: Pick<AgentSource, "releaseTag" | "releaseCommit" | "syncedAt">): Promise<{ agent: AutomationRow; current: VersionRow }>;
 }
 
+/** Templates (a name and a pointer to the current revision; DELETE is soft) and their immutable revisions. */
+export interface TemplateStore {
+  /** A new template and its first revision, in one transaction. */
+  create(t: TemplateRow, r: RevisionRow): Promise<void>;
+  /** Appends revision `r` (numbered after the last) and moves the pointer; null when the template went meanwhile. */
+  addRevision(tenantId: string, templateId: string, r: Omit<RevisionRow, "number">, now: string): Promise<RevisionRow | null>;
+  byId(tenantId: string, id: string): Promise<TemplateRow | undefined>;
+  /** The newest live template of that name. */
+  byName(tenantId: string, name: string): Promise<TemplateRow | undefined>;
+  /** Live templates, newest first. */
+  list(tenantId: string, limit: number, offset: number): Promise<{ rows: TemplateRow[]; total: number }>;
+  softDelete(tenantId: string, id: string, now: string): Promise<boolean>;
+  /** A revision by id, also of a deleted template (pinned `tmpr_` references keep working). */
+  revision(tenantId: string, id: string): Promise<RevisionRow | undefined>;
+  /** Newest first. */
+  revisionsOf(templateId: string): Promise<RevisionRow[]>;
+}
+
 export interface AutomationStorage {
+  templates: TemplateStore;
   /** Cron ticks (schedules/store.ts declares the interface; its claim joins the SQLite run insert, so a PostgreSQL one comes with the runs store). */
   schedules: ScheduleStore;
   /** Inbound e-mail: address tokens, per-sender minute counts, runs by dedupe key (inbound/store.ts declares it). */

@@ -30,7 +30,7 @@ export function demoInvoiceDocx(): Uint8Array {
 
 /** Idempotent: a restart over the same data dir reuses what is there. */
 export async function seedDemoDocuments(ctx: AutomationContext, tenantId: string): Promise<{ templateId: string; mailServer: string }> {
-  const existing = findTemplateByName(ctx, tenantId, TEMPLATE_NAME);
+  const existing = await findTemplateByName(ctx, tenantId, TEMPLATE_NAME);
   const template = existing ?? (await createTemplateFromBytes(ctx, tenantId, { name: TEMPLATE_NAME, description: "Invoice with line items; {terms} is left out to show NOT FOUND highlighting" }, "demo-invoice.docx", demoInvoiceDocx()));
   if (!serverStore.byRef(dbOf(ctx.sqlite), tenantId, MAIL_SERVER)) {
     createServer(ctx, tenantId, { name: MAIL_SERVER, transport: "smtp", host: "127.0.0.1", port: 1025, security: "none", fromEmail: "demo@example.com", fromName: "Automation demo" });

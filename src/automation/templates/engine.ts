@@ -1,13 +1,13 @@
 // What `transform.template` sees of templates: render a tenant's template, keep the result as a file.
 import type { TemplateRenderer } from "../engine/contract";
-import { createFile, type FilesContext } from "../files/service";
+import { createFile } from "../files/service";
 import { TemplateBroken } from "./grammar";
-import { renderRevision, resolveRevision } from "./service";
+import { renderRevision, resolveRevision, type TemplatesContext } from "./service";
 
-export function templateRenderer(ctx: FilesContext, tenantId: string): TemplateRenderer {
+export function templateRenderer(ctx: TemplatesContext, tenantId: string): TemplateRenderer {
   return {
     async render(ref, data, opts) {
-      const revision = resolveRevision(ctx, tenantId, ref);
+      const revision = await resolveRevision(ctx, tenantId, ref);
       try {
         return await renderRevision(ctx, revision, data, opts);
       } catch (err) {

@@ -3,10 +3,10 @@
 // workflows pinned to a `tmpr_` id keep rendering.
 import { Invalid, NotFound } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
-import { dbOf } from "../db/client";
 import type { BlobInfo } from "../files/blobs";
 import { checkFilename } from "../files/filename";
 import { readText, type Part } from "../files/multipart";
+import type { AutomationContext } from "../context";
 import { type FilesContext, findFile, openBlob, putBytes, releaseBlob, retainBlob } from "../files/service";
 import { OffThreadError } from "../offthread/pool";
 import { runOffThread } from "../offthread/run";
@@ -14,9 +14,11 @@ import { DOCX_TYPE } from "./docx";
 import { DEFAULT_RENDER, GRAMMARS, type RenderOptions, TemplateBroken, type TemplateFormat, type Token } from "./grammar";
 import { TEMPLATE_MAX_BYTES, type TemplateView } from "./model";
 import type { RevisionRow, TemplateRow } from "./schema";
-import { templateStore } from "./store";
 import type { Outcome } from "./work";
 import { XLSX_TYPE } from "./xlsx";
+
+/** What the templates feature needs: the files context and the storage (its own store). */
+export type TemplatesContext = FilesContext & Pick<AutomationContext, "storage">;
 
 const MIME: Record<TemplateFormat, string> = { docx: DOCX_TYPE, xlsx: XLSX_TYPE };
 
@@ -154,79 +156,81 @@ async function guarded<T>(ctx: FilesContext, input: Incoming, work: () => Promis
   }
 }
 
-export function createTemplate(ctx: FilesContext, tenantId: string, meta: { name: string; description?: string | null }, input: Incoming): Promise<TemplateView> {
+export function createTemplate(ctx: TemplatesContext, tenantId: string, meta: { name: string; description?: string | null }, input: Incoming): Promise<TemplateView> {
   return guarded(ctx, input, async () => {
     const id = newId("tmpl");
     const rev = { ...(await revisionFor(ctx, tenantId, id, input, input.ownBytes ? "file" : "fileId")), number: 1 };
     const now = ctx.clock.now().toISOString();
     const t: TemplateRow = { id, tenantId, name: meta.name, description: meta.description ?? null, currentRevisionId: rev.id, createdAt: now, updatedAt: now, deletedAt: null };
     retainBlob(ctx, tenantId, rev.sha256, `template:${rev.id}`);
-    templateStore.create(dbOf(ctx.sqlite), t, rev);
+    await ctx.storage.templates.create(t, rev);
     return view(t, rev);
   });
 }
 
-function live(ctx: FilesContext, tenantId: string, id: string): TemplateRow {
-  const t = templateStore.byId(dbOf(ctx.sqlite), tenantId, id);
+async function live(ctx: TemplatesContext, tenantId: string, id: string): Promise<TemplateRow> {
+  const t = await ctx.storage.templates.byId(tenantId, id);
   if (!t) throw NotFound(`template ${id} not found`, { field: "id" });
   return t;
 }
 
-function current(ctx: FilesContext, t: TemplateRow): RevisionRow {
-  const r = templateStore.revision(dbOf(ctx.sqlite), t.tenantId, t.currentRevisionId);
+async function current(ctx: TemplatesContext, t: TemplateRow): Promise<RevisionRow> {
+  const r = await ctx.storage.templates.revision(t.tenantId, t.currentRevisionId);
   if (!r) throw NotFound(`template ${t.id} has no revision`, { field: "id" });
   return r;
 }
 
-export function replaceTemplate(ctx: FilesContext, tenantId: string, id: string, input: Incoming): Promise<TemplateView> {
+export function replaceTemplate(ctx: TemplatesContext, tenantId: string, id: string, input: Incoming): Promise<TemplateView> {
   return guarded(ctx, input, async () => {
-    live(ctx, tenantId, id);
+    await live(ctx, tenantId, id);
     const rev = await revisionFor(ctx, tenantId, id, input, input.ownBytes ? "file" : "fileId");
     retainBlob(ctx, tenantId, rev.sha256, `template:${rev.id}`);
-    const stored = templateStore.addRevision(dbOf(ctx.sqlite), tenantId, id, rev, rev.createdAt);
+    const stored = await ctx.storage.templates.addRevision(tenantId, id, rev, rev.createdAt);
     if (!stored) throw NotFound(`template ${id} not found`, { field: "id" });
-    return view(live(ctx, tenantId, id), stored);
+    return view(await live(ctx, tenantId, id), stored);
   });
 }
 
 /** The newest live template called `name`, if any. */
-export function findTemplateByName(ctx: FilesContext, tenantId: string, name: string): TemplateView | undefined {
-  const t = templateStore.byName(dbOf(ctx.sqlite), tenantId, name);
-  return t ? view(t, current(ctx, t)) : undefined;
+export async function findTemplateByName(ctx: TemplatesContext, tenantId: string, name: string): Promise<TemplateView | undefined> {
+  const t = await ctx.storage.templates.byName(tenantId, name);
+  return t ? view(t, await current(ctx, t)) : undefined;
 }
 
 /** A template from bytes the caller holds (demo seeding, tests). */
-export async function createTemplateFromBytes(ctx: FilesContext, tenantId: string, meta: { name: string; description?: string | null }, filename: string, bytes: Uint8Array): Promise<TemplateView> {
+export async function createTemplateFromBytes(ctx: TemplatesContext, tenantId: string, meta: { name: string; description?: string | null }, filename: string, bytes: Uint8Array): Promise<TemplateView> {
   return createTemplate(ctx, tenantId, meta, { filename, blob: await putBytes(ctx, bytes, TEMPLATE_MAX_BYTES), ownBytes: true });
 }
 
-export function getTemplate(ctx: FilesContext, tenantId: string, id: string): TemplateView {
-  const t = live(ctx, tenantId, id);
-  return view(t, current(ctx, t));
+export async function getTemplate(ctx: TemplatesContext, tenantId: string, id: string): Promise<TemplateView> {
+  const t = await live(ctx, tenantId, id);
+  return view(t, await current(ctx, t));
 }
 
-export function listTemplates(ctx: FilesContext, tenantId: string, q: { limit: number; offset: number }): { items: TemplateView[]; total: number } {
-  const { rows, total } = templateStore.list(dbOf(ctx.sqlite), tenantId, q.limit, q.offset);
-  return { items: rows.map((t) => view(t, current(ctx, t))), total };
+export async function listTemplates(ctx: TemplatesContext, tenantId: string, q: { limit: number; offset: number }): Promise<{ items: TemplateView[]; total: number }> {
+  const { rows, total } = await ctx.storage.templates.list(tenantId, q.limit, q.offset);
+  const items: TemplateView[] = [];
+  for (const t of rows) items.push(view(t, await current(ctx, t)));
+  return { items, total };
 }
 
-export function listRevisions(ctx: FilesContext, tenantId: string, id: string) {
-  const t = live(ctx, tenantId, id);
-  const revisions = templateStore.revisionsOf(dbOf(ctx.sqlite), t.id).map((r) => ({
+export async function listRevisions(ctx: TemplatesContext, tenantId: string, id: string) {
+  const t = await live(ctx, tenantId, id);
+  const revisions = (await ctx.storage.templates.revisionsOf(t.id)).map((r) => ({
     id: r.id, number: r.number, filename: r.filename, size: r.size, sha256: r.sha256, current: r.id === t.currentRevisionId, createdAt: r.createdAt,
   }));
   return { templateId: t.id, revisions };
 }
 
-export function deleteTemplate(ctx: FilesContext, tenantId: string, id: string): { id: string; deleted: true } {
-  if (!templateStore.softDelete(dbOf(ctx.sqlite), tenantId, id, ctx.clock.now().toISOString())) throw NotFound(`template ${id} not found`, { field: "id" });
+export async function deleteTemplate(ctx: TemplatesContext, tenantId: string, id: string): Promise<{ id: string; deleted: true }> {
+  if (!(await ctx.storage.templates.softDelete(tenantId, id, ctx.clock.now().toISOString()))) throw NotFound(`template ${id} not found`, { field: "id" });
   return { id, deleted: true };
 }
 
 /** A revision of a live template (default its current one) with lazy bytes. */
-export async function templateContent(ctx: FilesContext, tenantId: string, id: string, revisionId?: string): Promise<{ revision: RevisionRow; blob: Blob }> {
-  const t = live(ctx, tenantId, id);
-  const r = revisionId ? templateStore.revision(dbOf(ctx.sqlite), tenantId, revisionId) : current(ctx, t);
+export async function templateContent(ctx: TemplatesContext, tenantId: string, id: string, revisionId?: string): Promise<{ revision: RevisionRow; blob: Blob }> {
+  const t = await live(ctx, tenantId, id);
+  const r = revisionId ? await ctx.storage.templates.revision(tenantId, revisionId) : await current(ctx, t);
   if (!r || r.templateId !== t.id) throw NotFound(`revision ${revisionId} of template ${id} not found`, { field: "revisionId" });
   const blob = await openBlob(ctx, r.sha256);
   if (!blob) throw NotFound("the template's bytes are missing from the blob store", { code: "content_missing" });
@@ -237,14 +241,14 @@ export async function templateContent(ctx: FilesContext, tenantId: string, id: s
  * The revision a workflow step names: a template's current one (live templates only) or a pinned
  * `tmpr_` id, which keeps working after the template is deleted.
  */
-export function resolveRevision(ctx: FilesContext, tenantId: string, ref: { templateId?: string; templateRevisionId?: string }): RevisionRow {
+export async function resolveRevision(ctx: TemplatesContext, tenantId: string, ref: { templateId?: string; templateRevisionId?: string }): Promise<RevisionRow> {
   if (ref.templateRevisionId) {
-    const r = templateStore.revision(dbOf(ctx.sqlite), tenantId, ref.templateRevisionId);
+    const r = await ctx.storage.templates.revision(tenantId, ref.templateRevisionId);
     if (!r) throw NotFound(`template revision ${ref.templateRevisionId} not found`, { field: "templateRevisionId" });
     if (ref.templateId && r.templateId !== ref.templateId) throw Invalid(`revision ${r.id} does not belong to template ${ref.templateId}`, { field: "templateRevisionId" });
     return r;
   }
-  return current(ctx, live(ctx, tenantId, ref.templateId ?? ""));
+  return current(ctx, await live(ctx, tenantId, ref.templateId ?? ""));
 }
 
 export interface Rendered {

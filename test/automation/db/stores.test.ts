@@ -360,4 +360,38 @@ describe("store contracts on SQLite and PostgreSQL", () => {
     expect(out.sqlite).toMatchObject({ registered: 1, taken: 5, last: "v7", byRepo: true, losers: 1 });
     expect(out.sqlite.versions).toEqual(["v1", "v2", "v3", "v4", "v5", "v6", "v7"]);
   }, 60_000);
+
+  test("templates: revisions numbered one after another when 8 replaces race, soft delete keeps pinned revisions, newest first", async () => {
+    const out = await onBoth(async (b) => {
+      const ts = b.storage.templates;
+      await b.exec("INSERT INTO tenants (id, slug, name, created_at) VALUES ('t1', 'acme', 'Acme', ?)", [at(0)]);
+      const rev = (templateId: string, id: string, n: number) => ({
+        id, templateId, tenantId: "t1", number: n, filename: "inv.docx", format: "docx", mimeType: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        size: 1234, sha256: `sha_${id}`, tokens: '[{"name":"total"}]', createdAt: at(n),
+      });
+      const tpl = (id: string, name: string, created: number) => ({ id, tenantId: "t1", name, description: null, currentRevisionId: `${id}_r1`, createdAt: at(created), updatedAt: at(created), deletedAt: null });
+      await ts.create(tpl("tmpl_a", "invoice", 1), rev("tmpl_a", "tmpl_a_r1", 1));
+      await ts.create(tpl("tmpl_b", "invoice", 2), rev("tmpl_b", "tmpl_b_r1", 1));
+      await ts.create(tpl("tmpl_c", "letter", 3), rev("tmpl_c", "tmpl_c_r1", 1));
+      const added = await Promise.all(Array.from({ length: 8 }, (_, i) => { const { number: _n, ...r } = rev("tmpl_a", `tmpl_a_x${i}`, 0); return ts.addRevision("t1", "tmpl_a", r, at(20)); }));
+      const numbers = added.map((r) => r!.number).sort((x, y) => x - y);
+      const deleted = [await ts.softDelete("t1", "tmpl_b", at(30)), await ts.softDelete("t1", "tmpl_b", at(31))];
+      return {
+        numbers,
+        gone: await ts.addRevision("t1", "tmpl_b", rev("tmpl_b", "tmpl_b_r2", 0), at(32)),
+        deleted,
+        byName: (await ts.byName("t1", "invoice"))?.id,
+        // Which racing replace committed last differs from run to run.
+        list: await ts.list("t1", 10, 0).then((l) => ({ ...l, rows: l.rows.map((t) => ({ ...t, currentRevisionId: t.currentRevisionId.replace(/_x\d$/, "_x*") })) })),
+        pinned: (await ts.revision("t1", "tmpl_b_r1"))?.id,
+        revisions: (await ts.revisionsOf("tmpl_a")).map((r) => r.number),
+        current: (await ts.byId("t1", "tmpl_a"))?.currentRevisionId.startsWith("tmpl_a_x"),
+        missing: await ts.byId("t1", "tmpl_b"),
+      };
+    });
+    expect(out.postgres).toEqual(out.sqlite);
+    expect(out.sqlite).toMatchObject({ numbers: [2, 3, 4, 5, 6, 7, 8, 9], gone: null, deleted: [true, false], byName: "tmpl_a", pinned: "tmpl_b_r1", current: true });
+    expect(out.sqlite.list.rows.map((t) => t.id)).toEqual(["tmpl_c", "tmpl_a"]);
+    expect(out.sqlite.revisions).toEqual([9, 8, 7, 6, 5, 4, 3, 2, 1]);
+  }, 60_000);
 });

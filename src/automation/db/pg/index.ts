@@ -8,6 +8,7 @@ import { PgExperimentStore } from "./experiments";
 import { PgInboundStore } from "./inbound";
 import { PgModelCallStore } from "./models";
 import { PgReviewStore } from "./reviews";
+import { PgTemplateStore } from "./templates";
 
 /** The stores that move runs (schedules claim ticks in the run insert, human review parks and requeues runs) come with the runs store. */
 export type PgStorageSoFar = Omit<AutomationStorage, "schedules" | "humanReview">;
@@ -15,6 +16,7 @@ export type PgStorageSoFar = Omit<AutomationStorage, "schedules" | "humanReview"
 export function pgStorage(pg: SQL): PgStorageSoFar {
   return {
     backend: "postgres",
+    templates: new PgTemplateStore(pg),
     evaluators: new PgEvaluatorStore(pg),
     datasets: new PgDatasetStore(pg),
     experiments: new PgExperimentStore(pg),

@@ -11,10 +11,12 @@ import { SqliteModelCallStore } from "./models";
 import { SqliteReviewStore } from "./reviews";
 import { sqliteScheduleStore } from "./schedules";
 import { sqliteInboundStore } from "./inbound";
+import { SqliteTemplateStore } from "./templates";
 
 export function sqliteStorage(sqlite: Database): AutomationStorage {
   return {
     backend: "sqlite",
+    templates: new SqliteTemplateStore(sqlite),
     evaluators: new SqliteEvaluatorStore(sqlite),
     datasets: new SqliteDatasetStore(sqlite),
     experiments: new SqliteExperimentStore(sqlite),
