@@ -16,6 +16,7 @@ import {
   reviewPin,
 } from "../storage";
 import { isUniqueViolation, type Pg, plain, plainRows } from "./rows";
+import { likeEscape, Z95 } from "../sql-shared";
 
 const REVIEW_COLUMNS = `run_id AS "runId", id, tenant_id AS "tenantId", automation_id AS "automationId", verdict, status, note,
   corrected_output::text AS "correctedOutput", correction_count AS "correctionCount", reviewed_by AS "reviewedBy",
@@ -25,8 +26,6 @@ const CORRECTION_COLUMNS = `id, run_id AS "runId", position, kind, path, label, 
   corrected_value::text AS "correctedValue", note, corrected_artifact_path AS "correctedArtifactPath", created_at AS "createdAt", updated_at AS "updatedAt"`;
 const FILE_COLUMNS = `run_id AS "runId", name, content_type AS "contentType", size::float8 AS size, sha256, created_at AS "createdAt"`;
 
-const likeEscape = (s: string) => `%${s.replace(/[%_\\]/g, (c) => `\\${c}`)}%`;
-const Z95 = 1.959963984540054;
 
 /** The Wilson score interval of `c` successes in `n` trials (NULL when n = 0), as double precision. */
 function wilson(c: string, n: string, bound: "-" | "+"): string {

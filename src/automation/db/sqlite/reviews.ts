@@ -18,6 +18,7 @@ import {
   type RollingPoint,
   reviewPin,
 } from "../storage";
+import { likeEscape, Z95 } from "../sql-shared";
 
 const REVIEW_COLUMNS = `run_id AS runId, id, tenant_id AS tenantId, automation_id AS automationId, verdict, status, note,
   corrected_output AS correctedOutput, correction_count AS correctionCount, reviewed_by AS reviewedBy,
@@ -44,7 +45,6 @@ export interface ReviewFilter {
   sinceLastClosed?: boolean;
 }
 
-const likeEscape = (s: string) => `%${s.replace(/[%_\\]/g, (c) => `\\${c}`)}%`;
 /** Corrections, a corrected output or corrected files (which may exist before any review metadata). */
 const corrected = sql`(EXISTS (SELECT 1 FROM run_reviews c WHERE c.run_id = ${runs.id} AND (c.correction_count > 0 OR c.corrected_output IS NOT NULL))
   OR EXISTS (SELECT 1 FROM run_review_files f WHERE f.run_id = ${runs.id}))`;
@@ -75,8 +75,6 @@ export function reviewConditions(f: ReviewFilter): SQL[] {
   return where;
 }
 
-/** z for a two-sided 95 % interval. */
-const Z95 = 1.959963984540054;
 
 /** The Wilson score interval of `c` successes in `n` trials, as SQL (NULL when n = 0). */
 function wilson(c: string, n: string, bound: "-" | "+"): string {
