@@ -80,8 +80,9 @@ async function serveCommand(argv: string[]): Promise<void> {
   const served = serve(ctx);
   const { running, metricsUrl } = served;
   const smtp = await served.smtp;
-  ctx.log.info("automation-server listening", { url: running.url, dataDir: config.dataDir, ...(smtp ? { smtp: smtp.url } : {}) });
+  ctx.log.info("automation-server listening", { url: running.url, dataDir: config.dataDir, database: ctx.db.describe, ...(smtp ? { smtp: smtp.url } : {}) });
   process.stdout.write(`automation-server listening on ${running.url} (API under ${running.url}/v1, OpenAPI ${running.url}/openapi/json)\n`);
+  process.stdout.write(`database on ${ctx.db.describe}\n`);
   if (smtp) process.stdout.write(`smtp on ${smtp.url} (inbound e-mail for *@${config.mailDomain})\n`);
   if (metricsUrl) process.stdout.write(`metrics on ${metricsUrl}\n`);
   else if (ctx.metrics) process.stdout.write(`metrics on ${running.url}/metrics\n`);

@@ -1,6 +1,7 @@
 // Shared helpers for end-to-end tests: build an executable once per test process, free ports,
 // start a compiled binary and wait until it answers.
 import { compile, root } from "../../src/kernel/build";
+import { basename, resolve } from "node:path";
 
 export { root };
 const built = new Map<string, Promise<string>>();
@@ -90,7 +91,8 @@ export async function startServer(
   cmd: string[],
   opts: { cwd?: string; env?: Record<string, string | undefined>; timeoutMs?: number } = {},
 ): Promise<Server> {
-  const p = start([...cmd, "--port", "0"], { cwd: opts.cwd, env: { PORT: undefined, ...opts.env } });
+  const db = await automationTestDb(cmd, opts);
+  const p = start([...cmd, ...db, "--port", "0"], { cwd: opts.cwd, env: { PORT: undefined, ...opts.env } });
   const until = Date.now() + (opts.timeoutMs ?? 30_000);
   for (;;) {
     const m = /listening on http:\/\/([^\s/]+):(\d+)/.exec(p.output());
@@ -105,6 +107,29 @@ export async function startServer(
     }
     await Bun.sleep(20);
   }
+}
+
+const pgByDataDir = new Map<string, string>();
+
+/**
+ * With `AUTOMATION_TEST_DB=postgres` (the suite's PostgreSQL pass) an automation-server started to serve
+ * without `--db` gets one: a fresh database per data dir, the same one again when a test restarts a
+ * server on the same data dir (crash and restart tests), so the whole e2e suite runs on PostgreSQL.
+ */
+async function automationTestDb(cmd: string[], opts: { cwd?: string; env?: Record<string, string | undefined> }): Promise<string[]> {
+  if (process.env.AUTOMATION_TEST_DB !== "postgres" || basename(cmd[0]) !== "automation-server") return [];
+  const sub = cmd[1];
+  if ((sub !== undefined && sub !== "serve" && !sub.startsWith("-")) || cmd.includes("--db") || opts.env?.AUTOMATION_DB) return [];
+  const flag = cmd.indexOf("--data-dir");
+  const env = opts.env && "AUTOMATION_DATA_DIR" in opts.env ? opts.env.AUTOMATION_DATA_DIR : process.env.AUTOMATION_DATA_DIR;
+  const dataDir = resolve(opts.cwd ?? process.cwd(), flag >= 0 ? cmd[flag + 1] : (env ?? "data/automation"));
+  let url = pgByDataDir.get(dataDir);
+  if (!url) {
+    const { freshPostgresDb } = await import("../support/postgres");
+    url = await freshPostgresDb();
+    pgByDataDir.set(dataDir, url);
+  }
+  return ["--db", url];
 }
 
 /** The `name{labels} value` lines of a Prometheus text exposition (what `/metrics` answers). */

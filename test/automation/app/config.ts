@@ -16,3 +16,16 @@ export function testConfig(over: Partial<AutomationConfig> = {}): AutomationConf
     ...over,
   };
 }
+
+/** The backend the automation tests run on: `AUTOMATION_TEST_DB=postgres` runs them on PostgreSQL. */
+export const testBackend: "sqlite" | "postgres" = process.env.AUTOMATION_TEST_DB === "postgres" ? "postgres" : "sqlite";
+
+/**
+ * What a test context adds to its config for the backend under test: nothing on SQLite (in memory), a
+ * new empty database on the test process's PostgreSQL server otherwise (imported only then).
+ */
+export async function testDatabase(): Promise<Partial<AutomationConfig>> {
+  if (testBackend !== "postgres") return {};
+  const { freshPostgresDb } = await import("../../support/postgres");
+  return { db: await freshPostgresDb(), dbPool: 4 };
+}

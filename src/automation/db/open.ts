@@ -1,0 +1,44 @@
+// Picks the automation server's storage backend: PostgreSQL when the config names a `postgres://` URL
+// (`--db`), else SQLite in the data dir (or in memory for tests). The one module that knows both.
+import type { Database } from "bun:sqlite";
+import { SQL } from "bun";
+import { join } from "node:path";
+import { migrations } from "../../../db/automation/index";
+import { openSqlite } from "../../kernel/db";
+import { FatalError } from "../../kernel/errors";
+import { PG_POOL_MAX, redactUrl } from "../../kernel/pg";
+import type { AutomationConfig } from "../context";
+import { migrateAutomationClient } from "./pg-migrate";
+import { pgStorage } from "./pg/index";
+import { sqliteStorage } from "./sqlite/index";
+import type { AutomationStorage } from "./storage";
+
+export interface OpenedStorage {
+  storage: AutomationStorage;
+  /** The SQLite connection (metrics time its statements, `backup` copies it); undefined on PostgreSQL. */
+  sqlite?: Database;
+  /** The PostgreSQL pool; undefined on SQLite. */
+  pg?: SQL;
+  /** Where the data is, for the startup line (the PostgreSQL URL without its password). */
+  describe: string;
+  close(): Promise<void>;
+}
+
+/** Opens the database and applies pending migrations (on PostgreSQL under an advisory lock). */
+export async function openStorage(config: AutomationConfig): Promise<OpenedStorage> {
+  if (config.db) {
+    const url = config.db;
+    const pg = new SQL({ url, max: config.dbPool ?? PG_POOL_MAX, connectionTimeout: 10 });
+    try {
+      await migrateAutomationClient(pg);
+    } catch (err) {
+      await pg.close({ timeout: 1 }).catch(() => {});
+      throw new FatalError(`cannot open database ${redactUrl(url)}: ${(err as Error).message}`);
+    }
+    return { storage: pgStorage(pg), pg, describe: `PostgreSQL ${redactUrl(url)}`, close: () => pg.close({ timeout: 5 }) };
+  }
+  const memory = config.dataDir === ":memory:";
+  const file = memory ? ":memory:" : join(config.dataDir, "automation.db");
+  const sqlite = openSqlite(file, migrations);
+  return { storage: sqliteStorage(sqlite), sqlite, describe: memory ? "SQLite in memory" : `SQLite ${file}`, close: async () => sqlite.close() };
+}
