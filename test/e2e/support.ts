@@ -89,7 +89,7 @@ export interface Server extends Proc {
  */
 export async function startServer(
   cmd: string[],
-  opts: { cwd?: string; env?: Record<string, string | undefined>; timeoutMs?: number } = {},
+  opts: { cwd?: string; env?: Record<string, string | undefined>; timeoutMs?: number; /** Stay on SQLite in the PostgreSQL pass too (tests of the SQLite file itself). */ sqlite?: boolean } = {},
 ): Promise<Server> {
   const db = await automationTestDb(cmd, opts);
   const p = start([...cmd, ...db, "--port", "0"], { cwd: opts.cwd, env: { PORT: undefined, ...opts.env } });
@@ -116,8 +116,8 @@ const pgByDataDir = new Map<string, string>();
  * without `--db` gets one: a fresh database per data dir, the same one again when a test restarts a
  * server on the same data dir (crash and restart tests), so the whole e2e suite runs on PostgreSQL.
  */
-async function automationTestDb(cmd: string[], opts: { cwd?: string; env?: Record<string, string | undefined> }): Promise<string[]> {
-  if (process.env.AUTOMATION_TEST_DB !== "postgres" || basename(cmd[0]) !== "automation-server") return [];
+async function automationTestDb(cmd: string[], opts: { cwd?: string; env?: Record<string, string | undefined>; sqlite?: boolean }): Promise<string[]> {
+  if (process.env.AUTOMATION_TEST_DB !== "postgres" || opts.sqlite || basename(cmd[0]) !== "automation-server") return [];
   const sub = cmd[1];
   if ((sub !== undefined && sub !== "serve" && !sub.startsWith("-")) || cmd.includes("--db") || opts.env?.AUTOMATION_DB) return [];
   const flag = cmd.indexOf("--data-dir");
