@@ -1,7 +1,7 @@
 // Shared helpers for end-to-end tests: build an executable once per test process, free ports,
 // start a compiled binary and wait until it answers.
 import { compile, root } from "../../src/kernel/build";
-import { basename, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 
 export { root };
 const built = new Map<string, Promise<string>>();
@@ -130,6 +130,35 @@ async function automationTestDb(cmd: string[], opts: { cwd?: string; env?: Recor
     pgByDataDir.set(dataDir, url);
   }
   return ["--db", url];
+}
+
+/** The PostgreSQL database the PostgreSQL pass gave the server of `dataDir`; undefined = it runs on SQLite. */
+export const automationPgUrl = (dataDir: string): string | undefined => pgByDataDir.get(resolve(dataDir));
+
+/**
+ * One statement on the database of the automation server of `dataDir`, whichever backend it runs on:
+ * `?` placeholders, SQL both dialects understand (`->`/`->>` for JSON, `CAST(COUNT(*) AS INTEGER)`
+ * for counts). Opened and closed per call, so what a killed server left behind is read as it is.
+ */
+export async function automationSql<T = Record<string, unknown>>(dataDir: string, text: string, ...args: (string | number | null)[]): Promise<T[]> {
+  const url = automationPgUrl(dataDir);
+  if (!url) {
+    const { Database } = await import("bun:sqlite");
+    const db = new Database(join(dataDir, "automation.db"));
+    try {
+      return db.query(text).all(...args) as T[];
+    } finally {
+      db.close();
+    }
+  }
+  const { SQL } = await import("bun");
+  const pg = new SQL({ url, max: 1 });
+  try {
+    let n = 0;
+    return (await pg.unsafe(text.replace(/\?/g, () => `$${++n}`), args)) as T[];
+  } finally {
+    await pg.close();
+  }
 }
 
 /** The `name{labels} value` lines of a Prometheus text exposition (what `/metrics` answers). */
