@@ -2,7 +2,7 @@
 // (`--db`), else SQLite in the data dir (or in memory for tests). The one module that knows both.
 import type { Database } from "bun:sqlite";
 import { SQL } from "bun";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { migrations } from "../../../db/automation/index";
 import { openSqlite } from "../../kernel/db";
 import { FatalError } from "../../kernel/errors";
@@ -40,5 +40,5 @@ export async function openStorage(config: AutomationConfig): Promise<OpenedStora
   const memory = config.dataDir === ":memory:";
   const file = memory ? ":memory:" : join(config.dataDir, "automation.db");
   const sqlite = openSqlite(file, migrations);
-  return { storage: sqliteStorage(sqlite), sqlite, describe: memory ? "SQLite in memory" : `SQLite ${file}`, close: async () => sqlite.close() };
+  return { storage: sqliteStorage(sqlite), sqlite, describe: memory ? "SQLite in memory" : `SQLite ${resolve(file)}`, close: async () => sqlite.close() };
 }
