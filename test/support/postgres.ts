@@ -168,11 +168,11 @@ export function sharedPostgres(): Promise<TestPostgres> {
   return shared;
 }
 
-/** A new empty database on the shared server; its URL. */
-export async function freshPostgresDb(): Promise<string> {
+/** A new empty database on the shared server (a copy of database `template` when given); its URL. */
+export async function freshPostgresDb(template?: string): Promise<string> {
   const pg = await sharedPostgres();
   admin ??= new SQL({ url: pg.url(), max: 1 });
   const name = `t_${process.pid}_${++made}`;
-  await admin.unsafe(`CREATE DATABASE ${name}`);
+  await admin.unsafe(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ""}`);
   return pg.url(name);
 }
