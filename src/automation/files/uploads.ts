@@ -2,7 +2,7 @@
 // (idempotent), abort (never touching a completed file). With an S3 store the URLs are presigned S3
 // URLs to a staging key (one PUT, or multipart parts), and `complete` hashes the staged object into a
 // blob: the bytes never pass through the API, and nothing is a file before it is verified.
-import { Conflict, Forbidden, Invalid, NotFound, TooLarge } from "../../kernel/errors";
+import { Conflict, DomainError, Forbidden, Invalid, NotFound, TooLarge } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
 import type { AutomationConfig } from "../context";
 import {
@@ -202,6 +202,18 @@ async function commitStaged(ctx: FilesContext, s: UploadSessionRow, input: Compl
   return p;
 }
 
+/** After a failed commit: whether another complete moved the staged object (the session left pending within ~0.5 s). */
+async function committedElsewhere(ctx: FilesContext, id: string, err: unknown): Promise<boolean> {
+  // Size and checksum mismatches are the client's bytes, not a race.
+  if (err instanceof DomainError && (err.code === "size_mismatch" || err.code === "checksum_mismatch")) return false;
+  for (let i = 0; i < 10; i++) {
+    const now = await ctx.storage.files.sessionAnyTenant(id);
+    if (!now || now.status !== "pending") return !!now && (now.status === "uploaded" || now.status === "completed");
+    await Bun.sleep(50);
+  }
+  return false;
+}
+
 async function commitStagedOnce(ctx: FilesContext, s: UploadSessionRow, input: CompleteUploadInput): Promise<void> {
   const direct = ctx.blobs.direct!;
   const stagingKey = s.stagingKey!;
@@ -215,9 +227,9 @@ async function commitStagedOnce(ctx: FilesContext, s: UploadSessionRow, input: C
   try {
     blob = await direct.commit(stagingKey, { size: s.size, ...(input.sha256 ? { sha256: input.sha256 } : {}) });
   } catch (err) {
-    // A concurrent complete committed (and removed) the staged object first.
-    const now = await ctx.storage.files.sessionAnyTenant(s.id);
-    if (now && (now.status === "uploaded" || now.status === "completed")) return;
+    // A concurrent complete committed (and removed) the staged object first: in this process the
+    // singleflight above prevents that, another process (PostgreSQL) records it a moment later.
+    if (await committedElsewhere(ctx, s.id, err)) return;
     throw err;
   }
   // Moves a pending session to uploaded; an aborted (or removed) one keeps nothing.
