@@ -19,13 +19,13 @@ export interface DemoResult {
 }
 
 export async function runDemo(ctx: AutomationContext): Promise<DemoResult> {
-  const existing = findTenant(ctx.sqlite, DEMO_TENANT);
-  const tenantId = existing?.id ?? createTenant(ctx.sqlite, ctx.clock, { name: "Demo", slug: DEMO_TENANT }, { key: DEMO_KEY }).id;
+  const existing = await findTenant(ctx.storage.tenancy, DEMO_TENANT);
+  const tenantId = existing?.id ?? (await createTenant(ctx.storage.tenancy, ctx.clock, { name: "Demo", slug: DEMO_TENANT }, { key: DEMO_KEY })).id;
   const documents = await seedDemoDocuments(ctx, tenantId);
   const workflows: string[] = [];
   for (const w of demoWorkflows) {
     const slug = parseSource(w.yaml).slug;
-    if (!hasWorkflow(ctx.sqlite, tenantId, slug)) createAutomation(ctx.sqlite, ctx.clock, tenantId, w.yaml.replaceAll(DEMO_TEMPLATE_PLACEHOLDER, documents.templateId));
+    if (!(await hasWorkflow(ctx.storage.automations, tenantId, slug))) await createAutomation(ctx.storage.automations, ctx.clock, tenantId, w.yaml.replaceAll(DEMO_TEMPLATE_PLACEHOLDER, documents.templateId));
     workflows.push(`workflows.${slug}`);
   }
   await seedDemoEvaluation(ctx, tenantId);

@@ -148,7 +148,7 @@ export class Experiments {
   }
 
   async find(tenantId: string, automationRef: string, id: string): Promise<ExperimentRow> {
-    const a = automationOf(this.ctx, tenantId, automationRef);
+    const a = await automationOf(this.ctx, tenantId, automationRef);
     const e = await this.store.get(tenantId, id);
     if (!e || e.automationId !== a.id) throw NotFound(`experiment ${id} not found`, { field: "experimentId" });
     return e;
@@ -161,7 +161,7 @@ export class Experiments {
   }
 
   async list(tenantId: string, automationRef: string, q: { limit: number; offset: number; from?: string; to?: string }) {
-    const a = automationOf(this.ctx, tenantId, automationRef);
+    const a = await automationOf(this.ctx, tenantId, automationRef);
     const { rows, total } = await this.store.list(tenantId, a.id, q);
     return { data: await Promise.all(rows.map((e) => this.summary(e))), total, limit: q.limit, offset: q.offset };
   }
@@ -172,7 +172,7 @@ export class Experiments {
    * the workflow) cancels the runs already created and answers 400 naming the example.
    */
   async create(actor: Actor, automationRef: string, body: { examples?: string[]; version?: string; name?: string; batchConcurrency?: number | null }): Promise<{ id: string; runs: { id: string; exampleId: string | null }[]; total: number }> {
-    const a = automationOf(this.ctx, actor.tenantId, automationRef);
+    const a = await automationOf(this.ctx, actor.tenantId, automationRef);
     const exStore = this.ctx.storage.datasets;
     let examples: ExampleRow[];
     if (body.examples) {

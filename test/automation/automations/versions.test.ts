@@ -4,7 +4,7 @@ import { wf } from "./fixtures";
 
 async function setup() {
   const h = await harness();
-  const t = h.tenant("acme");
+  const t = await h.tenant("acme");
   const r = await h.req("POST", "/v1/automations", { key: t.key, body: { yaml: wf("inv", { version: "1.0.0", description: "one" }) } });
   const a = await json(r);
   return { h, t, id: a.id as string };
@@ -229,14 +229,14 @@ describe("pushWorkflow (the service behind `workflows push`)", () => {
   test("creates the workflow, then adds versions; the HTTP API sees them", async () => {
     const { pushWorkflow } = await import("../../../src/automation/automations/service");
     const h = await harness();
-    const t = h.tenant("acme");
-    const first = pushWorkflow(h.ctx.sqlite, h.clock, t.id, wf("pushed", { version: "1.0.0" }));
+    const t = await h.tenant("acme");
+    const first = await pushWorkflow(h.ctx.storage.automations, h.clock, t.id, wf("pushed", { version: "1.0.0" }));
     expect(first.created).toBe(true);
-    const second = pushWorkflow(h.ctx.sqlite, h.clock, t.id, wf("pushed", { version: "1.0.0" }), { version: "1.1.0" });
+    const second = await pushWorkflow(h.ctx.storage.automations, h.clock, t.id, wf("pushed", { version: "1.0.0" }), { version: "1.1.0" });
     expect(second).toMatchObject({ created: false, version: { version: "1.1.0", isCurrent: true } });
-    const dark = pushWorkflow(h.ctx.sqlite, h.clock, t.id, wf("pushed"), { version: "1.2.0", activate: false });
+    const dark = await pushWorkflow(h.ctx.storage.automations, h.clock, t.id, wf("pushed"), { version: "1.2.0", activate: false });
     expect(dark).toMatchObject({ created: false, version: { version: "1.2.0", isCurrent: false } });
-    expect(() => pushWorkflow(h.ctx.sqlite, h.clock, t.id, wf("pushed", { version: "1.0.0" }))).toThrow(/1\.0\.0 already exists/);
+    await expect(pushWorkflow(h.ctx.storage.automations, h.clock, t.id, wf("pushed", { version: "1.0.0" }))).rejects.toThrow(/1\.0\.0 already exists/);
     const got = await json(await h.req("GET", "/v1/automations/workflows.pushed", { key: t.key }));
     expect(got.version).toBe("1.1.0");
     const versions = await json(await h.req("GET", "/v1/automations/workflows.pushed/versions", { key: t.key }));
