@@ -547,8 +547,11 @@ export interface AutomationStore {
    * version. Returns the automation as written, or why nothing was.
    */
   addVersion(tenantId: string, v: VersionRow, activate: boolean): Promise<{ automation: AutomationRow } | { refused: VersionRefusal }>;
-  /** Makes a tagged version current (no write when it already is); "not_found" / "untagged" refuse. */
-  promote(tenantId: string, automationId: string, versionId: string, at: string): Promise<{ automation: AutomationRow; version: VersionRow } | { refused: VersionRefusal }>;
+  /**
+   * Makes a tagged version current; no write (`changed` false, `updatedAt` kept) when it already is, decided
+   * on the locked row, so of racing promotes of one version exactly one changes it. "not_found" / "untagged" refuse.
+   */
+  promote(tenantId: string, automationId: string, versionId: string, at: string): Promise<{ automation: AutomationRow; version: VersionRow; changed: boolean } | { refused: VersionRefusal }>;
 }
 
 /** Row counts the metrics gauges read at scrape time. */

@@ -149,14 +149,15 @@ export class PgAutomationStore implements AutomationStore {
     }
   }
 
-  async promote(tenantId: string, automationId: string, versionId: string, at: string): Promise<{ automation: AutomationRow; version: VersionRow } | { refused: VersionRefusal }> {
-    return this.pg.begin(async (tx): Promise<{ automation: AutomationRow; version: VersionRow } | { refused: VersionRefusal }> => {
+  async promote(tenantId: string, automationId: string, versionId: string, at: string): Promise<{ automation: AutomationRow; version: VersionRow; changed: boolean } | { refused: VersionRefusal }> {
+    return this.pg.begin(async (tx): Promise<{ automation: AutomationRow; version: VersionRow; changed: boolean } | { refused: VersionRefusal }> => {
       const a = await this.automation(tx, tenantId, automationId, true);
       const v = a && (await this.versionOn(tx, a.id, versionId));
       if (!a || !v) return { refused: "not_found" };
       if (v.version === null) return { refused: "untagged" };
-      if (a.currentVersionId !== v.id) await this.setCurrent(tx, a.id, v, at);
-      return { automation: (await this.automation(tx, tenantId, a.id))!, version: v };
+      const changed = a.currentVersionId !== v.id;
+      if (changed) await this.setCurrent(tx, a.id, v, at);
+      return { automation: (await this.automation(tx, tenantId, a.id))!, version: v, changed };
     });
   }
 }

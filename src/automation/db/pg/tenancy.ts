@@ -2,7 +2,14 @@
 // request makes is one query (api_keys_hash_unique, then the tenant's primary key).
 import type { ApiKeyRow, TenantRow } from "../tables/foundation";
 import type { TenancyStore } from "../storage";
-import { isUniqueViolation, type Pg, plain, plainRows } from "./rows";
+import { isUniqueViolation, type Pg, plain } from "./rows";
+
+/** jsonb prints arrays with spaces (`["a", "b"]`): rows carry the compact text SQLite holds. */
+function keyRow(r: Record<string, unknown>): ApiKeyRow {
+  const k = plain<ApiKeyRow>(r);
+  k.scopes = JSON.stringify(JSON.parse(k.scopes));
+  return k;
+}
 
 const TENANT = `id, slug, name, created_at AS "createdAt"`;
 const KEY = `id, tenant_id AS "tenantId", name, hash, hint, scopes::text AS scopes, created_at AS "createdAt", last_used_at AS "lastUsedAt", revoked_at AS "revokedAt"`;
@@ -50,13 +57,13 @@ export class PgTenancyStore implements TenancyStore {
   }
 
   async keys(tenantId: string): Promise<ApiKeyRow[]> {
-    return plainRows<ApiKeyRow>(await this.pg.unsafe(`SELECT ${KEY} FROM api_keys WHERE tenant_id = $1 ORDER BY id`, [tenantId]));
+    return (await this.pg.unsafe(`SELECT ${KEY} FROM api_keys WHERE tenant_id = $1 ORDER BY id`, [tenantId])).map(keyRow);
   }
 
   async revokeKey(id: string, at: string): Promise<ApiKeyRow | undefined> {
     await this.pg`UPDATE api_keys SET revoked_at = ${at} WHERE id = ${id} AND revoked_at IS NULL`;
     const [r] = await this.pg.unsafe(`SELECT ${KEY} FROM api_keys WHERE id = $1`, [id]);
-    return r ? plain<ApiKeyRow>(r) : undefined;
+    return r ? keyRow(r) : undefined;
   }
 
   async authenticate(hash: string): Promise<{ key: ApiKeyRow; tenant: TenantRow } | undefined> {
@@ -64,7 +71,7 @@ export class PgTenancyStore implements TenancyStore {
         k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt", t.slug AS "tSlug", t.name AS "tName", t.created_at AS "tCreatedAt"
       FROM api_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.hash = ${hash} AND k.revoked_at IS NULL`;
     if (!r) return undefined;
-    const { tSlug, tName, tCreatedAt, ...key } = plain<ApiKeyRow & { tSlug: string; tName: string; tCreatedAt: string }>(r);
+    const { tSlug, tName, tCreatedAt, ...key } = keyRow(r) as ApiKeyRow & { tSlug: string; tName: string; tCreatedAt: string };
     return { key, tenant: { id: key.tenantId, slug: tSlug, name: tName, createdAt: tCreatedAt } };
   }
 

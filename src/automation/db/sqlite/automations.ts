@@ -136,14 +136,15 @@ export class SqliteAutomationStore implements AutomationStore {
     }).immediate();
   }
 
-  async promote(tenantId: string, automationId: string, versionId: string, at: string): Promise<{ automation: AutomationRow; version: VersionRow } | { refused: VersionRefusal }> {
-    return this.sqlite.transaction((): { automation: AutomationRow; version: VersionRow } | { refused: VersionRefusal } => {
+  async promote(tenantId: string, automationId: string, versionId: string, at: string): Promise<{ automation: AutomationRow; version: VersionRow; changed: boolean } | { refused: VersionRefusal }> {
+    return this.sqlite.transaction((): { automation: AutomationRow; version: VersionRow; changed: boolean } | { refused: VersionRefusal } => {
       const a = this.byIdSync(tenantId, automationId);
       const v = a && this.versionSync(a.id, versionId);
       if (!a || !v) return { refused: "not_found" };
       if (v.version === null) return { refused: "untagged" };
-      if (a.currentVersionId !== v.id) this.setCurrent(a.id, v, at);
-      return { automation: this.byIdSync(tenantId, a.id)!, version: v };
+      const changed = a.currentVersionId !== v.id;
+      if (changed) this.setCurrent(a.id, v, at);
+      return { automation: this.byIdSync(tenantId, a.id)!, version: v, changed };
     }).immediate();
   }
 }
