@@ -80,7 +80,7 @@ describe("POST /v1/automations", () => {
     const r2 = await create(h, t.key, justOver);
     expect(r2.status).toBe(413);
     expect(r2.body.issues[0]).toMatchObject({ field: "yaml", code: "yaml_too_large" });
-    expect(Number(h.ctx.sqlite.query("SELECT count(*) AS n FROM automations").get()!["n" as never])).toBe(0);
+    expect((await h.ctx.storage.automations.list(t.id, { limit: 1, offset: 0 })).total).toBe(0);
   });
 
   test("body shape errors: missing yaml, wrong type, unknown field → 400 with dotted fields", async () => {

@@ -14,19 +14,28 @@ import { freshPostgresDb } from "../../support/postgres";
 
 interface Backend {
   storage: PgStorageSoFar;
+  /** One statement with `?` placeholders, for seeding rows of stores not converted yet (runs, tasks). */
+  exec(sql: string, args: unknown[]): Promise<void>;
   close(): Promise<void>;
 }
 
 async function sqliteBackend(): Promise<Backend> {
   const db = openSqlite(":memory:", migrations);
-  return { storage: sqliteStorage(db), close: async () => db.close() };
+  return { storage: sqliteStorage(db), exec: async (sql, args) => void db.query(sql).run(...(args as never[])), close: async () => db.close() };
 }
 
 async function pgBackend(): Promise<Backend> {
   const url = await freshPostgresDb();
   await migrateAutomationPg(url);
   const pg = new SQL({ url, max: 10 });
-  return { storage: pgStorage(pg), close: () => pg.close() };
+  return {
+    storage: pgStorage(pg),
+    exec: async (sql, args) => {
+      let n = 0;
+      await pg.unsafe(sql.replace(/\?/g, () => `$${++n}`), args as never[]);
+    },
+    close: () => pg.close(),
+  };
 }
 
 const opened: Backend[] = [];
@@ -268,5 +277,24 @@ describe("automations store on SQLite and PostgreSQL", () => {
     });
     expect(out.postgres).toEqual(out.sqlite);
     expect(out.sqlite).toEqual({ changed: 1, updatedOnce: true, current: "wf_a_v2", oneCurrent: 1, lastIsARacer: true, nameFollows: true, versions: 8 });
+  }, 60_000);
+
+  test("stats: the metrics gauges' counts (queue depth, running runs, open human-review tasks)", async () => {
+    const out = await onBoth(async (b) => {
+      const before = await b.storage.stats.counts();
+      const statuses = ["pending", "pending", "pending", "running", "running", "completed", "waiting"];
+      for (const [i, status] of statuses.entries()) {
+        await b.exec("INSERT INTO runs (id, tenant_id, type, automation_id, definition, status, input, sample_rank, created_at) VALUES (?, 't1', 'workflow', 'a1', 'x', ?, '{}', 0.5, ?)", [`run_${i}`, status, at(i)]);
+      }
+      for (const [i, status] of ["pending", "pending", "approved"].entries()) {
+        await b.exec(
+          "INSERT INTO human_review_tasks (id, tenant_id, run_id, step_path, automation_id, source_label, status, required_count, data, files, created_at, updated_at) VALUES (?, 't1', ?, 'review', 'a1', 'x', ?, 0, '{}', '[]', ?, ?)",
+          [`hrt_${i}`, `run_${6 - i}`, status, at(i), at(i)],
+        );
+      }
+      return { before, after: await b.storage.stats.counts() };
+    });
+    expect(out.postgres).toEqual(out.sqlite);
+    expect(out.sqlite).toEqual({ before: { pendingRuns: 0, runningRuns: 0, openTasks: 0 }, after: { pendingRuns: 3, runningRuns: 2, openTasks: 2 } });
   }, 60_000);
 });

@@ -14,7 +14,7 @@ describe("tenants and API keys", () => {
     expect(t.key).toMatch(/^eak_[A-Za-z0-9_-]{43}$/);
     const other = await createKey(h.ctx.storage.tenancy, h.clock, { tenant: "acme-corp", scopes: ["runs:read"] });
     expect(other.key).not.toBe(t.key);
-    const rows = h.ctx.sqlite.query<{ hash: string }, []>("SELECT * FROM api_keys").all();
+    const rows = await h.ctx.storage.tenancy.keys(t.id);
     const dump = JSON.stringify(rows);
     expect(dump).not.toContain(t.key);
     expect(dump).not.toContain(other.key);
