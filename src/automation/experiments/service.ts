@@ -11,7 +11,6 @@ import type { ExampleRow, ExperimentRow, ExperimentStore } from "../db/storage";
 import type { EvalResult } from "../evaluators/model";
 import { scoreRun } from "../evaluators/service";
 import { type Actor, runsOf } from "../runs/service";
-import { resolveTarget } from "../runs/sources";
 import type { RunRow } from "../runs/store";
 
 /** Runs started together per batch while an experiment is created (their inserts share commits). */
@@ -186,7 +185,8 @@ export class Experiments {
       examples = await exStore.all(actor.tenantId, a.id);
     }
     if (examples.length === 0) throw Invalid("the dataset has no examples to run", { field: "examples", code: "empty_dataset" });
-    const source = resolveTarget(this.ctx.sqlite, actor.tenantId, a.id, { version: body.version, trigger: "eval" });
+    // Awaited: the runs feature resolves targets through its (async) store.
+    const source = await runsOf(this.ctx).resolve(actor.tenantId, a.id, { version: body.version, trigger: "eval" });
     for (const ex of examples) await checkFileRefs(this.ctx, ex);
     const id = newId("exp");
     const now = this.now();
