@@ -13,6 +13,7 @@ import { automationMetrics, meteredBlobs, timeStatements } from "./metrics";
 import { listen, onShutdownSignal, type Running } from "../kernel/server";
 import { buildApp } from "./app";
 import { sqliteStorage } from "./db/sqlite/index";
+import { SqliteFoundationStats } from "./db/sqlite/automations";
 import { experimentsOf } from "./experiments/service";
 import { runsOf, SHUTDOWN_GRACE_MS } from "./runs/service";
 import { stopSandboxes } from "./engine/sandbox/isolate";
@@ -84,7 +85,7 @@ export async function createContext(config: AutomationConfig, deps: ContextDeps 
   if (deps.metrics || (config.ops && config.ops.metrics.where !== "off")) {
     const kernel = new Metrics();
     kernel.collectProcess();
-    metrics = automationMetrics(kernel, sqlite);
+    metrics = automationMetrics(kernel, new SqliteFoundationStats(sqlite));
     timeStatements(sqlite, kernel);
   }
   const blobs = metrics ? meteredBlobs(store, metrics) : store;

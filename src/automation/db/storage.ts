@@ -4,11 +4,11 @@
 // update, a transaction), never a read-then-write in a service. This module imports no implementation.
 import type { EvalResult } from "../evaluators/model";
 import type { ScheduleStore } from "../schedules/store";
-import type { RevisionRow, TemplateRow } from "../templates/schema";
+import type { RevisionRow, TemplateRow } from "./tables/templates";
 import type { InboundStore } from "../inbound/store";
 import type { ModelResponse, ModelUsage } from "../models/contract";
 import type { Review } from "../reviews/model";
-import type { AutomationRow, VersionRow } from "./schema";
+import type { ApiKeyRow, AutomationRow, TenantRow, VersionRow } from "./tables/foundation";
 import type { BlobRefRow, FileRow, UploadSessionRow } from "./tables/files";
 import type { Delivery, EmailServerRow } from "./tables/email";
 
@@ -578,6 +578,84 @@ export interface EmailStore {
   releaseDelivery(runId: string, stepPath: string): Promise<void>;
 }
 
+// ---- Tenancy, automations and versions (the foundation tables) ----
+
+/** Tenants and their API keys (only a key's sha256 is stored). */
+export interface TenancyStore {
+  /** A new tenant with its first key, in one transaction; "slug_taken" (nothing written) when a tenant has the slug. */
+  createTenant(t: TenantRow, firstKey: ApiKeyRow): Promise<"ok" | "slug_taken">;
+  /** By id (`ten_...`) or slug. */
+  findTenant(ref: string): Promise<TenantRow | undefined>;
+  /** Adds a key to the tenant named by id or slug; undefined (nothing written) when there is no such tenant. */
+  addKey(tenantRef: string, key: Omit<ApiKeyRow, "tenantId">): Promise<ApiKeyRow | undefined>;
+  /** The tenant's keys (revoked too), by id. */
+  keys(tenantId: string): Promise<ApiKeyRow[]>;
+  /** Revokes a key once (the first time stays); the key as it is afterwards, undefined when unknown. */
+  revokeKey(id: string, at: string): Promise<ApiKeyRow | undefined>;
+  /** The live (unrevoked) key with this sha256 and its tenant: one indexed lookup, on every request. */
+  authenticate(hash: string): Promise<{ key: ApiKeyRow; tenant: TenantRow } | undefined>;
+  /** Records a key's last use (bookkeeping: callers ignore its failure). */
+  touchKey(id: string, at: string): Promise<void>;
+}
+
+/** An automation with its current version row (undefined when it has none). */
+export interface AutomationWithCurrent {
+  automation: AutomationRow;
+  current: VersionRow | undefined;
+}
+
+export interface ListAutomations {
+  /** Substring of slug, name or description (LIKE wildcards taken literally). */
+  search?: string;
+  type?: "workflow" | "agent";
+  limit: number;
+  offset: number;
+}
+
+/** Why `AutomationStore.addVersion`/`promote` wrote nothing. */
+export type VersionRefusal = "not_found" | "duplicate_version" | "no_current_version" | "untagged";
+
+/**
+ * Automations (workflows and agents) and their immutable version rows. Which version is current is the
+ * automation row's pointer; every write that moves it holds the automation row (PostgreSQL: `FOR
+ * UPDATE`; SQLite: an IMMEDIATE transaction), so activations apply one after the other.
+ */
+export interface AutomationStore {
+  byId(tenantId: string, id: string): Promise<AutomationRow | undefined>;
+  bySlug(tenantId: string, type: "workflow" | "agent", slug: string): Promise<AutomationRow | undefined>;
+  /** By id or typed target (`workflows.<slug or id>`, `agents.<slug or id>`), within the tenant (automations/ref.ts). */
+  find(tenantId: string, ref: string): Promise<AutomationRow | undefined>;
+  /** A page of automations with their current version, newest first (created_at, then id), and the total. */
+  list(tenantId: string, f: ListAutomations): Promise<{ rows: AutomationWithCurrent[]; total: number }>;
+  /** A version row of the automation. */
+  version(automationId: string, id: string): Promise<VersionRow | undefined>;
+  /** The automation's current version row. */
+  current(a: Pick<AutomationRow, "id" | "currentVersionId">): Promise<VersionRow | undefined>;
+  /** Tagged rows plus (when given) the current untagged row, newest first, and the total. */
+  versions(automationId: string, currentUntagged: string | null, page: { limit: number; offset: number }): Promise<{ rows: VersionRow[]; total: number }>;
+  /** A new automation with its first (current) version; "slug_taken" (nothing written) when the tenant has one of that type and slug. */
+  create(a: AutomationRow, first: VersionRow): Promise<"ok" | "slug_taken">;
+  /** Sets the status when it differs (`updatedAt` moves only then); the row afterwards, undefined when unknown. */
+  setStatus(tenantId: string, id: string, status: string, at: string): Promise<AutomationRow | undefined>;
+  /**
+   * Adds version `v` (its tag unique within the automation) and, with `activate`, makes it current
+   * (name and description follow it). Without `activate` the automation must already have a current
+   * version. Returns the automation as written, or why nothing was.
+   */
+  addVersion(tenantId: string, v: VersionRow, activate: boolean): Promise<{ automation: AutomationRow } | { refused: VersionRefusal }>;
+  /**
+   * Makes a tagged version current; no write (`changed` false, `updatedAt` kept) when it already is, decided
+   * on the locked row, so of racing promotes of one version exactly one changes it. "not_found" / "untagged" refuse.
+   */
+  promote(tenantId: string, automationId: string, versionId: string, at: string): Promise<{ automation: AutomationRow; version: VersionRow; changed: boolean } | { refused: VersionRefusal }>;
+}
+
+/** Row counts the metrics gauges read at scrape time. */
+export interface FoundationStats {
+  /** Runs by status (pending = queue depth, running) and pending human-review tasks. */
+  counts(): Promise<{ pendingRuns: number; runningRuns: number; openTasks: number }>;
+}
+
 export interface AutomationStorage {
   templates: TemplateStore;
   /** Cron ticks (schedules/store.ts declares the interface; its claim joins the SQLite run insert, so a PostgreSQL one comes with the runs store). */
@@ -594,4 +672,8 @@ export interface AutomationStorage {
   agents: AgentStore;
   files: FileStore;
   email: EmailStore;
+  tenancy: TenancyStore;
+  automations: AutomationStore;
+  /** Row counts for the metrics gauges. */
+  stats: FoundationStats;
 }

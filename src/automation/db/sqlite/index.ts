@@ -14,6 +14,8 @@ import { sqliteInboundStore } from "./inbound";
 import { SqliteTemplateStore } from "./templates";
 import { SqliteFileStore } from "./files";
 import { SqliteEmailStore } from "./email";
+import { SqliteAutomationStore, SqliteFoundationStats } from "./automations";
+import { SqliteTenancyStore } from "./tenancy";
 
 export function sqliteStorage(sqlite: Database): AutomationStorage {
   return {
@@ -31,5 +33,8 @@ export function sqliteStorage(sqlite: Database): AutomationStorage {
     agents: new SqliteAgentStore(sqlite),
     files: new SqliteFileStore(sqlite),
     email: new SqliteEmailStore(sqlite),
+    tenancy: new SqliteTenancyStore(sqlite),
+    automations: new SqliteAutomationStore(sqlite),
+    stats: new SqliteFoundationStats(sqlite),
   };
 }
