@@ -1,16 +1,23 @@
 // Shared plumbing of the admin subcommands: opening the data dir's database, printing, prompting.
-import type { Database } from "bun:sqlite";
 import { join } from "node:path";
 import * as p from "@clack/prompts";
 import { migrations } from "../../db/automation/index";
 import { openSqlite } from "../kernel/db";
 import { DomainError, FatalError, UsageError } from "../kernel/errors";
+import { sqliteStorage } from "./db/sqlite/index";
+import type { AutomationStorage } from "./db/storage";
 import { ensureDataDir } from "./server";
 
 /** Opens (and migrates) the database of a data dir for an admin command. */
-export function openDataDir(dataDir: string): Database {
+export function openDataDir(dataDir: string): ReturnType<typeof openSqlite> {
   ensureDataDir(dataDir);
   return openSqlite(join(dataDir, "automation.db"), migrations);
+}
+
+/** The data dir's stores for an admin command; `close` when done. */
+export function openDataDirStorage(dataDir: string): { storage: AutomationStorage; close(): void } {
+  const db = openDataDir(dataDir);
+  return { storage: sqliteStorage(db), close: () => db.close() };
 }
 
 /** Interactive prompts only when a person is at the terminal. */

@@ -2,11 +2,12 @@
 // the database snapshot (automation.db, from SQLite's VACUUM INTO: consistent while the server keeps
 // writing), every blob that snapshot references (copied after it, so nothing it points at is missing
 // unless it was deleted meanwhile), the data dir's key files, and backup.json, written last.
-import { Database } from "bun:sqlite";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import * as v from "valibot";
-import { isEmptyTarget, restoreSqlite, snapshotSqlite } from "../kernel/backup";
+import { isEmptyTarget } from "../kernel/backup";
+import { isPostgresUrl } from "../kernel/pg";
+import { referencedBlobs, restoreDatabase, snapshotDatabase } from "./db/sqlite/backup";
 import { type FlagSpec, helpText, parseFlags } from "../kernel/config";
 import { FatalError, UsageError } from "../kernel/errors";
 import type { BlobStore } from "./files/blobs";
@@ -19,7 +20,6 @@ const DB = "automation.db";
 const MANIFEST = "backup.json";
 /** Key files of the data dir: without secret-key the stored SMTP passwords and API keys cannot be opened. */
 const KEY_FILES = ["signing-secret", "secret-key"];
-const TABLES = ["runs", "files", "blob_refs", "__migrations"];
 
 const Manifest = v.object({
   product: v.literal("automation-server"),
@@ -32,23 +32,6 @@ const Manifest = v.object({
   keyFiles: v.array(v.string()),
 });
 type Manifest = v.InferOutput<typeof Manifest>;
-
-/** Every distinct sha256 any table of the database at `path` refers to (any column named sha256). */
-export function referencedBlobs(path: string): string[] {
-  const db = new Database(path, { readonly: true });
-  try {
-    const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => r.name);
-    const shas = new Set<string>();
-    for (const t of tables) {
-      const cols = db.query<{ name: string }, []>(`PRAGMA table_info("${t.replace(/"/g, '""')}")`).all();
-      if (!cols.some((c) => c.name === "sha256")) continue;
-      for (const r of db.query<{ sha256: string }, []>(`SELECT DISTINCT sha256 FROM "${t.replace(/"/g, '""')}" WHERE sha256 IS NOT NULL`).all()) shas.add(r.sha256);
-    }
-    return [...shas].filter((s) => /^[0-9a-f]{64}$/.test(s)).sort();
-  } finally {
-    db.close();
-  }
-}
 
 /**
  * The blobs under a filesystem store's root, read-only. Not an FsBlobStore: opening one sweeps its
@@ -87,7 +70,7 @@ async function copyBlobs(from: Pick<BlobStore, "get">, to: BlobStore, shas: stri
 export async function backupDataDir(dataDir: string, to: string, source: Pick<BlobStore, "get"> = fsBlobReader(join(dataDir, "blobs"))): Promise<Manifest> {
   if (!isEmptyTarget(to)) throw new FatalError(`${to} is not empty: a backup goes into a new or empty directory`);
   mkdirSync(to, { recursive: true });
-  snapshotSqlite(join(dataDir, DB), join(to, DB), TABLES);
+  snapshotDatabase(join(dataDir, DB), join(to, DB));
   const shas = referencedBlobs(join(to, DB));
   const { copied, bytes, missing } = await copyBlobs(source, createBlobStore(join(to, "blobs")), shas);
   rmSync(join(to, "blobs", "tmp"), { recursive: true, force: true });
@@ -129,7 +112,7 @@ export async function restoreDataDir(from: string, dataDir: string): Promise<Man
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
   try {
-    restoreSqlite(join(from, DB), join(staging, DB), TABLES);
+    restoreDatabase(join(from, DB), join(staging, DB));
     const shas = referencedBlobs(join(staging, DB)).filter((s) => !manifest.missing.includes(s));
     const { copied, missing } = await copyBlobs(fsBlobReader(join(from, "blobs")), createBlobStore(join(staging, "blobs")), shas);
     if (missing.length) throw new FatalError(`the backup lacks ${missing.length} blob(s) its database refers to (first: ${missing[0]})`);
@@ -150,6 +133,7 @@ export async function restoreDataDir(from: string, dataDir: string): Promise<Man
 const backupFlags = {
   to: { type: "string", value: "DIR", help: "directory to write the backup into (new or empty)" },
   ...dataDirFlag,
+  db: { type: "string", env: "AUTOMATION_DB", value: "URL", help: "the server's database when not the SQLite file in --data-dir (PostgreSQL: refused, use pg_dump)" },
   ...blobFlags,
   json: { type: "boolean", help: "print the backup manifest as one JSON object" },
   help: { type: "boolean", short: "h", help: "show this help" },
@@ -158,10 +142,16 @@ const backupFlags = {
 export async function backupCommand(argv: string[]): Promise<void> {
   const { values, positionals } = parseFlags(argv, backupFlags);
   if (values.help) {
-    process.stdout.write(helpText("Usage: automation-server backup --to DIR [--data-dir DIR] [--json]\n\nCopies the database (consistently, while the server keeps running) and the blobs it references.", backupFlags));
+    process.stdout.write(helpText("Usage: automation-server backup --to DIR [--data-dir DIR] [--json]\n\nCopies the database (consistently, while the server keeps running) and the blobs it references.\nOn PostgreSQL (--db / AUTOMATION_DB) use pg_dump instead.", backupFlags));
     return;
   }
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  if (values.db && isPostgresUrl(values.db)) {
+    throw new FatalError(
+      "backup copies an SQLite data dir; this server's database is PostgreSQL: back it up with pg_dump (e.g. pg_dump --format=custom --file=automation.dump \"$AUTOMATION_DB\") and copy the blob store and key files yourself (docs/automation/postgres.md)",
+    );
+  }
+  if (values.db) throw new UsageError(`--db must be a postgres:// URL (got "${values.db}"); the SQLite database lives in --data-dir`);
   if (!values.to) throw new UsageError("--to DIR is required");
   // The server's blob store: read-only on disk (see fsBlobReader), or the S3 bucket it uses.
   const blobs = blobConfig(values);

@@ -2,9 +2,9 @@
 // status, step kind, model as configured by the operator, outcome, direction): never tenant, run or
 // file ids. Queue depth and open review tasks are read from the database at scrape time, so they are
 // right whichever process changed them.
-import type { Database } from "bun:sqlite";
 import { Counter, Gauge, Histogram } from "prom-client";
 import type { Metrics } from "../kernel/metrics";
+import type { FoundationStats } from "./db/storage";
 import type { BlobInfo, BlobStore } from "./files/blobs";
 import type { ModelUsageObserver } from "./models/metered";
 
@@ -23,32 +23,40 @@ export interface AutomationMetrics {
   blobBytes: Counter<"direction">;
 }
 
-/** Registers the automation series on `kernel` (database gauges read `sqlite` when scraped). */
-export function automationMetrics(kernel: Metrics, sqlite: Database): AutomationMetrics {
+/** Registers the automation series on `kernel` (database gauges read `stats` when scraped). */
+export function automationMetrics(kernel: Metrics, stats: FoundationStats): AutomationMetrics {
   const registers = [kernel.registry];
-  const count = (sql: string) => (sqlite.query(sql).get() as { n: number } | null)?.n ?? 0;
+  // A scrape collects the gauges together: they share one read of the counts.
+  let reading: ReturnType<FoundationStats["counts"]> | undefined;
+  const counts = () => {
+    if (!reading) {
+      reading = stats.counts();
+      reading.finally(() => (reading = undefined)).catch(() => {});
+    }
+    return reading;
+  };
   new Gauge({
     name: "automation_queue_depth",
     help: "Runs waiting for a worker (status pending)",
     registers,
-    collect() {
-      this.set(count("SELECT COUNT(*) AS n FROM runs WHERE status = 'pending'"));
+    async collect() {
+      this.set((await counts()).pendingRuns);
     },
   });
   new Gauge({
     name: "automation_runs_running",
     help: "Runs being executed (status running)",
     registers,
-    collect() {
-      this.set(count("SELECT COUNT(*) AS n FROM runs WHERE status = 'running'"));
+    async collect() {
+      this.set((await counts()).runningRuns);
     },
   });
   new Gauge({
     name: "automation_human_review_tasks_open",
     help: "Human-review tasks waiting for a decision (status pending)",
     registers,
-    collect() {
-      this.set(count("SELECT COUNT(*) AS n FROM human_review_tasks WHERE status = 'pending'"));
+    async collect() {
+      this.set((await counts()).openTasks);
     },
   });
   const m: AutomationMetrics = {
@@ -106,34 +114,5 @@ export function meteredBlobs(store: BlobStore, m: AutomationMetrics): BlobStore 
   });
 }
 
-const STATEMENT_METHODS = ["all", "get", "run", "values"] as const;
-
-/**
- * Times every statement run on `sqlite` into `db_query_duration_seconds{op="all|get|run|values"}`:
- * prepared statements (drizzle's and the stores' own) get timed methods once, when first handed out.
- */
-export function timeStatements(sqlite: Database, kernel: Metrics): void {
-  const done = new WeakSet<object>();
-  const timedStatement = <S extends object>(stmt: S): S => {
-    if (done.has(stmt)) return stmt;
-    done.add(stmt);
-    const target = stmt as unknown as Record<string, (...args: unknown[]) => unknown>;
-    for (const op of STATEMENT_METHODS) {
-      const original = target[op];
-      if (typeof original !== "function") continue;
-      target[op] = (...args: unknown[]) => {
-        const t0 = performance.now();
-        try {
-          return original.apply(stmt, args);
-        } finally {
-          kernel.dbDuration.observe({ op }, (performance.now() - t0) / 1000);
-        }
-      };
-    }
-    return stmt;
-  };
-  const query = sqlite.query.bind(sqlite);
-  const prepare = sqlite.prepare.bind(sqlite);
-  sqlite.query = ((sql: string) => timedStatement(query(sql))) as typeof sqlite.query;
-  sqlite.prepare = ((sql: string, params?: never) => timedStatement(prepare(sql, params))) as typeof sqlite.prepare;
-}
+/** SQLite statement timing lives with the SQLite store (db/sqlite/timing.ts). */
+export { timeStatements } from "./db/sqlite/timing";

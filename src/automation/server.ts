@@ -76,15 +76,12 @@ export async function createContext(config: AutomationConfig, deps: ContextDeps 
   if (memory && !deps.blobs) throw new FatalError("an in-memory context needs an explicit blob store");
   const store = deps.blobs ?? openBlobStore(config, config.dataDir);
   if (!deps.blobs) await store.check?.();
-  const db = await openStorage(config);
   const log = deps.log ?? createLogger(undefined, undefined, config.ops?.logFormat);
-  let metrics: ReturnType<typeof automationMetrics> | undefined;
-  if (deps.metrics || (config.ops && config.ops.metrics.where !== "off")) {
-    const kernel = new Metrics();
-    kernel.collectProcess();
-    metrics = automationMetrics(kernel, db.storage);
-    if (db.sqlite) timeStatements(db.sqlite, kernel);
-  }
+  const kernel = deps.metrics || (config.ops && config.ops.metrics.where !== "off") ? new Metrics() : undefined;
+  kernel?.collectProcess();
+  // On SQLite every statement is timed: wrapped before the stores prepare theirs.
+  const db = await openStorage(config, { onSqlite: kernel ? (sqlite) => timeStatements(sqlite, kernel) : undefined });
+  const metrics = kernel ? automationMetrics(kernel, db.storage.stats) : undefined;
   const blobs = metrics ? meteredBlobs(store, metrics) : store;
   return {
     config: { ...config, signingSecret, secretKey },

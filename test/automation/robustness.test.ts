@@ -15,7 +15,7 @@ steps:
 describe("run artifact ranges", () => {
   test("206 for a satisfiable range, 416 with the envelope and Content-Range for an unsatisfiable one", async () => {
     const h = await runsHarness();
-    h.deploy(withDoc);
+    await h.deploy(withDoc);
     const form = new FormData();
     form.set("file", new File(["0123456789"], "digits.txt", { type: "text/plain" }));
     const fileId = (await json(await h.req("POST", "/v1/files", { key: h.t.key, body: form }))).id;

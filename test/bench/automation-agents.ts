@@ -36,11 +36,11 @@ const ctx = await createContext(
   { port: 0, hostname: "127.0.0.1", dataDir: dir, workers: 4, demo: false, httpAllowHosts: [], envAllowList: [], publicUrl: "http://localhost", signingSecret: "", models: fake.config() },
   { log: silentLogger },
 );
-const t = createTenant(ctx.sqlite, systemClock, { name: "bench" });
+const t = await createTenant(ctx.storage.tenancy, systemClock, { name: "bench" });
 const tool = (name: string) => `name: ${name}\ndescription: ${name} tool\ninputs: [{name: n, type: integer, required: true}]\nsteps:\n  - {name: s, type: transform.set, with: {fields: {n: "{{ input.n }}"}}}\noutput: "{{ steps.s.output }}"\n`;
-for (const name of ["first", "second"]) createAutomation(ctx.sqlite, systemClock, t.id, tool(name));
-createAutomation(
-  ctx.sqlite,
+for (const name of ["first", "second"]) await createAutomation(ctx.storage.automations, systemClock, t.id, tool(name));
+await createAutomation(
+  ctx.storage.automations,
   systemClock,
   t.id,
   `name: plain\ninputs: [{name: question, type: string}]\nsteps:\n  - {name: a, type: action.invoke-workflow, with: {workflow: workflows.first, input: {n: 1}}}\n  - {name: b, type: action.invoke-workflow, with: {workflow: workflows.second, input: {n: 2}}}\n  - {name: c, type: transform.set, with: {fields: {answer: done}}}\n`,

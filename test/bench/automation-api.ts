@@ -34,9 +34,9 @@ const ctx = await createContext(
   { port: 0, hostname: "127.0.0.1", dataDir: dir, workers: 1, demo: false, httpAllowHosts: [], envAllowList: [], publicUrl: "http://localhost", signingSecret: "" },
   { log: silentLogger },
 );
-const t = createTenant(ctx.sqlite, systemClock, { name: "bench" });
+const t = await createTenant(ctx.storage.tenancy, systemClock, { name: "bench" });
 for (let i = 0; i < 20; i++) {
-  createAutomation(ctx.sqlite, systemClock, t.id, `name: flow-${i}\nversion: 1.0.0\ndescription: bench ${i}\nsteps:\n  - {name: a, type: transform.set, with: {fields: {a: 1}}}\n`);
+  await createAutomation(ctx.storage.automations, systemClock, t.id, `name: flow-${i}\nversion: 1.0.0\ndescription: bench ${i}\nsteps:\n  - {name: a, type: transform.set, with: {fields: {a: 1}}}\n`);
 }
 const served = serve(ctx, { handleSignals: false });
 const base = served.running.url.replace("localhost", "127.0.0.1");

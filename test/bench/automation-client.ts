@@ -24,7 +24,7 @@ const config = testConfig({ models });
 const ctx = await createContext(config, { clock: systemClock, log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
 const app = buildApp(ctx);
 const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => app.handle(req) });
-const t = createTenant(ctx.sqlite, systemClock, { name: "bench", slug: "bench" });
+const t = await createTenant(ctx.storage.tenancy, systemClock, { name: "bench", slug: "bench" });
 const base = `http://127.0.0.1:${server.port}`;
 const client = new AutomationClient({ baseUrl: base, apiKey: t.key });
 runsOf(ctx).startWorkers();

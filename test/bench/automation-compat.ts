@@ -18,10 +18,10 @@ const ctx = await createContext(
   { log: silentLogger },
 );
 const app = buildApp(ctx);
-const t = createTenant(ctx.sqlite, systemClock, { name: "bench" });
+const t = await createTenant(ctx.storage.tenancy, systemClock, { name: "bench" });
 let id = "";
 for (let i = 0; i < 50; i++) {
-  const a = createAutomation(ctx.sqlite, systemClock, t.id, `name: flow-${i}\nversion: 1.0.0\nsteps:\n  - {name: a, type: transform.set, with: {fields: {a: 1}}}\n`);
+  const a = await createAutomation(ctx.storage.automations, systemClock, t.id, `name: flow-${i}\nversion: 1.0.0\nsteps:\n  - {name: a, type: transform.set, with: {fields: {a: 1}}}\n`);
   if (i === 25) id = a.id;
 }
 const auth = { authorization: `Bearer ${t.key}`, "content-type": "application/json" };

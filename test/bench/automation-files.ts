@@ -12,8 +12,8 @@ import { Database } from "bun:sqlite";
 import { and, eq } from "drizzle-orm";
 import { migrations } from "../../db/automation/index";
 import { dbOf } from "../../src/automation/db/client";
-import { files } from "../../src/automation/files/schema";
-import { fileStore } from "../../src/automation/files/store";
+import { files } from "../../src/automation/db/tables/files";
+import { SqliteFileStore } from "../../src/automation/db/sqlite/files";
 import { migrate } from "../../src/kernel/db";
 import { ensureBuilt, start, startServer, type Proc, type Server } from "../e2e/support";
 
@@ -152,8 +152,10 @@ function storeLookups(): void {
   const sqlite = new Database(":memory:");
   migrate(sqlite, migrations);
   const db = dbOf(sqlite);
+  // The SQLite store's methods run synchronously (their promises settle at once): timed as calls.
+  const store = new SqliteFileStore(sqlite);
   for (let i = 0; i < 1000; i++) {
-    fileStore.insert(db, { id: `file_${i}`, tenantId: "ten_a", filename: "a", contentType: "text/plain", size: 1, sha256: "x", purpose: null, createdAt: "2026-01-01T00:00:00.000Z", expiresAt: null });
+    void store.insertFile({ id: `file_${i}`, tenantId: "ten_a", filename: "a", contentType: "text/plain", size: 1, sha256: "x", purpose: null, createdAt: "2026-01-01T00:00:00.000Z", expiresAt: null });
   }
   const n = 20_000;
   const perCall = (fn: (i: number) => unknown) => {
@@ -162,7 +164,7 @@ function storeLookups(): void {
     return ((performance.now() - t0) / n) * 1000;
   };
   const built = perCall((i) => db.select().from(files).where(and(eq(files.tenantId, "ten_a"), eq(files.id, `file_${i % 1000}`))).get());
-  const prepared = perCall((i) => fileStore.byId(db, "ten_a", `file_${i % 1000}`));
+  const prepared = perCall((i) => store.file("ten_a", `file_${i % 1000}`));
   console.log(`file metadata lookup (files store): prepared ${prepared.toFixed(1)} µs/call; reference drizzle query built per call ${built.toFixed(1)} µs/call (${(built / prepared).toFixed(1)}x slower)`);
   sqlite.close();
 }

@@ -30,22 +30,22 @@ const ctx = await createContext(
   { port: 0, hostname: "127.0.0.1", dataDir: dir, workers: WORKERS, demo: false, httpAllowHosts: [], envAllowList: [], publicUrl: "http://localhost", signingSecret: "", models: fake.config({ timeoutMs: 30_000 }) },
   { log: silentLogger },
 );
-const t = createTenant(ctx.sqlite, systemClock, { name: "bench" });
+const t = await createTenant(ctx.storage.tenancy, systemClock, { name: "bench" });
 const step = (name: string, fields: string[]) => `
   - name: ${name}
     type: ai.extract
     with:
       input: "{{ input.text }}"
       schema: {type: object, properties: {${fields.map((f) => `${f}: {type: ${f === "total" ? "number" : "string"}}`).join(", ")}}, required: [${fields.join(", ")}]}`;
-createAutomation(
-  ctx.sqlite,
+await createAutomation(
+  ctx.storage.automations,
   systemClock,
   t.id,
   `name: extract3\ninputs: [{name: text, type: string, required: true}]\nsteps:${step("ids", ["number", "date"])}${step("money", ["total", "currency"])}${step("party", ["vendor"])}\n`,
 );
 // The same run without model calls: what a 3-step run costs the engine and queue whatever the steps do.
-createAutomation(
-  ctx.sqlite,
+await createAutomation(
+  ctx.storage.automations,
   systemClock,
   t.id,
   `name: plain3\ninputs: [{name: text, type: string, required: true}]\nsteps:\n  - {name: a, type: transform.set, with: {fields: {x: "{{ input.text }}"}}}\n  - {name: b, type: transform.set, with: {fields: {x: 1}}}\n  - {name: c, type: transform.set, with: {fields: {x: 2}}}\n`,

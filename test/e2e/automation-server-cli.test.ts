@@ -1,6 +1,6 @@
 // The compiled automation-server's admin subcommands against a temp data dir.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureBuilt } from "./support";
@@ -85,6 +85,22 @@ describe("automation-server admin CLI", () => {
       expect(r.err.trim().length).toBeGreaterThan(0);
     }
     expect(cases[3].err).toContain("--tenant is required");
+  });
+
+  test("backup on PostgreSQL (--db or AUTOMATION_DB) refuses with one line pointing to pg_dump, writing nothing", () => {
+    const to = join(dir, "pg-backup");
+    for (const r of [
+      run("backup", "--db", "postgres://u:p@127.0.0.1:1/automation", "--to", to),
+      (() => {
+        const p = Bun.spawnSync([bin, "backup", "--to", to, "--data-dir", join(dir, "data")], { cwd: dir, stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...process.env, AUTOMATION_DB: "postgres://u:p@127.0.0.1:1/automation" } });
+        return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+      })(),
+    ]) {
+      expect(r.code).toBe(1);
+      expect(r.err).toContain("pg_dump");
+      expect(r.err.trim().split("\n")).toHaveLength(1);
+      expect(existsSync(to)).toBe(false);
+    }
   });
 
   test("serve refuses an unusable data dir or port with one line", () => {

@@ -37,8 +37,8 @@ async function bodyText(res: Response): Promise<string> {
 
 export async function automationTarget() {
   const h = await harness();
-  const a = h.tenant("fuzz-a");
-  const b = h.tenant("fuzz-b");
+  const a = await h.tenant("fuzz-a");
+  const b = await h.tenant("fuzz-b");
   const yaml = (name: string) => `name: ${name}\ninputs: [{name: n, type: string}]\nsteps: [{name: s, type: transform.set, with: {fields: {x: "{{ input.n }}"}}}]\n`;
   const ids: string[] = [];
   const bIds: string[] = [];

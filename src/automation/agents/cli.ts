@@ -4,10 +4,9 @@ import { join } from "node:path";
 import { systemClock } from "../../kernel/clock";
 import { helpText, parseFlags } from "../../kernel/config";
 import { UsageError } from "../../kernel/errors";
-import { askText, asCliError, openDataDir, printJson } from "../admin";
+import { askText, asCliError, openDataDirStorage, printJson } from "../admin";
 import { dataDirFlag } from "../config";
 import { requireTenant } from "../tenancy/service";
-import { sqliteStorage } from "../db/sqlite/index";
 import { addAgent, syncAgent, type AgentDeps } from "./service";
 
 const common = {
@@ -44,14 +43,14 @@ export async function agentsCommand(argv: string[]): Promise<void> {
 /** Runs `fn` over the data dir's database for the tenant of `--tenant` (asked for when missing). */
 async function forTenant(values: { tenant?: string; "data-dir": string }, fn: (deps: AgentDeps, tenantId: string) => Promise<void>): Promise<void> {
   const tenantRef = values.tenant ?? (await askText("tenant", "Tenant slug"));
-  const sqlite = openDataDir(values["data-dir"]);
-  const deps: AgentDeps = { sqlite, agents: sqliteStorage(sqlite).agents, clock: systemClock, mirrorsDir: join(values["data-dir"], "agents") };
+  const db = openDataDirStorage(values["data-dir"]);
+  const deps: AgentDeps = { automations: db.storage.automations, agents: db.storage.agents, clock: systemClock, mirrorsDir: join(values["data-dir"], "agents") };
   try {
-    await fn(deps, requireTenant(deps.sqlite, tenantRef).id);
+    await fn(deps, (await requireTenant(db.storage.tenancy, tenantRef)).id);
   } catch (err) {
     asCliError(err);
   } finally {
-    deps.sqlite.close();
+    db.close();
   }
 }
 

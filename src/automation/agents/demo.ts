@@ -4,9 +4,7 @@
 import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { automationStore } from "../automations/store";
 import type { AutomationContext } from "../context";
-import { dbOf } from "../db/client";
 import { git, GitMissing } from "./git";
 import { MANIFEST_FILE } from "./manifest";
 import { addAgent, agentDeps } from "./service";
@@ -59,7 +57,7 @@ async function buildRepo(bare: string): Promise<void> {
 
 /** Creates and registers the demo agent once; returns its alias, or a note why it was skipped. */
 export async function seedDemoAgent(ctx: AutomationContext, tenantId: string): Promise<{ agent?: string; note?: string }> {
-  if (automationStore.bySlug(dbOf(ctx.sqlite), tenantId, "agent", DEMO_AGENT)) return { agent: `agents.${DEMO_AGENT}` };
+  if (await ctx.storage.automations.bySlug(tenantId, "agent", DEMO_AGENT)) return { agent: `agents.${DEMO_AGENT}` };
   if (ctx.config.dataDir === ":memory:") return { note: "the demo agent needs a data dir" };
   try {
     const bare = join(ctx.config.dataDir, "demo-agent.git");

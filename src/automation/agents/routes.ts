@@ -23,9 +23,7 @@ const syncDoc = {
 } as unknown as DocumentDecoration;
 
 export const agentRoutes = (ctx: AutomationContext) => {
-  const parse = jsonParser(64 * 1024, (request) => {
-    authenticateRequest(ctx, request);
-  });
+  const parse = jsonParser(64 * 1024, (request) => authenticateRequest(ctx, request));
   return new Elysia().use(authPlugin(ctx)).post(
     "/automations/:id/sync",
     ({ auth, params, body }) => {

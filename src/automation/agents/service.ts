@@ -1,7 +1,6 @@
 // Agents: Git repositories registered by the operator whose release tags are the versions. `add`
 // registers (and syncs when there are releases); `sync` reconciles the version list, metadata and
 // triggers from the latest release — idempotent: an unchanged repository changes nothing.
-import type { Database } from "bun:sqlite";
 import { existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
@@ -9,12 +8,10 @@ import type { Clock } from "../../kernel/clock";
 import { Conflict, DomainError, Invalid, NotFound } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
 import { findAutomation, getAutomation } from "../automations/service";
-import { automationStore, versionStore } from "../automations/store";
 import type { AutomationDetail } from "../automations/model";
 import type { AutomationContext } from "../context";
-import { dbOf } from "../db/client";
-import type { VersionRow } from "../db/schema";
-import type { AgentSource, AgentStore, PlanReleases } from "../db/storage";
+import type { VersionRow } from "../db/tables/foundation";
+import type { AgentSource, AgentStore, AutomationStore, PlanReleases } from "../db/storage";
 import type { WorkflowTool } from "../engine/contract";
 import { SLUG } from "../workflow/schema";
 import { checkLocalRepo, cloneMirror, fetchMirror, isRemote, normalizeRepo } from "./git";
@@ -22,8 +19,7 @@ import { agentWorkflow, type Manifest } from "./manifest";
 import { parseReleaseRef, readReleases, releaseRef, type ReadRelease } from "./releases";
 
 export interface AgentDeps {
-  /** For the automations feature's lookups (not converted to the async storage yet). */
-  sqlite: Database;
+  automations: AutomationStore;
   agents: AgentStore;
   clock: Clock;
   /** Where mirrors of remote repositories live (`<data dir>/agents`). */
@@ -33,7 +29,7 @@ export interface AgentDeps {
 /** Mirrors go under the data dir; an in-memory context (tests) keeps them in the temp dir. */
 export function agentDeps(ctx: AutomationContext): AgentDeps {
   const root = ctx.config.dataDir === ":memory:" ? tmpdir() : ctx.config.dataDir;
-  return { sqlite: ctx.sqlite, agents: ctx.storage.agents, clock: ctx.clock, mirrorsDir: join(root, "agents") };
+  return { automations: ctx.storage.automations, agents: ctx.storage.agents, clock: ctx.clock, mirrorsDir: join(root, "agents") };
 }
 
 export interface SyncResult {
@@ -76,12 +72,13 @@ function releaseRow(tenantId: string, automationId: string, slug: string, r: Rea
 }
 
 /** Tools the latest release names that the tenant has no workflow for (yet): a warning, not a refusal. */
-function toolWarnings(sqlite: Database, tenantId: string, m: Manifest | undefined): string[] {
+async function toolWarnings(automations: AutomationStore, tenantId: string, m: Manifest | undefined): Promise<string[]> {
   if (!m) return [];
-  const db = dbOf(sqlite);
-  return m.tools
-    .filter((t) => !automationStore.bySlug(db, tenantId, "workflow", t.slice("workflows.".length)))
-    .map((t) => `tool ${t} is not a workflow of this tenant; runs fail until it exists`);
+  const warnings: string[] = [];
+  for (const t of m.tools) {
+    if (!(await automations.bySlug(tenantId, "workflow", t.slice("workflows.".length)))) warnings.push(`tool ${t} is not a workflow of this tenant; runs fail until it exists`);
+  }
+  return warnings;
 }
 
 /**
@@ -135,7 +132,7 @@ export async function syncAgent(deps: AgentDeps, tenantId: string, ref: string):
   if (ref.includes("@") || ref.startsWith("wfh_")) {
     throw Invalid("sync always reads the latest Git release; pass the automation without a version", { field: "id", code: "versioned_target" });
   }
-  const a = findAutomation(deps.sqlite, tenantId, ref);
+  const a = await findAutomation(deps.automations, tenantId, ref);
   const source = await deps.agents.source(tenantId, a.id);
   if (a.type !== "agent" || !source) throw NotFound(`automation "${ref}" has no Git source; only agents sync from Git`, { field: "id", code: "no_source" });
   const dir = await refresh(source);
@@ -149,7 +146,7 @@ export async function syncAgent(deps: AgentDeps, tenantId: string, ref: string):
   return {
     automation: { id: after.id, type: "agent", slug: after.slug, status: after.status, updatedAt: after.updatedAt },
     release: { version: current.version!, tag: set.latest.tag, commit: set.latest.commit },
-    warnings: [...set.warnings, ...toolWarnings(deps.sqlite, tenantId, set.latest.manifest)],
+    warnings: [...set.warnings, ...(await toolWarnings(deps.automations, tenantId, set.latest.manifest))],
   };
 }
 
@@ -171,8 +168,7 @@ export async function addAgent(deps: AgentDeps, tenantId: string, opts: { repo: 
   if (!SLUG.test(slug)) {
     throw Invalid(`"${slug}" is not a valid agent slug (lowercase letters, digits, - and _); pass --slug`, { field: "slug", code: "invalid_slug" });
   }
-  const db = dbOf(deps.sqlite);
-  if (automationStore.bySlug(db, tenantId, "agent", slug)) throw Conflict(`agent "${slug}" already exists`, { field: "slug", code: "already_exists" });
+  if (await deps.automations.bySlug(tenantId, "agent", slug)) throw Conflict(`agent "${slug}" already exists`, { field: "slug", code: "already_exists" });
   const same = await deps.agents.sourceByRepo(tenantId, repo);
   if (same) throw Conflict(`${repo} is already registered (${same.automationId})`, { field: "repo", code: "already_exists" });
   const id = newId("agt");
@@ -194,24 +190,23 @@ export async function addAgent(deps: AgentDeps, tenantId: string, opts: { repo: 
       set && planReleases(deps.clock, set.valid, set.latest),
     );
     if (registered === "slug_taken") throw Conflict(`agent "${slug}" already exists`, { field: "slug", code: "already_exists" });
-    if (set) warnings.push(...set.warnings, ...toolWarnings(deps.sqlite, tenantId, set.latest.manifest));
+    if (set) warnings.push(...set.warnings, ...(await toolWarnings(deps.automations, tenantId, set.latest.manifest)));
     return {
-      agent: getAutomation(deps.sqlite, tenantId, id),
+      agent: await getAutomation(deps.automations, tenantId, id),
       release: set ? { version: set.latest.version, tag: set.latest.tag, commit: set.latest.commit } : null,
       warnings,
     };
   } catch (err) {
-    if (mirror && !automationStore.byId(db, tenantId, id)) rmSync(mirror, { recursive: true, force: true });
+    if (mirror && !(await deps.automations.byId(tenantId, id))) rmSync(mirror, { recursive: true, force: true });
     throw err;
   }
 }
 
 /** A workflow of the tenant as an agent's tool sees it; undefined for anything else. */
-export function describeWorkflow(sqlite: Database, tenantId: string, target: string): WorkflowTool | undefined {
+export async function describeWorkflow(automations: AutomationStore, tenantId: string, target: string): Promise<WorkflowTool | undefined> {
   const m = /^workflows\.([a-z0-9][a-z0-9_-]*)$/.exec(target);
-  const db = dbOf(sqlite);
-  const a = m ? automationStore.bySlug(db, tenantId, "workflow", m[1]) : undefined;
-  const v = a?.currentVersionId ? versionStore.byId(db, a.id, a.currentVersionId) : undefined;
+  const a = m ? await automations.bySlug(tenantId, "workflow", m[1]) : undefined;
+  const v = a ? await automations.current(a) : undefined;
   if (!a || !v) return undefined;
   return { slug: a.slug, description: v.description ?? a.description, inputSchema: v.inputSchema ? (JSON.parse(v.inputSchema) as Record<string, unknown>) : null };
 }

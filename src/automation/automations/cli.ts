@@ -4,7 +4,7 @@ import { readFileSync, statSync } from "node:fs";
 import { systemClock } from "../../kernel/clock";
 import { helpText, parseFlags } from "../../kernel/config";
 import { FatalError, UsageError } from "../../kernel/errors";
-import { askText, asCliError, openDataDir, printJson } from "../admin";
+import { askText, asCliError, openDataDirStorage, printJson } from "../admin";
 import { dataDirFlag } from "../config";
 import { requireTenant } from "../tenancy/service";
 import { MAX_YAML_BYTES } from "./model";
@@ -47,10 +47,10 @@ export async function workflowsCommand(argv: string[]): Promise<void> {
     throw new FatalError(`cannot read ${file}: ${why}`);
   }
   const tenantRef = values.tenant ?? (await askText("tenant", "Tenant slug"));
-  const sqlite = openDataDir(values["data-dir"]);
+  const db = openDataDirStorage(values["data-dir"]);
   try {
-    const tenant = requireTenant(sqlite, tenantRef);
-    const pushed = pushWorkflow(sqlite, systemClock, tenant.id, yaml, { version: values.version, activate: values.activate });
+    const tenant = await requireTenant(db.storage.tenancy, tenantRef);
+    const pushed = await pushWorkflow(db.storage.automations, systemClock, tenant.id, yaml, { version: values.version, activate: values.activate });
     if (pushed.created) {
       const a = pushed.automation;
       const out = { id: a.id, slug: a.slug, version: a.version, created: true };
@@ -64,6 +64,6 @@ export async function workflowsCommand(argv: string[]): Promise<void> {
   } catch (err) {
     asCliError(err);
   } finally {
-    sqlite.close();
+    db.close();
   }
 }

@@ -24,9 +24,7 @@ import {
 
 // JSON escaping can double a YAML's size on the wire; the 1 MiB rule is checked on the decoded YAML.
 export const automationRoutes = (ctx: AutomationContext) => {
-  const parse = jsonParser(3 * MAX_YAML_BYTES, (request) => {
-    authenticateRequest(ctx, request);
-  });
+  const parse = jsonParser(3 * MAX_YAML_BYTES, (request) => authenticateRequest(ctx, request));
   return new Elysia()
     .use(authPlugin(ctx))
     .post(
@@ -36,15 +34,15 @@ export const automationRoutes = (ctx: AutomationContext) => {
         const { yaml } = parseWith(CreateAutomationBody, body);
         await prepareWorkflow(yaml);
         set.status = 201;
-        return createAutomation(ctx.sqlite, ctx.clock, auth.tenantId, yaml);
+        return await createAutomation(ctx.storage.automations, ctx.clock, auth.tenantId, yaml);
       },
       { parse, detail: docs.create },
     )
     .get(
       "/automations",
-      ({ auth, query }) => {
+      async ({ auth, query }) => {
         requireScope(auth, "automations:read");
-        return listAutomations(ctx.sqlite, auth.tenantId, parseWith(ListAutomationsQuery, query));
+        return await listAutomations(ctx.storage.automations, auth.tenantId, parseWith(ListAutomationsQuery, query));
       },
       { detail: docs.list },
     )
@@ -53,43 +51,43 @@ export const automationRoutes = (ctx: AutomationContext) => {
       async ({ auth, params, query }) => {
         requireScope(auth, "automations:read");
         const expand = parseWith(GetAutomationQuery, query).expand ?? [];
-        const detail = getAutomation(ctx.sqlite, auth.tenantId, params.id, expand.filter((e) => e !== "inboundEmail"));
+        const detail = await getAutomation(ctx.storage.automations, auth.tenantId, params.id, expand.filter((e) => e !== "inboundEmail"));
         if (!expand.includes("inboundEmail")) return detail;
-        const yaml = currentYaml(ctx.sqlite, auth.tenantId, detail.id);
+        const yaml = await currentYaml(ctx.storage.automations, auth.tenantId, detail.id);
         return { ...detail, inboundEmail: await inboundOf(ctx).inboundEmail({ tenantId: auth.tenantId, id: detail.id, slug: detail.slug }, yaml) };
       },
       { detail: docs.get },
     )
     .patch(
       "/automations/:id",
-      ({ auth, params, body }) => {
+      async ({ auth, params, body }) => {
         requireScope(auth, "automations:write");
         const { status } = parseWith(UpdateAutomationBody, body);
-        return setStatus(ctx.sqlite, ctx.clock, auth.tenantId, params.id, status);
+        return await setStatus(ctx.storage.automations, ctx.clock, auth.tenantId, params.id, status);
       },
       { parse, detail: docs.update },
     )
     .get(
       "/automations/:id/triggers",
-      ({ auth, params }) => {
+      async ({ auth, params }) => {
         requireScope(auth, "automations:read");
-        return getTriggers(ctx.sqlite, auth.tenantId, params.id);
+        return await getTriggers(ctx.storage.automations, auth.tenantId, params.id);
       },
       { detail: docs.triggers },
     )
     .get(
       "/automations/:id/versions",
-      ({ auth, params, query }) => {
+      async ({ auth, params, query }) => {
         requireScope(auth, "automations:read");
-        return listVersions(ctx.sqlite, auth.tenantId, params.id, parseWith(ListVersionsQuery, query));
+        return await listVersions(ctx.storage.automations, auth.tenantId, params.id, parseWith(ListVersionsQuery, query));
       },
       { detail: docs.versions },
     )
     .get(
       "/automations/:id/versions/:versionId",
-      ({ auth, params }) => {
+      async ({ auth, params }) => {
         requireScope(auth, "automations:read");
-        return getVersion(ctx.sqlite, auth.tenantId, params.id, params.versionId);
+        return await getVersion(ctx.storage.automations, auth.tenantId, params.id, params.versionId);
       },
       { detail: docs.version },
     )
@@ -100,26 +98,26 @@ export const automationRoutes = (ctx: AutomationContext) => {
         const input = parseWith(CreateVersionBody, body);
         await prepareWorkflow(input.yaml);
         set.status = 201;
-        return createVersion(ctx.sqlite, ctx.clock, auth.tenantId, params.id, input);
+        return await createVersion(ctx.storage.automations, ctx.clock, auth.tenantId, params.id, input);
       },
       { parse, detail: docs.createVersion },
     )
     .post(
       "/automations/:id/versions/:versionId/promote",
-      ({ auth, params, body }) => {
+      async ({ auth, params, body }) => {
         requireScope(auth, "automations:write");
         parseWith(RestoreBody, body ?? {});
-        return promoteVersion(ctx.sqlite, ctx.clock, auth.tenantId, params.id, params.versionId);
+        return await promoteVersion(ctx.storage.automations, ctx.clock, auth.tenantId, params.id, params.versionId);
       },
       { parse, detail: docs.promote },
     )
     .post(
       "/automations/:id/versions/:versionId/restore",
-      ({ auth, params, body, set }) => {
+      async ({ auth, params, body, set }) => {
         requireScope(auth, "automations:write");
         const { message } = parseWith(RestoreBody, body ?? {});
         set.status = 201;
-        return restoreVersion(ctx.sqlite, ctx.clock, auth.tenantId, params.id, params.versionId, message);
+        return await restoreVersion(ctx.storage.automations, ctx.clock, auth.tenantId, params.id, params.versionId, message);
       },
       { parse, detail: docs.restore },
     );

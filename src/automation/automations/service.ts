@@ -1,11 +1,10 @@
 // Automations and their versions: create from YAML, list/get by id or alias, triggers, and the
 // version rules (create from yaml or a copy, promote tagged rows, restore as an untagged snapshot).
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../../kernel/clock";
 import { Conflict, Invalid, NotFound } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
-import { dbOf } from "../db/client";
-import type { AutomationRow, VersionRow } from "../db/schema";
+import type { AutomationStore, VersionRefusal } from "../db/storage";
+import type { AutomationRow, VersionRow } from "../db/tables/foundation";
 import type {
   AutomationDetail,
   AutomationSummary,
@@ -15,8 +14,6 @@ import type {
   Triggers,
 } from "./model";
 import { SEMVER } from "./model";
-import { resolveRef } from "./ref";
-import { automationStore, versionStore } from "./store";
 import { parseSource, type ParsedSource } from "./workflow-source";
 
 const NO_TRIGGERS: Triggers = { api: false, email: false, manual: false, cron: false };
@@ -57,19 +54,10 @@ function versionView(a: AutomationRow, v: VersionRow): AutomationVersion {
 const notFound = (ref: string) => NotFound(`automation "${ref}" not found`, { field: "id" });
 
 /** By id (`wf_...`, `agt_...`) or typed target `workflows.<slug or id>` / `agents.<slug or id>`, within the tenant only. */
-export function findAutomation(sqlite: Database, tenantId: string, ref: string): AutomationRow {
-  const db = dbOf(sqlite);
-  const row = resolveRef(
-    ref,
-    (type, slug) => automationStore.bySlug(db, tenantId, type, slug),
-    (id) => automationStore.byId(db, tenantId, id),
-  );
+export async function findAutomation(store: AutomationStore, tenantId: string, ref: string): Promise<AutomationRow> {
+  const row = await store.find(tenantId, ref);
   if (!row) throw notFound(ref);
   return row;
-}
-
-function currentOf(sqlite: Database, a: AutomationRow): VersionRow | undefined {
-  return a.currentVersionId ? versionStore.byId(dbOf(sqlite), a.id, a.currentVersionId) : undefined;
 }
 
 function versionRow(
@@ -105,48 +93,40 @@ function tagFromSource(source: ParsedSource): string | null {
 }
 
 /** POST /automations: a new workflow whose first (current) version is this YAML. */
-export function createAutomation(sqlite: Database, clock: Clock, tenantId: string, yaml: string): AutomationDetail {
+export async function createAutomation(store: AutomationStore, clock: Clock, tenantId: string, yaml: string): Promise<AutomationDetail> {
   const source = parseSource(yaml);
   const tag = tagFromSource(source);
-  const db = dbOf(sqlite);
-  return sqlite.transaction(() => {
-    if (automationStore.bySlug(db, tenantId, "workflow", source.slug)) {
-      throw Conflict(`a workflow named "${source.slug}" already exists; add a version to it instead`, {
-        field: "yaml.name",
-        code: "already_exists",
-      });
-    }
-    const at = clock.now().toISOString();
-    const id = newId("wf");
-    const v = versionRow(tenantId, id, source, { yaml, version: tag, sourceRef: null, at });
-    automationStore.insert(db, {
-      id,
-      tenantId,
-      type: "workflow",
-      slug: source.slug,
-      name: source.name,
-      description: source.description,
-      status: "active",
-      currentVersionId: v.id,
-      createdAt: at,
-      updatedAt: at,
-    });
-    versionStore.insert(db, v);
-    return detail(sqlite, automationStore.byId(db, tenantId, id)!);
-  }).immediate();
+  const at = clock.now().toISOString();
+  const id = newId("wf");
+  const v = versionRow(tenantId, id, source, { yaml, version: tag, sourceRef: null, at });
+  const a: AutomationRow = {
+    id,
+    tenantId,
+    type: "workflow",
+    slug: source.slug,
+    name: source.name,
+    description: source.description,
+    status: "active",
+    currentVersionId: v.id,
+    createdAt: at,
+    updatedAt: at,
+  };
+  if ((await store.create(a, v)) === "slug_taken") {
+    throw Conflict(`a workflow named "${source.slug}" already exists; add a version to it instead`, { field: "yaml.name", code: "already_exists" });
+  }
+  return detailOf(a, v);
 }
 
-export function listAutomations(
-  sqlite: Database,
+export async function listAutomations(
+  store: AutomationStore,
   tenantId: string,
   q: { search?: string; type?: "workflow" | "agent"; limit: number; offset: number; expand?: AutomationExpand[] },
-): Page<AutomationSummary> {
-  const { rows, total } = automationStore.list(dbOf(sqlite), tenantId, q);
+): Promise<Page<AutomationSummary>> {
+  const { rows, total } = await store.list(tenantId, q);
   return { data: rows.map((r) => summary(r.automation, r.current, q.expand)), total, limit: q.limit, offset: q.offset };
 }
 
-function detail(sqlite: Database, a: AutomationRow, expand: readonly AutomationExpand[] = []): AutomationDetail {
-  const current = currentOf(sqlite, a);
+function detailOf(a: AutomationRow, current: VersionRow | undefined, expand: readonly AutomationExpand[] = []): AutomationDetail {
   return {
     ...summary(a, current, expand),
     inputSchema: current?.inputSchema ? (JSON.parse(current.inputSchema) as Record<string, unknown>) : null,
@@ -154,50 +134,47 @@ function detail(sqlite: Database, a: AutomationRow, expand: readonly AutomationE
   };
 }
 
-export function getAutomation(sqlite: Database, tenantId: string, ref: string, expand: readonly AutomationExpand[] = []): AutomationDetail {
-  return detail(sqlite, findAutomation(sqlite, tenantId, ref), expand);
+async function detail(store: AutomationStore, a: AutomationRow, expand: readonly AutomationExpand[] = []): Promise<AutomationDetail> {
+  return detailOf(a, await store.current(a), expand);
+}
+
+export async function getAutomation(store: AutomationStore, tenantId: string, ref: string, expand: readonly AutomationExpand[] = []): Promise<AutomationDetail> {
+  return detail(store, await findAutomation(store, tenantId, ref), expand);
 }
 
 /** The YAML of the automation's active version; undefined without one. */
-export function currentYaml(sqlite: Database, tenantId: string, ref: string): string | undefined {
-  return currentOf(sqlite, findAutomation(sqlite, tenantId, ref))?.yaml;
+export async function currentYaml(store: AutomationStore, tenantId: string, ref: string): Promise<string | undefined> {
+  return (await store.current(await findAutomation(store, tenantId, ref)))?.yaml;
 }
 
 /**
  * Enables or disables an automation. `updatedAt` moves only on a change: schedules count their ticks
  * from it, so ticks that fell while it was disabled are never caught up.
  */
-export function setStatus(sqlite: Database, clock: Clock, tenantId: string, ref: string, status: "active" | "disabled"): AutomationDetail {
-  const db = dbOf(sqlite);
-  return sqlite.transaction(() => {
-    const a = findAutomation(sqlite, tenantId, ref);
-    if (a.status !== status) automationStore.setStatus(db, a.id, status, clock.now().toISOString());
-    return detail(sqlite, automationStore.byId(db, tenantId, a.id)!);
-  }).immediate();
+export async function setStatus(store: AutomationStore, clock: Clock, tenantId: string, ref: string, status: "active" | "disabled"): Promise<AutomationDetail> {
+  const a = await findAutomation(store, tenantId, ref);
+  const after = await store.setStatus(tenantId, a.id, status, clock.now().toISOString());
+  if (!after) throw notFound(ref);
+  return detail(store, after);
 }
 
-export function getTriggers(sqlite: Database, tenantId: string, ref: string) {
-  const a = findAutomation(sqlite, tenantId, ref);
-  return { automationId: a.id, type: a.type, triggers: triggersOf(currentOf(sqlite, a)) };
+export async function getTriggers(store: AutomationStore, tenantId: string, ref: string) {
+  const a = await findAutomation(store, tenantId, ref);
+  return { automationId: a.id, type: a.type, triggers: triggersOf(await store.current(a)) };
 }
 
-export function listVersions(
-  sqlite: Database,
-  tenantId: string,
-  ref: string,
-  page: { limit: number; offset: number },
-): Page<AutomationVersion> {
-  const a = findAutomation(sqlite, tenantId, ref);
-  const current = currentOf(sqlite, a);
+export async function listVersions(store: AutomationStore, tenantId: string, ref: string, page: { limit: number; offset: number }): Promise<Page<AutomationVersion>> {
+  const a = await findAutomation(store, tenantId, ref);
+  const current = await store.current(a);
   const untaggedHead = current && current.version === null ? current.id : null;
-  const { rows, total } = versionStore.list(dbOf(sqlite), a.id, untaggedHead, page);
+  const { rows, total } = await store.versions(a.id, untaggedHead, page);
   return { data: rows.map((v) => versionView(a, v)), total, limit: page.limit, offset: page.offset };
 }
 
 /** One version with its YAML source (our addition: the console shows what each version ran). */
-export function getVersion(sqlite: Database, tenantId: string, ref: string, versionId: string): AutomationVersion & { yaml: string } {
-  const a = findAutomation(sqlite, tenantId, ref);
-  const v = versionStore.byId(dbOf(sqlite), a.id, versionId);
+export async function getVersion(store: AutomationStore, tenantId: string, ref: string, versionId: string): Promise<AutomationVersion & { yaml: string }> {
+  const a = await findAutomation(store, tenantId, ref);
+  const v = await store.version(a.id, versionId);
   if (!v) throw NotFound(`version "${versionId}" not found`, { field: "versionId" });
   return { ...versionView(a, v), yaml: v.yaml };
 }
@@ -210,27 +187,34 @@ function requireWorkflow(a: AutomationRow, what: string): void {
   }
 }
 
+/** The domain error for a version write the store refused. */
+function refusal(r: VersionRefusal, ref: string, versionId: string, tag?: string | null): Error {
+  switch (r) {
+    case "not_found":
+      return versionId ? NotFound(`version "${versionId}" not found`, { field: "versionId" }) : notFound(ref);
+    case "duplicate_version":
+      return Conflict(`version ${tag} already exists`, { field: "version", code: "duplicate_version" });
+    case "no_current_version":
+      return Invalid("activate: false needs an existing current version to keep serving traffic", { field: "activate", code: "no_current_version" });
+    case "untagged":
+      return NotFound(`version "${versionId}" is an untagged snapshot; create a tagged copy (historyId) to promote it`, { field: "versionId" });
+  }
+}
+
 /**
  * POST .../versions: exactly one of `yaml` or `historyId`, a tag (from the body, else the YAML's own
  * `version:`), `activate` (default true). A copy keeps the source row's tag as it was.
  */
-export function createVersion(
-  sqlite: Database,
-  clock: Clock,
-  tenantId: string,
-  ref: string,
-  input: CreateVersionInput,
-): AutomationVersion {
-  const a = findAutomation(sqlite, tenantId, ref);
+export async function createVersion(store: AutomationStore, clock: Clock, tenantId: string, ref: string, input: CreateVersionInput): Promise<AutomationVersion> {
+  const a = await findAutomation(store, tenantId, ref);
   requireWorkflow(a, "creating versions");
   if ((input.yaml === undefined) === (input.historyId === undefined)) {
     throw Invalid("send exactly one of yaml or historyId", { field: input.yaml === undefined ? "<root>" : "historyId", code: "invalid_value" });
   }
-  const db = dbOf(sqlite);
   let yaml: string;
   let sourceRef: string | null = null;
   if (input.historyId !== undefined) {
-    const src = versionStore.byId(db, a.id, input.historyId);
+    const src = await store.version(a.id, input.historyId);
     if (!src) throw NotFound(`version "${input.historyId}" not found`, { field: "historyId" });
     yaml = src.yaml;
     sourceRef = src.id;
@@ -245,66 +229,36 @@ export function createVersion(
   if (!tag) {
     throw Invalid("version is required (a bare semver tag such as 1.2.0)", { field: "version", code: "required" });
   }
-  return sqlite.transaction(() => {
-    const fresh = automationStore.byId(db, tenantId, a.id)!;
-    if (!input.activate && !fresh.currentVersionId) {
-      throw Invalid("activate: false needs an existing current version to keep serving traffic", { field: "activate", code: "no_current_version" });
-    }
-    if (versionStore.byTag(db, a.id, tag)) throw Conflict(`version ${tag} already exists`, { field: "version", code: "duplicate_version" });
-    const at = clock.now().toISOString();
-    const row = versionRow(tenantId, a.id, source, { yaml, version: tag, sourceRef, message: input.message, at });
-    versionStore.insert(db, row);
-    if (input.activate) automationStore.setCurrent(db, a.id, row.id, { name: source.name, description: source.description, updatedAt: at });
-    return versionView(automationStore.byId(db, tenantId, a.id)!, row);
-  }).immediate();
+  const row = versionRow(tenantId, a.id, source, { yaml, version: tag, sourceRef, message: input.message, at: clock.now().toISOString() });
+  const r = await store.addVersion(tenantId, row, input.activate ?? true);
+  if ("refused" in r) throw refusal(r.refused, ref, "", tag);
+  return versionView(r.automation, row);
 }
 
 /** A tagged version becomes current without a new row. Untagged or unknown → 404. */
-export function promoteVersion(sqlite: Database, clock: Clock, tenantId: string, ref: string, versionId: string): AutomationVersion {
-  const a = findAutomation(sqlite, tenantId, ref);
+export async function promoteVersion(store: AutomationStore, clock: Clock, tenantId: string, ref: string, versionId: string): Promise<AutomationVersion> {
+  const a = await findAutomation(store, tenantId, ref);
   requireWorkflow(a, "promoting versions");
-  const db = dbOf(sqlite);
-  return sqlite.transaction(() => {
-    const v = versionStore.byId(db, a.id, versionId);
-    if (!v || v.version === null) {
-      throw NotFound(
-        v ? `version "${versionId}" is an untagged snapshot; create a tagged copy (historyId) to promote it` : `version "${versionId}" not found`,
-        { field: "versionId" },
-      );
-    }
-    if (a.currentVersionId !== v.id) {
-      automationStore.setCurrent(db, a.id, v.id, { name: v.name, description: v.description, updatedAt: clock.now().toISOString() });
-    }
-    return versionView(automationStore.byId(db, tenantId, a.id)!, v);
-  }).immediate();
+  const r = await store.promote(tenantId, a.id, versionId, clock.now().toISOString());
+  if ("refused" in r) throw refusal(r.refused, ref, versionId);
+  return versionView(r.automation, r.version);
 }
 
 /** A new untagged current row copied from the snapshot `versionId`. */
-export function restoreVersion(
-  sqlite: Database,
-  clock: Clock,
-  tenantId: string,
-  ref: string,
-  versionId: string,
-  message?: string,
-): AutomationVersion {
-  const a = findAutomation(sqlite, tenantId, ref);
+export async function restoreVersion(store: AutomationStore, clock: Clock, tenantId: string, ref: string, versionId: string, message?: string): Promise<AutomationVersion> {
+  const a = await findAutomation(store, tenantId, ref);
   requireWorkflow(a, "restoring versions");
-  const db = dbOf(sqlite);
-  return sqlite.transaction(() => {
-    const src = versionStore.byId(db, a.id, versionId);
-    if (!src) throw NotFound(`version "${versionId}" not found`, { field: "versionId" });
-    const at = clock.now().toISOString();
-    const row: VersionRow = { ...src, id: newId("wfh"), version: null, sourceRef: src.id, message: message ?? null, createdAt: at };
-    versionStore.insert(db, row);
-    automationStore.setCurrent(db, a.id, row.id, { name: row.name, description: row.description, updatedAt: at });
-    return versionView(automationStore.byId(db, tenantId, a.id)!, row);
-  }).immediate();
+  const src = await store.version(a.id, versionId);
+  if (!src) throw NotFound(`version "${versionId}" not found`, { field: "versionId" });
+  const row: VersionRow = { ...src, id: newId("wfh"), version: null, sourceRef: src.id, message: message ?? null, createdAt: clock.now().toISOString() };
+  const r = await store.addVersion(tenantId, row, true);
+  if ("refused" in r) throw refusal(r.refused, ref, versionId);
+  return versionView(r.automation, row);
 }
 
 /** Whether the tenant has a workflow of that slug. */
-export function hasWorkflow(sqlite: Database, tenantId: string, slug: string): boolean {
-  return automationStore.bySlug(dbOf(sqlite), tenantId, "workflow", slug) !== undefined;
+export async function hasWorkflow(store: AutomationStore, tenantId: string, slug: string): Promise<boolean> {
+  return (await store.bySlug(tenantId, "workflow", slug)) !== undefined;
 }
 
 export type PushResult =
@@ -315,16 +269,16 @@ export type PushResult =
  * `workflows push`: creates the workflow, or adds a version (tagged `opts.version`, else the YAML's
  * own `version:`) when the tenant already has a workflow of that name.
  */
-export function pushWorkflow(
-  sqlite: Database,
+export async function pushWorkflow(
+  store: AutomationStore,
   clock: Clock,
   tenantId: string,
   yaml: string,
   opts: { version?: string; activate?: boolean } = {},
-): PushResult {
+): Promise<PushResult> {
   const slug = parseSource(yaml).slug;
-  const existing = automationStore.bySlug(dbOf(sqlite), tenantId, "workflow", slug);
-  if (!existing) return { created: true, automation: createAutomation(sqlite, clock, tenantId, yaml) };
-  const version = createVersion(sqlite, clock, tenantId, existing.id, { yaml, version: opts.version, activate: opts.activate ?? true });
+  const existing = await store.bySlug(tenantId, "workflow", slug);
+  if (!existing) return { created: true, automation: await createAutomation(store, clock, tenantId, yaml) };
+  const version = await createVersion(store, clock, tenantId, existing.id, { yaml, version: opts.version, activate: opts.activate ?? true });
   return { created: false, automation: existing, version };
 }

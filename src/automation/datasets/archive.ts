@@ -32,7 +32,7 @@ const jsonBlob = (val: unknown) => new Blob([enc.encode(`${JSON.stringify(val, n
 
 /** The dataset (or the examples named) as a streamed ZIP. */
 export async function exportDataset(ctx: AutomationContext, tenantId: string, ref: string, exampleIds?: string[]): Promise<{ stream: ReadableStream<Uint8Array>; filename: string }> {
-  const a = automationOf(ctx, tenantId, ref);
+  const a = await automationOf(ctx, tenantId, ref);
   const store = ctx.storage.datasets;
   let rows = await store.all(tenantId, a.id);
   if (exampleIds?.length) {
@@ -120,7 +120,7 @@ export async function importDataset(
   parts: AsyncIterable<Part>,
   limits: ImportLimits = IMPORT_LIMITS,
 ): Promise<ImportResult> {
-  const a = automationOf(ctx, tenantId, ref);
+  const a = await automationOf(ctx, tenantId, ref);
   const dir = mkdtempSync(join(tmpdir(), "dataset-import-"));
   try {
     let mode: "append" | "replace" = "append";

@@ -43,9 +43,7 @@ export function multipartOf(request: Request): { body: ReadableStream<Uint8Array
 const pathParam = (raw: string) => decodePathParam(raw);
 
 export const datasetRoutes = (ctx: AutomationContext) => {
-  const parse = jsonParser(8 * 1024 * 1024, (request) => {
-    authenticateRequest(ctx, request);
-  });
+  const parse = jsonParser(8 * 1024 * 1024, (request) => authenticateRequest(ctx, request));
   const folderRoutes = (folder: Folder) =>
     new Elysia()
       .use(authPlugin(ctx))
@@ -163,7 +161,7 @@ export const datasetRoutes = (ctx: AutomationContext) => {
       "/automations/:id/dataset/import",
       async ({ auth, params, request }) => {
         requireScope(auth, "automations:write");
-        automationOf(ctx, auth.tenantId, params.id);
+        await automationOf(ctx, auth.tenantId, params.id);
         const { body, boundary } = multipartOf(request);
         return importDataset(ctx, auth.tenantId, params.id, readMultipart(body, boundary, 5));
       },

@@ -6,7 +6,7 @@ import { checkPath, EXAMPLE_FILE_MAX_BYTES } from "./paths";
 import { newId } from "../../kernel/ids";
 import { findAutomation } from "../automations/service";
 import type { AutomationContext } from "../context";
-import type { AutomationRow } from "../db/schema";
+import type { AutomationRow } from "../db/tables/foundation";
 import { type ExampleFileRow, type ExampleRow, examplePin, type Folder } from "../db/storage";
 import { openBlob, putBytes, releaseBlob, releaseOwner } from "../files/service";
 import type { Part } from "../files/multipart";
@@ -18,8 +18,8 @@ export const pinOwner = examplePin;
 const json = (val: unknown) => (val === undefined || val === null ? null : JSON.stringify(val));
 const parse = <T>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T));
 
-export function automationOf(ctx: AutomationContext, tenantId: string, ref: string): AutomationRow {
-  return findAutomation(ctx.sqlite, tenantId, ref);
+export function automationOf(ctx: AutomationContext, tenantId: string, ref: string): Promise<AutomationRow> {
+  return findAutomation(ctx.storage.automations, tenantId, ref);
 }
 
 export async function exampleView(ctx: AutomationContext, r: ExampleRow, include: "full" | "metadata" = "full"): Promise<ExampleView> {
@@ -43,7 +43,7 @@ export async function exampleView(ctx: AutomationContext, r: ExampleRow, include
 }
 
 export async function findExample(ctx: AutomationContext, tenantId: string, automationRef: string, exampleId: string): Promise<ExampleRow> {
-  const a = automationOf(ctx, tenantId, automationRef);
+  const a = await automationOf(ctx, tenantId, automationRef);
   const r = await ctx.storage.datasets.get(tenantId, a.id, exampleId);
   if (!r) throw NotFound(`example ${exampleId} not found`, { field: "exampleId" });
   return r;
@@ -66,7 +66,7 @@ export async function createExample(
   body: ExampleBody,
   files: NewExampleFile[] = [],
 ): Promise<ExampleView> {
-  const a = automationOf(ctx, tenantId, automationRef);
+  const a = await automationOf(ctx, tenantId, automationRef);
   const id = newId("ex");
   const name = body.name ?? `example-${id.slice(-8)}`;
   const paths = new Set<string>();
@@ -107,7 +107,7 @@ export async function createExample(
 }
 
 export async function listExamples(ctx: AutomationContext, tenantId: string, ref: string, q: { limit: number; offset: number; include: "full" | "metadata" }) {
-  const a = automationOf(ctx, tenantId, ref);
+  const a = await automationOf(ctx, tenantId, ref);
   const store = ctx.storage.datasets;
   return {
     data: await Promise.all((await store.list(tenantId, a.id, q.limit, q.offset)).map((r) => exampleView(ctx, r, q.include))),

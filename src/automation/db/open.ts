@@ -25,7 +25,7 @@ export interface OpenedStorage {
 }
 
 /** Opens the database and applies pending migrations (on PostgreSQL under an advisory lock). */
-export async function openStorage(config: AutomationConfig): Promise<OpenedStorage> {
+export async function openStorage(config: AutomationConfig, opts: { onSqlite?: (sqlite: Database) => void } = {}): Promise<OpenedStorage> {
   if (config.db) {
     const url = config.db;
     const pg = new SQL({ url, max: config.dbPool ?? PG_POOL_MAX, connectionTimeout: 10 });
@@ -40,5 +40,6 @@ export async function openStorage(config: AutomationConfig): Promise<OpenedStora
   const memory = config.dataDir === ":memory:";
   const file = memory ? ":memory:" : join(config.dataDir, "automation.db");
   const sqlite = openSqlite(file, migrations);
+  opts.onSqlite?.(sqlite);
   return { storage: sqliteStorage(sqlite), sqlite, describe: memory ? "SQLite in memory" : `SQLite ${resolve(file)}`, close: async () => sqlite.close() };
 }

@@ -4,11 +4,13 @@
 // update, a transaction), never a read-then-write in a service. This module imports no implementation.
 import type { EvalResult } from "../evaluators/model";
 import type { ScheduleStore } from "../schedules/store";
-import type { RevisionRow, TemplateRow } from "../templates/schema";
+import type { RevisionRow, TemplateRow } from "./tables/templates";
 import type { InboundStore } from "../inbound/store";
 import type { ModelResponse, ModelUsage } from "../models/contract";
 import type { Review } from "../reviews/model";
-import type { AutomationRow, VersionRow } from "./schema";
+import type { ApiKeyRow, AutomationRow, TenantRow, VersionRow } from "./tables/foundation";
+import type { BlobRefRow, FileRow, UploadSessionRow } from "./tables/files";
+import type { Delivery, EmailServerRow } from "./tables/email";
 
 /** Evaluator files (one YAML per automation) and the scores of evaluation runs. */
 export interface EvaluatorStore {
@@ -482,6 +484,178 @@ export interface TemplateStore {
   revisionsOf(templateId: string): Promise<RevisionRow[]>;
 }
 
+// ---- Files, upload sessions and blob pins (files/service.ts, files/uploads.ts, files/gc.ts) ----
+
+/** The outcome of `FileStore.complete`. */
+export type CompleteResult = { kind: "fresh"; file: FileRow } | { kind: "again"; file: FileRow } | { kind: "not_found" } | { kind: "file_gone" };
+
+/** What `FileStore.receive` did: recorded the bytes (and which ones they replaced), or found the session closed. */
+export type ReceiveResult = { kind: "received"; session: UploadSessionRow; previous: string | null } | { kind: "closed"; status: string | null };
+
+/**
+ * Reusable files (bytes live in the blob store under `sha256`; a row only points at them), the pins
+ * other owners hold on blobs (`blob_refs`), and upload sessions. Every step that moves a session or
+ * pins a file is one method decided inside the database, so it holds across processes.
+ */
+export interface FileStore {
+  insertFile(row: FileRow): Promise<void>;
+  file(tenantId: string, id: string): Promise<FileRow | undefined>;
+  removeFile(id: string): Promise<void>;
+  /** Files whose expiry passed at `now` (any tenant). */
+  expiredFiles(now: string, limit: number): Promise<FileRow[]>;
+  /**
+   * Pins the bytes of a live file (not expired at `now`) under `owner` and returns the file; undefined
+   * (nothing pinned) when there is none. A concurrent delete of the file waits for the pin, so the
+   * bytes are never released between reading the file and pinning it.
+   */
+  snapshot(tenantId: string, fileId: string, owner: string, now: string): Promise<FileRow | undefined>;
+  /** Pins `sha256` under `owner` (a second pin of the same pair is a no-op). */
+  retain(ref: BlobRefRow): Promise<void>;
+  /** Drops every pin `owner` holds; returns the blobs it held. */
+  releaseOwner(owner: string): Promise<string[]>;
+  /** Whether a live file, a pin or an uncompleted upload still needs `sha256`. */
+  blobInUse(sha256: string): Promise<boolean>;
+  /**
+   * For the sweeper: every blob some row needs, i.e. any table with a sha256 column (files, pins, run
+   * files, example files, template revisions, …, and tables added later) and uncompleted uploads.
+   */
+  referencedBlobs(): Promise<Set<string>>;
+  /** The same question for one blob, in one statement (one snapshot), asked again right before a delete. */
+  blobReferenced(sha256: string): Promise<boolean>;
+
+  /**
+   * A new session; with an idempotency key the tenant already used, the existing session instead
+   * (`created` false, nothing written). The unique (tenant, key) index decides between racers.
+   */
+  createSession(row: UploadSessionRow): Promise<{ session: UploadSessionRow; created: boolean }>;
+  session(tenantId: string, id: string): Promise<UploadSessionRow | undefined>;
+  /** For the signed PUT, which carries no tenant (the signature binds the id). */
+  sessionAnyTenant(id: string): Promise<UploadSessionRow | undefined>;
+  sessionByKey(tenantId: string, key: string): Promise<UploadSessionRow | undefined>;
+  /** The PUT's bytes arrived: the session (pending or uploaded) becomes uploaded with `sha256`. */
+  receive(id: string, sha256: string): Promise<ReceiveResult>;
+  /** S3 mode: the staged object became blob `sha256`; a pending session becomes uploaded. Returns the session as it is after. */
+  staged(id: string, sha256: string): Promise<UploadSessionRow | undefined>;
+  /**
+   * Completes the session once: a completed one answers its file again ("again", or "file_gone" when
+   * the file was deleted since); else `plan` (pure; throws the domain error for an aborted, incomplete
+   * or mismatching session) gives the file row, inserted with the session's move to completed (at the file's createdAt).
+   * Concurrent completes (any process) make exactly one file.
+   */
+  complete(tenantId: string, id: string, plan: (s: UploadSessionRow) => FileRow): Promise<CompleteResult>;
+  /** Undoes a completion whose bytes vanished: the file goes, the session is aborted. */
+  undoComplete(sessionId: string, fileId: string): Promise<void>;
+  /** Aborts a session not yet completed or aborted; returns it as it was before (undefined: no such session). */
+  abort(tenantId: string, id: string): Promise<{ before: UploadSessionRow; aborted: boolean } | undefined>;
+  /** Sessions never completed, created before `before`. */
+  abandonedSessions(before: string, limit: number): Promise<UploadSessionRow[]>;
+  /** Pending sessions whose URL expired before `before`. */
+  staleSessions(before: string, limit: number): Promise<UploadSessionRow[]>;
+  removeSession(id: string): Promise<void>;
+  /** Staging keys of sessions that may still receive bytes or be completed. */
+  liveStagingKeys(): Promise<Set<string>>;
+}
+
+// ---- E-mail servers and deliveries (email/service.ts) ----
+
+/** Outbound e-mail servers (secrets sealed by the service) and the delivery claims of `action.email`. */
+export interface EmailStore {
+  /** "name_taken" (nothing written) when the tenant has a live server of that name. */
+  insertServer(row: EmailServerRow): Promise<"ok" | "name_taken">;
+  server(tenantId: string, id: string): Promise<EmailServerRow | undefined>;
+  /** A live server by id or by name (an id match first). */
+  serverByRef(tenantId: string, ref: string): Promise<EmailServerRow | undefined>;
+  nameTaken(tenantId: string, name: string, except?: string): Promise<boolean>;
+  /** Live servers, newest first. */
+  listServers(tenantId: string, limit: number, offset: number): Promise<{ rows: EmailServerRow[]; total: number }>;
+  /** Updates a live server; undefined when there is none, "name_taken" when the new name is another live server's. */
+  updateServer(tenantId: string, id: string, set: Partial<EmailServerRow>): Promise<EmailServerRow | undefined | "name_taken">;
+  delivery(runId: string, stepPath: string): Promise<Delivery | undefined>;
+  /** Claims the send of one step execution; false when an earlier attempt (any process) already did. */
+  claimDelivery(row: Delivery): Promise<boolean>;
+  markSent(runId: string, stepPath: string, result: string): Promise<void>;
+  /** The send failed for sure: forget the claim. */
+  releaseDelivery(runId: string, stepPath: string): Promise<void>;
+}
+
+// ---- Tenancy, automations and versions (the foundation tables) ----
+
+/** Tenants and their API keys (only a key's sha256 is stored). */
+export interface TenancyStore {
+  /** A new tenant with its first key, in one transaction; "slug_taken" (nothing written) when a tenant has the slug. */
+  createTenant(t: TenantRow, firstKey: ApiKeyRow): Promise<"ok" | "slug_taken">;
+  /** By id (`ten_...`) or slug. */
+  findTenant(ref: string): Promise<TenantRow | undefined>;
+  /** Adds a key to the tenant named by id or slug; undefined (nothing written) when there is no such tenant. */
+  addKey(tenantRef: string, key: Omit<ApiKeyRow, "tenantId">): Promise<ApiKeyRow | undefined>;
+  /** The tenant's keys (revoked too), by id. */
+  keys(tenantId: string): Promise<ApiKeyRow[]>;
+  /** Revokes a key once (the first time stays); the key as it is afterwards, undefined when unknown. */
+  revokeKey(id: string, at: string): Promise<ApiKeyRow | undefined>;
+  /** The live (unrevoked) key with this sha256 and its tenant: one indexed lookup, on every request. */
+  authenticate(hash: string): Promise<{ key: ApiKeyRow; tenant: TenantRow } | undefined>;
+  /** Records a key's last use (bookkeeping: callers ignore its failure). */
+  touchKey(id: string, at: string): Promise<void>;
+}
+
+/** An automation with its current version row (undefined when it has none). */
+export interface AutomationWithCurrent {
+  automation: AutomationRow;
+  current: VersionRow | undefined;
+}
+
+export interface ListAutomations {
+  /** Substring of slug, name or description (LIKE wildcards taken literally). */
+  search?: string;
+  type?: "workflow" | "agent";
+  limit: number;
+  offset: number;
+}
+
+/** Why `AutomationStore.addVersion`/`promote` wrote nothing. */
+export type VersionRefusal = "not_found" | "duplicate_version" | "no_current_version" | "untagged";
+
+/**
+ * Automations (workflows and agents) and their immutable version rows. Which version is current is the
+ * automation row's pointer; every write that moves it holds the automation row (PostgreSQL: `FOR
+ * UPDATE`; SQLite: an IMMEDIATE transaction), so activations apply one after the other.
+ */
+export interface AutomationStore {
+  byId(tenantId: string, id: string): Promise<AutomationRow | undefined>;
+  bySlug(tenantId: string, type: "workflow" | "agent", slug: string): Promise<AutomationRow | undefined>;
+  /** By id or typed target (`workflows.<slug or id>`, `agents.<slug or id>`), within the tenant (automations/ref.ts). */
+  find(tenantId: string, ref: string): Promise<AutomationRow | undefined>;
+  /** A page of automations with their current version, newest first (created_at, then id), and the total. */
+  list(tenantId: string, f: ListAutomations): Promise<{ rows: AutomationWithCurrent[]; total: number }>;
+  /** A version row of the automation. */
+  version(automationId: string, id: string): Promise<VersionRow | undefined>;
+  /** The automation's current version row. */
+  current(a: Pick<AutomationRow, "id" | "currentVersionId">): Promise<VersionRow | undefined>;
+  /** Tagged rows plus (when given) the current untagged row, newest first, and the total. */
+  versions(automationId: string, currentUntagged: string | null, page: { limit: number; offset: number }): Promise<{ rows: VersionRow[]; total: number }>;
+  /** A new automation with its first (current) version; "slug_taken" (nothing written) when the tenant has one of that type and slug. */
+  create(a: AutomationRow, first: VersionRow): Promise<"ok" | "slug_taken">;
+  /** Sets the status when it differs (`updatedAt` moves only then); the row afterwards, undefined when unknown. */
+  setStatus(tenantId: string, id: string, status: string, at: string): Promise<AutomationRow | undefined>;
+  /**
+   * Adds version `v` (its tag unique within the automation) and, with `activate`, makes it current
+   * (name and description follow it). Without `activate` the automation must already have a current
+   * version. Returns the automation as written, or why nothing was.
+   */
+  addVersion(tenantId: string, v: VersionRow, activate: boolean): Promise<{ automation: AutomationRow } | { refused: VersionRefusal }>;
+  /**
+   * Makes a tagged version current; no write (`changed` false, `updatedAt` kept) when it already is, decided
+   * on the locked row, so of racing promotes of one version exactly one changes it. "not_found" / "untagged" refuse.
+   */
+  promote(tenantId: string, automationId: string, versionId: string, at: string): Promise<{ automation: AutomationRow; version: VersionRow; changed: boolean } | { refused: VersionRefusal }>;
+}
+
+/** Row counts the metrics gauges read at scrape time. */
+export interface FoundationStats {
+  /** Runs by status (pending = queue depth, running) and pending human-review tasks. */
+  counts(): Promise<{ pendingRuns: number; runningRuns: number; openTasks: number }>;
+}
+
 export interface AutomationStorage {
   templates: TemplateStore;
   /** Cron ticks (schedules/store.ts declares the interface; its claim joins the SQLite run insert, so a PostgreSQL one comes with the runs store). */
@@ -496,4 +670,10 @@ export interface AutomationStorage {
   models: ModelCallStore;
   humanReview: HumanReviewStore;
   agents: AgentStore;
+  files: FileStore;
+  email: EmailStore;
+  tenancy: TenancyStore;
+  automations: AutomationStore;
+  /** Row counts for the metrics gauges. */
+  stats: FoundationStats;
 }

@@ -2,9 +2,7 @@
 // asset) and the `demo-mail` SMTP server (127.0.0.1:1025, no TLS: a local mail catcher such as
 // Mailpit). The invoice workflows name the template by the placeholder id below.
 import type { AutomationContext } from "../context";
-import { dbOf } from "../db/client";
 import { createServer } from "../email/service";
-import { serverStore } from "../email/store";
 import { buildDocx } from "../templates/build-docx";
 import { createTemplateFromBytes, findTemplateByName } from "../templates/service";
 
@@ -32,8 +30,8 @@ export function demoInvoiceDocx(): Uint8Array {
 export async function seedDemoDocuments(ctx: AutomationContext, tenantId: string): Promise<{ templateId: string; mailServer: string }> {
   const existing = await findTemplateByName(ctx, tenantId, TEMPLATE_NAME);
   const template = existing ?? (await createTemplateFromBytes(ctx, tenantId, { name: TEMPLATE_NAME, description: "Invoice with line items; {terms} is left out to show NOT FOUND highlighting" }, "demo-invoice.docx", demoInvoiceDocx()));
-  if (!serverStore.byRef(dbOf(ctx.sqlite), tenantId, MAIL_SERVER)) {
-    createServer(ctx, tenantId, { name: MAIL_SERVER, transport: "smtp", host: "127.0.0.1", port: 1025, security: "none", fromEmail: "demo@example.com", fromName: "Automation demo" });
+  if (!(await ctx.storage.email.serverByRef(tenantId, MAIL_SERVER))) {
+    await createServer(ctx, tenantId, { name: MAIL_SERVER, transport: "smtp", host: "127.0.0.1", port: 1025, security: "none", fromEmail: "demo@example.com", fromName: "Automation demo" });
   }
   return { templateId: template.id, mailServer: MAIL_SERVER };
 }

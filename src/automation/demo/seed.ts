@@ -1,5 +1,6 @@
 // `--demo`: a demo tenant with a known API key (printed at startup) and the example workflows of
 // demo/workflows/. Idempotent: a restart over the same data dir keeps what is there.
+import { DomainError } from "../../kernel/errors";
 import { createAutomation, hasWorkflow } from "../automations/service";
 import { parseSource } from "../automations/workflow-source";
 import type { AutomationContext } from "../context";
@@ -18,14 +19,26 @@ export interface DemoResult {
   banner(url: string): string;
 }
 
+/** Runs `create`; a conflict (another start created the same thing meanwhile) counts as done. */
+async function unlessRaced<T>(create: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await create();
+  } catch (err) {
+    if (err instanceof DomainError && err.kind === "conflict") return undefined;
+    throw err;
+  }
+}
+
 export async function runDemo(ctx: AutomationContext): Promise<DemoResult> {
-  const existing = findTenant(ctx.sqlite, DEMO_TENANT);
-  const tenantId = existing?.id ?? createTenant(ctx.sqlite, ctx.clock, { name: "Demo", slug: DEMO_TENANT }, { key: DEMO_KEY }).id;
+  // Two instances starting with --demo on one database may race: the loser finds what the winner wrote.
+  const tenancy = ctx.storage.tenancy;
+  if (!(await findTenant(tenancy, DEMO_TENANT))) await unlessRaced(() => createTenant(tenancy, ctx.clock, { name: "Demo", slug: DEMO_TENANT }, { key: DEMO_KEY }));
+  const tenantId = (await findTenant(tenancy, DEMO_TENANT))!.id;
   const documents = await seedDemoDocuments(ctx, tenantId);
   const workflows: string[] = [];
   for (const w of demoWorkflows) {
     const slug = parseSource(w.yaml).slug;
-    if (!hasWorkflow(ctx.sqlite, tenantId, slug)) createAutomation(ctx.sqlite, ctx.clock, tenantId, w.yaml.replaceAll(DEMO_TEMPLATE_PLACEHOLDER, documents.templateId));
+    if (!(await hasWorkflow(ctx.storage.automations, tenantId, slug))) await unlessRaced(() => createAutomation(ctx.storage.automations, ctx.clock, tenantId, w.yaml.replaceAll(DEMO_TEMPLATE_PLACEHOLDER, documents.templateId)));
     workflows.push(`workflows.${slug}`);
   }
   await seedDemoEvaluation(ctx, tenantId);

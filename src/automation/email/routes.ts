@@ -12,9 +12,7 @@ const tags = ["E-mail servers"];
 const doc = (summary: string, extra: Record<string, unknown> = {}) => ({ summary, tags, ...extra });
 
 export const emailRoutes = (ctx: AutomationContext) => {
-  const parse = jsonParser(256 * 1024, (request) => {
-    authenticateRequest(ctx, request);
-  });
+  const parse = jsonParser(256 * 1024, (request) => authenticateRequest(ctx, request));
   return new Elysia()
     .use(authPlugin(ctx))
     .post(

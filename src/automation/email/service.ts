@@ -4,15 +4,13 @@
 import { Conflict, Invalid, NotFound } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
-import { dbOf } from "../db/client";
 import type { MailMessage, MailSent } from "../engine/contract";
 import { deriveKey, open, seal, SecretUnreadable } from "../secrets";
 import { type CreateServer, DEFAULT_PORTS, MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS, MAX_RECIPIENTS, MAX_TEXT_BYTES, type PatchServer, type ServerView, TRANSPORT_FIELDS } from "./model";
-import type { EmailServerRow } from "./schema";
-import { deliveryStore, serverStore } from "./store";
+import type { EmailServerRow } from "../db/tables/email";
 import { type Outgoing, sendResend, sendSmtp, SendFailed } from "./transports";
 
-export type EmailContext = Pick<AutomationContext, "sqlite" | "clock" | "log" | "config" | "metrics">;
+export type EmailContext = Pick<AutomationContext, "storage" | "clock" | "log" | "config" | "metrics">;
 
 const keys = new WeakMap<object, Buffer>();
 function keyOf(ctx: EmailContext): Buffer {
@@ -66,12 +64,14 @@ function transportCols(t: Pick<PatchServer, (typeof TRANSPORT_FIELDS)[number]> &
   return { transport: "smtp", host: t.host, port: t.port ?? DEFAULT_PORTS[security], security, username, caPem: t.caPem ?? null, plainSecret: password };
 }
 
-function uniqueName(ctx: EmailContext, tenantId: string, name: string, except?: string): void {
-  if (serverStore.nameTaken(dbOf(ctx.sqlite), tenantId, name, except)) throw Conflict(`an e-mail server named ${name} already exists`, { field: "name", code: "name_taken" });
+const nameTaken = (name: string) => Conflict(`an e-mail server named ${name} already exists`, { field: "name", code: "name_taken" });
+
+async function uniqueName(ctx: EmailContext, tenantId: string, name: string, except?: string): Promise<void> {
+  if (await ctx.storage.email.nameTaken(tenantId, name, except)) throw nameTaken(name);
 }
 
-export function createServer(ctx: EmailContext, tenantId: string, body: CreateServer): ServerView {
-  uniqueName(ctx, tenantId, body.name);
+export async function createServer(ctx: EmailContext, tenantId: string, body: CreateServer): Promise<ServerView> {
+  await uniqueName(ctx, tenantId, body.name);
   const { plainSecret, ...cols } = transportCols(body, null);
   const id = newId("ems");
   const now = ctx.clock.now().toISOString();
@@ -79,22 +79,23 @@ export function createServer(ctx: EmailContext, tenantId: string, body: CreateSe
     id, tenantId, name: body.name, enabled: body.enabled === false ? 0 : 1, fromEmail: body.fromEmail, fromName: body.fromName ?? null, ...cols,
     secret: plainSecret === null ? null : seal(keyOf(ctx), plainSecret, id), createdAt: now, updatedAt: now, deletedAt: null,
   };
-  serverStore.insert(dbOf(ctx.sqlite), row);
+  // The live-name index decides between racing creates.
+  if ((await ctx.storage.email.insertServer(row)) === "name_taken") throw nameTaken(body.name);
   return toView(row);
 }
 
-function live(ctx: EmailContext, tenantId: string, id: string): EmailServerRow {
-  const row = serverStore.byId(dbOf(ctx.sqlite), tenantId, id);
+async function live(ctx: EmailContext, tenantId: string, id: string): Promise<EmailServerRow> {
+  const row = await ctx.storage.email.server(tenantId, id);
   if (!row) throw NotFound(`e-mail server ${id} not found`, { field: "id" });
   return row;
 }
 
-export function getServer(ctx: EmailContext, tenantId: string, id: string): ServerView {
-  return toView(live(ctx, tenantId, id));
+export async function getServer(ctx: EmailContext, tenantId: string, id: string): Promise<ServerView> {
+  return toView(await live(ctx, tenantId, id));
 }
 
-export function listServers(ctx: EmailContext, tenantId: string, q: { limit: number; offset: number }) {
-  const { rows, total } = serverStore.list(dbOf(ctx.sqlite), tenantId, q.limit, q.offset);
+export async function listServers(ctx: EmailContext, tenantId: string, q: { limit: number; offset: number }) {
+  const { rows, total } = await ctx.storage.email.listServers(tenantId, q.limit, q.offset);
   return { data: rows.map(toView), total, limit: q.limit, offset: q.offset };
 }
 
@@ -117,11 +118,11 @@ function secretOf(ctx: EmailContext, row: EmailServerRow): string | null {
  * `transport`. A replacement keeps the stored secret only for the same transport and, for SMTP, the
  * same host and username: credentials never silently follow a server to another host or account.
  */
-export function patchServer(ctx: EmailContext, tenantId: string, id: string, body: PatchServer): ServerView {
-  const row = live(ctx, tenantId, id);
+export async function patchServer(ctx: EmailContext, tenantId: string, id: string, body: PatchServer): Promise<ServerView> {
+  const row = await live(ctx, tenantId, id);
   const set: Partial<EmailServerRow> = {};
   if (body.name !== undefined && body.name !== row.name) {
-    uniqueName(ctx, tenantId, body.name, id);
+    await uniqueName(ctx, tenantId, body.name, id);
     set.name = body.name;
   }
   if (body.fromEmail !== undefined) set.fromEmail = body.fromEmail;
@@ -142,15 +143,16 @@ export function patchServer(ctx: EmailContext, tenantId: string, id: string, bod
     Object.assign(set, cols, { secret: plainSecret === null ? null : seal(keyOf(ctx), plainSecret, row.id) });
   }
   set.updatedAt = ctx.clock.now().toISOString();
-  const updated = serverStore.update(dbOf(ctx.sqlite), tenantId, id, set);
+  const updated = await ctx.storage.email.updateServer(tenantId, id, set);
+  if (updated === "name_taken") throw nameTaken(set.name ?? row.name);
   if (!updated) throw NotFound(`e-mail server ${id} not found`, { field: "id" });
   return toView(updated);
 }
 
-export function deleteServer(ctx: EmailContext, tenantId: string, id: string): { id: string; deleted: true } {
-  live(ctx, tenantId, id);
+export async function deleteServer(ctx: EmailContext, tenantId: string, id: string): Promise<{ id: string; deleted: true }> {
+  await live(ctx, tenantId, id);
   const now = ctx.clock.now().toISOString();
-  serverStore.update(dbOf(ctx.sqlite), tenantId, id, { deletedAt: now, updatedAt: now });
+  await ctx.storage.email.updateServer(tenantId, id, { deletedAt: now, updatedAt: now });
   return { id, deleted: true };
 }
 
@@ -179,7 +181,7 @@ async function deliver(ctx: EmailContext, row: EmailServerRow, m: Omit<Outgoing,
 }
 
 export async function testServer(ctx: EmailContext, tenantId: string, id: string, to: string) {
-  const row = live(ctx, tenantId, id);
+  const row = await live(ctx, tenantId, id);
   usable(row);
   try {
     const messageId = await deliver(ctx, row, {
@@ -210,20 +212,20 @@ function checkMessage(m: MailMessage): void {
  */
 export async function sendForRun(ctx: EmailContext, tenantId: string, runId: string, path: string, m: MailMessage): Promise<MailSent> {
   checkMessage(m);
-  const db = dbOf(ctx.sqlite);
-  const row = serverStore.byRef(db, tenantId, m.server);
+  const email = ctx.storage.email;
+  const row = await email.serverByRef(tenantId, m.server);
   if (!row) throw NotFound(`e-mail server ${m.server} not found`, { field: "server" });
   usable(row);
-  const earlier = deliveryStore.get(db, runId, path);
+  const earlier = await email.delivery(runId, path);
   if (earlier?.state === "sent" && earlier.result) return JSON.parse(earlier.result) as MailSent;
-  if (!deliveryStore.claim(db, { runId, stepPath: path, tenantId, serverId: row.id, state: "sending", result: null, createdAt: ctx.clock.now().toISOString() })) {
+  if (!(await email.claimDelivery({ runId, stepPath: path, tenantId, serverId: row.id, state: "sending", result: null, createdAt: ctx.clock.now().toISOString() }))) {
     throw Conflict("an earlier attempt of this step was interrupted while sending; it is not sent again automatically (rerun the run to send)", { code: "email_outcome_unknown" });
   }
   let messageId: string;
   try {
     messageId = await deliver(ctx, row, m);
   } catch (err) {
-    deliveryStore.release(db, runId, path);
+    await email.releaseDelivery(runId, path);
     if (err instanceof SendFailed) throw Conflict(`e-mail not sent: ${err.message}`, { code: "email_send_failed" });
     throw err;
   }
@@ -231,6 +233,6 @@ export async function sendForRun(ctx: EmailContext, tenantId: string, runId: str
     serverId: row.id, messageId, provider: row.transport as MailSent["provider"], to: m.to, cc: m.cc, bcc: m.bcc,
     attachmentCount: m.attachments.length, totalBytes: m.attachments.reduce((s, a) => s + a.bytes.byteLength, 0),
   };
-  deliveryStore.sent(db, runId, path, JSON.stringify(sent));
+  await email.markSent(runId, path, JSON.stringify(sent));
   return sent;
 }

@@ -45,12 +45,12 @@ function view(ctx: AutomationContext, automationId: string, automationType: stri
 }
 
 export async function getEvaluators(ctx: AutomationContext, tenantId: string, ref: string) {
-  const a = automationOf(ctx, tenantId, ref);
+  const a = await automationOf(ctx, tenantId, ref);
   return view(ctx, a.id, a.type, (await ctx.storage.evaluators.yaml(a.id)) ?? DEFAULT_YAML);
 }
 
 export async function putEvaluators(ctx: AutomationContext, tenantId: string, ref: string, yaml: string) {
-  const a = automationOf(ctx, tenantId, ref);
+  const a = await automationOf(ctx, tenantId, ref);
   const out = view(ctx, a.id, a.type, yaml);
   await ctx.storage.evaluators.put(tenantId, a.id, yaml, ctx.clock.now().toISOString());
   return out;

@@ -21,13 +21,9 @@ const yes = (s: string | undefined) => s === "1" || s === "true";
 
 export const experimentRoutes = (ctx: AutomationContext) => {
   const svc = experimentsOf(ctx);
-  const parse = jsonParser(1024 * 1024, (request) => {
-    authenticateRequest(ctx, request);
-  });
+  const parse = jsonParser(1024 * 1024, (request) => authenticateRequest(ctx, request));
   // JSON escaping can double a YAML's size on the wire; the 1 MiB rule is checked on the decoded YAML.
-  const parseYaml = jsonParser(3 * MAX_EVALUATOR_YAML_BYTES, (request) => {
-    authenticateRequest(ctx, request);
-  });
+  const parseYaml = jsonParser(3 * MAX_EVALUATOR_YAML_BYTES, (request) => authenticateRequest(ctx, request));
   const exportResponse = (format: "csv" | "json", body: string | object, name: string) =>
     new Response(typeof body === "string" ? body : JSON.stringify(body), {
       headers: {
@@ -132,7 +128,7 @@ export const experimentRoutes = (ctx: AutomationContext) => {
       async ({ auth, params, query }) => {
         requireScope(auth, "runs:read");
         const q = parseWith(ExportQuery, query);
-        const a = automationOf(ctx, auth.tenantId, params.id);
+        const a = await automationOf(ctx, auth.tenantId, params.id);
         const all = await svc.store.ofAutomation(auth.tenantId, a.id);
         const body = q.format === "csv" ? await exportCsv(ctx, svc, all) : await exportJson(ctx, svc, all, yes(q.includeTrace));
         return exportResponse(q.format, body, `${a.slug}-experiments`);

@@ -11,7 +11,6 @@ import type { ExampleRow, ExperimentRow, ExperimentStore } from "../db/storage";
 import type { EvalResult } from "../evaluators/model";
 import { scoreRun } from "../evaluators/service";
 import { type Actor, runsOf } from "../runs/service";
-import { resolveTarget } from "../runs/sources";
 import type { RunRow } from "../runs/store";
 
 /** Runs started together per batch while an experiment is created (their inserts share commits). */
@@ -148,7 +147,7 @@ export class Experiments {
   }
 
   async find(tenantId: string, automationRef: string, id: string): Promise<ExperimentRow> {
-    const a = automationOf(this.ctx, tenantId, automationRef);
+    const a = await automationOf(this.ctx, tenantId, automationRef);
     const e = await this.store.get(tenantId, id);
     if (!e || e.automationId !== a.id) throw NotFound(`experiment ${id} not found`, { field: "experimentId" });
     return e;
@@ -161,7 +160,7 @@ export class Experiments {
   }
 
   async list(tenantId: string, automationRef: string, q: { limit: number; offset: number; from?: string; to?: string }) {
-    const a = automationOf(this.ctx, tenantId, automationRef);
+    const a = await automationOf(this.ctx, tenantId, automationRef);
     const { rows, total } = await this.store.list(tenantId, a.id, q);
     return { data: await Promise.all(rows.map((e) => this.summary(e))), total, limit: q.limit, offset: q.offset };
   }
@@ -172,7 +171,7 @@ export class Experiments {
    * the workflow) cancels the runs already created and answers 400 naming the example.
    */
   async create(actor: Actor, automationRef: string, body: { examples?: string[]; version?: string; name?: string; batchConcurrency?: number | null }): Promise<{ id: string; runs: { id: string; exampleId: string | null }[]; total: number }> {
-    const a = automationOf(this.ctx, actor.tenantId, automationRef);
+    const a = await automationOf(this.ctx, actor.tenantId, automationRef);
     const exStore = this.ctx.storage.datasets;
     let examples: ExampleRow[];
     if (body.examples) {
@@ -186,7 +185,8 @@ export class Experiments {
       examples = await exStore.all(actor.tenantId, a.id);
     }
     if (examples.length === 0) throw Invalid("the dataset has no examples to run", { field: "examples", code: "empty_dataset" });
-    const source = resolveTarget(this.ctx.sqlite, actor.tenantId, a.id, { version: body.version, trigger: "eval" });
+    // Awaited: the runs feature resolves targets through its (async) store.
+    const source = await runsOf(this.ctx).resolve(actor.tenantId, a.id, { version: body.version, trigger: "eval" });
     for (const ex of examples) await checkFileRefs(this.ctx, ex);
     const id = newId("exp");
     const now = this.now();

@@ -7,6 +7,7 @@ import { UsageError } from "../../kernel/errors";
 import { createLogger } from "../../kernel/logger";
 import { openDataDir, printJson } from "../admin";
 import { dataDirFlag, parseDuration } from "../config";
+import { sqliteStorage } from "../db/sqlite/index";
 import { blobConfig, blobFlags, openBlobStore } from "./blob-config";
 import { copyBlobs, type CopyProgress } from "./copy";
 import { collectGarbage, DEFAULT_GC_GRACE_MS } from "./gc";
@@ -53,7 +54,7 @@ async function gcCommand(argv: string[]): Promise<void> {
   await blobs.check?.();
   const sqlite = openDataDir(values["data-dir"]);
   try {
-    const r = await collectGarbage({ sqlite, blobs, clock: systemClock, log: createLogger() }, { graceMs, dryRun: values["dry-run"] ?? false });
+    const r = await collectGarbage({ storage: sqliteStorage(sqlite), blobs, clock: systemClock, log: createLogger() }, { graceMs, dryRun: values["dry-run"] ?? false });
     if (values.json) return printJson(r);
     const verb = r.dryRun ? "would delete" : "deleted";
     process.stdout.write(

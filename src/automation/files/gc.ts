@@ -3,9 +3,7 @@
 // complete, and aborts their multipart uploads. Everything younger than the grace period stays, so it
 // never races a put in flight. Works on both stores; `automation-server blobs gc` runs it once.
 import type { AutomationContext } from "../context";
-import { dbOf } from "../db/client";
 import { sweepExpired, type FilesContext } from "./service";
-import { blobReferenced, directSessions, referencedBlobs, sessionStore } from "./store";
 
 export const DEFAULT_GC_GRACE_MS = 60 * 60 * 1000;
 
@@ -25,7 +23,7 @@ export interface GcReport {
 export async function collectGarbage(ctx: FilesContext, opts: { graceMs?: number; dryRun?: boolean } = {}): Promise<GcReport> {
   const graceMs = opts.graceMs ?? DEFAULT_GC_GRACE_MS;
   const dryRun = opts.dryRun ?? false;
-  const db = dbOf(ctx.sqlite);
+  const files = ctx.storage.files;
   // Rows carry the server clock's times; stored objects carry the storage's (wall clock) times.
   const before = ctx.clock.now().getTime() - graceMs;
   const storedBefore = Date.now() - graceMs;
@@ -33,7 +31,7 @@ export async function collectGarbage(ctx: FilesContext, opts: { graceMs?: number
   const direct = ctx.blobs.direct;
 
   // Sessions whose URL expired a grace period ago: no more bytes can come; drop what they staged.
-  for (const s of directSessions.stale(db, new Date(before).toISOString())) {
+  for (const s of await files.staleSessions(new Date(before).toISOString(), 500)) {
     report.sessions++;
     if (dryRun) continue;
     if (direct && s.stagingKey) {
@@ -43,13 +41,13 @@ export async function collectGarbage(ctx: FilesContext, opts: { graceMs?: number
       }
       await direct.discard(s.stagingKey).catch(() => {});
     }
-    sessionStore.remove(db, s.id);
+    await files.removeSession(s.id);
   }
   if (!dryRun) await sweepExpired(ctx);
 
   // Multipart uploads the storage still holds that no live session owns (crashes between create and insert).
   if (direct?.openMultiparts) {
-    const live = directSessions.liveKeys(db);
+    const live = await files.liveStagingKeys();
     const open = await direct.openMultiparts().catch((err) => {
       ctx.log.warn("cannot list open multipart uploads", { error: (err as Error).message });
       return [];
@@ -62,16 +60,16 @@ export async function collectGarbage(ctx: FilesContext, opts: { graceMs?: number
   }
 
   if (ctx.blobs.sweepTemp) {
-    const live = directSessions.liveKeys(db);
+    const live = await files.liveStagingKeys();
     report.temp = await ctx.blobs.sweepTemp(storedBefore, (key) => live.has(key), dryRun);
   }
 
-  const referenced = referencedBlobs(ctx.sqlite);
+  const referenced = await files.referencedBlobs();
   for await (const b of ctx.blobs.entries()) {
     report.scanned++;
     if (referenced.has(b.sha256) || b.modifiedMs >= storedBefore) continue;
     // Asked again per blob: a row may have taken the bytes since the snapshot above.
-    if (blobReferenced(ctx.sqlite, db, b.sha256)) continue;
+    if (await files.blobReferenced(b.sha256)) continue;
     if (!dryRun) await ctx.blobs.delete(b.sha256);
     report.deleted++;
     report.deletedBytes += b.size;

@@ -3,16 +3,14 @@
 import { Conflict, Invalid, NotFound } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
-import { dbOf } from "../db/client";
 import type { BlobInfo } from "./blobs";
 import { checkFilename } from "./filename";
 import { readText, type Part } from "./multipart";
 import { ContentType, FILE_MAX_BYTES, Purpose, RUN_INPUT_TTL_MS, type FileSnapshot, type FileView } from "./model";
-import type { FileRow } from "./schema";
-import { blobInUse, fileStore, refStore, sessionStore } from "./store";
+import type { FileRow } from "../db/tables/files";
 import * as v from "valibot";
 
-export type FilesContext = Pick<AutomationContext, "sqlite" | "blobs" | "clock" | "log">;
+export type FilesContext = Pick<AutomationContext, "storage" | "blobs" | "clock" | "log">;
 
 export interface FileMeta {
   filename: string;
@@ -57,7 +55,7 @@ export function putBytes(ctx: FilesContext, body: ReadableStream<Uint8Array> | U
 
 /** Deletes the bytes of `sha256` unless something still needs them. */
 export async function releaseBlob(ctx: FilesContext, sha256: string): Promise<void> {
-  if (blobInUse(dbOf(ctx.sqlite), sha256)) return;
+  if (await ctx.storage.files.blobInUse(sha256)) return;
   await ctx.blobs.delete(sha256);
 }
 
@@ -81,17 +79,17 @@ export function fileRow(ctx: FilesContext, tenantId: string, meta: FileMeta, blo
  * After inserting a row for existing bytes: a concurrent delete of an identical file may have
  * collected the blob between our put and insert. Then the row goes again and the caller retries.
  */
-export async function confirmBytes(ctx: FilesContext, row: FileRow, undo: () => void): Promise<void> {
+export async function confirmBytes(ctx: FilesContext, row: FileRow, undo: () => Promise<void>): Promise<void> {
   if (await ctx.blobs.has(row.sha256)) return;
-  undo();
+  await undo();
   throw Conflict("the file's bytes were removed while it was being stored; upload it again", { code: "upload_conflict" });
 }
 
 /** Records a file for bytes already in the blob store. */
 export async function insertFile(ctx: FilesContext, tenantId: string, meta: FileMeta, blob: BlobInfo): Promise<FileView> {
   const row = fileRow(ctx, tenantId, meta, blob);
-  fileStore.insert(dbOf(ctx.sqlite), row);
-  await confirmBytes(ctx, row, () => fileStore.remove(dbOf(ctx.sqlite), row.id));
+  await ctx.storage.files.insertFile(row);
+  await confirmBytes(ctx, row, () => ctx.storage.files.removeFile(row.id));
   return toView(row);
 }
 
@@ -118,13 +116,17 @@ function isExpired(ctx: FilesContext, row: FileRow): boolean {
 
 /** Removes a file row and, when nothing else needs them, its bytes. */
 async function dropFile(ctx: FilesContext, row: FileRow): Promise<void> {
-  fileStore.remove(dbOf(ctx.sqlite), row.id);
+  await ctx.storage.files.removeFile(row.id);
   await releaseBlob(ctx, row.sha256);
+}
+
+function notFound(id: string): never {
+  throw NotFound(`file ${id} not found`, { field: "id" });
 }
 
 /** A live file of the tenant; another tenant's, a deleted or an expired one → 404 (expired ones are swept). */
 export async function findFile(ctx: FilesContext, tenantId: string, id: string): Promise<FileRow> {
-  const row = fileStore.byId(dbOf(ctx.sqlite), tenantId, id);
+  const row = await ctx.storage.files.file(tenantId, id);
   if (!row) throw NotFound(`file ${id} not found`, { field: "id" });
   if (isExpired(ctx, row)) {
     await dropFile(ctx, row);
@@ -159,19 +161,26 @@ export async function deleteFile(ctx: FilesContext, tenantId: string, id: string
  * until `releaseOwner(owner)`.
  */
 export async function snapshotFile(ctx: FilesContext, tenantId: string, fileId: string, owner: string): Promise<FileSnapshot> {
-  const row = await findFile(ctx, tenantId, fileId);
-  refStore.add(dbOf(ctx.sqlite), { sha256: row.sha256, owner, tenantId, createdAt: ctx.clock.now().toISOString() });
+  // One step in the database: a delete of the file cannot release the bytes between read and pin.
+  const row = await ctx.storage.files.snapshot(tenantId, fileId, owner, ctx.clock.now().toISOString());
+  if (!row) {
+    await findFile(ctx, tenantId, fileId); // 404 (and sweeps an expired file)
+    notFound(fileId); // the file went between the two
+  }
   return { fileId: row.id, filename: row.filename, contentType: row.contentType, size: row.size, sha256: row.sha256 };
 }
 
-/** Pins bytes the caller stored itself (e.g. a run's output file) under `owner`. */
-export function retainBlob(ctx: FilesContext, tenantId: string, sha256: string, owner: string): void {
-  refStore.add(dbOf(ctx.sqlite), { sha256, owner, tenantId, createdAt: ctx.clock.now().toISOString() });
+/**
+ * Pins bytes the caller stored itself (e.g. a run's output file) under `owner`. On SQLite the pin is
+ * written before this returns (callers that do not await it keep working); await it on PostgreSQL.
+ */
+export function retainBlob(ctx: FilesContext, tenantId: string, sha256: string, owner: string): Promise<void> {
+  return ctx.storage.files.retain({ sha256, owner, tenantId, createdAt: ctx.clock.now().toISOString() });
 }
 
 /** Drops every pin `owner` holds and deletes bytes nothing else needs. */
 export async function releaseOwner(ctx: FilesContext, owner: string): Promise<void> {
-  for (const sha of refStore.releaseOwner(dbOf(ctx.sqlite), owner)) await releaseBlob(ctx, sha);
+  for (const sha of await ctx.storage.files.releaseOwner(owner)) await releaseBlob(ctx, sha);
 }
 
 /** Bytes by content address (snapshots, artifacts), or null. */
@@ -181,15 +190,15 @@ export function openBlob(ctx: FilesContext, sha256: string): Promise<Blob | null
 
 /** Deletes expired run-input files and abandoned upload sessions; returns how many rows went. */
 export async function sweepExpired(ctx: FilesContext): Promise<number> {
-  const db = dbOf(ctx.sqlite);
+  const files = ctx.storage.files;
   const now = ctx.clock.now();
   let n = 0;
-  for (const row of fileStore.expired(db, now.toISOString())) {
+  for (const row of await files.expiredFiles(now.toISOString(), 500)) {
     await dropFile(ctx, row);
     n++;
   }
-  for (const s of sessionStore.abandoned(db, new Date(now.getTime() - RUN_INPUT_TTL_MS).toISOString())) {
-    sessionStore.remove(db, s.id);
+  for (const s of await files.abandonedSessions(new Date(now.getTime() - RUN_INPUT_TTL_MS).toISOString(), 500)) {
+    await files.removeSession(s.id);
     if (s.sha256) await releaseBlob(ctx, s.sha256);
     n++;
   }

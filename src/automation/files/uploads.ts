@@ -2,10 +2,9 @@
 // (idempotent), abort (never touching a completed file). With an S3 store the URLs are presigned S3
 // URLs to a staging key (one PUT, or multipart parts), and `complete` hashes the staged object into a
 // blob: the bytes never pass through the API, and nothing is a file before it is verified.
-import { Conflict, Forbidden, Invalid, NotFound, TooLarge } from "../../kernel/errors";
+import { Conflict, DomainError, Forbidden, Invalid, NotFound, TooLarge } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
 import type { AutomationConfig } from "../context";
-import { dbOf } from "../db/client";
 import {
   FILE_MAX_BYTES,
   MULTIPART_MAX_BYTES,
@@ -17,10 +16,9 @@ import {
   type UploadNegotiation,
   type UploadView,
 } from "./model";
-import type { UploadSessionRow } from "./schema";
+import type { FileRow, UploadSessionRow } from "../db/tables/files";
 import { checkMeta, confirmBytes, fileRow, releaseBlob, sweepExpired, toView, type FilesContext } from "./service";
 import { checkUploadSignature, signedUploadUrl } from "./signing";
-import { fileStore, sessionStore } from "./store";
 
 export type UploadsContext = FilesContext & { config: Pick<AutomationConfig, "publicUrl" | "signingSecret" | "uploadTtlMs"> };
 
@@ -92,17 +90,14 @@ export async function createUpload(
     throw Invalid("the presigned-multipart transport needs S3 blob storage (--blobs s3://…); use presigned-put", { field: "transport", code: "invalid_value" });
   }
 
-  const db = dbOf(ctx.sqlite);
-  const prior = (): UploadSessionRow | undefined => {
-    if (!input.idempotencyKey) return undefined;
-    const row = sessionStore.byIdempotencyKey(db, tenantId, input.idempotencyKey);
-    if (row && (row.filename !== meta.filename || row.size !== input.size || row.contentType !== meta.contentType)) {
+  const same = (row: UploadSessionRow): UploadSessionRow => {
+    if (row.filename !== meta.filename || row.size !== input.size || row.contentType !== meta.contentType) {
       throw Conflict("idempotencyKey was already used for a different upload", { field: "idempotencyKey", code: "idempotency_key_reused" });
     }
     return row;
   };
-  const earlier = prior();
-  if (earlier) return negotiation(ctx, earlier, publicUrl);
+  const earlier = input.idempotencyKey ? await ctx.storage.files.sessionByKey(tenantId, input.idempotencyKey) : undefined;
+  if (earlier) return negotiation(ctx, same(earlier), publicUrl);
 
   const id = newId("upl");
   const stagingKey = direct ? direct.stagingKey(id) : null;
@@ -112,45 +107,39 @@ export async function createUpload(
     partSize = Math.max(MULTIPART_PART_MIN, Math.ceil(input.size / 10_000));
     multipartId = await direct.createMultipart(stagingKey);
   }
-  return ctx.sqlite.transaction(() => {
-    // A concurrent request with the same key may have won while S3 answered.
-    const raced = prior();
-    if (raced) {
-      if (multipartId && stagingKey) direct?.abortMultipart(stagingKey, multipartId).catch(() => {});
-      return negotiation(ctx, raced, publicUrl);
-    }
-    const now = ctx.clock.now();
-    const row: UploadSessionRow = {
-      id,
-      tenantId,
-      fileId: newId("file"),
-      filename: meta.filename,
-      contentType: meta.contentType,
-      size: input.size,
-      purpose: meta.purpose,
-      idempotencyKey: input.idempotencyKey ?? null,
-      status: "pending",
-      sha256: null,
-      createdAt: now.toISOString(),
-      expiresAt: new Date(now.getTime() + (ctx.config.uploadTtlMs ?? UPLOAD_URL_TTL_MS)).toISOString(),
-      completedAt: null,
-      stagingKey,
-      multipartId,
-      partSize,
-    };
-    sessionStore.insert(db, row);
-    return negotiation(ctx, row, publicUrl);
-  })();
+  const now = ctx.clock.now();
+  const row: UploadSessionRow = {
+    id,
+    tenantId,
+    fileId: newId("file"),
+    filename: meta.filename,
+    contentType: meta.contentType,
+    size: input.size,
+    purpose: meta.purpose,
+    idempotencyKey: input.idempotencyKey ?? null,
+    status: "pending",
+    sha256: null,
+    createdAt: now.toISOString(),
+    expiresAt: new Date(now.getTime() + (ctx.config.uploadTtlMs ?? UPLOAD_URL_TTL_MS)).toISOString(),
+    completedAt: null,
+    stagingKey,
+    multipartId,
+    partSize,
+  };
+  // A concurrent request with the same key (in any process) may have won meanwhile: the store answers its session.
+  const stored = await ctx.storage.files.createSession(row);
+  if (!stored.created && multipartId && stagingKey) direct?.abortMultipart(stagingKey, multipartId).catch(() => {});
+  return negotiation(ctx, stored.created ? row : same(stored.session), publicUrl);
 }
 
-function findSession(ctx: FilesContext, tenantId: string, id: string): UploadSessionRow {
-  const s = sessionStore.byId(dbOf(ctx.sqlite), tenantId, id);
+async function findSession(ctx: FilesContext, tenantId: string, id: string): Promise<UploadSessionRow> {
+  const s = await ctx.storage.files.session(tenantId, id);
   if (!s) throw NotFound(`upload ${id} not found`, { field: "uploadId" });
   return s;
 }
 
-export function getUpload(ctx: FilesContext, tenantId: string, id: string): UploadView {
-  return view(findSession(ctx, tenantId, id));
+export async function getUpload(ctx: FilesContext, tenantId: string, id: string): Promise<UploadView> {
+  return view(await findSession(ctx, tenantId, id));
 }
 
 /**
@@ -167,8 +156,7 @@ export async function receiveUpload(
   const check = checkUploadSignature(ctx.config.signingSecret, id, query.expires, query.signature, ctx.clock.now().getTime());
   if (check === "invalid") throw Forbidden("the upload URL signature is invalid", { field: "signature", code: "invalid_signature" });
   if (check === "expired") throw Forbidden("the upload URL has expired; create a new upload", { field: "expires", code: "signature_expired" });
-  const db = dbOf(ctx.sqlite);
-  const s = sessionStore.byIdAnyTenant(db, id);
+  const s = await ctx.storage.files.sessionAnyTenant(id);
   if (!s) throw NotFound(`upload ${id} not found`, { field: "uploadId" });
   if (s.status === "completed") throw Conflict("this upload is already completed", { code: "upload_completed" });
   if (s.status === "aborted") throw Conflict("this upload was aborted", { code: "upload_aborted" });
@@ -185,16 +173,14 @@ export async function receiveUpload(
     await releaseBlob(ctx, blob.sha256);
     throw Invalid(`expected ${s.size} bytes, received ${blob.size}`, { field: "size", code: "size_mismatch" });
   }
-  // Re-read: an abort or complete may have happened while the bytes streamed in.
-  const now = sessionStore.byIdAnyTenant(db, id);
-  if (!now || now.status === "completed" || now.status === "aborted") {
+  // Recorded only if no abort or complete happened while the bytes streamed in.
+  const r = await ctx.storage.files.receive(id, blob.sha256);
+  if (r.kind === "closed") {
     await releaseBlob(ctx, blob.sha256);
-    throw Conflict(`this upload was ${now?.status ?? "removed"} while the bytes arrived`, { code: "upload_closed" });
+    throw Conflict(`this upload was ${r.status ?? "removed"} while the bytes arrived`, { code: "upload_closed" });
   }
-  const previous = now.sha256;
-  sessionStore.update(db, id, { status: "uploaded", sha256: blob.sha256 });
-  if (previous && previous !== blob.sha256) await releaseBlob(ctx, previous);
-  return view({ ...now, status: "uploaded", sha256: blob.sha256 });
+  if (r.previous && r.previous !== blob.sha256) await releaseBlob(ctx, r.previous);
+  return view(r.session);
 }
 
 /**
@@ -216,6 +202,18 @@ async function commitStaged(ctx: FilesContext, s: UploadSessionRow, input: Compl
   return p;
 }
 
+/** After a failed commit: whether another complete moved the staged object (the session left pending within ~0.5 s). */
+async function committedElsewhere(ctx: FilesContext, id: string, err: unknown): Promise<boolean> {
+  // Size and checksum mismatches are the client's bytes, not a race.
+  if (err instanceof DomainError && (err.code === "size_mismatch" || err.code === "checksum_mismatch")) return false;
+  for (let i = 0; i < 10; i++) {
+    const now = await ctx.storage.files.sessionAnyTenant(id);
+    if (!now || now.status !== "pending") return !!now && (now.status === "uploaded" || now.status === "completed");
+    await Bun.sleep(50);
+  }
+  return false;
+}
+
 async function commitStagedOnce(ctx: FilesContext, s: UploadSessionRow, input: CompleteUploadInput): Promise<void> {
   const direct = ctx.blobs.direct!;
   const stagingKey = s.stagingKey!;
@@ -225,36 +223,30 @@ async function commitStagedOnce(ctx: FilesContext, s: UploadSessionRow, input: C
     }
     await direct.completeMultipart(stagingKey, s.multipartId, input.parts);
   }
-  const db = dbOf(ctx.sqlite);
   let blob;
   try {
     blob = await direct.commit(stagingKey, { size: s.size, ...(input.sha256 ? { sha256: input.sha256 } : {}) });
   } catch (err) {
-    // A concurrent complete committed (and removed) the staged object first.
-    const now = sessionStore.byIdAnyTenant(db, s.id);
-    if (now && (now.status === "uploaded" || now.status === "completed")) return;
+    // A concurrent complete committed (and removed) the staged object first: in this process the
+    // singleflight above prevents that, another process (PostgreSQL) records it a moment later.
+    if (await committedElsewhere(ctx, s.id, err)) return;
     throw err;
   }
-  const now = sessionStore.byIdAnyTenant(db, s.id);
+  // Moves a pending session to uploaded; an aborted (or removed) one keeps nothing.
+  const now = await ctx.storage.files.staged(s.id, blob.sha256);
   if (!now || now.status === "aborted") {
     await releaseBlob(ctx, blob.sha256);
     throw Conflict("this upload was aborted while it was being completed", { code: "upload_aborted" });
   }
-  if (now.status === "pending") sessionStore.update(db, s.id, { status: "uploaded", sha256: blob.sha256 });
 }
 
-/** Makes the file from the received bytes. Safe to retry: a completed session answers its file again. */
+/**
+ * Makes the file from the received bytes. Safe to retry: a completed session answers its file again.
+ * Concurrent completes (in this or another process) make one file: the store decides in one transaction.
+ */
 export async function completeUpload(ctx: FilesContext, tenantId: string, id: string, input: CompleteUploadInput = {}): Promise<FileView> {
-  const db = dbOf(ctx.sqlite);
-  await commitStaged(ctx, findSession(ctx, tenantId, id), input);
-  // One synchronous transaction: two concurrent completes cannot both insert the file.
-  const done = ctx.sqlite.transaction(() => {
-    const s = findSession(ctx, tenantId, id);
-    if (s.status === "completed") {
-      const file = fileStore.byId(db, tenantId, s.fileId);
-      if (!file) throw NotFound(`file ${s.fileId} of upload ${id} was deleted`, { field: "fileId" });
-      return { row: file, fresh: false };
-    }
+  await commitStaged(ctx, await findSession(ctx, tenantId, id), input);
+  const plan = (s: UploadSessionRow): FileRow => {
     if (s.status === "aborted") throw Conflict("this upload was aborted", { code: "upload_aborted" });
     if (s.status !== "uploaded" || !s.sha256) {
       throw Conflict("no bytes were received for this upload yet; PUT them to the upload URL first", { code: "upload_incomplete" });
@@ -263,27 +255,25 @@ export async function completeUpload(ctx: FilesContext, tenantId: string, id: st
       throw Invalid(`the uploaded bytes hash to ${s.sha256}, not the declared sha256`, { field: "sha256", code: "checksum_mismatch" });
     }
     const meta = { filename: s.filename, contentType: s.contentType, purpose: s.purpose };
-    const row = fileRow(ctx, tenantId, meta, { sha256: s.sha256, size: s.size }, s.fileId);
-    fileStore.insert(db, row);
-    sessionStore.update(db, id, { status: "completed", completedAt: row.createdAt });
-    return { row, fresh: true };
-  })();
-  if (done.fresh) {
-    await confirmBytes(ctx, done.row, () =>
-      ctx.sqlite.transaction(() => {
-        fileStore.remove(db, done.row.id);
-        sessionStore.update(db, id, { status: "aborted", completedAt: null });
-      })(),
-    );
+    return fileRow(ctx, tenantId, meta, { sha256: s.sha256, size: s.size }, s.fileId);
+  };
+  const done = await ctx.storage.files.complete(tenantId, id, plan);
+  if (done.kind === "not_found") throw NotFound(`upload ${id} not found`, { field: "uploadId" });
+  if (done.kind === "file_gone") {
+    const s = await findSession(ctx, tenantId, id);
+    throw NotFound(`file ${s.fileId} of upload ${id} was deleted`, { field: "fileId" });
   }
-  return toView(done.row);
+  const file = done.file;
+  if (done.kind === "fresh") await confirmBytes(ctx, file, () => ctx.storage.files.undoComplete(id, file.id));
+  return toView(file);
 }
 
 /** Aborts a pending session and frees its bytes; a completed session (and its file) is left untouched. */
 export async function abortUpload(ctx: FilesContext, tenantId: string, id: string): Promise<UploadView> {
-  const s = findSession(ctx, tenantId, id);
-  if (s.status === "completed" || s.status === "aborted") return view(s);
-  sessionStore.update(dbOf(ctx.sqlite), id, { status: "aborted", sha256: null });
+  const r = await ctx.storage.files.abort(tenantId, id);
+  if (!r) throw NotFound(`upload ${id} not found`, { field: "uploadId" });
+  const s = r.before;
+  if (!r.aborted) return view(s);
   if (s.sha256) await releaseBlob(ctx, s.sha256);
   const direct = ctx.blobs.direct;
   if (direct && s.stagingKey) {

@@ -41,9 +41,9 @@ export function isJsonType(contentType: string | null): boolean {
  * and never makes the server read a large body.
  */
 export const jsonParser =
-  (maxBytes = DEFAULT_JSON_LIMIT, before?: (request: Request) => void) =>
+  (maxBytes = DEFAULT_JSON_LIMIT, before?: (request: Request) => unknown) =>
   async ({ request }: { request: Request }): Promise<unknown> => {
-    before?.(request);
+    await before?.(request);
     const type = request.headers.get("content-type");
     const unsupported = () => new HttpRefusal(415, `expected Content-Type application/json, got ${type ?? "none"}`, "unsupported_media_type");
     // A declared non-empty body of another type is refused before reading it; an empty one reads as {}.

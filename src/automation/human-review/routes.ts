@@ -28,9 +28,7 @@ async function reply(set: { status?: number | string; headers: Record<string, st
 }
 
 export const humanReviewRoutes = (ctx: AutomationContext) => {
-  const parse = jsonParser(64 * 1024, (request) => {
-    authenticateRequest(ctx, request);
-  });
+  const parse = jsonParser(64 * 1024, (request) => authenticateRequest(ctx, request));
   return new Elysia()
     .use(authPlugin(ctx))
     .get(

@@ -32,9 +32,7 @@ const keepBody = () => ({});
 const fileName = (raw: string) => decodePathParam(raw);
 
 export const reviewRoutes = (ctx: AutomationContext) => {
-  const parse = jsonParser(8 * 1024 * 1024, (request) => {
-    authenticateRequest(ctx, request);
-  });
+  const parse = jsonParser(8 * 1024 * 1024, (request) => authenticateRequest(ctx, request));
   return new Elysia()
     .use(authPlugin(ctx))
     .get(

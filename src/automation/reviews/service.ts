@@ -254,7 +254,7 @@ export async function promote(ctx: AutomationContext, who: Reviewer, runId: stri
     { name: b.name, input: parse(run.input) as Record<string, unknown>, expected, metadata: { promotedFromRun: run.id, ...(review ? { reviewId: review.id } : {}) } },
     [...files, ...outputs],
   );
-  const automation = findAutomation(ctx.sqlite, who.tenantId, run.automationId);
+  const automation = await findAutomation(ctx.storage.automations, who.tenantId, run.automationId);
   return { automationId: run.automationId, automationType: automation.type, exampleId: ex.id, name: ex.name };
 }
 
@@ -271,7 +271,7 @@ const ratio = (a: number, b: number) => (b > 0 ? a / b : null);
 
 /** Review health of one automation over `from`–`to` (default the last 30 days), aggregated in SQL. */
 export async function health(ctx: AutomationContext, tenantId: string, automationRef: string, q: HealthQuery) {
-  const a = findAutomation(ctx.sqlite, tenantId, automationRef);
+  const a = await findAutomation(ctx.storage.automations, tenantId, automationRef);
   const now = ctx.clock.now();
   const to = q.to ?? now.toISOString();
   const from = q.from ?? new Date(now.getTime() - 30 * DAY).toISOString();

@@ -108,7 +108,7 @@ async function answerStarted(svc: RunService, run: RunRow, wait: number | undefi
 const zipRoutes = (ctx: AutomationContext, svc: RunService) =>
   new Elysia().get(
     "/runs/:id/artifacts",
-    ({ params, query, request }) => {
+    async ({ params, query, request }) => {
       const q = parseWith(ArtifactsQuery, query);
       let tenantId: string;
       if (q.token !== undefined && !request.headers.get("authorization")) {
@@ -119,7 +119,7 @@ const zipRoutes = (ctx: AutomationContext, svc: RunService) =>
         if (!run) throw Unauthorized("the download token is not valid", { code: "token_invalid" });
         tenantId = run.tenantId;
       } else {
-        const auth = authenticate(ctx.sqlite, ctx.clock, request.headers.get("authorization"));
+        const auth = await authenticate(ctx.storage.tenancy, ctx.clock, request.headers.get("authorization"));
         requireScope(auth, "runs:read");
         tenantId = auth.tenantId;
       }

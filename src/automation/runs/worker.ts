@@ -91,7 +91,7 @@ function services(deps: WorkerDeps, run: RunRow): EngineServices {
     },
     invokeWorkflow: (target, input, opts) => deps.invoke(run, target, input, opts),
     templates: templateRenderer(ctx, run.tenantId),
-    describeWorkflow: async (target) => describeWorkflow(ctx.sqlite, run.tenantId, target),
+    describeWorkflow: (target) => describeWorkflow(ctx.storage.automations, run.tenantId, target),
     ...(ctx.models ? { models: meteredGateway(ctx.models, ctx.storage.models, run.id, ctx.clock, ctx.metrics && modelUsageMetrics(ctx.metrics)) } : {}),
     humanReview: humanReviewGateway(ctx, store, run),
     email: mailSender(ctx, run.tenantId, run.id),

@@ -1,16 +1,14 @@
 // The schedules of an automation's current version with their next fire times and last decided tick.
 import { findAutomation } from "../automations/service";
 import type { AutomationContext } from "../context";
-import { dbOf } from "../db/client";
-import { versionStore } from "../automations/store";
 import type { SchedulesResponse } from "./model";
 import { schedulesIn } from "./schedule";
 
 export const NEXT_FIRE_TIMES = 5;
 
 export async function listSchedules(ctx: AutomationContext, tenantId: string, ref: string): Promise<SchedulesResponse> {
-  const a = findAutomation(ctx.sqlite, tenantId, ref);
-  const v = a.currentVersionId ? versionStore.byId(dbOf(ctx.sqlite), a.id, a.currentVersionId) : undefined;
+  const a = await findAutomation(ctx.storage.automations, tenantId, ref);
+  const v = await ctx.storage.automations.current(a);
   const enabled = a.status === "active";
   const store = ctx.storage.schedules;
   const now = ctx.clock.now();

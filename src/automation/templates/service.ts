@@ -13,7 +13,7 @@ import { runOffThread } from "../offthread/run";
 import { DOCX_TYPE } from "./docx";
 import { DEFAULT_RENDER, GRAMMARS, type RenderOptions, TemplateBroken, type TemplateFormat, type Token } from "./grammar";
 import { TEMPLATE_MAX_BYTES, type TemplateView } from "./model";
-import type { RevisionRow, TemplateRow } from "./schema";
+import type { RevisionRow, TemplateRow } from "../db/tables/templates";
 import type { Outcome } from "./work";
 import { XLSX_TYPE } from "./xlsx";
 
@@ -162,7 +162,7 @@ export function createTemplate(ctx: TemplatesContext, tenantId: string, meta: { 
     const rev = { ...(await revisionFor(ctx, tenantId, id, input, input.ownBytes ? "file" : "fileId")), number: 1 };
     const now = ctx.clock.now().toISOString();
     const t: TemplateRow = { id, tenantId, name: meta.name, description: meta.description ?? null, currentRevisionId: rev.id, createdAt: now, updatedAt: now, deletedAt: null };
-    retainBlob(ctx, tenantId, rev.sha256, `template:${rev.id}`);
+    await retainBlob(ctx, tenantId, rev.sha256, `template:${rev.id}`);
     await ctx.storage.templates.create(t, rev);
     return view(t, rev);
   });
@@ -184,7 +184,7 @@ export function replaceTemplate(ctx: TemplatesContext, tenantId: string, id: str
   return guarded(ctx, input, async () => {
     await live(ctx, tenantId, id);
     const rev = await revisionFor(ctx, tenantId, id, input, input.ownBytes ? "file" : "fileId");
-    retainBlob(ctx, tenantId, rev.sha256, `template:${rev.id}`);
+    await retainBlob(ctx, tenantId, rev.sha256, `template:${rev.id}`);
     const stored = await ctx.storage.templates.addRevision(tenantId, id, rev, rev.createdAt);
     if (!stored) throw NotFound(`template ${id} not found`, { field: "id" });
     return view(await live(ctx, tenantId, id), stored);

@@ -14,22 +14,28 @@ export type { Auth } from "./model";
 
 /**
  * Authenticates a request by its `Authorization` header (401 when missing or invalid). `token` is
- * what @elysiajs/bearer extracted; routes that check the key before reading a body call this without.
+ * what @elysiajs/bearer extracted; routes that check the key before reading a body call this without
+ * (jsonParser awaits it), and the route's `auth` then reuses that lookup.
  */
-export function authenticateRequest(ctx: AutomationContext, request: Request, token?: string): Auth {
-  const auth = identify(ctx, request, token);
-  noteRequest(request, { tenant: auth.tenantId });
-  // Routes that check the key before reading the body authenticate twice; the request counts once.
-  if (!charged.has(request)) {
-    charged.add(request);
-    limiterOf(ctx)?.take(auth.keyId);
+export function authenticateRequest(ctx: AutomationContext, request: Request, token?: string): Promise<Auth> {
+  let auth = seen.get(request);
+  if (!auth) {
+    auth = identify(ctx, request, token).then((a) => {
+      noteRequest(request, { tenant: a.tenantId });
+      limiterOf(ctx)?.take(a.keyId);
+      return a;
+    });
+    // A caller that does not wait (the rejection reaches the route's own await) must not make it unhandled.
+    auth.catch(() => {});
+    seen.set(request, auth);
   }
   return auth;
 }
 
-const charged = new WeakSet<Request>();
+/** One lookup per request: the body parser's check and the route's `auth` share it, and the request counts once. */
+const seen = new WeakMap<Request, Promise<Auth>>();
 
-function identify(ctx: AutomationContext, request: Request, token?: string): Auth {
+async function identify(ctx: AutomationContext, request: Request, token?: string): Promise<Auth> {
   const header = request.headers.get("authorization");
   // @elysiajs/bearer also reads `?access_token=`. We refuse it: a key in a URL ends up in access
   // logs, proxies and shell history. Only the header is a credential.
@@ -42,9 +48,9 @@ function identify(ctx: AutomationContext, request: Request, token?: string): Aut
   // The plugin matches only the exact `Bearer ` prefix; other spellings (`bearer`, `Basic ...`)
   // go through the header parser, which accepts any case and explains a wrong scheme.
   if (token !== undefined && header?.startsWith("Bearer ") && /^\S+$/.test(token.trim())) {
-    return authenticateKey(ctx.sqlite, ctx.clock, token.trim());
+    return authenticateKey(ctx.storage.tenancy, ctx.clock, token.trim());
   }
-  return authenticate(ctx.sqlite, ctx.clock, header);
+  return authenticate(ctx.storage.tenancy, ctx.clock, header);
 }
 
 /**
@@ -52,4 +58,4 @@ function identify(ctx: AutomationContext, request: Request, token?: string): Aut
  * `.use` in that plugin require a valid API key.
  */
 export const authPlugin = (ctx: AutomationContext) =>
-  new Elysia().use(bearer()).resolve({ as: "scoped" }, ({ bearer: token, request }) => ({ auth: authenticateRequest(ctx, request, token) }));
+  new Elysia().use(bearer()).resolve({ as: "scoped" }, async ({ bearer: token, request }) => ({ auth: await authenticateRequest(ctx, request, token) }));

@@ -3,7 +3,7 @@ import * as p from "@clack/prompts";
 import { systemClock } from "../../kernel/clock";
 import { helpText, parseFlags } from "../../kernel/config";
 import { FatalError, UsageError } from "../../kernel/errors";
-import { askText, asCliError, interactive, openDataDir, printJson } from "../admin";
+import { askText, asCliError, interactive, openDataDirStorage, printJson } from "../admin";
 import { dataDirFlag } from "../config";
 import { createKey, createTenant, listKeys, revokeKey } from "./service";
 
@@ -32,15 +32,15 @@ export async function tenantsCommand(argv: string[]): Promise<void> {
   if (values.help) return void process.stdout.write(helpText(usage, tenantFlags));
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const name = values.name ?? (await askText("name", "Tenant name", "acme"));
-  const sqlite = openDataDir(values["data-dir"]);
+  const db = openDataDirStorage(values["data-dir"]);
   try {
-    const t = createTenant(sqlite, systemClock, { name, slug: values.slug });
+    const t = await createTenant(db.storage.tenancy, systemClock, { name, slug: values.slug });
     if (values.json) return printJson({ id: t.id, slug: t.slug, name: t.name, key: t.key });
     process.stdout.write(`created tenant ${t.slug} (${t.id})\nAPI key ${t.keyId} with scope *, shown only once:\n\n  ${t.key}\n\n`);
   } catch (err) {
     asCliError(err);
   } finally {
-    sqlite.close();
+    db.close();
   }
 }
 
@@ -83,15 +83,15 @@ async function keysCreate(argv: string[]): Promise<void> {
     if (p.isCancel(picked)) throw new FatalError("cancelled");
     scopes = picked as string[];
   }
-  const sqlite = openDataDir(values["data-dir"]);
+  const db = openDataDirStorage(values["data-dir"]);
   try {
-    const k = createKey(sqlite, systemClock, { tenant, scopes: scopes ?? ["*"], name: values.name ?? null });
+    const k = await createKey(db.storage.tenancy, systemClock, { tenant, scopes: scopes ?? ["*"], name: values.name ?? null });
     if (values.json) return printJson({ id: k.id, key: k.key, tenantId: k.tenantId, scopes: k.scopes });
     process.stdout.write(`created API key ${k.id} (scopes ${k.scopes.join(",")}), shown only once:\n\n  ${k.key}\n\n`);
   } catch (err) {
     asCliError(err);
   } finally {
-    sqlite.close();
+    db.close();
   }
 }
 
@@ -100,9 +100,9 @@ async function keysList(argv: string[]): Promise<void> {
   if (values.help) return void process.stdout.write(helpText("Usage: automation-server keys list --tenant SLUG [--json]\n\nLists a tenant's API keys (never the keys themselves).", keyListFlags));
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const tenant = values.tenant ?? (await askText("tenant", "Tenant slug"));
-  const sqlite = openDataDir(values["data-dir"]);
+  const db = openDataDirStorage(values["data-dir"]);
   try {
-    const keys = listKeys(sqlite, tenant);
+    const keys = await listKeys(db.storage.tenancy, tenant);
     if (values.json) return printJson({ keys });
     if (!keys.length) return void process.stdout.write("no keys\n");
     for (const k of keys) {
@@ -112,7 +112,7 @@ async function keysList(argv: string[]): Promise<void> {
   } catch (err) {
     asCliError(err);
   } finally {
-    sqlite.close();
+    db.close();
   }
 }
 
@@ -121,14 +121,14 @@ async function keysRevoke(argv: string[]): Promise<void> {
   if (values.help) return void process.stdout.write(helpText("Usage: automation-server keys revoke KEY_ID [--json]\n\nRevokes an API key at once; revoking twice is harmless.", keyRevokeFlags));
   if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
   const id = positionals[0] ?? (await askText("KEY_ID", "Key id to revoke", "key_..."));
-  const sqlite = openDataDir(values["data-dir"]);
+  const db = openDataDirStorage(values["data-dir"]);
   try {
-    const k = revokeKey(sqlite, systemClock, id);
+    const k = await revokeKey(db.storage.tenancy, systemClock, id);
     if (values.json) return printJson({ id: k.id, tenantId: k.tenantId, revoked: true, revokedAt: k.revokedAt });
     process.stdout.write(`revoked ${k.id} at ${k.revokedAt}\n`);
   } catch (err) {
     asCliError(err);
   } finally {
-    sqlite.close();
+    db.close();
   }
 }

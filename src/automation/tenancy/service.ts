@@ -1,15 +1,13 @@
 // Tenants and API keys: creation, listing, revocation and Bearer authentication. Keys are 256-bit
 // random strings shown once; only their sha256 is stored.
-import type { Database } from "bun:sqlite";
 import * as v from "valibot";
 import type { Clock } from "../../kernel/clock";
 import { Conflict, Forbidden, NotFound, Unauthorized } from "../../kernel/errors";
 import { hashSecret, newId, newSecret } from "../../kernel/ids";
-import { dbOf } from "../db/client";
-import type { ApiKeyRow } from "../db/schema";
+import type { TenancyStore } from "../db/storage";
+import type { ApiKeyRow, TenantRow } from "../db/tables/foundation";
 import { parseWith } from "../http/validate";
 import { Scopes, TenantName, TenantSlug, type Auth, type KeyInfo } from "./model";
-import { keyStore, tenantStore } from "./store";
 
 const KEY_PREFIX = "eak_";
 
@@ -34,64 +32,44 @@ export function slugify(name: string): string {
 }
 
 /** Creates a tenant with a first `*` key. `key` is only for the demo, which prints a known one. */
-export function createTenant(
-  sqlite: Database,
-  clock: Clock,
-  input: { name: string; slug?: string },
-  opts: { key?: string } = {},
-): CreatedTenant {
+export async function createTenant(store: TenancyStore, clock: Clock, input: { name: string; slug?: string }, opts: { key?: string } = {}): Promise<CreatedTenant> {
   const name = parseWith(TenantName, input.name, "name");
   const slug = parseWith(TenantSlug, input.slug ?? slugify(name), "slug");
-  const db = dbOf(sqlite);
-  return sqlite.transaction(() => {
-    if (tenantStore.find(db, slug)) throw Conflict(`tenant "${slug}" already exists`, { field: "slug", code: "already_exists" });
-    const now = clock.now().toISOString();
-    const id = newId("ten");
-    tenantStore.insert(db, { id, slug, name, createdAt: now });
-    const key = insertKey(sqlite, clock, id, ["*"], "first key", opts.key);
-    return { id, slug, name, key: key.key, keyId: key.id };
-  }).immediate();
+  const now = clock.now().toISOString();
+  const id = newId("ten");
+  const { row, key } = newKey(clock, ["*"], "first key", opts.key);
+  if ((await store.createTenant({ id, slug, name, createdAt: now }, { ...row, tenantId: id })) === "slug_taken") {
+    throw Conflict(`tenant "${slug}" already exists`, { field: "slug", code: "already_exists" });
+  }
+  return { id, slug, name, key, keyId: row.id };
 }
 
-function insertKey(sqlite: Database, clock: Clock, tenantId: string, scopes: string[], name: string | null, fixed?: string): CreatedKey {
+function newKey(clock: Clock, scopes: string[], name: string | null, fixed?: string): { row: Omit<ApiKeyRow, "tenantId">; key: string } {
   const key = fixed ?? KEY_PREFIX + newSecret(32);
-  const id = newId("key");
-  keyStore.insert(dbOf(sqlite), {
-    id,
-    tenantId,
-    name,
-    hash: hashSecret(key),
-    hint: key.slice(-4),
-    scopes: JSON.stringify(scopes),
-    createdAt: clock.now().toISOString(),
-    lastUsedAt: null,
-    revokedAt: null,
-  });
-  return { id, key, tenantId, scopes };
+  return {
+    key,
+    row: { id: newId("key"), name, hash: hashSecret(key), hint: key.slice(-4), scopes: JSON.stringify(scopes), createdAt: clock.now().toISOString(), lastUsedAt: null, revokedAt: null },
+  };
 }
 
 /** A tenant by id or slug, or undefined. */
-export function findTenant(sqlite: Database, ref: string) {
-  return tenantStore.find(dbOf(sqlite), ref);
+export function findTenant(store: TenancyStore, ref: string): Promise<TenantRow | undefined> {
+  return store.findTenant(ref);
 }
 
-export function requireTenant(sqlite: Database, ref: string) {
-  const t = tenantStore.find(dbOf(sqlite), ref);
+export async function requireTenant(store: TenancyStore, ref: string): Promise<TenantRow> {
+  const t = await store.findTenant(ref);
   if (!t) throw NotFound(`no tenant "${ref}"`, { field: "tenant" });
   return t;
 }
 
-export function createKey(
-  sqlite: Database,
-  clock: Clock,
-  input: { tenant: string; scopes?: string[]; name?: string | null },
-): CreatedKey {
-  const scopes = parseWith(Scopes, input.scopes ?? ["*"], "scopes");
+export async function createKey(store: TenancyStore, clock: Clock, input: { tenant: string; scopes?: string[]; name?: string | null }): Promise<CreatedKey> {
+  const scopes = [...new Set(parseWith(Scopes, input.scopes ?? ["*"], "scopes"))];
   const name = input.name == null ? null : parseWith(v.pipe(v.string(), v.maxLength(200)), input.name, "name");
-  return sqlite.transaction(() => {
-    const tenant = requireTenant(sqlite, input.tenant);
-    return insertKey(sqlite, clock, tenant.id, [...new Set(scopes)], name);
-  }).immediate();
+  const { row, key } = newKey(clock, scopes, name);
+  const added = await store.addKey(input.tenant, row);
+  if (!added) throw NotFound(`no tenant "${input.tenant}"`, { field: "tenant" });
+  return { id: added.id, key, tenantId: added.tenantId, scopes };
 }
 
 function keyInfo(row: ApiKeyRow): KeyInfo {
@@ -107,25 +85,21 @@ function keyInfo(row: ApiKeyRow): KeyInfo {
   };
 }
 
-export function listKeys(sqlite: Database, tenant: string): KeyInfo[] {
-  const t = requireTenant(sqlite, tenant);
-  return keyStore.list(dbOf(sqlite), t.id).map(keyInfo);
+export async function listKeys(store: TenancyStore, tenant: string): Promise<KeyInfo[]> {
+  const t = await requireTenant(store, tenant);
+  return (await store.keys(t.id)).map(keyInfo);
 }
 
 /** Revokes a key; revoking twice is harmless and answers the same. */
-export function revokeKey(sqlite: Database, clock: Clock, keyId: string): KeyInfo {
-  const db = dbOf(sqlite);
-  return sqlite.transaction(() => {
-    const row = keyStore.byId(db, keyId);
-    if (!row) throw NotFound(`no API key "${keyId}"`, { field: "id" });
-    if (!row.revokedAt) keyStore.revoke(db, keyId, clock.now().toISOString());
-    return keyInfo(keyStore.byId(db, keyId)!);
-  }).immediate();
+export async function revokeKey(store: TenancyStore, clock: Clock, keyId: string): Promise<KeyInfo> {
+  const row = await store.revokeKey(keyId, clock.now().toISOString());
+  if (!row) throw NotFound(`no API key "${keyId}"`, { field: "id" });
+  return keyInfo(row);
 }
 
 /** Resolves an `Authorization` header to the key's tenant and scopes, or a 401. */
-export function authenticate(sqlite: Database, clock: Clock, header: string | undefined | null): Auth {
-  return authenticateKey(sqlite, clock, bearerKey(header));
+export function authenticate(store: TenancyStore, clock: Clock, header: string | undefined | null): Promise<Auth> {
+  return authenticateKey(store, clock, bearerKey(header));
 }
 
 /** The API key of an `Authorization: Bearer <key>` header (scheme case-insensitive), or a 401. */
@@ -140,20 +114,15 @@ export function bearerKey(header: string | undefined | null): string {
 }
 
 /** Resolves a presented API key to its tenant and scopes, or a 401. */
-export function authenticateKey(sqlite: Database, clock: Clock, key: string): Auth {
-  const db = dbOf(sqlite);
-  const row = key.length <= 512 ? keyStore.byHash(db, hashSecret(key)) : undefined;
-  if (!row) throw Unauthorized("invalid or revoked API key", { code: "unauthorized" });
-  const tenant = tenantStore.byId(db, row.tenantId);
-  if (!tenant) throw Unauthorized("invalid or revoked API key", { code: "unauthorized" });
+export async function authenticateKey(store: TenancyStore, clock: Clock, key: string): Promise<Auth> {
+  const found = key.length <= 512 ? await store.authenticate(hashSecret(key)) : undefined;
+  if (!found) throw Unauthorized("invalid or revoked API key", { code: "unauthorized" });
+  const { key: row, tenant } = found;
   const now = clock.now().toISOString();
   // Minute precision is enough for "last used" and spares a write per request.
   if (row.lastUsedAt?.slice(0, 16) !== now.slice(0, 16)) {
-    try {
-      keyStore.touch(db, row.id, now);
-    } catch {
-      // Bookkeeping only: a busy database must not turn a valid key into a failed request.
-    }
+    // Bookkeeping only: a busy database must not turn a valid key into a failed request.
+    await store.touchKey(row.id, now).catch(() => {});
   }
   return {
     tenantId: tenant.id,

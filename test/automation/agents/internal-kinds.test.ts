@@ -27,7 +27,7 @@ afterAll(() => fake.close());
 
 async function setup(): Promise<{ h: Harness; key: string; tenantId: string }> {
   const h = await harness({ models: fake.config() });
-  const t = h.tenant("acme");
+  const t = await h.tenant("acme");
   return { h, key: t.key, tenantId: t.id };
 }
 
@@ -83,7 +83,7 @@ steps:
     expect(v.status).toBe(400);
     expect(v.issues[0]).toMatchObject({ field: "yaml.steps.1.type", code: "internal_step_type" });
     expect(v.issues[0].message).toContain("line 7");
-    expect(() => pushWorkflow(h.ctx.sqlite, h.clock, tenantId, LOOP)).toThrow(/step type "agent.loop" is internal to agents/);
+    await expect(pushWorkflow(h.ctx.storage.automations, h.clock, tenantId, LOOP)).rejects.toThrow(/step type "agent.loop" is internal to agents/);
   });
 
   test("an agent from a Git release still syncs and runs its generated agent.loop workflow", async () => {

@@ -47,7 +47,7 @@ function invoiceAgent(r: FakeRequest) {
 
 async function setup(opts: { models?: boolean; maxSteps?: number } = {}) {
   const h: Harness = await harness(opts.models === false ? {} : { models: fake.config() });
-  const t = h.tenant("acme");
+  const t = await h.tenant("acme");
   for (const yaml of [LOOKUP, TAX]) expect((await h.req("POST", "/v1/automations", { key: t.key, body: { yaml } })).status).toBe(201);
   const repo = testRepo("invoice-agent");
   repo.commit({ "agent.yaml": manifest({ name: "Old helper", tools: ["workflows.lookup"], model: "fake/small" }).replace("Use the tools.", "OLD INSTRUCTIONS") });

@@ -18,7 +18,7 @@ output: "{{ steps.found.output }}"
 
 async function setup() {
   const h = await harness();
-  const t = h.tenant("acme");
+  const t = await h.tenant("acme");
   expect((await h.req("POST", "/v1/automations", { key: t.key, body: { yaml: LOOKUP } })).status).toBe(201);
   const repo = testRepo("invoice-agent");
   repo.commit({ "agent.yaml": manifest({ name: "Invoice helper v1" }) });
@@ -180,7 +180,7 @@ describe("agents from Git", () => {
   test("another tenant can neither see, read, run nor sync the agent", async () => {
     const { h, t, repo } = await setup();
     const added = await addAgent(agentDeps(h.ctx), t.id, { repo: repo.dir });
-    const other = h.tenant("other");
+    const other = await h.tenant("other");
     expect((await json(await h.req("GET", "/v1/automations?type=agent", { key: other.key }))).total).toBe(0);
     for (const ref of ["agents.invoice-agent", added.agent.id]) {
       expect((await h.req("GET", `/v1/automations/${ref}`, { key: other.key })).status).toBe(404);
@@ -191,7 +191,7 @@ describe("agents from Git", () => {
     // The same repository may be registered by another tenant as its own agent.
     const theirs = await addAgent(agentDeps(h.ctx), other.id, { repo: repo.dir });
     expect(theirs.agent.id).not.toBe(added.agent.id);
-    const readOnly = h.key("acme", ["automations:read"]);
+    const readOnly = await h.key("acme", ["automations:read"]);
     expect((await sync(h, readOnly, "agents.invoice-agent")).status).toBe(403);
   });
 

@@ -22,7 +22,7 @@ describe("automation app basics", () => {
 
   test("auth check under /v1 and /api/v1", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     for (const prefix of ["/v1", "/api/v1"]) {
       const r = await h.req("GET", `${prefix}/auth/check`, { key: t.key });
       expect(r.status).toBe(200);
@@ -47,7 +47,7 @@ describe("automation app basics", () => {
 describe("conventions", () => {
   test("snake_case query names answer like their camelCase twins", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     for (const q of ["created_after=not-a-date", "createdAfter=not-a-date"]) {
       const r = await h.req("GET", `/v1/runs?${q}`, { key: t.key });
       expect(r.status).toBe(400);
@@ -60,7 +60,7 @@ describe("conventions", () => {
 
   test("405 lists the allowed methods for a known path; unknown /api/v1 path → 404 envelope", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const r = await h.req("DELETE", "/v1/automations", { key: t.key });
     expect(r.status).toBe(405);
     expect(r.headers.get("allow")!.split(", ").sort()).toEqual(["GET", "POST"]);
@@ -74,7 +74,7 @@ describe("conventions", () => {
 
   test("x-request-id is on every response, also streamed bodies and other features' routes", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const form = new FormData();
     form.set("file", new Blob(["hello"], { type: "text/plain" }), "a.txt");
     const up = await h.req("POST", "/v1/files", { key: t.key, body: form, headers: { "x-request-id": "up-1" } });
@@ -137,7 +137,7 @@ describe("database contention", () => {
     const dir = mkdtempSync(join(tmpdir(), "automation-busy-"));
     try {
       const h = await harness({ dataDir: dir });
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       h.ctx.sqlite.exec("PRAGMA busy_timeout = 50");
       const other = new Database(join(dir, "automation.db"));
       other.exec("BEGIN IMMEDIATE");

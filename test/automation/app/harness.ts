@@ -27,8 +27,8 @@ export interface Harness {
   app: ReturnType<typeof buildApp>;
   clock: ManualClock;
   /** A tenant with a `*` key. */
-  tenant(slug: string): { id: string; slug: string; key: string };
-  key(tenant: string, scopes: string[]): string;
+  tenant(slug: string): Promise<{ id: string; slug: string; key: string }>;
+  key(tenant: string, scopes: string[]): Promise<string>;
   /** Sends a request; `body` objects become JSON. */
   req(method: string, path: string, opts?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>;
 }
@@ -46,12 +46,12 @@ export async function harness(over: Partial<AutomationConfig> = {}, blobs: BlobM
     ctx,
     app,
     clock,
-    tenant(slug) {
-      const t = createTenant(ctx.sqlite, clock, { name: slug, slug });
+    async tenant(slug) {
+      const t = await createTenant(ctx.storage.tenancy, clock, { name: slug, slug });
       return { id: t.id, slug: t.slug, key: t.key };
     },
-    key(tenant, scopes) {
-      return createKey(ctx.sqlite, clock, { tenant, scopes }).key;
+    async key(tenant, scopes) {
+      return (await createKey(ctx.storage.tenancy, clock, { tenant, scopes })).key;
     },
     req(method, path, opts = {}) {
       const headers: Record<string, string> = { ...opts.headers };

@@ -10,7 +10,7 @@ async function create(h: Harness, key: string, yaml: string) {
 describe("POST /v1/automations", () => {
   test("creates a workflow from YAML: 201 with the detail shape", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const { status, body } = await create(h, t.key, wf("invoice-summary", { version: "1.0.0", description: "Totals an invoice" }));
     expect(status).toBe(201);
     expect(body.id).toMatch(/^wf_/);
@@ -33,7 +33,7 @@ describe("POST /v1/automations", () => {
 
   test("a YAML without version gives an untagged current version (version null)", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const { status, body } = await create(h, t.key, wf("plain"));
     expect(status).toBe(201);
     expect(body.version).toBeNull();
@@ -44,7 +44,7 @@ describe("POST /v1/automations", () => {
 
   test("the same name twice → 409", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     expect((await create(h, t.key, wf("dup"))).status).toBe(201);
     const again = await create(h, t.key, wf("dup", { version: "2.0.0" }));
     expect(again.status).toBe(409);
@@ -53,7 +53,7 @@ describe("POST /v1/automations", () => {
 
   test("invalid YAML → 400 with issues naming line and field", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const syntax = await create(h, t.key, "name: x\nsteps: [\n");
     expect(syntax.status).toBe(400);
     expect(syntax.body.issues[0].message).toContain("line 3");
@@ -71,7 +71,7 @@ describe("POST /v1/automations", () => {
 
   test("2 MiB of YAML → 413 envelope; a 1 MiB+ yaml field → 413 naming yaml", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const big = wf("big") + `# ${"x".repeat(2 * 1024 * 1024)}\n`;
     const r = await create(h, t.key, big);
     expect(r.status).toBe(413);
@@ -80,12 +80,12 @@ describe("POST /v1/automations", () => {
     const r2 = await create(h, t.key, justOver);
     expect(r2.status).toBe(413);
     expect(r2.body.issues[0]).toMatchObject({ field: "yaml", code: "yaml_too_large" });
-    expect(Number(h.ctx.sqlite.query("SELECT count(*) AS n FROM automations").get()!["n" as never])).toBe(0);
+    expect((await h.ctx.storage.automations.list(t.id, { limit: 1, offset: 0 })).total).toBe(0);
   });
 
   test("body shape errors: missing yaml, wrong type, unknown field → 400 with dotted fields", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     for (const [body, field] of [
       [{}, "yaml"],
       [{ yaml: 42 }, "yaml"],
@@ -101,7 +101,7 @@ describe("POST /v1/automations", () => {
 
   test("malformed JSON → 400, wrong content type → 415, both as envelopes", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const bad = await h.req("POST", "/v1/automations", { key: t.key, body: '{"yaml": ', headers: { "content-type": "application/json" } });
     expect(bad.status).toBe(400);
     expect((await json(bad)).issues[0].code).toBe("invalid_json");
@@ -118,7 +118,7 @@ describe("POST /v1/automations", () => {
 
   test("body shape errors name the field and say what is wrong: unknown, missing, array, null", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const send = async (body: string) => {
       const r = await h.req("POST", "/v1/automations", { key: t.key, body, headers: { "content-type": "application/json" } });
       expect(r.status).toBe(400);
@@ -138,7 +138,7 @@ describe("POST /v1/automations", () => {
 
   test("a YAML with hundreds of errors → 400 with the first 100 issues and a hint counting the rest", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const steps = Array.from({ length: 300 }, (_, i) => `  - {name: s${i}, type: no.such.kind${i}}\n`).join("");
     const r = await h.req("POST", "/v1/automations", { key: t.key, body: { yaml: `name: many\nsteps:\n${steps}` } });
     expect(r.status).toBe(400);
@@ -150,7 +150,7 @@ describe("POST /v1/automations", () => {
 
   test("wrong content types on every JSON route → 415 naming the type received", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     await h.req("POST", "/v1/automations", { key: t.key, body: { yaml: wf("x") } });
     const v = await json(await h.req("GET", "/v1/automations/workflows.x/versions", { key: t.key }));
     const id = v.data[0].id as string;
@@ -169,7 +169,7 @@ describe("POST /v1/automations", () => {
 
   test("a large body of the wrong type → 415 (the type is refused before the size)", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const r = await h.req("POST", "/v1/automations", { key: t.key, body: "x".repeat(5 * 1024 * 1024), headers: { "content-type": "text/plain", "content-length": String(5 * 1024 * 1024) } });
     expect(r.status).toBe(415);
     expect((await json(r)).issues[0].message).toBe("expected Content-Type application/json, got text/plain");
@@ -177,7 +177,7 @@ describe("POST /v1/automations", () => {
 
   test("an oversized JSON body without Content-Length (chunked) → 413", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const chunk = new TextEncoder().encode("x".repeat(1024 * 1024));
     let sent = 0;
     const stream = new ReadableStream<Uint8Array>({
@@ -201,7 +201,7 @@ describe("POST /v1/automations", () => {
 describe("GET /v1/automations and by id/alias", () => {
   async function seeded() {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const ids: string[] = [];
     for (const [name, description] of [["alpha", "Totals invoices"], ["beta", "Sends mail"], ["gamma_50", "Takes 50% off"]]) {
       h.clock.advance(1000);
@@ -279,7 +279,7 @@ describe("GET /v1/automations and by id/alias", () => {
 
   test("triggers: {automationId, type, triggers}", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const a = (await create(h, t.key, wf("cronny", { triggers: "[{type: cron, schedule: '0 * * * *'}, {type: email, whitelist: {domains: [example.com]}}]" }).replace("{name: invoice, type: object, required: true}", "{name: email, type: object}"))).body;
     const r = await json(await h.req("GET", "/v1/automations/workflows.cronny/triggers", { key: t.key }));
     expect(r).toEqual({ automationId: a.id, type: "workflow", triggers: { api: false, email: true, manual: false, cron: true } });

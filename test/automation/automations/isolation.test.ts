@@ -5,8 +5,8 @@ import { wf } from "./fixtures";
 
 async function twoTenants() {
   const h = await harness();
-  const a = h.tenant("alpha");
-  const b = h.tenant("beta");
+  const a = await h.tenant("alpha");
+  const b = await h.tenant("beta");
   const created = await json(await h.req("POST", "/v1/automations", { key: a.key, body: { yaml: wf("shared-name", { version: "1.0.0" }) } }));
   const versionId = (await json(await h.req("GET", `/v1/automations/${created.id}/versions`, { key: a.key }))).data[0].id as string;
   return { h, a, b, id: created.id as string, versionId };
@@ -71,9 +71,9 @@ describe("tenant isolation", () => {
 describe("scopes", () => {
   test("a key without automations scopes gets 403 on reads and writes; read-only key can read, not write", async () => {
     const { h, id, versionId } = await twoTenants();
-    const runsOnly = h.key("alpha", ["runs:read", "runs:write"]);
-    const reader = h.key("alpha", ["automations:read"]);
-    const writer = h.key("alpha", ["automations:write"]);
+    const runsOnly = await h.key("alpha", ["runs:read", "runs:write"]);
+    const reader = await h.key("alpha", ["automations:read"]);
+    const writer = await h.key("alpha", ["automations:write"]);
     const reads: [string, string][] = [
       ["GET", "/v1/automations"],
       ["GET", `/v1/automations/${id}`],
@@ -124,7 +124,7 @@ describe("scopes", () => {
 describe("auth before body", () => {
   test("an anonymous or bad-key request with a broken or huge body gets 401, not 400/413", async () => {
     const h = await harness();
-    h.tenant("acme");
+    await h.tenant("acme");
     for (const headers of [{ "content-type": "application/json" } as Record<string, string>, { "content-type": "application/json", authorization: "Bearer wrong" }]) {
       const broken = await h.req("POST", "/v1/automations", { body: "{nope", headers });
       expect(broken.status).toBe(401);

@@ -4,7 +4,7 @@ import { wf } from "./fixtures";
 
 async function setup() {
   const h = await harness();
-  const t = h.tenant("acme");
+  const t = await h.tenant("acme");
   const r = await h.req("POST", "/v1/automations", { key: t.key, body: { yaml: wf("inv", { version: "1.0.0", description: "one" }) } });
   const a = await json(r);
   return { h, t, id: a.id as string };
@@ -64,13 +64,18 @@ describe("versions", () => {
   });
 
   test("activate: false without a current version → 400", async () => {
-    const { h, t, id } = await setup();
+    const { h, t } = await setup();
     // An automation with no current version (e.g. one whose only version was never activated).
-    h.ctx.sqlite.query("UPDATE automations SET current_version_id = NULL WHERE id = ?").run(id);
-    const r = await post(h, t.key, `/v1/automations/${id}/versions`, { yaml: wf("inv"), version: "1.1.0", activate: false });
+    const id = "wf_nocurrent";
+    const at = h.clock.now().toISOString();
+    await h.ctx.storage.automations.create(
+      { id, tenantId: t.id, type: "workflow", slug: "inv2", name: "inv2", description: null, status: "active", currentVersionId: null, createdAt: at, updatedAt: at },
+      { id: "wfh_dark", tenantId: t.id, automationId: id, version: "1.0.0", yaml: wf("inv2"), sourceRef: null, message: null, name: "inv2", description: null, triggers: "{}", inputSchema: null, outputSchema: null, createdAt: at },
+    );
+    const r = await post(h, t.key, `/v1/automations/${id}/versions`, { yaml: wf("inv2"), version: "1.1.0", activate: false });
     expect(r.status).toBe(400);
     expect(r.body.issues[0]).toMatchObject({ field: "activate", code: "no_current_version" });
-    const ok = await post(h, t.key, `/v1/automations/${id}/versions`, { yaml: wf("inv"), version: "1.1.0" });
+    const ok = await post(h, t.key, `/v1/automations/${id}/versions`, { yaml: wf("inv2"), version: "1.1.0" });
     expect(ok.status).toBe(201);
   });
 
@@ -201,12 +206,11 @@ describe("versions", () => {
   test("agents: versions create / promote / restore → 400", async () => {
     const { h, t } = await setup();
     // Agents come from Git (a later part); insert one as that sync would.
-    h.ctx.sqlite
-      .query("INSERT INTO automations (id, tenant_id, type, slug, name, description, status, current_version_id, created_at, updated_at) VALUES ('agt_1', ?, 'agent', 'helper', 'helper', NULL, 'active', 'wfh_agent', 'x', 'x')")
-      .run(t.id);
-    h.ctx.sqlite
-      .query("INSERT INTO automation_versions (id, tenant_id, automation_id, version, yaml, triggers, created_at) VALUES ('wfh_agent', ?, 'agt_1', '1.0.0', '', '{\"api\":true}', 'x')")
-      .run(t.id);
+    const at = h.clock.now().toISOString();
+    await h.ctx.storage.automations.create(
+      { id: "agt_1", tenantId: t.id, type: "agent", slug: "helper", name: "helper", description: null, status: "active", currentVersionId: "wfh_agent", createdAt: at, updatedAt: at },
+      { id: "wfh_agent", tenantId: t.id, automationId: "agt_1", version: "1.0.0", yaml: "", sourceRef: null, message: null, name: null, description: null, triggers: '{"api":true}', inputSchema: null, outputSchema: null, createdAt: at },
+    );
     expect((await current(h, t.key, "agents.helper")).type).toBe("agent");
     for (const path of ["/v1/automations/agt_1/versions/wfh_agent/restore", "/v1/automations/agt_1/versions/wfh_agent/promote"]) {
       const r = await post(h, t.key, path, {});
@@ -229,14 +233,14 @@ describe("pushWorkflow (the service behind `workflows push`)", () => {
   test("creates the workflow, then adds versions; the HTTP API sees them", async () => {
     const { pushWorkflow } = await import("../../../src/automation/automations/service");
     const h = await harness();
-    const t = h.tenant("acme");
-    const first = pushWorkflow(h.ctx.sqlite, h.clock, t.id, wf("pushed", { version: "1.0.0" }));
+    const t = await h.tenant("acme");
+    const first = await pushWorkflow(h.ctx.storage.automations, h.clock, t.id, wf("pushed", { version: "1.0.0" }));
     expect(first.created).toBe(true);
-    const second = pushWorkflow(h.ctx.sqlite, h.clock, t.id, wf("pushed", { version: "1.0.0" }), { version: "1.1.0" });
+    const second = await pushWorkflow(h.ctx.storage.automations, h.clock, t.id, wf("pushed", { version: "1.0.0" }), { version: "1.1.0" });
     expect(second).toMatchObject({ created: false, version: { version: "1.1.0", isCurrent: true } });
-    const dark = pushWorkflow(h.ctx.sqlite, h.clock, t.id, wf("pushed"), { version: "1.2.0", activate: false });
+    const dark = await pushWorkflow(h.ctx.storage.automations, h.clock, t.id, wf("pushed"), { version: "1.2.0", activate: false });
     expect(dark).toMatchObject({ created: false, version: { version: "1.2.0", isCurrent: false } });
-    expect(() => pushWorkflow(h.ctx.sqlite, h.clock, t.id, wf("pushed", { version: "1.0.0" }))).toThrow(/1\.0\.0 already exists/);
+    await expect(pushWorkflow(h.ctx.storage.automations, h.clock, t.id, wf("pushed", { version: "1.0.0" }))).rejects.toThrow(/1\.0\.0 already exists/);
     const got = await json(await h.req("GET", "/v1/automations/workflows.pushed", { key: t.key }));
     expect(got.version).toBe("1.1.0");
     const versions = await json(await h.req("GET", "/v1/automations/workflows.pushed/versions", { key: t.key }));

@@ -26,9 +26,9 @@ beforeAll(async () => {
   server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => app.handle(req), maxRequestBodySize: 1024 * 1024 * 1024 });
   base = `http://127.0.0.1:${server.port}`;
   ctx.config.publicUrl = base;
-  const t = createTenant(ctx.sqlite, clock, { name: "acme", slug: "acme" });
+  const t = await createTenant(ctx.storage.tenancy, clock, { name: "acme", slug: "acme" });
   key = t.key;
-  readerKey = createKey(ctx.sqlite, clock, { tenant: "acme", scopes: ["files:read"] }).key;
+  readerKey = (await createKey(ctx.storage.tenancy, clock, { tenant: "acme", scopes: ["files:read"] })).key;
 });
 afterAll(() => {
   server.stop(true);

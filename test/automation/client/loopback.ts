@@ -20,7 +20,7 @@ export async function clientOnLoopback(name: string, over: Partial<AutomationCon
   const ctx = await createContext(testConfig({ workers: 2, ...over }), { clock, log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
   const app = buildApp(ctx);
   const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => app.handle(req) });
-  const t = createTenant(ctx.sqlite, clock, { name: "acme", slug: "acme" });
+  const t = await createTenant(ctx.storage.tenancy, clock, { name: "acme", slug: "acme" });
   runsOf(ctx).startWorkers();
   const close = async () => {
     await runsOf(ctx).stopWorkers(1000);

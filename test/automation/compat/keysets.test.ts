@@ -89,7 +89,7 @@ let failed: Json;
 
 beforeAll(async () => {
   h = await harness({ workers: 1 });
-  key = h.tenant("keysets").key;
+  key = (await h.tenant("keysets")).key;
   for (const w of demoWorkflows.filter((w) => ["hello.yaml", "spreadsheet-report.yaml", "invoice-summary.yaml"].includes(w.file))) {
     const r = await post("/v1/automations", { yaml: w.yaml });
     expect(r.status).toBe(201);

@@ -27,7 +27,7 @@ async function upload(h: Awaited<ReturnType<typeof runsHarness>>, name: string, 
 describe("typed targets whose name is an automation id (SDK `{type: 'workflow', id}`)", () => {
   test("POST /v1/runs with target workflows.<wf_ id> runs that workflow, with and without version", async () => {
     const h = await runsHarness();
-    const wf = h.deploy(twoSteps());
+    const wf = await h.deploy(twoSteps());
     h.startWorkers();
     for (const path of ["/v1/runs?wait_for_completion=10", "/v1/runs?wait_for_completion=10&version=1.0.0"]) {
       const r = await h.post(path, { target: `workflows.${wf.id}`, input: { who: "ada" } });
@@ -41,7 +41,7 @@ describe("typed targets whose name is an automation id (SDK `{type: 'workflow', 
 
   test("the same target works as a multipart field", async () => {
     const h = await runsHarness();
-    const wf = h.deploy(twoSteps());
+    const wf = await h.deploy(twoSteps());
     const form = new FormData();
     form.set("target", `workflows.${wf.id}`);
     form.set("input", JSON.stringify({ who: "ada" }));
@@ -52,8 +52,8 @@ describe("typed targets whose name is an automation id (SDK `{type: 'workflow', 
 
   test("a typed target of the wrong type, another tenant's id or an unknown id is 404", async () => {
     const h = await runsHarness();
-    const wf = h.deploy(twoSteps());
-    const other = h.tenant("other-compat");
+    const wf = await h.deploy(twoSteps());
+    const other = await h.tenant("other-compat");
     const wrongType = await h.post("/v1/runs", { target: `agents.${wf.id}`, input: { who: "a" } });
     expect(wrongType.status).toBe(404);
     expect((await h.post("/v1/runs", { target: `workflows.${wf.id}`, input: { who: "a" } }, other.key)).status).toBe(404);
@@ -64,7 +64,7 @@ describe("typed targets whose name is an automation id (SDK `{type: 'workflow', 
 
   test("every /v1/automations/{id} route accepts workflows.<wf_ id> like the id", async () => {
     const h = await runsHarness();
-    const wf = h.deploy(twoSteps());
+    const wf = await h.deploy(twoSteps());
     const ref = `workflows.${wf.id}`;
     const byId = await json(await h.get(`/v1/automations/${wf.id}`));
     const byTyped = await h.get(`/v1/automations/${ref}`);
@@ -87,7 +87,7 @@ describe("typed targets whose name is an automation id (SDK `{type: 'workflow', 
 
   test("agents.<agt_ id> (SDK `{type: 'agent', id}`) reaches the agent's routes and runs; workflows.<agt_ id> does not", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps("lookup"));
+    await h.deploy(twoSteps("lookup"));
     const repo = testRepo("invoice-agent");
     repo.commit({ "agent.yaml": manifest({ tools: ["workflows.lookup"] }) });
     repo.tag("v1.0.0");
@@ -106,8 +106,8 @@ describe("typed targets whose name is an automation id (SDK `{type: 'workflow', 
 
   test("GET /v1/runs?source=workflows.<wf_ id> lists that workflow's runs (snake_case paging as sent)", async () => {
     const h = await runsHarness();
-    const wf = h.deploy(twoSteps());
-    h.deploy(twoSteps("another"));
+    const wf = await h.deploy(twoSteps());
+    await h.deploy(twoSteps("another"));
     const a = (await json(await h.post("/v1/runs", { target: `workflows.${wf.id}`, input: { who: "a" } }))).id;
     await h.post("/v1/runs", { target: "workflows.another", input: { who: "b" } });
     const list = await json(await h.get(`/v1/runs?type=workflow&source=workflows.${wf.id}&limit=3`));
@@ -120,7 +120,7 @@ describe("typed targets whose name is an automation id (SDK `{type: 'workflow', 
 describe("run ids", () => {
   test("new runs are exec_…; reruns and every run route take them", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
+    await h.deploy(twoSteps());
     h.startWorkers();
     const run = await json(await h.post("/v1/runs?wait_for_completion=10", { target: "workflows.two-steps", input: { who: "a" } }));
     expect(run.id).toStartWith("exec_");
@@ -132,7 +132,7 @@ describe("run ids", () => {
 
   test("a run stored with a legacy run_… id is still read, listed, rerun and cancelled by that id", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
+    await h.deploy(twoSteps());
     h.startWorkers();
     const fresh = await json(await h.post("/v1/runs?wait_for_completion=10", { target: "workflows.two-steps", input: { who: "a" } }));
     // A database written before the switch: the same row under an old-style id.
@@ -157,7 +157,7 @@ describe("run ids", () => {
 describe("input files as artifacts (upload, run with $fileId, list, download)", () => {
   test("the input snapshot is listed with role input and served; outputs carry role output", async () => {
     const h = await runsHarness();
-    h.deploy(withDoc);
+    await h.deploy(withDoc);
     h.startWorkers();
     const fileId = await upload(h, "contract.txt", "the contract");
     const started = await json(await h.post("/v1/runs", { target: "workflows.with-doc", input: { doc: { $fileId: fileId } } }));
@@ -182,7 +182,7 @@ describe("input files as artifacts (upload, run with $fileId, list, download)", 
 
   test("a download as the SDKs send it (X-Eigenpal-Sdk, path URL-encoded) answers octet-stream; others get the stored type", async () => {
     const h = await runsHarness();
-    h.deploy(withDoc);
+    await h.deploy(withDoc);
     const fileId = await upload(h, "contract.txt", "the contract");
     const run = await json(await h.post("/v1/runs", { target: "workflows.with-doc", input: { doc: { $fileId: fileId } } }));
     const path = `/v1/runs/${run.id}/artifacts/${encodeURIComponent("input/doc/contract.txt")}`;
@@ -195,7 +195,7 @@ describe("input files as artifacts (upload, run with $fileId, list, download)", 
 
   test("a CSV experiment export to the SDK is octet-stream (its guard refuses text/csv); JSON stays JSON", async () => {
     const h = await runsHarness();
-    const wf = h.deploy(twoSteps());
+    const wf = await h.deploy(twoSteps());
     h.startWorkers();
     const t = `/v1/automations/workflows.${wf.id}`;
     const ex = await json(await h.post(`${t}/examples`, { name: "ada", input: { who: "ada" } }));
@@ -212,7 +212,7 @@ describe("input files as artifacts (upload, run with $fileId, list, download)", 
 
   test("multipart files.<field> and $inline inputs are listed too", async () => {
     const h = await runsHarness();
-    h.deploy(withDoc);
+    await h.deploy(withDoc);
     const form = new FormData();
     form.set("target", "workflows.with-doc");
     form.set("files.doc", new File(["multipart bytes"], "scan.txt", { type: "text/plain" }));

@@ -45,8 +45,8 @@ describe("console", () => {
 
   test("a version's YAML: GET /v1/automations/{id}/versions/{versionId}; other tenants get 404", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
-    const other = h.tenant("other");
+    const t = await h.tenant("acme");
+    const other = await h.tenant("other");
     const yaml = wf("inv", { version: "1.0.0", description: "one" });
     const a = await json(await h.req("POST", "/v1/automations", { key: t.key, body: { yaml } }));
     const [v] = (await json(await h.req("GET", `/v1/automations/${a.id}/versions`, { key: t.key }))).data;
@@ -58,7 +58,7 @@ describe("console", () => {
 
   test("x-eigenpal-trigger: manual starts a manual run; a workflow without the manual trigger refuses it", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     await h.req("POST", "/v1/automations", { key: t.key, body: { yaml: "name: m\ntriggerMethods: [{type: api}, {type: manual}]\nsteps:\n  - {name: s, type: transform.set, with: {fields: {a: 1}}}\n" } });
     await h.req("POST", "/v1/automations", { key: t.key, body: { yaml: "name: api-only\ntriggerMethods: [{type: api}]\nsteps:\n  - {name: s, type: transform.set, with: {fields: {a: 1}}}\n" } });
     const manual = { "x-eigenpal-trigger": "manual" };

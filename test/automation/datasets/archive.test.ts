@@ -45,8 +45,8 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
   beforeAll(async () => {
     h = await runsHarness({}, mode);
-    a = h.deploy(twoSteps("ds-a"));
-    b = h.deploy(twoSteps("ds-b"));
+    a = await h.deploy(twoSteps("ds-a"));
+    b = await h.deploy(twoSteps("ds-b"));
     const one = await json(await h.post(`/v1/automations/${a.id}/examples`, {
       name: "invoice-1", input: { who: "ann", doc: { $file: "input/scan.pdf" } }, expected: { total: 12.5, lines: [1, 2] },
       metadata: { source: "mail" }, annotation: "tricky one", rowOrder: 3, overrides: { steps: { first: { greeting: "hi" } } },
@@ -147,7 +147,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
       fd.append("mode", "replace");
       expect((await h.req("POST", `/v1/automations/${b.id}/dataset/import`, { key: h.t.key, body: fd })).status).toBe(400);
       expect((await importZip(b.id, zipSync({ "examples/a/input.json": strToU8("{}") }), "merge")).status).toBe(400);
-      const other = h.tenant("ds-other");
+      const other = await h.tenant("ds-other");
       expect((await h.get(`/v1/automations/${a.id}/dataset/export`, other.key)).status).toBe(404);
     });
   });

@@ -18,7 +18,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
   beforeAll(async () => {
     h = await runsHarness({}, mode);
-    wf = h.deploy(twoSteps("ex-flow"));
+    wf = await h.deploy(twoSteps("ex-flow"));
   });
 
   describe("examples CRUD", () => {
@@ -47,7 +47,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
       await h.post(base(), { name: "dup" });
       const again = await h.post(base(), { name: "dup" });
       expect(again.status).toBe(409);
-      const other = h.deploy(twoSteps("ex-other"));
+      const other = await h.deploy(twoSteps("ex-other"));
       expect((await h.post(`/v1/automations/${other.id}/examples`, { name: "dup" })).status).toBe(201);
     });
 
@@ -65,7 +65,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
       expect((await h.get(`${base()}/${ex.id}`)).status).toBe(404);
       expect((await h.get(`/v1/automations/wf_nope/examples`)).status).toBe(404);
       const keep = await json(await h.post(base(), { name: "mine" }));
-      const other = h.tenant("other-ex");
+      const other = await h.tenant("other-ex");
       expect((await h.get(base(), other.key)).status).toBe(404);
       expect((await h.get(`${base()}/${keep.id}`, other.key)).status).toBe(404);
       expect((await h.req("DELETE", `${base()}/${keep.id}`, { key: other.key })).status).toBe(404);
@@ -73,7 +73,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
     });
 
     test("scopes: a read-only key cannot write", async () => {
-      const ro = h.key(h.t.slug, ["automations:read"]);
+      const ro = await h.key(h.t.slug, ["automations:read"]);
       expect((await h.get(base(), ro)).status).toBe(200);
       expect((await h.post(base(), { name: "ro" }, ro)).status).toBe(403);
       expect((await h.req("GET", base())).status).toBe(401);

@@ -12,7 +12,7 @@ const mail = mailFakes();
 
 async function setup() {
   const h = await harness({ workers: 2, resendUrl: mail.resend.url });
-  const t = h.tenant(`t${Math.random().toString(36).slice(2, 8)}`);
+  const t = await h.tenant(`t${Math.random().toString(36).slice(2, 8)}`);
   runsOf(h.ctx).startWorkers();
   const call = async (method: string, path: string, body?: unknown) => json(await h.req(method, path, { key: t.key, body }));
   const upload = async (bytes: Uint8Array, filename: string) => {
@@ -24,7 +24,7 @@ async function setup() {
     name: "office", transport: "smtp", host: "127.0.0.1", port: mail.sink.port, security: "starttls", username: mail.sink.user, password: mail.sink.password, caPem: mail.sink.cert, fromEmail: "billing@example.com", fromName: "Billing",
   });
   const run = async (yaml: string, input: Record<string, unknown> = {}) => {
-    const wf = createAutomation(h.ctx.sqlite, h.clock, t.id, yaml);
+    const wf = await createAutomation(h.ctx.storage.automations, h.clock, t.id, yaml);
     return json(await h.req("POST", "/v1/runs?wait_for_completion=30", { key: t.key, body: { target: wf.id, input } }));
   };
   const artifact = async (runId: string, path: string) => new Uint8Array(await (await h.req("GET", `/v1/runs/${runId}/artifacts/${encodeURIComponent(path)}`, { key: t.key })).arrayBuffer());
@@ -147,7 +147,7 @@ steps:
   test("evaluation runs skip the send and record the skip", async () => {
     const { h, t, run } = await setup();
     const yaml = emailStep(`      server: office\n      to: a@example.com\n      subject: s\n      text: t`, "eval");
-    const wf = createAutomation(h.ctx.sqlite, h.clock, t.id, yaml);
+    const wf = await createAutomation(h.ctx.storage.automations, h.clock, t.id, yaml);
     const before = mail.sink.messages.length;
     const started = await runsOf(h.ctx).start({ tenantId: t.id, keyId: "test" }, { target: wf.id, input: {}, evaluation: true });
     let r: Record<string, unknown> & { finished?: boolean } = {};

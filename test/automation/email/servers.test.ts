@@ -18,7 +18,7 @@ const mail = mailFakes();
 
 async function setup() {
   const h = await harness({ resendUrl: mail.resend.url });
-  const t = h.tenant(`t${Math.random().toString(36).slice(2, 8)}`);
+  const t = await h.tenant(`t${Math.random().toString(36).slice(2, 8)}`);
   const call = async (method: string, path: string, body?: unknown, key = t.key) => {
     const r = await h.req(method, path, { key, body });
     return { status: r.status, body: await json(r) };
@@ -111,10 +111,10 @@ describe("e-mail servers", () => {
   test("tenancy and scopes", async () => {
     const { h, t, call } = await setup();
     const s = (await call("POST", "/v1/email-servers", smtpBody())).body;
-    const other = h.tenant(`o${Math.random().toString(36).slice(2, 8)}`);
+    const other = await h.tenant(`o${Math.random().toString(36).slice(2, 8)}`);
     expect((await call("GET", `/v1/email-servers/${s.id}`, undefined, other.key)).status).toBe(404);
     expect((await call("GET", "/v1/email-servers", undefined, other.key)).body.total).toBe(0);
-    const reader = h.key(t.slug, ["email:read"]);
+    const reader = await h.key(t.slug, ["email:read"]);
     expect((await call("GET", `/v1/email-servers/${s.id}`, undefined, reader)).status).toBe(200);
     expect((await call("PATCH", `/v1/email-servers/${s.id}`, { name: "x" }, reader)).status).toBe(403);
     expect((await call("POST", `/v1/email-servers/${s.id}/test`, { to: "a@example.com" }, reader)).status).toBe(403);
@@ -192,7 +192,7 @@ describe("secrets at rest", () => {
     const dir = mkdtempSync(join(tmpdir(), "email-disk-"));
     dirs.push(dir);
     const { ctx, call } = await onDisk(dir);
-    const t = createTenant(ctx.sqlite, ctx.clock, { name: "disk", slug: "disk" });
+    const t = await createTenant(ctx.storage.tenancy, ctx.clock, { name: "disk", slug: "disk" });
     const password = `smtp-pass-${crypto.randomUUID()}`;
     const apiKey = `re_live_${crypto.randomUUID()}`;
     expect((await call(t.key, "POST", "/v1/email-servers", { ...smtpBody(), password })).status).toBe(201);
@@ -217,7 +217,7 @@ describe("secrets at rest", () => {
     const dir = mkdtempSync(join(tmpdir(), "email-key-"));
     dirs.push(dir);
     const first = await onDisk(dir, "first-key-material-first-key-material-0001");
-    const t = createTenant(first.ctx.sqlite, first.ctx.clock, { name: "k", slug: "k" });
+    const t = await createTenant(first.ctx.storage.tenancy, first.ctx.clock, { name: "k", slug: "k" });
     const s = (await first.call(t.key, "POST", "/v1/email-servers", smtpBody())).body;
     expect((await first.call(t.key, "POST", `/v1/email-servers/${s.id}/test`, { to: "a@example.com" })).body.ok).toBe(true);
     first.ctx.sqlite.close();

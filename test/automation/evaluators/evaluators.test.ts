@@ -33,7 +33,7 @@ async function scoresOf(exampleBody: Record<string, unknown>) {
 
 beforeAll(async () => {
   h = await runsHarness();
-  wf = h.deploy(echo);
+  wf = await h.deploy(echo);
   h.startWorkers();
 });
 
@@ -68,10 +68,10 @@ describe("evaluator files", () => {
     const r = await put(yaml);
     expect(r.status).toBe(200);
     expect((await json(await h.get(`/v1/automations/workflows.echo-flow/evaluators`))).yaml).toBe(yaml);
-    const other = h.tenant("eval-other");
+    const other = await h.tenant("eval-other");
     expect((await h.get(`/v1/automations/${wf.id}/evaluators`, other.key)).status).toBe(404);
     expect((await put(yaml, other.key)).status).toBe(404);
-    expect((await put(yaml, h.key(h.t.slug, ["automations:read"]))).status).toBe(403);
+    expect((await put(yaml, await h.key(h.t.slug, ["automations:read"]))).status).toBe(403);
   });
 });
 
@@ -152,7 +152,7 @@ evaluators:
     const run = await json(await h.post("/v1/runs", { target: wf.id, input: { who: "d" } }));
     await h.settle(run.id);
     expect(await json(await h.get(`/v1/runs/${run.id}/scores`))).toEqual({ scores: [] });
-    const other = h.tenant("scores-other");
+    const other = await h.tenant("scores-other");
     expect((await h.get(`/v1/runs/${run.id}/scores`, other.key)).status).toBe(404);
   });
 });

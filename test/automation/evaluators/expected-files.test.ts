@@ -38,7 +38,7 @@ async function scored(exampleId: string): Promise<Json> {
 
 beforeAll(async () => {
   h = await runsHarness();
-  wf = h.deploy(writer);
+  wf = await h.deploy(writer);
   h.startWorkers();
 });
 

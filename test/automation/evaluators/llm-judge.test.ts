@@ -34,9 +34,9 @@ async function scores(yaml: string, name: string) {
 beforeAll(async () => {
   fake = await startFakeModels();
   h = await harness({ workers: 2, models: fake.config({ maxRetries: 0 }) });
-  const t = h.tenant("judge");
+  const t = await h.tenant("judge");
   key = t.key;
-  wf = createAutomation(h.ctx.sqlite, h.clock, t.id, flow);
+  wf = await createAutomation(h.ctx.storage.automations, h.clock, t.id, flow);
   runsOf(h.ctx).startWorkers();
 });
 

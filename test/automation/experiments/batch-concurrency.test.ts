@@ -40,8 +40,8 @@ output: {who: "{{ input.who }}"}
 `;
 
 async function setup(h: Harness, slug: string, n: number) {
-  const t = h.tenant(slug);
-  const wf = createAutomation(h.ctx.sqlite, h.clock, t.id, flow);
+  const t = await h.tenant(slug);
+  const wf = await createAutomation(h.ctx.storage.automations, h.clock, t.id, flow);
   const req = (method: string, path: string, body?: unknown) => h.req(method, path, { key: t.key, body });
   for (let i = 0; i < n; i++) await req("POST", `/v1/automations/${wf.id}/examples`, { name: `ex-${i}`, input: { who: `w${i}` }, expected: { who: `w${i}` } });
   return { wf, req, key: t.key };

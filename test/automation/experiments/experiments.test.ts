@@ -32,7 +32,7 @@ const ids: Record<string, string> = {};
 
 beforeAll(async () => {
   h = await runsHarness();
-  wf = h.deploy(echo);
+  wf = await h.deploy(echo);
   await h.req("PUT", `/v1/automations/${wf.id}/evaluators`, {
     key: h.t.key,
     body: { yaml: "passThreshold: 1\nevaluators:\n  - name: exact\n    type: exact-diff\n    config: {paths: [echo.input.who]}\n" },
@@ -85,7 +85,7 @@ describe("experiments", () => {
     expect(list.data).toHaveLength(1);
     expect((await json(await h.get(`${exps()}?to_date=2000-01-01`))).total).toBe(0);
     expect((await h.get(`${exps()}?from_date=yesterday`)).status).toBe(400);
-    const other = h.tenant("exp-other");
+    const other = await h.tenant("exp-other");
     const first = list.data[0].id;
     expect((await h.get(`${exps()}/${first}`, other.key)).status).toBe(404);
     expect((await h.get(`/v1/experiments/${first}`, other.key)).status).toBe(404);

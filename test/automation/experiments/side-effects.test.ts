@@ -11,8 +11,8 @@ afterAll(() => sink.stop(true));
 
 test("an example run records skipped e-mail and HTTP side effects, and is scored", async () => {
   const h = await harness({ workers: 1, httpAllowHosts: [`127.0.0.1:${sink.port}`] });
-  const t = h.tenant("side-effects");
-  const wf = createAutomation(h.ctx.sqlite, h.clock, t.id, `
+  const t = await h.tenant("side-effects");
+  const wf = await createAutomation(h.ctx.storage.automations, h.clock, t.id, `
 name: notify
 version: 1.0.0
 inputs: [{name: who, type: string, required: true}]

@@ -20,7 +20,7 @@ test("out of space during an upload: 507 insufficient_storage, nothing stored; s
   const blobs = createBlobStore(join(dir, "blobs"), { maxBytes: 1_000_000 });
   const ctx = await createContext(testConfig({ publicUrl: "http://files.test" }), { clock, log: silentLogger, blobs });
   const app = buildApp(ctx);
-  const { key } = createTenant(ctx.sqlite, clock, { name: "t", slug: "t" });
+  const { key } = await createTenant(ctx.storage.tenancy, clock, { name: "t", slug: "t" });
   const upload = (bytes: Uint8Array) => {
     const form = new FormData();
     form.append("file", new Blob([bytes]), "f.bin");

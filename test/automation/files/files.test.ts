@@ -8,7 +8,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
   describe("POST /v1/files", () => {
     test("multipart upload → 200 with the File shape; bytes stored once under their sha256", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       const r = await h.upload(t.key, "hello world", "notes.txt");
       expect(r.status).toBe(200);
       const body = await json(r);
@@ -22,7 +22,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("served under /api/v1 too", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       const form = new FormData();
       form.append("file", new Blob(["x"]), "x.bin");
       const r = await h.req("POST", "/api/v1/files", { key: t.key, body: form });
@@ -33,7 +33,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("identical content uploaded twice is two files sharing one blob", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       const a = await json(await h.upload(t.key, "same", "a.txt"));
       const b = await json(await h.upload(t.key, "same", "b.txt"));
       expect(a.id).not.toBe(b.id);
@@ -45,7 +45,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("a 3 MiB binary file round-trips byte-identical", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       const data = bytesOf(3 * 1024 * 1024 + 17, 7);
       const up = await json(await h.upload(t.key, data, "blob.bin", { type: "application/octet-stream" }));
       expect(up.size).toBe(data.byteLength);
@@ -56,7 +56,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("non-ASCII filename is kept and sent back in a safe Content-Disposition", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       // FormData encodes `"` as %22 (as browsers do); a raw part may carry it escaped as \".
       const b = "q";
       const body = `--${b}\r\nContent-Disposition: form-data; name="file"; filename="Rechnung \\"März\\" €.pdf"\r\nContent-Type: application/pdf\r\n\r\nx\r\n--${b}--\r\n`;
@@ -72,7 +72,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("purpose is stored; unknown purpose shapes are a 400", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       const ok = await json(await h.upload(t.key, "x", "a.txt", { purpose: "run-input" }));
       expect(ok.purpose).toBe("run-input");
       const bad = await h.upload(t.key, "x", "a.txt", { purpose: "Not A Label!" });
@@ -88,7 +88,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
     for (const name of traversal) {
       test(`path-traversal name ${JSON.stringify(name)} → 400`, async () => {
         const h = await filesHarness(mode);
-        const t = h.tenant("acme");
+        const t = await h.tenant("acme");
         const boundary = "xYzBoundary";
         const body = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: text/plain\r\n\r\nowned\r\n--${boundary}--\r\n`;
         const r = await h.req("POST", "/v1/files", { key: t.key, body, headers: { "content-type": `multipart/form-data; boundary=${boundary}` } });
@@ -104,7 +104,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("filename* (RFC 5987) with an encoded traversal is refused too", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       const b = "bnd";
       const body = `--${b}\r\nContent-Disposition: form-data; name="file"; filename="ok.txt"; filename*=UTF-8''..%2F..%2Fx\r\n\r\nx\r\n--${b}--\r\n`;
       const r = await h.req("POST", "/v1/files", { key: t.key, body, headers: { "content-type": `multipart/form-data; boundary=${b}` } });
@@ -114,7 +114,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("truncated multipart body (no closing boundary) → 400, no blob, no temp file, no row", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       const b = "cut";
       const body = `--${b}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n\r\n${"z".repeat(100_000)}`;
       const r = await h.req("POST", "/v1/files", { key: t.key, body, headers: { "content-type": `multipart/form-data; boundary=${b}` } });
@@ -127,7 +127,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("file part complete but closing boundary missing → 400 and its blob is removed", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       const b = "cut2";
       const body = `--${b}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n\r\nabc\r\n--${b}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nrun-in`;
       const r = await h.req("POST", "/v1/files", { key: t.key, body, headers: { "content-type": `multipart/form-data; boundary=${b}` } });
@@ -138,7 +138,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("a body cut off mid-stream (client disconnect) leaves nothing", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       const b = "strm";
       const enc = new TextEncoder();
       const stream = new ReadableStream<Uint8Array>({
@@ -158,7 +158,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("wrong content types → 415 envelope", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       for (const [type, body] of [
         ["application/json", JSON.stringify({ file: "x" })],
         ["text/plain", "hello"],
@@ -174,7 +174,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("missing file part, a text `file`, two files, unknown fields → 400", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       const cases: [FormData, string][] = [];
       const onlyPurpose = new FormData();
       onlyPurpose.append("purpose", "general");
@@ -201,7 +201,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("malformed multipart (garbage before any boundary, bad part headers) → 400", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       const b = "bb";
       for (const body of ["", "garbage only", `--${b}\r\nno-colon-header\r\n\r\nx\r\n--${b}--`, `--${b}\r\nContent-Type: text/plain\r\n\r\nx\r\n--${b}--`]) {
         const r = await h.req("POST", "/v1/files", { key: t.key, body, headers: { "content-type": `multipart/form-data; boundary=${b}` } });
@@ -213,7 +213,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
   describe("GET /v1/files/{id} and content", () => {
     test("metadata equals the upload answer", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       const up = await json(await h.upload(t.key, "abc", "a.txt"));
       const r = await h.req("GET", `/v1/files/${up.id}`, { key: t.key });
       expect(r.status).toBe(200);
@@ -222,7 +222,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("content: 200 with type, length, disposition, ETag; If-None-Match → 304", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       const up = await json(await h.upload(t.key, "0123456789", "digits.txt", { type: "text/csv" }));
       const r = await h.req("GET", `/v1/files/${up.id}/content`, { key: t.key });
       expect(r.status).toBe(200);
@@ -249,7 +249,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
     for (const [range, status, text, contentRange] of ranges) {
       test(`Range ${range} → ${status}`, async () => {
         const h = await filesHarness(mode);
-        const t = h.tenant("acme");
+        const t = await h.tenant("acme");
         const up = await json(await h.upload(t.key, "0123456789", "d.txt"));
         const r = await h.req("GET", `/v1/files/${up.id}/content`, { key: t.key, headers: { range } });
         expect(r.status).toBe(status);
@@ -262,7 +262,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
     for (const range of ["bytes=10-", "bytes=10-20", "bytes=-0"]) {
       test(`Range ${range} past the end → 416 envelope with Content-Range */size`, async () => {
         const h = await filesHarness(mode);
-        const t = h.tenant("acme");
+        const t = await h.tenant("acme");
         const up = await json(await h.upload(t.key, "0123456789", "d.txt"));
         const r = await h.req("GET", `/v1/files/${up.id}/content`, { key: t.key, headers: { range } });
         expect(r.status).toBe(416);
@@ -273,7 +273,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("If-Range: the current ETag keeps the Range (206), another ETag or a date sends the whole file (200)", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       const up = await json(await h.upload(t.key, "0123456789", "d.txt"));
       const get = (ifRange: string) => h.req("GET", `/v1/files/${up.id}/content`, { key: t.key, headers: { range: "bytes=0-1", "if-range": ifRange } });
       const same = await get(`"${sha256("0123456789")}"`);
@@ -289,7 +289,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("a Range read of a large file returns exactly the slice", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       const data = bytesOf(1_000_000, 3);
       const up = await json(await h.upload(t.key, data, "big.bin"));
       const r = await h.req("GET", `/v1/files/${up.id}/content`, { key: t.key, headers: { range: "bytes=500000-500099" } });
@@ -299,7 +299,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("GET or DELETE /files/uploads (the sessions collection, not a file id) → 405 with Allow: POST", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       for (const method of ["GET", "DELETE"]) {
         const r = await h.req(method, "/v1/files/uploads", { key: t.key });
         expect(r.status).toBe(405);
@@ -310,7 +310,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("unknown ids → 404 envelope (metadata, content, delete)", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       for (const [m, p] of [["GET", "/v1/files/file_nope"], ["GET", "/v1/files/file_nope/content"], ["DELETE", "/v1/files/file_nope"]] as const) {
         const r = await h.req(m, p, { key: t.key });
         expect(r.status).toBe(404);
@@ -322,7 +322,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
   describe("DELETE /v1/files/{id}", () => {
     test("→ {deleted: true}; then 404 everywhere; the unreferenced blob is gone", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       const up = await json(await h.upload(t.key, "bye", "bye.txt"));
       const r = await h.req("DELETE", `/v1/files/${up.id}`, { key: t.key });
       expect(r.status).toBe(200);
@@ -337,7 +337,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
   describe("run-input expiry (24 h)", () => {
     test("a run-input file reads until 24 h, then 404 and its row and blob are swept", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       const up = await json(await h.upload(t.key, "temp", "t.txt", { purpose: "run-input" }));
       const keep = await json(await h.upload(t.key, "durable", "d.txt"));
       h.clock.advance(24 * 3600_000 - 1000);
@@ -354,7 +354,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("expired files nobody reads are swept by the next upload", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       await h.upload(t.key, "old", "o.txt", { purpose: "run-input" });
       h.clock.advance(25 * 3600_000);
       await h.upload(t.key, "new", "n.txt");
@@ -366,8 +366,8 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
   describe("tenancy and scopes", () => {
     test("another tenant's file answers 404 like a missing one, on every endpoint", async () => {
       const h = await filesHarness(mode);
-      const a = h.tenant("acme");
-      const b = h.tenant("beta");
+      const a = await h.tenant("acme");
+      const b = await h.tenant("beta");
       const up = await json(await h.upload(a.key, "secret", "s.txt"));
       for (const [m, p] of [["GET", `/v1/files/${up.id}`], ["GET", `/v1/files/${up.id}/content`], ["DELETE", `/v1/files/${up.id}`]] as const) {
         const r = await h.req(m, p, { key: b.key });
@@ -381,13 +381,13 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("no key → 401; a key without files:write cannot upload, delete or open sessions (403); files:read can read", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       const up = await json(await h.upload(t.key, "x", "x.txt"));
       expect((await h.req("GET", `/v1/files/${up.id}`)).status).toBe(401);
       expect((await h.upload("eak_wrong", "x", "x.txt")).status).toBe(401);
 
-      const reader = h.key("acme", ["files:read"]);
-      const runsOnly = h.key("acme", ["runs:read"]);
+      const reader = await h.key("acme", ["files:read"]);
+      const runsOnly = await h.key("acme", ["runs:read"]);
       const up2 = await h.upload(reader, "y", "y.txt");
       expect(up2.status).toBe(403);
       expect((await json(up2)).issues[0].code).toBe("insufficient_scope");
@@ -397,7 +397,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
       expect((await h.req("GET", `/v1/files/${up.id}/content`, { key: reader })).status).toBe(200);
       expect((await h.req("GET", `/v1/files/${up.id}`, { key: runsOnly })).status).toBe(403);
 
-      const writer = h.key("acme", ["files:write"]);
+      const writer = await h.key("acme", ["files:write"]);
       expect((await h.upload(writer, "z", "z.txt")).status).toBe(200);
       expect(h.fileRows()).toBe(2);
     });

@@ -15,7 +15,7 @@ withS3();
 describe.each(BLOB_MODES)("%s blobs: sweeper", (mode) => {
   test("deletes only unreferenced blobs older than the grace period; a dry run deletes nothing", async () => {
     const h = await filesHarness(mode);
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const kept = await json(await h.upload(t.key, "kept"));
     const gone = await json(await h.upload(t.key, "gone"));
     const pinned = await json(await h.upload(t.key, "pinned"));
@@ -41,7 +41,7 @@ describe.each(BLOB_MODES)("%s blobs: sweeper", (mode) => {
 describe("s3 blobs: sweeper and abandoned uploads", () => {
   test("a killed multipart upload: nothing visible; once its URLs expired the sweeper aborts it and drops its parts", async () => {
     const h = await filesHarness("s3");
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const s3 = await testS3();
     const uploads = () => {
       const dir = join(s3.dir, s3.bucket, "._S3rver_uploads");
@@ -70,7 +70,7 @@ describe("s3 blobs: sweeper and abandoned uploads", () => {
 
   test("a staged single PUT nobody completed is removed with its session; temp objects past the grace go", async () => {
     const h = await filesHarness("s3");
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const s = await json(await h.req("POST", "/v1/files/uploads", { key: t.key, json: { filename: "y.bin", size: 4, transport: "presigned-put" } }));
     await fetch(s.url, { method: "PUT", body: "left" });
     expect(await h.blobs.tempCount()).toBe(1);

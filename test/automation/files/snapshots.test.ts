@@ -11,7 +11,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
   describe("file snapshots for runs", () => {
     test("snapshot → delete the file → the API says 404 but the run still reads the bytes", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       const up = await json(await h.upload(t.key, "invoice bytes", "inv.pdf", { type: "application/pdf" }));
       const snap = await snapshotFile(h.ctx, t.id, up.id, "run:run_1");
       expect(snap).toEqual({ fileId: up.id, filename: "inv.pdf", contentType: "application/pdf", size: 13, sha256: sha256("invoice bytes") });
@@ -24,7 +24,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("an expired run-input file stays readable for the run that snapshotted it", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       const up = await json(await h.upload(t.key, "short-lived", "s.txt", { purpose: "run-input" }));
       const snap = await snapshotFile(h.ctx, t.id, up.id, "run:run_2");
       h.clock.advance(48 * 3600_000);
@@ -34,7 +34,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("two owners: releasing one keeps the bytes for the other", async () => {
       const h = await filesHarness(mode);
-      const t = h.tenant("acme");
+      const t = await h.tenant("acme");
       const up = await json(await h.upload(t.key, "shared", "s.txt"));
       await snapshotFile(h.ctx, t.id, up.id, "run:a");
       await snapshotFile(h.ctx, t.id, up.id, "run:b");
@@ -47,8 +47,8 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("snapshotting another tenant's or a missing file → 404; retainBlob pins stored bytes", async () => {
       const h = await filesHarness(mode);
-      const a = h.tenant("acme");
-      const b = h.tenant("beta");
+      const a = await h.tenant("acme");
+      const b = await h.tenant("beta");
       const up = await json(await h.upload(a.key, "a's", "a.txt"));
       await expect(snapshotFile(h.ctx, b.id, up.id, "run:x")).rejects.toMatchObject({ status: 404 });
       await expect(snapshotFile(h.ctx, a.id, "file_missing", "run:x")).rejects.toMatchObject({ status: 404 });

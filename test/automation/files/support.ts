@@ -16,8 +16,8 @@ export interface FilesHarness {
   clock: ManualClock;
   blobs: TestBlobStore;
   mode: BlobMode;
-  tenant(slug: string): { id: string; key: string };
-  key(tenant: string, scopes: string[]): string;
+  tenant(slug: string): Promise<{ id: string; key: string }>;
+  key(tenant: string, scopes: string[]): Promise<string>;
   req(method: string, path: string, opts?: { key?: string; body?: string | Uint8Array | Blob | FormData | ReadableStream<Uint8Array>; json?: unknown; headers?: Record<string, string> }): Promise<Response>;
   /** Multipart upload of `bytes` as `file` (and `purpose`). */
   upload(key: string, bytes: Uint8Array | string, filename?: string, opts?: { purpose?: string; type?: string }): Promise<Response>;
@@ -47,12 +47,12 @@ export async function filesHarness(mode: BlobMode = "fs"): Promise<FilesHarness>
     clock,
     blobs,
     mode,
-    tenant(slug) {
-      const t = createTenant(ctx.sqlite, clock, { name: slug, slug });
+    async tenant(slug) {
+      const t = await createTenant(ctx.storage.tenancy, clock, { name: slug, slug });
       return { id: t.id, key: t.key };
     },
-    key(tenant, scopes) {
-      return createKey(ctx.sqlite, clock, { tenant, scopes }).key;
+    async key(tenant, scopes) {
+      return (await createKey(ctx.storage.tenancy, clock, { tenant, scopes })).key;
     },
     req,
     upload(key, bytes, filename = "hello.txt", opts = {}) {

@@ -36,7 +36,7 @@ async function putParts(parts: { partNumber: number; url: string }[], data: Uint
 describe("S3 presigned-put", () => {
   test("the URL is a presigned PUT to the storage; nothing is a file or a blob before complete verifies it", async () => {
     const h = await filesHarness("s3");
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const data = bytesOf(6 * MiB + 1, 3);
     const s = (await session(h, t.key, { filename: "big.bin", size: data.byteLength, contentType: "application/octet-stream" })).body;
     expect(s.transport).toBe("presigned-put");
@@ -62,7 +62,7 @@ describe("S3 presigned-put", () => {
 
   test("wrong size or wrong sha256 → 400 at complete, no file; the session still completes with the right bytes", async () => {
     const h = await filesHarness("s3");
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const s = (await session(h, t.key, { filename: "a.txt", size: 10, transport: "presigned-put" })).body;
     for (const [body, code] of [["0123", "size_mismatch"], ["0123456789ABC", "size_mismatch"]] as const) {
       await fetch(s.url, { method: "PUT", body });
@@ -85,7 +85,7 @@ describe("S3 presigned-put", () => {
 describe("S3 presigned-multipart", () => {
   test("part URLs, then complete with the ETags and sha256 → the file; retried complete answers the same file", async () => {
     const h = await filesHarness("s3");
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const data = bytesOf(17 * MiB + 5, 7);
     const r = await session(h, t.key, { filename: "video.bin", size: data.byteLength, transport: "presigned-multipart", idempotencyKey: "mp-1" });
     expect(r.status).toBe(200);
@@ -116,7 +116,7 @@ describe("S3 presigned-multipart", () => {
 
   test("abort removes the multipart upload and its parts; nothing becomes visible", async () => {
     const h = await filesHarness("s3");
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const data = bytesOf(9 * MiB, 8);
     const before = await openUploads();
     const s = (await session(h, t.key, { filename: "x.bin", size: data.byteLength, transport: "presigned-multipart" })).body;
@@ -133,7 +133,7 @@ describe("S3 presigned-multipart", () => {
 
   test("the disk store refuses presigned-multipart with 400 naming the transport", async () => {
     const h = await filesHarness("fs");
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const r = await session(h, t.key, { filename: "x.bin", size: 9 * MiB, transport: "presigned-multipart" });
     expect(r.status).toBe(400);
     expect(r.body.issues[0].field).toBe("transport");
@@ -143,7 +143,7 @@ describe("S3 presigned-multipart", () => {
 describe("--s3-redirect", () => {
   test("content answers 302 to a presigned GET carrying the type and filename; without it the bytes stream", async () => {
     const h = await filesHarness("s3");
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const f = await json(await h.upload(t.key, "redirected bytes", "report.txt"));
     const streamed = await h.req("GET", `/v1/files/${f.id}/content`, { key: t.key });
     expect(streamed.status).toBe(200);

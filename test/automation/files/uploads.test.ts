@@ -28,7 +28,7 @@ const ownTransport = (mode: string) => (name: string, fn: () => Promise<void>) =
 describe.each(BLOB_MODES)("%s blobs: POST /v1/files/uploads: transport negotiation", (mode) => {
   ownTransport(mode)("≤ 4.5 MiB → multipart to /v1/files; larger → presigned-put with a signed URL to this server", async () => {
     const h = await filesHarness(mode);
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const small = await session(h, t.key, { filename: "a.pdf", contentType: "application/pdf", size: Math.floor(4.5 * MiB) });
     expect(small.status).toBe(200);
     expect(small.body).toEqual({ transport: "multipart", url: "/v1/files", maxFileSizeBytes: 1024 * MiB });
@@ -54,7 +54,7 @@ describe.each(BLOB_MODES)("%s blobs: POST /v1/files/uploads: transport negotiati
   ownTransport(mode)("without --public-url the signed URL uses the origin the client reached (https behind a proxy saying so)", async () => {
     const h = await filesHarness(mode);
     h.ctx.config.publicUrlFromRequest = true;
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const ask = (headers: Record<string, string> = {}) =>
       h.req("POST", "http://files.example:9000/v1/files/uploads", { key: t.key, json: { filename: "b.bin", size: 5 * MiB }, headers }).then(json);
     const direct = await ask();
@@ -71,14 +71,14 @@ describe.each(BLOB_MODES)("%s blobs: POST /v1/files/uploads: transport negotiati
 
   test("transport can be asked for explicitly", async () => {
     const h = await filesHarness(mode);
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     expect((await session(h, t.key, { filename: "a", size: 3, transport: "presigned-put" })).body.transport).toBe("presigned-put");
     expect((await session(h, t.key, { filename: "a", size: 50 * MiB, transport: "multipart" })).body.transport).toBe("multipart");
   });
 
   test("bad bodies → 400 naming the field; too big → 413; not JSON → 415", async () => {
     const h = await filesHarness(mode);
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const cases: [Record<string, unknown>, string][] = [
       [{ size: 1 }, "filename"],
       [{ filename: "a" }, "size"],
@@ -109,7 +109,7 @@ describe.each(BLOB_MODES)("%s blobs: POST /v1/files/uploads: transport negotiati
 
   test("the same idempotencyKey returns the same session; reused for another file → 409", async () => {
     const h = await filesHarness(mode);
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const body = { filename: "a.bin", size: 10 * MiB, idempotencyKey: "k-1" };
     const a = await session(h, t.key, body);
     const b = await session(h, t.key, body);
@@ -119,7 +119,7 @@ describe.each(BLOB_MODES)("%s blobs: POST /v1/files/uploads: transport negotiati
     expect(c.status).toBe(409);
     expect(c.body.issues[0].code).toBe("idempotency_key_reused");
     // Keys are per tenant.
-    const other = h.tenant("beta");
+    const other = await h.tenant("beta");
     const d = await session(h, other.key, body);
     expect(d.status).toBe(200);
     expect(d.body.uploadId).not.toBe(a.body.uploadId);
@@ -135,7 +135,7 @@ describe.each(BLOB_MODES)("%s blobs: upload sessions: PUT, complete, abort", (mo
 
   test("PUT the bytes (no API key needed) then complete → the File; content is byte-identical", async () => {
     const h = await filesHarness(mode);
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const data = bytesOf(5 * MiB + 3, 11);
     const s = await started(h, t.key, data.byteLength);
     const put = await send(h, s.url, data, { "content-type": "application/octet-stream" });
@@ -157,7 +157,7 @@ describe.each(BLOB_MODES)("%s blobs: upload sessions: PUT, complete, abort", (mo
 
   test("complete is safe to retry: same file, one row; concurrent completes too", async () => {
     const h = await filesHarness(mode);
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const s = await started(h, t.key, 4);
     await send(h, s.url, "abcd");
     const all = await Promise.all([1, 2, 3].map(() => h.req("POST", `/v1/files/uploads/${s.uploadId}/complete`, { key: t.key })));
@@ -173,7 +173,7 @@ describe.each(BLOB_MODES)("%s blobs: upload sessions: PUT, complete, abort", (mo
 
   test("complete before any bytes → 409; a PUT after complete → 409", async () => {
     const h = await filesHarness(mode);
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const s = await started(h, t.key, 4);
     const early = await h.req("POST", `/v1/files/uploads/${s.uploadId}/complete`, { key: t.key });
     expect(early.status).toBe(409);
@@ -188,7 +188,7 @@ describe.each(BLOB_MODES)("%s blobs: upload sessions: PUT, complete, abort", (mo
 
   ownTransport(mode)("a PUT with more or fewer bytes than declared → 413 / 400, nothing stored", async () => {
     const h = await filesHarness(mode);
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const s = await started(h, t.key, 10);
     const more = await send(h, s.url, "0123456789ABC");
     expect(more.status).toBe(413);
@@ -215,7 +215,7 @@ describe.each(BLOB_MODES)("%s blobs: upload sessions: PUT, complete, abort", (mo
 
   test("a repeated PUT before complete replaces the bytes and frees the old ones", async () => {
     const h = await filesHarness(mode);
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const s = await started(h, t.key, 4);
     await send(h, s.url, "aaaa");
     await send(h, s.url, "bbbb");
@@ -226,7 +226,7 @@ describe.each(BLOB_MODES)("%s blobs: upload sessions: PUT, complete, abort", (mo
 
   ownTransport(mode)("tampered signature, tampered expiry, other upload id, missing signature → 403 invalid_signature", async () => {
     const h = await filesHarness(mode);
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const s = await started(h, t.key, 4);
     const other = await started(h, t.key, 4);
     const u = new URL(s.url);
@@ -252,7 +252,7 @@ describe.each(BLOB_MODES)("%s blobs: upload sessions: PUT, complete, abort", (mo
 
   ownTransport(mode)("an expired signed URL → 403 signature_expired, nothing stored", async () => {
     const h = await filesHarness(mode);
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const s = await started(h, t.key, 4);
     h.clock.advance(60 * 60_000);
     const r = await send(h, s.url, "abcd");
@@ -263,7 +263,7 @@ describe.each(BLOB_MODES)("%s blobs: upload sessions: PUT, complete, abort", (mo
 
   test("abort discards received bytes; complete after abort → 409; abort is repeatable", async () => {
     const h = await filesHarness(mode);
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const s = await started(h, t.key, 4);
     await send(h, s.url, "gone");
     const a = await h.req("DELETE", `/v1/files/uploads/${s.uploadId}`, { key: t.key });
@@ -278,7 +278,7 @@ describe.each(BLOB_MODES)("%s blobs: upload sessions: PUT, complete, abort", (mo
 
   test("abort after complete leaves the file (and its bytes) alone", async () => {
     const h = await filesHarness(mode);
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const s = await started(h, t.key, 4);
     await send(h, s.url, "keep");
     await h.req("POST", `/v1/files/uploads/${s.uploadId}/complete`, { key: t.key });
@@ -290,7 +290,7 @@ describe.each(BLOB_MODES)("%s blobs: upload sessions: PUT, complete, abort", (mo
 
   test("run-input purpose carries to the file, which then expires after 24 h", async () => {
     const h = await filesHarness(mode);
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const s = await started(h, t.key, 2, { purpose: "run-input" });
     await send(h, s.url, "ri");
     const f = await json(await h.req("POST", `/v1/files/uploads/${s.uploadId}/complete`, { key: t.key }));
@@ -301,7 +301,7 @@ describe.each(BLOB_MODES)("%s blobs: upload sessions: PUT, complete, abort", (mo
 
   test("sessions never completed are swept after 24 h with their bytes", async () => {
     const h = await filesHarness(mode);
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const s = await started(h, t.key, 4);
     await send(h, s.url, "left");
     h.clock.advance(24 * 3600_000 + 1);
@@ -312,8 +312,8 @@ describe.each(BLOB_MODES)("%s blobs: upload sessions: PUT, complete, abort", (mo
 
   test("another tenant's upload session is a 404 on get, complete and abort", async () => {
     const h = await filesHarness(mode);
-    const a = h.tenant("acme");
-    const b = h.tenant("beta");
+    const a = await h.tenant("acme");
+    const b = await h.tenant("beta");
     const s = await started(h, a.key, 4);
     await send(h, s.url, "mine");
     for (const [m, p] of [["GET", `/v1/files/uploads/${s.uploadId}`], ["POST", `/v1/files/uploads/${s.uploadId}/complete`], ["DELETE", `/v1/files/uploads/${s.uploadId}`]] as const) {
@@ -324,9 +324,9 @@ describe.each(BLOB_MODES)("%s blobs: upload sessions: PUT, complete, abort", (mo
 
   test("session endpoints need files:write (403) and a key (401)", async () => {
     const h = await filesHarness(mode);
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const s = await started(h, t.key, 4);
-    const reader = h.key("acme", ["files:read"]);
+    const reader = await h.key("acme", ["files:read"]);
     expect((await h.req("POST", `/v1/files/uploads/${s.uploadId}/complete`, { key: reader })).status).toBe(403);
     expect((await h.req("DELETE", `/v1/files/uploads/${s.uploadId}`, { key: reader })).status).toBe(403);
     expect((await h.req("GET", `/v1/files/uploads/${s.uploadId}`, { key: reader })).status).toBe(200);

@@ -7,7 +7,7 @@ import { INVOICE_CHECK, reviewHarness } from "./support";
 describe("human-review metrics", () => {
   test("automation_human_review_tasks_open counts the parked runs' tasks", async () => {
     const r = await reviewHarness(2, { ops: { metrics: { where: "api" }, logFormat: "text" } });
-    r.deploy(INVOICE_CHECK);
+    await r.deploy(INVOICE_CHECK);
     const scrape = async () => (await r.h.req("GET", "/metrics")).text();
     expect(await scrape()).toContain("automation_human_review_tasks_open 0");
     await r.parked("workflows.invoice-check", { vendor: "ACME", total: 10 });

@@ -40,13 +40,13 @@ output:
 
 export async function reviewHarness(workers = 2, over: Partial<AutomationConfig> = {}) {
   const h = await harness({ workers, ...over });
-  const t = h.tenant(`h${Math.random().toString(36).slice(2, 8)}`);
+  const t = await h.tenant(`h${Math.random().toString(36).slice(2, 8)}`);
   runsOf(h.ctx).startWorkers();
   const key = t.key;
   const post = (path: string, body?: unknown, k = key) => h.req("POST", path, { key: k, body });
   const put = (path: string, body?: unknown, k = key) => h.req("PUT", path, { key: k, body });
   const get = (path: string, k = key) => h.req("GET", path, { key: k });
-  const deploy = (yaml: string) => createAutomation(h.ctx.sqlite, h.clock, t.id, yaml);
+  const deploy = (yaml: string) => createAutomation(h.ctx.storage.automations, h.clock, t.id, yaml);
   /** Polls the run until its status is one of `statuses`. */
   const until = async (runId: string, statuses: string[]): Promise<Json> => {
     for (let i = 0; i < 4000; i++) {

@@ -7,7 +7,7 @@ import { INVOICE_CHECK, json, type Json, reviewHarness } from "./support";
 describe("human-review tasks", () => {
   test("the step parks the run and creates a task with the low-confidence fields required", async () => {
     const r = await reviewHarness();
-    r.deploy(INVOICE_CHECK);
+    await r.deploy(INVOICE_CHECK);
     const { runId, task } = await r.parked("workflows.invoice-check", { vendor: "ACME", total: 99.5 });
     const run = await json(await r.get(`/v1/runs/${runId}`));
     expect(run.execution.status).toBe("waiting");
@@ -31,7 +31,7 @@ describe("human-review tasks", () => {
 
   test("fields, versions, approval: the run resumes once with the reviewed data", async () => {
     const r = await reviewHarness();
-    r.deploy(INVOICE_CHECK);
+    await r.deploy(INVOICE_CHECK);
     const { runId, task } = await r.parked("workflows.invoice-check", { vendor: "ACME", total: 99.5 });
     const base = `/v1/human-reviews/${task.id}`;
 
@@ -81,7 +81,7 @@ describe("human-review tasks", () => {
 
   test("bad input: unknown pointer, non-scalar value, missing fields, bad key", async () => {
     const r = await reviewHarness();
-    r.deploy(INVOICE_CHECK);
+    await r.deploy(INVOICE_CHECK);
     const { task } = await r.parked("workflows.invoice-check", { vendor: "ACME", total: 1 });
     const base = `/v1/human-reviews/${task.id}`;
     const unknown = await r.put(`${base}/fields`, { path: "/nope", value: 1, expectedVersion: 1, idempotencyKey: "a" });
@@ -108,7 +108,7 @@ describe("human-review tasks", () => {
 
   test("two concurrent approvals: one 200, one 409; the run resumes once", async () => {
     const r = await reviewHarness();
-    r.deploy(INVOICE_CHECK.replace("selection: {mode: confidence, threshold: 0.8}", "selection: {mode: explicit}"));
+    await r.deploy(INVOICE_CHECK.replace("selection: {mode: confidence, threshold: 0.8}", "selection: {mode: explicit}"));
     const { runId, task } = await r.parked("workflows.invoice-check", { vendor: "ACME", total: 5 });
     expect(task.requiredCount).toBe(0);
     const answers = await Promise.all([
@@ -124,7 +124,7 @@ describe("human-review tasks", () => {
 
   test("approve replays its idempotency key", async () => {
     const r = await reviewHarness();
-    r.deploy(INVOICE_CHECK.replace("selection: {mode: confidence, threshold: 0.8}", "selection: {mode: explicit}"));
+    await r.deploy(INVOICE_CHECK.replace("selection: {mode: confidence, threshold: 0.8}", "selection: {mode: explicit}"));
     const { runId, task } = await r.parked("workflows.invoice-check", { vendor: "ACME", total: 5 });
     const first = await r.post(`/v1/human-reviews/${task.id}/approve`, { expectedVersion: 1, idempotencyKey: "once" });
     const second = await r.post(`/v1/human-reviews/${task.id}/approve`, { expectedVersion: 1, idempotencyKey: "once" });
@@ -136,7 +136,7 @@ describe("human-review tasks", () => {
 
   test("reject ends the run rejected with the reason; the replayed key answers the same", async () => {
     const r = await reviewHarness();
-    r.deploy(INVOICE_CHECK);
+    await r.deploy(INVOICE_CHECK);
     const { runId, task } = await r.parked("workflows.invoice-check", { vendor: "ACME", total: 5 });
     const body = { reason: "the scan shows another vendor", expectedVersion: 1, idempotencyKey: "rej-1" };
     const first = await r.post(`/v1/human-reviews/${task.id}/reject`, body);
@@ -157,7 +157,7 @@ describe("human-review tasks", () => {
 
   test("cancelling the waiting run cancels its task", async () => {
     const r = await reviewHarness();
-    r.deploy(INVOICE_CHECK);
+    await r.deploy(INVOICE_CHECK);
     const { runId, task } = await r.parked("workflows.invoice-check", { vendor: "ACME", total: 5 });
     const c = await json(await r.post(`/v1/runs/${runId}/cancel`));
     expect(c.cancellation).toEqual({ state: "cancelled", wasStatus: "waiting" });
@@ -172,8 +172,8 @@ describe("human-review tasks", () => {
 
   test("a waiting run holds no worker: with one worker, other runs still flow", async () => {
     const r = await reviewHarness(1);
-    r.deploy(INVOICE_CHECK);
-    r.deploy("name: quick\nsteps:\n  - {name: a, type: transform.set, with: {fields: {ok: true}}}\n");
+    await r.deploy(INVOICE_CHECK);
+    await r.deploy("name: quick\nsteps:\n  - {name: a, type: transform.set, with: {fields: {ok: true}}}\n");
     const first = await r.parked("workflows.invoice-check", { vendor: "A", total: 1 });
     const second = await r.parked("workflows.invoice-check", { vendor: "B", total: 2 });
     const quick = await json(await r.post("/v1/runs?wait_for_completion=30", { target: "workflows.quick", input: {} }));
@@ -183,8 +183,8 @@ describe("human-review tasks", () => {
 
   test("tasks list: pending only, oldest first, cursor, automation and waiting_before filters", async () => {
     const r = await reviewHarness();
-    const wf = r.deploy(INVOICE_CHECK);
-    r.deploy(INVOICE_CHECK.replace("name: invoice-check", "name: other-check"));
+    const wf = await r.deploy(INVOICE_CHECK);
+    await r.deploy(INVOICE_CHECK.replace("name: invoice-check", "name: other-check"));
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       r.h.clock.advance(1000);
@@ -207,16 +207,16 @@ describe("human-review tasks", () => {
 
   test("tenant isolation: another tenant's task is as missing as an unknown one", async () => {
     const r = await reviewHarness();
-    r.deploy(INVOICE_CHECK);
+    await r.deploy(INVOICE_CHECK);
     const { task } = await r.parked("workflows.invoice-check", { vendor: "ACME", total: 5 });
-    const other = r.h.tenant(`o${Math.random().toString(36).slice(2, 8)}`).key;
+    const other = (await r.h.tenant(`o${Math.random().toString(36).slice(2, 8)}`)).key;
     expect((await r.get(`/v1/human-reviews/${task.id}`, other)).status).toBe(404);
     expect((await json(await r.get(`/v1/human-reviews`, other))).tasks).toHaveLength(0);
     expect((await r.post(`/v1/human-reviews/${task.id}/approve`, { expectedVersion: 1 }, other)).status).toBe(404);
     expect((await r.put(`/v1/human-reviews/${task.id}/fields`, { path: "/total", value: 1, expectedVersion: 1, idempotencyKey: "x" }, other)).status).toBe(404);
-    const readOnly = r.h.key(r.t.slug, ["runs:read"]);
+    const readOnly = await r.h.key(r.t.slug, ["runs:read"]);
     expect((await r.get(`/v1/human-reviews/${task.id}`, readOnly)).status).toBe(403);
-    const reader = r.h.key(r.t.slug, ["reviews:read"]);
+    const reader = await r.h.key(r.t.slug, ["reviews:read"]);
     expect((await r.get(`/v1/human-reviews/${task.id}`, reader)).status).toBe(200);
     expect((await r.post(`/v1/human-reviews/${task.id}/approve`, { expectedVersion: 1 }, reader)).status).toBe(403);
     expect((await r.get(`/v1/human-reviews`, "")).status).toBe(401);
@@ -224,7 +224,7 @@ describe("human-review tasks", () => {
 
   test("run input files are shown on the task and downloadable", async () => {
     const r = await reviewHarness();
-    r.deploy(INVOICE_CHECK);
+    await r.deploy(INVOICE_CHECK);
     const started = await json(
       await r.post("/v1/runs", {
         target: "workflows.invoice-check",
@@ -255,9 +255,9 @@ steps:
 ${meta}
       selection: ${selection}
 `;
-    r.deploy(wf("all-fields", "{mode: all, exclude: [/e]}"));
-    r.deploy(wf("explicit-fields", "{mode: explicit, include: [/b/c]}", "      fieldMetadata: {/a: {review: always}}"));
-    r.deploy(wf("by-label", "{mode: confidence, threshold: medium, missingConfidence: skip}", "      fieldMetadata: {/a: {confidence: low}, /e: {confidence: high}, /b/c: {confidence: 0.3}}"));
+    await r.deploy(wf("all-fields", "{mode: all, exclude: [/e]}"));
+    await r.deploy(wf("explicit-fields", "{mode: explicit, include: [/b/c]}", "      fieldMetadata: {/a: {review: always}}"));
+    await r.deploy(wf("by-label", "{mode: confidence, threshold: medium, missingConfidence: skip}", "      fieldMetadata: {/a: {confidence: low}, /e: {confidence: high}, /b/c: {confidence: 0.3}}"));
     const paths = async (name: string) => (await r.parked(`workflows.${name}`, {})).task.decisions.map((d: Json) => d.path).sort();
     expect(await paths("all-fields")).toEqual(["/a", "/b/c", "/b/d/0", "/b/d/1"]);
     expect(await paths("explicit-fields")).toEqual(["/a", "/b/c"]);

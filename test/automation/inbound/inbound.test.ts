@@ -42,7 +42,7 @@ interface Setup {
 async function setup(over: Partial<AutomationConfig> = {}, workflows = [intake()]): Promise<Setup> {
   const smtpCfg = { port: 0, maxSize: 64 * 1024, rateLimit: 0, ...over.smtp };
   const h = await harness({ mailDomain: DOMAIN, ...over, smtp: smtpCfg });
-  const t = h.tenant(`t${Math.random().toString(36).slice(2, 8)}`);
+  const t = await h.tenant(`t${Math.random().toString(36).slice(2, 8)}`);
   for (const yaml of workflows) expect((await h.req("POST", "/v1/automations", { key: t.key, body: { yaml } })).status).toBe(201);
   const smtp = await startSmtp(h.ctx, smtpCfg, "127.0.0.1");
   receivers.push(smtp);
@@ -103,7 +103,7 @@ describe("addresses and the e-mail trigger", () => {
 
   test("without --mail-domain the whitelist shows and the address is null", async () => {
     const h = await harness();
-    const t = h.tenant("nodomain");
+    const t = await h.tenant("nodomain");
     await h.req("POST", "/v1/automations", { key: t.key, body: { yaml: intake() } });
     const d = await json(await h.req("GET", "/v1/automations/workflows.intake?expand=inboundEmail", { key: t.key }));
     expect(d.inboundEmail).toEqual({ address: null, whitelist: { domains: ["partner.example"], emails: ["boss@corp.example"] } });
@@ -111,7 +111,7 @@ describe("addresses and the e-mail trigger", () => {
 
   test("version create refuses e-mail triggers that could not start a run, naming the line", async () => {
     const h = await harness();
-    const t = h.tenant("rules");
+    const t = await h.tenant("rules");
     const create = async (yaml: string) => {
       const r = await h.req("POST", "/v1/automations", { key: t.key, body: { yaml } });
       return { status: r.status, issues: ((await json(r)).issues ?? []) as { field: string; message: string; code: string }[] };

@@ -21,7 +21,7 @@ describe("GET /v1/models", () => {
       { OPENAI_KEY_FOR_TEST: "sk-live-abcdef" },
     );
     const h = await harness({ models });
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const res = await h.req("GET", "/v1/models", { key: t.key });
     expect(res.status).toBe(200);
     const text = await res.text();
@@ -41,7 +41,7 @@ describe("GET /v1/models", () => {
 
   test("no models configured: empty list; no key: 401", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     expect(await (await h.req("GET", "/v1/models", { key: t.key })).json()).toEqual({ data: [] });
     expect((await h.req("GET", "/v1/models")).status).toBe(401);
   });

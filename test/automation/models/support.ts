@@ -25,7 +25,7 @@ export async function aiHarness(models?: ModelsConfig, over: Partial<AutomationC
   const h = await harness({ workers: 2, ...(models ? { models } : {}), ...over });
   open.push(h);
   runsOf(h.ctx).startWorkers();
-  const t = h.tenant(`t${Math.random().toString(36).slice(2, 8)}`);
+  const t = await h.tenant(`t${Math.random().toString(36).slice(2, 8)}`);
   const deployed = new Set<string>();
   return {
     ...h,
@@ -34,7 +34,7 @@ export async function aiHarness(models?: ModelsConfig, over: Partial<AutomationC
     async run(yaml, input = {}) {
       const name = /^name:\s*(\S+)/m.exec(yaml)![1];
       if (!deployed.has(name)) {
-        createAutomation(h.ctx.sqlite, h.clock, t.id, yaml);
+        await createAutomation(h.ctx.storage.automations, h.clock, t.id, yaml);
         deployed.add(name);
       }
       const res = await h.req("POST", "/v1/runs?wait_for_completion=60", { key: t.key, body: { target: `workflows.${name}`, input } });

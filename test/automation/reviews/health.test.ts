@@ -30,9 +30,9 @@ const reviewed = (r: SeededRun) => r.verdict === "correct" || r.verdict === "inc
 describe("review health", () => {
   test("10,000 seeded runs: summary, weekly buckets and rolling points match an independent calculation", async () => {
     const h = await harness();
-    const t = h.tenant(`hh${Math.random().toString(36).slice(2, 8)}`);
-    const a = createAutomation(h.ctx.sqlite, h.clock, t.id, "name: checked\nsteps:\n  - {name: a, type: transform.set, with: {fields: {x: 1}}}\n");
-    const b = createAutomation(h.ctx.sqlite, h.clock, t.id, "name: other\nsteps:\n  - {name: a, type: transform.set, with: {fields: {x: 1}}}\n");
+    const t = await h.tenant(`hh${Math.random().toString(36).slice(2, 8)}`);
+    const a = await createAutomation(h.ctx.storage.automations, h.clock, t.id, "name: checked\nsteps:\n  - {name: a, type: transform.set, with: {fields: {x: 1}}}\n");
+    const b = await createAutomation(h.ctx.storage.automations, h.clock, t.id, "name: other\nsteps:\n  - {name: a, type: transform.set, with: {fields: {x: 1}}}\n");
     const now = h.clock.now().getTime();
     const runs = seedRuns(h.ctx.sqlite, { tenantId: t.id, automationId: a.id, count: 10_000, end: now - 1000, spacingMs: 500_000, seed: 42, prefix: "a" });
     seedRuns(h.ctx.sqlite, { tenantId: t.id, automationId: b.id, count: 500, end: now - 1000, spacingMs: 500_000, seed: 7, prefix: "b" });
@@ -107,8 +107,8 @@ describe("review health", () => {
 
   test("no runs: nulls, not zeros or NaN; bad queries are 400; unknown automation 404", async () => {
     const h = await harness();
-    const t = h.tenant(`he${Math.random().toString(36).slice(2, 8)}`);
-    const a = createAutomation(h.ctx.sqlite, h.clock, t.id, "name: empty\nsteps:\n  - {name: a, type: transform.set, with: {fields: {x: 1}}}\n");
+    const t = await h.tenant(`he${Math.random().toString(36).slice(2, 8)}`);
+    const a = await createAutomation(h.ctx.storage.automations, h.clock, t.id, "name: empty\nsteps:\n  - {name: a, type: transform.set, with: {fields: {x: 1}}}\n");
     const body = await json(await h.req("GET", `/v1/automations/${a.id}/reviews/health`, { key: t.key }));
     expect(body.summary).toEqual({
       totalRuns: 0, reviewedRuns: 0, reviewCoverage: null, correctReviews: 0, incorrectReviews: 0, nitReviews: 0, reviewedCorrectness: null,

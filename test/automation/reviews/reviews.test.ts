@@ -22,9 +22,9 @@ output:
 
 async function setup() {
   const h = await harness({ workers: 2 });
-  const t = h.tenant(`r${Math.random().toString(36).slice(2, 8)}`);
+  const t = await h.tenant(`r${Math.random().toString(36).slice(2, 8)}`);
   runsOf(h.ctx).startWorkers();
-  createAutomation(h.ctx.sqlite, h.clock, t.id, SHEET);
+  await createAutomation(h.ctx.storage.automations, h.clock, t.id, SHEET);
   const call = (method: string, path: string, body?: unknown, key = t.key) => h.req(method, path, { key, body });
   const run = async (input: Json = {}) => {
     const r = await json(await call("POST", "/v1/runs?wait_for_completion=30", { target: "workflows.sheet-report", input }));
@@ -91,7 +91,7 @@ describe("run reviews", () => {
     expect((await h.req("PUT", `/v1/runs/${id}/reviews`, { key: t.key, body: "{x", headers: { "content-type": "application/json" } })).status).toBe(400);
     expect((await call("PUT", `/v1/runs/exec_nope/reviews`, {})).status).toBe(404);
     // A run that is not finished cannot be reviewed.
-    createAutomation(h.ctx.sqlite, h.clock, t.id, "name: slow\nsteps:\n  - {name: w, type: control.wait, duration: 5000}\n");
+    await createAutomation(h.ctx.storage.automations, h.clock, t.id, "name: slow\nsteps:\n  - {name: w, type: control.wait, duration: 5000}\n");
     const slow = await json(await call("POST", "/v1/runs", { target: "workflows.slow" }));
     const early = await call("PUT", `/v1/runs/${slow.id}/reviews`, { verdict: "correct" });
     expect(early.status).toBe(409);
@@ -221,7 +221,7 @@ describe("run reviews", () => {
     const { h, t, call, run } = await setup();
     const id = await run();
     await call("PUT", `/v1/runs/${id}/reviews`, { verdict: "correct" });
-    const other = h.tenant(`o${Math.random().toString(36).slice(2, 8)}`).key;
+    const other = (await h.tenant(`o${Math.random().toString(36).slice(2, 8)}`)).key;
     expect((await call("GET", `/v1/runs/${id}/reviews`, undefined, other)).status).toBe(404);
     expect((await call("PUT", `/v1/runs/${id}/reviews`, { verdict: "incorrect" }, other)).status).toBe(404);
     expect((await call("DELETE", `/v1/runs/${id}/reviews`, undefined, other)).status).toBe(404);
@@ -229,10 +229,10 @@ describe("run reviews", () => {
     expect((await call("POST", `/v1/runs/${id}/promote`, {}, other)).status).toBe(404);
     const auto = (await json(await call("GET", "/v1/automations"))).data[0].id;
     expect((await call("GET", `/v1/automations/${auto}/reviews/health`, undefined, other)).status).toBe(404);
-    const reader = h.key(t.slug, ["reviews:read"]);
+    const reader = await h.key(t.slug, ["reviews:read"]);
     expect((await call("GET", `/v1/runs/${id}/reviews`, undefined, reader)).status).toBe(200);
     expect((await call("PUT", `/v1/runs/${id}/reviews`, { verdict: "incorrect" }, reader)).status).toBe(403);
-    const noDatasets = h.key(t.slug, ["reviews:write"]);
+    const noDatasets = await h.key(t.slug, ["reviews:write"]);
     expect((await call("POST", `/v1/runs/${id}/promote`, {}, noDatasets)).status).toBe(403);
   });
 });

@@ -33,9 +33,9 @@ function stray(value: unknown, schema: Schema, at = "$"): string[] {
 
 test("review, corrected files, promotion and health answer only the reference's keys", async () => {
   const h = await harness({ workers: 1 });
-  const t = h.tenant(`s${Math.random().toString(36).slice(2, 8)}`);
+  const t = await h.tenant(`s${Math.random().toString(36).slice(2, 8)}`);
   runsOf(h.ctx).startWorkers();
-  createAutomation(h.ctx.sqlite, h.clock, t.id, "name: shaped\nsteps:\n  - {name: a, type: transform.set, with: {fields: {x: 1}}}\n");
+  await createAutomation(h.ctx.storage.automations, h.clock, t.id, "name: shaped\nsteps:\n  - {name: a, type: transform.set, with: {fields: {x: 1}}}\n");
   const call = (method: string, path: string, body?: unknown) => h.req(method, path, { key: t.key, body });
   const run = await json(await call("POST", "/v1/runs?wait_for_completion=30", { target: "workflows.shaped", input: {} }));
   const put = await json(await call("PUT", `/v1/runs/${run.id}/reviews`, { verdict: "incorrect", note: "n", correctedOutput: { x: 2 }, corrections: [{ kind: "field", path: "/x", correctedValue: 2 }] }));

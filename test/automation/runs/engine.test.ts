@@ -20,17 +20,17 @@ afterAll(() => counter.stop(true));
 
 async function realHarness() {
   const h = await harness({ workers: 2, httpAllowHosts: [`127.0.0.1:${counter.port}`] });
-  const t = h.tenant(`e${Math.random().toString(36).slice(2, 8)}`);
+  const t = await h.tenant(`e${Math.random().toString(36).slice(2, 8)}`);
   runsOf(h.ctx).startWorkers();
   const post = (path: string, body?: unknown) => h.req("POST", path, { key: t.key, body });
   const get = (path: string) => h.req("GET", path, { key: t.key });
-  return { h, t, post, get, deploy: (yaml: string) => createAutomation(h.ctx.sqlite, h.clock, t.id, yaml) };
+  return { h, t, post, get, deploy: (yaml: string) => createAutomation(h.ctx.storage.automations, h.clock, t.id, yaml) };
 }
 
 describe("runs with the real engine", () => {
   test("script, foreach, http call to an allow-listed host and the output mapping", async () => {
     const { post, get, deploy } = await realHarness();
-    deploy(`
+    await deploy(`
 name: invoice-total
 inputs:
   - {name: lines, type: array, required: true}
@@ -71,7 +71,7 @@ output:
 
   test("a host off the allow-list fails the run cleanly", async () => {
     const { post, deploy } = await realHarness();
-    deploy(`
+    await deploy(`
 name: outside
 steps:
   - {name: call, type: action.http, with: {url: "http://127.0.0.2:9/x"}}
@@ -83,14 +83,14 @@ steps:
 
   test("action.invoke-workflow runs the child as its own run and returns its output", async () => {
     const { post, get, deploy } = await realHarness();
-    deploy(`
+    await deploy(`
 name: child
 inputs: [{name: x, type: integer, required: true}]
 steps:
   - {name: double, type: transform.script, with: {inputs: {x: "{{ input.x }}"}, function: "function script(x) { return x * 2 }"}}
 output: {doubled: "{{ steps.double.output }}"}
 `);
-    deploy(`
+    await deploy(`
 name: parent
 steps:
   - {name: call, type: action.invoke-workflow, with: {workflow: workflows.child, input: {x: 21}}}
@@ -106,7 +106,7 @@ output: {answer: "{{ steps.call.output.doubled }}"}
 
   test("a workflow that invokes itself is stopped at the nesting limit", async () => {
     const { post, deploy } = await realHarness();
-    deploy(`
+    await deploy(`
 name: loop
 steps:
   - {name: again, type: action.invoke-workflow, with: {workflow: workflows.loop}}
@@ -118,7 +118,7 @@ steps:
 
   test("cancelling a run in a long control.wait cancels it promptly", async () => {
     const { post, get, deploy } = await realHarness();
-    deploy(`
+    await deploy(`
 name: slow
 steps:
   - {name: nap, type: control.wait, duration: 60000}
@@ -160,9 +160,9 @@ steps:
     });
     try {
       const h = await harness({ workers: 2, httpAllowHosts: [`127.0.0.1:${slow.port}`] });
-      const t = h.tenant(`c${Math.random().toString(36).slice(2, 8)}`);
+      const t = await h.tenant(`c${Math.random().toString(36).slice(2, 8)}`);
       runsOf(h.ctx).startWorkers();
-      createAutomation(h.ctx.sqlite, h.clock, t.id, `
+      await createAutomation(h.ctx.storage.automations, h.clock, t.id, `
 name: charge
 steps:
   - {name: charge, type: action.http, with: {url: "http://127.0.0.1:${slow.port}/charge", method: POST}}
@@ -196,12 +196,12 @@ steps:
 
   test("cancelling a parent cancels the child run it is waiting on", async () => {
     const { post, get, deploy } = await realHarness();
-    deploy(`
+    await deploy(`
 name: sleepy-child
 steps:
   - {name: nap, type: control.wait, duration: 60000}
 `);
-    deploy(`
+    await deploy(`
 name: sleepy-parent
 steps:
   - {name: call, type: action.invoke-workflow, with: {workflow: workflows.sleepy-child}}
@@ -222,7 +222,7 @@ steps:
 
   test("cancelling a parent also cancels a child run that executes apart from it (resumed by a worker)", async () => {
     const { h, post, get, deploy } = await realHarness();
-    deploy(`
+    await deploy(`
 name: nap-a
 steps:
   - {name: nap, type: control.wait, duration: 60000}
@@ -243,14 +243,14 @@ steps:
 
   test("a file produced by the parent can be passed to a child run, which reads it", async () => {
     const { post, deploy } = await realHarness();
-    deploy(`
+    await deploy(`
 name: sheet-reader
 inputs: [{name: book, type: file, required: true}]
 steps:
   - {name: read, type: transform.xlsx-to-json, with: {file: "{{ input.book }}"}}
 output: {rows: "{{ steps.read.output }}"}
 `);
-    deploy(`
+    await deploy(`
 name: sheet-maker
 steps:
   - {name: make, type: transform.json-to-xlsx, with: {rows: [{a: 1}, {a: 2}], filename: book.xlsx}}

@@ -14,7 +14,7 @@ steps:
 describe("run lifecycle", () => {
   test("pending → running → completed, with events in order and steps recorded", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
+    await h.deploy(twoSteps());
     h.engine.hold("second");
     const id = (await json(await h.post("/v1/runs", { target: "workflows.two-steps", input: { who: "a" } }))).id;
     expect((await json(await h.get(`/v1/runs/${id}`))).execution.status).toBe("pending");
@@ -46,7 +46,7 @@ describe("run lifecycle", () => {
 
   test("a failing step: failed, error message on the run, later steps never run", async () => {
     const h = await runsHarness();
-    h.deploy(failing);
+    await h.deploy(failing);
     h.startWorkers();
     const r = await h.post("/v1/runs?wait_for_completion=10", { target: "workflows.failing" });
     expect(r.status).toBe(200);
@@ -67,7 +67,7 @@ describe("run lifecycle", () => {
 
   test("cancel a queued run: cancelled at once, it never starts", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
+    await h.deploy(twoSteps());
     const id = (await json(await h.post("/v1/runs", { target: "workflows.two-steps", input: { who: "a" } }))).id;
     const c = await json(await h.post(`/v1/runs/${id}/cancel`));
     expect(c).toEqual({ id, type: "workflow", finished: true, execution: { status: "cancelled" }, cancellation: { state: "cancelled", wasStatus: "pending" } });
@@ -82,7 +82,7 @@ describe("run lifecycle", () => {
 
   test("cancel a running run: requested, then cancelled at the next step boundary (the step in flight finishes)", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
+    await h.deploy(twoSteps());
     h.engine.hold("first");
     h.startWorkers();
     const id = (await json(await h.post("/v1/runs", { target: "workflows.two-steps", input: { who: "a" } }))).id;
@@ -105,7 +105,7 @@ describe("run lifecycle", () => {
 
   test("cancel a finished run: already_terminal, nothing changes; unknown run → 404", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
+    await h.deploy(twoSteps());
     h.startWorkers();
     const run = await json(await h.post("/v1/runs?wait_for_completion=10", { target: "workflows.two-steps", input: { who: "a" } }));
     const c = await json(await h.post(`/v1/runs/${run.id}/cancel`));
@@ -116,7 +116,7 @@ describe("run lifecycle", () => {
 
   test("a waiting run can be cancelled at once", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
+    await h.deploy(twoSteps());
     const id = (await json(await h.post("/v1/runs", { target: "workflows.two-steps", input: { who: "a" } }))).id;
     h.ctx.sqlite.query("UPDATE runs SET status = 'waiting' WHERE id = ?").run(id);
     const c = await json(await h.post(`/v1/runs/${id}/cancel`));
@@ -125,7 +125,7 @@ describe("run lifecycle", () => {
 
   test("expand=input,usage,execution,debug adds those blocks; a bad expand is 400", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
+    await h.deploy(twoSteps());
     h.startWorkers();
     const run = await json(await h.post("/v1/runs?wait_for_completion=10", { target: "workflows.two-steps", input: { who: "a" }, metadata: { ticket: "T-1" } }));
     const plain = await json(await h.get(`/v1/runs/${run.id}`));
@@ -146,7 +146,7 @@ describe("run lifecycle", () => {
 
   test("usage and trace endpoints", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
+    await h.deploy(twoSteps());
     h.startWorkers();
     const run = await json(await h.post("/v1/runs?wait_for_completion=10", { target: "workflows.two-steps", input: { who: "a" } }));
     const usage = await json(await h.get(`/v1/runs/${run.id}/usage`));
@@ -159,7 +159,7 @@ describe("run lifecycle", () => {
 
   test("sampleRank is deterministic per run id and lies in [0, 1)", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
+    await h.deploy(twoSteps());
     const ranks: number[] = [];
     for (let i = 0; i < 20; i++) {
       const id = (await json(await h.post("/v1/runs", { target: "workflows.two-steps", input: { who: "a" } }))).id;
@@ -178,7 +178,7 @@ describe("run lifecycle", () => {
 
   test("wait on a run that fails returns 200 (terminal) with the error", async () => {
     const h = await runsHarness();
-    h.deploy(failing);
+    await h.deploy(failing);
     h.startWorkers();
     const r = await h.post("/v1/runs?wait_for_completion=5", { target: "workflows.failing" });
     expect(r.status).toBe(200);
@@ -187,7 +187,7 @@ describe("run lifecycle", () => {
 
   test("many concurrent waiters all get their own run back", async () => {
     const h = await runsHarness({ workers: 3 });
-    h.deploy(twoSteps());
+    await h.deploy(twoSteps());
     h.startWorkers();
     const rs = await Promise.all(
       Array.from({ length: 30 }, (_, i) => h.post("/v1/runs?wait_for_completion=10", { target: "workflows.two-steps", input: { who: `w${i}` } })),

@@ -6,8 +6,8 @@ import { json, type Json, runsHarness, twoSteps } from "./support";
 
 async function seeded() {
   const h = await runsHarness();
-  const a = h.deploy(twoSteps("alpha"));
-  const b = h.deploy(twoSteps("beta"));
+  const a = await h.deploy(twoSteps("alpha"));
+  const b = await h.deploy(twoSteps("beta"));
   const svc = runsOf(h.ctx);
   const actor = { tenantId: h.t.id, keyId: "key_seed", keyName: "seeder" };
   const other = { tenantId: h.t.id, keyId: "key_other", keyName: "other" };
@@ -142,7 +142,7 @@ describe("GET /v1/runs filters", () => {
     expect(idsOf(await json(await h.get("/v1/runs?limit=2&offset=2")))).toEqual([ids.b1, ids.a2]);
     expect((await h.get("/v1/runs?limit=0")).status).toBe(400);
     expect((await h.get("/v1/runs?limit=101")).status).toBe(400);
-    const other = h.tenant("someone-else");
+    const other = await h.tenant("someone-else");
     expect((await json(await h.get("/v1/runs", other.key))).runs).toEqual([]);
   });
 
@@ -157,7 +157,7 @@ describe("GET /v1/runs filters", () => {
 describe("cursor pagination under concurrent inserts", () => {
   test("newest-first pages never repeat or skip a run that existed when paging began", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
+    await h.deploy(twoSteps());
     const svc = runsOf(h.ctx);
     const actor = { tenantId: h.t.id, keyId: "key_x" };
     const existing: string[] = [];
@@ -187,7 +187,7 @@ describe("cursor pagination under concurrent inserts", () => {
 
   test("oldest-first pages pick up runs inserted meanwhile exactly once", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
+    await h.deploy(twoSteps());
     const svc = runsOf(h.ctx);
     const actor = { tenantId: h.t.id, keyId: "key_x" };
     const all: string[] = [];

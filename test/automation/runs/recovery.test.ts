@@ -48,8 +48,8 @@ describe("recovery on start", () => {
     const engineA = new TestEngine();
     engineA.hold("second"); // never opened: server A "dies" with runs inside step two
     const a = await server(dir, engineA, 2);
-    const tenant = createTenant(a.ctx.sqlite, a.ctx.clock, { name: "rec", slug: "rec" });
-    createAutomation(a.ctx.sqlite, a.ctx.clock, tenant.id, threeSteps);
+    const tenant = await createTenant(a.ctx.storage.tenancy, a.ctx.clock, { name: "rec", slug: "rec" });
+    await createAutomation(a.ctx.storage.automations, a.ctx.clock, tenant.id, threeSteps);
     const actor = { tenantId: tenant.id, keyId: "key_t" };
     const ids: string[] = [];
     for (let n = 0; n < 4; n++) ids.push((await a.svc.start(actor, { target: "workflows.three", input: { n } })).id);
@@ -96,8 +96,8 @@ describe("recovery on start", () => {
     const engineA = new TestEngine();
     engineA.hold("second");
     const a = await server(dir, engineA, 1);
-    const tenant = createTenant(a.ctx.sqlite, a.ctx.clock, { name: "stop", slug: "stop" });
-    createAutomation(a.ctx.sqlite, a.ctx.clock, tenant.id, threeSteps);
+    const tenant = await createTenant(a.ctx.storage.tenancy, a.ctx.clock, { name: "stop", slug: "stop" });
+    await createAutomation(a.ctx.storage.automations, a.ctx.clock, tenant.id, threeSteps);
     const id = (await a.svc.start({ tenantId: tenant.id, keyId: "k" }, { target: "workflows.three", input: { n: 7 } })).id;
     a.svc.startWorkers();
     await engineA.reached("second");
@@ -121,8 +121,8 @@ describe("queue", () => {
     const dir = mkdtempSync(join(tmpdir(), "runs-claim-"));
     dirs.push(dir);
     const a = await server(dir, new TestEngine());
-    const tenant = createTenant(a.ctx.sqlite, a.ctx.clock, { name: "claim", slug: "claim" });
-    createAutomation(a.ctx.sqlite, a.ctx.clock, tenant.id, threeSteps);
+    const tenant = await createTenant(a.ctx.storage.tenancy, a.ctx.clock, { name: "claim", slug: "claim" });
+    await createAutomation(a.ctx.storage.automations, a.ctx.clock, tenant.id, threeSteps);
     for (let n = 0; n < 6; n++) await a.svc.start({ tenantId: tenant.id, keyId: "k" }, { target: "workflows.three", input: { n } });
     const s1 = new RunStore(openSqlite(join(dir, "automation.db"), migrations));
     const s2 = new RunStore(openSqlite(join(dir, "automation.db"), migrations));
@@ -144,8 +144,8 @@ describe("queue", () => {
     const dir = mkdtempSync(join(tmpdir(), "runs-idle-"));
     dirs.push(dir);
     const a = await server(dir, new TestEngine());
-    const tenant = createTenant(a.ctx.sqlite, a.ctx.clock, { name: "idle", slug: "idle" });
-    createAutomation(a.ctx.sqlite, a.ctx.clock, tenant.id, threeSteps);
+    const tenant = await createTenant(a.ctx.storage.tenancy, a.ctx.clock, { name: "idle", slug: "idle" });
+    await createAutomation(a.ctx.storage.automations, a.ctx.clock, tenant.id, threeSteps);
     let claims = 0;
     const orig = a.svc.store.claim.bind(a.svc.store);
     a.svc.store.claim = (...args) => {
@@ -171,8 +171,8 @@ describe("crash loops", () => {
     dirs.push(dir);
     const engine = new TestEngine();
     const a = await server(dir, engine);
-    const tenant = createTenant(a.ctx.sqlite, a.ctx.clock, { name: "poison", slug: "poison" });
-    createAutomation(a.ctx.sqlite, a.ctx.clock, tenant.id, threeSteps);
+    const tenant = await createTenant(a.ctx.storage.tenancy, a.ctx.clock, { name: "poison", slug: "poison" });
+    await createAutomation(a.ctx.storage.automations, a.ctx.clock, tenant.id, threeSteps);
     const id = (await a.svc.start({ tenantId: tenant.id, keyId: "k" }, { target: "workflows.three", input: { n: 1 } })).id;
     // As if five earlier server processes each died while running it.
     a.svc.store.sqlite.query("UPDATE runs SET status = 'running', attempts = ?, claimed_by = 'wrk_dead' WHERE id = ?").run(MAX_ATTEMPTS, id);
@@ -227,9 +227,9 @@ output: "{{ steps.done.output }}"
       dirs.push(dir);
       const tag = `effect-${workers}`;
       const a = await realServer(dir, 2);
-      const tenant = createTenant(a.ctx.sqlite, a.ctx.clock, { name: "inv", slug: "inv" });
-      createAutomation(a.ctx.sqlite, a.ctx.clock, tenant.id, childYaml(tag));
-      createAutomation(a.ctx.sqlite, a.ctx.clock, tenant.id, parentYaml);
+      const tenant = await createTenant(a.ctx.storage.tenancy, a.ctx.clock, { name: "inv", slug: "inv" });
+      await createAutomation(a.ctx.storage.automations, a.ctx.clock, tenant.id, childYaml(tag));
+      await createAutomation(a.ctx.storage.automations, a.ctx.clock, tenant.id, parentYaml);
       const parent = (await a.svc.start({ tenantId: tenant.id, keyId: "k" }, { target: "workflows.parent" })).id;
       a.svc.startWorkers();
       const children = (svc: typeof a.svc) =>
@@ -258,8 +258,8 @@ output: "{{ steps.done.output }}"
     const dir = mkdtempSync(join(tmpdir(), "runs-interrupt-"));
     dirs.push(dir);
     const a = await realServer(dir, 1);
-    const tenant = createTenant(a.ctx.sqlite, a.ctx.clock, { name: "int", slug: "int" });
-    createAutomation(a.ctx.sqlite, a.ctx.clock, tenant.id, `
+    const tenant = await createTenant(a.ctx.storage.tenancy, a.ctx.clock, { name: "int", slug: "int" });
+    await createAutomation(a.ctx.storage.automations, a.ctx.clock, tenant.id, `
 name: slowpoke
 steps:
   - {name: call, type: action.http, with: {url: "http://127.0.0.1:${sink.port}/slow-int", method: POST}}

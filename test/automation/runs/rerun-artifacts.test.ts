@@ -22,7 +22,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
   describe("rerun", () => {
     test("a rerun is a new run with the same input, linked both ways through execution.retry", async () => {
       const h = await runsHarness({}, mode);
-      h.deploy(twoSteps());
+      await h.deploy(twoSteps());
       h.startWorkers();
       const first = await json(await h.post("/v1/runs?wait_for_completion=10", { target: "workflows.two-steps", input: { who: "ada" } }));
       const r = await h.post(`/v1/runs/${first.id}/rerun?wait_for_completion=10`);
@@ -42,9 +42,9 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("rerun without a wait answers 201; reruns follow the current version unless version=original", async () => {
       const h = await runsHarness({}, mode);
-      const a = h.deploy(twoSteps());
+      const a = await h.deploy(twoSteps());
       const first = await json(await h.post("/v1/runs", { target: "workflows.two-steps", input: { who: "ada" } }));
-      createVersion(h.ctx.sqlite, h.clock, h.t.id, a.id, { yaml: twoSteps().replace("version: 1.0.0", "version: 2.0.0"), version: "2.0.0", activate: true });
+      await createVersion(h.ctx.storage.automations, h.clock, h.t.id, a.id, { yaml: twoSteps().replace("version: 1.0.0", "version: 2.0.0"), version: "2.0.0", activate: true });
       const latest = await h.post(`/v1/runs/${first.id}/rerun`);
       expect(latest.status).toBe(201);
       const pinned = await json(await h.post(`/v1/runs/${first.id}/rerun?version=original`));
@@ -64,7 +64,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
   describe("artifacts", () => {
     test("list, bytes by path with content type, duplicate names kept under the step's folder", async () => {
       const h = await runsHarness({}, mode);
-      h.deploy(withFiles);
+      await h.deploy(withFiles);
       h.startWorkers();
       const run = await json(await h.post("/v1/runs?wait_for_completion=10", { target: "workflows.reports" }));
       expect(run.files.map((f: { path: string }) => f.path).sort()).toEqual(["again/summary.txt", "data.json", "summary.txt"]);
@@ -77,14 +77,14 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
       expect(await bytes.text()).toBe("total 42");
       expect(await (await h.get(`/v1/runs/${run.id}/artifacts/again/summary.txt`)).text()).toBe("second summary");
       expect((await h.get(`/v1/runs/${run.id}/artifacts/missing.txt`)).status).toBe(404);
-      const other = h.tenant("other-artifacts");
+      const other = await h.tenant("other-artifacts");
       expect((await h.get(`/v1/runs/${run.id}/artifacts`, other.key)).status).toBe(404);
       expect((await h.get(`/v1/runs/${run.id}/artifacts/summary.txt`, other.key)).status).toBe(404);
     });
 
     test("zip=1 streams a ZIP of the output files; bundle=review puts them under output/", async () => {
       const h = await runsHarness({}, mode);
-      h.deploy(withFiles);
+      await h.deploy(withFiles);
       h.startWorkers();
       const run = await json(await h.post("/v1/runs?wait_for_completion=10", { target: "workflows.reports" }));
       const r = await h.get(`/v1/runs/${run.id}/artifacts?zip=1`);
@@ -99,7 +99,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("over 32 MiB uncompressed → 413 artifacts_zip_too_large", async () => {
       const h = await runsHarness({}, mode);
-      h.deploy(withFiles);
+      await h.deploy(withFiles);
       h.startWorkers();
       const run = await json(await h.post("/v1/runs?wait_for_completion=10", { target: "workflows.reports" }));
       // A 33 MiB artifact (stored through the blob store like any output).
@@ -116,7 +116,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
     test("signed token: ZIP without Bearer; wrong run, tampered, expired or non-zip use refused", async () => {
       const h = await runsHarness({}, mode);
-      h.deploy(withFiles);
+      await h.deploy(withFiles);
       h.startWorkers();
       const run = await json(await h.post("/v1/runs?wait_for_completion=10", { target: "workflows.reports" }));
       const other = await json(await h.post("/v1/runs?wait_for_completion=10", { target: "workflows.reports" }));

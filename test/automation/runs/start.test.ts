@@ -17,7 +17,7 @@ steps:
 describe("POST /v1/runs", () => {
   test("without a wait: 201 {id, type, finished:false}, and the run is queued", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
+    await h.deploy(twoSteps());
     const r = await h.post("/v1/runs", { target: "workflows.two-steps", input: { who: "ada" } });
     expect(r.status).toBe(201);
     const b = await json(r);
@@ -31,7 +31,7 @@ describe("POST /v1/runs", () => {
 
   test("wait_for_completion=0 does not wait: 201", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
+    await h.deploy(twoSteps());
     h.startWorkers();
     const r = await h.post("/v1/runs?wait_for_completion=0", { target: "workflows.two-steps", input: { who: "ada" } });
     expect(r.status).toBe(201);
@@ -39,7 +39,7 @@ describe("POST /v1/runs", () => {
 
   test("finished within the wait: 200 with the full run, output and declared defaults in the input", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
+    await h.deploy(twoSteps());
     h.startWorkers();
     const r = await h.post("/v1/runs?wait_for_completion=10&expand=input", { target: "workflows.two-steps", input: { who: "ada" } });
     expect(r.status).toBe(200);
@@ -55,7 +55,7 @@ describe("POST /v1/runs", () => {
 
   test("the wait expires first: 202 with the run still in flight", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
+    await h.deploy(twoSteps());
     h.engine.hold("second");
     h.startWorkers();
     const r = await h.post("/v1/runs?wait_for_completion=1", { target: "workflows.two-steps", input: { who: "ada" } });
@@ -69,7 +69,7 @@ describe("POST /v1/runs", () => {
 
   test("wait_for_completion outside 0-600 and bad query values are 400s", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
+    await h.deploy(twoSteps());
     for (const q of ["wait_for_completion=601", "wait_for_completion=-1", "wait_for_completion=abc", "waitForCompletion=1e3"]) {
       const r = await h.post(`/v1/runs?${q}`, { target: "workflows.two-steps", input: { who: "ada" } });
       expect(r.status).toBe(400);
@@ -79,7 +79,7 @@ describe("POST /v1/runs", () => {
 
   test("input is validated against the workflow's inputs: 400 naming the fields", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
+    await h.deploy(twoSteps());
     const r = await h.post("/v1/runs", { target: "workflows.two-steps", input: { times: "many", bogus: 1 } });
     expect(r.status).toBe(400);
     const fields = (await json(r)).issues.map((i: { field: string }) => i.field).sort();
@@ -88,7 +88,7 @@ describe("POST /v1/runs", () => {
 
   test("unknown target → 404; unknown version → 404; body shape errors → 400; wrong content type → 415", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
+    await h.deploy(twoSteps());
     const missing = await h.post("/v1/runs", { target: "workflows.nope", input: {} });
     expect(missing.status).toBe(404);
     expect((await json(missing)).issues[0].field).toBe("target");
@@ -108,8 +108,8 @@ describe("POST /v1/runs", () => {
 
   test("version picks a tag; latest (default) is the current version", async () => {
     const h = await runsHarness();
-    const a = h.deploy(twoSteps());
-    createVersion(h.ctx.sqlite, h.clock, h.t.id, a.id, { yaml: twoSteps().replace("version: 1.0.0", "version: 1.1.0"), version: "1.1.0", activate: true });
+    const a = await h.deploy(twoSteps());
+    await createVersion(h.ctx.storage.automations, h.clock, h.t.id, a.id, { yaml: twoSteps().replace("version: 1.0.0", "version: 1.1.0"), version: "1.1.0", activate: true });
     const old = await json(await h.post("/v1/runs?version=1.0.0", { target: "workflows.two-steps", input: { who: "a" } }));
     const latest = await json(await h.post("/v1/runs?version=latest", { target: a.id, input: { who: "a" } }));
     const byDefault = await json(await h.post("/v1/runs", { target: "workflows.two-steps", input: { who: "a" } }));
@@ -120,7 +120,7 @@ describe("POST /v1/runs", () => {
 
   test("a workflow without the api trigger refuses API runs with 403 api_trigger_disabled", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps("manual-only", "triggerMethods: [{type: manual}]"));
+    await h.deploy(twoSteps("manual-only", "triggerMethods: [{type: manual}]"));
     const r = await h.post("/v1/runs", { target: "workflows.manual-only", input: { who: "a" } });
     expect(r.status).toBe(403);
     expect((await json(r)).issues[0].code).toBe("api_trigger_disabled");
@@ -128,9 +128,9 @@ describe("POST /v1/runs", () => {
 
   test("scopes: runs:read cannot start; runs:write can; no key → 401", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
-    const reader = h.key(h.t.id, ["runs:read"]);
-    const writer = h.key(h.t.id, ["runs:write"]);
+    await h.deploy(twoSteps());
+    const reader = await h.key(h.t.id, ["runs:read"]);
+    const writer = await h.key(h.t.id, ["runs:write"]);
     expect((await h.post("/v1/runs", { target: "workflows.two-steps", input: { who: "a" } }, reader)).status).toBe(403);
     const ok = await h.post("/v1/runs", { target: "workflows.two-steps", input: { who: "a" } }, writer);
     expect(ok.status).toBe(201);
@@ -141,8 +141,8 @@ describe("POST /v1/runs", () => {
 
   test("another tenant's run and workflow answer 404 like missing ones", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
-    const other = h.tenant("other-tenant");
+    await h.deploy(twoSteps());
+    const other = await h.tenant("other-tenant");
     const id = (await json(await h.post("/v1/runs", { target: "workflows.two-steps", input: { who: "a" } }))).id;
     expect((await h.get(`/v1/runs/${id}`, other.key)).status).toBe(404);
     expect((await h.post("/v1/runs", { target: "workflows.two-steps", input: { who: "a" } }, other.key)).status).toBe(404);
@@ -152,7 +152,7 @@ describe("POST /v1/runs", () => {
 
   test("file values: $fileId (snapshotted, readable after the file is deleted), $inline, arrays", async () => {
     const h = await runsHarness();
-    h.deploy(fileWorkflow);
+    await h.deploy(fileWorkflow);
     h.startWorkers();
     const file = await insertFile(h.ctx, h.t.id, { filename: "pool.txt", contentType: "text/plain", purpose: null }, await putBytes(h.ctx, new TextEncoder().encode("pooled bytes")));
     const r = await h.post("/v1/runs?wait_for_completion=10", {
@@ -180,7 +180,7 @@ describe("POST /v1/runs", () => {
 
   test("file values: unknown $fileId → 400; a file given for a non-file input → 400", async () => {
     const h = await runsHarness();
-    h.deploy(fileWorkflow);
+    await h.deploy(fileWorkflow);
     const missing = await h.post("/v1/runs", { target: "workflows.with-file", files: { doc: { $fileId: "file_nope" } } });
     expect(missing.status).toBe(400);
     expect((await json(missing)).issues[0].field).toBe("files.doc");
@@ -194,7 +194,7 @@ describe("POST /v1/runs", () => {
 
   test("multipart: target, input as JSON, files.<field> parts", async () => {
     const h = await runsHarness();
-    h.deploy(fileWorkflow);
+    await h.deploy(fileWorkflow);
     h.startWorkers();
     const form = new FormData();
     form.append("target", "workflows.with-file");
@@ -218,7 +218,7 @@ describe("POST /v1/runs", () => {
 
   test("X-Eigenpal-Trigger: cli is recorded as the trigger type; the key is trigger.by", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
+    await h.deploy(twoSteps());
     const r = await h.req("POST", "/v1/runs", { key: h.t.key, body: { target: "workflows.two-steps", input: { who: "a" } }, headers: { "x-eigenpal-trigger": "cli" } });
     const run = await json(await h.get(`/v1/runs/${(await json(r)).id}`));
     expect(run.trigger.type).toBe("cli");
@@ -227,7 +227,7 @@ describe("POST /v1/runs", () => {
 
   test("served under /api/v1 too", async () => {
     const h = await runsHarness();
-    h.deploy(twoSteps());
+    await h.deploy(twoSteps());
     const r = await h.post("/api/v1/runs", { target: "workflows.two-steps", input: { who: "a" } });
     expect(r.status).toBe(201);
     expect((await h.get(`/api/v1/runs/${(await json(r)).id}`)).status).toBe(200);

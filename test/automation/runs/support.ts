@@ -76,7 +76,7 @@ export interface RunsHarness extends Harness {
   engine: TestEngine;
   key: Harness["key"];
   t: { id: string; slug: string; key: string };
-  deploy(yaml: string): { id: string };
+  deploy(yaml: string): Promise<{ id: string }>;
   /** Starts the worker pool (tests that inspect queued runs leave it stopped). */
   startWorkers(): void;
   post(path: string, body?: unknown, key?: string): Promise<Response>;
@@ -89,12 +89,12 @@ export async function runsHarness(over: Parameters<typeof harness>[0] = {}, blob
   const h = await harness({ workers: 2, ...over }, blobs);
   const engine = new TestEngine();
   runsOf(h.ctx, workflowRuntime(engine.execute));
-  const t = h.tenant(`t${Math.random().toString(36).slice(2, 8)}`);
+  const t = await h.tenant(`t${Math.random().toString(36).slice(2, 8)}`);
   const rh: RunsHarness = {
     ...h,
     engine,
     t,
-    deploy: (yaml) => createAutomation(h.ctx.sqlite, h.clock, t.id, yaml),
+    deploy: (yaml) => createAutomation(h.ctx.storage.automations, h.clock, t.id, yaml),
     startWorkers: () => runsOf(h.ctx).startWorkers(),
     post: (path, body, key = t.key) => h.req("POST", path, { key, body }),
     get: (path, key = t.key) => h.req("GET", path, { key }),

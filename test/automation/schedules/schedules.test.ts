@@ -27,7 +27,7 @@ const cron = (schedule: string, extra = "") => `  - {type: cron, schedule: "${sc
 async function setup(start: string, triggers: string[], name = "tick") {
   const h = await harness();
   h.clock.set(start);
-  const t = h.tenant("acme");
+  const t = await h.tenant("acme");
   const r = await h.req("POST", "/v1/automations", { key: t.key, body: { yaml: yaml(name, triggers) } });
   expect(r.status).toBe(201);
   const a = await json(r);
@@ -71,7 +71,7 @@ async function runFor(h: Harness, s: Scheduler, ms: number, step: number, after?
 describe("schedule validation at version create", () => {
   test("bad expressions, unknown time zones and bad policies are refused with the line", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const cases: [string[], string, string, number][] = [
       [['  - {type: cron, schedule: "61 * * * *", input: {who: x}}'], "yaml.triggerMethods.1.schedule", "invalid_cron", 6],
       [['  - {type: cron, schedule: "* * * *", input: {who: x}}'], "yaml.triggerMethods.1.schedule", "invalid_cron", 6],

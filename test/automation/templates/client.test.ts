@@ -11,7 +11,7 @@ let client: AutomationClient;
 
 beforeAll(async () => {
   const h = await harness();
-  const t = h.tenant("docs");
+  const t = await h.tenant("docs");
   server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => h.app.handle(req) });
   sink = await startSmtpSink();
   client = new AutomationClient({ baseUrl: `http://127.0.0.1:${server.port}`, apiKey: t.key, retryBaseMs: 1 });

@@ -132,8 +132,8 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
     test("another tenant's revision id is not found; the step config is validated at push", async () => {
       const { h, key, create } = await templatesHarness(mode);
       const t = await create(buildDocx(["{x}"]), "x.docx");
-      const other = h.tenant(`o${Math.random().toString(36).slice(2, 8)}`);
-      const wf = createAutomation(h.ctx.sqlite, h.clock, other.id, fillWorkflow(`templateRevisionId: ${t.currentRevision.id}`));
+      const other = await h.tenant(`o${Math.random().toString(36).slice(2, 8)}`);
+      const wf = await createAutomation(h.ctx.storage.automations, h.clock, other.id, fillWorkflow(`templateRevisionId: ${t.currentRevision.id}`));
       const r = await json(await h.req("POST", "/v1/runs?wait_for_completion=30", { key: other.key, body: { target: wf.id, input: { data: {} } } }));
       expect(r.execution.status).toBe("failed");
       expect(r.error).toContain(`template revision ${t.currentRevision.id} not found`);

@@ -64,7 +64,7 @@ export async function readWorkbook(bytes: Uint8Array): Promise<ExcelJS.Workbook>
 
 export async function templatesHarness(blobs: BlobMode = "fs") {
   const h = await harness({ workers: 2 }, blobs);
-  const t = h.tenant(`t${Math.random().toString(36).slice(2, 8)}`);
+  const t = await h.tenant(`t${Math.random().toString(36).slice(2, 8)}`);
   runsOf(h.ctx).startWorkers();
   const key = t.key;
   const upload = async (bytes: Uint8Array, filename: string, k = key) => {
@@ -86,7 +86,7 @@ export async function templatesHarness(blobs: BlobMode = "fs") {
   };
   /** Runs a workflow to completion and returns the run (with files). */
   const run = async (yaml: string, input: Record<string, unknown> = {}) => {
-    const wf = createAutomation(h.ctx.sqlite, h.clock, t.id, yaml);
+    const wf = await createAutomation(h.ctx.storage.automations, h.clock, t.id, yaml);
     const r = await json(await h.req("POST", "/v1/runs?wait_for_completion=30", { key, body: { target: wf.id, input } }));
     return r;
   };

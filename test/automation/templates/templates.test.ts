@@ -111,10 +111,10 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
     test("another tenant's template answers 404; read-only keys cannot write", async () => {
       const { h, key, create, t: tenant } = await templatesHarness(mode);
       const t = await create(invoiceDocx(), "invoice.docx");
-      const other = h.tenant(`o${Math.random().toString(36).slice(2, 8)}`);
+      const other = await h.tenant(`o${Math.random().toString(36).slice(2, 8)}`);
       expect((await h.req("GET", `/v1/templates/${t.id}`, { key: other.key })).status).toBe(404);
       expect((await h.req("DELETE", `/v1/templates/${t.id}`, { key: other.key })).status).toBe(404);
-      const reader = h.key(tenant.slug, ["templates:read"]);
+      const reader = await h.key(tenant.slug, ["templates:read"]);
       expect((await h.req("GET", `/v1/templates/${t.id}`, { key: reader })).status).toBe(200);
       expect((await h.req("DELETE", `/v1/templates/${t.id}`, { key: reader })).status).toBe(403);
       expect((await h.req("GET", "/v1/templates")).status).toBe(401);

@@ -6,15 +6,15 @@ import { harness, json } from "../app/harness";
 describe("tenants and API keys", () => {
   test("keys are ≥128-bit random, shown once and stored only as a hash", async () => {
     const h = await harness();
-    const t = createTenant(h.ctx.sqlite, h.clock, { name: "Acme Corp" });
+    const t = await createTenant(h.ctx.storage.tenancy, h.clock, { name: "Acme Corp" });
     expect(t.slug).toBe("acme-corp");
     expect(t.name).toBe("Acme Corp");
     expect(t.id).toMatch(/^ten_/);
     // 32 random bytes in base64url after the prefix: 256 bits.
     expect(t.key).toMatch(/^eak_[A-Za-z0-9_-]{43}$/);
-    const other = createKey(h.ctx.sqlite, h.clock, { tenant: "acme-corp", scopes: ["runs:read"] });
+    const other = await createKey(h.ctx.storage.tenancy, h.clock, { tenant: "acme-corp", scopes: ["runs:read"] });
     expect(other.key).not.toBe(t.key);
-    const rows = h.ctx.sqlite.query<{ hash: string }, []>("SELECT * FROM api_keys").all();
+    const rows = await h.ctx.storage.tenancy.keys(t.id);
     const dump = JSON.stringify(rows);
     expect(dump).not.toContain(t.key);
     expect(dump).not.toContain(other.key);
@@ -23,34 +23,34 @@ describe("tenants and API keys", () => {
 
   test("duplicate tenant slug is a conflict; bad slug and scopes are invalid", async () => {
     const h = await harness();
-    createTenant(h.ctx.sqlite, h.clock, { name: "acme" });
-    expect(() => createTenant(h.ctx.sqlite, h.clock, { name: "acme" })).toThrow(/already exists/);
-    expect(() => createTenant(h.ctx.sqlite, h.clock, { name: "x", slug: "Bad Slug" })).toThrow(/slug/);
-    expect(() => createKey(h.ctx.sqlite, h.clock, { tenant: "acme", scopes: ["runs:delete"] })).toThrow(/scope/);
-    expect(() => createKey(h.ctx.sqlite, h.clock, { tenant: "nope", scopes: ["*"] })).toThrow(/no tenant/);
+    await createTenant(h.ctx.storage.tenancy, h.clock, { name: "acme" });
+    await expect(createTenant(h.ctx.storage.tenancy, h.clock, { name: "acme" })).rejects.toThrow(/already exists/);
+    await expect(createTenant(h.ctx.storage.tenancy, h.clock, { name: "x", slug: "Bad Slug" })).rejects.toThrow(/slug/);
+    await expect(createKey(h.ctx.storage.tenancy, h.clock, { tenant: "acme", scopes: ["runs:delete"] })).rejects.toThrow(/scope/);
+    await expect(createKey(h.ctx.storage.tenancy, h.clock, { tenant: "nope", scopes: ["*"] })).rejects.toThrow(/no tenant/);
   });
 
   test("a revoked key answers 401; list shows it revoked without the key", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
-    const k = createKey(h.ctx.sqlite, h.clock, { tenant: "acme", scopes: ["runs:read"], name: "ci" });
+    const t = await h.tenant("acme");
+    const k = await createKey(h.ctx.storage.tenancy, h.clock, { tenant: "acme", scopes: ["runs:read"], name: "ci" });
     expect((await h.req("GET", "/v1/auth/check", { key: k.key })).status).toBe(200);
-    revokeKey(h.ctx.sqlite, h.clock, k.id);
+    await revokeKey(h.ctx.storage.tenancy, h.clock, k.id);
     const r = await h.req("GET", "/v1/auth/check", { key: k.key });
     expect(r.status).toBe(401);
     expect((await json(r)).issues[0].code).toBe("unauthorized");
     // Still fine for the other key of the tenant.
     expect((await h.req("GET", "/v1/auth/check", { key: t.key })).status).toBe(200);
-    const keys = listKeys(h.ctx.sqlite, "acme");
+    const keys = await listKeys(h.ctx.storage.tenancy, "acme");
     expect(keys.find((x) => x.id === k.id)?.revokedAt).toBe(h.clock.now().toISOString());
     expect(JSON.stringify(keys)).not.toContain(k.key);
     // Revoking twice answers the same.
-    expect(revokeKey(h.ctx.sqlite, h.clock, k.id).revokedAt).toBe(h.clock.now().toISOString());
+    expect((await revokeKey(h.ctx.storage.tenancy, h.clock, k.id)).revokedAt).toBe(h.clock.now().toISOString());
   });
 
   test("401 for missing, malformed and unknown keys", async () => {
     const h = await harness();
-    h.tenant("acme");
+    await h.tenant("acme");
     for (const headers of [{} as Record<string, string>, { authorization: "Basic abc" }, { authorization: "Bearer nope" }, { authorization: `Bearer ${"x".repeat(5000)}` }]) {
       const r = await h.req("GET", "/v1/auth/check", { headers });
       expect(r.status).toBe(401);
@@ -62,8 +62,8 @@ describe("tenants and API keys", () => {
 
   test("auth check reports the key's own scopes and name", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
-    const k = createKey(h.ctx.sqlite, h.clock, { tenant: t.id, scopes: ["runs:read", "files:write"], name: "reader" });
+    const t = await h.tenant("acme");
+    const k = await createKey(h.ctx.storage.tenancy, h.clock, { tenant: t.id, scopes: ["runs:read", "files:write"], name: "reader" });
     const body = await json(await h.req("GET", "/api/v1/auth/check", { key: k.key }));
     expect(body).toEqual({
       ok: true,
@@ -94,7 +94,7 @@ describe("Bearer extraction", () => {
 
   test("the scheme is case-insensitive and surrounding spaces are tolerated", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     for (const header of [`Bearer ${t.key}`, `bearer ${t.key}`, `BEARER  ${t.key} `]) {
       const r = await check(h, "/v1/auth/check", header);
       expect(r.status).toBe(200);
@@ -104,7 +104,7 @@ describe("Bearer extraction", () => {
 
   test("another scheme, an empty or two-part credential → 401 envelope naming the expected form", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     for (const header of [`Basic ${t.key}`, "Bearer", "Bearer ", `Bearer ${t.key} extra`, `Bearer${t.key}`]) {
       const r = await check(h, "/v1/automations", header);
       expect(r.status).toBe(401);
@@ -116,7 +116,7 @@ describe("Bearer extraction", () => {
 
   test("a key in the access_token query parameter is refused (401), also next to a valid header it is ignored", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     const r = await check(h, `/v1/auth/check?access_token=${t.key}`);
     expect(r.status).toBe(401);
     const b = await json(r);
@@ -136,14 +136,14 @@ describe("Bearer extraction", () => {
 describe("rate limit (--rate-limit N per API key)", () => {
   test("off by default: a burst of requests all pass", async () => {
     const h = await harness();
-    const t = h.tenant("acme");
+    const t = await h.tenant("acme");
     for (let i = 0; i < 30; i++) expect((await h.req("GET", "/v1/auth/check", { key: t.key })).status).toBe(200);
   });
 
   test("over N per second → 429 envelope with Retry-After; per key; refills with time; a JSON POST counts once", async () => {
     const h = await harness({ rateLimit: 2 });
-    const t = h.tenant("acme");
-    const other = h.key("acme", ["*"]);
+    const t = await h.tenant("acme");
+    const other = await h.key("acme", ["*"]);
     expect((await h.req("GET", "/v1/auth/check", { key: t.key })).status).toBe(200);
     // The automations POST checks the key before reading its body and again in the handler.
     const created = await h.req("POST", "/v1/automations", { key: t.key, body: { yaml: "name: x\nsteps:\n  - {name: a, type: transform.set, with: {fields: {a: 1}}}\n" } });

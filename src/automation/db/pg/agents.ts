@@ -1,7 +1,7 @@
 // Agents on PostgreSQL: their sources and the automation and version rows a registration or a sync
 // writes, each in one transaction. A slug taken is the unique index's answer; a sync locks the agent's
 // automation row first, so two syncs at once (also on two instances) apply one after the other.
-import type { AutomationRow, VersionRow } from "../schema";
+import type { AutomationRow, VersionRow } from "../tables/foundation";
 import type { AgentSource, AgentStore, PlanReleases, ReleasePlan } from "../storage";
 import { isUniqueViolation, type Pg, plain, plainRows } from "./rows";
 

@@ -9,6 +9,10 @@ import { PgInboundStore } from "./inbound";
 import { PgModelCallStore } from "./models";
 import { PgReviewStore } from "./reviews";
 import { PgTemplateStore } from "./templates";
+import { PgFileStore } from "./files";
+import { PgEmailStore } from "./email";
+import { PgAutomationStore, PgFoundationStats } from "./automations";
+import { PgTenancyStore } from "./tenancy";
 
 /** The stores that move runs (schedules claim ticks in the run insert, human review parks and requeues runs) come with the runs store. */
 export type PgStorageSoFar = Omit<AutomationStorage, "schedules" | "humanReview">;
@@ -23,7 +27,12 @@ export function pgStorage(pg: SQL): PgStorageSoFar {
     reviews: new PgReviewStore(pg),
     models: new PgModelCallStore(pg),
     agents: new PgAgentStore(pg),
+    files: new PgFileStore(pg),
+    email: new PgEmailStore(pg),
     // Its exactly-once key is written by the run insert, which comes to PostgreSQL with the runs store.
     inbound: new PgInboundStore(pg),
+    tenancy: new PgTenancyStore(pg),
+    automations: new PgAutomationStore(pg),
+    stats: new PgFoundationStats(pg),
   };
 }

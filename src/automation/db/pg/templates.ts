@@ -1,6 +1,6 @@
 // Templates and their revisions on PostgreSQL. A new revision locks its template row, so two replaces
 // at once number their revisions one after the other (the unique (template, number) index backs it).
-import type { RevisionRow, TemplateRow } from "../../templates/schema";
+import type { RevisionRow, TemplateRow } from "../tables/templates";
 import type { TemplateStore } from "../storage";
 import { type Pg, plain, plainRows } from "./rows";
 

@@ -1,7 +1,7 @@
 // Agents on SQLite: their sources (db/automation/0350_agents.sql), and the automation and version
 // rows a registration or a sync writes, in one IMMEDIATE transaction each.
 import type { Database } from "bun:sqlite";
-import type { AutomationRow, VersionRow } from "../schema";
+import type { AutomationRow, VersionRow } from "../tables/foundation";
 import type { AgentSource, AgentStore, PlanReleases, ReleasePlan } from "../storage";
 
 const SOURCE_COLUMNS =

@@ -12,6 +12,10 @@ import { SqliteReviewStore } from "./reviews";
 import { sqliteScheduleStore } from "./schedules";
 import { sqliteInboundStore } from "./inbound";
 import { SqliteTemplateStore } from "./templates";
+import { SqliteFileStore } from "./files";
+import { SqliteEmailStore } from "./email";
+import { SqliteAutomationStore, SqliteFoundationStats } from "./automations";
+import { SqliteTenancyStore } from "./tenancy";
 
 export function sqliteStorage(sqlite: Database): AutomationStorage {
   return {
@@ -27,5 +31,10 @@ export function sqliteStorage(sqlite: Database): AutomationStorage {
     // The run moves of a review commit in its transaction; runs/store.ts moves into this folder with runs.
     humanReview: new SqliteHumanReviewStore(sqlite, new RunStore(sqlite)),
     agents: new SqliteAgentStore(sqlite),
+    files: new SqliteFileStore(sqlite),
+    email: new SqliteEmailStore(sqlite),
+    tenancy: new SqliteTenancyStore(sqlite),
+    automations: new SqliteAutomationStore(sqlite),
+    stats: new SqliteFoundationStats(sqlite),
   };
 }

@@ -1,7 +1,7 @@
 // Templates and their revisions on SQLite (db/automation/0250_templates_email.sql), through drizzle.
 import type { Database } from "bun:sqlite";
 import { and, count, desc, eq, isNull, max } from "drizzle-orm";
-import { templateRevisions, templates, type RevisionRow, type TemplateRow } from "../../templates/schema";
+import { templateRevisions, templates, type RevisionRow, type TemplateRow } from "../tables/templates";
 import { dbOf, type Db } from "../client";
 import type { TemplateStore } from "../storage";
 

@@ -3,7 +3,7 @@
 // an evaluator file keeps them.
 import { newId } from "../../../kernel/ids";
 import type { AutomationContext } from "../../context";
-import { resolveTarget } from "../../runs/sources";
+import { findAutomation } from "../../automations/service";
 import evaluatorsYaml from "./invoice-summary.evaluators.yaml" with { type: "text" };
 
 export const DEMO_DATASET_TARGET = "workflows.invoice-summary";
@@ -15,15 +15,15 @@ const EXAMPLES = [
 ];
 
 export async function seedDemoEvaluation(ctx: AutomationContext, tenantId: string): Promise<void> {
-  const a = resolveTarget(ctx.sqlite, tenantId, DEMO_DATASET_TARGET, { trigger: "eval" });
+  const a = await findAutomation(ctx.storage.automations, tenantId, DEMO_DATASET_TARGET);
   const now = ctx.clock.now().toISOString();
-  if ((await ctx.storage.datasets.count(tenantId, a.automationId)) === 0) {
+  if ((await ctx.storage.datasets.count(tenantId, a.id)) === 0) {
     // All three or none ("name_taken": another start seeded them first).
     await ctx.storage.datasets.create(
       tenantId,
       EXAMPLES.map((e, i) => ({
         row: {
-          id: newId("ex"), tenantId, automationId: a.automationId, automationType: a.type, name: e.name, input: JSON.stringify(e.input),
+          id: newId("ex"), tenantId, automationId: a.id, automationType: a.type, name: e.name, input: JSON.stringify(e.input),
           expected: JSON.stringify(e.expected), metadata: JSON.stringify({ demo: true }), annotation: e.annotation, rowOrder: i, overrides: null,
           latestRunId: null, createdAt: now, updatedAt: now,
         },
@@ -31,5 +31,5 @@ export async function seedDemoEvaluation(ctx: AutomationContext, tenantId: strin
       })),
     );
   }
-  if (!(await ctx.storage.evaluators.yaml(a.automationId))) await ctx.storage.evaluators.put(tenantId, a.automationId, evaluatorsYaml, now);
+  if (!(await ctx.storage.evaluators.yaml(a.id))) await ctx.storage.evaluators.put(tenantId, a.id, evaluatorsYaml, now);
 }

@@ -40,3 +40,4 @@ export const emailDeliveries = sqliteTable(
 );
 
 export type EmailServerRow = typeof emailServers.$inferSelect;
+export type Delivery = typeof emailDeliveries.$inferSelect;

@@ -59,3 +59,4 @@ export const uploadSessions = sqliteTable("upload_sessions", {
 
 export type FileRow = typeof files.$inferSelect;
 export type UploadSessionRow = typeof uploadSessions.$inferSelect;
+export type BlobRefRow = typeof blobRefs.$inferSelect;

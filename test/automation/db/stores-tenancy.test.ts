@@ -1,0 +1,136 @@
+// The tenancy store's contract on both backends (same rows, same order) and its races: a slug taken
+// once when creates race, a key revoked once (the first time stays) when revokes race.
+// SQLite: an in-memory database; PostgreSQL: a fresh database on the test server.
+import { afterAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { migrations } from "../../../db/automation/index";
+import { openSqlite } from "../../../src/kernel/db";
+import { migrateAutomationPg } from "../../../src/automation/db/pg-migrate";
+import { pgStorage, type PgStorageSoFar } from "../../../src/automation/db/pg/index";
+import { sqliteStorage } from "../../../src/automation/db/sqlite/index";
+import type { ApiKeyRow } from "../../../src/automation/db/tables/foundation";
+import { freshPostgresDb } from "../../support/postgres";
+
+interface Backend {
+  storage: PgStorageSoFar;
+  close(): Promise<void>;
+}
+
+async function sqliteBackend(): Promise<Backend> {
+  const db = openSqlite(":memory:", migrations);
+  return { storage: sqliteStorage(db), close: async () => db.close() };
+}
+
+async function pgBackend(): Promise<Backend> {
+  const url = await freshPostgresDb();
+  await migrateAutomationPg(url);
+  const pg = new SQL({ url, max: 10 });
+  return { storage: pgStorage(pg), close: () => pg.close() };
+}
+
+const opened: Backend[] = [];
+afterAll(async () => {
+  for (const b of opened) await b.close();
+});
+
+/** Runs `body` on both backends and returns what each produced, for a cross-backend comparison. */
+async function onBoth<T>(body: (b: Backend) => Promise<T>): Promise<{ sqlite: T; postgres: T }> {
+  const s = await sqliteBackend();
+  const p = await pgBackend();
+  opened.push(s, p);
+  return { sqlite: await body(s), postgres: await body(p) };
+}
+
+const T0 = Date.parse("2026-11-25T10:00:00.000Z");
+const at = (s: number) => new Date(T0 + s * 1000).toISOString();
+const key = (id: string, tenantId: string, o: Partial<ApiKeyRow> = {}): ApiKeyRow => ({
+  id,
+  tenantId,
+  name: null,
+  hash: `hash-${id}`,
+  hint: id.slice(-4),
+  scopes: '["runs:read","automations:write"]',
+  createdAt: at(1),
+  lastUsedAt: null,
+  revokedAt: null,
+  ...o,
+});
+
+describe("tenancy store on SQLite and PostgreSQL", () => {
+  test("tenants by id or slug, keys by id, the one-query key lookup (live keys only), last use, revocation", async () => {
+    const out = await onBoth(async (b) => {
+      const t = b.storage.tenancy;
+      expect(await t.createTenant({ id: "ten_a", slug: "acme", name: "Acme", createdAt: at(0) }, key("key_a1", "ten_a", { scopes: '["*"]', name: "first key" }))).toBe("ok");
+      expect(await t.createTenant({ id: "ten_b", slug: "beta", name: "Beta", createdAt: at(0) }, key("key_b1", "ten_b"))).toBe("ok");
+      // A slug that is another tenant's id would make lookups ambiguous: refused like a taken slug.
+      const idAsSlug = await t.createTenant({ id: "ten_c", slug: "ten_a", name: "C", createdAt: at(0) }, key("key_c1", "ten_c"));
+      const { tenantId: _, ...unowned } = key("key_a0", "");
+      const added = await t.addKey("acme", unowned);
+      const unknown = await t.addKey("nobody", { ...unowned, id: "key_z", hash: "hash-key_z" });
+      await t.touchKey("key_a1", at(60));
+      const revoked = await t.revokeKey("key_a0", at(70));
+      return {
+        idAsSlug,
+        byId: await t.findTenant("ten_a"),
+        bySlug: await t.findTenant("acme"),
+        none: await t.findTenant("nobody"),
+        added,
+        unknown,
+        keys: await t.keys("ten_a"),
+        live: await t.authenticate("hash-key_a1"),
+        revokedLookup: await t.authenticate("hash-key_a0"),
+        revoked,
+        revokeUnknown: await t.revokeKey("key_nope", at(71)),
+        otherTenant: (await t.keys("ten_b")).map((k) => k.id),
+      };
+    });
+    expect(out.postgres).toEqual(out.sqlite);
+    const s = out.sqlite;
+    expect(s.idAsSlug).toBe("slug_taken");
+    expect(s.byId).toEqual({ id: "ten_a", slug: "acme", name: "Acme", createdAt: at(0) });
+    expect(s.bySlug).toEqual(s.byId);
+    expect(s.none).toBeUndefined();
+    expect(s.added?.tenantId).toBe("ten_a");
+    expect(s.unknown).toBeUndefined();
+    expect(s.keys.map((k) => k.id)).toEqual(["key_a0", "key_a1"]);
+    expect(s.live?.tenant.slug).toBe("acme");
+    expect(s.live?.key).toMatchObject({ id: "key_a1", scopes: '["*"]', name: "first key", lastUsedAt: at(60), revokedAt: null });
+    expect(s.revokedLookup).toBeUndefined();
+    expect(s.revoked?.revokedAt).toBe(at(70));
+    expect(s.revokeUnknown).toBeUndefined();
+    expect(s.otherTenant).toEqual(["key_b1"]);
+  }, 60_000);
+
+  test("8 creates of one slug race: one tenant, seven slug_taken, no key of a loser", async () => {
+    const out = await onBoth(async (b) => {
+      const t = b.storage.tenancy;
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => t.createTenant({ id: `ten_${i}`, slug: "same", name: `T${i}`, createdAt: at(i) }, key(`key_${i}`, `ten_${i}`))),
+      );
+      const winner = results.indexOf("ok");
+      const lookups = await Promise.all(Array.from({ length: 8 }, (_, i) => t.authenticate(`hash-key_${i}`)));
+      return {
+        ok: results.filter((r) => r === "ok").length,
+        taken: results.filter((r) => r === "slug_taken").length,
+        winnerFound: (await t.findTenant("same"))?.id === `ten_${winner}`,
+        keysAlive: lookups.filter(Boolean).length,
+        winnerKey: lookups[winner]?.key.id === `key_${winner}`,
+      };
+    });
+    expect(out.postgres).toEqual(out.sqlite);
+    expect(out.sqlite).toEqual({ ok: 1, taken: 7, winnerFound: true, keysAlive: 1, winnerKey: true });
+  }, 60_000);
+
+  test("8 revokes of one key race: every answer shows the same (first) revocation time", async () => {
+    const out = await onBoth(async (b) => {
+      const t = b.storage.tenancy;
+      await t.createTenant({ id: "ten_a", slug: "acme", name: "Acme", createdAt: at(0) }, key("key_a", "ten_a"));
+      const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => t.revokeKey("key_a", at(100 + i))));
+      const times = new Set(answers.map((a) => a?.revokedAt));
+      const final = (await t.keys("ten_a"))[0].revokedAt;
+      return { distinct: times.size, agrees: times.has(final), dead: (await t.authenticate("hash-key_a")) === undefined };
+    });
+    expect(out.postgres).toEqual(out.sqlite);
+    expect(out.sqlite).toEqual({ distinct: 1, agrees: true, dead: true });
+  }, 60_000);
+});
