@@ -21,13 +21,15 @@ export function testConfig(over: Partial<AutomationConfig> = {}): AutomationConf
 export const testBackend: "sqlite" | "postgres" = process.env.AUTOMATION_TEST_DB === "postgres" ? "postgres" : "sqlite";
 
 let template: Promise<string> | undefined;
+const byDataDir = new Map<string, Promise<string>>();
 
 /**
- * What a test context adds to its config for the backend under test: nothing on SQLite (in memory), a
- * new database on the test process's PostgreSQL server otherwise (imported only then): a copy of one
- * migrated once per process, so each context starts on the full schema in a fraction of the time.
+ * What a test context adds to its config for the backend under test: nothing on SQLite, a database on
+ * the test process's PostgreSQL server otherwise (imported only then): a copy of one migrated once per
+ * process, so each context starts on the full schema in a fraction of the time. Contexts opened again
+ * on the same data dir (restart tests) get the same database back.
  */
-export async function testDatabase(): Promise<Partial<AutomationConfig>> {
+export async function testDatabase(dataDir?: string): Promise<Partial<AutomationConfig>> {
   if (testBackend !== "postgres") return {};
   const { freshPostgresDb } = await import("../../support/postgres");
   template ??= (async () => {
@@ -36,5 +38,11 @@ export async function testDatabase(): Promise<Partial<AutomationConfig>> {
     await migrateAutomationPg(url, 1);
     return new URL(url).pathname.slice(1);
   })();
-  return { db: await freshPostgresDb(await template), dbPool: 4 };
+  const fresh = async () => freshPostgresDb(await template);
+  let db: Promise<string>;
+  if (dataDir && dataDir !== ":memory:") {
+    db = byDataDir.get(dataDir) ?? fresh();
+    byDataDir.set(dataDir, db);
+  } else db = fresh();
+  return { db: await db, dbPool: 4 };
 }
