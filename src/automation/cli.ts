@@ -9,7 +9,7 @@ import { interactive } from "./admin";
 import { copySqliteToPg } from "./db/pg-copy";
 import { migrateAutomationPg } from "./db/pg-migrate";
 import { join } from "node:path";
-import { dataDirFlag, serveConfig, serveFlags } from "./config";
+import { dbUrl, serveConfig, serveFlags, storageFlags } from "./config";
 import { createContext, ensureDataDir, serve } from "./server";
 import { writeReadyFile } from "../kernel/server";
 import { DEMO_KEY, runDemo } from "./demo/seed";
@@ -94,13 +94,7 @@ async function serveCommand(argv: string[]): Promise<void> {
 }
 
 const migrateFlags = {
-  ...dataDirFlag,
-  db: {
-    type: "string",
-    env: "AUTOMATION_DB",
-    value: "URL",
-    help: "a postgres:// URL: apply the PostgreSQL schema there instead of the SQLite file in --data-dir",
-  },
+  ...storageFlags,
   from: { type: "string", value: "DIR", help: "with --to: copy this SQLite deployment's data dir into PostgreSQL" },
   to: { type: "string", value: "URL", help: "with --from: the empty PostgreSQL database to copy into" },
   json: { type: "boolean", help: 'print one JSON object: {"applied": [names]} (a copy: {"tables": [{table, rows}]})' },
@@ -121,9 +115,9 @@ async function migrateCommand(argv: string[]): Promise<void> {
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   if (values.from !== undefined || values.to !== undefined) return copyCommand(values.from, values.to, Boolean(values.json));
   let applied: string[];
-  if (values.db !== undefined) {
-    if (!isPostgresUrl(values.db)) throw new UsageError(`--db must be a postgres:// URL (got "${values.db}"); the SQLite database lives in --data-dir`);
-    applied = await migrateAutomationPg(values.db);
+  const db = dbUrl(values.db);
+  if (db !== undefined) {
+    applied = await migrateAutomationPg(db);
   } else {
     ensureDataDir(values["data-dir"]);
     const sqlite = openSqlite(join(values["data-dir"], "automation.db"), []);

@@ -25,7 +25,7 @@ export interface OpenedStorage {
 }
 
 /** Opens the database and applies pending migrations (on PostgreSQL under an advisory lock). */
-export async function openStorage(config: AutomationConfig, opts: { onSqlite?: (sqlite: Database) => void } = {}): Promise<OpenedStorage> {
+export async function openStorage(config: Pick<AutomationConfig, "dataDir" | "db" | "dbPool">, opts: { onSqlite?: (sqlite: Database) => void } = {}): Promise<OpenedStorage> {
   if (config.db) {
     const url = config.db;
     const pg = new SQL({ url, max: config.dbPool ?? PG_POOL_MAX, connectionTimeout: 10 });
