@@ -10,7 +10,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import fc from "fast-check";
 import { runsOf } from "../../src/automation/runs/service";
-import { TERMINAL } from "../../src/automation/runs/store";
+import { TERMINAL } from "../../src/automation/db/runs-model";
 import { harness, json, type Harness } from "../automation/app/harness";
 import { fuzzParams, operationsOf, requestArb, type FuzzRequest } from "./requests";
 import { hostileZips, isIssuesEnvelope } from "./support";

@@ -119,7 +119,8 @@ CREATE UNIQUE INDEX upload_sessions_idempotency ON upload_sessions (tenant_id, i
 CREATE INDEX upload_sessions_sha256 ON upload_sessions (sha256) WHERE sha256 IS NOT NULL;
 --> statement-breakpoint
 -- A run row is also its queue entry: workers claim pending rows (and running rows whose lease lapsed)
--- with one conditional UPDATE … FOR UPDATE SKIP LOCKED on PostgreSQL.
+-- with one conditional UPDATE … FOR UPDATE SKIP LOCKED on PostgreSQL. JSON columns are json, not jsonb:
+-- they come back as the text written, byte for byte as on SQLite.
 CREATE TABLE runs (
 	id text COLLATE "C" PRIMARY KEY,
 	tenant_id text COLLATE "C" NOT NULL,
@@ -141,10 +142,10 @@ CREATE TABLE runs (
 	experiment_id text COLLATE "C",
 	evaluation boolean NOT NULL DEFAULT false,
 	input json NOT NULL,
-	metadata jsonb,
+	metadata json,
 	overrides json,
 	output json,
-	error jsonb,
+	error json,
 	sample_rank double precision NOT NULL,
 	retry_number integer NOT NULL DEFAULT 0,
 	previous_run_id text COLLATE "C",
@@ -192,7 +193,7 @@ CREATE TABLE run_steps (
 	type text COLLATE "C" NOT NULL,
 	status text COLLATE "C" NOT NULL,
 	output json,
-	error jsonb,
+	error json,
 	attempt integer NOT NULL,
 	started_at timestamptz NOT NULL,
 	completed_at timestamptz,
@@ -206,7 +207,7 @@ CREATE TABLE run_events (
 	timestamp timestamptz NOT NULL,
 	status text COLLATE "C",
 	message text COLLATE "C",
-	metadata jsonb
+	metadata json
 );
 --> statement-breakpoint
 CREATE INDEX run_events_run ON run_events (run_id, id);

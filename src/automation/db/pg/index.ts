@@ -11,7 +11,7 @@ import { PgReviewStore } from "./reviews";
 import { PgTemplateStore } from "./templates";
 
 /** The stores that move runs (schedules claim ticks in the run insert, human review parks and requeues runs) come with the runs store. */
-export type PgStorageSoFar = Omit<AutomationStorage, "schedules" | "humanReview">;
+export type PgStorageSoFar = Omit<AutomationStorage, "schedules" | "humanReview" | "runs">;
 
 export function pgStorage(pg: SQL): PgStorageSoFar {
   return {

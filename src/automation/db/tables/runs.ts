@@ -108,3 +108,9 @@ export const runFiles = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.runId, t.path] })],
 );
+
+export type RunRow = typeof runs.$inferSelect;
+export type NewRun = typeof runs.$inferInsert;
+export type StepRow = typeof runSteps.$inferSelect;
+export type EventRow = typeof runEvents.$inferSelect;
+export type FileRow = typeof runFiles.$inferSelect;
