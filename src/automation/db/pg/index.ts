@@ -8,14 +8,18 @@ import { PgExperimentStore } from "./experiments";
 import { PgInboundStore } from "./inbound";
 import { PgModelCallStore } from "./models";
 import { PgReviewStore } from "./reviews";
+import { PgRunStore } from "./runs";
+import { PgScheduleStore } from "./schedules";
 import { PgTemplateStore } from "./templates";
 
 /** The stores that move runs (schedules claim ticks in the run insert, human review parks and requeues runs) come with the runs store. */
-export type PgStorageSoFar = Omit<AutomationStorage, "schedules" | "humanReview" | "runs">;
+export type PgStorageSoFar = Omit<AutomationStorage, "humanReview">;
 
 export function pgStorage(pg: SQL): PgStorageSoFar {
   return {
     backend: "postgres",
+    runs: new PgRunStore(pg),
+    schedules: new PgScheduleStore(pg),
     templates: new PgTemplateStore(pg),
     evaluators: new PgEvaluatorStore(pg),
     datasets: new PgDatasetStore(pg),

@@ -4,13 +4,14 @@
 // filter with drizzle. The pausing writes (`parkIn`, `requeueIn`, `endWaitingIn`) run inside the human
 // review store's transaction on the same connection.
 import type { Database } from "bun:sqlite";
-import { and, asc, desc, eq, getTableColumns, gt, gte, inArray, like, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, gt, gte, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { parseRef } from "../../automations/ref";
 import type { StepRecord } from "../../engine/contract";
 import { TickTaken } from "../../schedules/store";
 import type { CancelResult, Claim, EventRow, FileRow, FinishRequest, ListFilter, NewEvent, NewRun, RunRow, StepRow, StepStart } from "../runs-model";
 import { isTerminal } from "../runs-model";
+import { likeEscape } from "../sql-shared";
 import type { RunInsertOptions, RunStore } from "../storage";
 import { runEvents, runFiles, runs, runSteps } from "../tables/runs";
 import { reviewConditions } from "./reviews";
@@ -428,7 +429,8 @@ export class SqliteRunStore implements RunStore {
     if (f.sourceRef) where.push(or(eq(runs.sourceRef, f.sourceRef), eq(runs.versionId, f.sourceRef), eq(runs.versionLabel, f.sourceRef)));
     if (f.batchId) where.push(eq(runs.batchId, f.batchId));
     if (f.exampleId) where.push(eq(runs.exampleId, f.exampleId));
-    if (f.exampleIdContains) where.push(like(runs.exampleId, `%${f.exampleIdContains.replace(/[%_\\]/g, (c) => `\\${c}`)}%`));
+    // ESCAPE: the search text's own % and _ match themselves (as on PostgreSQL).
+    if (f.exampleIdContains) where.push(sql`${runs.exampleId} LIKE ${likeEscape(f.exampleIdContains)} ESCAPE '\\'`);
     if (f.createdFrom) where.push(gte(runs.createdAt, f.createdFrom));
     if (f.createdTo) where.push(lte(runs.createdAt, f.createdTo));
     if (f.createdAfter) where.push(gt(runs.createdAt, f.createdAfter));
