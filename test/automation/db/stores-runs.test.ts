@@ -8,14 +8,15 @@ import { SQL } from "bun";
 import { migrations } from "../../../db/automation/index";
 import { openSqlite } from "../../../src/kernel/db";
 import { migrateAutomationPg } from "../../../src/automation/db/pg-migrate";
-import { pgStorage, type PgStorageSoFar } from "../../../src/automation/db/pg/index";
+import { pgStorage } from "../../../src/automation/db/pg/index";
 import { sqliteStorage } from "../../../src/automation/db/sqlite/index";
 import type { ListFilter, NewRun } from "../../../src/automation/db/runs-model";
+import type { AutomationStorage, DecisionRow, TaskRow, TaskWrite } from "../../../src/automation/db/storage";
 import { TickTaken } from "../../../src/automation/schedules/store";
 import { freshPostgresDb } from "../../support/postgres";
 
 interface Backend {
-  storage: PgStorageSoFar;
+  storage: AutomationStorage;
   /** One statement with `?` placeholders, for seeding rows of other features (reviews, automations). */
   exec(sql: string, args: unknown[]): Promise<void>;
   close(): Promise<void>;
@@ -292,5 +293,49 @@ describe("runs store contract on SQLite and PostgreSQL", () => {
     });
     expect(out.postgres).toEqual(out.sqlite);
     expect(out.sqlite).toEqual({ ok: 1, taken: 5, rows: 1, last: "started" });
+  }, 60_000);
+
+  test("human review: racing parks of one step record one task; of racing decisions one wins, the others conflict, the run is requeued once", async () => {
+    const out = await onBoth(async (b) => {
+      const runs = b.storage.runs;
+      const hr = b.storage.humanReview;
+      await runs.insert(newRun("exec_r", 1, { status: "running", claimedBy: "w", leaseUntil: T0 + 60_000 }), events);
+      runs.stepStarted("exec_r", { path: "review", name: "review", type: "control.human_review", attempt: 1, startedAt: at(2) });
+      const task = (id: string) => ({
+        id, tenantId: "t1", runId: "exec_r", stepPath: "review", automationId: "aut_1", automationName: "One", sourceLabel: "review",
+        status: "pending" as const, requiredCount: 1, data: '{"b":1,"a":2}', files: '[{"z":1,"a":2}]', instructions: null, meta: '{"k":"v"}', createdAt: at(3),
+      });
+      const decision = (id: string) => [{ id, position: 0, path: "total", originalValue: "12", currentValue: "12", required: 1, reason: "check it" }];
+      const parks = await Promise.all(Array.from({ length: 6 }, (_, i) => hr.park(task(`hrt_${i}`), decision(`hrd_${i}`))));
+      const taskId = parks[0]!;
+      const before = await hr.get("t1", taskId);
+      const confirm = (t: TaskRow, d: DecisionRow[]): TaskWrite => ({ field: { id: "hrd_x", path: d[0].path, position: 0, originalValue: d[0].originalValue!, currentValue: "13", confirmed: true, by: "ann" } });
+      const approve = (): TaskWrite => ({ decide: { status: "approved", by: "ann", output: { total: 13 } } });
+      const field = await hr.act("t1", taskId, { expectedVersion: 1, at: at(4) }, confirm, (t) => t.version);
+      // Six reviewers approve version 2 at once: one wins, the others see the decided task.
+      const racing = await Promise.all(Array.from({ length: 6 }, (_, i) => hr.act("t1", taskId, { expectedVersion: 2, at: at(5), key: `k${i}` }, approve, (t) => ({ status: t.status, version: t.version }))));
+      const replay = await hr.act("t1", taskId, { expectedVersion: 2, at: at(6), key: racing.findIndex((r) => r.kind === "done") >= 0 ? `k${racing.findIndex((r) => r.kind === "done")}` : "none" }, approve, () => null);
+      return {
+        sameTask: parks.every((p) => p === taskId),
+        before: before && { ...before, id: "hrt_?" },
+        field,
+        kinds: racing.map((r) => r.kind).sort(),
+        won: racing.find((r) => r.kind === "done"),
+        replay,
+        task: { ...(await hr.get("t1", taskId))!, id: "hrt_?" },
+        decisions: (await hr.decisions(taskId)).map(({ taskId: _, id: __, ...d }) => d),
+        list: (await hr.list({ tenantId: "t1", limit: 10 })).length,
+        run: (await runs.byId("exec_r"))?.status,
+        step: (await runs.steps("exec_r")).map(({ seq, ...s }) => s),
+        resumed: (await runs.events("exec_r")).filter((e) => e.type === "resumed").length,
+        waiting: (await runs.events("exec_r")).filter((e) => e.type === "waiting").length,
+      };
+    });
+    expect(out.postgres).toEqual(out.sqlite);
+    expect(out.sqlite).toMatchObject({ sameTask: true, field: { kind: "done", body: 2 }, won: { kind: "done", body: { status: "approved", version: 3 } }, list: 0, run: "pending", resumed: 1 });
+    expect(out.sqlite.kinds).toEqual(["done", "not_pending", "not_pending", "not_pending", "not_pending", "not_pending"]);
+    expect(out.sqlite.replay).toEqual({ kind: "replay", status: 200, body: { status: "approved", version: 3 } });
+    expect(out.sqlite.before).toMatchObject({ data: '{"b":1,"a":2}', files: '[{"z":1,"a":2}]', meta: '{"k":"v"}', version: 1, status: "pending" });
+    expect(out.sqlite.step).toMatchObject([{ status: "completed", output: '{"total":13}' }]);
   }, 60_000);
 });
