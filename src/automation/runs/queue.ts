@@ -34,13 +34,16 @@ export class WorkerPool {
 
   constructor(private deps: PoolDeps) {}
 
-  /** Recovers after a restart (runs a dead process held become claimable) and starts working. */
+  /**
+   * Recovers after a restart (runs a dead process held become claimable) and starts working; resolves
+   * once the first claims are made (the runs claimed are executing).
+   */
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
     const released = await this.deps.store.releaseOrphans(this.worker);
     if (released) this.deps.log.info("recovering interrupted runs", { runs: released });
-    this.wake();
+    await this.wake();
   }
 
   get running(): number {
@@ -48,16 +51,16 @@ export class WorkerPool {
   }
 
   /** Called after a run is enqueued (or a slot frees): claims as many runs as there are free slots. */
-  wake(): void {
+  wake(): Promise<void> {
     if (this.pumping) {
       this.rewake = true;
-      return;
+      return Promise.resolve();
     }
-    if (!this.started || this.stopping || this.active.size >= this.deps.concurrency) return;
+    if (!this.started || this.stopping || this.active.size >= this.deps.concurrency) return Promise.resolve();
     this.pumping = true;
     this.rewake = false;
     const free = this.deps.concurrency - this.active.size;
-    this.deps.store
+    return this.deps.store
       .claimMany(free, this.worker, this.deps.clock.now().toISOString(), Date.now(), LEASE_MS)
       .then(
         (claims) => {
@@ -67,7 +70,7 @@ export class WorkerPool {
       )
       .then(() => {
         this.pumping = false;
-        if (this.rewake) this.wake(); // new runs or free slots meanwhile
+        if (this.rewake) void this.wake(); // new runs or free slots meanwhile
       });
   }
 
@@ -88,7 +91,7 @@ export class WorkerPool {
             this.heartbeat = undefined;
             this.drained?.();
           }
-          this.wake();
+          void this.wake();
         });
     });
   }
