@@ -163,7 +163,11 @@ CREATE TABLE runs (
 --> statement-breakpoint
 CREATE INDEX runs_tenant_created ON runs (tenant_id, created_at, id);
 --> statement-breakpoint
-CREATE INDEX runs_tenant_completed ON runs (tenant_id, completed_at, id);
+-- Nullable sort keys: nulls first ascending (SQLite sorts them as ''), so an index scan either way serves
+-- `ORDER BY … ASC NULLS FIRST` and (backwards) `DESC NULLS LAST`.
+CREATE INDEX runs_tenant_completed ON runs (tenant_id, completed_at NULLS FIRST, id);
+--> statement-breakpoint
+CREATE INDEX runs_tenant_started ON runs (tenant_id, started_at NULLS FIRST, id);
 --> statement-breakpoint
 CREATE INDEX runs_queue ON runs (status, created_at, id);
 --> statement-breakpoint

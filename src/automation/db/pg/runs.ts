@@ -403,18 +403,26 @@ export class PgRunStore implements RunStore {
     }
     if (f.sampleRate !== undefined) where.push(`r.sample_rank < ${p(f.sampleRate)}`);
     if (f.review) where.push(...reviewConditions(f.review, p));
-    // As on SQLite: a nullable sort key sorts as '' when null (the ISO text of the time otherwise), so the
-    // (key, id) cursor stays total; created_at is never null and is compared as a time (index order).
-    const iso = (col: string) => `COALESCE(to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), '') COLLATE "C"`;
-    const key = f.sort === "createdAt" ? "r.created_at" : iso(f.sort === "completedAt" ? "r.completed_at" : "r.started_at");
+    // As on SQLite, where a nullable sort key sorts as '' when null: nulls come first ascending and last
+    // descending, then the id breaks ties, so the (key, id) cursor stays total (the cursor's key is '' for
+    // a null). Plain column order, so runs_tenant_created/_completed/_started serve the page.
+    const col = f.sort === "createdAt" ? "r.created_at" : f.sort === "completedAt" ? "r.completed_at" : "r.started_at";
     if (f.after) {
-      const k = f.sort === "createdAt" ? ts(f.after.key) : p(f.after.key);
       const id = p(f.after.id);
-      const cmp = f.order === "desc" ? "<" : ">";
-      where.push(`(${key} ${cmp} ${k} OR (${key} = ${k} AND r.id ${cmp} ${id}))`);
+      if (f.after.key === "") {
+        // After a null key: ascending, the remaining nulls and then every non-null; descending, the remaining nulls.
+        where.push(f.order === "desc" ? `(${col} IS NULL AND r.id < ${id})` : `(${col} IS NOT NULL OR r.id > ${id})`);
+      } else {
+        const k = ts(f.after.key);
+        where.push(
+          f.order === "desc"
+            ? `(${col} < ${k} OR ${col} IS NULL OR (${col} = ${k} AND r.id < ${id}))`
+            : `(${col} > ${k} OR (${col} = ${k} AND r.id > ${id}))`,
+        );
+      }
     }
-    const dir = f.order === "desc" ? "DESC" : "ASC";
-    let q = `SELECT ${RUN_COLUMNS} FROM runs r WHERE ${where.join(" AND ")} ORDER BY ${key} ${dir}, r.id ${dir} LIMIT ${p(f.limit)}`;
+    const dir = f.order === "desc" ? "DESC NULLS LAST" : "ASC NULLS FIRST";
+    let q = `SELECT ${RUN_COLUMNS} FROM runs r WHERE ${where.join(" AND ")} ORDER BY ${col} ${dir}, r.id ${f.order === "desc" ? "DESC" : "ASC"} LIMIT ${p(f.limit)}`;
     if (f.offset && !f.after) q += ` OFFSET ${p(f.offset)}`;
     return plainRows<RunRow>(await this.pg.unsafe(q, args));
   }

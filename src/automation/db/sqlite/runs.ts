@@ -445,17 +445,23 @@ export class SqliteRunStore implements RunStore {
     }
     if (f.sampleRate !== undefined) where.push(lt(runs.sampleRank, f.sampleRate));
     if (f.review) where.push(...reviewConditions(f.review));
-    // Sorting on a nullable column: nulls sort as '' so the (key, id) cursor stays total. created_at is
-    // never null: the bare column lets SQLite walk runs_tenant_created and stop at the page's end instead
+    // Sorting on a nullable column: a null key sorts as '' (first ascending, last descending, as SQLite
+    // orders NULLs) and the cursor's key is '' for it, so the (key, id) cursor stays total. The bare
+    // column lets SQLite walk runs_tenant_created/_completed/_started and stop at the page's end instead
     // of sorting every run of the tenant (50,000 runs: ~350 ms → a few ms per page).
-    const key = f.sort === "createdAt" ? sql`${runs.createdAt}` : sql`COALESCE(${sortColumn[f.sort]}, '')`;
+    const key = sortColumn[f.sort];
     if (f.after) {
       const { key: k, id } = f.after;
-      where.push(
-        f.order === "desc"
-          ? sql`(${key} < ${k} OR (${key} = ${k} AND ${runs.id} < ${id}))`
-          : sql`(${key} > ${k} OR (${key} = ${k} AND ${runs.id} > ${id}))`,
-      );
+      if (k === "") {
+        // After a null key: ascending, the remaining nulls and then every non-null; descending, the remaining nulls.
+        where.push(f.order === "desc" ? sql`(${key} IS NULL AND ${runs.id} < ${id})` : sql`(${key} IS NOT NULL OR ${runs.id} > ${id})`);
+      } else {
+        where.push(
+          f.order === "desc"
+            ? sql`(${key} < ${k} OR ${key} IS NULL OR (${key} = ${k} AND ${runs.id} < ${id}))`
+            : sql`(${key} > ${k} OR (${key} = ${k} AND ${runs.id} > ${id}))`,
+        );
+      }
     }
     const dir = f.order === "desc" ? desc : asc;
     let q = this.db

@@ -54,6 +54,7 @@ export const runs = sqliteTable(
   (t) => [
     index("runs_tenant_created").on(t.tenantId, t.createdAt, t.id),
     index("runs_tenant_completed").on(t.tenantId, t.completedAt, t.id),
+    index("runs_tenant_started").on(t.tenantId, t.startedAt, t.id), // 0102
     index("runs_queue").on(t.status, t.createdAt, t.id),
     index("runs_tenant_automation").on(t.tenantId, t.automationId),
   ],
