@@ -17,6 +17,8 @@ import { freshPostgresDb } from "../../support/postgres";
 
 interface Backend {
   storage: AutomationStorage;
+  /** Another storage over the same database, as a second server process would hold (its own journal batches). */
+  peer(): AutomationStorage;
   /** One statement with `?` placeholders, for seeding rows of other features (reviews, automations). */
   exec(sql: string, args: unknown[]): Promise<void>;
   close(): Promise<void>;
@@ -26,6 +28,7 @@ async function sqliteBackend(): Promise<Backend> {
   const db = openSqlite(":memory:", migrations);
   return {
     storage: sqliteStorage(db),
+    peer: () => sqliteStorage(db),
     exec: async (sql, args) => void db.query(sql).run(...(args as never[])),
     close: async () => db.close(),
   };
@@ -37,6 +40,7 @@ async function pgBackend(): Promise<Backend> {
   const pg = new SQL({ url, max: 10 });
   return {
     storage: pgStorage(pg),
+    peer: () => pgStorage(pg),
     exec: async (sql, args) => {
       let n = 0;
       await pg.unsafe(sql.replace(/\?/g, () => `$${++n}`), args as never[]);
@@ -230,13 +234,15 @@ describe("runs store contract on SQLite and PostgreSQL", () => {
     const out = await onBoth(async (b) => {
       const runs = b.storage.runs;
       await runs.insert(newRun("exec_f", 1, { status: "running", claimedBy: "w", leaseUntil: T0 + 60_000 }), events);
-      const finishes = await Promise.all(Array.from({ length: 12 }, (_, i) => runs.finish("exec_f", at(10), { status: "completed", output: { i: 1 } })));
+      // 12 finishes from 4 processes (each batches its own) over the pool.
+      const peers = Array.from({ length: 4 }, () => b.peer().runs);
+      const finishes = await Promise.all(Array.from({ length: 12 }, (_, i) => peers[i % 4].finish("exec_f", at(10), { status: "completed", output: { i: 1 } })));
       const verdicts: string[] = [];
       for (let i = 0; i < 8; i++) {
         // Half of them queued (a cancel ends them at once), half running (a cancel is only requested).
         const id = `exec_c${i}`;
         await runs.insert(newRun(id, 2 + i, i % 2 ? { status: "running", claimedBy: "w", leaseUntil: T0 + 60_000 } : {}), events);
-        const [cancel, finished] = await Promise.all([runs.requestCancel(id, at(20)), runs.finish(id, at(20), { status: "completed", output: null })]);
+        const [cancel, finished] = await Promise.all([peers[0].requestCancel(id, at(20)), peers[1].finish(id, at(20), { status: "completed", output: null })]);
         const terminal = (await runs.events(id)).filter((e) => ["completed", "cancelled", "failed"].includes(e.type)).length;
         // Exactly one terminal move, and the cancel's answer agrees with it.
         expect(terminal).toBe(1);

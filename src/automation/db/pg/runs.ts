@@ -4,7 +4,8 @@
 // cancel request and a finish never both win. The journal (step rows, events, new runs) is committed in
 // batches: writes queued in one event-loop turn share one transaction, one batch at a time, so a step's
 // start never commits after its finish. The pausing writes (`parkIn`, `requeueIn`, `endWaitingIn`)
-// run inside the human-review store's transaction.
+// run inside the human-review store's transaction. A batch is a few multi-row statements (steps,
+// events, finishes), whatever number of runs wrote in that turn.
 import { parseRef } from "../../automations/ref";
 import type { StepRecord } from "../../engine/contract";
 import { TickTaken } from "../../schedules/store";
@@ -106,18 +107,115 @@ export async function endWaitingIn(tx: Pg, runId: string, at: string, path: stri
 
 type Op = (tx: Pg) => Promise<void>;
 
+/** A step row as the journal writes it (a start has no output, error or completion yet). */
+interface StepWrite {
+  runId: string;
+  path: string;
+  seq: number;
+  name: string;
+  type: string;
+  status: string;
+  output: string | null;
+  error: string | null;
+  attempt: number;
+  startedAt: string;
+  completedAt: string | null;
+}
+
+/** One queued journal write: arbitrary work (a run insert), a step row with its event, or a run's finish. */
+type Item =
+  | { kind: "op"; op: Op }
+  | { kind: "step"; w: StepWrite; event: NewEvent; at: string }
+  | { kind: "finish"; runId: string; at: string; r: FinishRequest };
+
+interface Waiter {
+  resolve(v: unknown): void;
+  reject(err: unknown): void;
+}
+
+/** Rows per multi-row statement (PostgreSQL takes at most 65,535 parameters). */
+const CHUNK = 1000;
+const chunks = <T>(xs: T[]) => Array.from({ length: Math.ceil(xs.length / CHUNK) }, (_, i) => xs.slice(i * CHUNK, (i + 1) * CHUNK));
+
+/**
+ * Writes one batch inside `tx` and returns each item's answer (a finish's boolean). Run inserts go
+ * first, one after the other; then every step row of the batch in one upsert (a step started and
+ * finished in the same batch is one row, keeping its start's seq), their events in one insert, and the
+ * finishes in one conditional UPDATE (a run finished twice in one batch: the first one counts).
+ */
+async function writeBatch(tx: Pg, items: Item[]): Promise<unknown[]> {
+  const out: unknown[] = items.map(() => undefined);
+  for (const it of items) if (it.kind === "op") await it.op(tx);
+  const steps = new Map<string, StepWrite>();
+  const stepEvents: [string, string, NewEvent][] = [];
+  for (const it of items) {
+    if (it.kind !== "step") continue;
+    const key = `${it.w.runId}\u0000${it.w.path}`;
+    const prev = steps.get(key);
+    steps.set(key, prev ? { ...it.w, seq: prev.seq } : it.w);
+    stepEvents.push([it.w.runId, it.at, it.event]);
+  }
+  for (const rows of chunks([...steps.values()])) {
+    const args: unknown[] = [];
+    const values = rows.map((w) => {
+      const b = args.length;
+      args.push(w.runId, w.path, w.seq, w.name, w.type, w.status, w.output, w.error, w.attempt, w.startedAt, w.completedAt);
+      const n = (k: number) => `$${b + k}`;
+      return `(${n(1)}, ${n(2)}, CAST(${n(3)} AS bigint), ${n(4)}, ${n(5)}, ${n(6)}, CAST(${n(7)} AS text)::json, CAST(${n(8)} AS text)::json, CAST(${n(9)} AS int),
+        CAST(${n(10)} AS text)::timestamptz, CAST(${n(11)} AS text)::timestamptz)`;
+    });
+    await tx.unsafe(
+      `INSERT INTO run_steps (run_id, path, seq, name, type, status, output, error, attempt, started_at, completed_at) VALUES ${values.join(", ")}
+       ON CONFLICT (run_id, path) DO UPDATE SET status = excluded.status, output = excluded.output, error = excluded.error,
+         attempt = excluded.attempt, started_at = excluded.started_at, completed_at = excluded.completed_at`,
+      args,
+    );
+  }
+  for (const rows of chunks(stepEvents)) await addEvents(tx, rows);
+  const finishes = items.flatMap((it, i) => (it.kind === "finish" ? [{ it, i }] : []));
+  const first = new Map<string, number>();
+  for (const { it, i } of finishes) if (!first.has(it.runId)) first.set(it.runId, i);
+  for (const { it, i } of finishes) out[i] = false;
+  for (const rows of chunks([...first.values()])) {
+    const args: unknown[] = [];
+    const values = rows.map((i) => {
+      const it = items[i] as Extract<Item, { kind: "finish" }>;
+      const b = args.length;
+      args.push(it.runId, it.r.status, json(it.r.output), it.r.error ? JSON.stringify(it.r.error) : null, it.at);
+      return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5})`;
+    });
+    const won = await tx.unsafe(
+      `UPDATE runs SET status = v.status, output = CAST(v.output AS text)::json, error = CAST(v.error AS text)::json,
+         completed_at = CAST(v.at AS text)::timestamptz, claimed_by = NULL, lease_until = NULL
+       FROM (VALUES ${values.join(", ")}) AS v(id, status, output, error, at)
+       WHERE runs.id = v.id AND runs.status NOT IN ${TERMINAL_SQL} RETURNING runs.id`,
+      args,
+    );
+    const ids = new Set((won as { id: string }[]).map((r) => r.id));
+    const events: [string, string, NewEvent][] = [];
+    for (const i of rows) {
+      const it = items[i] as Extract<Item, { kind: "finish" }>;
+      if (!ids.has(it.runId)) continue;
+      out[i] = true;
+      events.push([it.runId, it.at, { type: it.r.status, status: it.r.status, message: it.r.message ?? null }]);
+    }
+    await addEvents(tx, events);
+  }
+  return out;
+}
+
 export class PgRunStore implements RunStore {
   constructor(readonly pg: Pg) {}
 
-  // ---- the journal batch: ops queued in one turn, committed in one transaction, one batch at a time ----
-  private ops: Op[] = [];
-  private waiters: { resolve(): void; reject(err: unknown): void }[] = [];
+  // ---- the journal batch: writes queued in one turn, committed in one transaction, one batch at a time ----
+  private items: Item[] = [];
+  private waiters: Waiter[] = [];
   private scheduled = false;
   private committing: Promise<void> = Promise.resolve();
 
-  private enqueue(op: Op): Promise<void> {
-    this.ops.push(op);
-    const done = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
+  private enqueue<T = void>(item: Item): Promise<T> {
+    this.items.push(item);
+    const done = new Promise<T>((resolve, reject) => this.waiters.push({ resolve: resolve as (v: unknown) => void, reject }));
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(() => void this.flush());
@@ -128,35 +226,34 @@ export class PgRunStore implements RunStore {
   /** Commits every queued journal write (after the batch already committing); resolves once they are. */
   flush(): Promise<void> {
     this.scheduled = false;
-    const ops = this.ops.splice(0);
+    const items = this.items.splice(0);
     const waiters = this.waiters.splice(0);
-    const batch = this.committing.then(() => (ops.length ? this.commit(ops, waiters) : undefined));
+    const batch = this.committing.then(() => (items.length ? this.commit(items, waiters) : undefined));
     this.committing = batch.catch(() => {});
     return batch;
   }
 
-  private async commit(ops: Op[], waiters: { resolve(): void; reject(err: unknown): void }[]): Promise<void> {
+  private async commit(items: Item[], waiters: Waiter[]): Promise<void> {
+    let out: unknown[];
     try {
-      await this.pg.begin(async (tx) => {
-        for (const op of ops) await op(tx);
-      });
+      out = await this.pg.begin((tx) => writeBatch(tx, items));
     } catch {
       // One bad write (a taken dedupe key or tick) must not fail its neighbours: one transaction each.
-      for (let i = 0; i < ops.length; i++) {
+      for (let i = 0; i < items.length; i++) {
         try {
-          await this.pg.begin(async (tx) => ops[i](tx));
-          waiters[i].resolve();
+          const [v] = await this.pg.begin((tx) => writeBatch(tx, [items[i]]));
+          waiters[i].resolve(v);
         } catch (err) {
           waiters[i].reject(err);
         }
       }
       return;
     }
-    for (const w of waiters) w.resolve();
+    out.forEach((v, i) => waiters[i].resolve(v));
   }
 
   insert(run: NewRun, events: NewEvent[], files: Omit<FileRow, "runId">[] = [], opts: RunInsertOptions = {}): Promise<void> {
-    return this.enqueue(async (tx) => {
+    return this.enqueue({ kind: "op", op: async (tx) => {
       if (opts.tick) {
         const { key: t, tenantId, at } = opts.tick;
         const claimed = await tx`INSERT INTO schedule_ticks (automation_id, schedule_key, scheduled_at, tenant_id, outcome, run_id, decided_at)
@@ -167,7 +264,7 @@ export class PgRunStore implements RunStore {
       for (const f of files) await this.putFileIn(tx, { ...f, runId: run.id });
       await addEvents(tx, events.map((e) => [run.id, run.createdAt, e]));
       if (opts.previousRunId) await tx`UPDATE runs SET next_run_id = ${run.id} WHERE id = ${opts.previousRunId}`;
-    });
+    } });
   }
 
   async get(tenantId: string, id: string): Promise<RunRow | undefined> {
@@ -269,42 +366,24 @@ export class PgRunStore implements RunStore {
   }
 
   stepStarted(runId: string, s: StepStart): void {
-    const seq = nextSeq();
-    this.enqueue(async (tx) => {
-      await tx`INSERT INTO run_steps (run_id, path, seq, name, type, status, attempt, started_at)
-        VALUES (${runId}, ${s.path}, ${seq}, ${s.name}, ${s.type}, 'running', ${s.attempt}, ${s.startedAt})
-        ON CONFLICT (run_id, path) DO UPDATE SET status = 'running', attempt = excluded.attempt,
-          started_at = excluded.started_at, completed_at = NULL, output = NULL, error = NULL`;
-      await addEvent(tx, runId, s.startedAt, { type: "step_started", status: "running", message: s.name, metadata: { path: s.path, type: s.type, attempt: s.attempt } });
-    }).catch(() => {});
+    const w: StepWrite = { runId, path: s.path, seq: nextSeq(), name: s.name, type: s.type, status: "running", output: null, error: null, attempt: s.attempt, startedAt: s.startedAt, completedAt: null };
+    const event = { type: "step_started", status: "running", message: s.name, metadata: { path: s.path, type: s.type, attempt: s.attempt } };
+    this.enqueue({ kind: "step", w, event, at: s.startedAt }).catch(() => {});
   }
 
   stepFinished(runId: string, s: StepRecord): Promise<void> {
-    const seq = nextSeq();
-    return this.enqueue(async (tx) => {
-      await tx.unsafe(
-        `INSERT INTO run_steps (run_id, path, seq, name, type, status, output, error, attempt, started_at, completed_at)
-         VALUES ($1, $2, $3, $4, $5, $6, CAST($7 AS text)::json, CAST($8 AS text)::json, $9, $10, $11)
-         ON CONFLICT (run_id, path) DO UPDATE SET status = excluded.status, output = excluded.output,
-           error = excluded.error, attempt = excluded.attempt, started_at = excluded.started_at, completed_at = excluded.completed_at`,
-        [runId, s.path, seq, s.name, s.type, s.status, json(s.output), s.error ? JSON.stringify(s.error) : null, s.attempt, s.startedAt, s.completedAt],
-      );
-      const type = s.status === "failed" ? "step_failed" : s.status === "skipped" ? "step_skipped" : "step_completed";
-      await addEvent(tx, runId, s.completedAt, { type, status: s.status, message: s.error?.message ?? s.name, metadata: { path: s.path, type: s.type, attempt: s.attempt } });
-    });
+    const w: StepWrite = {
+      runId, path: s.path, seq: nextSeq(), name: s.name, type: s.type, status: s.status, output: json(s.output), error: s.error ? JSON.stringify(s.error) : null,
+      attempt: s.attempt, startedAt: s.startedAt, completedAt: s.completedAt,
+    };
+    const type = s.status === "failed" ? "step_failed" : s.status === "skipped" ? "step_skipped" : "step_completed";
+    const event = { type, status: s.status, message: s.error?.message ?? s.name, metadata: { path: s.path, type: s.type, attempt: s.attempt } };
+    return this.enqueue({ kind: "step", w, event, at: s.completedAt });
   }
 
-  async finish(runId: string, at: string, r: FinishRequest): Promise<boolean> {
-    await this.flush();
-    return this.pg.begin(async (tx) => {
-      const changed = await tx.unsafe(
-        `UPDATE runs SET status = $1, output = CAST($2 AS text)::json, error = CAST($3 AS text)::json, completed_at = $4, claimed_by = NULL, lease_until = NULL
-         WHERE id = $5 AND status NOT IN ${TERMINAL_SQL} RETURNING id`,
-        [r.status, json(r.output), r.error ? JSON.stringify(r.error) : null, at, runId],
-      );
-      if (changed.length === 1) await addEvent(tx, runId, at, { type: r.status, status: r.status, message: r.message ?? null });
-      return changed.length === 1;
-    });
+  /** Joins the journal batch, after the run's steps queued before it; resolves with whether it finished the run. */
+  finish(runId: string, at: string, r: FinishRequest): Promise<boolean> {
+    return this.enqueue<boolean>({ kind: "finish", runId, at, r });
   }
 
   async requestCancel(runId: string, at: string): Promise<CancelResult> {
