@@ -525,7 +525,10 @@ export interface RunStore {
   openChildren(parentId: string): Promise<string[]>;
   /** The latest child run that `action.invoke-workflow` at `step` of run `parentId` started. */
   childAt(parentId: string, step: string): Promise<{ id: string; status: string } | undefined>;
-  /** Start-up: runs claimed by a previous process (any worker but `worker`) become claimable; returns how many. */
+  /**
+   * Start-up: runs claimed by a previous process (any worker but `worker`) become claimable; returns how
+   * many. Assumes this process is the only one working the database (several instances: part 2).
+   */
   releaseOrphans(worker: string): Promise<number>;
   renewLeases(worker: string, until: number): Promise<void>;
   completedSteps(runId: string): Promise<StepRow[]>;
