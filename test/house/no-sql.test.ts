@@ -8,10 +8,8 @@ import { expect, test } from "bun:test";
 import { root } from "../e2e/support";
 
 const KNOWN = new Set([
-  // context.ts/server.ts open the SQLite connection; runs/service.ts and runs/sources.ts still hand it on.
+  // context.ts/server.ts open the SQLite connection (db/open.ts takes it over with --db).
   "src/automation/context.ts",
-  "src/automation/runs/service.ts",
-  "src/automation/runs/sources.ts",
   "src/automation/server.ts",
 ]);
 

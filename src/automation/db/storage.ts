@@ -631,6 +631,8 @@ export interface AutomationStore {
   list(tenantId: string, f: ListAutomations): Promise<{ rows: AutomationWithCurrent[]; total: number }>;
   /** A version row of the automation. */
   version(automationId: string, id: string): Promise<VersionRow | undefined>;
+  /** A version of the automation by tag (a leading `v` ignored) or by id. */
+  versionByRef(automationId: string, ref: string): Promise<VersionRow | undefined>;
   /** The automation's current version row. */
   current(a: Pick<AutomationRow, "id" | "currentVersionId">): Promise<VersionRow | undefined>;
   /** Tagged rows plus (when given) the current untagged row, newest first, and the total. */

@@ -118,22 +118,22 @@ export class RunService {
   }
 
   /** What a start of `target` would run (its source and YAML): for triggers that read the workflow first. */
-  resolve(tenantId: string, target: string, opts: { version?: string; trigger?: string } = {}): ResolvedSource {
-    return resolveTarget(this.ctx.sqlite, tenantId, target, opts);
+  resolve(tenantId: string, target: string, opts: { version?: string; trigger?: string } = {}): Promise<ResolvedSource> {
+    return resolveTarget(this.ctx.storage.automations, tenantId, target, opts);
   }
 
   /** Validates and enqueues a run; wakes the pool. */
   async start(actor: Actor, req: StartRequest): Promise<RunRow> {
-    const source = resolveTarget(this.ctx.sqlite, actor.tenantId, req.target, { version: req.version, trigger: req.trigger });
+    const source = await resolveTarget(this.ctx.storage.automations, actor.tenantId, req.target, { version: req.version, trigger: req.trigger });
     const id = newRunId();
     const { input: scalars, files: embedded } = splitInputFiles(req.input ?? {});
     const incoming = { ...embedded, ...(req.files ?? {}) };
-    const row = await this.prepare(actor, source, id, scalars, incoming, req);
+    const row = await this.prepareRun(actor, source, id, scalars, incoming, req);
     this.pool.wake();
     return row;
   }
 
-  private async prepare(
+  private async prepareRun(
     actor: Actor,
     source: ResolvedSource,
     id: string,
@@ -313,10 +313,10 @@ export class RunService {
             automationId: src.automationId, type: src.type as "workflow", name: src.automationName, slug: src.automationSlug ?? src.automationId,
             versionId: src.versionId ?? "", versionLabel: src.versionLabel, sourceRef: src.sourceRef, requestedRef: src.requestedRef, yaml: src.definition,
           }
-        : resolveTarget(this.ctx.sqlite, actor.tenantId, src.automationId, { version: opts.version, trigger: "rerun" });
+        : await resolveTarget(this.ctx.storage.automations, actor.tenantId, src.automationId, { version: opts.version, trigger: "rerun" });
     const rerunId = newRunId();
     const input = JSON.parse(src.input) as Record<string, unknown>;
-    const row = await this.prepare(actor, source, rerunId, input, {}, {
+    const row = await this.prepareRun(actor, source, rerunId, input, {}, {
       target: src.automationId,
       trigger: "rerun",
       metadata: src.metadata ? (JSON.parse(src.metadata) as Record<string, unknown>) : undefined,
@@ -353,10 +353,10 @@ export class RunService {
       if (await this.store.claimRun(childId, this.pool.worker, this.now(), Date.now(), LEASE_MS)) await this.executeInline(childId, signals);
       else await this.awaitRun(childId, signals.stop); // a pool worker resumed it first
     } else {
-      const source = resolveTarget(this.ctx.sqlite, parent.tenantId, target, { version: opts.version, trigger: "workflow" });
+      const source = await resolveTarget(this.ctx.storage.automations, parent.tenantId, target, { version: opts.version, trigger: "workflow" });
       childId = newRunId();
       const { input: scalars, files } = splitInputFiles(input);
-      await this.prepare({ tenantId: parent.tenantId, keyId: parent.triggeredBy ?? parent.id, keyName: parent.triggeredByName }, source, childId, scalars, files, {
+      await this.prepareRun({ tenantId: parent.tenantId, keyId: parent.triggeredBy ?? parent.id, keyName: parent.triggeredByName }, source, childId, scalars, files, {
         target,
         trigger: "workflow",
         status: "running",
