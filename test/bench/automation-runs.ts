@@ -4,6 +4,9 @@
 //     no queue and no persistence (what durability and HTTP cost on top).
 // (2) POST /v1/runs?wait_for_completion=30 of a one-step workflow, p50/p99, against a GET /health
 //     round trip measured in the same run on the same server.
+// `--store`: instead, the runs store alone (no HTTP, no engine) on SQLite and on PostgreSQL (a throwaway
+//     server, test/support/postgres.ts): RUNS runs inserted, claimed by 25 loops of 4, 5 steps journaled
+//     each, finished. The server cannot serve from PostgreSQL yet; this measures the store it will use.
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +16,14 @@ import { parseWorkflow } from "../../src/automation/workflow";
 import type { Workflow } from "../../src/automation/workflow/types";
 import { systemClock } from "../../src/kernel/clock";
 import { ensureBuilt, startServer } from "../e2e/support";
+import { SQL } from "bun";
+import { migrations } from "../../db/automation/index";
+import { migrateAutomationPg } from "../../src/automation/db/pg-migrate";
+import { PgRunStore } from "../../src/automation/db/pg/runs";
+import { SqliteRunStore } from "../../src/automation/db/sqlite/runs";
+import type { RunStore } from "../../src/automation/db/storage";
+import { openSqlite } from "../../src/kernel/db";
+import { freshPostgresDb } from "../support/postgres";
 
 const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
 const RUNS = Number(process.env.BENCH_RUNS ?? 2000);
@@ -66,6 +77,56 @@ async function engineOnly(): Promise<number> {
     if (r.status !== "completed") throw new Error(`engine-only run failed: ${JSON.stringify(r.error)}`);
   }
   return performance.now() - t0;
+}
+
+/** Wall time of RUNS runs through the store alone: insert, claim, 5 journaled steps, finish. */
+async function storeOnly(store: RunStore): Promise<{ insertMs: number; workMs: number }> {
+  const now = () => new Date().toISOString();
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: RUNS }, (_, i) =>
+      store.insert(
+        { id: `exec_${String(i).padStart(6, "0")}`, tenantId: "t", type: "workflow", automationId: "a", definition: "x", status: "pending", input: "{}", sampleRank: 0.5, createdAt: now() },
+        [{ type: "created", status: "created" }, { type: "queued", status: "pending" }],
+      ),
+    ),
+  );
+  const t1 = performance.now();
+  const loop = async (w: number) => {
+    for (let claims = await store.claimMany(4, `w${w}`, now(), Date.now(), 60_000); claims.length; claims = await store.claimMany(4, `w${w}`, now(), Date.now(), 60_000)) {
+      await Promise.all(
+        claims.map(async (c) => {
+          await store.completedSteps(c.id);
+          for (let k = 0; k < 5; k++) {
+            const startedAt = now();
+            store.stepStarted(c.id, { path: `s${k}`, name: `s${k}`, type: "t", attempt: 1, startedAt });
+            store.stepFinished(c.id, { path: `s${k}`, name: `s${k}`, type: "t", status: "completed", output: { k }, attempt: 1, startedAt, completedAt: now() }).catch(() => {});
+            await Promise.resolve();
+          }
+          if (!(await store.finish(c.id, now(), { status: "completed", output: { ok: true } }))) throw new Error(`run ${c.id} finished twice`);
+        }),
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: 25 }, (_, w) => loop(w)));
+  return { insertMs: t1 - t0, workMs: performance.now() - t1 };
+}
+
+if (process.argv.includes("--store")) {
+  const dbDir = mkdtempSync(join(tmpdir(), "automation-bench-store-"));
+  const pg = new SQL({ url: await freshPostgresDb().then(async (url) => (await migrateAutomationPg(url), url)), max: 10 });
+  try {
+    console.log(`automation-runs store benchmark (${RUNS} runs x 5 steps, ${availableParallelism()} CPUs, Bun ${Bun.version})`);
+    for (const [name, store] of [["SQLite", new SqliteRunStore(openSqlite(join(dbDir, "automation.db"), migrations))], ["PostgreSQL", new PgRunStore(pg)]] as const) {
+      const r = await storeOnly(store);
+      const rate = (ms: number) => (RUNS / (ms / 1000)).toFixed(0);
+      console.log(`    ${name.padEnd(10)} insert ${ms(r.insertMs)}; claim + 5 steps + finish ${ms(r.workMs)} -> ${rate(r.workMs)} runs/s (${rate(r.insertMs + r.workMs)} runs/s with the inserts)`);
+    }
+  } finally {
+    await pg.close();
+    rmSync(dbDir, { recursive: true, force: true });
+  }
+  process.exit(0);
 }
 
 const built = await ensureBuilt("automation-server");

@@ -10,7 +10,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import fc from "fast-check";
 import { runsOf } from "../../src/automation/runs/service";
-import { TERMINAL } from "../../src/automation/runs/store";
+import { TERMINAL } from "../../src/automation/db/runs-model";
 import { harness, json, type Harness } from "../automation/app/harness";
 import { fuzzParams, operationsOf, requestArb, type FuzzRequest } from "./requests";
 import { hostileZips, isIssuesEnvelope } from "./support";
@@ -126,7 +126,9 @@ describe("fuzz: automation API in-process", () => {
     const t = await automationTarget();
     expect(t.ops.length).toBeGreaterThan(100);
     // Runs the fuzzer starts (and reruns, cancels, experiments) execute while it goes on.
-    runsOf(t.h.ctx).startWorkers();
+    await runsOf(t.h.ctx).startWorkers();
+    // The runs queued before the workers started (tenant B's among them) finish before B's state is taken.
+    for (const until = Date.now() + 10_000; runsOf(t.h.ctx).pool.running > 0 && Date.now() < until; ) await Bun.sleep(10);
     const before = await t.bState();
     const ctx = { ids: t.ids, auth: [`Bearer ${t.a.key}`, `Bearer ${t.a.key}`, `Bearer ${t.a.key}`, "Bearer eak_nope", "Basic Zm9vOmJhcg==", undefined], zips: hostileZips() };
     const statuses = new Map<number, number>();

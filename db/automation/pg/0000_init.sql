@@ -119,7 +119,8 @@ CREATE UNIQUE INDEX upload_sessions_idempotency ON upload_sessions (tenant_id, i
 CREATE INDEX upload_sessions_sha256 ON upload_sessions (sha256) WHERE sha256 IS NOT NULL;
 --> statement-breakpoint
 -- A run row is also its queue entry: workers claim pending rows (and running rows whose lease lapsed)
--- with one conditional UPDATE … FOR UPDATE SKIP LOCKED on PostgreSQL.
+-- with one conditional UPDATE … FOR UPDATE SKIP LOCKED on PostgreSQL. JSON columns are json, not jsonb:
+-- they come back as the text written, byte for byte as on SQLite.
 CREATE TABLE runs (
 	id text COLLATE "C" PRIMARY KEY,
 	tenant_id text COLLATE "C" NOT NULL,
@@ -141,10 +142,10 @@ CREATE TABLE runs (
 	experiment_id text COLLATE "C",
 	evaluation boolean NOT NULL DEFAULT false,
 	input json NOT NULL,
-	metadata jsonb,
+	metadata json,
 	overrides json,
 	output json,
-	error jsonb,
+	error json,
 	sample_rank double precision NOT NULL,
 	retry_number integer NOT NULL DEFAULT 0,
 	previous_run_id text COLLATE "C",
@@ -162,7 +163,11 @@ CREATE TABLE runs (
 --> statement-breakpoint
 CREATE INDEX runs_tenant_created ON runs (tenant_id, created_at, id);
 --> statement-breakpoint
-CREATE INDEX runs_tenant_completed ON runs (tenant_id, completed_at, id);
+-- Nullable sort keys: nulls first ascending (SQLite sorts them as ''), so an index scan either way serves
+-- `ORDER BY … ASC NULLS FIRST` and (backwards) `DESC NULLS LAST`.
+CREATE INDEX runs_tenant_completed ON runs (tenant_id, completed_at NULLS FIRST, id);
+--> statement-breakpoint
+CREATE INDEX runs_tenant_started ON runs (tenant_id, started_at NULLS FIRST, id);
 --> statement-breakpoint
 CREATE INDEX runs_queue ON runs (status, created_at, id);
 --> statement-breakpoint
@@ -192,7 +197,7 @@ CREATE TABLE run_steps (
 	type text COLLATE "C" NOT NULL,
 	status text COLLATE "C" NOT NULL,
 	output json,
-	error jsonb,
+	error json,
 	attempt integer NOT NULL,
 	started_at timestamptz NOT NULL,
 	completed_at timestamptz,
@@ -206,7 +211,7 @@ CREATE TABLE run_events (
 	timestamp timestamptz NOT NULL,
 	status text COLLATE "C",
 	message text COLLATE "C",
-	metadata jsonb
+	metadata json
 );
 --> statement-breakpoint
 CREATE INDEX run_events_run ON run_events (run_id, id);
@@ -375,9 +380,9 @@ CREATE TABLE human_review_tasks (
 	confirmed_count integer NOT NULL DEFAULT 0,
 	version integer NOT NULL DEFAULT 1,
 	data json NOT NULL,
-	files jsonb NOT NULL,
+	files json NOT NULL,
 	instructions text COLLATE "C",
-	meta jsonb,
+	meta json,
 	decided_by text COLLATE "C",
 	decided_at timestamptz,
 	reason text COLLATE "C",

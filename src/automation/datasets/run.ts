@@ -6,7 +6,7 @@ import type { AutomationContext } from "../context";
 import { openBlob } from "../files/service";
 import type { IncomingFile } from "../runs/inputs";
 import { type Actor, runsOf } from "../runs/service";
-import type { RunRow } from "../runs/store";
+import type { RunRow } from "../db/runs-model";
 import type { ExampleRow } from "../db/storage";
 
 const isRef = (x: unknown): x is { $file: string } =>

@@ -3,7 +3,7 @@
 // comes in pg/). A multi-step invariant is one method here (decided inside the database: a conditional
 // update, a transaction), never a read-then-write in a service. This module imports no implementation.
 import type { EvalResult } from "../evaluators/model";
-import type { ScheduleStore } from "../schedules/store";
+import type { ScheduleStore, TickKey } from "../schedules/store";
 import type { RevisionRow, TemplateRow } from "./tables/templates";
 import type { InboundStore } from "../inbound/store";
 import type { ModelResponse, ModelUsage } from "../models/contract";
@@ -11,6 +11,8 @@ import type { Review } from "../reviews/model";
 import type { ApiKeyRow, AutomationRow, TenantRow, VersionRow } from "./tables/foundation";
 import type { BlobRefRow, FileRow, UploadSessionRow } from "./tables/files";
 import type { Delivery, EmailServerRow } from "./tables/email";
+import type { CancelResult, Claim, EventRow, FileRow as RunFileRow, FinishRequest, ListFilter, NewEvent, NewRun, RunRow, StepRow, StepStart } from "./runs-model";
+import type { StepRecord } from "../engine/contract";
 
 /** Evaluator files (one YAML per automation) and the scores of evaluation runs. */
 export interface EvaluatorStore {
@@ -629,6 +631,8 @@ export interface AutomationStore {
   list(tenantId: string, f: ListAutomations): Promise<{ rows: AutomationWithCurrent[]; total: number }>;
   /** A version row of the automation. */
   version(automationId: string, id: string): Promise<VersionRow | undefined>;
+  /** A version of the automation by tag (a leading `v` ignored) or by id. */
+  versionByRef(automationId: string, ref: string): Promise<VersionRow | undefined>;
   /** The automation's current version row. */
   current(a: Pick<AutomationRow, "id" | "currentVersionId">): Promise<VersionRow | undefined>;
   /** Tagged rows plus (when given) the current untagged row, newest first, and the total. */
@@ -656,9 +660,81 @@ export interface FoundationStats {
   counts(): Promise<{ pendingRuns: number; runningRuns: number; openTasks: number }>;
 }
 
+// ---- Runs (runs + step journal + events + run files + the queue; rows and filters in runs-model.ts) ----
+
+/** What a run insert does besides the run, in the same transaction. */
+export interface RunInsertOptions {
+  /** A rerun: the run it retries links to it (`nextRunId`). */
+  previousRunId?: string;
+  /** A cron tick the run claims: TickTaken (schedules/store.ts) and nothing written when it was already decided. */
+  tick?: { key: TickKey; tenantId: string; at: string };
+}
+
+/**
+ * Runs, their journal (steps, events), their files, and the queue (a run row is its queue entry).
+ * Journal writes of one event-loop turn share one commit (group commit); `stepFinished` resolves once
+ * its write is committed. Every status move is one conditional write decided in the database.
+ */
+export interface RunStore {
+  /**
+   * Inserts a run with its first events and input-file snapshots; resolves once committed (runs
+   * started in the same event-loop turn may share the commit). A dedupe key a committed run already
+   * has fails the insert (a unique violation) and leaves nothing behind.
+   */
+  insert(run: NewRun, events: NewEvent[], files?: Omit<RunFileRow, "runId">[], opts?: RunInsertOptions): Promise<void>;
+  get(tenantId: string, id: string): Promise<RunRow | undefined>;
+  byId(id: string): Promise<RunRow | undefined>;
+  status(id: string): Promise<string | undefined>;
+  /**
+   * Up to `n` runnable runs for `worker`, oldest first: pending ones, then running ones nobody holds
+   * (released at start-up) or whose lease (`leaseUntil`, ms) lapsed. Two claimers never get the same run.
+   */
+  claimMany(n: number, worker: string, now: string, nowMs: number, leaseMs: number): Promise<Claim[]>;
+  /** Claims one given `running` run nobody holds (a child run its resumed parent continues inline). */
+  claimRun(id: string, worker: string, now: string, nowMs: number, leaseMs: number): Promise<boolean>;
+  /**
+   * Queues the oldest held (`created`) runs of the experiment while fewer than `limit` of its runs are
+   * in flight; returns how many it queued. Callers in parallel (other processes too) never queue past the bound.
+   */
+  releaseHeld(experimentId: string, limit: number, at: string): Promise<number>;
+  /** Ids of the unfinished child runs of a run. */
+  openChildren(parentId: string): Promise<string[]>;
+  /** The latest child run that `action.invoke-workflow` at `step` of run `parentId` started. */
+  childAt(parentId: string, step: string): Promise<{ id: string; status: string } | undefined>;
+  /**
+   * Start-up: runs claimed by a previous process (any worker but `worker`) become claimable; returns how
+   * many. Assumes this process is the only one working the database (several instances: part 2).
+   */
+  releaseOrphans(worker: string): Promise<number>;
+  renewLeases(worker: string, until: number): Promise<void>;
+  completedSteps(runId: string): Promise<StepRow[]>;
+  /** Queued for the next journal commit (not awaited: a lost start only hides a running step). */
+  stepStarted(runId: string, s: StepStart): void;
+  /** Resolves once committed (durable): after a crash a finished step is never executed again. */
+  stepFinished(runId: string, s: StepRecord): Promise<void>;
+  /** Commits every queued journal write now. */
+  flush(): Promise<void>;
+  /** Moves a non-terminal run to a terminal status exactly once; false when it already was terminal. */
+  finish(runId: string, at: string, r: FinishRequest): Promise<boolean>;
+  /** Records a cancel request; queued/held/waiting runs are cancelled at once. Race-safe against `finish`. */
+  requestCancel(runId: string, at: string): Promise<CancelResult>;
+  events(runId: string): Promise<EventRow[]>;
+  /** In journal order. */
+  steps(runId: string): Promise<StepRow[]>;
+  /** By creation, then path. */
+  files(runId: string, role?: string): Promise<RunFileRow[]>;
+  /** By path or by the file-pool id it came from. */
+  file(runId: string, pathOrFileId: string): Promise<RunFileRow | undefined>;
+  /** Adds or replaces (same run and path) a file of the run. */
+  putFile(f: RunFileRow): Promise<void>;
+  /** One page: filters, sort (nulls as ''), then id; `after` is the (key, id) of the previous page's last row. */
+  list(f: ListFilter): Promise<RunRow[]>;
+}
+
 export interface AutomationStorage {
+  runs: RunStore;
   templates: TemplateStore;
-  /** Cron ticks (schedules/store.ts declares the interface; its claim joins the SQLite run insert, so a PostgreSQL one comes with the runs store). */
+  /** Cron ticks (schedules/store.ts declares the interface; a tick's claim is part of the run insert, `RunInsertOptions.tick`). */
   schedules: ScheduleStore;
   /** Inbound e-mail: address tokens, per-sender minute counts, runs by dedupe key (inbound/store.ts declares it). */
   inbound: InboundStore;

@@ -9,7 +9,7 @@ import { automationOf } from "../datasets/service";
 import type { ModelGateway } from "../models/contract";
 import { meteredGateway } from "../models/metered";
 import { runsOf } from "../runs/service";
-import type { RunRow } from "../runs/store";
+import type { RunRow } from "../db/runs-model";
 import { readYaml } from "../workflow/source";
 import { type Evaluator, EvaluatorConfig, MAX_EVALUATOR_YAML_BYTES, type EvalResult, type Score } from "./model";
 import { customScript, exactDiff, type FileDigest, llmJudge, overall } from "./scorers";
@@ -113,7 +113,7 @@ export async function scoreRun(ctx: AutomationContext, run: RunRow): Promise<boo
   const runError = run.status === "failed" ? ((run.error ? (JSON.parse(run.error) as { message?: string }) : {}).message ?? "the run failed") : null;
   // Expected files (the example's `expected/` folder) are compared with the run's output files by exact-diff.
   const expectedFiles = ex ? await ctx.storage.datasets.files(ex.id, "expected") : [];
-  const files = expectedFiles.length ? { expected: expectedFiles, actual: runsOf(ctx).store.files(run.id, "output") } : undefined;
+  const files = expectedFiles.length ? { expected: expectedFiles, actual: await ctx.storage.runs.files(run.id, "output") } : undefined;
   const rows: EvalResult[] = [];
   for (const e of config.evaluators) {
     const s: Score = runError ? { score: 0, passed: false, details: null, error: `the run failed: ${runError}` } : await judge(ctx, run, e, expected, actual, files);

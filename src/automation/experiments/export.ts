@@ -37,8 +37,8 @@ export async function exportJson(ctx: AutomationContext, svc: Experiments, exper
       // The export is free-form: it also carries the experiment's name and its cancellation.
       const out: Record<string, unknown> = { ...(await svc.summary(e)), name: e.name, cancelledAt: e.cancelledAt, results: await rowsOf(ctx, svc, e) };
       if (includeTrace) {
-        const runs = runsOf(ctx).store;
-        out.traces = Object.fromEntries((await svc.store.runs(e.id)).map((r) => [r.id, runs.steps(r.id).map(stepView)]));
+        const runs = ctx.storage.runs;
+        out.traces = Object.fromEntries(await Promise.all((await svc.store.runs(e.id)).map(async (r) => [r.id, (await runs.steps(r.id)).map(stepView)])));
       }
       return out;
     })),

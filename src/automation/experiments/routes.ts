@@ -55,7 +55,7 @@ export const experimentRoutes = (ctx: AutomationContext) => {
       "/runs/:id/scores",
       async ({ auth, params }) => {
         requireScope(auth, "runs:read");
-        const run = runsOf(ctx).get(auth.tenantId, params.id);
+        const run = await runsOf(ctx).get(auth.tenantId, params.id);
         return { scores: await ctx.storage.evaluators.results(run.id) };
       },
       detail("List run evaluator scores"),

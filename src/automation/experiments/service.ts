@@ -11,7 +11,7 @@ import type { ExampleRow, ExperimentRow, ExperimentStore } from "../db/storage";
 import type { EvalResult } from "../evaluators/model";
 import { scoreRun } from "../evaluators/service";
 import { type Actor, runsOf } from "../runs/service";
-import type { RunRow } from "../runs/store";
+import type { RunRow } from "../db/runs-model";
 
 /** Runs started together per batch while an experiment is created (their inserts share commits). */
 const CREATE_CHUNK = 50;
@@ -36,7 +36,7 @@ export class Experiments {
   }
 
   private async onRunFinished(runId: string): Promise<void> {
-    const run = runsOf(this.ctx).store.byId(runId);
+    const run = await this.ctx.storage.runs.byId(runId);
     if (!run || run.evaluation !== 1 || !run.exampleId) return;
     // A slot of its experiment freed: the next held run starts before this one is scored.
     if (run.experimentId) await this.release(run.experimentId);
@@ -66,11 +66,11 @@ export class Experiments {
     const e = await this.store.byId(experimentId);
     if (!e?.batchConcurrency || e.cancelledAt || e.completedAt) return;
     const runs = runsOf(this.ctx);
-    if (runs.store.releaseHeld(experimentId, e.batchConcurrency, this.now()) > 0) runs.pool.wake();
+    if ((await this.ctx.storage.runs.releaseHeld(experimentId, e.batchConcurrency, this.now())) > 0) runs.pool.wake();
   }
 
   async runLine(runId: string): Promise<ProgressLine | null> {
-    const run = runsOf(this.ctx).store.byId(runId);
+    const run = await this.ctx.storage.runs.byId(runId);
     const ev = await this.ctx.storage.evaluators.evaluation(runId);
     if (!run || !ev) return null;
     const ex = run.exampleId ? await this.ctx.storage.datasets.byId(run.exampleId) : undefined;
@@ -88,12 +88,12 @@ export class Experiments {
 
   /** Start-up: score runs that ended while no process was scoring, then complete what is done. */
   async recover(): Promise<void> {
-    const runs = runsOf(this.ctx).store;
+    const runs = this.ctx.storage.runs;
     for (;;) {
       const ids = await this.ctx.storage.evaluators.unscored(500);
       if (ids.length === 0) break;
       for (const id of ids) {
-        const run = runs.byId(id);
+        const run = await runs.byId(id);
         if (run) await scoreRun(this.ctx, run);
       }
       if (ids.length < 500) break;
@@ -204,7 +204,7 @@ export class Experiments {
         for (const s of settled) if (s.status === "fulfilled") runs.push(s.value);
         const failed = settled.findIndex((s) => s.status === "rejected");
         if (failed >= 0) {
-          for (const r of runs) runsOf(this.ctx).cancel(actor.tenantId, r.id);
+          for (const r of runs) await runsOf(this.ctx).cancel(actor.tenantId, r.id);
           await this.store.remove(id);
           const err = (settled[failed] as PromiseRejectedResult).reason as Error;
           throw Invalid(`example ${chunk[failed].name} cannot run: ${err.message}`, { field: "examples", code: "example_invalid" });
@@ -225,7 +225,7 @@ export class Experiments {
     const e = await this.find(tenantId, automationRef, id);
     if (!e.completedAt) {
       await this.store.setCancelled(id, this.now());
-      for (const runId of await this.store.openRuns(id)) runsOf(this.ctx).cancel(tenantId, runId);
+      for (const runId of await this.store.openRuns(id)) await runsOf(this.ctx).cancel(tenantId, runId);
     }
     return this.detail((await this.store.byId(id))!);
   }

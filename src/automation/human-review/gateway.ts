@@ -6,7 +6,7 @@ import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
 import type { HumanReviewGateway, ParkRequest } from "../engine/contract";
 import { StepError } from "../engine/errors";
-import type { FileRow, RunRow, RunStore } from "../runs/store";
+import type { FileRow, RunRow } from "../db/runs-model";
 import type { TaskFile } from "./model";
 
 function taskFile(f: FileRow, role: string): TaskFile {
@@ -23,17 +23,18 @@ function taskFile(f: FileRow, role: string): TaskFile {
   };
 }
 
-export function humanReviewGateway(ctx: AutomationContext, runs: RunStore, run: RunRow): HumanReviewGateway {
+export function humanReviewGateway(ctx: AutomationContext, run: RunRow): HumanReviewGateway {
+  const runs = ctx.storage.runs;
   return {
     async park(req: ParkRequest) {
-      const files: TaskFile[] = req.includeRunInputs ? runs.files(run.id, "input").map((f) => taskFile(f, "input")) : [];
+      const files: TaskFile[] = req.includeRunInputs ? (await runs.files(run.id, "input")).map((f) => taskFile(f, "input")) : [];
       for (const ref of req.attachments) {
-        const f = runs.file(run.id, ref.$file);
+        const f = await runs.file(run.id, ref.$file);
         if (!f) throw new StepError(`attachment ${ref.$file} is not a file of this run`, "invalid_config", { retryable: false });
         files.push(taskFile(f, "attachment"));
       }
       const at = ctx.clock.now().toISOString();
-      runs.flushJournal(); // the step's start must be committed before the park turns it `waiting`
+      await runs.flush(); // the step's start must be committed before the park turns it `waiting`
       return ctx.storage.humanReview.park(
         {
           id: newId("hrt"),

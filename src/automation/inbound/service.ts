@@ -68,7 +68,7 @@ export class InboundService {
     if (!owner) return undefined;
     let yaml: string;
     try {
-      yaml = runsOf(this.ctx).resolve(owner.tenantId, owner.automationId, { trigger: "email" }).yaml;
+      yaml = (await runsOf(this.ctx).resolve(owner.tenantId, owner.automationId, { trigger: "email" })).yaml;
     } catch (err) {
       // A disabled automation starts nothing; the sender learns why.
       if (err instanceof DomainError && err.code === "automation_disabled") throw new Refusal(550, `${rcpt} belongs to a disabled automation`);

@@ -12,7 +12,7 @@ import { type Part, readText } from "../files/multipart";
 import type { CorrectionRow, ExpectedFileRow, ReviewRow } from "../db/storage";
 import { openBlob, putBytes, releaseBlob } from "../files/service";
 import { runsOf } from "../runs/service";
-import { isTerminal, type RunRow } from "../runs/store";
+import { isTerminal, type RunRow } from "../db/runs-model";
 import type { HealthQuery, Review, ReviewBody } from "./model";
 
 /** Who reviews: the API key (the platform has no user accounts, so no e-mail either). */
@@ -55,18 +55,18 @@ function reviewView(r: ReviewRow, corrections: CorrectionRow[]): Review {
   };
 }
 
-function runOf(ctx: AutomationContext, tenantId: string, runId: string): RunRow {
+function runOf(ctx: AutomationContext, tenantId: string, runId: string): Promise<RunRow> {
   return runsOf(ctx).get(tenantId, runId);
 }
 
-function finishedRun(ctx: AutomationContext, tenantId: string, runId: string): RunRow {
-  const run = runOf(ctx, tenantId, runId);
+async function finishedRun(ctx: AutomationContext, tenantId: string, runId: string): Promise<RunRow> {
+  const run = await runOf(ctx, tenantId, runId);
   if (!isTerminal(run.status)) throw Conflict(`run ${runId} is ${run.status}; only finished runs can be reviewed`, { code: "run_not_terminal" });
   return run;
 }
 
 export async function getReview(ctx: AutomationContext, tenantId: string, runId: string) {
-  const run = runOf(ctx, tenantId, runId);
+  const run = await runOf(ctx, tenantId, runId);
   const s = ctx.storage.reviews;
   const r = await s.get(run.id);
   return { review: r ? reviewView(r, await s.corrections(run.id)) : null };
@@ -78,7 +78,7 @@ export async function getReview(ctx: AutomationContext, tenantId: string, runId:
  * stored value when omitted (`null` clears). Closing records who and when; reopening clears it.
  */
 export async function putReview(ctx: AutomationContext, who: Reviewer, runId: string, b: ReviewBody) {
-  const run = finishedRun(ctx, who.tenantId, runId);
+  const run = await finishedRun(ctx, who.tenantId, runId);
   const now = ctx.clock.now().toISOString();
   const saved = await ctx.storage.reviews.put(run.id, (prev, stored) => {
     const verdict = b.verdict ?? null;
@@ -135,7 +135,7 @@ export async function putReview(ctx: AutomationContext, who: Reviewer, runId: st
 
 /** Removes metadata, corrections and corrected files (their bytes when nothing else holds them). */
 export async function deleteReview(ctx: AutomationContext, tenantId: string, runId: string) {
-  const run = runOf(ctx, tenantId, runId);
+  const run = await runOf(ctx, tenantId, runId);
   for (const sha of new Set(await ctx.storage.reviews.remove(run.id))) await releaseBlob(ctx, sha);
   return { review: null };
 }
@@ -152,7 +152,7 @@ export function checkExpectedName(raw: string, field = "name"): string {
 }
 
 export async function listExpected(ctx: AutomationContext, tenantId: string, runId: string) {
-  const run = runOf(ctx, tenantId, runId);
+  const run = await runOf(ctx, tenantId, runId);
   return { files: (await ctx.storage.reviews.files(run.id)).map((f) => ({ name: f.name })) };
 }
 
@@ -168,7 +168,7 @@ async function releaseUnused(ctx: AutomationContext, runId: string, sha256: stri
 
 /** The upload form's parts (`file`, optional `name`) → a corrected file (the same name replaces it). */
 export async function uploadExpected(ctx: AutomationContext, who: Reviewer, runId: string, parts: AsyncIterable<Part>) {
-  const run = finishedRun(ctx, who.tenantId, runId);
+  const run = await finishedRun(ctx, who.tenantId, runId);
   let file: { filename: string; contentType: string | null; blob: BlobInfo } | null = null;
   let name: string | null = null;
   try {
@@ -191,8 +191,8 @@ export async function uploadExpected(ctx: AutomationContext, who: Reviewer, runI
 
 /** Copies one of the run's output files (by path or name) into the corrected files. */
 export async function copyExpected(ctx: AutomationContext, who: Reviewer, runId: string, b: { outputFileName: string; expectedName?: string }) {
-  const run = finishedRun(ctx, who.tenantId, runId);
-  const outputs = runsOf(ctx).store.files(run.id, "output");
+  const run = await finishedRun(ctx, who.tenantId, runId);
+  const outputs = await ctx.storage.runs.files(run.id, "output");
   const src = outputs.find((f) => f.path === b.outputFileName) ?? outputs.find((f) => f.name === b.outputFileName);
   if (!src) throw NotFound(`run ${runId} has no output file ${b.outputFileName}`, { field: "outputFileName", code: "not_found" });
   const name = checkExpectedName(b.expectedName ?? src.path, b.expectedName ? "expectedName" : "outputFileName");
@@ -200,7 +200,7 @@ export async function copyExpected(ctx: AutomationContext, who: Reviewer, runId:
 }
 
 async function expectedFile(ctx: AutomationContext, tenantId: string, runId: string, name: string): Promise<ExpectedFileRow> {
-  const run = runOf(ctx, tenantId, runId);
+  const run = await runOf(ctx, tenantId, runId);
   const f = await ctx.storage.reviews.file(run.id, name);
   if (!f) throw NotFound(`run ${runId} has no corrected file ${name}`, { field: "filename" });
   return f;
@@ -235,18 +235,17 @@ export async function deleteExpected(ctx: AutomationContext, tenantId: string, r
  * them, else the run's own output and output files.
  */
 export async function promote(ctx: AutomationContext, who: Reviewer, runId: string, b: { name?: string; useCorrections: boolean }) {
-  const run = finishedRun(ctx, who.tenantId, runId);
-  const runs = runsOf(ctx).store;
+  const run = await finishedRun(ctx, who.tenantId, runId);
+  const runs = ctx.storage.runs;
   const review = await ctx.storage.reviews.get(run.id);
   const correctedFiles = b.useCorrections ? await ctx.storage.reviews.files(run.id) : [];
   const expected = b.useCorrections && review?.correctedOutput != null ? parse(review.correctedOutput) : parse(run.output);
-  const files: NewExampleFile[] = runs
-    .files(run.id, "input")
+  const files: NewExampleFile[] = (await runs.files(run.id, "input"))
     .filter((f) => f.path.startsWith("input/"))
     .map((f) => ({ folder: "input" as const, path: f.path.slice("input/".length), contentType: f.contentType, sha256: f.sha256, size: f.size }));
   const outputs = correctedFiles.length
     ? correctedFiles.map((f) => ({ folder: "expected" as const, path: f.name, contentType: f.contentType, sha256: f.sha256, size: f.size }))
-    : runs.files(run.id, "output").map((f) => ({ folder: "expected" as const, path: f.path, contentType: f.contentType, sha256: f.sha256, size: f.size }));
+    : (await runs.files(run.id, "output")).map((f) => ({ folder: "expected" as const, path: f.path, contentType: f.contentType, sha256: f.sha256, size: f.size }));
   const ex = await createExample(
     ctx,
     who.tenantId,

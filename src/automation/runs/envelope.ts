@@ -1,9 +1,11 @@
 // Maps stored rows to the wire shapes of the reference (`Run`, `RunListItem`, steps, events, artifacts).
-import { sqliteModelCallStore } from "../models/store";
 import { agentSource, agentTurns } from "../agents/provenance";
-import { ReviewStore } from "../reviews/store";
+import { type EventRow, type FileRow, isTerminal, type RunRow, type RunStatus, type StepRow } from "../db/runs-model";
+import type { AutomationStorage } from "../db/storage";
 import type { Run, RunArtifact, RunEvent, RunStep } from "./model";
-import { type EventRow, type FileRow, isTerminal, type RunRow, type RunStatus, type RunStore, type StepRow } from "./store";
+
+/** What the views read: the runs store and the model-call journal, evaluation scores and reviews of a run. */
+type Stores = Pick<AutomationStorage, "runs" | "models" | "evaluators" | "reviews">;
 
 export type Expand = "input" | "usage" | "execution" | "debug";
 
@@ -63,20 +65,23 @@ export function eventView(e: EventRow): RunEvent {
   };
 }
 
-export function usageView(store: RunStore, r: RunRow) {
+export async function usageView(store: Stores, r: RunRow) {
   // The sum of the run's journaled model calls (models/metered.ts); a run without any counts zero.
-  const { tokens, llmCallCount } = sqliteModelCallStore(store.sqlite).totals(r.id);
+  const { tokens, llmCallCount } = await store.models.totals(r.id);
   return {
     tokens,
     creditsCharged: 0,
     durationMs: durationMs(r),
     llmCallCount,
     ocrPagesProcessed: 0,
-    ...(r.type === "agent" ? { agentTurns: agentTurns(store.steps(r.id)) } : {}),
+    ...(r.type === "agent" ? { agentTurns: agentTurns(await store.runs.steps(r.id)) } : {}),
   };
 }
 
-function base(store: RunStore, r: RunRow) {
+async function base(store: Stores, r: RunRow) {
+  const scored = r.exampleId || r.experimentId ? await store.evaluators.evaluation(r.id) : undefined;
+  const nextStatus = r.nextRunId ? await store.runs.status(r.nextRunId) : undefined;
+  const review = await store.reviews.get(r.id);
   return {
     id: r.id,
     type: r.type as "workflow" | "agent",
@@ -102,13 +107,13 @@ function base(store: RunStore, r: RunRow) {
       by: r.triggeredBy ? { id: r.triggeredBy, name: r.triggeredByName, email: "" } : null,
       ...(r.triggerDetail ? (parse(r.triggerDetail) as Record<string, unknown>) : {}),
     },
-    ...(r.exampleId || r.experimentId ? { eval: { example: r.exampleId, exampleId: r.exampleId, ...store.evaluation(r.id) } } : {}),
+    ...(r.exampleId || r.experimentId ? { eval: { example: r.exampleId, exampleId: r.exampleId, ...(scored ?? { score: null, passed: null }) } } : {}),
     execution: {
       status: r.status as RunStatus,
       schemaValid: null,
       batchId: r.batchId,
-      retry: { number: r.retryNumber, previousRunId: r.previousRunId, nextRun: store.nextRunStatus(r.nextRunId) },
-      review: new ReviewStore(store.sqlite).summary(r.id),
+      retry: { number: r.retryNumber, previousRunId: r.previousRunId, nextRun: r.nextRunId && nextStatus ? { id: r.nextRunId, status: nextStatus } : null },
+      review: review ? { verdict: review.verdict, status: review.status, hasNote: review.note.trim() !== "", correctionCount: review.correctionCount } : null,
     },
   };
 }
@@ -117,39 +122,39 @@ function base(store: RunStore, r: RunRow) {
  * A row of `GET /v1/runs`. `sampleRank` only with `expand=sampleRank`: the SDKs' public key set for
  * list rows leaves it out (`sample_rate` filters on it server-side either way).
  */
-export function listItem(store: RunStore, r: RunRow, withSampleRank = false): Run {
-  const { sampleRank, ...row } = base(store, r);
+export async function listItem(store: Stores, r: RunRow, withSampleRank = false): Promise<Run> {
+  const { sampleRank, ...row } = await base(store, r);
   return { ...row, error: errorMessage(r), ...(withSampleRank ? { sampleRank } : {}) };
 }
 
 /** `GET /v1/runs/{id}`: terminal runs always carry output, files and error; `expand` adds blocks. */
-export function runView(store: RunStore, r: RunRow, expand: ReadonlySet<Expand> = new Set()): Run {
-  const out: Run = base(store, r);
+export async function runView(store: Stores, r: RunRow, expand: ReadonlySet<Expand> = new Set()): Promise<Run> {
+  const out: Run = await base(store, r);
   if (isTerminal(r.status)) {
     out.output = r.status === "completed" ? parse(r.output) : null;
-    out.files = store.files(r.id, "output").map(artifact);
+    out.files = (await store.runs.files(r.id, "output")).map(artifact);
     out.error = errorMessage(r);
   }
   if (expand.has("input")) {
     out.input = {
       args: parse(r.input),
       // The reference's RunFile names only `name`; paths, types and sizes are in GET /runs/{id}/artifacts.
-      files: store.files(r.id, "input").map((f) => ({ name: f.name })),
+      files: (await store.runs.files(r.id, "input")).map((f) => ({ name: f.name })),
       metadata: parse(r.metadata),
     };
   }
-  if (expand.has("usage")) out.usage = usageView(store, r);
+  if (expand.has("usage")) out.usage = await usageView(store, r);
   if (expand.has("execution")) {
     out.execution = {
       ...out.execution!,
-      steps: store.steps(r.id).map(stepView),
+      steps: (await store.runs.steps(r.id)).map(stepView),
       definitionSnapshot: r.definition,
     };
   }
   if (expand.has("debug")) {
     const err = parse(r.error);
     out.debug = {
-      observability: { phases: store.events(r.id).map(eventView), failure: err, attempts: r.attempts, llmCalls: llmCalls(store, r, true) },
+      observability: { phases: (await store.runs.events(r.id)).map(eventView), failure: err, attempts: r.attempts, llmCalls: await llmCalls(store, r, true) },
       traceId: r.id,
     };
   }
@@ -157,12 +162,11 @@ export function runView(store: RunStore, r: RunRow, expand: ReadonlySet<Expand> 
 }
 
 /** `/trace`: one entry per run phase and per step execution, in time order. */
-export function traceView(store: RunStore, r: RunRow) {
-  const phases = store
-    .events(r.id)
+export async function traceView(store: Stores, r: RunRow) {
+  const phases = (await store.runs.events(r.id))
     .filter((e) => !e.type.startsWith("step_"))
     .map((e) => ({ type: e.type, phase: e.type, status: e.status ?? undefined, startedAt: e.timestamp, completedAt: e.timestamp, message: e.message }));
-  const steps = store.steps(r.id).map((s) => ({
+  const steps = (await store.runs.steps(r.id)).map((s) => ({
     type: "step",
     stepName: s.name,
     path: s.path,
@@ -173,12 +177,12 @@ export function traceView(store: RunStore, r: RunRow) {
     message: s.error ? (parse(s.error) as { message?: string }).message ?? null : null,
     attempt: s.attempt,
   }));
-  return [...phases, ...steps, ...llmCalls(store, r, false)].sort((a, b) => (a.startedAt ?? "").localeCompare(b.startedAt ?? ""));
+  return [...phases, ...steps, ...(await llmCalls(store, r, false))].sort((a, b) => (a.startedAt ?? "").localeCompare(b.startedAt ?? ""));
 }
 
 /** Model calls as trace entries: model, latency, tokens; the prompt only for expand=debug. */
-function llmCalls(store: RunStore, r: RunRow, withPrompt: boolean) {
-  return sqliteModelCallStore(store.sqlite).calls(r.id).map((c) => ({
+async function llmCalls(store: Stores, r: RunRow, withPrompt: boolean) {
+  return (await store.models.calls(r.id)).map((c) => ({
     type: "llm_call",
     ...(c.stepPath ? { stepName: c.stepPath.split(".").pop()!.replace(/\[\d+\]$/, ""), path: c.stepPath } : {}),
     status: c.status,

@@ -3,8 +3,7 @@
 // that existed when paging started, whatever is inserted meanwhile.
 import { Invalid } from "../../kernel/errors";
 import type { ListQuery } from "./model";
-import { reviewConditions } from "../reviews/store";
-import type { ListFilter, RunRow } from "./store";
+import type { ListFilter, ReviewFilter, RunRow } from "../db/runs-model";
 
 interface Cursor {
   k: string;
@@ -41,14 +40,22 @@ const yes = (s: string | undefined) => s === "true" || s === "1";
 const flag = (s: string | undefined) => (s === undefined ? undefined : yes(s));
 
 /** The review filters (run reviews, reviews/): conditions on each run's review row. */
-function reviewFilter(q: ListQuery) {
-  return reviewConditions({
-    ...q,
+function reviewFilter(q: ListQuery): ReviewFilter {
+  return {
+    reviewStatus: q.reviewStatus,
+    reviewVerdict: q.reviewVerdict,
+    reviewNoteContains: q.reviewNoteContains,
+    reviewCreatedAfter: q.reviewCreatedAfter,
+    reviewCreatedBefore: q.reviewCreatedBefore,
+    reviewUpdatedAfter: q.reviewUpdatedAfter,
+    reviewUpdatedBefore: q.reviewUpdatedBefore,
+    reviewClosedAfter: q.reviewClosedAfter,
+    reviewClosedBefore: q.reviewClosedBefore,
     hasReview: flag(q.hasReview),
     noReview: flag(q.noReview),
     hasCorrections: flag(q.hasCorrections),
     sinceLastClosed: flag(q.sinceLastClosed),
-  });
+  };
 }
 
 /** The store filter for a page: one row more than `limit`, to know whether another page follows. */

@@ -4,7 +4,7 @@
 import type { Clock } from "../../kernel/clock";
 import { newId } from "../../kernel/ids";
 import type { Logger } from "../../kernel/logger";
-import type { RunStore } from "./store";
+import type { RunStore } from "../db/storage";
 import type { RunSignals } from "./worker";
 
 export const LEASE_MS = 60_000;
@@ -27,18 +27,23 @@ export class WorkerPool {
   private started = false;
   private stopping = false;
   private pumping = false;
+  /** A wake() arrived while a claim was in flight: claim again when it returns. */
+  private rewake = false;
   private heartbeat: ReturnType<typeof setInterval> | undefined;
   private drained: (() => void) | undefined;
 
   constructor(private deps: PoolDeps) {}
 
-  /** Recovers after a restart (runs a dead process held become claimable) and starts working. */
-  start(): void {
+  /**
+   * Recovers after a restart (runs a dead process held become claimable) and starts working; resolves
+   * once the first claims are made (the runs claimed are executing).
+   */
+  async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
-    const released = this.deps.store.releaseOrphans(this.worker);
+    const released = await this.deps.store.releaseOrphans(this.worker);
     if (released) this.deps.log.info("recovering interrupted runs", { runs: released });
-    this.wake();
+    await this.wake();
   }
 
   get running(): number {
@@ -46,21 +51,33 @@ export class WorkerPool {
   }
 
   /** Called after a run is enqueued (or a slot frees): claims as many runs as there are free slots. */
-  wake(): void {
-    if (!this.started || this.stopping || this.pumping || this.active.size >= this.deps.concurrency) return;
-    this.pumping = true;
-    try {
-      const free = this.deps.concurrency - this.active.size;
-      const claims = this.deps.store.claimMany(free, this.worker, this.deps.clock.now().toISOString(), Date.now(), LEASE_MS);
-      for (const c of claims) this.launch(c.id, c.resumed);
-    } finally {
-      this.pumping = false;
+  wake(): Promise<void> {
+    if (this.pumping) {
+      this.rewake = true;
+      return Promise.resolve();
     }
+    if (!this.started || this.stopping || this.active.size >= this.deps.concurrency) return Promise.resolve();
+    this.pumping = true;
+    this.rewake = false;
+    const free = this.deps.concurrency - this.active.size;
+    return this.deps.store
+      .claimMany(free, this.worker, this.deps.clock.now().toISOString(), Date.now(), LEASE_MS)
+      .then(
+        (claims) => {
+          for (const c of claims) this.launch(c.id, c.resumed);
+        },
+        (err) => this.deps.log.error("claiming runs failed", { error: (err as Error)?.stack ?? String(err) }),
+      )
+      .then(() => {
+        this.pumping = false;
+        if (this.rewake) void this.wake(); // new runs or free slots meanwhile
+      });
   }
 
   private launch(runId: string, resumed: boolean): void {
     const ctl = { stop: new AbortController(), interrupt: new AbortController() };
     this.active.set(runId, ctl);
+    if (this.stopping) ctl.stop.abort("shutdown" satisfies AbortReason); // claimed while stop() began
     this.ensureHeartbeat();
     // Run on a later tick so one wake() claims a whole batch before any run starts executing.
     queueMicrotask(() => {
@@ -74,14 +91,16 @@ export class WorkerPool {
             this.heartbeat = undefined;
             this.drained?.();
           }
-          this.wake();
+          void this.wake();
         });
     });
   }
 
   private ensureHeartbeat(): void {
     if (this.heartbeat) return;
-    this.heartbeat = setInterval(() => this.deps.store.renewLeases(this.worker, Date.now() + LEASE_MS), LEASE_MS / 3);
+    this.heartbeat = setInterval(() => {
+      this.deps.store.renewLeases(this.worker, Date.now() + LEASE_MS).catch((err) => this.deps.log.error("renewing leases failed", { error: (err as Error)?.stack ?? String(err) }));
+    }, LEASE_MS / 3);
     this.heartbeat.unref?.();
   }
 

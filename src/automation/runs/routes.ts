@@ -16,7 +16,7 @@ import { artifact, eventView, type Expand, listItem, runView, stepView, traceVie
 import { INLINE_MAX_BYTES, type IncomingFile } from "./inputs";
 import { ArtifactsQuery, FileValue, GetQuery, ListQuery, RerunQuery, StartBody, TokenBody, WaitQuery } from "./model";
 import { type RunService, runsOf, type StartRequest } from "./service";
-import { isTerminal, type RunRow } from "./store";
+import { isTerminal, type RunRow } from "../db/runs-model";
 import { checkZipToken } from "./token";
 import { publicUrlFor } from "../http/public-url";
 import type { CancelResult, RunStatus } from "./model";
@@ -97,11 +97,11 @@ const triggerOf = (request: Request) => {
 async function answerStarted(svc: RunService, run: RunRow, wait: number | undefined, set: { status?: number | string }) {
   if (!wait) {
     set.status = 201;
-    return { id: run.id, type: run.type, finished: false as const, source: runView(svc.store, run).source };
+    return { id: run.id, type: run.type, finished: false as const, source: (await runView(svc.ctx.storage, run)).source };
   }
   const latest = await svc.waitFor(run.id, wait);
   set.status = isTerminal(latest.status) ? 200 : 202;
-  return runView(svc.store, latest);
+  return runView(svc.ctx.storage, latest);
 }
 
 /** The ZIP download: Bearer (runs:read) or a signed `token`, so the link can be handed to a browser. */
@@ -115,7 +115,7 @@ const zipRoutes = (ctx: AutomationContext, svc: RunService) =>
         if (!q.zip) throw Invalid("token only authorises the ZIP download (zip=1)", { field: "token" });
         const check = checkZipToken(ctx.config.signingSecret, params.id, q.token, Date.now());
         if (check !== "ok") throw Unauthorized(check === "expired" ? "the download token has expired" : "the download token is not valid", { code: `token_${check}` });
-        const run = svc.store.byId(params.id);
+        const run = await svc.store.byId(params.id);
         if (!run) throw Unauthorized("the download token is not valid", { code: "token_invalid" });
         tenantId = run.tenantId;
       } else {
@@ -123,9 +123,9 @@ const zipRoutes = (ctx: AutomationContext, svc: RunService) =>
         requireScope(auth, "runs:read");
         tenantId = auth.tenantId;
       }
-      if (!q.zip) return { artifacts: svc.artifacts(tenantId, params.id).map(artifact) };
-      svc.get(tenantId, params.id);
-      return new Response(svc.zip(params.id, q.bundle), {
+      if (!q.zip) return { artifacts: (await svc.artifacts(tenantId, params.id)).map(artifact) };
+      await svc.get(tenantId, params.id);
+      return new Response(await svc.zip(params.id, q.bundle), {
         headers: {
           "content-type": "application/zip",
           "content-disposition": contentDisposition(`${params.id}-artifacts.zip`),
@@ -154,61 +154,61 @@ export const runsRoutes = (ctx: AutomationContext) => {
     )
     .get(
       "/runs",
-      ({ auth, query }) => {
+      async ({ auth, query }) => {
         requireScope(auth, "runs:read");
         const q = parseWith(ListQuery, query);
-        const { rows, nextCursor } = svc.list(auth.tenantId, q);
+        const { rows, nextCursor } = await svc.list(auth.tenantId, q);
         const withRank = q.expand?.includes("sampleRank") ?? false;
-        return { runs: rows.map((r) => listItem(svc.store, r, withRank)), nextCursor };
+        return { runs: await Promise.all(rows.map((r) => listItem(ctx.storage, r, withRank))), nextCursor };
       },
       detail("List runs"),
     )
     .get(
       "/runs/:id",
-      ({ auth, params, query }) => {
+      async ({ auth, params, query }) => {
         requireScope(auth, "runs:read");
         const q = parseWith(GetQuery, query);
-        return runView(svc.store, svc.get(auth.tenantId, params.id), new Set<Expand>(q.expand ?? []));
+        return runView(ctx.storage, await svc.get(auth.tenantId, params.id), new Set<Expand>(q.expand ?? []));
       },
       detail("Get a run"),
     )
     .get(
       "/runs/:id/events",
-      ({ auth, params }) => {
+      async ({ auth, params }) => {
         requireScope(auth, "runs:read");
-        return { events: svc.store.events(svc.get(auth.tenantId, params.id).id).map(eventView) };
+        return { events: (await svc.store.events((await svc.get(auth.tenantId, params.id)).id)).map(eventView) };
       },
       detail("Run events"),
     )
     .get(
       "/runs/:id/steps",
-      ({ auth, params }) => {
+      async ({ auth, params }) => {
         requireScope(auth, "runs:read");
-        return { steps: svc.store.steps(svc.get(auth.tenantId, params.id).id).map(stepView) };
+        return { steps: (await svc.store.steps((await svc.get(auth.tenantId, params.id)).id)).map(stepView) };
       },
       detail("Run steps"),
     )
     .get(
       "/runs/:id/trace",
-      ({ auth, params }) => {
+      async ({ auth, params }) => {
         requireScope(auth, "runs:read");
-        return { events: traceView(svc.store, svc.get(auth.tenantId, params.id)) };
+        return { events: await traceView(ctx.storage, await svc.get(auth.tenantId, params.id)) };
       },
       detail("Run trace"),
     )
     .get(
       "/runs/:id/usage",
-      ({ auth, params }) => {
+      async ({ auth, params }) => {
         requireScope(auth, "runs:read");
-        return { usage: usageView(svc.store, svc.get(auth.tenantId, params.id)) };
+        return { usage: await usageView(ctx.storage, await svc.get(auth.tenantId, params.id)) };
       },
       detail("Run usage"),
     )
     .post(
       "/runs/:id/cancel",
-      ({ auth, params }): CancelResult => {
+      async ({ auth, params }): Promise<CancelResult> => {
         requireScope(auth, "runs:write");
-        const r = svc.cancel(auth.tenantId, params.id);
+        const r = await svc.cancel(auth.tenantId, params.id);
         return {
           id: r.run.id,
           type: r.run.type,

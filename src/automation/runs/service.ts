@@ -11,12 +11,13 @@ import type { ListQuery } from "./model";
 import { type AbortReason, LEASE_MS, WorkerPool } from "./queue";
 import type { RunsRuntime } from "./runtime";
 import { resolveTarget, type ResolvedSource } from "./sources";
-import { isTerminal, type NewRun, type RunRow, RunStore } from "./store";
+import { isTerminal, type NewRun, type RunRow } from "../db/runs-model";
+import type { RunStore } from "../db/storage";
+import type { TickKey } from "../schedules/store";
 import { signZipToken } from "./token";
 import { defaultRuntime } from "./runtime-default";
 import { type Executing, executeRun, type RunSignals } from "./worker";
 import { type ZipEntry, zipStream } from "./zip";
-import { ReviewStore } from "../reviews/store";
 import { Cancelled } from "../engine/errors";
 
 /** Who starts a run: the API key (its id and name become `trigger.by`); an empty keyId (a schedule, an e-mail) gives `by: null`. */
@@ -51,8 +52,8 @@ export interface StartRequest {
   dedupeKey?: string;
   /** Extra fields of the run's `trigger` (`{email: {...}}`). */
   triggerDetail?: Record<string, unknown>;
-  /** Runs inside the transaction inserting the run (a schedule claims its tick); throwing rolls the run back. */
-  claim?: (runId: string) => void;
+  /** A cron tick the run claims in the transaction inserting it; TickTaken (nothing written) when it was already decided. */
+  tick?: { key: TickKey; at: string };
 }
 
 export const ZIP_MAX_BYTES = 32 * 1024 * 1024;
@@ -77,7 +78,7 @@ export class RunService {
     readonly ctx: AutomationContext,
     private runtimeOf: () => RunsRuntime,
   ) {
-    this.store = new RunStore(ctx.sqlite);
+    this.store = ctx.storage.runs;
     const self = this;
     const deps = {
       ctx,
@@ -117,22 +118,22 @@ export class RunService {
   }
 
   /** What a start of `target` would run (its source and YAML): for triggers that read the workflow first. */
-  resolve(tenantId: string, target: string, opts: { version?: string; trigger?: string } = {}): ResolvedSource {
-    return resolveTarget(this.ctx.sqlite, tenantId, target, opts);
+  resolve(tenantId: string, target: string, opts: { version?: string; trigger?: string } = {}): Promise<ResolvedSource> {
+    return resolveTarget(this.ctx.storage.automations, tenantId, target, opts);
   }
 
   /** Validates and enqueues a run; wakes the pool. */
   async start(actor: Actor, req: StartRequest): Promise<RunRow> {
-    const source = resolveTarget(this.ctx.sqlite, actor.tenantId, req.target, { version: req.version, trigger: req.trigger });
+    const source = await resolveTarget(this.ctx.storage.automations, actor.tenantId, req.target, { version: req.version, trigger: req.trigger });
     const id = newRunId();
     const { input: scalars, files: embedded } = splitInputFiles(req.input ?? {});
     const incoming = { ...embedded, ...(req.files ?? {}) };
-    const row = await this.prepare(actor, source, id, scalars, incoming, req);
+    const row = await this.prepareRun(actor, source, id, scalars, incoming, req);
     this.pool.wake();
     return row;
   }
 
-  private async prepare(
+  private async prepareRun(
     actor: Actor,
     source: ResolvedSource,
     id: string,
@@ -162,10 +163,10 @@ export class RunService {
           issues: issues.map((i) => ({ field: i.field.startsWith("input") ? i.field : `input.${i.field}`, message: i.message, code: i.code ?? "invalid_value" })),
         });
       }
-      const copied = req.copyFilesFrom ? this.store.files(req.copyFilesFrom, "input") : [];
+      const copied = req.copyFilesFrom ? await this.store.files(req.copyFilesFrom, "input") : [];
       if (req.inheritFiles) {
         for (const path of new Set(req.inheritFiles.paths)) {
-          const f = this.store.file(req.inheritFiles.runId, path);
+          const f = await this.store.file(req.inheritFiles.runId, path);
           if (f && !rows.some((r) => r.path === f.path)) copied.push({ ...f, role: "input" });
         }
       }
@@ -216,9 +217,11 @@ export class RunService {
         ...(req.held ? [] : [{ type: "queued", status: "pending" }]),
         ...(running ? [{ type: "started", status: "running" }] : []),
       ];
-      const claim = req.claim;
-      await this.store.insert(run, events, rows, req.retry ? { previousRunId: req.retry.previousRunId } : undefined, claim && (() => claim(id)));
-      return this.store.byId(id)!;
+      await this.store.insert(run, events, rows, {
+        previousRunId: req.retry?.previousRunId,
+        tick: req.tick && { key: req.tick.key, tenantId: actor.tenantId, at: req.tick.at },
+      });
+      return (await this.store.byId(id))!;
     } catch (err) {
       await releaseOwner(this.ctx, ownerOf(id));
       throw err;
@@ -226,17 +229,17 @@ export class RunService {
   }
 
   /** A run of the tenant; another tenant's id is as missing as an unknown one. */
-  get(tenantId: string, id: string): RunRow {
-    const r = this.store.get(tenantId, id);
+  async get(tenantId: string, id: string): Promise<RunRow> {
+    const r = await this.store.get(tenantId, id);
     if (!r) throw NotFound(`run ${id} not found`, { field: "id" });
     return r;
   }
 
   /** Resolves when the run is terminal or `seconds` passed; returns the latest row. */
   async waitFor(id: string, seconds: number): Promise<RunRow> {
-    const status = this.store.status(id);
+    const status = await this.store.status(id);
     if (seconds > 0 && status && !isTerminal(status)) {
-      await new Promise<void>((resolve) => {
+      await new Promise<void>((resolve, reject) => {
         const set = this.waiters.get(id) ?? new Set();
         this.waiters.set(id, set);
         const done = () => {
@@ -248,10 +251,10 @@ export class RunService {
         const timer = setTimeout(done, seconds * 1000);
         set.add(done);
         // It may have finished between the status read and the subscription.
-        if (isTerminal(this.store.status(id) ?? "")) done();
+        this.store.status(id).then((s) => isTerminal(s ?? "") && done(), reject);
       });
     }
-    return this.store.byId(id)!;
+    return (await this.store.byId(id))!;
   }
 
   private finishedListeners: ((runId: string) => void)[] = [];
@@ -283,37 +286,37 @@ export class RunService {
   }
 
   /** One page of the tenant's runs, newest first by default, with a cursor stable under inserts. */
-  list(tenantId: string, q: ListQuery): { rows: RunRow[]; nextCursor: string | null } {
-    const rows = this.store.list(listFilter(tenantId, q));
+  async list(tenantId: string, q: ListQuery): Promise<{ rows: RunRow[]; nextCursor: string | null }> {
+    const rows = await this.store.list(listFilter(tenantId, q));
     return page(rows, q);
   }
 
   /** Queued → cancelled at once; running → requested (stops at its next step boundary); terminal → unchanged. */
-  cancel(tenantId: string, id: string): { run: RunRow; state: "cancelled" | "requested" | "already_terminal"; wasStatus: string } {
-    this.get(tenantId, id);
-    const r = this.store.requestCancel(id, this.now());
+  async cancel(tenantId: string, id: string): Promise<{ run: RunRow; state: "cancelled" | "requested" | "already_terminal"; wasStatus: string }> {
+    await this.get(tenantId, id);
+    const r = await this.store.requestCancel(id, this.now());
     if (r.state === "cancelled") this.finished(id);
     if (r.state === "requested") {
       this.executing.get(id)?.abort("cancel" satisfies AbortReason);
       // Child runs of action.invoke-workflow go too (one a pool worker resumed does not share our signal).
-      for (const child of this.store.openChildren(id)) this.cancel(tenantId, child);
+      for (const child of await this.store.openChildren(id)) await this.cancel(tenantId, child);
     }
-    return { run: this.store.byId(id)!, ...r };
+    return { run: (await this.store.byId(id))!, ...r };
   }
 
   /** A new run from a finished or running one, with the same input and files, linked both ways. */
   async rerun(actor: Actor, id: string, opts: { version?: string; requestId?: string }): Promise<RunRow> {
-    const src = this.get(actor.tenantId, id);
+    const src = await this.get(actor.tenantId, id);
     const source: ResolvedSource =
       opts.version === "original"
         ? {
             automationId: src.automationId, type: src.type as "workflow", name: src.automationName, slug: src.automationSlug ?? src.automationId,
             versionId: src.versionId ?? "", versionLabel: src.versionLabel, sourceRef: src.sourceRef, requestedRef: src.requestedRef, yaml: src.definition,
           }
-        : resolveTarget(this.ctx.sqlite, actor.tenantId, src.automationId, { version: opts.version, trigger: "rerun" });
+        : await resolveTarget(this.ctx.storage.automations, actor.tenantId, src.automationId, { version: opts.version, trigger: "rerun" });
     const rerunId = newRunId();
     const input = JSON.parse(src.input) as Record<string, unknown>;
-    const row = await this.prepare(actor, source, rerunId, input, {}, {
+    const row = await this.prepareRun(actor, source, rerunId, input, {}, {
       target: src.automationId,
       trigger: "rerun",
       metadata: src.metadata ? (JSON.parse(src.metadata) as Record<string, unknown>) : undefined,
@@ -337,23 +340,23 @@ export class RunService {
    */
   private async invokeChild(parent: RunRow, target: string, input: Record<string, unknown>, opts: { version?: string; step?: string }): Promise<unknown> {
     let depth = 1;
-    for (let p = parent.parentRunId; p && depth <= MAX_NESTING; depth++) p = this.store.byId(p)?.parentRunId ?? null;
+    for (let p = parent.parentRunId; p && depth <= MAX_NESTING; depth++) p = (await this.store.byId(p))?.parentRunId ?? null;
     if (depth > MAX_NESTING) throw new Error(`workflow nesting is limited to ${MAX_NESTING} levels`);
     // Cancelling (or stopping) the parent reaches the child through the parent's signals.
     const never = new AbortController().signal;
     const signals = this.executing.get(parent.id) ?? { stop: never, interrupt: never };
     // Only a resumed parent can have a child from an earlier attempt (the lookup is not indexed).
-    const prior = opts.step && parent.attempts > 1 ? this.store.childAt(parent.id, opts.step) : undefined;
+    const prior = opts.step && parent.attempts > 1 ? await this.store.childAt(parent.id, opts.step) : undefined;
     let childId: string;
     if (prior && (prior.status === "completed" || !isTerminal(prior.status))) {
       childId = prior.id;
-      if (this.store.claimRun(childId, this.pool.worker, this.now(), Date.now(), LEASE_MS)) await this.executeInline(childId, signals);
+      if (await this.store.claimRun(childId, this.pool.worker, this.now(), Date.now(), LEASE_MS)) await this.executeInline(childId, signals);
       else await this.awaitRun(childId, signals.stop); // a pool worker resumed it first
     } else {
-      const source = resolveTarget(this.ctx.sqlite, parent.tenantId, target, { version: opts.version, trigger: "workflow" });
+      const source = await resolveTarget(this.ctx.storage.automations, parent.tenantId, target, { version: opts.version, trigger: "workflow" });
       childId = newRunId();
       const { input: scalars, files } = splitInputFiles(input);
-      await this.prepare({ tenantId: parent.tenantId, keyId: parent.triggeredBy ?? parent.id, keyName: parent.triggeredByName }, source, childId, scalars, files, {
+      await this.prepareRun({ tenantId: parent.tenantId, keyId: parent.triggeredBy ?? parent.id, keyName: parent.triggeredByName }, source, childId, scalars, files, {
         target,
         trigger: "workflow",
         status: "running",
@@ -365,7 +368,7 @@ export class RunService {
       });
       await this.executeInline(childId, signals);
     }
-    const child = this.store.byId(childId)!;
+    const child = (await this.store.byId(childId))!;
     // Stopped by a shutdown, unfinished: the parent stops too and finds this child again on resume.
     if (!isTerminal(child.status)) throw new Cancelled();
     if (child.status !== "completed") {
@@ -377,34 +380,34 @@ export class RunService {
 
   /** Resolves when run `id` is terminal, or early once `stop` aborts. */
   private async awaitRun(id: string, stop: AbortSignal): Promise<void> {
-    while (!stop.aborted && !isTerminal(this.store.status(id) ?? "completed")) {
+    while (!stop.aborted && !isTerminal((await this.store.status(id)) ?? "completed")) {
       const stopped = new Promise<void>((resolve) => stop.addEventListener("abort", () => resolve(), { once: true }));
       await Promise.race([this.waitFor(id, 1), stopped]);
     }
   }
 
   /** Every file of the run with its role: input snapshots first (they exist from the start), then outputs. */
-  artifacts(tenantId: string, id: string) {
-    this.get(tenantId, id);
+  async artifacts(tenantId: string, id: string) {
+    await this.get(tenantId, id);
     return this.store.files(id);
   }
 
   async artifactBytes(tenantId: string, id: string, path: string): Promise<{ blob: Blob; sha256: string; contentType: string; name: string }> {
-    this.get(tenantId, id);
-    const f = this.store.file(id, path);
+    await this.get(tenantId, id);
+    const f = await this.store.file(id, path);
     const blob = f ? await openBlob(this.ctx, f.sha256) : null;
     if (!f || !blob) throw NotFound(`run ${id} has no artifact ${path}`, { field: "path" });
     return { blob, sha256: f.sha256, contentType: f.contentType, name: f.name };
   }
 
   /** The output files as a streaming ZIP; over 32 MiB uncompressed → 413 `artifacts_zip_too_large`. */
-  zip(runId: string, bundle?: "review"): ReadableStream<Uint8Array> {
-    const files = this.store.files(runId, "output");
+  async zip(runId: string, bundle?: "review"): Promise<ReadableStream<Uint8Array>> {
+    const files = await this.store.files(runId, "output");
     const prefix = bundle === "review" ? "output/" : "";
     const entries: (ZipEntry & { size: number })[] = files.map((f) => ({ name: prefix + f.path, size: f.size, open: () => openBlob(this.ctx, f.sha256) }));
     // The review bundle adds the reviewer's corrected files (reviews/) under expected/.
     if (bundle === "review") {
-      for (const f of new ReviewStore(this.ctx.sqlite).files(runId)) entries.push({ name: `expected/${f.name}`, size: f.size, open: () => openBlob(this.ctx, f.sha256) });
+      for (const f of await this.ctx.storage.reviews.files(runId)) entries.push({ name: `expected/${f.name}`, size: f.size, open: () => openBlob(this.ctx, f.sha256) });
     }
     const total = entries.reduce((s, f) => s + f.size, 0);
     if (total > ZIP_MAX_BYTES) throw tooLarge(total);
@@ -412,15 +415,15 @@ export class RunService {
   }
 
   /** A signed link to the run's artifacts as one ZIP; `base` is the public URL the client reaches us at. */
-  zipToken(tenantId: string, id: string, base: string, ttlSeconds = 3600): { token: string; url: string; expiresAt: string } {
-    this.get(tenantId, id);
+  async zipToken(tenantId: string, id: string, base: string, ttlSeconds = 3600): Promise<{ token: string; url: string; expiresAt: string }> {
+    await this.get(tenantId, id);
     const expiresAt = Date.now() + ttlSeconds * 1000;
     const token = signZipToken(this.ctx.config.signingSecret, id, expiresAt);
     return { token, url: `${base.replace(/\/+$/, "")}/v1/runs/${id}/artifacts?zip=1&token=${token}`, expiresAt: new Date(Math.floor(expiresAt / 1000) * 1000).toISOString() };
   }
 
-  startWorkers(): void {
-    this.pool.start();
+  async startWorkers(): Promise<void> {
+    await this.pool.start();
   }
 
   /**
@@ -429,7 +432,7 @@ export class RunService {
    */
   async stopWorkers(graceMs = SHUTDOWN_GRACE_MS): Promise<void> {
     await this.pool.stop(graceMs);
-    this.store.flushJournal(); // whatever finished is committed before the database closes
+    await this.store.flush(); // whatever finished is committed before the database closes
     for (const id of [...this.waiters.keys()]) this.notify(id);
   }
 }

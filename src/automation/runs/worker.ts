@@ -14,7 +14,8 @@ import { modelUsageMetrics } from "../metrics";
 import { ownerOf } from "./inputs";
 import type { AbortReason } from "./queue";
 import type { RunsRuntime } from "./runtime";
-import type { RunRow, RunStore, StepRow } from "./store";
+import type { FinishRequest, RunRow, StepRow } from "../db/runs-model";
+import type { RunStore } from "../db/storage";
 
 /** Signals a run executes under: `stop` = stop at the next step boundary; `interrupt` = abort the step in flight. */
 export interface RunSignals {
@@ -71,7 +72,7 @@ function services(deps: WorkerDeps, run: RunRow): EngineServices {
     env: envFor(ctx.config.envAllowList),
     httpAllowHosts: ctx.config.httpAllowHosts,
     async readFile(ref: FileRef) {
-      const row = store.file(run.id, ref.$file);
+      const row = await store.file(run.id, ref.$file);
       const blob = row ? await openBlob(ctx, row.sha256) : null;
       if (!blob) throw NotFound(`file ${ref.$file} is not part of this run`);
       return new Uint8Array(await blob.arrayBuffer());
@@ -81,9 +82,9 @@ function services(deps: WorkerDeps, run: RunRow): EngineServices {
       retainBlob(ctx, run.tenantId, blob.sha256, ownerOf(run.id));
       const base = f.name.replace(/[\\/\x00-\x1f]/g, "_") || "file";
       // Same name from another step keeps both: the later one goes under its step's folder.
-      const taken = store.file(run.id, base);
+      const taken = await store.file(run.id, base);
       const path = taken && taken.stepName !== f.stepName ? `${f.stepName}/${base}` : base;
-      store.putFile({
+      await store.putFile({
         runId: run.id, path, role: f.role ?? "output", name: f.name, contentType: f.contentType, size: blob.size,
         sha256: blob.sha256, stepName: f.stepName, fileId: null, createdAt: ctx.clock.now().toISOString(),
       });
@@ -93,7 +94,7 @@ function services(deps: WorkerDeps, run: RunRow): EngineServices {
     templates: templateRenderer(ctx, run.tenantId),
     describeWorkflow: (target) => describeWorkflow(ctx.storage.automations, run.tenantId, target),
     ...(ctx.models ? { models: meteredGateway(ctx.models, ctx.storage.models, run.id, ctx.clock, ctx.metrics && modelUsageMetrics(ctx.metrics)) } : {}),
-    humanReview: humanReviewGateway(ctx, store, run),
+    humanReview: humanReviewGateway(ctx, run),
     email: mailSender(ctx, run.tenantId, run.id),
   };
 }
@@ -120,7 +121,7 @@ export async function executeRun(deps: WorkerDeps, runId: string, outer: RunSign
 
 async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, interrupt: AbortSignal): Promise<void> {
   const { ctx, store, runtime } = deps;
-  const run = store.byId(runId);
+  const run = await store.byId(runId);
   if (!run) return;
   const now = () => ctx.clock.now().toISOString();
   // Every line about this run names it, its tenant and the request that started it.
@@ -132,8 +133,8 @@ async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, int
     m?.queueWait.observe(Math.max(0, (ctx.clock.now().getTime() - Date.parse(run.createdAt)) / 1000));
   }
   log.info("run started", { automation: run.automationSlug ?? run.automationId, attempt: run.attempts });
-  const end = (r: Parameters<RunStore["finish"]>[2]) => {
-    if (!store.finish(runId, now(), r)) return;
+  const end = async (r: FinishRequest) => {
+    if (!(await store.finish(runId, now(), r))) return;
     m?.runsFinished.inc({ status: r.status });
     log.info("run finished", { status: r.status, ms: Math.round(performance.now() - t0) });
     deps.finished(runId);
@@ -148,12 +149,13 @@ async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, int
 
   const completed = new Map<string, StepRecord>();
   for (const r of overrideRecords(run)) completed.set(r.path, r);
-  for (const s of store.completedSteps(runId)) completed.set(s.path, toRecord(s));
+  for (const s of await store.completedSteps(runId)) completed.set(s.path, toRecord(s));
   const journal: RunJournal = {
     completed,
     stepStarted: (s) => store.stepStarted(runId, s),
     stepFinished: (s) => {
-      store.stepFinished(runId, s);
+      // Committed with the turn's group commit (finish flushes first); the engine does not wait for it.
+      store.stepFinished(runId, s).catch((err) => log.error("journaling a step failed", { step: s.path, error: (err as Error)?.stack ?? String(err) }));
       if (m) m.stepDuration.observe({ kind: s.type, status: s.status }, Math.max(0, (Date.parse(s.completedAt) - Date.parse(s.startedAt)) / 1000));
       if (s.status === "failed") log.warn("step failed", { step: s.path, kind: s.type, error: s.error?.message });
     },
@@ -176,7 +178,7 @@ async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, int
     result = { status: "failed", error: { message: `internal error: ${(err as Error)?.message ?? String(err)}`, code: "internal_error" } };
   }
   // Stopped for a shutdown, not by the user: leave it running, the next start resumes it.
-  if (signal.aborted && (signal.reason as AbortReason) === "shutdown" && result.status !== "completed" && !run.cancelRequestedAt && !store.byId(runId)?.cancelRequestedAt) return;
+  if (signal.aborted && (signal.reason as AbortReason) === "shutdown" && result.status !== "completed" && !run.cancelRequestedAt && !(await store.byId(runId))?.cancelRequestedAt) return;
   // Parked on a human review: `waiting` is already committed with the task; approval re-queues the run.
   if (result.status === "waiting") return log.info("run waiting for a human review");
   if (result.status === "completed") return end({ status: "completed", output: result.output ?? null });

@@ -119,7 +119,7 @@ export class Scheduler {
           input: structuredClone(s.trigger.input),
           trigger: "cron",
           metadata: { schedule: { index: s.index, expression: s.trigger.schedule, timezone: s.trigger.timezone, scheduledAt: tick.scheduledAt } },
-          claim: (runId) => this.store.claimInRunTransaction(tick, a.tenantId, runId, this.iso())(),
+          tick: { key: tick, at: this.iso() },
         },
       );
     } catch (err) {

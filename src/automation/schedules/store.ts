@@ -43,10 +43,6 @@ export interface ScheduleStore {
   previousRunOpen(automationId: string, scheduleKey: string): Promise<boolean>;
   /** Records a tick that starts no run; false when it was already decided. */
   skip(tick: TickKey, tenantId: string, outcome: Exclude<TickOutcome, "started">, at: string): Promise<boolean>;
-  /**
-   * The write that claims a tick for `runId`, for the run store to execute inside the transaction
-   * that inserts the run: it throws TickTaken when the tick was already decided, which rolls the run
-   * back with it.
-   */
-  claimInRunTransaction(tick: TickKey, tenantId: string, runId: string, at: string): () => void;
+  // A tick a run starts is claimed by the run insert itself, in its transaction (RunInsertOptions.tick,
+  // db/storage.ts): the tick and its run commit or roll back together.
 }

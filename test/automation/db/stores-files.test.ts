@@ -13,7 +13,8 @@ import { openSqlite } from "../../../src/kernel/db";
 import { systemClock } from "../../../src/kernel/clock";
 import { silentLogger } from "../../../src/kernel/logger";
 import { migrateAutomationPg } from "../../../src/automation/db/pg-migrate";
-import { pgStorage, type PgStorageSoFar } from "../../../src/automation/db/pg/index";
+import { pgStorage } from "../../../src/automation/db/pg/index";
+import type { AutomationStorage } from "../../../src/automation/db/storage";
 import { sqliteStorage } from "../../../src/automation/db/sqlite/index";
 import type { FileRow, UploadSessionRow } from "../../../src/automation/db/tables/files";
 import { createBlobStore } from "../../../src/automation/files/fs-blobs";
@@ -22,7 +23,7 @@ import { deleteFile, insertFile, snapshotFile, type FilesContext } from "../../.
 import { freshPostgresDb } from "../../support/postgres";
 
 interface Backend {
-  storage: PgStorageSoFar;
+  storage: AutomationStorage;
   /** One statement with `?` placeholders, for seeding and counting rows. */
   exec(sql: string, args: unknown[]): Promise<void>;
   count(table: string): Promise<number>;

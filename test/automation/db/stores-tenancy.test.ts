@@ -6,13 +6,14 @@ import { SQL } from "bun";
 import { migrations } from "../../../db/automation/index";
 import { openSqlite } from "../../../src/kernel/db";
 import { migrateAutomationPg } from "../../../src/automation/db/pg-migrate";
-import { pgStorage, type PgStorageSoFar } from "../../../src/automation/db/pg/index";
+import { pgStorage } from "../../../src/automation/db/pg/index";
+import type { AutomationStorage } from "../../../src/automation/db/storage";
 import { sqliteStorage } from "../../../src/automation/db/sqlite/index";
 import type { ApiKeyRow } from "../../../src/automation/db/tables/foundation";
 import { freshPostgresDb } from "../../support/postgres";
 
 interface Backend {
-  storage: PgStorageSoFar;
+  storage: AutomationStorage;
   close(): Promise<void>;
 }
 

@@ -7,14 +7,14 @@ import { SQL } from "bun";
 import { migrations } from "../../../db/automation/index";
 import { openSqlite } from "../../../src/kernel/db";
 import { migrateAutomationPg } from "../../../src/automation/db/pg-migrate";
-import { pgStorage, type PgStorageSoFar } from "../../../src/automation/db/pg/index";
+import { pgStorage } from "../../../src/automation/db/pg/index";
 import { sqliteStorage } from "../../../src/automation/db/sqlite/index";
-import type { CorrectionRow, ExampleFileRow, ExampleRow, ModelCallRow, ReviewRow } from "../../../src/automation/db/storage";
+import type { AutomationStorage, CorrectionRow, ExampleFileRow, ExampleRow, ModelCallRow, ReviewRow } from "../../../src/automation/db/storage";
 import type { EvalResult } from "../../../src/automation/evaluators/model";
 import { freshPostgresDb } from "../../support/postgres";
 
 interface Backend {
-  storage: PgStorageSoFar;
+  storage: AutomationStorage;
   /** One statement with `?` placeholders, for seeding rows of stores not converted yet (runs). */
   exec(sql: string, args: unknown[]): Promise<void>;
   close(): Promise<void>;

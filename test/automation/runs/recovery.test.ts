@@ -10,7 +10,7 @@ import { createAutomation } from "../../../src/automation/automations/service";
 import { createBlobStore } from "../../../src/automation/files/fs-blobs";
 import { runsOf } from "../../../src/automation/runs/service";
 import { workflowRuntime } from "../../../src/automation/runs/runtime-workflow";
-import { RunStore } from "../../../src/automation/runs/store";
+import { SqliteRunStore } from "../../../src/automation/db/sqlite/runs";
 import { MAX_ATTEMPTS } from "../../../src/automation/runs/worker";
 import { createContext } from "../../../src/automation/server";
 import { createTenant } from "../../../src/automation/tenancy/service";
@@ -53,21 +53,21 @@ describe("recovery on start", () => {
     const actor = { tenantId: tenant.id, keyId: "key_t" };
     const ids: string[] = [];
     for (let n = 0; n < 4; n++) ids.push((await a.svc.start(actor, { target: "workflows.three", input: { n } })).id);
-    a.svc.store.sqlite.query("UPDATE runs SET status = 'waiting' WHERE id = ?").run(ids[3]);
+    a.ctx.sqlite.query("UPDATE runs SET status = 'waiting' WHERE id = ?").run(ids[3]);
     a.svc.startWorkers();
     await engineA.reached("second");
     await Bun.sleep(20);
-    const statuses = () => ids.map((id) => a.svc.store.status(id));
-    expect(statuses()).toEqual(["running", "running", "pending", "waiting"]);
+    const statuses = () => Promise.all(ids.map((id) => a.svc.store.status(id)));
+    expect(await statuses()).toEqual(["running", "running", "pending", "waiting"]);
 
     // Server B starts over the same data dir (A is gone: its in-flight steps never finish).
     const engineB = new TestEngine();
     const b = await server(dir, engineB, 2);
     b.svc.startWorkers();
     for (const id of ids.slice(0, 3)) {
-      for (let i = 0; i < 3000 && b.svc.store.status(id) !== "completed"; i++) await Bun.sleep(5);
+      for (let i = 0; i < 3000 && (await b.svc.store.status(id)) !== "completed"; i++) await Bun.sleep(5);
     }
-    expect(ids.map((id) => b.svc.store.status(id))).toEqual(["completed", "completed", "completed", "waiting"]);
+    expect(await Promise.all(ids.map((id) => b.svc.store.status(id)))).toEqual(["completed", "completed", "completed", "waiting"]);
     for (const n of [0, 1]) {
       // Finished under A, never again under B; the interrupted step re-ran (its completion was never recorded).
       expect(engineA.executions.get(`{"n":${n}}/first`)).toBe(1);
@@ -76,10 +76,10 @@ describe("recovery on start", () => {
       expect(engineB.executions.get(`{"n":${n}}/third`)).toBe(1);
     }
     expect(engineB.executions.get(`{"n":2}/first`)).toBe(1);
-    const run0 = b.svc.store.byId(ids[0])!;
+    const run0 = (await b.svc.store.byId(ids[0]))!;
     expect(JSON.parse(run0.output!)).toEqual({ first: { a: 1 }, second: { b: 2 }, third: { c: 3 } });
     expect(run0.attempts).toBe(2);
-    const events = b.svc.store.events(ids[0]).map((e) => e.type);
+    const events = (await b.svc.store.events(ids[0])).map((e) => e.type);
     expect(events).toContain("resumed");
     expect(events.filter((e) => e === "completed")).toHaveLength(1);
     // Through HTTP: the resumed run reads like any other.
@@ -87,7 +87,7 @@ describe("recovery on start", () => {
     const r = await b.app.handle(new Request(`http://localhost/v1/runs/${ids[0]}/steps`, { headers: { authorization: `Bearer ${key}` } }));
     expect((await json(r)).steps.map((s: { name: string; status: string }) => `${s.name}:${s.status}`)).toEqual(["first:completed", "second:completed", "third:completed"]);
     // The waiting run is untouched by recovery.
-    expect(b.svc.store.byId(ids[3])!.startedAt).toBeNull();
+    expect((await b.svc.store.byId(ids[3]))!.startedAt).toBeNull();
   });
 
   test("graceful stop leaves in-flight runs running; the next start resumes them", async () => {
@@ -105,13 +105,13 @@ describe("recovery on start", () => {
     await Bun.sleep(250); // the run was asked to stop at once; its step is still in flight
     engineA.open("second"); // the step finishes within the grace; the run stops at the boundary after it
     await stopping;
-    expect(a.svc.store.status(id)).toBe("running");
-    expect(a.svc.store.steps(id).map((s) => s.name)).toEqual(["first", "second"]);
+    expect(await a.svc.store.status(id)).toBe("running");
+    expect((await a.svc.store.steps(id)).map((s) => s.name)).toEqual(["first", "second"]);
     const engineB = new TestEngine();
     const b = await server(dir, engineB, 1);
     b.svc.startWorkers();
-    for (let i = 0; i < 3000 && b.svc.store.status(id) !== "completed"; i++) await Bun.sleep(5);
-    expect(b.svc.store.status(id)).toBe("completed");
+    for (let i = 0; i < 3000 && (await b.svc.store.status(id)) !== "completed"; i++) await Bun.sleep(5);
+    expect(await b.svc.store.status(id)).toBe("completed");
     expect([...engineB.executions.keys()]).toEqual(['{"n":7}/third']);
   });
 });
@@ -124,20 +124,20 @@ describe("queue", () => {
     const tenant = await createTenant(a.ctx.storage.tenancy, a.ctx.clock, { name: "claim", slug: "claim" });
     await createAutomation(a.ctx.storage.automations, a.ctx.clock, tenant.id, threeSteps);
     for (let n = 0; n < 6; n++) await a.svc.start({ tenantId: tenant.id, keyId: "k" }, { target: "workflows.three", input: { n } });
-    const s1 = new RunStore(openSqlite(join(dir, "automation.db"), migrations));
-    const s2 = new RunStore(openSqlite(join(dir, "automation.db"), migrations));
+    const s1 = new SqliteRunStore(openSqlite(join(dir, "automation.db"), migrations));
+    const s2 = new SqliteRunStore(openSqlite(join(dir, "automation.db"), migrations));
     const claimed: string[] = [];
     for (let i = 0; i < 4; i++) {
       for (const [s, w] of [[s1, "w1"], [s2, "w2"]] as const) {
-        const c = s.claim(w, new Date().toISOString(), Date.now(), 60_000);
+        const [c] = await s.claimMany(1, w, new Date().toISOString(), Date.now(), 60_000);
         if (c) claimed.push(c.id);
       }
     }
     expect(claimed).toHaveLength(6);
     expect(new Set(claimed).size).toBe(6);
     // A live lease is not stolen; a lapsed one is.
-    expect(s1.claim("w3", new Date().toISOString(), Date.now(), 60_000)).toBeNull();
-    expect(s1.claim("w3", new Date().toISOString(), Date.now() + 120_000, 60_000)?.resumed).toBe(true);
+    expect(await s1.claimMany(1, "w3", new Date().toISOString(), Date.now(), 60_000)).toEqual([]);
+    expect((await s1.claimMany(1, "w3", new Date().toISOString(), Date.now() + 120_000, 60_000))[0]?.resumed).toBe(true);
   });
 
   test("an idle pool does not poll; a new run wakes it", async () => {
@@ -147,18 +147,18 @@ describe("queue", () => {
     const tenant = await createTenant(a.ctx.storage.tenancy, a.ctx.clock, { name: "idle", slug: "idle" });
     await createAutomation(a.ctx.storage.automations, a.ctx.clock, tenant.id, threeSteps);
     let claims = 0;
-    const orig = a.svc.store.claim.bind(a.svc.store);
-    a.svc.store.claim = (...args) => {
+    const orig = a.svc.store.claimMany.bind(a.svc.store);
+    a.svc.store.claimMany = (...args) => {
       claims++;
       return orig(...args);
     };
-    a.svc.startWorkers();
+    await a.svc.startWorkers();
     expect(claims).toBe(1);
     await Bun.sleep(300);
     expect(claims).toBe(1);
     const id = (await a.svc.start({ tenantId: tenant.id, keyId: "k" }, { target: "workflows.three", input: { n: 1 } })).id;
-    for (let i = 0; i < 3000 && a.svc.store.status(id) !== "completed"; i++) await Bun.sleep(5);
-    expect(a.svc.store.status(id)).toBe("completed");
+    for (let i = 0; i < 3000 && (await a.svc.store.status(id)) !== "completed"; i++) await Bun.sleep(5);
+    expect(await a.svc.store.status(id)).toBe("completed");
     const after = claims;
     await Bun.sleep(300);
     expect(claims).toBe(after);
@@ -175,10 +175,10 @@ describe("crash loops", () => {
     await createAutomation(a.ctx.storage.automations, a.ctx.clock, tenant.id, threeSteps);
     const id = (await a.svc.start({ tenantId: tenant.id, keyId: "k" }, { target: "workflows.three", input: { n: 1 } })).id;
     // As if five earlier server processes each died while running it.
-    a.svc.store.sqlite.query("UPDATE runs SET status = 'running', attempts = ?, claimed_by = 'wrk_dead' WHERE id = ?").run(MAX_ATTEMPTS, id);
+    a.ctx.sqlite.query("UPDATE runs SET status = 'running', attempts = ?, claimed_by = 'wrk_dead' WHERE id = ?").run(MAX_ATTEMPTS, id);
     a.svc.startWorkers();
-    for (let i = 0; i < 3000 && a.svc.store.status(id) === "running"; i++) await Bun.sleep(5);
-    const run = a.svc.store.byId(id)!;
+    for (let i = 0; i < 3000 && (await a.svc.store.status(id)) === "running"; i++) await Bun.sleep(5);
+    const run = (await a.svc.store.byId(id))!;
     expect(run.status).toBe("failed");
     expect(JSON.parse(run.error!).code).toBe("too_many_restarts");
     expect(engine.executions.size).toBe(0);
@@ -232,22 +232,26 @@ output: "{{ steps.done.output }}"
       await createAutomation(a.ctx.storage.automations, a.ctx.clock, tenant.id, parentYaml);
       const parent = (await a.svc.start({ tenantId: tenant.id, keyId: "k" }, { target: "workflows.parent" })).id;
       a.svc.startWorkers();
-      const children = (svc: typeof a.svc) =>
-        svc.store.sqlite.query<{ id: string; status: string }, [string]>("SELECT id, status FROM runs WHERE parent_run_id = ?").all(parent);
-      for (let i = 0; i < 2000 && !(children(a.svc)[0] && a.svc.store.steps(children(a.svc)[0].id).some((s) => s.name === "nap")); i++) await Bun.sleep(5);
+      const children = async (svc: typeof a.svc) =>
+        Promise.all((await svc.store.list({ tenantId: tenant.id, sort: "createdAt", order: "asc", limit: 10 })).filter((r) => r.parentRunId === parent).map(async (r) => ({ id: r.id, status: (await svc.store.status(r.id))! })));
+      const napping = async () => {
+        const [c] = await children(a.svc);
+        return !!c && (await a.svc.store.steps(c.id)).some((s) => s.name === "nap");
+      };
+      for (let i = 0; i < 2000 && !(await napping()); i++) await Bun.sleep(5);
       await a.svc.stopWorkers(2_000); // graceful stop while the child waits: both stay running
-      expect(children(a.svc).map((c) => c.status)).toEqual(["running"]);
-      expect(a.svc.store.status(parent)).toBe("running");
+      expect((await children(a.svc)).map((c) => c.status)).toEqual(["running"]);
+      expect(await a.svc.store.status(parent)).toBe("running");
       // The parent's invoke step is not recorded as failed: it runs again on resume and finds the child.
-      expect(a.svc.store.steps(parent).filter((s) => s.status !== "running")).toEqual([]);
+      expect((await a.svc.store.steps(parent)).filter((s) => s.status !== "running")).toEqual([]);
       a.ctx.sqlite.close();
 
       const b = await realServer(dir, workers);
       b.svc.startWorkers();
-      for (let i = 0; i < 3000 && b.svc.store.status(parent) !== "completed"; i++) await Bun.sleep(5);
-      expect(b.svc.store.status(parent)).toBe("completed");
-      expect(JSON.parse(b.svc.store.byId(parent)!.output!)).toEqual({ child: { ok: true } });
-      expect(children(b.svc).map((c) => c.status)).toEqual(["completed"]); // one child, finished
+      for (let i = 0; i < 3000 && (await b.svc.store.status(parent)) !== "completed"; i++) await Bun.sleep(5);
+      expect(await b.svc.store.status(parent)).toBe("completed");
+      expect(JSON.parse((await b.svc.store.byId(parent))!.output!)).toEqual({ child: { ok: true } });
+      expect((await children(b.svc)).map((c) => c.status)).toEqual(["completed"]); // one child, finished
       expect(effects.filter((e) => e === `/${tag}`)).toHaveLength(1); // its side effect not repeated
       await b.svc.stopWorkers(500);
       b.ctx.sqlite.close();
@@ -269,14 +273,14 @@ steps:
     a.svc.startWorkers();
     for (let i = 0; i < 2000 && !effects.includes("/slow-int"); i++) await Bun.sleep(5);
     await a.svc.stopWorkers(200); // the call needs 1.5 s: the grace runs out first
-    expect(a.svc.store.status(id)).toBe("running");
-    expect(a.svc.store.steps(id).filter((s) => s.status === "completed")).toEqual([]);
+    expect(await a.svc.store.status(id)).toBe("running");
+    expect((await a.svc.store.steps(id)).filter((s) => s.status === "completed")).toEqual([]);
     a.ctx.sqlite.close();
 
     const b = await realServer(dir, 1);
     b.svc.startWorkers();
-    for (let i = 0; i < 3000 && b.svc.store.status(id) !== "completed"; i++) await Bun.sleep(5);
-    expect(b.svc.store.status(id)).toBe("completed");
+    for (let i = 0; i < 3000 && (await b.svc.store.status(id)) !== "completed"; i++) await Bun.sleep(5);
+    expect(await b.svc.store.status(id)).toBe("completed");
     // At-least-once: the interrupted call was made again (its completion was never recorded).
     expect(effects.filter((e) => e === "/slow-int")).toHaveLength(2);
     await b.svc.stopWorkers(500);

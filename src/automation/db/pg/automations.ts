@@ -99,6 +99,15 @@ export class PgAutomationStore implements AutomationStore {
     return this.versionOn(this.pg, automationId, id);
   }
 
+  async versionByRef(automationId: string, ref: string): Promise<VersionRow | undefined> {
+    const [r] = await this.pg.unsafe(`SELECT ${V} FROM automation_versions WHERE automation_id = $1 AND (version = $2 OR id = $3) ORDER BY created_at, id LIMIT 1`, [
+      automationId,
+      ref.replace(/^v/, ""),
+      ref,
+    ]);
+    return r ? plain<VersionRow>(r) : undefined;
+  }
+
   async current(a: Pick<AutomationRow, "id" | "currentVersionId">): Promise<VersionRow | undefined> {
     return a.currentVersionId ? this.versionOn(this.pg, a.id, a.currentVersionId) : undefined;
   }

@@ -5,21 +5,28 @@ import { PgAgentStore } from "./agents";
 import { PgDatasetStore } from "./datasets";
 import { PgEvaluatorStore } from "./evaluators";
 import { PgExperimentStore } from "./experiments";
+import { PgHumanReviewStore } from "./human-review";
 import { PgInboundStore } from "./inbound";
 import { PgModelCallStore } from "./models";
 import { PgReviewStore } from "./reviews";
+import { PgRunStore } from "./runs";
+import { PgScheduleStore } from "./schedules";
 import { PgTemplateStore } from "./templates";
 import { PgFileStore } from "./files";
 import { PgEmailStore } from "./email";
 import { PgAutomationStore, PgFoundationStats } from "./automations";
 import { PgTenancyStore } from "./tenancy";
 
-/** The stores that move runs (schedules claim ticks in the run insert, human review parks and requeues runs) come with the runs store. */
-export type PgStorageSoFar = Omit<AutomationStorage, "schedules" | "humanReview">;
-
-export function pgStorage(pg: SQL): PgStorageSoFar {
+// Every store of AutomationStorage as of the runs conversion; stores other conversions add to the
+// interface (files, e-mail, automations/tenancy, ...) are wired here by them.
+export function pgStorage(pg: SQL): AutomationStorage {
+  const runs = new PgRunStore(pg);
   return {
     backend: "postgres",
+    runs,
+    // Parks and decisions move the run in the task's transaction; a park first flushes the runs journal.
+    humanReview: new PgHumanReviewStore(pg, runs),
+    schedules: new PgScheduleStore(pg),
     templates: new PgTemplateStore(pg),
     evaluators: new PgEvaluatorStore(pg),
     datasets: new PgDatasetStore(pg),
@@ -29,7 +36,7 @@ export function pgStorage(pg: SQL): PgStorageSoFar {
     agents: new PgAgentStore(pg),
     files: new PgFileStore(pg),
     email: new PgEmailStore(pg),
-    // Its exactly-once key is written by the run insert, which comes to PostgreSQL with the runs store.
+    // Its exactly-once key (the run's dedupe key) is written by the run insert.
     inbound: new PgInboundStore(pg),
     tenancy: new PgTenancyStore(pg),
     automations: new PgAutomationStore(pg),

@@ -94,6 +94,14 @@ export class SqliteAutomationStore implements AutomationStore {
     return this.versionSync(automationId, id);
   }
 
+  async versionByRef(automationId: string, ref: string): Promise<VersionRow | undefined> {
+    return (
+      this.sqlite
+        .query<VersionRow, [string, string, string]>(`SELECT ${V} FROM automation_versions WHERE automation_id = ? AND (version = ? OR id = ?) ORDER BY created_at, id LIMIT 1`)
+        .get(automationId, ref.replace(/^v/, ""), ref) ?? undefined
+    );
+  }
+
   async current(a: Pick<AutomationRow, "id" | "currentVersionId">): Promise<VersionRow | undefined> {
     return a.currentVersionId ? this.versionSync(a.id, a.currentVersionId) : undefined;
   }

@@ -3,7 +3,7 @@
 // `parkIn`/`requeueIn`/`endWaitingIn`, so a task and its run never disagree, even across a crash, and
 // the version checks inside cannot interleave with another writer's.
 import type { Database } from "bun:sqlite";
-import type { RunStore } from "../../runs/store";
+import type { SqliteRunStore } from "./runs";
 import type { DecisionRow, HumanReviewStore, ListTasks, NewDecision, NewTask, TaskActResult, TaskRow, TaskWrite } from "../storage";
 
 const TASK_COLUMNS = `id, tenant_id AS tenantId, run_id AS runId, step_path AS stepPath, automation_id AS automationId,
@@ -15,7 +15,7 @@ const DECISION_COLUMNS = `id, task_id AS taskId, position, path, original_value 
   required, reason, confirmed, confirmed_by AS confirmedBy, confirmed_at AS confirmedAt, version`;
 
 /** The run's side of a review, as the runs store does it inside the caller's transaction. */
-export type RunMoves = Pick<RunStore, "parkIn" | "requeueIn" | "endWaitingIn">;
+export type RunMoves = Pick<SqliteRunStore, "flushJournal" | "parkIn" | "requeueIn" | "endWaitingIn">;
 
 /** Thrown inside the transaction to roll it back when the run is no longer waiting. */
 class RunNotWaiting extends Error {}
@@ -54,6 +54,7 @@ export class SqliteHumanReviewStore implements HumanReviewStore {
   }
 
   async park(task: NewTask, decisions: NewDecision[]): Promise<string | null> {
+    this.runs.flushJournal(); // the step's start must be committed before the park turns it `waiting`
     return this.sqlite.transaction(() => {
       const existing = this.sqlite
         .query<{ id: string }, [string, string]>("SELECT id FROM human_review_tasks WHERE run_id = ? AND step_path = ?")

@@ -1,6 +1,5 @@
 // The SQLite backend of the automation server: every converted feature's store over one connection.
 import type { Database } from "bun:sqlite";
-import { RunStore } from "../../runs/store";
 import type { AutomationStorage } from "../storage";
 import { SqliteAgentStore } from "./agents";
 import { SqliteDatasetStore } from "./datasets";
@@ -9,6 +8,7 @@ import { SqliteExperimentStore } from "./experiments";
 import { SqliteHumanReviewStore } from "./human-review";
 import { SqliteModelCallStore } from "./models";
 import { SqliteReviewStore } from "./reviews";
+import { SqliteRunStore } from "./runs";
 import { sqliteScheduleStore } from "./schedules";
 import { sqliteInboundStore } from "./inbound";
 import { SqliteTemplateStore } from "./templates";
@@ -18,7 +18,10 @@ import { SqliteAutomationStore, SqliteFoundationStats } from "./automations";
 import { SqliteTenancyStore } from "./tenancy";
 
 export function sqliteStorage(sqlite: Database): AutomationStorage {
+  // One runs store per connection: its journal group commit is flushed before a review parks a run.
+  const runs = new SqliteRunStore(sqlite);
   return {
+    runs,
     backend: "sqlite",
     templates: new SqliteTemplateStore(sqlite),
     evaluators: new SqliteEvaluatorStore(sqlite),
@@ -28,8 +31,8 @@ export function sqliteStorage(sqlite: Database): AutomationStorage {
     models: new SqliteModelCallStore(sqlite),
     schedules: sqliteScheduleStore(sqlite),
     inbound: sqliteInboundStore(sqlite),
-    // The run moves of a review commit in its transaction; runs/store.ts moves into this folder with runs.
-    humanReview: new SqliteHumanReviewStore(sqlite, new RunStore(sqlite)),
+    // The run moves of a review commit in its transaction.
+    humanReview: new SqliteHumanReviewStore(sqlite, runs),
     agents: new SqliteAgentStore(sqlite),
     files: new SqliteFileStore(sqlite),
     email: new SqliteEmailStore(sqlite),

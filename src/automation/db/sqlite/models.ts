@@ -6,32 +6,8 @@ import type { ModelCallRow, ModelCallStore, RunUsageTotals } from "../storage";
 const COLUMNS =
   "run_id AS runId, seq, step_path AS stepPath, request_hash AS requestHash, model, provider, status, input_tokens AS inputTokens, output_tokens AS outputTokens, cache_read_tokens AS cacheReadTokens, cache_write_tokens AS cacheWriteTokens, duration_ms AS durationMs, started_at AS startedAt, error, request, response";
 
-/**
- * The synchronous reads the runs feature still makes (usage and debug views); they go when runs/
- * moves onto the async storage.
- */
-export class SyncModelCallReads {
-  constructor(readonly sqlite: Database) {}
-
-  calls(runId: string): ModelCallRow[] {
-    return this.sqlite.query<ModelCallRow, [string]>(`SELECT ${COLUMNS} FROM model_calls WHERE run_id = ? ORDER BY seq`).all(runId);
-  }
-
-  totals(runId: string): RunUsageTotals {
-    const t = this.sqlite
-      .query<{ i: number | null; o: number | null; cr: number | null; cw: number | null; n: number; d: number | null }, [string]>(
-        "SELECT SUM(input_tokens) i, SUM(output_tokens) o, SUM(cache_read_tokens) cr, SUM(cache_write_tokens) cw, COUNT(*) n, SUM(duration_ms) d FROM model_calls WHERE run_id = ?",
-      )
-      .get(runId)!;
-    return { tokens: { input: t.i ?? 0, output: t.o ?? 0, cacheRead: t.cr ?? 0, cacheWrite: t.cw ?? 0 }, llmCallCount: t.n, llmDurationMs: t.d ?? 0 };
-  }
-}
-
 export class SqliteModelCallStore implements ModelCallStore {
-  private readonly reads: SyncModelCallReads;
-  constructor(readonly sqlite: Database) {
-    this.reads = new SyncModelCallReads(sqlite);
-  }
+  constructor(readonly sqlite: Database) {}
 
   async add(r: Omit<ModelCallRow, "seq">): Promise<number> {
     return this.sqlite
@@ -52,10 +28,15 @@ export class SqliteModelCallStore implements ModelCallStore {
   }
 
   async calls(runId: string): Promise<ModelCallRow[]> {
-    return this.reads.calls(runId);
+    return this.sqlite.query<ModelCallRow, [string]>(`SELECT ${COLUMNS} FROM model_calls WHERE run_id = ? ORDER BY seq`).all(runId);
   }
 
   async totals(runId: string): Promise<RunUsageTotals> {
-    return this.reads.totals(runId);
+    const t = this.sqlite
+      .query<{ i: number | null; o: number | null; cr: number | null; cw: number | null; n: number; d: number | null }, [string]>(
+        "SELECT SUM(input_tokens) i, SUM(output_tokens) o, SUM(cache_read_tokens) cr, SUM(cache_write_tokens) cw, COUNT(*) n, SUM(duration_ms) d FROM model_calls WHERE run_id = ?",
+      )
+      .get(runId)!;
+    return { tokens: { input: t.i ?? 0, output: t.o ?? 0, cacheRead: t.cr ?? 0, cacheWrite: t.cw ?? 0 }, llmCallCount: t.n, llmDurationMs: t.d ?? 0 };
   }
 }

@@ -4,7 +4,8 @@
 // dashboard over many thousands of runs never loads them.
 import type { Database } from "bun:sqlite";
 import { sql, type SQL } from "drizzle-orm";
-import { runs } from "../../runs/schema";
+import type { ReviewFilter } from "../runs-model";
+import { runs } from "../tables/runs";
 import {
   type BucketCounts,
   type CorrectionRow,
@@ -27,23 +28,6 @@ const REVIEW_COLUMNS = `run_id AS runId, id, tenant_id AS tenantId, automation_i
 const CORRECTION_COLUMNS = `id, run_id AS runId, position, kind, path, label, original_value AS originalValue,
   corrected_value AS correctedValue, note, corrected_artifact_path AS correctedArtifactPath, created_at AS createdAt, updated_at AS updatedAt`;
 const FILE_COLUMNS = "run_id AS runId, name, content_type AS contentType, size, sha256, created_at AS createdAt";
-
-/** The review filters of `GET /runs` (already validated). */
-export interface ReviewFilter {
-  reviewStatus?: string;
-  reviewVerdict?: string;
-  hasReview?: boolean;
-  noReview?: boolean;
-  hasCorrections?: boolean;
-  reviewNoteContains?: string;
-  reviewCreatedAfter?: string;
-  reviewCreatedBefore?: string;
-  reviewUpdatedAfter?: string;
-  reviewUpdatedBefore?: string;
-  reviewClosedAfter?: string;
-  reviewClosedBefore?: string;
-  sinceLastClosed?: boolean;
-}
 
 /** Corrections, a corrected output or corrected files (which may exist before any review metadata). */
 const corrected = sql`(EXISTS (SELECT 1 FROM run_reviews c WHERE c.run_id = ${runs.id} AND (c.correction_count > 0 OR c.corrected_output IS NOT NULL))
@@ -93,31 +77,8 @@ const BUCKET = {
 
 const pinPrefix = (runId: string) => reviewPin(runId, "");
 
-/**
- * The synchronous reads the runs feature still makes (list summaries, the review ZIP bundle); they go
- * when runs/ moves onto the async storage.
- */
-export class SyncReviewReads {
-  constructor(readonly sqlite: Database) {}
-
-  /** The list-row summary of a run's review, or null (one indexed lookup per row). */
-  summary(runId: string): { verdict: string | null; status: string; hasNote: boolean; correctionCount: number } | null {
-    const r = this.sqlite
-      .query<{ verdict: string | null; status: string; note: string; n: number }, [string]>("SELECT verdict, status, note, correction_count AS n FROM run_reviews WHERE run_id = ?")
-      .get(runId);
-    return r ? { verdict: r.verdict, status: r.status, hasNote: r.note.trim() !== "", correctionCount: r.n } : null;
-  }
-
-  files(runId: string): ExpectedFileRow[] {
-    return this.sqlite.query<ExpectedFileRow, [string]>(`SELECT ${FILE_COLUMNS} FROM run_review_files WHERE run_id = ? ORDER BY name`).all(runId);
-  }
-}
-
 export class SqliteReviewStore implements ReviewStore {
-  private readonly reads: SyncReviewReads;
-  constructor(readonly sqlite: Database) {
-    this.reads = new SyncReviewReads(sqlite);
-  }
+  constructor(readonly sqlite: Database) {}
 
   private getSync(runId: string): ReviewRow | undefined {
     return this.sqlite.query<ReviewRow, [string]>(`SELECT ${REVIEW_COLUMNS} FROM run_reviews WHERE run_id = ?`).get(runId) ?? undefined;
@@ -185,7 +146,7 @@ export class SqliteReviewStore implements ReviewStore {
   }
 
   async files(runId: string): Promise<ExpectedFileRow[]> {
-    return this.reads.files(runId);
+    return this.sqlite.query<ExpectedFileRow, [string]>(`SELECT ${FILE_COLUMNS} FROM run_review_files WHERE run_id = ? ORDER BY name`).all(runId);
   }
 
   async file(runId: string, name: string): Promise<ExpectedFileRow | undefined> {

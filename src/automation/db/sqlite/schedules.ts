@@ -1,8 +1,8 @@
-// The ScheduleStore over bun:sqlite. The claim runs inside the run insert's transaction (the run
-// store commits its writes on the same connection), so a tick and its run commit or roll back together.
+// The ScheduleStore over bun:sqlite. A started tick is claimed by the run insert (db/sqlite/runs.ts), in
+// its transaction, so a tick and its run commit or roll back together.
 import type { Database } from "bun:sqlite";
-import { TERMINAL } from "../../runs/store";
-import { type LiveAutomation, type ScheduleStore, type TickKey, type TickRow, TickTaken } from "../../schedules/store";
+import { TERMINAL } from "../runs-model";
+import type { LiveAutomation, ScheduleStore, TickRow } from "../../schedules/store";
 
 interface RawTick {
   automation_id: string;
@@ -59,12 +59,6 @@ export function sqliteScheduleStore(sqlite: Database): ScheduleStore {
     },
     async skip(tick, tenantId, outcome, at) {
       return sqlite.query(INSERT).run(tick.automationId, tick.scheduleKey, tick.scheduledAt, tenantId, outcome, null, at).changes === 1;
-    },
-    claimInRunTransaction(tick: TickKey, tenantId: string, runId: string, at: string) {
-      return () => {
-        const { changes } = sqlite.query(INSERT).run(tick.automationId, tick.scheduleKey, tick.scheduledAt, tenantId, "started", runId, at);
-        if (changes !== 1) throw new TickTaken(tick);
-      };
     },
   };
 }

@@ -54,6 +54,7 @@ export const runs = sqliteTable(
   (t) => [
     index("runs_tenant_created").on(t.tenantId, t.createdAt, t.id),
     index("runs_tenant_completed").on(t.tenantId, t.completedAt, t.id),
+    index("runs_tenant_started").on(t.tenantId, t.startedAt, t.id), // 0102
     index("runs_queue").on(t.status, t.createdAt, t.id),
     index("runs_tenant_automation").on(t.tenantId, t.automationId),
   ],
@@ -108,3 +109,9 @@ export const runFiles = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.runId, t.path] })],
 );
+
+export type RunRow = typeof runs.$inferSelect;
+export type NewRun = typeof runs.$inferInsert;
+export type StepRow = typeof runSteps.$inferSelect;
+export type EventRow = typeof runEvents.$inferSelect;
+export type FileRow = typeof runFiles.$inferSelect;

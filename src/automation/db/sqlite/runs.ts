@@ -1,58 +1,20 @@
-// The only code touching the runs tables. Hot paths (claim, step journal) are single prepared
-// statements inside short transactions; listing builds its filter with drizzle.
+// Runs on SQLite (tables in db/automation/0100_runs.sql, drizzle tables in ../tables/runs.ts). Hot
+// paths (claim, step journal) are single prepared statements inside short transactions; the journal is
+// group-committed (every write queued in one event-loop turn shares one transaction); listing builds its
+// filter with drizzle. The pausing writes (`parkIn`, `requeueIn`, `endWaitingIn`) run inside the human
+// review store's transaction on the same connection.
 import type { Database } from "bun:sqlite";
-import { and, asc, desc, eq, getTableColumns, gt, gte, inArray, like, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, gt, gte, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sqlite";
-import { parseRef } from "../automations/ref";
-import type { StepRecord } from "../engine/contract";
-import { runEvents, runFiles, runs, runSteps } from "./schema";
-
-export type RunRow = typeof runs.$inferSelect;
-export type NewRun = typeof runs.$inferInsert;
-export type StepRow = typeof runSteps.$inferSelect;
-export type EventRow = typeof runEvents.$inferSelect;
-export type FileRow = typeof runFiles.$inferSelect;
-
-export const TERMINAL = ["completed", "failed", "cancelled", "rejected"] as const;
-export const STATUSES = ["created", "pending", "running", "waiting", "finalizing", ...TERMINAL] as const;
-export type RunStatus = (typeof STATUSES)[number];
-export const isTerminal = (s: string) => (TERMINAL as readonly string[]).includes(s);
-
-export interface NewEvent {
-  type: string;
-  status?: string | null;
-  message?: string | null;
-  metadata?: Record<string, unknown>;
-}
-
-export interface ListFilter {
-  tenantId: string;
-  type?: string;
-  source?: string;
-  statuses?: string[];
-  trigger?: string;
-  triggeredBy?: string;
-  sourceRef?: string;
-  batchId?: string;
-  exampleId?: string;
-  exampleIdContains?: string;
-  createdFrom?: string; // inclusive
-  createdTo?: string; // inclusive
-  createdAfter?: string;
-  createdBefore?: string;
-  completedAfter?: string;
-  completedBefore?: string;
-  ids?: string[];
-  experiments?: { mode: "include" | "exclude" | "only" } | { ids: string[] };
-  sampleRate?: number;
-  /** Conditions of the review filters (built by reviews/). */
-  review?: SQL[];
-  sort: "createdAt" | "completedAt" | "startedAt";
-  order: "asc" | "desc";
-  after?: { key: string; id: string };
-  offset?: number;
-  limit: number;
-}
+import { parseRef } from "../../automations/ref";
+import type { StepRecord } from "../../engine/contract";
+import { TickTaken } from "../../schedules/store";
+import type { CancelResult, Claim, EventRow, FileRow, FinishRequest, ListFilter, NewEvent, NewRun, RunRow, StepRow, StepStart } from "../runs-model";
+import { isTerminal } from "../runs-model";
+import { likeEscape } from "../sql-shared";
+import type { RunInsertOptions, RunStore } from "../storage";
+import { runEvents, runFiles, runs, runSteps } from "../tables/runs";
+import { reviewConditions } from "./reviews";
 
 const sortColumn = { createdAt: runs.createdAt, completedAt: runs.completedAt, startedAt: runs.startedAt };
 
@@ -69,8 +31,8 @@ type SqlValue = string | number | null;
 const valuesOf = (cols: Columns, row: Record<string, unknown>): SqlValue[] =>
   cols.map(([key, c]) => (row[key] ?? (c.default as SqlValue | undefined) ?? null) as SqlValue);
 
-export class RunStore {
-  readonly db;
+export class SqliteRunStore implements RunStore {
+  private readonly db;
   // Drizzle builds SQL on every call unless prepared; the hot paths (executor, polling) reuse these.
   private readonly q;
   constructor(readonly sqlite: Database) {
@@ -101,33 +63,50 @@ export class RunStore {
   /**
    * Inserts a run with its first events and input-file snapshots; resolves once committed. Runs
    * started in the same event-loop turn (concurrent requests) share one commit with the journal.
-   * `before` runs first in the same transaction (a schedule's tick claim); if it throws, this run is not inserted.
+   * A tick claim (`opts.tick`) runs first in the same transaction; when it throws, this run is not inserted.
    */
-  insert(run: NewRun, events: NewEvent[], files: Omit<FileRow, "runId">[] = [], link?: { previousRunId: string }, before?: () => void): Promise<void> {
+  insert(run: NewRun, events: NewEvent[], files: Omit<FileRow, "runId">[] = [], opts: RunInsertOptions = {}): Promise<void> {
     return this.enqueue(() => {
-      before?.();
+      if (opts.tick) {
+        const { key: t, tenantId, at } = opts.tick;
+        const { changes } = this.sqlite
+          .query(
+            `INSERT INTO schedule_ticks (automation_id, schedule_key, scheduled_at, tenant_id, outcome, run_id, decided_at)
+             VALUES (?, ?, ?, ?, 'started', ?, ?) ON CONFLICT DO NOTHING`,
+          )
+          .run(t.automationId, t.scheduleKey, t.scheduledAt, tenantId, run.id, at);
+        if (changes !== 1) throw new TickTaken(t);
+      }
       this.sqlite.query(insertSql("runs", runColumns)).run(...valuesOf(runColumns, run));
       for (const f of files) this.sqlite.query(insertSql("run_files", fileColumns)).run(...valuesOf(fileColumns, { ...f, runId: run.id }));
       for (const e of events) this.addEvent(run.id, run.createdAt, e);
-      if (link) this.sqlite.query("UPDATE runs SET next_run_id = ? WHERE id = ?").run(run.id, link.previousRunId);
+      if (opts.previousRunId) this.sqlite.query("UPDATE runs SET next_run_id = ? WHERE id = ?").run(run.id, opts.previousRunId);
     });
   }
 
-  addEvent(runId: string, at: string, e: NewEvent): void {
+  private addEvent(runId: string, at: string, e: NewEvent): void {
     this.sqlite
       .query("INSERT INTO run_events (run_id, type, timestamp, status, message, metadata) VALUES (?, ?, ?, ?, ?, ?)")
       .run(runId, e.type, at, e.status ?? null, e.message ?? null, e.metadata ? JSON.stringify(e.metadata) : null);
   }
 
-  get(tenantId: string, id: string): RunRow | undefined {
+  async get(tenantId: string, id: string): Promise<RunRow | undefined> {
     return this.q.get.get({ id, tenantId });
   }
 
-  byId(id: string): RunRow | undefined {
+  async byId(id: string): Promise<RunRow | undefined> {
+    return this.byIdSync(id);
+  }
+
+  byIdSync(id: string): RunRow | undefined {
     return this.q.byId.get({ id });
   }
 
-  status(id: string): string | undefined {
+  async status(id: string): Promise<string | undefined> {
+    return this.statusSync(id);
+  }
+
+  private statusSync(id: string): string | undefined {
     return this.sqlite.query<{ status: string }, [string]>("SELECT status FROM runs WHERE id = ?").get(id)?.status;
   }
 
@@ -136,7 +115,7 @@ export class RunStore {
    * at start-up after a crash) or whose lease lapsed. One conditional UPDATE, so two claimers never get
    * the same row.
    */
-  claim(worker: string, now: string, nowMs: number, leaseMs: number): { id: string; resumed: boolean } | null {
+  private claim(worker: string, now: string, nowMs: number, leaseMs: number): Claim | null {
     return this.sqlite.transaction(() => {
       // Two index-friendly lookups (runs_queue) rather than one OR that would scan the table.
       const row =
@@ -166,10 +145,10 @@ export class RunStore {
   }
 
   /** Up to `n` claims in one transaction (one commit when a pool fills several slots at once). */
-  claimMany(n: number, worker: string, now: string, nowMs: number, leaseMs: number): { id: string; resumed: boolean }[] {
+  async claimMany(n: number, worker: string, now: string, nowMs: number, leaseMs: number): Promise<Claim[]> {
     if (n <= 0) return [];
     return this.sqlite.transaction(() => {
-      const out: { id: string; resumed: boolean }[] = [];
+      const out: Claim[] = [];
       for (let i = 0; i < n; i++) {
         const c = this.claim(worker, now, nowMs, leaseMs);
         if (!c) break;
@@ -180,7 +159,7 @@ export class RunStore {
   }
 
   /** Claims one given `running` run nobody holds (a child run its resumed parent continues inline). */
-  claimRun(id: string, worker: string, now: string, nowMs: number, leaseMs: number): boolean {
+  async claimRun(id: string, worker: string, now: string, nowMs: number, leaseMs: number): Promise<boolean> {
     return this.sqlite.transaction(() => {
       const changed = this.sqlite
         .query("UPDATE runs SET claimed_by = ?, lease_until = ?, attempts = attempts + 1 WHERE id = ? AND status = 'running' AND (claimed_by IS NULL OR lease_until < ?)")
@@ -196,7 +175,7 @@ export class RunStore {
    * immediate transaction, so processes finishing runs of the same experiment never queue past the
    * bound; held rows stay out of the claim query (it reads `pending` only), so the pool never skips them.
    */
-  releaseHeld(experimentId: string, limit: number, at: string): number {
+  async releaseHeld(experimentId: string, limit: number, at: string): Promise<number> {
     return this.sqlite.transaction(() => {
       const inFlight = this.sqlite
         .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM runs WHERE experiment_id = ? AND status IN ('pending', 'running', 'waiting', 'finalizing')")
@@ -214,7 +193,7 @@ export class RunStore {
   }
 
   /** Ids of the unfinished child runs of run `parentId` (not indexed: called on cancel only). */
-  openChildren(parentId: string): string[] {
+  async openChildren(parentId: string): Promise<string[]> {
     return this.sqlite
       .query<{ id: string }, [string]>("SELECT id FROM runs WHERE parent_run_id = ? AND status NOT IN ('completed', 'failed', 'cancelled', 'rejected')")
       .all(parentId)
@@ -222,7 +201,7 @@ export class RunStore {
   }
 
   /** The latest child run that `action.invoke-workflow` at `step` of run `parentId` started. */
-  childAt(parentId: string, step: string): { id: string; status: string } | undefined {
+  async childAt(parentId: string, step: string): Promise<{ id: string; status: string } | undefined> {
     return this.sqlite
       .query<{ id: string; status: string }, [string, string]>(
         "SELECT id, status FROM runs WHERE parent_run_id = ? AND json_extract(metadata, '$.invokedBy.step') = ? ORDER BY created_at DESC, id DESC LIMIT 1",
@@ -231,17 +210,17 @@ export class RunStore {
   }
 
   /** At start-up, one server owns the data dir: runs claimed by a previous (dead) process are released. */
-  releaseOrphans(worker: string): number {
+  async releaseOrphans(worker: string): Promise<number> {
     return this.sqlite
       .query("UPDATE runs SET claimed_by = NULL, lease_until = NULL WHERE status = 'running' AND (claimed_by IS NULL OR claimed_by != ?)")
       .run(worker).changes;
   }
 
-  renewLeases(worker: string, until: number): void {
+  async renewLeases(worker: string, until: number): Promise<void> {
     this.sqlite.query("UPDATE runs SET lease_until = ? WHERE claimed_by = ? AND status = 'running'").run(until, worker);
   }
 
-  completedSteps(runId: string): StepRow[] {
+  async completedSteps(runId: string): Promise<StepRow[]> {
     return this.q.completedSteps.all({ runId });
   }
 
@@ -259,6 +238,10 @@ export class RunStore {
       setImmediate(() => this.flushJournal());
     }
     return done;
+  }
+
+  async flush(): Promise<void> {
+    this.flushJournal();
   }
 
   /** Commits every queued journal write now (also called before a run's terminal status is written). */
@@ -287,7 +270,7 @@ export class RunStore {
   }
 
   /** Recorded with the next journal commit (not awaited: a lost start only hides a running step). */
-  stepStarted(runId: string, s: { path: string; name: string; type: string; attempt: number; startedAt: string }): void {
+  stepStarted(runId: string, s: StepStart): void {
     const seq = nextSeq();
     this.enqueue(() => {
       this.sqlite
@@ -326,11 +309,7 @@ export class RunStore {
   }
 
   /** Moves a non-terminal run to a terminal status exactly once; false when it already was terminal. */
-  finish(
-    runId: string,
-    at: string,
-    r: { status: "completed" | "failed" | "cancelled"; output?: unknown; error?: unknown; message?: string },
-  ): boolean {
+  async finish(runId: string, at: string, r: FinishRequest): Promise<boolean> {
     this.flushJournal();
     return this.sqlite.transaction(() => {
       const changed = this.sqlite
@@ -345,10 +324,10 @@ export class RunStore {
   }
 
   /** Records a cancel request; returns the status the run had. Pending runs are cancelled in the same transaction. */
-  requestCancel(runId: string, at: string): { wasStatus: string; state: "cancelled" | "requested" | "already_terminal" } {
+  async requestCancel(runId: string, at: string): Promise<CancelResult> {
     this.flushJournal(); // a step start still queued for the group commit must precede cancel_requested
     return this.sqlite.transaction(() => {
-      const was = this.status(runId)!;
+      const was = this.statusSync(runId)!;
       if (isTerminal(was)) return { wasStatus: was, state: "already_terminal" as const };
       this.sqlite.query("UPDATE runs SET cancel_requested_at = COALESCE(cancel_requested_at, ?) WHERE id = ?").run(at, runId);
       this.addEvent(runId, at, { type: "cancel_requested", status: was });
@@ -408,23 +387,23 @@ export class RunStore {
     return true;
   }
 
-  events(runId: string): EventRow[] {
+  async events(runId: string): Promise<EventRow[]> {
     return this.q.events.all({ runId });
   }
 
-  steps(runId: string): StepRow[] {
+  async steps(runId: string): Promise<StepRow[]> {
     return this.q.steps.all({ runId });
   }
 
-  files(runId: string, role?: string): FileRow[] {
+  async files(runId: string, role?: string): Promise<FileRow[]> {
     return role ? this.q.filesByRole.all({ runId, role }) : this.q.files.all({ runId });
   }
 
-  file(runId: string, pathOrFileId: string): FileRow | undefined {
+  async file(runId: string, pathOrFileId: string): Promise<FileRow | undefined> {
     return this.q.file.get({ runId, path: pathOrFileId });
   }
 
-  putFile(f: FileRow): void {
+  async putFile(f: FileRow): Promise<void> {
     this.db
       .insert(runFiles)
       .values(f)
@@ -435,19 +414,7 @@ export class RunStore {
       .run();
   }
 
-  /** The overall score of an evaluation run once it is scored (table of the evaluators feature). */
-  evaluation(runId: string): { score: number | null; passed: boolean | null } {
-    const e = this.sqlite.query<{ score: number | null; passed: number }, [string]>("SELECT score, passed FROM run_evaluations WHERE run_id = ?").get(runId);
-    return e ? { score: e.score, passed: e.passed === 1 } : { score: null, passed: null };
-  }
-
-  nextRunStatus(id: string | null): { id: string; status: string } | null {
-    if (!id) return null;
-    const status = this.status(id);
-    return status ? { id, status } : null;
-  }
-
-  list(f: ListFilter): RunRow[] {
+  async list(f: ListFilter): Promise<RunRow[]> {
     const where: (SQL | undefined)[] = [eq(runs.tenantId, f.tenantId)];
     if (f.type) where.push(eq(runs.type, f.type));
     if (f.source) {
@@ -462,7 +429,8 @@ export class RunStore {
     if (f.sourceRef) where.push(or(eq(runs.sourceRef, f.sourceRef), eq(runs.versionId, f.sourceRef), eq(runs.versionLabel, f.sourceRef)));
     if (f.batchId) where.push(eq(runs.batchId, f.batchId));
     if (f.exampleId) where.push(eq(runs.exampleId, f.exampleId));
-    if (f.exampleIdContains) where.push(like(runs.exampleId, `%${f.exampleIdContains.replace(/[%_\\]/g, (c) => `\\${c}`)}%`));
+    // ESCAPE: the search text's own % and _ match themselves (as on PostgreSQL).
+    if (f.exampleIdContains) where.push(sql`${runs.exampleId} LIKE ${likeEscape(f.exampleIdContains)} ESCAPE '\\'`);
     if (f.createdFrom) where.push(gte(runs.createdAt, f.createdFrom));
     if (f.createdTo) where.push(lte(runs.createdAt, f.createdTo));
     if (f.createdAfter) where.push(gt(runs.createdAt, f.createdAfter));
@@ -476,18 +444,24 @@ export class RunStore {
       else if (f.experiments.mode === "only") where.push(sql`${runs.experimentId} IS NOT NULL`);
     }
     if (f.sampleRate !== undefined) where.push(lt(runs.sampleRank, f.sampleRate));
-    if (f.review) where.push(...f.review);
-    // Sorting on a nullable column: nulls sort as '' so the (key, id) cursor stays total. created_at is
-    // never null: the bare column lets SQLite walk runs_tenant_created and stop at the page's end instead
+    if (f.review) where.push(...reviewConditions(f.review));
+    // Sorting on a nullable column: a null key sorts as '' (first ascending, last descending, as SQLite
+    // orders NULLs) and the cursor's key is '' for it, so the (key, id) cursor stays total. The bare
+    // column lets SQLite walk runs_tenant_created/_completed/_started and stop at the page's end instead
     // of sorting every run of the tenant (50,000 runs: ~350 ms → a few ms per page).
-    const key = f.sort === "createdAt" ? sql`${runs.createdAt}` : sql`COALESCE(${sortColumn[f.sort]}, '')`;
+    const key = sortColumn[f.sort];
     if (f.after) {
       const { key: k, id } = f.after;
-      where.push(
-        f.order === "desc"
-          ? sql`(${key} < ${k} OR (${key} = ${k} AND ${runs.id} < ${id}))`
-          : sql`(${key} > ${k} OR (${key} = ${k} AND ${runs.id} > ${id}))`,
-      );
+      if (k === "") {
+        // After a null key: ascending, the remaining nulls and then every non-null; descending, the remaining nulls.
+        where.push(f.order === "desc" ? sql`(${key} IS NULL AND ${runs.id} < ${id})` : sql`(${key} IS NOT NULL OR ${runs.id} > ${id})`);
+      } else {
+        where.push(
+          f.order === "desc"
+            ? sql`(${key} < ${k} OR ${key} IS NULL OR (${key} = ${k} AND ${runs.id} < ${id}))`
+            : sql`(${key} > ${k} OR (${key} = ${k} AND ${runs.id} > ${id}))`,
+        );
+      }
     }
     const dir = f.order === "desc" ? desc : asc;
     let q = this.db

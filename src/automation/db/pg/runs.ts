@@ -1,0 +1,534 @@
+// Runs on PostgreSQL: the same rows and answers as db/sqlite/runs.ts. Claims are one UPDATE over rows
+// picked with FOR UPDATE SKIP LOCKED, so claimers on any number of connections never get the same run;
+// every status move is a conditional UPDATE (or holds the run's row lock), so finish happens once and a
+// cancel request and a finish never both win. The journal (step rows, events, new runs) is committed in
+// batches: writes queued in one event-loop turn share one transaction, one batch at a time, so a step's
+// start never commits after its finish. The pausing writes (`parkIn`, `requeueIn`, `endWaitingIn`)
+// run inside the human-review store's transaction. A batch is a few multi-row statements (steps,
+// events, finishes), whatever number of runs wrote in that turn.
+import { parseRef } from "../../automations/ref";
+import type { StepRecord } from "../../engine/contract";
+import { TickTaken } from "../../schedules/store";
+import type { CancelResult, Claim, EventRow, FileRow, FinishRequest, ListFilter, NewEvent, NewRun, ReviewFilter, RunRow, StepRow, StepStart } from "../runs-model";
+import { isTerminal } from "../runs-model";
+import { likeEscape } from "../sql-shared";
+import type { RunInsertOptions, RunStore } from "../storage";
+import { type Pg, plain, plainRows } from "./rows";
+
+export const RUN_COLUMNS = `id, tenant_id AS "tenantId", type, automation_id AS "automationId", automation_name AS "automationName",
+  automation_slug AS "automationSlug", version_id AS "versionId", version_label AS "versionLabel", source_ref AS "sourceRef",
+  requested_ref AS "requestedRef", definition, status, trigger_type AS "triggerType", triggered_by AS "triggeredBy",
+  triggered_by_name AS "triggeredByName", batch_id AS "batchId", example_id AS "exampleId", experiment_id AS "experimentId",
+  evaluation::int AS evaluation, input::text AS input, metadata::text AS metadata, overrides::text AS overrides, output::text AS output,
+  error::text AS error, sample_rank AS "sampleRank", retry_number AS "retryNumber", previous_run_id AS "previousRunId",
+  next_run_id AS "nextRunId", parent_run_id AS "parentRunId", created_at AS "createdAt", started_at AS "startedAt",
+  completed_at AS "completedAt", cancel_requested_at AS "cancelRequestedAt", claimed_by AS "claimedBy",
+  lease_until::float8 AS "leaseUntil", attempts, request_id AS "requestId", dedupe_key AS "dedupeKey", trigger_detail::text AS "triggerDetail"`;
+const STEP_COLUMNS = `run_id AS "runId", path, seq::float8 AS seq, name, type, status, output::text AS output, error::text AS error, attempt,
+  started_at AS "startedAt", completed_at AS "completedAt"`;
+const EVENT_COLUMNS = `id::float8 AS id, run_id AS "runId", type, timestamp, status, message, metadata::text AS metadata`;
+const FILE_COLUMNS = `run_id AS "runId", path, role, name, content_type AS "contentType", size::float8 AS size, sha256, step_name AS "stepName",
+  file_id AS "fileId", created_at AS "createdAt"`;
+const TERMINAL_SQL = "('completed', 'failed', 'cancelled', 'rejected')";
+
+/** Step rows sort by this: increasing within a process and across restarts (microseconds + counter). */
+let lastSeq = 0;
+const nextSeq = () => (lastSeq = Math.max(lastSeq + 1, Date.now() * 1000));
+
+const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
+
+/** The runs columns a NewRun sets, with the SQL each value goes through (JSON as the text given). */
+const INSERT_COLUMNS: [keyof NewRun, string, string?][] = [
+  ["id", "id"], ["tenantId", "tenant_id"], ["type", "type"], ["automationId", "automation_id"], ["automationName", "automation_name"],
+  ["automationSlug", "automation_slug"], ["versionId", "version_id"], ["versionLabel", "version_label"], ["sourceRef", "source_ref"],
+  ["requestedRef", "requested_ref"], ["definition", "definition"], ["status", "status"], ["triggerType", "trigger_type"],
+  ["triggeredBy", "triggered_by"], ["triggeredByName", "triggered_by_name"], ["batchId", "batch_id"], ["exampleId", "example_id"],
+  ["experimentId", "experiment_id"], ["evaluation", "evaluation", "(CAST($ AS int) <> 0)"], ["input", "input", "CAST($ AS text)::json"],
+  ["metadata", "metadata", "CAST($ AS text)::json"], ["overrides", "overrides", "CAST($ AS text)::json"], ["output", "output", "CAST($ AS text)::json"],
+  ["error", "error", "CAST($ AS text)::json"], ["sampleRank", "sample_rank"], ["retryNumber", "retry_number"], ["previousRunId", "previous_run_id"],
+  ["nextRunId", "next_run_id"], ["parentRunId", "parent_run_id"], ["createdAt", "created_at", "CAST($ AS text)::timestamptz"],
+  ["startedAt", "started_at", "CAST($ AS text)::timestamptz"], ["completedAt", "completed_at", "CAST($ AS text)::timestamptz"],
+  ["cancelRequestedAt", "cancel_requested_at", "CAST($ AS text)::timestamptz"], ["claimedBy", "claimed_by"], ["leaseUntil", "lease_until", "CAST($ AS bigint)"],
+  ["attempts", "attempts"], ["requestId", "request_id"], ["dedupeKey", "dedupe_key"], ["triggerDetail", "trigger_detail", "CAST($ AS text)::json"],
+];
+const DEFAULTS: Partial<Record<keyof NewRun, unknown>> = { evaluation: 0, retryNumber: 0, attempts: 0 };
+const INSERT_RUN = `INSERT INTO runs (${INSERT_COLUMNS.map(([, c]) => c).join(", ")}) VALUES (${INSERT_COLUMNS.map(([, , cast], i) => (cast ?? "$").replace("$", `$${i + 1}`)).join(", ")})`;
+
+/** Multi-row INSERT of events: `(runId, at, event)` each. */
+async function addEvents(db: Pg, events: [string, string, NewEvent][]): Promise<void> {
+  if (events.length === 0) return;
+  const args: unknown[] = [];
+  const rows = events.map(([runId, at, e]) => {
+    const b = args.length;
+    args.push(runId, e.type, at, e.status ?? null, e.message ?? null, e.metadata ? JSON.stringify(e.metadata) : null);
+    return `($${b + 1}, $${b + 2}, CAST($${b + 3} AS text)::timestamptz, $${b + 4}, $${b + 5}, CAST($${b + 6} AS text)::json)`;
+  });
+  await db.unsafe(`INSERT INTO run_events (run_id, type, timestamp, status, message, metadata) VALUES ${rows.join(", ")}`, args);
+}
+
+const addEvent = (db: Pg, runId: string, at: string, e: NewEvent) => addEvents(db, [[runId, at, e]]);
+
+/**
+ * Parks run `runId` on step `path` (step and run `waiting`, no worker or lease), inside the caller's
+ * transaction; locks the run row. False when a cancel was requested or the run is not running/waiting.
+ */
+export async function parkIn(tx: Pg, runId: string, at: string, path: string, event: NewEvent): Promise<boolean> {
+  const [run] = await tx`SELECT status, cancel_requested_at AS c FROM runs WHERE id = ${runId} FOR UPDATE`;
+  if (!run || run.c || (run.status !== "running" && run.status !== "waiting")) return false;
+  await tx`UPDATE run_steps SET status = 'waiting' WHERE run_id = ${runId} AND path = ${path}`;
+  await tx`UPDATE runs SET status = 'waiting', claimed_by = NULL, lease_until = NULL WHERE id = ${runId}`;
+  await addEvent(tx, runId, at, event);
+  return true;
+}
+
+/** A waiting run back to the queue with its parked step completed as `output` (see SqliteRunStore.requeueIn). */
+export async function requeueIn(tx: Pg, runId: string, at: string, path: string, output: unknown, event: NewEvent): Promise<boolean> {
+  const moved = await tx`UPDATE runs SET status = 'pending', attempts = 0 WHERE id = ${runId} AND status = 'waiting' RETURNING id`;
+  if (moved.length !== 1) return false;
+  await tx.unsafe("UPDATE run_steps SET status = 'completed', output = CAST($1 AS text)::json, error = NULL, completed_at = $2 WHERE run_id = $3 AND path = $4", [
+    JSON.stringify(output ?? null), at, runId, path,
+  ]);
+  await addEvent(tx, runId, at, event);
+  return true;
+}
+
+/** A waiting run ends with `status` and `error`; its parked step fails. False when it was not waiting. */
+export async function endWaitingIn(tx: Pg, runId: string, at: string, path: string, status: "rejected" | "failed", error: { message: string; code: string }): Promise<boolean> {
+  const err = JSON.stringify(error);
+  const moved = await tx.unsafe(
+    "UPDATE runs SET status = $1, error = CAST($2 AS text)::json, completed_at = $3, claimed_by = NULL, lease_until = NULL WHERE id = $4 AND status = 'waiting' RETURNING id",
+    [status, err, at, runId],
+  );
+  if (moved.length !== 1) return false;
+  await tx.unsafe("UPDATE run_steps SET status = 'failed', error = CAST($1 AS text)::json, completed_at = $2 WHERE run_id = $3 AND path = $4", [err, at, runId, path]);
+  await addEvent(tx, runId, at, { type: status, status, message: error.message });
+  return true;
+}
+
+type Op = (tx: Pg) => Promise<void>;
+
+/** A step row as the journal writes it (a start has no output, error or completion yet). */
+interface StepWrite {
+  runId: string;
+  path: string;
+  seq: number;
+  name: string;
+  type: string;
+  status: string;
+  output: string | null;
+  error: string | null;
+  attempt: number;
+  startedAt: string;
+  completedAt: string | null;
+}
+
+/** One queued journal write: arbitrary work (a run insert), a step row with its event, or a run's finish. */
+type Item =
+  | { kind: "op"; op: Op }
+  | { kind: "step"; w: StepWrite; event: NewEvent; at: string }
+  | { kind: "finish"; runId: string; at: string; r: FinishRequest };
+
+interface Waiter {
+  resolve(v: unknown): void;
+  reject(err: unknown): void;
+}
+
+/** Rows per multi-row statement (PostgreSQL takes at most 65,535 parameters). */
+const CHUNK = 1000;
+const chunks = <T>(xs: T[]) => Array.from({ length: Math.ceil(xs.length / CHUNK) }, (_, i) => xs.slice(i * CHUNK, (i + 1) * CHUNK));
+
+/**
+ * Writes one batch inside `tx` and returns each item's answer (a finish's boolean). Run inserts go
+ * first, one after the other; then every step row of the batch in one upsert (a step started and
+ * finished in the same batch is one row, keeping its start's seq), their events in one insert, and the
+ * finishes in one conditional UPDATE (a run finished twice in one batch: the first one counts).
+ */
+async function writeBatch(tx: Pg, items: Item[]): Promise<unknown[]> {
+  const out: unknown[] = items.map(() => undefined);
+  for (const it of items) if (it.kind === "op") await it.op(tx);
+  const steps = new Map<string, StepWrite>();
+  const stepEvents: [string, string, NewEvent][] = [];
+  for (const it of items) {
+    if (it.kind !== "step") continue;
+    const key = `${it.w.runId}\u0000${it.w.path}`;
+    const prev = steps.get(key);
+    steps.set(key, prev ? { ...it.w, seq: prev.seq } : it.w);
+    stepEvents.push([it.w.runId, it.at, it.event]);
+  }
+  for (const rows of chunks([...steps.values()])) {
+    const args: unknown[] = [];
+    const values = rows.map((w) => {
+      const b = args.length;
+      args.push(w.runId, w.path, w.seq, w.name, w.type, w.status, w.output, w.error, w.attempt, w.startedAt, w.completedAt);
+      const n = (k: number) => `$${b + k}`;
+      return `(${n(1)}, ${n(2)}, CAST(${n(3)} AS bigint), ${n(4)}, ${n(5)}, ${n(6)}, CAST(${n(7)} AS text)::json, CAST(${n(8)} AS text)::json, CAST(${n(9)} AS int),
+        CAST(${n(10)} AS text)::timestamptz, CAST(${n(11)} AS text)::timestamptz)`;
+    });
+    await tx.unsafe(
+      `INSERT INTO run_steps (run_id, path, seq, name, type, status, output, error, attempt, started_at, completed_at) VALUES ${values.join(", ")}
+       ON CONFLICT (run_id, path) DO UPDATE SET status = excluded.status, output = excluded.output, error = excluded.error,
+         attempt = excluded.attempt, started_at = excluded.started_at, completed_at = excluded.completed_at`,
+      args,
+    );
+  }
+  for (const rows of chunks(stepEvents)) await addEvents(tx, rows);
+  const finishes = items.flatMap((it, i) => (it.kind === "finish" ? [{ it, i }] : []));
+  const first = new Map<string, number>();
+  for (const { it, i } of finishes) if (!first.has(it.runId)) first.set(it.runId, i);
+  for (const { it, i } of finishes) out[i] = false;
+  for (const rows of chunks([...first.values()])) {
+    const args: unknown[] = [];
+    const values = rows.map((i) => {
+      const it = items[i] as Extract<Item, { kind: "finish" }>;
+      const b = args.length;
+      args.push(it.runId, it.r.status, json(it.r.output), it.r.error ? JSON.stringify(it.r.error) : null, it.at);
+      return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5})`;
+    });
+    const won = await tx.unsafe(
+      `UPDATE runs SET status = v.status, output = CAST(v.output AS text)::json, error = CAST(v.error AS text)::json,
+         completed_at = CAST(v.at AS text)::timestamptz, claimed_by = NULL, lease_until = NULL
+       FROM (VALUES ${values.join(", ")}) AS v(id, status, output, error, at)
+       WHERE runs.id = v.id AND runs.status NOT IN ${TERMINAL_SQL} RETURNING runs.id`,
+      args,
+    );
+    const ids = new Set((won as { id: string }[]).map((r) => r.id));
+    const events: [string, string, NewEvent][] = [];
+    for (const i of rows) {
+      const it = items[i] as Extract<Item, { kind: "finish" }>;
+      if (!ids.has(it.runId)) continue;
+      out[i] = true;
+      events.push([it.runId, it.at, { type: it.r.status, status: it.r.status, message: it.r.message ?? null }]);
+    }
+    await addEvents(tx, events);
+  }
+  return out;
+}
+
+export class PgRunStore implements RunStore {
+  constructor(readonly pg: Pg) {}
+
+  // ---- the journal batch: writes queued in one turn, committed in one transaction, one batch at a time ----
+  private items: Item[] = [];
+  private waiters: Waiter[] = [];
+  private scheduled = false;
+  private committing: Promise<void> = Promise.resolve();
+
+  private enqueue<T = void>(item: Item): Promise<T> {
+    this.items.push(item);
+    const done = new Promise<T>((resolve, reject) => this.waiters.push({ resolve: resolve as (v: unknown) => void, reject }));
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => void this.flush());
+    }
+    return done;
+  }
+
+  /** Commits every queued journal write (after the batch already committing); resolves once they are. */
+  flush(): Promise<void> {
+    this.scheduled = false;
+    const items = this.items.splice(0);
+    const waiters = this.waiters.splice(0);
+    const batch = this.committing.then(() => (items.length ? this.commit(items, waiters) : undefined));
+    this.committing = batch.catch(() => {});
+    return batch;
+  }
+
+  private async commit(items: Item[], waiters: Waiter[]): Promise<void> {
+    let out: unknown[];
+    try {
+      out = await this.pg.begin((tx) => writeBatch(tx, items));
+    } catch {
+      // One bad write (a taken dedupe key or tick) must not fail its neighbours: one transaction each.
+      for (let i = 0; i < items.length; i++) {
+        try {
+          const [v] = await this.pg.begin((tx) => writeBatch(tx, [items[i]]));
+          waiters[i].resolve(v);
+        } catch (err) {
+          waiters[i].reject(err);
+        }
+      }
+      return;
+    }
+    out.forEach((v, i) => waiters[i].resolve(v));
+  }
+
+  insert(run: NewRun, events: NewEvent[], files: Omit<FileRow, "runId">[] = [], opts: RunInsertOptions = {}): Promise<void> {
+    return this.enqueue({ kind: "op", op: async (tx) => {
+      if (opts.tick) {
+        const { key: t, tenantId, at } = opts.tick;
+        const claimed = await tx`INSERT INTO schedule_ticks (automation_id, schedule_key, scheduled_at, tenant_id, outcome, run_id, decided_at)
+          VALUES (${t.automationId}, ${t.scheduleKey}, ${t.scheduledAt}, ${tenantId}, 'started', ${run.id}, ${at}) ON CONFLICT DO NOTHING RETURNING run_id`;
+        if (claimed.length !== 1) throw new TickTaken(t);
+      }
+      await tx.unsafe(INSERT_RUN, INSERT_COLUMNS.map(([k]) => run[k] ?? DEFAULTS[k] ?? null));
+      for (const f of files) await this.putFileIn(tx, { ...f, runId: run.id });
+      await addEvents(tx, events.map((e) => [run.id, run.createdAt, e]));
+      if (opts.previousRunId) await tx`UPDATE runs SET next_run_id = ${run.id} WHERE id = ${opts.previousRunId}`;
+    } });
+  }
+
+  async get(tenantId: string, id: string): Promise<RunRow | undefined> {
+    const [r] = await this.pg.unsafe(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1 AND tenant_id = $2`, [id, tenantId]);
+    return r ? plain<RunRow>(r) : undefined;
+  }
+
+  async byId(id: string): Promise<RunRow | undefined> {
+    const [r] = await this.pg.unsafe(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1`, [id]);
+    return r ? plain<RunRow>(r) : undefined;
+  }
+
+  async status(id: string): Promise<string | undefined> {
+    const [r] = await this.pg`SELECT status FROM runs WHERE id = ${id}`;
+    return r?.status;
+  }
+
+  async claimMany(n: number, worker: string, now: string, nowMs: number, leaseMs: number): Promise<Claim[]> {
+    if (n <= 0) return [];
+    return this.pg.begin(async (tx) => {
+      // Pending runs first, then running ones nobody holds or whose lease lapsed; rows another claimer
+      // has locked are skipped, and the UPDATE's WHERE re-checks the status the row was picked in.
+      const rows = await tx.unsafe(
+        `WITH p AS (SELECT id, status, created_at FROM runs WHERE status = 'pending' ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED),
+              r AS (SELECT id, status, created_at FROM runs WHERE status = 'running' AND (claimed_by IS NULL OR lease_until < $2)
+                    ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED),
+              pick AS (SELECT * FROM (SELECT id, status, created_at, 0 AS k FROM p UNION ALL SELECT id, status, created_at, 1 AS k FROM r) x
+                       ORDER BY k, created_at, id LIMIT $1)
+         UPDATE runs SET status = 'running', claimed_by = $3, lease_until = $4, attempts = runs.attempts + 1,
+           started_at = COALESCE(runs.started_at, CAST($5 AS text)::timestamptz)
+         FROM pick WHERE runs.id = pick.id AND runs.status = pick.status
+         RETURNING runs.id, pick.status AS was, pick.k, pick.created_at AS "createdAt"`,
+        [n, nowMs, worker, nowMs + leaseMs, now],
+      );
+      const claims = (rows as { id: string; was: string; k: number; createdAt: Date }[])
+        .sort((a, b) => a.k - b.k || a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .map((r) => ({ id: r.id, resumed: r.was === "running" }));
+      await addEvents(
+        tx,
+        claims.map((c) => [
+          c.id,
+          now,
+          c.resumed ? { type: "resumed", status: "running", message: "resumed after a restart from the last finished step" } : { type: "started", status: "running" },
+        ]),
+      );
+      return claims;
+    });
+  }
+
+  async claimRun(id: string, worker: string, now: string, nowMs: number, leaseMs: number): Promise<boolean> {
+    return this.pg.begin(async (tx) => {
+      const changed = await tx`UPDATE runs SET claimed_by = ${worker}, lease_until = ${nowMs + leaseMs}, attempts = attempts + 1
+        WHERE id = ${id} AND status = 'running' AND (claimed_by IS NULL OR lease_until < ${nowMs}) RETURNING id`;
+      if (changed.length === 1) await addEvent(tx, id, now, { type: "resumed", status: "running", message: "resumed by its parent run after a restart" });
+      return changed.length === 1;
+    });
+  }
+
+  async releaseHeld(experimentId: string, limit: number, at: string): Promise<number> {
+    return this.pg.begin(async (tx) => {
+      // Callers of one experiment (any process) take turns: count and queue under the same lock.
+      await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`runs.releaseHeld:${experimentId}`}, 0))`;
+      const [{ n }] = await tx`SELECT COUNT(*)::int AS n FROM runs WHERE experiment_id = ${experimentId} AND status IN ('pending', 'running', 'waiting', 'finalizing')`;
+      if (n >= limit) return 0;
+      const queued = await tx`UPDATE runs SET status = 'pending' WHERE id IN (
+          SELECT id FROM runs WHERE experiment_id = ${experimentId} AND status = 'created' ORDER BY created_at, id LIMIT ${limit - n}
+        ) AND status = 'created' RETURNING id, created_at`;
+      const ids = (queued as { id: string; created_at: Date }[])
+        .sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || (a.id < b.id ? -1 : 1))
+        .map((r) => r.id);
+      await addEvents(tx, ids.map((id) => [id, at, { type: "queued", status: "pending" }]));
+      return ids.length;
+    });
+  }
+
+  async openChildren(parentId: string): Promise<string[]> {
+    const rows = await this.pg.unsafe(`SELECT id FROM runs WHERE parent_run_id = $1 AND status NOT IN ${TERMINAL_SQL} ORDER BY created_at, id`, [parentId]);
+    return rows.map((r: { id: string }) => r.id);
+  }
+
+  async childAt(parentId: string, step: string): Promise<{ id: string; status: string } | undefined> {
+    const [r] = await this.pg`SELECT id, status FROM runs WHERE parent_run_id = ${parentId} AND metadata::jsonb #>> '{invokedBy,step}' = ${step}
+      ORDER BY created_at DESC, id DESC LIMIT 1`;
+    return r ? { id: r.id, status: r.status } : undefined;
+  }
+
+  async releaseOrphans(worker: string): Promise<number> {
+    const rows = await this.pg`UPDATE runs SET claimed_by = NULL, lease_until = NULL
+      WHERE status = 'running' AND (claimed_by IS NULL OR claimed_by <> ${worker}) RETURNING id`;
+    return rows.length;
+  }
+
+  async renewLeases(worker: string, until: number): Promise<void> {
+    await this.pg`UPDATE runs SET lease_until = ${until} WHERE claimed_by = ${worker} AND status = 'running'`;
+  }
+
+  async completedSteps(runId: string): Promise<StepRow[]> {
+    return plainRows<StepRow>(await this.pg.unsafe(`SELECT ${STEP_COLUMNS} FROM run_steps WHERE run_id = $1 AND status IN ('completed', 'skipped')`, [runId]));
+  }
+
+  stepStarted(runId: string, s: StepStart): void {
+    const w: StepWrite = { runId, path: s.path, seq: nextSeq(), name: s.name, type: s.type, status: "running", output: null, error: null, attempt: s.attempt, startedAt: s.startedAt, completedAt: null };
+    const event = { type: "step_started", status: "running", message: s.name, metadata: { path: s.path, type: s.type, attempt: s.attempt } };
+    this.enqueue({ kind: "step", w, event, at: s.startedAt }).catch(() => {});
+  }
+
+  stepFinished(runId: string, s: StepRecord): Promise<void> {
+    const w: StepWrite = {
+      runId, path: s.path, seq: nextSeq(), name: s.name, type: s.type, status: s.status, output: json(s.output), error: s.error ? JSON.stringify(s.error) : null,
+      attempt: s.attempt, startedAt: s.startedAt, completedAt: s.completedAt,
+    };
+    const type = s.status === "failed" ? "step_failed" : s.status === "skipped" ? "step_skipped" : "step_completed";
+    const event = { type, status: s.status, message: s.error?.message ?? s.name, metadata: { path: s.path, type: s.type, attempt: s.attempt } };
+    return this.enqueue({ kind: "step", w, event, at: s.completedAt });
+  }
+
+  /** Joins the journal batch, after the run's steps queued before it; resolves with whether it finished the run. */
+  finish(runId: string, at: string, r: FinishRequest): Promise<boolean> {
+    return this.enqueue<boolean>({ kind: "finish", runId, at, r });
+  }
+
+  async requestCancel(runId: string, at: string): Promise<CancelResult> {
+    await this.flush(); // a step start still queued must precede cancel_requested
+    return this.pg.begin(async (tx): Promise<CancelResult> => {
+      // The row lock orders this against a finish: whichever commits second sees the other's status.
+      const [row] = await tx`SELECT status FROM runs WHERE id = ${runId} FOR UPDATE`;
+      const was = row.status as string;
+      if (isTerminal(was)) return { wasStatus: was, state: "already_terminal" };
+      await tx`UPDATE runs SET cancel_requested_at = COALESCE(cancel_requested_at, ${at}) WHERE id = ${runId}`;
+      await addEvent(tx, runId, at, { type: "cancel_requested", status: was });
+      if (was === "pending" || was === "created" || was === "waiting") {
+        await tx`UPDATE runs SET status = 'cancelled', completed_at = ${at}, claimed_by = NULL WHERE id = ${runId}`;
+        await addEvent(tx, runId, at, { type: "cancelled", status: "cancelled", message: "cancelled before it started" });
+        return { wasStatus: was, state: "cancelled" };
+      }
+      return { wasStatus: was, state: "requested" };
+    });
+  }
+
+  async events(runId: string): Promise<EventRow[]> {
+    return plainRows<EventRow>(await this.pg.unsafe(`SELECT ${EVENT_COLUMNS} FROM run_events WHERE run_id = $1 ORDER BY id`, [runId]));
+  }
+
+  async steps(runId: string): Promise<StepRow[]> {
+    return plainRows<StepRow>(await this.pg.unsafe(`SELECT ${STEP_COLUMNS} FROM run_steps WHERE run_id = $1 ORDER BY seq`, [runId]));
+  }
+
+  async files(runId: string, role?: string): Promise<FileRow[]> {
+    const rows = role
+      ? await this.pg.unsafe(`SELECT ${FILE_COLUMNS} FROM run_files WHERE run_id = $1 AND role = $2 ORDER BY created_at, path`, [runId, role])
+      : await this.pg.unsafe(`SELECT ${FILE_COLUMNS} FROM run_files WHERE run_id = $1 ORDER BY created_at, path`, [runId]);
+    return plainRows<FileRow>(rows);
+  }
+
+  async file(runId: string, pathOrFileId: string): Promise<FileRow | undefined> {
+    // As SQLite without ORDER BY: the row by path wins over one whose pool id happens to match.
+    const [r] = await this.pg.unsafe(`SELECT ${FILE_COLUMNS} FROM run_files WHERE run_id = $1 AND (path = $2 OR file_id = $2) ORDER BY (path = $2) DESC, path LIMIT 1`, [
+      runId, pathOrFileId,
+    ]);
+    return r ? plain<FileRow>(r) : undefined;
+  }
+
+  async putFile(f: FileRow): Promise<void> {
+    await this.putFileIn(this.pg, f);
+  }
+
+  private async putFileIn(db: Pg, f: FileRow): Promise<void> {
+    await db`INSERT INTO run_files (run_id, path, role, name, content_type, size, sha256, step_name, file_id, created_at)
+      VALUES (${f.runId}, ${f.path}, ${f.role}, ${f.name}, ${f.contentType}, ${f.size}, ${f.sha256}, ${f.stepName ?? null}, ${f.fileId ?? null}, ${f.createdAt})
+      ON CONFLICT (run_id, path) DO UPDATE SET content_type = excluded.content_type, size = excluded.size, sha256 = excluded.sha256,
+        step_name = excluded.step_name, name = excluded.name, role = excluded.role`;
+  }
+
+  async list(f: ListFilter): Promise<RunRow[]> {
+    const args: unknown[] = [];
+    const p = (v: unknown) => (args.push(v), `$${args.length}`);
+    const ts = (v: string) => `CAST(${p(v)} AS text)::timestamptz`;
+    const where = [`r.tenant_id = ${p(f.tenantId)}`];
+    const inList = (col: string, vals: string[]) => `${col} IN (${vals.map((v) => p(v)).join(", ")})`;
+    if (f.type) where.push(`r.type = ${p(f.type)}`);
+    if (f.source) {
+      const ref = parseRef(f.source);
+      if (ref.kind === "typed") {
+        const n = p(ref.name);
+        where.push(`((r.automation_slug = ${n} OR r.automation_id = ${n}) AND r.type = ${p(ref.type)})`);
+      } else {
+        const s = p(f.source);
+        where.push(`(r.automation_id = ${s} OR r.automation_slug = ${s})`);
+      }
+    }
+    if (f.statuses?.length) where.push(inList("r.status", f.statuses));
+    if (f.trigger) where.push(`r.trigger_type = ${p(f.trigger)}`);
+    if (f.triggeredBy) {
+      const b = p(f.triggeredBy);
+      where.push(`(r.triggered_by = ${b} OR r.triggered_by_name = ${b})`);
+    }
+    if (f.sourceRef) {
+      const s = p(f.sourceRef);
+      where.push(`(r.source_ref = ${s} OR r.version_id = ${s} OR r.version_label = ${s})`);
+    }
+    if (f.batchId) where.push(`r.batch_id = ${p(f.batchId)}`);
+    if (f.exampleId) where.push(`r.example_id = ${p(f.exampleId)}`);
+    if (f.exampleIdContains) where.push(`r.example_id LIKE ${p(likeEscape(f.exampleIdContains))} ESCAPE '\\'`);
+    if (f.createdFrom) where.push(`r.created_at >= ${ts(f.createdFrom)}`);
+    if (f.createdTo) where.push(`r.created_at <= ${ts(f.createdTo)}`);
+    if (f.createdAfter) where.push(`r.created_at > ${ts(f.createdAfter)}`);
+    if (f.createdBefore) where.push(`r.created_at < ${ts(f.createdBefore)}`);
+    if (f.completedAfter) where.push(`r.completed_at > ${ts(f.completedAfter)}`);
+    if (f.completedBefore) where.push(`r.completed_at < ${ts(f.completedBefore)}`);
+    if (f.ids?.length) where.push(inList("r.id", f.ids));
+    if (f.experiments) {
+      if ("ids" in f.experiments) where.push(f.experiments.ids.length ? inList("r.experiment_id", f.experiments.ids) : "false");
+      else if (f.experiments.mode === "exclude") where.push("r.experiment_id IS NULL AND NOT r.evaluation");
+      else if (f.experiments.mode === "only") where.push("r.experiment_id IS NOT NULL");
+    }
+    if (f.sampleRate !== undefined) where.push(`r.sample_rank < ${p(f.sampleRate)}`);
+    if (f.review) where.push(...reviewConditions(f.review, p));
+    // As on SQLite, where a nullable sort key sorts as '' when null: nulls come first ascending and last
+    // descending, then the id breaks ties, so the (key, id) cursor stays total (the cursor's key is '' for
+    // a null). Plain column order, so runs_tenant_created/_completed/_started serve the page.
+    const col = f.sort === "createdAt" ? "r.created_at" : f.sort === "completedAt" ? "r.completed_at" : "r.started_at";
+    if (f.after) {
+      const id = p(f.after.id);
+      if (f.after.key === "") {
+        // After a null key: ascending, the remaining nulls and then every non-null; descending, the remaining nulls.
+        where.push(f.order === "desc" ? `(${col} IS NULL AND r.id < ${id})` : `(${col} IS NOT NULL OR r.id > ${id})`);
+      } else {
+        const k = ts(f.after.key);
+        where.push(
+          f.order === "desc"
+            ? `(${col} < ${k} OR ${col} IS NULL OR (${col} = ${k} AND r.id < ${id}))`
+            : `(${col} > ${k} OR (${col} = ${k} AND r.id > ${id}))`,
+        );
+      }
+    }
+    const dir = f.order === "desc" ? "DESC NULLS LAST" : "ASC NULLS FIRST";
+    let q = `SELECT ${RUN_COLUMNS} FROM runs r WHERE ${where.join(" AND ")} ORDER BY ${col} ${dir}, r.id ${f.order === "desc" ? "DESC" : "ASC"} LIMIT ${p(f.limit)}`;
+    if (f.offset && !f.after) q += ` OFFSET ${p(f.offset)}`;
+    return plainRows<RunRow>(await this.pg.unsafe(q, args));
+  }
+}
+
+/** The review filters as conditions on `runs r` (db/sqlite/reviews.ts has SQLite's). */
+function reviewConditions(f: ReviewFilter, p: (v: unknown) => string): string[] {
+  const on: string[] = [];
+  const ts = (v: string) => `CAST(${p(v)} AS text)::timestamptz`;
+  if (f.reviewStatus) on.push(`rr.status = ${p(f.reviewStatus)}`);
+  if (f.reviewVerdict) on.push(f.reviewVerdict === "null" ? "rr.verdict IS NULL" : `rr.verdict = ${p(f.reviewVerdict)}`);
+  if (f.reviewNoteContains) on.push(`rr.note LIKE ${p(likeEscape(f.reviewNoteContains))} ESCAPE '\\'`);
+  if (f.reviewCreatedAfter) on.push(`rr.created_at > ${ts(f.reviewCreatedAfter)}`);
+  if (f.reviewCreatedBefore) on.push(`rr.created_at < ${ts(f.reviewCreatedBefore)}`);
+  if (f.reviewUpdatedAfter) on.push(`rr.updated_at > ${ts(f.reviewUpdatedAfter)}`);
+  if (f.reviewUpdatedBefore) on.push(`rr.updated_at < ${ts(f.reviewUpdatedBefore)}`);
+  if (f.reviewClosedAfter) on.push(`rr.closed_at > ${ts(f.reviewClosedAfter)}`);
+  if (f.reviewClosedBefore) on.push(`rr.closed_at < ${ts(f.reviewClosedBefore)}`);
+  const where: string[] = [];
+  const exists = (conds: string[]) => `EXISTS (SELECT 1 FROM run_reviews rr WHERE rr.run_id = r.id${conds.map((c) => ` AND ${c}`).join("")})`;
+  const corrected = `(EXISTS (SELECT 1 FROM run_reviews c WHERE c.run_id = r.id AND (c.correction_count > 0 OR c.corrected_output IS NOT NULL))
+    OR EXISTS (SELECT 1 FROM run_review_files rf WHERE rf.run_id = r.id))`;
+  if (on.length || f.hasReview === true || f.noReview === false) where.push(exists(on));
+  if (f.hasReview === false || f.noReview === true) where.push(`NOT ${exists([])}`);
+  if (f.hasCorrections !== undefined) where.push(f.hasCorrections ? corrected : `NOT ${corrected}`);
+  if (f.sinceLastClosed) {
+    where.push(`r.created_at > COALESCE((SELECT MAX(c.closed_at) FROM run_reviews c WHERE c.tenant_id = r.tenant_id AND c.automation_id = r.automation_id), '-infinity'::timestamptz)`);
+  }
+  return where;
+}

@@ -1,0 +1,78 @@
+// What the runs store's interface (storage.ts) speaks in: the rows (drizzle tables in tables/runs.ts),
+// the run statuses, a new event, and the run list's filter. Backend-neutral: no SQL here.
+export type { EventRow, FileRow, NewRun, RunRow, StepRow } from "./tables/runs";
+
+export const TERMINAL = ["completed", "failed", "cancelled", "rejected"] as const;
+export const STATUSES = ["created", "pending", "running", "waiting", "finalizing", ...TERMINAL] as const;
+export type RunStatus = (typeof STATUSES)[number];
+export const isTerminal = (s: string) => (TERMINAL as readonly string[]).includes(s);
+
+export interface NewEvent {
+  type: string;
+  status?: string | null;
+  message?: string | null;
+  metadata?: Record<string, unknown>;
+}
+
+/** The review filters of `GET /runs` (already validated): conditions on each run's review row. */
+export interface ReviewFilter {
+  reviewStatus?: string;
+  reviewVerdict?: string;
+  hasReview?: boolean;
+  noReview?: boolean;
+  hasCorrections?: boolean;
+  reviewNoteContains?: string;
+  reviewCreatedAfter?: string;
+  reviewCreatedBefore?: string;
+  reviewUpdatedAfter?: string;
+  reviewUpdatedBefore?: string;
+  reviewClosedAfter?: string;
+  reviewClosedBefore?: string;
+  sinceLastClosed?: boolean;
+}
+
+export interface ListFilter {
+  tenantId: string;
+  type?: string;
+  source?: string;
+  statuses?: string[];
+  trigger?: string;
+  triggeredBy?: string;
+  sourceRef?: string;
+  batchId?: string;
+  exampleId?: string;
+  exampleIdContains?: string;
+  createdFrom?: string; // inclusive
+  createdTo?: string; // inclusive
+  createdAfter?: string;
+  createdBefore?: string;
+  completedAfter?: string;
+  completedBefore?: string;
+  ids?: string[];
+  experiments?: { mode: "include" | "exclude" | "only" } | { ids: string[] };
+  sampleRate?: number;
+  review?: ReviewFilter;
+  sort: "createdAt" | "completedAt" | "startedAt";
+  order: "asc" | "desc";
+  after?: { key: string; id: string };
+  offset?: number;
+  limit: number;
+}
+
+export interface Claim {
+  id: string;
+  /** A running run picked up again (its lease lapsed, or released after a restart). */
+  resumed: boolean;
+}
+
+export type FinishRequest = { status: "completed" | "failed" | "cancelled"; output?: unknown; error?: unknown; message?: string };
+
+export type CancelResult = { wasStatus: string; state: "cancelled" | "requested" | "already_terminal" };
+
+export interface StepStart {
+  path: string;
+  name: string;
+  type: string;
+  attempt: number;
+  startedAt: string;
+}

@@ -1,0 +1,347 @@
+// The runs store contract (runs, journal, events, files, queue), run on both backends with the same
+// assertions: the same rows in the same order (list with every filter, sort and cursor), and every
+// invariant the store decides inside the database holds when raced over the PostgreSQL pool: a run is
+// claimed once, finished once, a cancel and a finish never both win, held runs are queued within
+// their experiment's bound, a cron tick starts one run.
+import { afterAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { migrations } from "../../../db/automation/index";
+import { openSqlite } from "../../../src/kernel/db";
+import { migrateAutomationPg } from "../../../src/automation/db/pg-migrate";
+import { pgStorage } from "../../../src/automation/db/pg/index";
+import { sqliteStorage } from "../../../src/automation/db/sqlite/index";
+import type { ListFilter, NewRun } from "../../../src/automation/db/runs-model";
+import type { AutomationStorage, DecisionRow, TaskRow, TaskWrite } from "../../../src/automation/db/storage";
+import { TickTaken } from "../../../src/automation/schedules/store";
+import { freshPostgresDb } from "../../support/postgres";
+
+interface Backend {
+  storage: AutomationStorage;
+  /** Another storage over the same database, as a second server process would hold (its own journal batches). */
+  peer(): AutomationStorage;
+  /** One statement with `?` placeholders, for seeding rows of other features (reviews, automations). */
+  exec(sql: string, args: unknown[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function sqliteBackend(): Promise<Backend> {
+  const db = openSqlite(":memory:", migrations);
+  return {
+    storage: sqliteStorage(db),
+    peer: () => sqliteStorage(db),
+    exec: async (sql, args) => void db.query(sql).run(...(args as never[])),
+    close: async () => db.close(),
+  };
+}
+
+async function pgBackend(): Promise<Backend> {
+  const url = await freshPostgresDb();
+  await migrateAutomationPg(url);
+  const pg = new SQL({ url, max: 10 });
+  return {
+    storage: pgStorage(pg),
+    peer: () => pgStorage(pg),
+    exec: async (sql, args) => {
+      let n = 0;
+      await pg.unsafe(sql.replace(/\?/g, () => `$${++n}`), args as never[]);
+    },
+    close: () => pg.close(),
+  };
+}
+
+const opened: Backend[] = [];
+afterAll(async () => {
+  for (const b of opened) await b.close();
+});
+
+/** Runs `body` on both backends and returns what each produced, for a cross-backend comparison. */
+async function onBoth<T>(body: (b: Backend) => Promise<T>): Promise<{ sqlite: T; postgres: T }> {
+  const s = await sqliteBackend();
+  const p = await pgBackend();
+  opened.push(s, p);
+  return { sqlite: await body(s), postgres: await body(p) };
+}
+
+const T0 = Date.parse("2026-11-25T10:00:00.000Z");
+const at = (s: number) => new Date(T0 + s * 1000).toISOString();
+
+function newRun(id: string, created: number, o: Partial<NewRun> = {}): NewRun {
+  return {
+    id,
+    tenantId: "t1",
+    type: "workflow",
+    automationId: "aut_1",
+    automationName: "One",
+    automationSlug: "one",
+    versionId: "ver_1",
+    versionLabel: "v1",
+    sourceRef: null,
+    requestedRef: null,
+    definition: "name: one\nsteps: []\n",
+    status: "pending",
+    triggerType: "api",
+    triggeredBy: "key_1",
+    triggeredByName: "ci key",
+    input: '{"b":1,"a":{"z":[1,2],"c":"x"}}',
+    // Key order and spacing as written: both backends hand back this very text.
+    metadata: '{"zeta":1,"alpha":{"invokedBy":{"step":"s1"}}}',
+    sampleRank: 0.5,
+    createdAt: at(created),
+    ...o,
+  };
+}
+
+const events = [{ type: "created", status: "created", message: "run of one" }, { type: "queued", status: "pending" }];
+
+/** Every page of a listing, following cursors the way runs/list.ts builds them. */
+async function allPages(b: Backend, f: Omit<ListFilter, "limit" | "after">, size: number): Promise<string[]> {
+  const ids: string[] = [];
+  let after: ListFilter["after"];
+  for (let guard = 0; guard < 50; guard++) {
+    const rows = await b.storage.runs.list({ ...f, limit: size + 1, after });
+    const kept = rows.slice(0, size);
+    ids.push(...kept.map((r) => r.id));
+    if (rows.length <= size) return ids;
+    const last = kept.at(-1)!;
+    after = { key: (f.sort === "completedAt" ? last.completedAt : f.sort === "startedAt" ? last.startedAt : last.createdAt) ?? "", id: last.id };
+  }
+  throw new Error("paging did not end");
+}
+
+describe("runs store contract on SQLite and PostgreSQL", () => {
+  test("rows, journal, files and events read back the same; list filters, sorts and cursors give the same pages", async () => {
+    const out = await onBoth(async (b) => {
+      const runs = b.storage.runs;
+      // 14 runs: two share a created_at (the id breaks the tie), some completed/started, one in an experiment.
+      for (let i = 0; i < 14; i++) {
+        const id = `exec_${String(i).padStart(2, "0")}`;
+        await runs.insert(
+          newRun(id, i === 5 ? 4 : i, {
+            automationSlug: i % 3 === 0 ? "three" : "one",
+            automationId: i % 3 === 0 ? "aut_3" : "aut_1",
+            triggerType: i % 2 ? "cron" : "api",
+            exampleId: i % 4 === 0 ? `ex_50%_${i}` : null,
+            experimentId: i === 7 ? "exp_1" : null,
+            evaluation: i === 8 ? 1 : 0,
+            sampleRank: i / 14,
+            versionLabel: i < 7 ? "v1" : "v2",
+          }),
+          events,
+          i === 2 ? [{ path: "input/doc/a.pdf", role: "input", name: "a.pdf", contentType: "application/pdf", size: 3_000_000_000, sha256: "s1", stepName: null, fileId: "file_1", createdAt: at(2) }] : [],
+        );
+      }
+      const claimed = await runs.claimMany(6, "wrk_a", at(20), T0 + 20_000, 60_000);
+      for (const [n, c] of claimed.entries()) {
+        runs.stepStarted(c.id, { path: "first", name: "first", type: "transform.set", attempt: 1, startedAt: at(21) });
+        await runs.stepFinished(c.id, { path: "first", name: "first", type: "transform.set", status: "completed", output: { z: 1, a: [true, null] }, attempt: 1, startedAt: at(21), completedAt: at(22) });
+        if (n % 2 === 0) await runs.finish(c.id, at(30 + n), n === 4 ? { status: "failed", error: { message: "boom", code: "x" }, message: "boom" } : { status: "completed", output: { ok: n } });
+      }
+      await runs.putFile({ runId: "exec_00", path: "out.txt", role: "output", name: "out.txt", contentType: "text/plain", size: 3, sha256: "s2", stepName: "first", fileId: null, createdAt: at(31) });
+      await runs.putFile({ runId: "exec_00", path: "out.txt", role: "output", name: "out.txt", contentType: "text/csv", size: 4, sha256: "s3", stepName: "first", fileId: null, createdAt: at(31) });
+      await b.exec("INSERT INTO run_reviews (run_id, id, tenant_id, automation_id, status, note, correction_count, reviewed_at, created_at, updated_at) VALUES (?, 'rev_1', 't1', 'aut_1', 'open', 'n', 0, ?, ?, ?)", ["exec_01", at(40), at(40), at(40)]);
+      const base = { tenantId: "t1" } as const;
+      const pages: Record<string, string[]> = {};
+      for (const sort of ["createdAt", "completedAt", "startedAt"] as const) {
+        for (const order of ["asc", "desc"] as const) pages[`${sort}-${order}`] = await allPages(b, { ...base, sort, order }, 3);
+      }
+      const ids = async (f: Partial<ListFilter>) => (await runs.list({ ...base, sort: "createdAt", order: "desc", limit: 100, ...f })).map((r) => r.id);
+      const filters = {
+        typedSource: await ids({ source: "workflows.three" }),
+        plainSource: await ids({ source: "aut_3" }),
+        statuses: await ids({ statuses: ["completed", "failed"] }),
+        trigger: await ids({ trigger: "cron" }),
+        triggeredBy: await ids({ triggeredBy: "ci key" }),
+        sourceRef: await ids({ sourceRef: "v2" }),
+        exampleContains: await ids({ exampleIdContains: "50%_1" }),
+        window: await ids({ createdFrom: at(3), createdTo: at(6) }),
+        open: await ids({ createdAfter: at(3), createdBefore: at(6) }),
+        completed: await ids({ completedAfter: at(30), completedBefore: at(40) }),
+        idList: await ids({ ids: ["exec_03", "exec_01", "nope"] }),
+        exclude: await ids({ experiments: { mode: "exclude" } }),
+        only: await ids({ experiments: { mode: "only" } }),
+        expIds: await ids({ experiments: { ids: ["exp_1"] } }),
+        sample: await ids({ sampleRate: 0.3 }),
+        reviewed: await ids({ review: { hasReview: true } }),
+        unreviewed: await ids({ review: { noReview: true }, limit: 3 }),
+        offset: await ids({ offset: 10 }),
+        otherTenant: await ids({ tenantId: "t2" }),
+      };
+      const first = claimed[0].id;
+      return {
+        claimed,
+        run: await runs.get("t1", first),
+        byId: await runs.byId("exec_04"),
+        foreign: await runs.get("t2", first),
+        status: await runs.status(first),
+        steps: (await runs.steps(first)).map(({ seq, ...s }) => s),
+        completedSteps: (await runs.completedSteps(first)).map(({ seq, ...s }) => s),
+        events: await runs.events(first),
+        files: await runs.files("exec_02"),
+        outputs: await runs.files("exec_00", "output"),
+        byPath: await runs.file("exec_02", "input/doc/a.pdf"),
+        byPoolId: await runs.file("exec_02", "file_1"),
+        childless: await runs.openChildren(first),
+        pages,
+        filters,
+      };
+    });
+    expect(out.postgres).toEqual(out.sqlite);
+    // JSON comes back as the very text written (key order, spacing).
+    expect(out.sqlite.run!.metadata).toBe('{"zeta":1,"alpha":{"invokedBy":{"step":"s1"}}}');
+    expect(out.postgres.run!.input).toBe('{"b":1,"a":{"z":[1,2],"c":"x"}}');
+    expect(out.postgres.steps[0].output).toBe('{"z":1,"a":[true,null]}');
+    expect(out.sqlite.pages["createdAt-asc"]).toHaveLength(14);
+    expect(out.sqlite.pages["createdAt-desc"]).toEqual([...out.sqlite.pages["createdAt-asc"]].reverse());
+    expect(out.sqlite.pages["completedAt-desc"].slice(0, 3)).toEqual([out.sqlite.claimed[4].id, out.sqlite.claimed[2].id, out.sqlite.claimed[0].id]);
+    expect(out.sqlite.filters.exampleContains).toEqual(["exec_12"]);
+    expect(out.sqlite.filters.idList).toEqual(["exec_03", "exec_01"]);
+    expect(out.sqlite.filters.reviewed).toEqual(["exec_01"]);
+    expect(out.sqlite.outputs).toMatchObject([{ contentType: "text/csv", size: 4, sha256: "s3" }]);
+    expect(out.sqlite.files[0].size).toBe(3_000_000_000);
+  }, 60_000);
+
+  test("claims: 12 claimers racing over the pool never get the same run, and get every runnable one", async () => {
+    const out = await onBoth(async (b) => {
+      const runs = b.storage.runs;
+      for (let i = 0; i < 40; i++) await runs.insert(newRun(`exec_${String(i).padStart(2, "0")}`, i), events);
+      // Two running runs: one whose lease lapsed (claimable, resumed), one held by a live worker (not).
+      await runs.insert(newRun("exec_lapsed", 100, { status: "running", claimedBy: "wrk_dead", leaseUntil: T0, attempts: 1 }), []);
+      await runs.insert(newRun("exec_live", 101, { status: "running", claimedBy: "wrk_live", leaseUntil: T0 + 10_000_000, attempts: 1 }), []);
+      const got: { id: string; resumed: boolean }[] = [];
+      for (let round = 0; round < 3; round++) {
+        const batches = await Promise.all(Array.from({ length: 12 }, (_, w) => runs.claimMany(2, `wrk_${w}`, at(50), T0 + 50_000, 60_000)));
+        got.push(...batches.flat());
+      }
+      const ids = got.map((c) => c.id);
+      return {
+        count: ids.length,
+        unique: new Set(ids).size,
+        all: [...ids].sort(),
+        resumed: got.filter((c) => c.resumed).map((c) => c.id),
+        attempts: (await runs.byId("exec_lapsed"))?.attempts,
+        startedEvents: (await runs.events("exec_00")).filter((e) => e.type === "started").length,
+      };
+    });
+    expect(out.postgres).toEqual(out.sqlite);
+    expect(out.sqlite.count).toBe(41);
+    expect(out.sqlite.unique).toBe(41);
+    expect(out.sqlite.resumed).toEqual(["exec_lapsed"]);
+    expect(out.sqlite.attempts).toBe(2);
+    expect(out.sqlite.startedEvents).toBe(1);
+  }, 60_000);
+
+  test("finish exactly once; a cancel and a finish racing never both win; a child claimed once", async () => {
+    const out = await onBoth(async (b) => {
+      const runs = b.storage.runs;
+      await runs.insert(newRun("exec_f", 1, { status: "running", claimedBy: "w", leaseUntil: T0 + 60_000 }), events);
+      // 12 finishes from 4 processes (each batches its own) over the pool.
+      const peers = Array.from({ length: 4 }, () => b.peer().runs);
+      const finishes = await Promise.all(Array.from({ length: 12 }, (_, i) => peers[i % 4].finish("exec_f", at(10), { status: "completed", output: { i: 1 } })));
+      const verdicts: string[] = [];
+      for (let i = 0; i < 8; i++) {
+        // Half of them queued (a cancel ends them at once), half running (a cancel is only requested).
+        const id = `exec_c${i}`;
+        await runs.insert(newRun(id, 2 + i, i % 2 ? { status: "running", claimedBy: "w", leaseUntil: T0 + 60_000 } : {}), events);
+        const [cancel, finished] = await Promise.all([peers[0].requestCancel(id, at(20)), peers[1].finish(id, at(20), { status: "completed", output: null })]);
+        const terminal = (await runs.events(id)).filter((e) => ["completed", "cancelled", "failed"].includes(e.type)).length;
+        // Exactly one terminal move, and the cancel's answer agrees with it.
+        expect(terminal).toBe(1);
+        expect(cancel.state === "cancelled" ? !finished : finished).toBe(true);
+        verdicts.push(`${await runs.status(id)}`);
+      }
+      await runs.insert(newRun("exec_child", 30, { status: "running", parentRunId: "exec_f", metadata: '{"invokedBy":{"runId":"exec_f","step":"s1"}}' }), events);
+      const childClaims = await Promise.all(Array.from({ length: 6 }, (_, i) => runs.claimRun("exec_child", `w${i}`, at(31), T0 + 31_000, 60_000)));
+      return {
+        finishWins: finishes.filter(Boolean).length,
+        terminalEvents: (await runs.events("exec_f")).filter((e) => e.type === "completed" || e.type === "failed").length,
+        childWins: childClaims.filter(Boolean).length,
+        childAt: await runs.childAt("exec_f", "s1"),
+        childAtOther: await runs.childAt("exec_f", "nope"),
+        open: await runs.openChildren("exec_f"),
+        cancelTerminal: await runs.requestCancel("exec_f", at(40)),
+        verdicts: verdicts.length,
+      };
+    });
+    expect(out.postgres).toEqual(out.sqlite);
+    expect(out.sqlite).toMatchObject({ finishWins: 1, terminalEvents: 1, childWins: 1, childAt: { id: "exec_child", status: "running" }, open: ["exec_child"] });
+    expect(out.sqlite.childAtOther).toBeUndefined();
+    expect(out.sqlite.cancelTerminal.state).toBe("already_terminal");
+  }, 60_000);
+
+  test("releaseHeld: 10 callers racing never queue past the experiment's bound", async () => {
+    const out = await onBoth(async (b) => {
+      const runs = b.storage.runs;
+      for (let i = 0; i < 30; i++) await runs.insert(newRun(`exec_h${String(i).padStart(2, "0")}`, i, { status: "created", experimentId: "exp_b" }), events.slice(0, 1));
+      await runs.insert(newRun("exec_busy", 50, { status: "running", experimentId: "exp_b" }), []);
+      const queued = await Promise.all(Array.from({ length: 10 }, () => runs.releaseHeld("exp_b", 5, at(60))));
+      const pending = (await runs.list({ tenantId: "t1", sort: "createdAt", order: "asc", limit: 100, statuses: ["pending"] })).map((r) => r.id);
+      return { total: queued.reduce((a, n) => a + n, 0), pending, more: await runs.releaseHeld("exp_b", 5, at(61)) };
+    });
+    expect(out.postgres).toEqual(out.sqlite);
+    expect(out.sqlite.total).toBe(4); // 5 in flight at most: the running one and the 4 oldest held
+    expect(out.sqlite.pending).toEqual(["exec_h00", "exec_h01", "exec_h02", "exec_h03"]);
+    expect(out.sqlite.more).toBe(0);
+  }, 60_000);
+
+  test("a cron tick starts one run: racing inserts claiming it commit one, the others leave nothing", async () => {
+    const out = await onBoth(async (b) => {
+      await b.exec("INSERT INTO tenants (id, slug, name, created_at) VALUES ('t1', 't1', 'T1', ?)", [at(0)]);
+      await b.exec("INSERT INTO automations (id, tenant_id, type, slug, name, status, created_at, updated_at) VALUES ('aut_1', 't1', 'workflow', 'one', 'One', 'active', ?, ?)", [at(0), at(0)]);
+      const key = { automationId: "aut_1", scheduleKey: "0", scheduledAt: at(60) };
+      const tries = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => b.storage.runs.insert(newRun(`exec_t${i}`, 60 + i), events, [], { tick: { key, tenantId: "t1", at: at(61) } })));
+      const exists = await Promise.all(Array.from({ length: 6 }, (_, i) => b.storage.runs.byId(`exec_t${i}`)));
+      return {
+        ok: tries.filter((t) => t.status === "fulfilled").length,
+        taken: tries.filter((t) => t.status === "rejected" && t.reason instanceof TickTaken).length,
+        rows: exists.filter(Boolean).length,
+        last: (await b.storage.schedules.lastTick("aut_1", "0"))?.outcome,
+      };
+    });
+    expect(out.postgres).toEqual(out.sqlite);
+    expect(out.sqlite).toEqual({ ok: 1, taken: 5, rows: 1, last: "started" });
+  }, 60_000);
+
+  test("human review: racing parks of one step record one task; of racing decisions one wins, the others conflict, the run is requeued once", async () => {
+    const out = await onBoth(async (b) => {
+      const runs = b.storage.runs;
+      const hr = b.storage.humanReview;
+      await runs.insert(newRun("exec_r", 1, { status: "running", claimedBy: "w", leaseUntil: T0 + 60_000 }), events);
+      runs.stepStarted("exec_r", { path: "review", name: "review", type: "control.human_review", attempt: 1, startedAt: at(2) });
+      const task = (id: string) => ({
+        id, tenantId: "t1", runId: "exec_r", stepPath: "review", automationId: "aut_1", automationName: "One", sourceLabel: "review",
+        status: "pending" as const, requiredCount: 1, data: '{"b":1,"a":2}', files: '[{"z":1,"a":2}]', instructions: null, meta: '{"k":"v"}', createdAt: at(3),
+      });
+      const decision = (id: string) => [{ id, position: 0, path: "total", originalValue: "12", currentValue: "12", required: 1, reason: "check it" }];
+      const parks = await Promise.all(Array.from({ length: 6 }, (_, i) => hr.park(task(`hrt_${i}`), decision(`hrd_${i}`))));
+      const taskId = parks[0]!;
+      const before = await hr.get("t1", taskId);
+      const confirm = (t: TaskRow, d: DecisionRow[]): TaskWrite => ({ field: { id: "hrd_x", path: d[0].path, position: 0, originalValue: d[0].originalValue!, currentValue: "13", confirmed: true, by: "ann" } });
+      const approve = (): TaskWrite => ({ decide: { status: "approved", by: "ann", output: { total: 13 } } });
+      const field = await hr.act("t1", taskId, { expectedVersion: 1, at: at(4) }, confirm, (t) => t.version);
+      // Six reviewers approve version 2 at once: one wins, the others see the decided task.
+      const racing = await Promise.all(Array.from({ length: 6 }, (_, i) => hr.act("t1", taskId, { expectedVersion: 2, at: at(5), key: `k${i}` }, approve, (t) => ({ status: t.status, version: t.version }))));
+      const replay = await hr.act("t1", taskId, { expectedVersion: 2, at: at(6), key: racing.findIndex((r) => r.kind === "done") >= 0 ? `k${racing.findIndex((r) => r.kind === "done")}` : "none" }, approve, () => null);
+      return {
+        sameTask: parks.every((p) => p === taskId),
+        before: before && { ...before, id: "hrt_?" },
+        field,
+        kinds: racing.map((r) => r.kind).sort(),
+        won: racing.find((r) => r.kind === "done"),
+        replay,
+        task: { ...(await hr.get("t1", taskId))!, id: "hrt_?" },
+        decisions: (await hr.decisions(taskId)).map(({ taskId: _, id: __, ...d }) => d),
+        list: (await hr.list({ tenantId: "t1", limit: 10 })).length,
+        run: (await runs.byId("exec_r"))?.status,
+        step: (await runs.steps("exec_r")).map(({ seq, ...s }) => s),
+        resumed: (await runs.events("exec_r")).filter((e) => e.type === "resumed").length,
+        waiting: (await runs.events("exec_r")).filter((e) => e.type === "waiting").length,
+      };
+    });
+    expect(out.postgres).toEqual(out.sqlite);
+    expect(out.sqlite).toMatchObject({ sameTask: true, field: { kind: "done", body: 2 }, won: { kind: "done", body: { status: "approved", version: 3 } }, list: 0, run: "pending", resumed: 1 });
+    expect(out.sqlite.kinds).toEqual(["done", "not_pending", "not_pending", "not_pending", "not_pending", "not_pending"]);
+    expect(out.sqlite.replay).toEqual({ kind: "replay", status: 200, body: { status: "approved", version: 3 } });
+    expect(out.sqlite.before).toMatchObject({ data: '{"b":1,"a":2}', files: '[{"z":1,"a":2}]', meta: '{"k":"v"}', version: 1, status: "pending" });
+    expect(out.sqlite.step).toMatchObject([{ status: "completed", output: '{"total":13}' }]);
+  }, 60_000);
+});
