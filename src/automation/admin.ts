@@ -1,19 +1,10 @@
 // Shared plumbing of the admin subcommands: opening the data dir's database, printing, prompting.
-import { join } from "node:path";
 import * as p from "@clack/prompts";
-import { migrations } from "../../db/automation/index";
-import { openSqlite } from "../kernel/db";
 import { DomainError, FatalError, UsageError } from "../kernel/errors";
 import { openStorage } from "./db/open";
 import { dbUrl } from "./config";
 import type { AutomationStorage } from "./db/storage";
 import { ensureDataDir } from "./server";
-
-/** Opens (and migrates) the database of a data dir for an admin command. */
-export function openDataDir(dataDir: string): ReturnType<typeof openSqlite> {
-  ensureDataDir(dataDir);
-  return openSqlite(join(dataDir, "automation.db"), migrations);
-}
 
 /** The stores an admin command works on: PostgreSQL when `--db` names it, else the data dir's SQLite; `close` when done. */
 export async function openAdminStorage(values: { "data-dir": string; db?: string }): Promise<{ storage: AutomationStorage; close(): Promise<void> }> {

@@ -7,7 +7,6 @@ import { migrations } from "../../../db/automation/index";
 import { openSqlite } from "../../kernel/db";
 import { FatalError } from "../../kernel/errors";
 import { PG_POOL_MAX, redactUrl } from "../../kernel/pg";
-import type { AutomationConfig } from "../context";
 import { migrateAutomationClient } from "./pg-migrate";
 import { pgStorage } from "./pg/index";
 import { sqliteStorage } from "./sqlite/index";
@@ -25,7 +24,14 @@ export interface OpenedStorage {
 }
 
 /** Opens the database and applies pending migrations (on PostgreSQL under an advisory lock). */
-export async function openStorage(config: Pick<AutomationConfig, "dataDir" | "db" | "dbPool">, opts: { onSqlite?: (sqlite: Database) => void } = {}): Promise<OpenedStorage> {
+/** Where the data is: `dataDir` (":memory:" in tests) and, for PostgreSQL, `db` with its pool size. */
+export interface StorageTarget {
+  dataDir: string;
+  db?: string;
+  dbPool?: number;
+}
+
+export async function openStorage(config: StorageTarget, opts: { onSqlite?: (sqlite: Database) => void } = {}): Promise<OpenedStorage> {
   if (config.db) {
     const url = config.db;
     const pg = new SQL({ url, max: config.dbPool ?? PG_POOL_MAX, connectionTimeout: 10 });
