@@ -19,6 +19,8 @@ export interface AutomationConfig {
   db?: string;
   /** PostgreSQL pool size (`--db-pool`, default 10). */
   dbPool?: number;
+  /** Seconds an idle PostgreSQL connection stays open (default 60; not a flag: tests set 1). */
+  dbIdleTimeout?: number;
   workers: number;
   demo: boolean;
   /** Serve the web console at `/` (default true; `--no-console` turns it off). */

@@ -29,12 +29,15 @@ export interface StorageTarget {
   dataDir: string;
   db?: string;
   dbPool?: number;
+  /** Seconds an idle pooled connection stays open (default 60; tests use 1). */
+  dbIdleTimeout?: number;
 }
 
 export async function openStorage(config: StorageTarget, opts: { onSqlite?: (sqlite: Database) => void } = {}): Promise<OpenedStorage> {
   if (config.db) {
     const url = config.db;
-    const pg = new SQL({ url, max: config.dbPool ?? PG_POOL_MAX, connectionTimeout: 10 });
+    // Idle connections close after a minute: a quiet instance does not hold its whole pool open.
+    const pg = new SQL({ url, max: config.dbPool ?? PG_POOL_MAX, connectionTimeout: 10, idleTimeout: config.dbIdleTimeout ?? 60 });
     try {
       await migrateAutomationClient(pg);
     } catch (err) {

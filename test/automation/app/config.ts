@@ -44,5 +44,6 @@ export async function testDatabase(dataDir?: string): Promise<Partial<Automation
     db = byDataDir.get(dataDir) ?? fresh();
     byDataDir.set(dataDir, db);
   } else db = fresh();
-  return { db: await db, dbPool: 4 };
+  // Small pools whose idle connections close at once: a file opens dozens of contexts on one server.
+  return { db: await db, dbPool: 3, dbIdleTimeout: 1 };
 }

@@ -21,7 +21,7 @@ const cols = (c: [string, string][], table = "", prefix = "") => c.map(([col, al
 const A = cols(A_COLS);
 const V = cols(V_COLS);
 const LIST_WHERE = `a.tenant_id = $1 AND ($2::text IS NULL OR a.type = $2)
-  AND ($3::text IS NULL OR a.slug LIKE $3 ESCAPE '\\' OR a.name LIKE $3 ESCAPE '\\' OR a.description LIKE $3 ESCAPE '\\')`;
+  AND ($3::text IS NULL OR a.slug ILIKE $3 ESCAPE '\\' OR a.name ILIKE $3 ESCAPE '\\' OR a.description ILIKE $3 ESCAPE '\\')`;
 const VERSIONS_WHERE = "automation_id = $1 AND (version IS NOT NULL OR id = $2)";
 
 function split(r: Record<string, unknown>): AutomationWithCurrent {
