@@ -10,6 +10,7 @@ import { copySqliteToPg } from "./db/pg-copy";
 import { migrateAutomationPg } from "./db/pg-migrate";
 import { join } from "node:path";
 import { dbUrl, serveConfig, serveFlags, storageFlags } from "./config";
+import { claimDatabase } from "./db/open";
 import { createContext, ensureDataDir, serve } from "./server";
 import { writeReadyFile } from "../kernel/server";
 import { DEMO_KEY, runDemo } from "./demo/seed";
@@ -75,6 +76,10 @@ async function serveCommand(argv: string[]): Promise<void> {
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const config = serveConfig(values);
   const ctx = await createContext(config);
+  await claimDatabase(ctx.db).catch(async (err) => {
+    await ctx.db.close();
+    throw err;
+  });
   const demo = config.demo ? await runDemo(ctx) : undefined;
   const demoAgent = demo ? await seedDemoAgent(ctx, demo.tenantId) : undefined;
   const served = serve(ctx);
