@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { gitSync, manifest, testRepo } from "../automation/agents/git-repo";
 import { startFakeModels, type FakeModels, type FakeRequest } from "../support/fake-models";
 import { DEMO_KEY } from "./automation-demo";
-import { automationSql, ensureBuilt, startServer, type Server } from "./support";
+import { automationPgUrl, automationSql, ensureBuilt, startServer, type Server } from "./support";
 
 // Compiling and spawning the binary is slow on a loaded machine; timing never decides these tests.
 setDefaultTimeout(60_000);
@@ -86,7 +86,9 @@ const api = (method: string, path: string, body?: unknown) =>
   });
 
 function cli(args: string[], env: Record<string, string> = {}) {
-  const p = Bun.spawnSync([bin, ...args, "--data-dir", dataDir()], { cwd: dir, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+  // Admin commands work where the server's data is: its PostgreSQL database in the PostgreSQL pass.
+  const db = automationPgUrl(dataDir());
+  const p = Bun.spawnSync([bin, ...args, "--data-dir", dataDir(), ...(db ? ["--db", db] : [])], { cwd: dir, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
   return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
 }
 

@@ -18,7 +18,7 @@ const withFile = `
 name: with-file
 inputs: [{name: doc, type: file, required: true}, {name: n, type: integer, required: true}]
 steps:
-  - {name: echo, type: transform.set, with: {value: {name: "{{ input.doc.name }}", n: "{{ input.n }}"}}}
+  - {name: echo, type: transform.set, with: {fields: {n: "{{ input.n }}"}}}
 output: {n: "{{ input.n }}"}
 `;
 const gate = `
