@@ -67,7 +67,7 @@ beforeAll(async () => {
     finished = (await (await api(base, "GET", `/v1/automations/workflows.invoice-summary/experiments/${exp.id}`)).json()) as Json;
   }
   expect(finished.status).toBe("completed");
-  const expRuns = ((await (await api(base, "GET", `/v1/runs?experimentId=${exp.id}&limit=10`)).json()) as Json).data as Json[];
+  const expRuns = ((await (await api(base, "GET", `/v1/runs?experiments=${exp.id}&limit=10`)).json()) as Json).runs as Json[];
   expect(expRuns.length).toBeGreaterThanOrEqual(2);
   expect((await api(base, "PUT", `/v1/runs/${expRuns[0].id}/reviews`, { verdict: "correct", note: "fine" })).status).toBe(200);
   expect((await api(base, "PUT", `/v1/runs/${expRuns[1].id}/reviews`, { verdict: "incorrect", correctedOutput: { total: 1 } })).status).toBe(200);
@@ -86,7 +86,8 @@ afterAll(async () => {
 });
 
 /** Signed URLs carry an expiry computed at request time: equal up to their signature parameters. */
-const normalize = (text: string) => text.replace(/([?&](?:expires|exp|sig|signature|token|X-Amz-[A-Za-z]+)=)[^&"\\]*/g, "$1…");
+const normalize = (text: string) =>
+  text.replace(/([?&](?:expires|exp|sig|signature|token|X-Amz-[A-Za-z]+)=)[^&"\\]*/g, "$1…").replace(/"requestId":"req_[0-9a-z]+"/g, '"requestId":"…"');
 
 /** Every page of a cursor-paged list, following nextCursor. */
 async function pages(base: string, path: string): Promise<{ status: number; body: string }[]> {
@@ -114,9 +115,10 @@ async function snapshot(base: string): Promise<Record<string, { status: number; 
     "/v1/automations",
     "/v1/runs?limit=37",
     "/v1/runs?limit=50&status=completed",
-    "/v1/runs?limit=25&target=workflows.with-file",
-    "/v1/runs?limit=40&sort=createdAt&order=asc",
-    "/v1/files",
+    "/v1/runs?limit=25&source=workflows.with-file",
+    "/v1/runs?limit=40&sort=created_at&order=asc",
+    "/v1/runs?limit=30&sort=completed_at&order=desc",
+    "/v1/runs?limit=20&experiments=only",
     "/v1/human-reviews",
     "/v1/human-reviews?status=pending",
     "/v1/templates",
@@ -124,18 +126,21 @@ async function snapshot(base: string): Promise<Record<string, { status: number; 
     "/v1/models",
     "/v1/automations/workflows.invoice-summary/experiments",
     "/v1/automations/workflows.invoice-summary/examples",
-    "/v1/automations/workflows.invoice-summary/reviews/health",
-  ]) await take(p);
+    "/v1/automations/workflows.invoice-summary/reviews/health?from=2026-01-01T00:00:00.000Z&to=2027-01-01T00:00:00.000Z",
+  ]) {
+    await take(p);
+    expect({ p, status: seen[p].map((page) => page.status) }).toEqual({ p, status: seen[p].map(() => 200) });
+  }
   const automations = (JSON.parse(seen["/v1/automations"][0].body) as Json).data as Json[];
   for (const a of automations) {
     await take(`/v1/automations/${a.id}/versions`);
     await take(`/v1/automations/${a.id}/schedules`);
   }
-  const runs = seen["/v1/runs?limit=37"].flatMap((p) => (JSON.parse(p.body) as Json).data as Json[]);
+  const runs = seen["/v1/runs?limit=37"].flatMap((p) => (JSON.parse(p.body) as Json).runs as Json[]);
   expect(runs.length).toBeGreaterThanOrEqual(500);
   // Per-run lists of a sample (every 25th run, and every run of the experiment and the gate).
   for (const [i, r] of runs.entries()) {
-    if (i % 25 !== 0 && !r.experimentId && r.status !== "waiting") continue;
+    if (i % 25 !== 0 && !r.eval && r.execution.status !== "waiting") continue;
     for (const sub of ["", "/events", "/trace", "/reviews", "/scores", "/artifacts"]) await take(`/v1/runs/${r.id}${sub}`);
   }
   return seen;
@@ -162,19 +167,22 @@ describe("migrate --from/--to: the same answers on PostgreSQL", () => {
       expect(onPg.output()).toContain("database on PostgreSQL");
       const got = await snapshot(onPg.url);
       expect(Object.keys(got).sort()).toEqual(Object.keys(want).sort());
+      // Parsed first (a readable diff), then byte for byte (key order and spacing too).
+      const parsed = (pages: { status: number; body: string }[]) => pages.map((p) => ({ status: p.status, json: JSON.parse(p.body) as unknown }));
+      for (const path of Object.keys(want)) expect({ path, pages: parsed(got[path]) }).toEqual({ path, pages: parsed(want[path]) });
       for (const path of Object.keys(want)) expect({ path, pages: got[path] }).toEqual({ path, pages: want[path] });
 
       // The waiting run resumes on PostgreSQL after approval and finishes with the task's data.
-      const task = ((await (await api(onPg.url, "GET", "/v1/human-reviews?status=pending")).json()) as Json).data[0] as Json;
+      const task = ((await (await api(onPg.url, "GET", "/v1/human-reviews?status=pending")).json()) as Json).tasks[0] as Json;
       const approved = await api(onPg.url, "POST", `/v1/human-reviews/${task.id}/approve`, { expectedVersion: task.version });
       expect(approved.status).toBe(200);
       let run: Json = {};
       for (let t = 0; t < 300; t++) {
-        run = (await (await api(onPg.url, "GET", `/v1/runs/${task.runId}`)).json()) as Json;
-        if (run.status === "completed" || run.status === "failed") break;
+        run = (await (await api(onPg.url, "GET", `/v1/runs/${task.executionId}`)).json()) as Json;
+        if (run.finished) break;
         await Bun.sleep(100);
       }
-      expect(run.status).toBe("completed");
+      expect(run.execution.status).toBe("completed");
       expect(run.output).toEqual({ n: 7 });
     } finally {
       expect(await onPg.kill("SIGTERM")).toBe(0);

@@ -50,7 +50,7 @@ export class PgAutomationStore implements AutomationStore {
   private async insertVersion(tx: Pg, v: VersionRow): Promise<void> {
     await tx`INSERT INTO automation_versions (id, tenant_id, automation_id, version, yaml, source_ref, message, name, description, triggers, input_schema, output_schema, created_at)
       VALUES (${v.id}, ${v.tenantId}, ${v.automationId}, ${v.version}, ${v.yaml}, ${v.sourceRef}, ${v.message}, ${v.name}, ${v.description},
-        CAST(${v.triggers} AS text)::jsonb, CAST(${v.inputSchema} AS text)::json, CAST(${v.outputSchema} AS text)::json, ${v.createdAt})`;
+        CAST(${v.triggers} AS text)::json, CAST(${v.inputSchema} AS text)::json, CAST(${v.outputSchema} AS text)::json, ${v.createdAt})`;
   }
 
   private async setCurrent(tx: Pg, id: string, v: Pick<VersionRow, "id" | "name" | "description">, at: string): Promise<void> {
