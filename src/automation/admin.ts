@@ -1,23 +1,17 @@
 // Shared plumbing of the admin subcommands: opening the data dir's database, printing, prompting.
-import { join } from "node:path";
 import * as p from "@clack/prompts";
-import { migrations } from "../../db/automation/index";
-import { openSqlite } from "../kernel/db";
 import { DomainError, FatalError, UsageError } from "../kernel/errors";
-import { sqliteStorage } from "./db/sqlite/index";
+import { openStorage } from "./db/open";
+import { dbUrl } from "./config";
 import type { AutomationStorage } from "./db/storage";
 import { ensureDataDir } from "./server";
 
-/** Opens (and migrates) the database of a data dir for an admin command. */
-export function openDataDir(dataDir: string): ReturnType<typeof openSqlite> {
-  ensureDataDir(dataDir);
-  return openSqlite(join(dataDir, "automation.db"), migrations);
-}
-
-/** The data dir's stores for an admin command; `close` when done. */
-export function openDataDirStorage(dataDir: string): { storage: AutomationStorage; close(): void } {
-  const db = openDataDir(dataDir);
-  return { storage: sqliteStorage(db), close: () => db.close() };
+/** The stores an admin command works on: PostgreSQL when `--db` names it, else the data dir's SQLite; `close` when done. */
+export async function openAdminStorage(values: { "data-dir": string; db?: string }): Promise<{ storage: AutomationStorage; close(): Promise<void> }> {
+  const db = dbUrl(values.db);
+  if (!db) ensureDataDir(values["data-dir"]);
+  const opened = await openStorage({ dataDir: values["data-dir"], db, dbPool: 2 });
+  return { storage: opened.storage, close: opened.close };
 }
 
 /** Interactive prompts only when a person is at the terminal. */

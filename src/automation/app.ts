@@ -2,6 +2,7 @@
 // producing the `issues` envelope, `x-request-id` on every response, snake_case query aliases.
 import { type AnyElysia, Elysia } from "elysia";
 import { DomainError, Invalid } from "../kernel/errors";
+import { databaseUnavailable } from "../kernel/pg";
 import { observeHttp, requestIdOf } from "../kernel/observe";
 import type { AutomationContext } from "./context";
 import { domainIssues, envelopeResponse, HttpRefusal, issue } from "./http/envelope";
@@ -116,7 +117,8 @@ export function buildApp(ctx: AutomationContext) {
       if (typeof sqliteCode === "string" && sqliteCode.startsWith("SQLITE_CONSTRAINT")) {
         return envelopeResponse(409, requestId, [issue("<root>", "conflicts with a concurrent change; retry", "conflict")]);
       }
-      if (sqliteCode === "SQLITE_BUSY" || sqliteCode === "SQLITE_BUSY_SNAPSHOT") {
+      // PostgreSQL down, restarting or unreachable: the same retryable 503 (the pool reconnects by itself).
+      if (sqliteCode === "SQLITE_BUSY" || sqliteCode === "SQLITE_BUSY_SNAPSHOT" || databaseUnavailable(error)) {
         return envelopeResponse(503, requestId, [issue("<root>", "the database is busy; retry", "unavailable")], { headers: { "retry-after": "1" } });
       }
       const loose = error as unknown as { status?: unknown };

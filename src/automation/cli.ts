@@ -9,7 +9,8 @@ import { interactive } from "./admin";
 import { copySqliteToPg } from "./db/pg-copy";
 import { migrateAutomationPg } from "./db/pg-migrate";
 import { join } from "node:path";
-import { dataDirFlag, serveConfig, serveFlags } from "./config";
+import { dbUrl, serveConfig, serveFlags, storageFlags } from "./config";
+import { claimDatabase } from "./db/open";
 import { createContext, ensureDataDir, serve } from "./server";
 import { writeReadyFile } from "../kernel/server";
 import { DEMO_KEY, runDemo } from "./demo/seed";
@@ -75,13 +76,18 @@ async function serveCommand(argv: string[]): Promise<void> {
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const config = serveConfig(values);
   const ctx = await createContext(config);
+  await claimDatabase(ctx.db).catch(async (err) => {
+    await ctx.db.close();
+    throw err;
+  });
   const demo = config.demo ? await runDemo(ctx) : undefined;
   const demoAgent = demo ? await seedDemoAgent(ctx, demo.tenantId) : undefined;
   const served = serve(ctx);
   const { running, metricsUrl } = served;
   const smtp = await served.smtp;
-  ctx.log.info("automation-server listening", { url: running.url, dataDir: config.dataDir, ...(smtp ? { smtp: smtp.url } : {}) });
+  ctx.log.info("automation-server listening", { url: running.url, dataDir: config.dataDir, database: ctx.db.describe, ...(smtp ? { smtp: smtp.url } : {}) });
   process.stdout.write(`automation-server listening on ${running.url} (API under ${running.url}/v1, OpenAPI ${running.url}/openapi/json)\n`);
+  process.stdout.write(`database on ${ctx.db.describe}\n`);
   if (smtp) process.stdout.write(`smtp on ${smtp.url} (inbound e-mail for *@${config.mailDomain})\n`);
   if (metricsUrl) process.stdout.write(`metrics on ${metricsUrl}\n`);
   else if (ctx.metrics) process.stdout.write(`metrics on ${running.url}/metrics\n`);
@@ -93,13 +99,7 @@ async function serveCommand(argv: string[]): Promise<void> {
 }
 
 const migrateFlags = {
-  ...dataDirFlag,
-  db: {
-    type: "string",
-    env: "AUTOMATION_DB",
-    value: "URL",
-    help: "a postgres:// URL: apply the PostgreSQL schema there instead of the SQLite file in --data-dir",
-  },
+  ...storageFlags,
   from: { type: "string", value: "DIR", help: "with --to: copy this SQLite deployment's data dir into PostgreSQL" },
   to: { type: "string", value: "URL", help: "with --from: the empty PostgreSQL database to copy into" },
   json: { type: "boolean", help: 'print one JSON object: {"applied": [names]} (a copy: {"tables": [{table, rows}]})' },
@@ -120,9 +120,9 @@ async function migrateCommand(argv: string[]): Promise<void> {
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   if (values.from !== undefined || values.to !== undefined) return copyCommand(values.from, values.to, Boolean(values.json));
   let applied: string[];
-  if (values.db !== undefined) {
-    if (!isPostgresUrl(values.db)) throw new UsageError(`--db must be a postgres:// URL (got "${values.db}"); the SQLite database lives in --data-dir`);
-    applied = await migrateAutomationPg(values.db);
+  const db = dbUrl(values.db);
+  if (db !== undefined) {
+    applied = await migrateAutomationPg(db);
   } else {
     ensureDataDir(values["data-dir"]);
     const sqlite = openSqlite(join(values["data-dir"], "automation.db"), []);

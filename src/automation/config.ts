@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import type { FlagSpec, FlagValues } from "../kernel/config";
 import { UsageError } from "../kernel/errors";
+import { isPostgresUrl } from "../kernel/pg";
 import { opsFlags, opsOptions } from "../kernel/metrics";
 import { bodyTimeoutFlag, bodyTimeoutMs, readyFileFlag } from "../kernel/server";
 import type { AutomationConfig } from "./context";
@@ -28,12 +29,30 @@ export const dataDirFlag = {
   },
 } satisfies Record<string, FlagSpec>;
 
+/** Where the data is: the data dir, and the PostgreSQL database when one is named (serve and admin commands). */
+export const storageFlags = {
+  ...dataDirFlag,
+  db: {
+    type: "string",
+    env: "AUTOMATION_DB",
+    value: "URL",
+    help: "postgres://user:pass@host:5432/db selects PostgreSQL (blobs and secrets stay under --data-dir); default: SQLite in --data-dir",
+  },
+} satisfies Record<string, FlagSpec>;
+
+/** `--db`, checked: a PostgreSQL URL or nothing. */
+export function dbUrl(raw: string | undefined): string | undefined {
+  if (raw !== undefined && !isPostgresUrl(raw)) throw new UsageError(`--db must be a postgres:// URL (got "${raw}"); the SQLite database lives in --data-dir`);
+  return raw;
+}
+
 export const serveFlags = {
   port: { type: "number", env: "PORT", default: 8081, value: "PORT", help: "HTTP port (0: a free one, reported on the first stdout line)" },
   ...readyFileFlag,
   ...bodyTimeoutFlag,
   host: { type: "string", env: "HOST", default: "0.0.0.0", value: "HOST", help: "interface to listen on" },
-  ...dataDirFlag,
+  ...storageFlags,
+  "db-pool": { type: "number", env: "AUTOMATION_DB_POOL", default: 10, value: "N", help: "PostgreSQL connections per process" },
   workers: { type: "number", env: "AUTOMATION_WORKERS", value: "N", help: "run concurrency (default: CPU count)" },
   demo: { type: "boolean", help: "create a demo tenant with a known API key and example workflows" },
   console: { type: "boolean", env: "AUTOMATION_CONSOLE", default: true, help: "serve the web console at / (--no-console turns it off)" },
@@ -145,12 +164,16 @@ export function serveConfig(v: FlagValues<typeof serveFlags>): AutomationConfig 
   const workers = v.workers ?? availableParallelism();
   if (!Number.isInteger(workers) || workers < 1 || workers > 256) throw new UsageError(`--workers must be 1-256 (got ${workers})`);
   if (v["data-dir"].trim() === "") throw new UsageError("--data-dir must not be empty");
+  dbUrl(v.db);
+  const dbPool = v["db-pool"];
+  if (!Number.isInteger(dbPool) || dbPool < 1 || dbPool > 1000) throw new UsageError(`--db-pool must be 1-1000 (got ${dbPool})`);
   const rateLimit = v["rate-limit"];
   if (!Number.isFinite(rateLimit) || rateLimit < 0 || rateLimit > 1_000_000) throw new UsageError(`--rate-limit must be 0-1000000 (got ${rateLimit})`);
   return {
     port: v.port,
     hostname: v.host,
     dataDir: v["data-dir"],
+    ...(v.db !== undefined ? { db: v.db, dbPool } : {}),
     workers,
     demo: v.demo ?? false,
     console: v.console,

@@ -1,9 +1,9 @@
 // What every automation-server feature receives: one object built at startup (or per test over an
 // in-memory database). Features take what they need from it; nothing reaches for globals.
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../kernel/clock";
 import type { Logger } from "../kernel/logger";
 import type { AutomationStorage } from "./db/storage";
+import type { OpenedStorage } from "./db/open";
 import type { OpsOptions } from "../kernel/metrics";
 import type { AutomationMetrics } from "./metrics";
 import type { BlobStore } from "./files/blobs";
@@ -15,6 +15,12 @@ export interface AutomationConfig {
   port: number;
   hostname: string;
   dataDir: string; // ":memory:" in HTTP tests (database in memory, blobs in a temp dir)
+  /** A `postgres://` URL selects PostgreSQL (`--db`); absent = SQLite in the data dir. */
+  db?: string;
+  /** PostgreSQL pool size (`--db-pool`, default 10). */
+  dbPool?: number;
+  /** Seconds an idle PostgreSQL connection stays open (default 60; not a flag: tests set 1). */
+  dbIdleTimeout?: number;
   workers: number;
   demo: boolean;
   /** Serve the web console at `/` (default true; `--no-console` turns it off). */
@@ -65,8 +71,8 @@ export interface AutomationContext {
   config: AutomationConfig;
   /** The database, one async store per feature: what services, routes, the engine and workers use. */
   storage: AutomationStorage;
-  /** The SQLite connection, for the features not yet behind `storage` (issue 21 converts them). */
-  sqlite: Database;
+  /** The opened database: its backend-specific handle (for backup and metrics), a description, close(). */
+  db: OpenedStorage;
   clock: Clock;
   log: Logger;
   blobs: BlobStore;

@@ -2,9 +2,7 @@
 // context every feature receives, and serving it with a graceful stop.
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { migrations } from "../../db/automation/index";
 import { systemClock, type Clock } from "../kernel/clock";
-import { openSqlite } from "../kernel/db";
 import { FatalError } from "../kernel/errors";
 import { newSecret } from "../kernel/ids";
 import { createLogger, type Logger } from "../kernel/logger";
@@ -12,8 +10,7 @@ import { Metrics, serveMetricsPort } from "../kernel/metrics";
 import { automationMetrics, meteredBlobs, timeStatements } from "./metrics";
 import { listen, onShutdownSignal, type Running } from "../kernel/server";
 import { buildApp } from "./app";
-import { sqliteStorage } from "./db/sqlite/index";
-import { SqliteFoundationStats } from "./db/sqlite/automations";
+import { openStorage } from "./db/open";
 import { experimentsOf } from "./experiments/service";
 import { runsOf, SHUTDOWN_GRACE_MS } from "./runs/service";
 import { stopSandboxes } from "./engine/sandbox/isolate";
@@ -74,25 +71,22 @@ export function ensureDataDir(dataDir: string): void {
 export async function createContext(config: AutomationConfig, deps: ContextDeps = {}): Promise<AutomationContext> {
   const memory = config.dataDir === ":memory:";
   if (!memory) ensureDataDir(config.dataDir);
-  const sqlite = openSqlite(memory ? ":memory:" : join(config.dataDir, "automation.db"), migrations);
   const signingSecret = config.signingSecret || (memory ? newSecret(32) : loadSigningSecret(config.dataDir));
   const secretKey = config.secretKey || (memory ? newSecret(32) : loadSecretKey(config.dataDir));
   if (memory && !deps.blobs) throw new FatalError("an in-memory context needs an explicit blob store");
   const store = deps.blobs ?? openBlobStore(config, config.dataDir);
   if (!deps.blobs) await store.check?.();
   const log = deps.log ?? createLogger(undefined, undefined, config.ops?.logFormat);
-  let metrics: ReturnType<typeof automationMetrics> | undefined;
-  if (deps.metrics || (config.ops && config.ops.metrics.where !== "off")) {
-    const kernel = new Metrics();
-    kernel.collectProcess();
-    metrics = automationMetrics(kernel, new SqliteFoundationStats(sqlite));
-    timeStatements(sqlite, kernel);
-  }
+  const kernel = deps.metrics || (config.ops && config.ops.metrics.where !== "off") ? new Metrics() : undefined;
+  kernel?.collectProcess();
+  // On SQLite every statement is timed: wrapped before the stores prepare theirs.
+  const db = await openStorage(config, { onSqlite: kernel ? (sqlite) => timeStatements(sqlite, kernel) : undefined });
+  const metrics = kernel ? automationMetrics(kernel, db.storage.stats) : undefined;
   const blobs = metrics ? meteredBlobs(store, metrics) : store;
   return {
     config: { ...config, signingSecret, secretKey },
-    storage: sqliteStorage(sqlite),
-    sqlite,
+    storage: db.storage,
+    db,
     clock: deps.clock ?? systemClock,
     log,
     blobs,
@@ -137,7 +131,7 @@ export function serve(ctx: AutomationContext, opts: { handleSignals?: boolean } 
       const mail = smtp?.then((s) => s.stop(), () => {});
       await Promise.all([mail, running.stop(), scheduler.stop(), runsOf(ctx).stopWorkers(), sweeper.stop()]);
       stopSandboxes();
-      ctx.sqlite.close();
+      await ctx.db.close();
     })());
   // The process-level bound leaves room for the runs' grace, their interruption and closing the database.
   if (opts.handleSignals !== false) onShutdownSignal(shutdown, ctx.log, SHUTDOWN_GRACE_MS + 5_000);

@@ -57,3 +57,17 @@ export async function migratePg(client: SQL, series: MigrationSeries): Promise<s
   }
   return applied;
 }
+
+/**
+ * True when `error` (or a cause it wraps: drizzle wraps the driver's error) says the database cannot be
+ * reached right now rather than that the query was wrong: Bun SQL's connection errors, PostgreSQL's
+ * connection-exception (08xxx) and shutdown/restart (57P01-57P03) states, and socket errors.
+ */
+export function databaseUnavailable(error: unknown): boolean {
+  for (let e = error, depth = 0; e && typeof e === "object" && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const { code, errno } = e as { code?: unknown; errno?: unknown };
+    if (typeof code === "string" && (/^ERR_POSTGRES_(CONNECTION_|IDLE_TIMEOUT|LIFETIME_TIMEOUT)/.test(code) || /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT)$/.test(code))) return true;
+    if (typeof errno === "string" && /^(08|57P0[123])/.test(errno)) return true;
+  }
+  return false;
+}

@@ -102,7 +102,7 @@ try {
   console.log(`  agent run                              ${fmt(agent)}   ${(agent / reference).toFixed(2)}× reference, loop overhead ${((agent - reference) / 3).toFixed(2)} ms per turn`);
 } finally {
   await runs.stopWorkers();
-  ctx.sqlite.close();
+  await ctx.db.close();
   await fake.close();
   rmSync(dir, { recursive: true, force: true });
 }

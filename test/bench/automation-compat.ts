@@ -60,6 +60,6 @@ try {
     console.log(`${name.padEnd(44)} ${Math.round(best[i]).toString().padStart(7)} req/s   ${(best[i] / reference).toFixed(2)}× reference`);
   }
 } finally {
-  ctx.sqlite.close();
+  await ctx.db.close();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -124,7 +124,7 @@ try {
   console.log(`  overhead per AI call                      ${fmt((seqRun - reference) / 3)}   (aim ≤ 2 ms; vs. direct calls alone ${((seqRun - seqDirect) / 3).toFixed(1)} ms)`);
 } finally {
   await runs.stopWorkers();
-  ctx.sqlite.close();
+  await ctx.db.close();
   await fake.close();
   rmSync(dir, { recursive: true, force: true });
 }

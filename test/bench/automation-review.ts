@@ -77,7 +77,7 @@ const auto = (await (await api("GET", "/v1/automations/workflows.quick")).json()
 const tenantId = (await (await api("GET", "/v1/auth/check")).json()) as { tenantId: string };
 const rw = new Database(demo.dbPath);
 rw.exec("PRAGMA busy_timeout = 5000");
-seedRuns(rw, { tenantId: tenantId.tenantId, automationId: auto.id, count: 10_000, end: Date.now() - 1000, spacingMs: 250_000, seed: 1, prefix: "bench" });
+await seedRuns({ sqlite: rw }, { tenantId: tenantId.tenantId, automationId: auto.id, count: 10_000, end: Date.now() - 1000, spacingMs: 250_000, seed: 1, prefix: "bench" });
 rw.close();
 const health = await p50(`/v1/automations/${auto.id}/reviews/health?bucket=day`);
 const list = await p50("/v1/runs?limit=100");

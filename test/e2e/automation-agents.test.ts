@@ -2,7 +2,6 @@
 // (a local bare repository with two tags), and a durable agent run against a loopback fake model:
 // two workflow tools (each calls a loopback counter), SIGKILL after the first tool call while the
 // model is answering the second turn, restart — the first tool is not called again.
-import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,7 +9,7 @@ import { join } from "node:path";
 import { gitSync, manifest, testRepo } from "../automation/agents/git-repo";
 import { startFakeModels, type FakeModels, type FakeRequest } from "../support/fake-models";
 import { DEMO_KEY } from "./automation-demo";
-import { ensureBuilt, startServer, type Server } from "./support";
+import { automationPgUrl, automationSql, ensureBuilt, startServer, type Server } from "./support";
 
 // Compiling and spawning the binary is slow on a loaded machine; timing never decides these tests.
 setDefaultTimeout(60_000);
@@ -87,7 +86,9 @@ const api = (method: string, path: string, body?: unknown) =>
   });
 
 function cli(args: string[], env: Record<string, string> = {}) {
-  const p = Bun.spawnSync([bin, ...args, "--data-dir", dataDir()], { cwd: dir, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+  // Admin commands work where the server's data is: its PostgreSQL database in the PostgreSQL pass.
+  const db = automationPgUrl(dataDir());
+  const p = Bun.spawnSync([bin, ...args, "--data-dir", dataDir(), ...(db ? ["--db", db] : [])], { cwd: dir, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
   return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
 }
 
@@ -180,9 +181,7 @@ describe("agents on the compiled server", () => {
     expect(hits.get("reserve/book")).toBe(1);
     await server!.kill("SIGKILL");
 
-    const db = new Database(join(dataDir(), "automation.db"));
-    const journal = db.query<{ path: string; status: string }, [string]>("SELECT path, status FROM run_steps WHERE run_id = ? ORDER BY seq").all(id);
-    db.close();
+    const journal = await automationSql<{ path: string; status: string }>(dataDir(), "SELECT path, status FROM run_steps WHERE run_id = ? ORDER BY seq", id);
     expect(journal).toContainEqual({ path: "agent.tool-1-1", status: "completed" });
     expect(journal.some((s) => s.path === "agent.tool-2-1")).toBe(false);
 

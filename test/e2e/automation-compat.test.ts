@@ -4,6 +4,7 @@
 // sets, input files as artifacts, and `exec_` run ids with legacy `run_` ids still served after a
 // restart on a database that has them.
 import { Database } from "bun:sqlite";
+import { SQL } from "bun";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { unzipSync } from "fflate";
 import { AutomationClient } from "../../src/automation/client";
@@ -126,11 +127,22 @@ describe("4. run ids", () => {
     // What an older server left behind: the same run under a run_ id. Rewritten while stopped.
     await proc.kill("SIGTERM");
     const legacy = `run_${fresh.id.slice("exec_".length)}`;
-    const db = new Database(s.dbPath);
-    db.run("PRAGMA foreign_keys = OFF");
-    for (const t of ["run_steps", "run_events", "run_files"]) db.run(`UPDATE ${t} SET run_id = ? WHERE run_id = ?`, [legacy, fresh.id]);
-    db.run("UPDATE runs SET id = ? WHERE id = ?", [legacy, fresh.id]);
-    db.close();
+    if (s.pgUrl) {
+      // PostgreSQL checks foreign keys per statement: the rewrite runs with them off (replica role).
+      const pg = new SQL({ url: s.pgUrl, max: 1 });
+      await pg.begin(async (tx) => {
+        await tx`SET LOCAL session_replication_role = replica`;
+        for (const t of ["run_steps", "run_events", "run_files"]) await tx.unsafe(`UPDATE ${t} SET run_id = $1 WHERE run_id = $2`, [legacy, fresh.id]);
+        await tx`UPDATE runs SET id = ${legacy} WHERE id = ${fresh.id}`;
+      });
+      await pg.close();
+    } else {
+      const db = new Database(s.dbPath);
+      db.run("PRAGMA foreign_keys = OFF");
+      for (const t of ["run_steps", "run_events", "run_files"]) db.run(`UPDATE ${t} SET run_id = ? WHERE run_id = ?`, [legacy, fresh.id]);
+      db.run("UPDATE runs SET id = ? WHERE id = ?", [legacy, fresh.id]);
+      db.close();
+    }
     proc = await s.boot();
     // A new port after the restart: a client for it.
     client = new AutomationClient({ baseUrl: s.base, apiKey: DEMO_KEY, maxRetries: 0 });

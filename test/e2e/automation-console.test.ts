@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
-import { ensureBuilt, root, startServer, type Server } from "./support";
+import { automationPgUrl, ensureBuilt, root, startServer, type Server } from "./support";
 
 type Json = Record<string, any>; // biome-ignore lint: test assertions index freely into response bodies
 
@@ -360,7 +360,8 @@ browserTest("every other page renders without an error; light, dark and phone", 
 });
 
 browserTest("a key's scopes decide what the console shows; what the API refuses is a message", async () => {
-  const made = Bun.spawnSync([join(dir, "automation-server"), "keys", "create", "--tenant", "demo", "--scopes", "runs:read", "--json", "--data-dir", join(dir, "data")], {
+  const db = automationPgUrl(join(dir, "data")); // the server's database in the PostgreSQL pass
+  const made = Bun.spawnSync([join(dir, "automation-server"), "keys", "create", "--tenant", "demo", "--scopes", "runs:read", "--json", "--data-dir", join(dir, "data"), ...(db ? ["--db", db] : [])], {
     env: { ...process.env, AUTOMATION_DATA_DIR: undefined },
   });
   expect(made.exitCode).toBe(0);

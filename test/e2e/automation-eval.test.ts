@@ -1,7 +1,6 @@
 // The evaluation loop on the compiled binary: an experiment of 200 examples, SIGKILL halfway, restart
 // over the same data dir. What must hold: the experiment completes, every example ran exactly once to
 // a terminal state, every run is scored once, and the counters equal the rows.
-import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { demoServer, type DemoServer } from "./automation-demo";
 import type { Proc } from "./support";
@@ -79,9 +78,7 @@ test("200 examples, SIGKILL halfway, restart: completes, each example ran once, 
   }
   await server.kill("SIGKILL");
   expect(server.proc.exitCode ?? server.proc.signalCode).toBeTruthy();
-  const db = new Database(demo.dbPath);
-  const atKill = db.query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM runs WHERE experiment_id = ? AND status NOT IN ('completed','failed','cancelled')").get(id)!.n;
-  db.close();
+  const [{ n: atKill }] = await demo.sql<{ n: number }>("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM runs WHERE experiment_id = ? AND status NOT IN ('completed','failed','cancelled')", id);
   expect(atKill).toBeGreaterThan(0); // the kill really landed mid-way
 
   server = await demo.boot();
@@ -101,15 +98,15 @@ test("200 examples, SIGKILL halfway, restart: completes, each example ran once, 
   expect(exp!.runs).toHaveLength(EXAMPLES);
   expect(new Set(exp!.runs.map((r) => r.exampleId)).size).toBe(EXAMPLES);
   expect(exp!.runs.every((r) => r.status === "completed")).toBe(true);
-  const check = new Database(demo.dbPath, { readonly: true });
-  const terminalEvents = check
-    .query<{ n: number }, [string]>(
-      "SELECT COUNT(*) AS n FROM run_events e JOIN runs r ON r.id = e.run_id WHERE r.experiment_id = ? AND e.type IN ('completed','failed','cancelled')",
-    )
-    .get(id)!.n;
-  const scored = check.query<{ n: number; passed: number }, [string]>("SELECT COUNT(*) AS n, SUM(passed) AS passed FROM run_evaluations WHERE experiment_id = ?").get(id)!;
-  const results = check.query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM eval_results e JOIN runs r ON r.id = e.run_id WHERE r.experiment_id = ?").get(id)!.n;
-  check.close();
+  const [{ n: terminalEvents }] = await demo.sql<{ n: number }>(
+    "SELECT CAST(COUNT(*) AS INTEGER) AS n FROM run_events e JOIN runs r ON r.id = e.run_id WHERE r.experiment_id = ? AND e.type IN ('completed','failed','cancelled')",
+    id,
+  );
+  const [scored] = await demo.sql<{ n: number; passed: number }>(
+    "SELECT CAST(COUNT(*) AS INTEGER) AS n, CAST(SUM(CASE WHEN passed THEN 1 ELSE 0 END) AS INTEGER) AS passed FROM run_evaluations WHERE experiment_id = ?",
+    id,
+  );
+  const [{ n: results }] = await demo.sql<{ n: number }>("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM eval_results e JOIN runs r ON r.id = e.run_id WHERE r.experiment_id = ?", id);
   expect(terminalEvents).toBe(EXAMPLES);
   expect(scored).toEqual({ n: EXAMPLES, passed: exp!.passedCount });
   expect(results).toBe(EXAMPLES);

@@ -14,7 +14,7 @@ let bin = "";
 type Json = Record<string, unknown>;
 
 beforeAll(async () => {
-  demo = await demoServer({ prefix: "automation-pg-copy-", workers: 2 });
+  demo = await demoServer({ prefix: "automation-pg-copy-", workers: 2, sqlite: true });
   bin = `${demo.dir}/automation-server`;
   const server = await demo.boot();
   const gate = `

@@ -1,7 +1,6 @@
 // Human review on the compiled binary: the run parks on a task and holds no worker; an approval whose
 // decision is committed but not yet resumed survives a SIGKILL and the run then continues exactly once;
 // 200 runs waiting on tasks survive a restart and all resume when approved.
-import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { demoServer, type DemoServer } from "./automation-demo";
 
@@ -64,10 +63,8 @@ test("SIGKILL between the approval's commit and the resumption: after the restar
   await server.kill("SIGKILL");
 
   // The decision is committed and the run is queued again, not yet resumed (the only worker was busy).
-  const db = new Database(demo.dbPath, { readonly: true });
-  expect(db.query<{ status: string }, [string]>("SELECT status FROM human_review_tasks WHERE id = ?").get(task.id)!.status).toBe("approved");
-  expect(db.query<{ status: string }, [string]>("SELECT status FROM runs WHERE id = ?").get(run.id)!.status).toBe("pending");
-  db.close();
+  expect(await demo.sql("SELECT status FROM human_review_tasks WHERE id = ?", task.id)).toEqual([{ status: "approved" }]);
+  expect(await demo.sql("SELECT status FROM runs WHERE id = ?", run.id)).toEqual([{ status: "pending" }]);
 
   server = await demo.boot();
   await api("POST", `/v1/runs/${blocker.id}/cancel`);

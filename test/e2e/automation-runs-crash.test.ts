@@ -6,7 +6,6 @@
 // completion was NOT yet recorded when the process died (in flight, or returned but not yet
 // committed) may legitimately happen again after the restart; the check below tells the two apart
 // by reading the journal as the killed process left it.
-import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { demoServer, type DemoServer } from "./automation-demo";
 import type { Proc } from "./support";
@@ -73,15 +72,12 @@ test("SIGKILL mid-way: every run ends exactly once, none lost, no completed side
   await server.kill("SIGKILL");
 
   // The journal exactly as the killed process left it.
-  const db = new Database(demo.dbPath);
   const recorded = new Set(
-    db
-      .query<{ input: string; path: string }, []>("SELECT r.input, s.path FROM run_steps s JOIN runs r ON r.id = s.run_id WHERE s.status = 'completed'")
-      .all()
-      .map((row) => `${(JSON.parse(row.input) as { n: number }).n}/${row.path}`),
+    (await demo.sql<{ n: string | number; path: string }>("SELECT r.input ->> 'n' AS n, s.path FROM run_steps s JOIN runs r ON r.id = s.run_id WHERE s.status = 'completed'")).map(
+      (row) => `${row.n}/${row.path}`,
+    ),
   );
-  const unfinishedAtKill = db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM runs WHERE status NOT IN ('completed','failed','cancelled')").get()!.n;
-  db.close();
+  const [{ n: unfinishedAtKill }] = await demo.sql<{ n: number }>("SELECT CAST(COUNT(*) AS INTEGER) AS n FROM runs WHERE status NOT IN ('completed','failed','cancelled')");
   expect(unfinishedAtKill).toBeGreaterThan(0); // the kill really landed mid-way
   const killedAt = Date.now();
 

@@ -1,7 +1,6 @@
 // Graceful shutdown on the compiled binary: SIGTERM while a run is inside a slow action.http step.
 // The step in flight finishes (its side effect happens once and is journaled), no further step starts,
 // the process exits 0 with the run left `running`; the next start resumes it after that step.
-import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { demoServer, type DemoServer } from "./automation-demo";
 import type { Proc } from "./support";
@@ -63,12 +62,8 @@ test("SIGTERM mid-step: the step finishes once, exit 0, the restart resumes afte
   expect(server.output()).toContain("shutting down");
 
   // As the stopped process left the database: the step journaled, the run still running.
-  const db = new Database(demo.dbPath);
-  expect(db.query<{ status: string }, [string]>("SELECT status FROM runs WHERE id = ?").get(id)!.status).toBe("running");
-  expect(db.query<{ path: string; status: string }, [string]>("SELECT path, status FROM run_steps WHERE run_id = ? ORDER BY seq").all(id)).toEqual([
-    { path: "charge", status: "completed" },
-  ]);
-  db.close();
+  expect(await demo.sql("SELECT status FROM runs WHERE id = ?", id)).toEqual([{ status: "running" }]);
+  expect(await demo.sql("SELECT path, status FROM run_steps WHERE run_id = ? ORDER BY seq", id)).toEqual([{ path: "charge", status: "completed" }]);
 
   server = await boot();
   let run: { finished: boolean; execution: { status: string }; output?: unknown } = { finished: false, execution: { status: "" } };

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { AutomationClient } from "../../src/automation/client";
 import { startS3, type TestS3 } from "../support/s3";
 import { DEMO_KEY } from "./automation-demo";
-import { ensureBuilt, start, startServer, type Server } from "./support";
+import { automationPgUrl, ensureBuilt, start, startServer, type Server } from "./support";
 
 setDefaultTimeout(300_000);
 
@@ -219,7 +219,8 @@ describe("automation-server --blobs s3://", () => {
     expect((await keys("deploy/sha256/")).length).toBe(blobsBefore);
 
     await Bun.sleep(3500); // --upload-ttl 3s
-    const gc = start([bin, "blobs", "gc", "--grace", "0", "--json", "--data-dir", data(), ...s3Args("deploy")], { cwd: dir, env: s3.env });
+    const db = automationPgUrl(data()); // the server's database in the PostgreSQL pass
+    const gc = start([bin, "blobs", "gc", "--grace", "0", "--json", "--data-dir", data(), ...(db ? ["--db", db] : []), ...s3Args("deploy")], { cwd: dir, env: s3.env });
     expect(await gc.proc.exited).toBe(0);
     const report = JSON.parse(gc.output().trim().split("\n").at(-1)!) as Record<string, number>;
     expect(report.sessions).toBe(1);

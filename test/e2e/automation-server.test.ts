@@ -4,7 +4,7 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AutomationClient, RateLimitError } from "../../src/automation/client";
-import { ensureBuilt, startServer, type Server } from "./support";
+import { automationPgUrl, ensureBuilt, startServer, type Server } from "./support";
 
 // Spawning compiled binaries is slow on a loaded machine; timing never decides these tests.
 setDefaultTimeout(60_000);
@@ -47,7 +47,10 @@ afterAll(async () => {
 describe("compiled automation-server --demo in an empty directory", () => {
   test("prints how to reach it and the demo key; data dir defaults to ./data/automation", async () => {
     expect(readdirSync(dir).sort()).toEqual(["automation-server", "data"]);
-    expect(existsSync(join(dir, "data/automation/automation.db"))).toBe(true);
+    // The database: the SQLite file there, or (the PostgreSQL pass) the one --db names, said on startup.
+    const pg = automationPgUrl(join(dir, "data/automation"));
+    expect(existsSync(join(dir, "data/automation/automation.db"))).toBe(!pg);
+    expect(server!.output()).toContain(pg ? "database on PostgreSQL postgres://" : `database on SQLite ${join(dir, "data/automation/automation.db")}`);
     const secret = join(dir, "data/automation/signing-secret");
     expect(statSync(secret).mode & 0o777).toBe(0o600);
     const until = Date.now() + 5000;

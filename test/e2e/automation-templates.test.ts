@@ -10,7 +10,7 @@ import ExcelJS from "exceljs";
 import { type ResendFake, type SmtpSink, startResendFake, startSmtpSink } from "../support/smtp-sink";
 import { docxParagraphs, highlighted, invoiceXlsx } from "../automation/templates/support";
 import type { Json } from "../automation/app/harness";
-import { ensureBuilt, start, startServer, type Server } from "./support";
+import { automationPgUrl, automationSql, ensureBuilt, start, startServer, type Server } from "./support";
 
 const KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
 let dir = "";
@@ -105,8 +105,12 @@ describe("templates and e-mail (compiled server)", () => {
     const before = resend.requests.length;
     expect((await call("POST", `/v1/email-servers/${s.body.id}/test`, { to: "ops@example.com" })).body.ok).toBe(true);
     expect(resend.requests[before].authorization).toBe(`Bearer ${apiKey}`);
-    for (const f of ["automation.db", "automation.db-wal"].map((n) => join(dataDir(), n)).filter(existsSync)) {
-      const raw = readFileSync(f);
+    // What the database holds, as bytes: the SQLite files, or every e-mail server row on PostgreSQL.
+    const stored = automationPgUrl(dataDir())
+      ? [Buffer.from(JSON.stringify(await automationSql(dataDir(), "SELECT * FROM email_servers")))]
+      : ["automation.db", "automation.db-wal"].map((n) => join(dataDir(), n)).filter(existsSync).map((f) => readFileSync(f));
+    expect(stored.length).toBeGreaterThan(0);
+    for (const raw of stored) {
       expect(raw.includes(apiKey)).toBe(false);
       expect(raw.includes(sink.password)).toBe(false);
     }

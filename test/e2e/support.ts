@@ -1,6 +1,7 @@
 // Shared helpers for end-to-end tests: build an executable once per test process, free ports,
 // start a compiled binary and wait until it answers.
 import { compile, root } from "../../src/kernel/build";
+import { basename, join, resolve } from "node:path";
 
 export { root };
 const built = new Map<string, Promise<string>>();
@@ -88,9 +89,10 @@ export interface Server extends Proc {
  */
 export async function startServer(
   cmd: string[],
-  opts: { cwd?: string; env?: Record<string, string | undefined>; timeoutMs?: number } = {},
+  opts: { cwd?: string; env?: Record<string, string | undefined>; timeoutMs?: number; /** Stay on SQLite in the PostgreSQL pass too (tests of the SQLite file itself). */ sqlite?: boolean } = {},
 ): Promise<Server> {
-  const p = start([...cmd, "--port", "0"], { cwd: opts.cwd, env: { PORT: undefined, ...opts.env } });
+  const db = await automationTestDb(cmd, opts);
+  const p = start([...cmd, ...db, "--port", "0"], { cwd: opts.cwd, env: { PORT: undefined, ...opts.env } });
   const until = Date.now() + (opts.timeoutMs ?? 30_000);
   for (;;) {
     const m = /listening on http:\/\/([^\s/]+):(\d+)/.exec(p.output());
@@ -104,6 +106,58 @@ export async function startServer(
       throw new Error(`${cmd[0]} did not report its address (exit ${p.proc.exitCode}):\n${p.output()}`);
     }
     await Bun.sleep(20);
+  }
+}
+
+const pgByDataDir = new Map<string, string>();
+
+/**
+ * With `AUTOMATION_TEST_DB=postgres` (the suite's PostgreSQL pass) an automation-server started to serve
+ * without `--db` gets one: a fresh database per data dir, the same one again when a test restarts a
+ * server on the same data dir (crash and restart tests), so the whole e2e suite runs on PostgreSQL.
+ */
+async function automationTestDb(cmd: string[], opts: { cwd?: string; env?: Record<string, string | undefined>; sqlite?: boolean }): Promise<string[]> {
+  if (process.env.AUTOMATION_TEST_DB !== "postgres" || opts.sqlite || basename(cmd[0]) !== "automation-server") return [];
+  const sub = cmd[1];
+  if ((sub !== undefined && sub !== "serve" && !sub.startsWith("-")) || cmd.includes("--db") || opts.env?.AUTOMATION_DB) return [];
+  const flag = cmd.indexOf("--data-dir");
+  const env = opts.env && "AUTOMATION_DATA_DIR" in opts.env ? opts.env.AUTOMATION_DATA_DIR : process.env.AUTOMATION_DATA_DIR;
+  const dataDir = resolve(opts.cwd ?? process.cwd(), flag >= 0 ? cmd[flag + 1] : (env ?? "data/automation"));
+  let url = pgByDataDir.get(dataDir);
+  if (!url) {
+    const { freshPostgresDb } = await import("../support/postgres");
+    url = await freshPostgresDb();
+    pgByDataDir.set(dataDir, url);
+  }
+  return ["--db", url];
+}
+
+/** The PostgreSQL database the PostgreSQL pass gave the server of `dataDir`; undefined = it runs on SQLite. */
+export const automationPgUrl = (dataDir: string): string | undefined => pgByDataDir.get(resolve(dataDir));
+
+/**
+ * One statement on the database of the automation server of `dataDir`, whichever backend it runs on:
+ * `?` placeholders, SQL both dialects understand (`->`/`->>` for JSON, `CAST(COUNT(*) AS INTEGER)`
+ * for counts). Opened and closed per call, so what a killed server left behind is read as it is.
+ */
+export async function automationSql<T = Record<string, unknown>>(dataDir: string, text: string, ...args: (string | number | null)[]): Promise<T[]> {
+  const url = automationPgUrl(dataDir);
+  if (!url) {
+    const { Database } = await import("bun:sqlite");
+    const db = new Database(join(dataDir, "automation.db"));
+    try {
+      return db.query(text).all(...args) as T[];
+    } finally {
+      db.close();
+    }
+  }
+  const { SQL } = await import("bun");
+  const pg = new SQL({ url, max: 1 });
+  try {
+    let n = 0;
+    return (await pg.unsafe(text.replace(/\?/g, () => `$${++n}`), args)) as T[];
+  } finally {
+    await pg.close();
   }
 }
 

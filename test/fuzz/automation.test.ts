@@ -64,7 +64,7 @@ export async function automationTarget() {
   return { h, a, b, ids, ops: operationsOf(doc as Parameters<typeof operationsOf>[0]), send, bState };
 }
 
-const rows = <T>(h: Harness, sql: string, ...args: (string | number)[]) => h.ctx.sqlite.query(sql).all(...args) as T[];
+const rows = <T>(h: Harness, sql: string, ...args: (string | number)[]) => h.ctx.db.sqlite!.query(sql).all(...args) as T[];
 
 /**
  * The invariants that must hold after any sequence of requests. Waits (up to 30 s) for the workers to

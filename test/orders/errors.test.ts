@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { databaseUnavailable } from "../../src/orders/errors";
+import { databaseUnavailable } from "../../src/kernel/pg";
 import { harness, springError, forEachBackend } from "./harness";
 
 forEachBackend("Spring-style errors for bad input, never a 500", () => {

@@ -85,7 +85,7 @@ async function attemptStart(bin: string, port: number): Promise<{ pg: TestPostgr
   }
   const server = asPostgres([
     `${bin}/postgres`, "-D", data, "-p", String(port), "-k", dir,
-    "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=400", "-c", "fsync=off",
+    "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=1000", "-c", "fsync=off",
     "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "shared_buffers=64MB",
   ]);
   // A watchdog shell owns the server: it stops it and deletes the directory when told to (stop()) or
@@ -168,11 +168,11 @@ export function sharedPostgres(): Promise<TestPostgres> {
   return shared;
 }
 
-/** A new empty database on the shared server; its URL. */
-export async function freshPostgresDb(): Promise<string> {
+/** A new empty database on the shared server (a copy of database `template` when given); its URL. */
+export async function freshPostgresDb(template?: string): Promise<string> {
   const pg = await sharedPostgres();
   admin ??= new SQL({ url: pg.url(), max: 1 });
   const name = `t_${process.pid}_${++made}`;
-  await admin.unsafe(`CREATE DATABASE ${name}`);
+  await admin.unsafe(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ""}`);
   return pg.url(name);
 }

@@ -55,7 +55,7 @@ CREATE TABLE automation_versions (
 	message text COLLATE "C",
 	name text COLLATE "C",
 	description text COLLATE "C",
-	triggers jsonb NOT NULL,
+	triggers json NOT NULL,
 	input_schema json,
 	output_schema json,
 	created_at timestamptz NOT NULL
@@ -238,7 +238,7 @@ CREATE TABLE dataset_examples (
 	name text COLLATE "C" NOT NULL,
 	input json,
 	expected json,
-	metadata jsonb,
+	metadata json,
 	annotation text COLLATE "C",
 	row_order integer,
 	overrides json,
@@ -308,7 +308,7 @@ CREATE TABLE eval_results (
 	weight double precision,
 	pass_threshold double precision,
 	description text COLLATE "C",
-	details jsonb,
+	details json,
 	error text COLLATE "C",
 	created_at timestamptz NOT NULL
 );
@@ -459,7 +459,7 @@ CREATE TABLE template_revisions (
 	mime_type text COLLATE "C" NOT NULL,
 	size bigint NOT NULL,
 	sha256 text COLLATE "C" NOT NULL,
-	tokens jsonb NOT NULL,
+	tokens json NOT NULL,
 	created_at timestamptz NOT NULL
 );
 --> statement-breakpoint
@@ -494,7 +494,7 @@ CREATE TABLE email_deliveries (
 	tenant_id text COLLATE "C" NOT NULL,
 	server_id text COLLATE "C" NOT NULL,
 	state text COLLATE "C" NOT NULL,
-	result jsonb,
+	result json,
 	created_at timestamptz NOT NULL,
 	PRIMARY KEY (run_id, step_path)
 );

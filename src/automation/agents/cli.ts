@@ -4,14 +4,14 @@ import { join } from "node:path";
 import { systemClock } from "../../kernel/clock";
 import { helpText, parseFlags } from "../../kernel/config";
 import { UsageError } from "../../kernel/errors";
-import { askText, asCliError, openDataDirStorage, printJson } from "../admin";
-import { dataDirFlag } from "../config";
+import { askText, asCliError, openAdminStorage, printJson } from "../admin";
+import { storageFlags } from "../config";
 import { requireTenant } from "../tenancy/service";
 import { addAgent, syncAgent, type AgentDeps } from "./service";
 
 const common = {
   tenant: { type: "string", value: "SLUG", help: "tenant slug or id" },
-  ...dataDirFlag,
+  ...storageFlags,
   json: { type: "boolean", help: "print one JSON object" },
   help: { type: "boolean", short: "h", help: "show this help" },
 } as const;
@@ -43,14 +43,14 @@ export async function agentsCommand(argv: string[]): Promise<void> {
 /** Runs `fn` over the data dir's database for the tenant of `--tenant` (asked for when missing). */
 async function forTenant(values: { tenant?: string; "data-dir": string }, fn: (deps: AgentDeps, tenantId: string) => Promise<void>): Promise<void> {
   const tenantRef = values.tenant ?? (await askText("tenant", "Tenant slug"));
-  const db = openDataDirStorage(values["data-dir"]);
+  const db = await openAdminStorage(values);
   const deps: AgentDeps = { automations: db.storage.automations, agents: db.storage.agents, clock: systemClock, mirrorsDir: join(values["data-dir"], "agents") };
   try {
     await fn(deps, (await requireTenant(db.storage.tenancy, tenantRef)).id);
   } catch (err) {
     asCliError(err);
   } finally {
-    db.close();
+    await db.close();
   }
 }
 

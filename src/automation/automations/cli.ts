@@ -4,8 +4,8 @@ import { readFileSync, statSync } from "node:fs";
 import { systemClock } from "../../kernel/clock";
 import { helpText, parseFlags } from "../../kernel/config";
 import { FatalError, UsageError } from "../../kernel/errors";
-import { askText, asCliError, openDataDirStorage, printJson } from "../admin";
-import { dataDirFlag } from "../config";
+import { askText, asCliError, openAdminStorage, printJson } from "../admin";
+import { storageFlags } from "../config";
 import { requireTenant } from "../tenancy/service";
 import { MAX_YAML_BYTES } from "./model";
 import { pushWorkflow } from "./service";
@@ -14,7 +14,7 @@ const flags = {
   tenant: { type: "string", value: "SLUG", help: "tenant slug or id" },
   version: { type: "string", value: "TAG", help: "version tag for an existing workflow (default: the YAML's version)" },
   activate: { type: "boolean", default: true, help: "make the pushed version current (--no-activate keeps the current one)" },
-  ...dataDirFlag,
+  ...storageFlags,
   json: { type: "boolean", help: "print one JSON object" },
   help: { type: "boolean", short: "h", help: "show this help" },
 } as const;
@@ -47,7 +47,7 @@ export async function workflowsCommand(argv: string[]): Promise<void> {
     throw new FatalError(`cannot read ${file}: ${why}`);
   }
   const tenantRef = values.tenant ?? (await askText("tenant", "Tenant slug"));
-  const db = openDataDirStorage(values["data-dir"]);
+  const db = await openAdminStorage(values);
   try {
     const tenant = await requireTenant(db.storage.tenancy, tenantRef);
     const pushed = await pushWorkflow(db.storage.automations, systemClock, tenant.id, yaml, { version: values.version, activate: values.activate });
@@ -64,6 +64,6 @@ export async function workflowsCommand(argv: string[]): Promise<void> {
   } catch (err) {
     asCliError(err);
   } finally {
-    db.close();
+    await db.close();
   }
 }

@@ -7,6 +7,11 @@ import { migratePg, PG_POOL_MAX, redactUrl } from "../../kernel/pg";
 
 const SERIES = { lock: 7_242_015_021, table: "automation_migrations", migrations: automationPgMigrations };
 
+/** Applies what is pending over an open pool (a server starting on PostgreSQL). */
+export function migrateAutomationClient(client: SQL): Promise<string[]> {
+  return migratePg(client, SERIES);
+}
+
 /** Connects to `url`, applies what is pending and closes; a bad URL or server is one FatalError line. */
 export async function migrateAutomationPg(url: string, pool = PG_POOL_MAX): Promise<string[]> {
   const client = new SQL({ url, max: Math.max(1, pool), connectionTimeout: 10 });

@@ -5,21 +5,21 @@ import { systemClock } from "../../kernel/clock";
 import { helpText, parseFlags } from "../../kernel/config";
 import { UsageError } from "../../kernel/errors";
 import { createLogger } from "../../kernel/logger";
-import { openDataDir, printJson } from "../admin";
-import { dataDirFlag, parseDuration } from "../config";
-import { sqliteStorage } from "../db/sqlite/index";
+import { openAdminStorage, printJson } from "../admin";
+import { parseDuration, storageFlags } from "../config";
 import { blobConfig, blobFlags, openBlobStore } from "./blob-config";
 import { copyBlobs, type CopyProgress } from "./copy";
 import { collectGarbage, DEFAULT_GC_GRACE_MS } from "./gc";
 
 const common = {
-  ...dataDirFlag,
+  "data-dir": storageFlags["data-dir"],
   ...blobFlags,
   json: { type: "boolean", help: "print one JSON object" },
   help: { type: "boolean", short: "h", help: "show this help" },
 } as const;
 
 const gcFlags = {
+  ...storageFlags,
   "dry-run": { type: "boolean", help: "report what would be deleted, delete nothing" },
   grace: { type: "string", default: "1h", value: "DURATION", help: "leave blobs, temp objects and expired uploads younger than this" },
   ...common,
@@ -52,16 +52,16 @@ async function gcCommand(argv: string[]): Promise<void> {
   const graceMs = values.grace ? parseDuration(values.grace, "grace") : DEFAULT_GC_GRACE_MS;
   const blobs = openBlobStore(blobConfig(values), values["data-dir"]);
   await blobs.check?.();
-  const sqlite = openDataDir(values["data-dir"]);
+  const db = await openAdminStorage(values);
   try {
-    const r = await collectGarbage({ storage: sqliteStorage(sqlite), blobs, clock: systemClock, log: createLogger() }, { graceMs, dryRun: values["dry-run"] ?? false });
+    const r = await collectGarbage({ storage: db.storage, blobs, clock: systemClock, log: createLogger() }, { graceMs, dryRun: values["dry-run"] ?? false });
     if (values.json) return printJson(r);
     const verb = r.dryRun ? "would delete" : "deleted";
     process.stdout.write(
       `${verb} ${r.deleted} of ${r.scanned} blob(s) (${mib(r.deletedBytes)}), ${r.temp} temp object(s), ${r.sessions} abandoned upload(s), ${r.multiparts} multipart upload(s)\n`,
     );
   } finally {
-    sqlite.close();
+    await db.close();
   }
 }
 

@@ -124,8 +124,9 @@ export class RunService {
 
   /** Validates and enqueues a run; wakes the pool. */
   async start(actor: Actor, req: StartRequest): Promise<RunRow> {
-    const source = await resolveTarget(this.ctx.storage.automations, actor.tenantId, req.target, { version: req.version, trigger: req.trigger });
+    // The id first: runs started together (an experiment's) are numbered in the order they were asked for.
     const id = newRunId();
+    const source = await resolveTarget(this.ctx.storage.automations, actor.tenantId, req.target, { version: req.version, trigger: req.trigger });
     const { input: scalars, files: embedded } = splitInputFiles(req.input ?? {});
     const incoming = { ...embedded, ...(req.files ?? {}) };
     const row = await this.prepareRun(actor, source, id, scalars, incoming, req);

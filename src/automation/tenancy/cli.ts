@@ -3,12 +3,12 @@ import * as p from "@clack/prompts";
 import { systemClock } from "../../kernel/clock";
 import { helpText, parseFlags } from "../../kernel/config";
 import { FatalError, UsageError } from "../../kernel/errors";
-import { askText, asCliError, interactive, openDataDirStorage, printJson } from "../admin";
-import { dataDirFlag } from "../config";
+import { askText, asCliError, interactive, openAdminStorage, printJson } from "../admin";
+import { storageFlags } from "../config";
 import { createKey, createTenant, listKeys, revokeKey } from "./service";
 
 const common = {
-  ...dataDirFlag,
+  ...storageFlags,
   json: { type: "boolean", help: "print one JSON object" },
   help: { type: "boolean", short: "h", help: "show this help" },
 } as const;
@@ -32,7 +32,7 @@ export async function tenantsCommand(argv: string[]): Promise<void> {
   if (values.help) return void process.stdout.write(helpText(usage, tenantFlags));
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const name = values.name ?? (await askText("name", "Tenant name", "acme"));
-  const db = openDataDirStorage(values["data-dir"]);
+  const db = await openAdminStorage(values);
   try {
     const t = await createTenant(db.storage.tenancy, systemClock, { name, slug: values.slug });
     if (values.json) return printJson({ id: t.id, slug: t.slug, name: t.name, key: t.key });
@@ -40,7 +40,7 @@ export async function tenantsCommand(argv: string[]): Promise<void> {
   } catch (err) {
     asCliError(err);
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -83,7 +83,7 @@ async function keysCreate(argv: string[]): Promise<void> {
     if (p.isCancel(picked)) throw new FatalError("cancelled");
     scopes = picked as string[];
   }
-  const db = openDataDirStorage(values["data-dir"]);
+  const db = await openAdminStorage(values);
   try {
     const k = await createKey(db.storage.tenancy, systemClock, { tenant, scopes: scopes ?? ["*"], name: values.name ?? null });
     if (values.json) return printJson({ id: k.id, key: k.key, tenantId: k.tenantId, scopes: k.scopes });
@@ -91,7 +91,7 @@ async function keysCreate(argv: string[]): Promise<void> {
   } catch (err) {
     asCliError(err);
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -100,7 +100,7 @@ async function keysList(argv: string[]): Promise<void> {
   if (values.help) return void process.stdout.write(helpText("Usage: automation-server keys list --tenant SLUG [--json]\n\nLists a tenant's API keys (never the keys themselves).", keyListFlags));
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const tenant = values.tenant ?? (await askText("tenant", "Tenant slug"));
-  const db = openDataDirStorage(values["data-dir"]);
+  const db = await openAdminStorage(values);
   try {
     const keys = await listKeys(db.storage.tenancy, tenant);
     if (values.json) return printJson({ keys });
@@ -112,7 +112,7 @@ async function keysList(argv: string[]): Promise<void> {
   } catch (err) {
     asCliError(err);
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -121,7 +121,7 @@ async function keysRevoke(argv: string[]): Promise<void> {
   if (values.help) return void process.stdout.write(helpText("Usage: automation-server keys revoke KEY_ID [--json]\n\nRevokes an API key at once; revoking twice is harmless.", keyRevokeFlags));
   if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
   const id = positionals[0] ?? (await askText("KEY_ID", "Key id to revoke", "key_..."));
-  const db = openDataDirStorage(values["data-dir"]);
+  const db = await openAdminStorage(values);
   try {
     const k = await revokeKey(db.storage.tenancy, systemClock, id);
     if (values.json) return printJson({ id: k.id, tenantId: k.tenantId, revoked: true, revokedAt: k.revokedAt });
@@ -129,6 +129,6 @@ async function keysRevoke(argv: string[]): Promise<void> {
   } catch (err) {
     asCliError(err);
   } finally {
-    db.close();
+    await db.close();
   }
 }

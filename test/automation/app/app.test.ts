@@ -136,9 +136,10 @@ describe("database contention", () => {
     const { Database } = await import("bun:sqlite");
     const dir = mkdtempSync(join(tmpdir(), "automation-busy-"));
     try {
-      const h = await harness({ dataDir: dir });
+      // SQLITE_BUSY is SQLite's: this test stays on SQLite in the PostgreSQL pass (faults-postgres covers PostgreSQL).
+      const h = await harness({ dataDir: dir, db: undefined });
       const t = await h.tenant("acme");
-      h.ctx.sqlite.exec("PRAGMA busy_timeout = 50");
+      h.ctx.db.sqlite!.exec("PRAGMA busy_timeout = 50");
       const other = new Database(join(dir, "automation.db"));
       other.exec("BEGIN IMMEDIATE");
       const r = await h.req("POST", "/v1/automations", { key: t.key, body: { yaml: "name: x\nsteps:\n  - {name: a, type: transform.set, with: {fields: {a: 1}}}\n" } });
@@ -147,7 +148,7 @@ describe("database contention", () => {
       expect(r.status).toBe(503);
       expect(r.headers.get("retry-after")).toBe("1");
       expect((await json(r)).issues[0].code).toBe("unavailable");
-      h.ctx.sqlite.close();
+      await h.ctx.db.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

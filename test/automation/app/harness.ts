@@ -11,16 +11,30 @@ import { buildApp } from "../../../src/automation/app";
 import type { AutomationConfig, AutomationContext } from "../../../src/automation/context";
 import { createBlobStore } from "../../../src/automation/files/fs-blobs";
 import type { BlobMode } from "../files/stores";
-import { createContext } from "../../../src/automation/server";
+import { createContext, type ContextDeps } from "../../../src/automation/server";
 import { createKey, createTenant } from "../../../src/automation/tenancy/service";
-import { testConfig } from "./config";
+import { testConfig, testDatabase } from "./config";
 
 export { testConfig };
 
 const dirs: string[] = [];
-afterAll(() => {
+const opened: AutomationContext[] = [];
+afterAll(async () => {
+  // PostgreSQL pools hold connections until closed; SQLite closes too (idempotent after a test closed it).
+  await Promise.all(opened.splice(0).map((ctx) => ctx.db.close().catch(() => {})));
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
+
+/**
+ * createContext over the test config and the backend under test (`AUTOMATION_TEST_DB`; a test that is
+ * about SQLite itself passes `db: undefined`), closed after the file's tests.
+ */
+export async function testContext(over: Partial<AutomationConfig>, deps: ContextDeps): Promise<AutomationContext> {
+  const database = "db" in over ? {} : await testDatabase(over.dataDir);
+  const ctx = await createContext(testConfig({ ...database, ...over }), deps);
+  opened.push(ctx);
+  return ctx;
+}
 
 export interface Harness {
   ctx: AutomationContext;
@@ -40,7 +54,7 @@ export async function harness(over: Partial<AutomationConfig> = {}, blobs: BlobM
   dirs.push(dir);
   // Imported only when asked for, so suites on the disk store never load the S3 test helpers.
   const store = blobs === "s3" ? await (await import("../files/stores")).testBlobStore("s3") : createBlobStore(join(dir, "blobs"));
-  const ctx = await createContext(testConfig(over), { clock, log: silentLogger, blobs: store });
+  const ctx = await testContext(over, { clock, log: silentLogger, blobs: store });
   const app = buildApp(ctx);
   return {
     ctx,

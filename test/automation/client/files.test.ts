@@ -8,9 +8,8 @@ import { silentLogger } from "../../../src/kernel/logger";
 import { buildApp } from "../../../src/automation/app";
 import { AuthenticationError, AutomationClient, ForbiddenError, NotFoundError, ValidationError } from "../../../src/automation/client";
 import { createBlobStore } from "../../../src/automation/files/fs-blobs";
-import { createContext } from "../../../src/automation/server";
+import { testContext } from "../app/harness";
 import { createKey, createTenant } from "../../../src/automation/tenancy/service";
-import { testConfig } from "../app/harness";
 import { bytesOf, sha256 } from "../files/support";
 
 const dir = mkdtempSync(join(tmpdir(), "client-files-"));
@@ -21,7 +20,7 @@ let readerKey = "";
 
 beforeAll(async () => {
   const clock = new ManualClock(Date.now());
-  const ctx = await createContext(testConfig(), { clock, log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
+  const ctx = await testContext({}, { clock, log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
   const app = buildApp(ctx);
   server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => app.handle(req), maxRequestBodySize: 1024 * 1024 * 1024 });
   base = `http://127.0.0.1:${server.port}`;

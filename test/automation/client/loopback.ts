@@ -8,16 +8,15 @@ import { AutomationClient } from "../../../src/automation/client";
 import type { AutomationConfig } from "../../../src/automation/context";
 import { createBlobStore } from "../../../src/automation/files/fs-blobs";
 import { runsOf } from "../../../src/automation/runs/service";
-import { createContext } from "../../../src/automation/server";
+import { testContext } from "../app/harness";
 import { createTenant } from "../../../src/automation/tenancy/service";
 import { ManualClock } from "../../../src/kernel/clock";
 import { silentLogger } from "../../../src/kernel/logger";
-import { testConfig } from "../app/harness";
 
 export async function clientOnLoopback(name: string, over: Partial<AutomationConfig> = {}): Promise<{ client: AutomationClient; close: () => Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), `client-${name}-`));
   const clock = new ManualClock(Date.now());
-  const ctx = await createContext(testConfig({ workers: 2, ...over }), { clock, log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
+  const ctx = await testContext({ workers: 2, ...over }, { clock, log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
   const app = buildApp(ctx);
   const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => app.handle(req) });
   const t = await createTenant(ctx.storage.tenancy, clock, { name: "acme", slug: "acme" });

@@ -7,6 +7,7 @@ import { addAgent, agentDeps } from "../../../src/automation/agents/service";
 import { newId } from "../../../src/kernel/ids";
 import { manifest, testRepo } from "../agents/git-repo";
 import { json, runsHarness, twoSteps } from "../runs/support";
+import { withoutForeignKeys } from "../app/sql";
 
 const withDoc = `
 name: with-doc
@@ -137,10 +138,10 @@ describe("run ids", () => {
     const fresh = await json(await h.post("/v1/runs?wait_for_completion=10", { target: "workflows.two-steps", input: { who: "a" } }));
     // A database written before the switch: the same row under an old-style id.
     const legacy = newId("run");
-    h.ctx.sqlite.run("PRAGMA foreign_keys = OFF");
-    for (const t of ["run_steps", "run_events", "run_files"]) h.ctx.sqlite.run(`UPDATE ${t} SET run_id = ? WHERE run_id = ?`, [legacy, fresh.id]);
-    h.ctx.sqlite.run("UPDATE runs SET id = ? WHERE id = ?", [legacy, fresh.id]);
-    h.ctx.sqlite.run("PRAGMA foreign_keys = ON");
+    await withoutForeignKeys(h.ctx, [
+      ...["run_steps", "run_events", "run_files"].map((t): [string, string, string] => [`UPDATE ${t} SET run_id = ? WHERE run_id = ?`, legacy, fresh.id]),
+      ["UPDATE runs SET id = ? WHERE id = ?", legacy, fresh.id],
+    ]);
     const got = await json(await h.get(`/v1/runs/${legacy}`));
     expect(got.id).toBe(legacy);
     expect(got.execution.status).toBe("completed");

@@ -7,6 +7,7 @@ import { runsOf } from "../../../src/automation/runs/service";
 import { harness, json } from "../app/harness";
 import { invoiceDocx } from "../templates/support";
 import { mailFakes } from "../../support/smtp-sink";
+import { sql } from "../app/sql";
 
 const mail = mailFakes();
 
@@ -171,7 +172,7 @@ steps:
     expect(again).toEqual(first);
     await Bun.sleep(100);
     expect(mail.sink.messages.length - before).toBe(1);
-    h.ctx.sqlite.query("INSERT INTO email_deliveries (run_id, step_path, tenant_id, server_id, state, created_at) VALUES ('exec_crashed', 'send', ?, 'x', 'sending', '2026-01-01T00:00:00Z')").run(t.id);
+    await sql(h.ctx, "INSERT INTO email_deliveries (run_id, step_path, tenant_id, server_id, state, created_at) VALUES ('exec_crashed', 'send', ?, 'x', 'sending', '2026-01-01T00:00:00Z')", t.id);
     await expect(sendForRun(h.ctx, t.id, "exec_crashed", "send", msg)).rejects.toThrow("not sent again automatically");
   });
 });

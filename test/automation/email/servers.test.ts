@@ -9,10 +9,10 @@ import { ManualClock } from "../../../src/kernel/clock";
 import { silentLogger } from "../../../src/kernel/logger";
 import { buildApp } from "../../../src/automation/app";
 import { createBlobStore } from "../../../src/automation/files/fs-blobs";
-import { createContext } from "../../../src/automation/server";
 import { createTenant } from "../../../src/automation/tenancy/service";
-import { harness, json, testConfig } from "../app/harness";
+import { harness, json, testContext } from "../app/harness";
 import { mailFakes } from "../../support/smtp-sink";
+import { sql } from "../app/sql";
 
 const mail = mailFakes();
 
@@ -179,7 +179,7 @@ describe("secrets at rest", () => {
   });
 
   async function onDisk(dir: string, secretKey?: string) {
-    const ctx = await createContext(testConfig({ dataDir: dir, resendUrl: mail.resend.url, ...(secretKey ? { secretKey } : {}) }), { clock: new ManualClock(), log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
+    const ctx = await testContext({ dataDir: dir, resendUrl: mail.resend.url, ...(secretKey ? { secretKey } : {}) }, { clock: new ManualClock(), log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
     const app = buildApp(ctx);
     const call = async (key: string, method: string, path: string, body?: unknown) => {
       const r = await app.handle(new Request(`http://localhost${path}`, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) }));
@@ -197,20 +197,22 @@ describe("secrets at rest", () => {
     const apiKey = `re_live_${crypto.randomUUID()}`;
     expect((await call(t.key, "POST", "/v1/email-servers", { ...smtpBody(), password })).status).toBe(201);
     expect((await call(t.key, "POST", "/v1/email-servers", { ...resendBody(apiKey) })).status).toBe(201);
-    ctx.sqlite.exec("PRAGMA wal_checkpoint(FULL)");
-    const files = ["automation.db", "automation.db-wal"].map((f) => join(dir, f)).filter(existsSync);
-    expect(files.length).toBeGreaterThan(0);
-    for (const f of files) {
-      const raw = readFileSync(f);
+    // What the database holds, as bytes: the SQLite files, or every e-mail server row on PostgreSQL.
+    ctx.db.sqlite?.exec("PRAGMA wal_checkpoint(FULL)");
+    const stored = ctx.db.sqlite
+      ? ["automation.db", "automation.db-wal"].map((f) => join(dir, f)).filter(existsSync).map((f) => readFileSync(f))
+      : [Buffer.from(JSON.stringify(await sql(ctx, "SELECT * FROM email_servers")))];
+    expect(stored.length).toBeGreaterThan(0);
+    for (const raw of stored) {
       expect(raw.includes(password)).toBe(false);
       expect(raw.includes(apiKey)).toBe(false);
       expect(raw.includes(Buffer.from(password).toString("base64").slice(0, 16))).toBe(false);
     }
-    const sealed = ctx.sqlite.query("SELECT secret FROM email_servers").all() as { secret: string }[];
+    const sealed = await sql<{ secret: string }>(ctx, "SELECT secret FROM email_servers");
     expect(sealed.every((r) => r.secret.startsWith("v1:"))).toBe(true);
     const mode = Bun.spawnSync(["stat", "-c", "%a", join(dir, "secret-key")]).stdout.toString().trim();
     expect(mode).toBe("600");
-    ctx.sqlite.close();
+    await ctx.db.close();
   });
 
   test("a different secret key: stored secrets are unusable with a clear 409, the rest works, PATCH repairs", async () => {
@@ -220,7 +222,7 @@ describe("secrets at rest", () => {
     const t = await createTenant(first.ctx.storage.tenancy, first.ctx.clock, { name: "k", slug: "k" });
     const s = (await first.call(t.key, "POST", "/v1/email-servers", smtpBody())).body;
     expect((await first.call(t.key, "POST", `/v1/email-servers/${s.id}/test`, { to: "a@example.com" })).body.ok).toBe(true);
-    first.ctx.sqlite.close();
+    await first.ctx.db.close();
 
     const second = await onDisk(dir, "second-key-material-second-key-material-02");
     const refused = await second.call(t.key, "POST", `/v1/email-servers/${s.id}/test`, { to: "a@example.com" });
@@ -233,6 +235,6 @@ describe("secrets at rest", () => {
     const fixed = await second.call(t.key, "PATCH", `/v1/email-servers/${s.id}`, { transport: "smtp", host: "127.0.0.1", port: mail.sink.port, username: mail.sink.user, password: mail.sink.password, caPem: mail.sink.cert });
     expect(fixed.status).toBe(200);
     expect((await second.call(t.key, "POST", `/v1/email-servers/${s.id}/test`, { to: "a@example.com" })).body.ok).toBe(true);
-    second.ctx.sqlite.close();
+    await second.ctx.db.close();
   });
 });

@@ -9,6 +9,7 @@ import { createAutomation } from "../../../src/automation/automations/service";
 import { runsOf } from "../../../src/automation/runs/service";
 import { experimentsOf } from "../../../src/automation/experiments/service";
 import { harness, json, type Harness, type Json } from "../app/harness";
+import { sql } from "../app/sql";
 
 let open = 0;
 let peak = 0;
@@ -107,8 +108,8 @@ test("across a restart: a slot freed while no process was there is filled by the
   const e = await json(await req("POST", `/v1/automations/${wf.id}/experiments`, { batchConcurrency: 2 }));
   // The first process dies right after a run's terminal status committed, before it queued the next
   // held run (what a kill between the commit and the finished hook leaves behind).
-  first.ctx.sqlite.query("UPDATE runs SET status = 'cancelled', completed_at = created_at WHERE id = ?").run(e.runs[0].id);
-  first.ctx.sqlite.close();
+  await sql(first.ctx, "UPDATE runs SET status = 'cancelled', completed_at = created_at WHERE id = ?", e.runs[0].id);
+  await first.ctx.db.close();
 
   peak = 0;
   const second = await harness(config);

@@ -8,11 +8,10 @@ import { join } from "node:path";
 import { backupDataDir, restoreDataDir } from "../../../src/automation/backup";
 import { buildApp } from "../../../src/automation/app";
 import { createBlobStore } from "../../../src/automation/files/fs-blobs";
-import { createContext } from "../../../src/automation/server";
+import { testContext } from "../app/harness";
 import { createTenant } from "../../../src/automation/tenancy/service";
 import { ManualClock } from "../../../src/kernel/clock";
 import { silentLogger } from "../../../src/kernel/logger";
-import { testConfig } from "../app/config";
 import { BLOB_MODES, testBlobStore, withS3 } from "./stores";
 
 withS3();
@@ -26,7 +25,7 @@ describe.each(BLOB_MODES)("backup with %s blobs", (mode) => {
     const dir = mkdtempSync(join(tmpdir(), "automation-backup-"));
     dirs.push(dir);
     const blobs = await testBlobStore(mode);
-    const ctx = await createContext(testConfig({ dataDir: join(dir, "data") }), { clock: new ManualClock(), log: silentLogger, blobs });
+    const ctx = await testContext({ dataDir: join(dir, "data"), db: undefined }, { clock: new ManualClock(), log: silentLogger, blobs });
     const app = buildApp(ctx);
     const t = await createTenant(ctx.storage.tenancy, ctx.clock, { name: "bk", slug: "bk" });
     const sent = new Map<string, Uint8Array>();
@@ -42,21 +41,21 @@ describe.each(BLOB_MODES)("backup with %s blobs", (mode) => {
     await blobs.put(new TextEncoder().encode("orphan"));
 
     const manifest = await backupDataDir(join(dir, "data"), join(dir, "bk"), blobs);
-    ctx.sqlite.close();
+    await ctx.db.close();
     expect(manifest.blobs).toBe(3);
     expect(manifest.missing).toEqual([]);
     await expect(restoreDataDir(join(dir, "bk"), join(dir, "data"))).rejects.toThrow("is not empty");
     const restored = await restoreDataDir(join(dir, "bk"), join(dir, "restored"));
     expect(restored.restoredBlobs).toBe(3);
 
-    const again = await createContext(testConfig({ dataDir: join(dir, "restored") }), { clock: new ManualClock(), log: silentLogger, blobs: createBlobStore(join(dir, "restored", "blobs")) });
+    const again = await testContext({ dataDir: join(dir, "restored"), db: undefined }, { clock: new ManualClock(), log: silentLogger, blobs: createBlobStore(join(dir, "restored", "blobs")) });
     const back = buildApp(again);
     for (const [id, bytes] of sent) {
       const r = await back.handle(new Request(`http://localhost/v1/files/${id}/content`, { headers: { authorization: `Bearer ${t.key}` } }));
       expect(r.status).toBe(200);
       expect(Buffer.compare(Buffer.from(await r.arrayBuffer()), Buffer.from(bytes))).toBe(0);
     }
-    again.sqlite.close();
+    await again.db.close();
     await expect(restoreDataDir(join(dir, "restored"), join(dir, "elsewhere"))).rejects.toThrow("not a complete automation-server backup");
   });
 });

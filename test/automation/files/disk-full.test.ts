@@ -8,9 +8,9 @@ import { ManualClock } from "../../../src/kernel/clock";
 import { silentLogger } from "../../../src/kernel/logger";
 import { buildApp } from "../../../src/automation/app";
 import { createBlobStore } from "../../../src/automation/files/fs-blobs";
-import { createContext } from "../../../src/automation/server";
+import { testContext } from "../app/harness";
 import { createTenant } from "../../../src/automation/tenancy/service";
-import { testConfig } from "../app/harness";
+import { count } from "../app/sql";
 
 const dir = mkdtempSync(join(tmpdir(), "disk-full-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -18,7 +18,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 test("out of space during an upload: 507 insufficient_storage, nothing stored; smaller uploads still work", async () => {
   const clock = new ManualClock("2026-11-25T09:00:00Z");
   const blobs = createBlobStore(join(dir, "blobs"), { maxBytes: 1_000_000 });
-  const ctx = await createContext(testConfig({ publicUrl: "http://files.test" }), { clock, log: silentLogger, blobs });
+  const ctx = await testContext({ publicUrl: "http://files.test" }, { clock, log: silentLogger, blobs });
   const app = buildApp(ctx);
   const { key } = await createTenant(ctx.storage.tenancy, clock, { name: "t", slug: "t" });
   const upload = (bytes: Uint8Array) => {
@@ -31,6 +31,6 @@ test("out of space during an upload: 507 insufficient_storage, nothing stored; s
   expect(await full.json()).toMatchObject({ issues: [{ field: "<root>", code: "insufficient_storage", message: "the server is out of storage space; nothing was stored" }] });
   expect(blobs.list()).toEqual([]);
   expect(blobs.tempCount()).toBe(0);
-  expect((ctx.sqlite.query("SELECT count(*) AS n FROM files").get() as { n: number }).n).toBe(0);
+  expect(await count(ctx, "files")).toBe(0);
   expect((await upload(new Uint8Array(1000).fill(8))).status).toBe(200);
 });

@@ -78,7 +78,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
       const bad = await h.upload(t.key, "x", "a.txt", { purpose: "Not A Label!" });
       expect(bad.status).toBe(400);
       expect((await json(bad)).issues[0]).toMatchObject({ field: "purpose", severity: "error" });
-      expect(h.fileRows()).toBe(1);
+      expect(await h.fileRows()).toBe(1);
       expect(await h.blobs.list()).toEqual([sha256("x")]);
     });
   });
@@ -96,7 +96,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
         const env = await json(r);
         expect(env.issues[0]).toMatchObject({ field: "file.filename", code: "invalid_filename" });
         expect(env.requestId).toBeString();
-        expect(h.fileRows()).toBe(0);
+        expect(await h.fileRows()).toBe(0);
         expect(await h.blobs.list()).toEqual([]);
         expect(await h.blobs.tempCount()).toBe(0);
       });
@@ -109,7 +109,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
       const body = `--${b}\r\nContent-Disposition: form-data; name="file"; filename="ok.txt"; filename*=UTF-8''..%2F..%2Fx\r\n\r\nx\r\n--${b}--\r\n`;
       const r = await h.req("POST", "/v1/files", { key: t.key, body, headers: { "content-type": `multipart/form-data; boundary=${b}` } });
       expect(r.status).toBe(400);
-      expect(h.fileRows()).toBe(0);
+      expect(await h.fileRows()).toBe(0);
     });
 
     test("truncated multipart body (no closing boundary) → 400, no blob, no temp file, no row", async () => {
@@ -120,7 +120,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
       const r = await h.req("POST", "/v1/files", { key: t.key, body, headers: { "content-type": `multipart/form-data; boundary=${b}` } });
       expect(r.status).toBe(400);
       expect((await json(r)).issues[0].code).toBe("truncated_body");
-      expect(h.fileRows()).toBe(0);
+      expect(await h.fileRows()).toBe(0);
       expect(await h.blobs.list()).toEqual([]);
       expect(await h.blobs.tempCount()).toBe(0);
     });
@@ -132,7 +132,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
       const body = `--${b}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n\r\nabc\r\n--${b}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nrun-in`;
       const r = await h.req("POST", "/v1/files", { key: t.key, body, headers: { "content-type": `multipart/form-data; boundary=${b}` } });
       expect(r.status).toBe(400);
-      expect(h.fileRows()).toBe(0);
+      expect(await h.fileRows()).toBe(0);
       expect(await h.blobs.list()).toEqual([]);
     });
 
@@ -151,7 +151,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
       const r = await h.req("POST", "/v1/files", { key: t.key, body: stream, headers: { "content-type": `multipart/form-data; boundary=${b}` } });
       expect(r.status).toBeGreaterThanOrEqual(400);
       expect(r.status).toBeLessThan(600);
-      expect(h.fileRows()).toBe(0);
+      expect(await h.fileRows()).toBe(0);
       expect(await h.blobs.list()).toEqual([]);
       expect(await h.blobs.tempCount()).toBe(0);
     });
@@ -169,7 +169,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
         expect(r.status).toBe(415);
         expect((await json(r)).issues[0].code).toBe("unsupported_media_type");
       }
-      expect(h.fileRows()).toBe(0);
+      expect(await h.fileRows()).toBe(0);
     });
 
     test("missing file part, a text `file`, two files, unknown fields → 400", async () => {
@@ -195,7 +195,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
         expect(r.status).toBe(400);
         expect((await json(r)).issues[0].field).toBe(field);
       }
-      expect(h.fileRows()).toBe(0);
+      expect(await h.fileRows()).toBe(0);
       expect(await h.blobs.list()).toEqual([]);
     });
 
@@ -345,7 +345,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
       h.clock.advance(1000);
       expect((await h.req("GET", `/v1/files/${up.id}/content`, { key: t.key })).status).toBe(404);
       expect((await h.req("GET", `/v1/files/${up.id}`, { key: t.key })).status).toBe(404);
-      expect(h.fileRows()).toBe(1);
+      expect(await h.fileRows()).toBe(1);
       expect(await h.blobs.list()).toEqual([sha256("durable")]);
       // Non-run-input files do not expire.
       h.clock.advance(365 * 24 * 3600_000);
@@ -358,7 +358,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
       await h.upload(t.key, "old", "o.txt", { purpose: "run-input" });
       h.clock.advance(25 * 3600_000);
       await h.upload(t.key, "new", "n.txt");
-      expect(h.fileRows()).toBe(1);
+      expect(await h.fileRows()).toBe(1);
       expect(await h.blobs.list()).toEqual([sha256("new")]);
     });
   });
@@ -399,7 +399,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
 
       const writer = await h.key("acme", ["files:write"]);
       expect((await h.upload(writer, "z", "z.txt")).status).toBe(200);
-      expect(h.fileRows()).toBe(2);
+      expect(await h.fileRows()).toBe(2);
     });
   });
 });

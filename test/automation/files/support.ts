@@ -4,11 +4,11 @@
 import { ManualClock } from "../../../src/kernel/clock";
 import { silentLogger } from "../../../src/kernel/logger";
 import { buildApp } from "../../../src/automation/app";
-import { createContext } from "../../../src/automation/server";
+import { testContext } from "../app/harness";
 import type { AutomationContext } from "../../../src/automation/context";
 import { createKey, createTenant } from "../../../src/automation/tenancy/service";
-import { testConfig } from "../app/harness";
 import { testBlobStore, type BlobMode, type TestBlobStore } from "./stores";
+import { count } from "../app/sql";
 
 export interface FilesHarness {
   ctx: AutomationContext;
@@ -22,13 +22,13 @@ export interface FilesHarness {
   /** Multipart upload of `bytes` as `file` (and `purpose`). */
   upload(key: string, bytes: Uint8Array | string, filename?: string, opts?: { purpose?: string; type?: string }): Promise<Response>;
   /** Rows in the files table (all tenants). */
-  fileRows(): number;
+  fileRows(): Promise<number>;
 }
 
 export async function filesHarness(mode: BlobMode = "fs"): Promise<FilesHarness> {
   const clock = new ManualClock("2026-11-22T09:00:00Z");
   const blobs = await testBlobStore(mode);
-  const ctx = await createContext(testConfig({ publicUrl: "http://files.test" }), { clock, log: silentLogger, blobs });
+  const ctx = await testContext({ publicUrl: "http://files.test" }, { clock, log: silentLogger, blobs });
   const app = buildApp(ctx);
   const req: FilesHarness["req"] = (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers };
@@ -61,9 +61,7 @@ export async function filesHarness(mode: BlobMode = "fs"): Promise<FilesHarness>
       if (opts.purpose !== undefined) form.append("purpose", opts.purpose);
       return req("POST", "/v1/files", { key, body: form });
     },
-    fileRows() {
-      return (ctx.sqlite.query("SELECT count(*) AS n FROM files").get() as { n: number }).n;
-    },
+    fileRows: () => count(ctx, "files"),
   };
 }
 

@@ -74,7 +74,7 @@ describe("S3 presigned-put", () => {
     const bad = await h.req("POST", `/v1/files/uploads/${s.uploadId}/complete`, { key: t.key, json: { sha256: sha256("something else") } });
     expect(bad.status).toBe(400);
     expect((await json(bad)).issues[0].code).toBe("checksum_mismatch");
-    expect(h.fileRows()).toBe(0);
+    expect(await h.fileRows()).toBe(0);
     expect(await h.blobs.list()).toEqual([]);
     const ok = await h.req("POST", `/v1/files/uploads/${s.uploadId}/complete`, { key: t.key, json: { sha256: sha256("0123456789") } });
     expect(ok.status).toBe(200);
@@ -108,7 +108,7 @@ describe("S3 presigned-multipart", () => {
     expect((await json(done)).size).toBe(data.byteLength);
     const again = await h.req("POST", `/v1/files/uploads/${s.uploadId}/complete`, { key: t.key, json: body });
     expect((await json(again)).id).toBe(s.fileId);
-    expect(h.fileRows()).toBe(1);
+    expect(await h.fileRows()).toBe(1);
     const content = await h.req("GET", `/v1/files/${s.fileId}/content`, { key: t.key });
     expect(sha256(new Uint8Array(await content.arrayBuffer()))).toBe(sha256(data));
     expect(await h.blobs.tempCount()).toBe(0);
@@ -128,7 +128,7 @@ describe("S3 presigned-multipart", () => {
     expect(await openUploads()).not.toContain(mine[0]);
     expect((await h.req("POST", `/v1/files/uploads/${s.uploadId}/complete`, { key: t.key, json: { parts: [{ partNumber: 1, etag: "x" }] } })).status).toBe(409);
     expect(await h.blobs.list()).toEqual([]);
-    expect(h.fileRows()).toBe(0);
+    expect(await h.fileRows()).toBe(0);
   });
 
   test("the disk store refuses presigned-multipart with 400 naming the transport", async () => {

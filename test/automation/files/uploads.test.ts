@@ -168,7 +168,7 @@ describe.each(BLOB_MODES)("%s blobs: upload sessions: PUT, complete, abort", (mo
     h.clock.advance(60_000);
     const later = await h.req("POST", `/v1/files/uploads/${s.uploadId}/complete`, { key: t.key, json: {} });
     expect((await json(later)).id).toBe(s.fileId);
-    expect(h.fileRows()).toBe(1);
+    expect(await h.fileRows()).toBe(1);
   });
 
   test("complete before any bytes → 409; a PUT after complete → 409", async () => {

@@ -9,6 +9,7 @@ import { parseSize, smtpConfig } from "../../../src/automation/inbound/config";
 import { startSmtp, type SmtpReceiver } from "../../../src/automation/inbound/smtp";
 import { harness, json, type Harness } from "../app/harness";
 import { selfSignedCert } from "../../support/smtp-sink";
+import { count, sql } from "../app/sql";
 
 const DOMAIN = "mail.test.example";
 const receivers: SmtpReceiver[] = [];
@@ -182,7 +183,7 @@ describe("a message starts a run", () => {
     expect(Date.parse(run.trigger.email.receivedAt)).toBeGreaterThan(0);
     const { runs: list } = await json(await s.h.req("GET", "/v1/runs?trigger=email", { key: s.key }));
     expect(list.map((r: { id: string }) => r.id)).toEqual([run.id]);
-    const row = s.h.ctx.sqlite.query<{ input: string }, [string]>("SELECT input FROM runs WHERE id = ?").get(run.id)!;
+    const [row] = await sql<{ input: string }>(s.h.ctx, "SELECT CAST(input AS TEXT) AS input FROM runs WHERE id = ?", run.id);
     const input = JSON.parse(row.input);
     expect(input.email).toMatchObject({ from: "ann@partner.example", to, subject: "Invoice 42", html: "<p>see attached</p>" });
     expect(input.email.text.trim()).toBe("see attached");
@@ -218,7 +219,7 @@ describe("a message starts a run", () => {
     const runs = await s.runs();
     expect(runs).toHaveLength(4);
     expect(runs.filter((r) => r.source.slug === "second")).toHaveLength(1);
-    const blobsOwned = s.h.ctx.sqlite.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM runs WHERE dedupe_key IS NOT NULL").get()!.n;
+    const blobsOwned = await count(s.h.ctx, "runs WHERE dedupe_key IS NOT NULL");
     expect(blobsOwned).toBe(4);
   });
 
@@ -237,9 +238,9 @@ describe("a message starts a run", () => {
 });
 
 describe("refusals: right code, nothing stored", () => {
-  const nothingStored = (s: Setup) => {
-    expect(s.h.ctx.sqlite.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM runs").get()!.n).toBe(0);
-    expect(s.h.ctx.sqlite.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM blob_refs").get()!.n).toBe(0);
+  const nothingStored = async (s: Setup) => {
+    expect(await count(s.h.ctx, "runs")).toBe(0);
+    expect(await count(s.h.ctx, "blob_refs")).toBe(0);
   };
 
   test("unknown address, other domain, unknown token: 550", async () => {
@@ -267,7 +268,7 @@ describe("refusals: right code, nothing stored", () => {
     const header = await refused(s.send({ envelope: { from: "ann@partner.example", to: [to] }, from: "eve@evil.example", to, text: "x" }));
     expect(header.code).toBe(550);
     expect(header.text).toContain("From:");
-    nothingStored(s);
+    await nothingStored(s);
     // The exact address on the list is in, whatever its case.
     await s.send({ from: "BOSS@corp.example", to, text: "x" });
     expect(await s.runs()).toHaveLength(1);
@@ -280,7 +281,7 @@ describe("refusals: right code, nothing stored", () => {
     expect((await refused(s.send(big))).code).toBe(552);
     const raw = `From: ann@partner.example\r\nTo: ${to}\r\nSubject: big\r\n\r\n${"y".repeat(70).concat("\r\n").repeat(400)}`;
     expect((await refused(s.send({ envelope: { from: "ann@partner.example", to: [to] }, raw }))).code).toBe(552);
-    nothingStored(s);
+    await nothingStored(s);
   });
 
   test("too many messages from one sender in a minute: 451 until the next minute", async () => {
@@ -306,7 +307,7 @@ describe("refusals: right code, nothing stored", () => {
     const r = await refused(s.send({ from: "ann@partner.example", to: await s.address("needsdoc"), text: "no attachment" }));
     expect(r.code).toBe(550);
     expect(r.text).toContain("input.document is required");
-    nothingStored(s);
+    await nothingStored(s);
   });
 
   test("a version without the e-mail trigger makes the address unknown", async () => {

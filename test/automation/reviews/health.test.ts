@@ -34,8 +34,8 @@ describe("review health", () => {
     const a = await createAutomation(h.ctx.storage.automations, h.clock, t.id, "name: checked\nsteps:\n  - {name: a, type: transform.set, with: {fields: {x: 1}}}\n");
     const b = await createAutomation(h.ctx.storage.automations, h.clock, t.id, "name: other\nsteps:\n  - {name: a, type: transform.set, with: {fields: {x: 1}}}\n");
     const now = h.clock.now().getTime();
-    const runs = seedRuns(h.ctx.sqlite, { tenantId: t.id, automationId: a.id, count: 10_000, end: now - 1000, spacingMs: 500_000, seed: 42, prefix: "a" });
-    seedRuns(h.ctx.sqlite, { tenantId: t.id, automationId: b.id, count: 500, end: now - 1000, spacingMs: 500_000, seed: 7, prefix: "b" });
+    const runs = await seedRuns(h.ctx.db, { tenantId: t.id, automationId: a.id, count: 10_000, end: now - 1000, spacingMs: 500_000, seed: 42, prefix: "a" });
+    await seedRuns(h.ctx.db, { tenantId: t.id, automationId: b.id, count: 500, end: now - 1000, spacingMs: 500_000, seed: 7, prefix: "b" });
 
     const from = new Date(now - 60 * 86_400_000).toISOString();
     const to = new Date(now).toISOString();

@@ -5,6 +5,7 @@ import { createAutomation } from "../../../src/automation/automations/service";
 import { json } from "./support";
 import { harness } from "../app/harness";
 import { runsOf } from "../../../src/automation/runs/service";
+import { sql } from "../app/sql";
 
 const hits: { path: string; body: string }[] = [];
 const counter = Bun.serve({
@@ -230,7 +231,7 @@ steps:
     const parent = (await json(await post("/v1/runs", { target: "workflows.nap-a" }))).id;
     const child = (await json(await post("/v1/runs", { target: "workflows.nap-a" }))).id;
     // As after a restart: the child runs in its own worker slot, not under the parent's signals.
-    h.ctx.sqlite.query("UPDATE runs SET parent_run_id = ? WHERE id = ?").run(parent, child);
+    await sql(h.ctx, "UPDATE runs SET parent_run_id = ? WHERE id = ?", parent, child);
     const statusOf = async (runId: string) => (await json(await get(`/v1/runs/${runId}`))).execution.status;
     for (let i = 0; i < 2000 && ((await statusOf(parent)) !== "running" || (await statusOf(child)) !== "running"); i++) await Bun.sleep(5);
     expect((await json(await post(`/v1/runs/${parent}/cancel`))).cancellation.state).toBe("requested");

@@ -2,6 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { sampleRankOf } from "../../../src/automation/runs/envelope";
 import { json, runsHarness, twoSteps } from "./support";
+import { sql } from "../app/sql";
 
 const failing = `
 name: failing
@@ -118,7 +119,7 @@ describe("run lifecycle", () => {
     const h = await runsHarness();
     await h.deploy(twoSteps());
     const id = (await json(await h.post("/v1/runs", { target: "workflows.two-steps", input: { who: "a" } }))).id;
-    h.ctx.sqlite.query("UPDATE runs SET status = 'waiting' WHERE id = ?").run(id);
+    await sql(h.ctx, "UPDATE runs SET status = 'waiting' WHERE id = ?", id);
     const c = await json(await h.post(`/v1/runs/${id}/cancel`));
     expect(c.cancellation).toEqual({ state: "cancelled", wasStatus: "waiting" });
   });

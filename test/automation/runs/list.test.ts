@@ -3,6 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { runsOf } from "../../../src/automation/runs/service";
 import { json, type Json, runsHarness, twoSteps } from "./support";
+import { sql } from "../app/sql";
 
 async function seeded() {
   const h = await runsHarness();
@@ -48,8 +49,8 @@ describe("GET /v1/runs filters", () => {
     expect(idsOf(await json(await h.get("/v1/runs?source=beta")))).toEqual([ids.b2, ids.b1]);
     expect(idsOf(await json(await h.get(`/v1/runs?source=${b.id}`)))).toEqual([ids.b2, ids.b1]);
     expect(idsOf(await json(await h.get("/v1/runs?source=agents.beta")))).toEqual([]);
-    h.ctx.sqlite.query("UPDATE runs SET status = 'failed', completed_at = '2026-11-22T10:00:00.000Z' WHERE id = ?").run(ids.a1);
-    h.ctx.sqlite.query("UPDATE runs SET status = 'completed', completed_at = '2026-11-22T11:00:00.000Z' WHERE id = ?").run(ids.b2);
+    await sql(h.ctx, "UPDATE runs SET status = 'failed', completed_at = '2026-11-22T10:00:00.000Z' WHERE id = ?", ids.a1);
+    await sql(h.ctx, "UPDATE runs SET status = 'completed', completed_at = '2026-11-22T11:00:00.000Z' WHERE id = ?", ids.b2);
     expect(idsOf(await json(await h.get("/v1/runs?status=failed,completed")))).toEqual([ids.b2, ids.a1]);
     expect(idsOf(await json(await h.get("/v1/runs?status=pending")))).toEqual([ids.a3, ids.b1, ids.a2]);
     const bad = await h.get("/v1/runs?status=done");
@@ -89,8 +90,8 @@ describe("GET /v1/runs filters", () => {
     expect(idsOf(await json(await h.get(`/v1/runs?from=${at[1]}&to=${at[3]}`)))).toEqual([ids.b2, ids.b1, ids.a2]);
     expect(idsOf(await json(await h.get(`/v1/runs?created_after=${at[1]}&created_before=${at[3]}`)))).toEqual([ids.b1]);
     expect(idsOf(await json(await h.get(`/v1/runs?createdAfter=${at[3]}`)))).toEqual([ids.a3]);
-    h.ctx.sqlite.query("UPDATE runs SET status = 'completed', completed_at = ? WHERE id = ?").run("2026-11-23T00:00:00.000Z", ids.a1);
-    h.ctx.sqlite.query("UPDATE runs SET status = 'completed', completed_at = ? WHERE id = ?").run("2026-11-24T00:00:00.000Z", ids.b2);
+    await sql(h.ctx, "UPDATE runs SET status = 'completed', completed_at = ? WHERE id = ?", "2026-11-23T00:00:00.000Z", ids.a1);
+    await sql(h.ctx, "UPDATE runs SET status = 'completed', completed_at = ? WHERE id = ?", "2026-11-24T00:00:00.000Z", ids.b2);
     expect(idsOf(await json(await h.get("/v1/runs?completed_after=2026-11-23T12:00:00Z")))).toEqual([ids.b2]);
     expect(idsOf(await json(await h.get("/v1/runs?completed_before=2026-11-23T12:00:00Z")))).toEqual([ids.a1]);
     expect((await h.get("/v1/runs?from=yesterday")).status).toBe(400);
@@ -100,8 +101,8 @@ describe("GET /v1/runs filters", () => {
     const { h, ids } = await seeded();
     expect(idsOf(await json(await h.get(`/v1/runs?ids=${ids.a1},${ids.b2}`)))).toEqual([ids.b2, ids.a1]);
     expect(idsOf(await json(await h.get(`/v1/runs?ids=${ids.a1},${ids.b2}&order=asc`)))).toEqual([ids.a1, ids.b2]);
-    h.ctx.sqlite.query("UPDATE runs SET completed_at = ? WHERE id = ?").run("2026-11-25T00:00:00.000Z", ids.a1);
-    h.ctx.sqlite.query("UPDATE runs SET completed_at = ? WHERE id = ?").run("2026-11-24T00:00:00.000Z", ids.a3);
+    await sql(h.ctx, "UPDATE runs SET completed_at = ? WHERE id = ?", "2026-11-25T00:00:00.000Z", ids.a1);
+    await sql(h.ctx, "UPDATE runs SET completed_at = ? WHERE id = ?", "2026-11-24T00:00:00.000Z", ids.a3);
     const bySort = idsOf(await json(await h.get("/v1/runs?sort=completed_at&order=desc&limit=2")));
     expect(bySort).toEqual([ids.a1, ids.a3]);
     expect((await h.get("/v1/runs?sort=name")).status).toBe(400);

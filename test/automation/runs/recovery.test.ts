@@ -12,14 +12,15 @@ import { runsOf } from "../../../src/automation/runs/service";
 import { workflowRuntime } from "../../../src/automation/runs/runtime-workflow";
 import { SqliteRunStore } from "../../../src/automation/db/sqlite/runs";
 import { MAX_ATTEMPTS } from "../../../src/automation/runs/worker";
-import { createContext } from "../../../src/automation/server";
+import type { AutomationConfig } from "../../../src/automation/context";
 import { createTenant } from "../../../src/automation/tenancy/service";
 import { ManualClock } from "../../../src/kernel/clock";
 import { openSqlite } from "../../../src/kernel/db";
 import { silentLogger } from "../../../src/kernel/logger";
 import { migrations } from "../../../db/automation/index";
-import { testConfig } from "../app/harness";
+import { testContext } from "../app/harness";
 import { json, TestEngine } from "./support";
+import { sql } from "../app/sql";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -35,8 +36,8 @@ steps:
   - {name: third, type: transform.set, with: {fields: {c: 3}}}
 `;
 
-async function server(dir: string, engine: TestEngine, workers = 2) {
-  const ctx = await createContext(testConfig({ dataDir: dir, workers }), { clock: new ManualClock(), log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
+async function server(dir: string, engine: TestEngine, workers = 2, over: Partial<AutomationConfig> = {}) {
+  const ctx = await testContext({ dataDir: dir, workers, ...over }, { clock: new ManualClock(), log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
   const svc = runsOf(ctx, workflowRuntime(engine.execute));
   return { ctx, svc, app: buildApp(ctx) };
 }
@@ -53,7 +54,7 @@ describe("recovery on start", () => {
     const actor = { tenantId: tenant.id, keyId: "key_t" };
     const ids: string[] = [];
     for (let n = 0; n < 4; n++) ids.push((await a.svc.start(actor, { target: "workflows.three", input: { n } })).id);
-    a.ctx.sqlite.query("UPDATE runs SET status = 'waiting' WHERE id = ?").run(ids[3]);
+    await sql(a.ctx, "UPDATE runs SET status = 'waiting' WHERE id = ?", ids[3]);
     a.svc.startWorkers();
     await engineA.reached("second");
     await Bun.sleep(20);
@@ -120,7 +121,8 @@ describe("queue", () => {
   test("claims are exclusive across connections: each pending run is claimed once", async () => {
     const dir = mkdtempSync(join(tmpdir(), "runs-claim-"));
     dirs.push(dir);
-    const a = await server(dir, new TestEngine());
+    // Two SQLite connections to one file (test/automation/db/stores-runs.test.ts races claimers on PostgreSQL).
+    const a = await server(dir, new TestEngine(), 2, { db: undefined });
     const tenant = await createTenant(a.ctx.storage.tenancy, a.ctx.clock, { name: "claim", slug: "claim" });
     await createAutomation(a.ctx.storage.automations, a.ctx.clock, tenant.id, threeSteps);
     for (let n = 0; n < 6; n++) await a.svc.start({ tenantId: tenant.id, keyId: "k" }, { target: "workflows.three", input: { n } });
@@ -175,7 +177,7 @@ describe("crash loops", () => {
     await createAutomation(a.ctx.storage.automations, a.ctx.clock, tenant.id, threeSteps);
     const id = (await a.svc.start({ tenantId: tenant.id, keyId: "k" }, { target: "workflows.three", input: { n: 1 } })).id;
     // As if five earlier server processes each died while running it.
-    a.ctx.sqlite.query("UPDATE runs SET status = 'running', attempts = ?, claimed_by = 'wrk_dead' WHERE id = ?").run(MAX_ATTEMPTS, id);
+    await sql(a.ctx, "UPDATE runs SET status = 'running', attempts = ?, claimed_by = 'wrk_dead' WHERE id = ?", MAX_ATTEMPTS, id);
     a.svc.startWorkers();
     for (let i = 0; i < 3000 && (await a.svc.store.status(id)) === "running"; i++) await Bun.sleep(5);
     const run = (await a.svc.store.byId(id))!;
@@ -217,7 +219,7 @@ output: "{{ steps.done.output }}"
 `;
 
   async function realServer(dir: string, workers: number) {
-    const ctx = await createContext(testConfig({ dataDir: dir, workers, httpAllowHosts: [`127.0.0.1:${sink.port}`] }), { log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
+    const ctx = await testContext({ dataDir: dir, workers, httpAllowHosts: [`127.0.0.1:${sink.port}`] }, { log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
     return { ctx, svc: runsOf(ctx) };
   }
 
@@ -244,7 +246,7 @@ output: "{{ steps.done.output }}"
       expect(await a.svc.store.status(parent)).toBe("running");
       // The parent's invoke step is not recorded as failed: it runs again on resume and finds the child.
       expect((await a.svc.store.steps(parent)).filter((s) => s.status !== "running")).toEqual([]);
-      a.ctx.sqlite.close();
+      await a.ctx.db.close();
 
       const b = await realServer(dir, workers);
       b.svc.startWorkers();
@@ -254,7 +256,7 @@ output: "{{ steps.done.output }}"
       expect((await children(b.svc)).map((c) => c.status)).toEqual(["completed"]); // one child, finished
       expect(effects.filter((e) => e === `/${tag}`)).toHaveLength(1); // its side effect not repeated
       await b.svc.stopWorkers(500);
-      b.ctx.sqlite.close();
+      await b.ctx.db.close();
     }, 30_000);
   }
 
@@ -275,7 +277,7 @@ steps:
     await a.svc.stopWorkers(200); // the call needs 1.5 s: the grace runs out first
     expect(await a.svc.store.status(id)).toBe("running");
     expect((await a.svc.store.steps(id)).filter((s) => s.status === "completed")).toEqual([]);
-    a.ctx.sqlite.close();
+    await a.ctx.db.close();
 
     const b = await realServer(dir, 1);
     b.svc.startWorkers();
@@ -284,6 +286,6 @@ steps:
     // At-least-once: the interrupted call was made again (its completion was never recorded).
     expect(effects.filter((e) => e === "/slow-int")).toHaveLength(2);
     await b.svc.stopWorkers(500);
-    b.ctx.sqlite.close();
+    await b.ctx.db.close();
   }, 30_000);
 });

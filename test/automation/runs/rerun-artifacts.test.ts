@@ -6,6 +6,7 @@ import { createVersion } from "../../../src/automation/automations/service";
 import { signZipToken } from "../../../src/automation/runs/token";
 import { json, runsHarness, twoSteps } from "./support";
 import { BLOB_MODES, withS3 } from "../files/stores";
+import { sql } from "../app/sql";
 
 const withFiles = `
 name: reports
@@ -104,9 +105,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
       const run = await json(await h.post("/v1/runs?wait_for_completion=10", { target: "workflows.reports" }));
       // A 33 MiB artifact (stored through the blob store like any output).
       const blob = await h.ctx.blobs.put(new Uint8Array(33 * 1024 * 1024));
-      h.ctx.sqlite
-        .query("INSERT INTO run_files (run_id, path, role, name, content_type, size, sha256, created_at) VALUES (?, 'big.bin', 'output', 'big.bin', 'application/octet-stream', ?, ?, ?)")
-        .run(run.id, blob.size, blob.sha256, new Date().toISOString());
+      await sql(h.ctx, "INSERT INTO run_files (run_id, path, role, name, content_type, size, sha256, created_at) VALUES (?, 'big.bin', 'output', 'big.bin', 'application/octet-stream', ?, ?, ?)", run.id, blob.size, blob.sha256, new Date().toISOString());
       const r = await h.get(`/v1/runs/${run.id}/artifacts?zip=1`);
       expect(r.status).toBe(413);
       expect((await json(r)).issues[0].code).toBe("artifacts_zip_too_large");

@@ -156,9 +156,10 @@ describe("overlap", () => {
     // Once the run finished, the next tick starts again.
     runsOf(h.ctx).startWorkers();
     try {
-      const first = runs.find((r) => r.input.args.who === "cron")!;
-      await h.req("GET", `/v1/runs/${first.id}?wait=10`, { key: t.key });
-      for (const r of runs) await h.req("GET", `/v1/runs/${r.id}?wait=10`, { key: t.key });
+      // GET has no wait: poll until every run so far has finished (up to 10 s each).
+      for (const r of runs) {
+        for (let i = 0; i < 1000 && !(await json(await h.req("GET", `/v1/runs/${r.id}`, { key: t.key }))).finished; i++) await Bun.sleep(10);
+      }
       await runFor(h, scheduler, 5 * 60_000, 60_000);
       const after = await cronRuns(h, t.key);
       expect(ticksOf(after.filter((r) => r.input.args.who === "cron"))).toEqual(["2026-11-22T09:05:00.000Z", "2026-11-22T09:20:00.000Z"]);

@@ -28,7 +28,7 @@ export class PgAgentStore implements AgentStore {
     for (const v of p.insert) {
       await tx`INSERT INTO automation_versions (id, tenant_id, automation_id, version, yaml, source_ref, message, name, description, triggers, input_schema, output_schema, created_at)
         VALUES (${v.id}, ${v.tenantId}, ${v.automationId}, ${v.version}, ${v.yaml}, ${v.sourceRef}, ${v.message}, ${v.name}, ${v.description},
-          CAST(${v.triggers} AS text)::jsonb, CAST(${v.inputSchema} AS text)::json, CAST(${v.outputSchema} AS text)::json, ${v.createdAt})`;
+          CAST(${v.triggers} AS text)::json, CAST(${v.inputSchema} AS text)::json, CAST(${v.outputSchema} AS text)::json, ${v.createdAt})`;
     }
     if (p.set) {
       await tx`UPDATE automations SET current_version_id = ${p.set.currentVersionId}, name = ${p.set.name}, description = ${p.set.description}, updated_at = ${p.set.updatedAt}

@@ -21,7 +21,7 @@ const cols = (c: [string, string][], table = "", prefix = "") => c.map(([col, al
 const A = cols(A_COLS);
 const V = cols(V_COLS);
 const LIST_WHERE = `a.tenant_id = $1 AND ($2::text IS NULL OR a.type = $2)
-  AND ($3::text IS NULL OR a.slug LIKE $3 ESCAPE '\\' OR a.name LIKE $3 ESCAPE '\\' OR a.description LIKE $3 ESCAPE '\\')`;
+  AND ($3::text IS NULL OR a.slug ILIKE $3 ESCAPE '\\' OR a.name ILIKE $3 ESCAPE '\\' OR a.description ILIKE $3 ESCAPE '\\')`;
 const VERSIONS_WHERE = "automation_id = $1 AND (version IS NOT NULL OR id = $2)";
 
 function split(r: Record<string, unknown>): AutomationWithCurrent {
@@ -50,7 +50,7 @@ export class PgAutomationStore implements AutomationStore {
   private async insertVersion(tx: Pg, v: VersionRow): Promise<void> {
     await tx`INSERT INTO automation_versions (id, tenant_id, automation_id, version, yaml, source_ref, message, name, description, triggers, input_schema, output_schema, created_at)
       VALUES (${v.id}, ${v.tenantId}, ${v.automationId}, ${v.version}, ${v.yaml}, ${v.sourceRef}, ${v.message}, ${v.name}, ${v.description},
-        CAST(${v.triggers} AS text)::jsonb, CAST(${v.inputSchema} AS text)::json, CAST(${v.outputSchema} AS text)::json, ${v.createdAt})`;
+        CAST(${v.triggers} AS text)::json, CAST(${v.inputSchema} AS text)::json, CAST(${v.outputSchema} AS text)::json, ${v.createdAt})`;
   }
 
   private async setCurrent(tx: Pg, id: string, v: Pick<VersionRow, "id" | "name" | "description">, at: string): Promise<void> {

@@ -82,7 +82,7 @@ export class PgDatasetStore implements DatasetStore {
         for (const { row: r, files } of examples) {
           await tx`INSERT INTO dataset_examples (id, tenant_id, automation_id, automation_type, name, input, expected, metadata, annotation, row_order, overrides, latest_run_id, created_at, updated_at)
             VALUES (${r.id}, ${r.tenantId}, ${r.automationId}, ${r.automationType}, ${r.name}, CAST(${r.input} AS text)::json, CAST(${r.expected} AS text)::json,
-              CAST(${r.metadata} AS text)::jsonb, ${r.annotation}, ${r.rowOrder}, CAST(${r.overrides} AS text)::json, ${r.latestRunId}, ${r.createdAt}, ${r.updatedAt})`;
+              CAST(${r.metadata} AS text)::json, ${r.annotation}, ${r.rowOrder}, CAST(${r.overrides} AS text)::json, ${r.latestRunId}, ${r.createdAt}, ${r.updatedAt})`;
           for (const f of files) await this.putFile(tx, tenantId, f);
         }
         return { removed, filesRemoved };
@@ -96,7 +96,7 @@ export class PgDatasetStore implements DatasetStore {
   async update(r: ExampleRow): Promise<"ok" | "name_taken"> {
     try {
       await this.pg`UPDATE dataset_examples SET name = ${r.name}, input = CAST(${r.input} AS text)::json, expected = CAST(${r.expected} AS text)::json,
-        metadata = CAST(${r.metadata} AS text)::jsonb, annotation = ${r.annotation}, row_order = ${r.rowOrder}, overrides = CAST(${r.overrides} AS text)::json,
+        metadata = CAST(${r.metadata} AS text)::json, annotation = ${r.annotation}, row_order = ${r.rowOrder}, overrides = CAST(${r.overrides} AS text)::json,
         updated_at = ${r.updatedAt} WHERE id = ${r.id}`;
       return "ok";
     } catch (err) {

@@ -78,13 +78,13 @@ export class PgEmailStore implements EmailStore {
 
   async claimDelivery(r: Delivery): Promise<boolean> {
     const rows = await this.pg`INSERT INTO email_deliveries (run_id, step_path, tenant_id, server_id, state, result, created_at)
-      VALUES (${r.runId}, ${r.stepPath}, ${r.tenantId}, ${r.serverId}, ${r.state}, CAST(${r.result} AS text)::jsonb, ${r.createdAt})
+      VALUES (${r.runId}, ${r.stepPath}, ${r.tenantId}, ${r.serverId}, ${r.state}, CAST(${r.result} AS text)::json, ${r.createdAt})
       ON CONFLICT DO NOTHING RETURNING run_id`;
     return rows.length > 0;
   }
 
   async markSent(runId: string, stepPath: string, result: string): Promise<void> {
-    await this.pg`UPDATE email_deliveries SET state = 'sent', result = CAST(${result} AS text)::jsonb WHERE run_id = ${runId} AND step_path = ${stepPath}`;
+    await this.pg`UPDATE email_deliveries SET state = 'sent', result = CAST(${result} AS text)::json WHERE run_id = ${runId} AND step_path = ${stepPath}`;
   }
 
   async releaseDelivery(runId: string, stepPath: string): Promise<void> {

@@ -33,7 +33,7 @@ export class PgEvaluatorStore implements EvaluatorStore {
         const details = r.details === undefined || r.details === null ? null : JSON.stringify(r.details);
         await tx`INSERT INTO eval_results (id, run_id, automation_id, evaluator_name, evaluator_type, score, passed, label, weight, pass_threshold, description, details, error, created_at)
           VALUES (${r.id}, ${r.runId}, ${r.automationId}, ${r.evaluatorName}, ${r.evaluatorType}, ${r.score}, ${r.passed}, ${r.label}, ${r.weight}, ${r.passThreshold},
-            ${r.description}, CAST(${details} AS text)::jsonb, ${r.error}, ${r.createdAt})`;
+            ${r.description}, CAST(${details} AS text)::json, ${r.error}, ${r.createdAt})`;
       }
       return true;
     });

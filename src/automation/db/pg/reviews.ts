@@ -169,7 +169,7 @@ export class PgReviewStore implements ReviewStore {
       const ref = p(s.sourceRef);
       where.push(`(r.source_ref = ${ref} OR r.version_id = ${ref} OR r.version_label = ${ref})`);
     }
-    if (s.exampleIdContains) where.push(`r.example_id LIKE ${p(likeEscape(s.exampleIdContains))} ESCAPE '\\'`);
+    if (s.exampleIdContains) where.push(`r.example_id ILIKE ${p(likeEscape(s.exampleIdContains))} ESCAPE '\\'`);
     if (s.completedAfter) where.push(`r.completed_at > ${p(s.completedAfter)}::timestamptz`);
     if (s.completedBefore) where.push(`r.completed_at < ${p(s.completedBefore)}::timestamptz`);
     if (s.excludeExperiments) where.push("r.experiment_id IS NULL AND NOT r.evaluation");

@@ -467,7 +467,7 @@ export class PgRunStore implements RunStore {
     }
     if (f.batchId) where.push(`r.batch_id = ${p(f.batchId)}`);
     if (f.exampleId) where.push(`r.example_id = ${p(f.exampleId)}`);
-    if (f.exampleIdContains) where.push(`r.example_id LIKE ${p(likeEscape(f.exampleIdContains))} ESCAPE '\\'`);
+    if (f.exampleIdContains) where.push(`r.example_id ILIKE ${p(likeEscape(f.exampleIdContains))} ESCAPE '\\'`);
     if (f.createdFrom) where.push(`r.created_at >= ${ts(f.createdFrom)}`);
     if (f.createdTo) where.push(`r.created_at <= ${ts(f.createdTo)}`);
     if (f.createdAfter) where.push(`r.created_at > ${ts(f.createdAfter)}`);
@@ -513,7 +513,7 @@ function reviewConditions(f: ReviewFilter, p: (v: unknown) => string): string[] 
   const ts = (v: string) => `CAST(${p(v)} AS text)::timestamptz`;
   if (f.reviewStatus) on.push(`rr.status = ${p(f.reviewStatus)}`);
   if (f.reviewVerdict) on.push(f.reviewVerdict === "null" ? "rr.verdict IS NULL" : `rr.verdict = ${p(f.reviewVerdict)}`);
-  if (f.reviewNoteContains) on.push(`rr.note LIKE ${p(likeEscape(f.reviewNoteContains))} ESCAPE '\\'`);
+  if (f.reviewNoteContains) on.push(`rr.note ILIKE ${p(likeEscape(f.reviewNoteContains))} ESCAPE '\\'`);
   if (f.reviewCreatedAfter) on.push(`rr.created_at > ${ts(f.reviewCreatedAfter)}`);
   if (f.reviewCreatedBefore) on.push(`rr.created_at < ${ts(f.reviewCreatedBefore)}`);
   if (f.reviewUpdatedAfter) on.push(`rr.updated_at > ${ts(f.reviewUpdatedAfter)}`);

@@ -14,7 +14,7 @@ export class PgScheduleStore implements ScheduleStore {
     return plainRows<LiveAutomation>(
       await this.pg`SELECT a.id AS "automationId", a.tenant_id AS "tenantId", v.id AS "versionId", a.updated_at AS since
         FROM automations a JOIN automation_versions v ON v.id = a.current_version_id
-        WHERE a.status = 'active' AND v.triggers -> 'cron' IN ('true'::jsonb, '1'::jsonb)
+        WHERE a.status = 'active' AND v.triggers::jsonb -> 'cron' IN ('true'::jsonb, '1'::jsonb)
         ORDER BY a.id`,
     );
   }

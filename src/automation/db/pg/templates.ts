@@ -13,7 +13,7 @@ export class PgTemplateStore implements TemplateStore {
 
   private async insertRevision(tx: Pg, r: RevisionRow): Promise<void> {
     await tx`INSERT INTO template_revisions (id, template_id, tenant_id, number, filename, format, mime_type, size, sha256, tokens, created_at)
-      VALUES (${r.id}, ${r.templateId}, ${r.tenantId}, ${r.number}, ${r.filename}, ${r.format}, ${r.mimeType}, ${r.size}, ${r.sha256}, CAST(${r.tokens} AS text)::jsonb, ${r.createdAt})`;
+      VALUES (${r.id}, ${r.templateId}, ${r.tenantId}, ${r.number}, ${r.filename}, ${r.format}, ${r.mimeType}, ${r.size}, ${r.sha256}, CAST(${r.tokens} AS text)::json, ${r.createdAt})`;
   }
 
   async create(t: TemplateRow, r: RevisionRow): Promise<void> {

@@ -1,0 +1,78 @@
+// Picks the automation server's storage backend: PostgreSQL when the config names a `postgres://` URL
+// (`--db`), else SQLite in the data dir (or in memory for tests). The one module that knows both.
+import type { Database } from "bun:sqlite";
+import { SQL } from "bun";
+import { join, resolve } from "node:path";
+import { migrations } from "../../../db/automation/index";
+import { openSqlite } from "../../kernel/db";
+import { FatalError } from "../../kernel/errors";
+import { PG_POOL_MAX, redactUrl } from "../../kernel/pg";
+import { migrateAutomationClient } from "./pg-migrate";
+import { pgStorage } from "./pg/index";
+import { sqliteStorage } from "./sqlite/index";
+import type { AutomationStorage } from "./storage";
+
+export interface OpenedStorage {
+  storage: AutomationStorage;
+  /** The SQLite connection (metrics time its statements, `backup` copies it); undefined on PostgreSQL. */
+  sqlite?: Database;
+  /** The PostgreSQL pool; undefined on SQLite. */
+  pg?: SQL;
+  /** Where the data is, for the startup line (the PostgreSQL URL without its password). */
+  describe: string;
+  close(): Promise<void>;
+}
+
+/** Opens the database and applies pending migrations (on PostgreSQL under an advisory lock). */
+/** Where the data is: `dataDir` (":memory:" in tests) and, for PostgreSQL, `db` with its pool size. */
+export interface StorageTarget {
+  dataDir: string;
+  db?: string;
+  dbPool?: number;
+  /** Seconds an idle pooled connection stays open (default 60; tests use 1). */
+  dbIdleTimeout?: number;
+}
+
+export async function openStorage(config: StorageTarget, opts: { onSqlite?: (sqlite: Database) => void } = {}): Promise<OpenedStorage> {
+  if (config.db) {
+    const url = config.db;
+    // Idle connections close after a minute: a quiet instance does not hold its whole pool open.
+    const pg = new SQL({ url, max: config.dbPool ?? PG_POOL_MAX, connectionTimeout: 10, idleTimeout: config.dbIdleTimeout ?? 60 });
+    try {
+      await migrateAutomationClient(pg);
+    } catch (err) {
+      await pg.close({ timeout: 1 }).catch(() => {});
+      throw new FatalError(`cannot open database ${redactUrl(url)}: ${(err as Error).message}`);
+    }
+    return { storage: pgStorage(pg), pg, describe: `PostgreSQL ${redactUrl(url)}`, close: () => pg.close({ timeout: 5 }) };
+  }
+  const memory = config.dataDir === ":memory:";
+  const file = memory ? ":memory:" : join(config.dataDir, "automation.db");
+  const sqlite = openSqlite(file, migrations);
+  opts.onSqlite?.(sqlite);
+  return { storage: sqliteStorage(sqlite), sqlite, describe: memory ? "SQLite in memory" : `SQLite ${resolve(file)}`, close: async () => sqlite.close() };
+}
+
+/** Held by the one automation-server serving a PostgreSQL database (a session advisory lock). */
+const SOLE_SERVER_LOCK = 7_242_015_022;
+
+/**
+ * Makes this process the only server of the database: its workers release the runs an earlier process
+ * held at start, which is only safe with one server (issue 24 brings leases for many). A second server
+ * is refused with one line; the lock goes with the process (PostgreSQL drops it with the connection, also
+ * after a SIGKILL). Admin commands and `migrate` do not take it.
+ */
+export async function claimDatabase(opened: OpenedStorage): Promise<void> {
+  if (!opened.pg) return;
+  const conn = await opened.pg.reserve();
+  const [{ ok }] = await conn`SELECT pg_try_advisory_lock(${SOLE_SERVER_LOCK}) AS ok`;
+  if (!ok) {
+    conn.release();
+    throw new FatalError(`another automation-server is serving from ${opened.describe.replace(/^PostgreSQL /, "")}: one server per database for now (several instances and separate workers: issue 24)`);
+  }
+  const close = opened.close;
+  opened.close = async () => {
+    conn.release();
+    await close();
+  };
+}

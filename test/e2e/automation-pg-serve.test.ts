@@ -1,0 +1,97 @@
+// `automation-server --db postgres://…` on the compiled binary: the database is named on startup without
+// its password, a bad or unreachable --db is one line, the demo serves from PostgreSQL, and one server
+// per database: a second is refused while the first lives, and starts once the first is gone (SIGKILL
+// too: the lock goes with the connection).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freshPostgresDb, startPostgres } from "../support/postgres";
+import { ensureBuilt, refusedPort, start, startServer } from "./support";
+
+const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
+let dir = "";
+let bin = "";
+
+beforeAll(async () => {
+  const built = await ensureBuilt("automation-server");
+  dir = mkdtempSync(join(tmpdir(), "automation-pg-serve-"));
+  bin = join(dir, "automation-server");
+  copyFileSync(built, bin);
+});
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The URL with a password: the test server trusts every connection, so any password works. */
+const withPassword = (url: string) => url.replace("postgres://postgres@", "postgres://postgres:s3cret-pw@");
+
+describe("serve --db postgres://", () => {
+  test("a --db that is not a PostgreSQL URL, or one nobody answers at, is one line", async () => {
+    const bad = start([bin, "--db", "./automation.db", "--data-dir", join(dir, "bad"), "--port", "0"]);
+    expect(await bad.proc.exited).toBe(2);
+    expect(bad.output()).toContain('--db must be a postgres:// URL (got "./automation.db")');
+    const down = start([bin, "--db", `postgres://postgres:s3cret-pw@127.0.0.1:${refusedPort()}/x`, "--data-dir", join(dir, "down"), "--port", "0"]);
+    expect(await down.proc.exited).toBe(1);
+    const out = down.output().trim();
+    expect(out).toContain("cannot open database postgres://postgres:***@127.0.0.1:");
+    expect(out).not.toContain("s3cret-pw");
+  }, 60_000);
+
+  test("the demo serves from PostgreSQL; a second server on the database is refused until the first is gone", async () => {
+    const url = withPassword(await freshPostgresDb());
+    const args = [bin, "--demo", "--host", "127.0.0.1", "--workers", "1", "--db", url, "--data-dir", join(dir, "data")];
+    const first = await startServer(args, { cwd: dir });
+    try {
+      expect(first.output()).toContain("database on PostgreSQL postgres://postgres:***@127.0.0.1:");
+      expect(first.output()).not.toContain("s3cret-pw");
+      const run = await fetch(`${first.url}/v1/runs?wait_for_completion=30`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${DEMO_KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({ target: "workflows.hello", input: { name: "Postgres" } }),
+      });
+      expect(run.status).toBe(200);
+      expect(((await run.json()) as { output: unknown }).output).toEqual({ greeting: "Hello, Postgres!" });
+
+      const second = start([...args, "--port", "0"]);
+      expect(await second.proc.exited).toBe(1);
+      expect(second.output()).toContain("another automation-server is serving from postgres://postgres:***@");
+      expect((await fetch(`${first.url}/health`)).status).toBe(200);
+    } finally {
+      await first.kill("SIGKILL");
+    }
+    // The killed server's lock went with its connection: a new one starts, and the demo data is there.
+    const third = await startServer(args, { cwd: dir });
+    try {
+      const list = await fetch(`${third.url}/v1/runs?limit=5`, { headers: { authorization: `Bearer ${DEMO_KEY}` } });
+      expect(((await list.json()) as { runs: unknown[] }).runs.length).toBeGreaterThanOrEqual(1);
+    } finally {
+      expect(await third.kill("SIGTERM")).toBe(0);
+    }
+  }, 120_000);
+
+  test("PostgreSQL stopped under a running server: 503 unavailable with Retry-After, then served again", async () => {
+    const pg = await startPostgres(); // its own server: stopping it touches no other test
+    const server = await startServer([bin, "--demo", "--host", "127.0.0.1", "--workers", "1", "--db", pg.url(), "--data-dir", join(dir, "paused")], { cwd: dir });
+    const get = () => fetch(`${server.url}/v1/automations`, { headers: { authorization: `Bearer ${DEMO_KEY}` } });
+    try {
+      expect((await get()).status).toBe(200);
+      await pg.pause();
+      const down = await get();
+      expect(down.status).toBe(503);
+      expect(down.headers.get("retry-after")).toBe("1");
+      expect(((await down.json()) as { issues: { code: string }[] }).issues[0].code).toBe("unavailable");
+      await pg.resume();
+      let status = 0;
+      for (let i = 0; i < 100 && status !== 200; i++) {
+        status = (await get()).status;
+        if (status !== 200) await Bun.sleep(100);
+      }
+      expect(status).toBe(200);
+    } finally {
+      expect(await server.kill("SIGTERM")).toBe(0);
+      await pg.stop();
+    }
+  }, 120_000);
+});
