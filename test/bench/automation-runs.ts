@@ -6,7 +6,9 @@
 //     round trip measured in the same run on the same server.
 // `--store`: instead, the runs store alone (no HTTP, no engine) on SQLite and on PostgreSQL (a throwaway
 //     server, test/support/postgres.ts): RUNS runs inserted, claimed by 25 loops of 4, 5 steps journaled
-//     each, finished. The server cannot serve from PostgreSQL yet; this measures the store it will use.
+//     each, finished: what the store costs without the server around it.
+// The server part runs on SQLite, then on PostgreSQL (a throwaway server the script starts);
+// BENCH_BACKEND=sqlite|postgres runs one.
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -130,80 +132,91 @@ if (process.argv.includes("--store")) {
 }
 
 const built = await ensureBuilt("automation-server");
-const dir = mkdtempSync(join(tmpdir(), "automation-bench-"));
-const bin = join(dir, "automation-server");
-copyFileSync(built, bin);
-const server = await startServer([bin, "--demo", "--host", "127.0.0.1", "--workers", String(WORKERS), "--data-dir", join(dir, "data")], {
-  cwd: dir,
-  env: { LOG_LEVEL: "warn", AUTOMATION_DATA_DIR: undefined },
-}).catch((err: unknown) => {
-  rmSync(dir, { recursive: true, force: true });
-  throw err;
-});
-const base = server.url;
-const headers = { authorization: `Bearer ${DEMO_KEY}`, "content-type": "application/json" };
-const post = (path: string, body: unknown) => fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+const engineMs = await engineOnly();
+const engineRate = RUNS / (engineMs / 1000);
+console.log(`automation-runs benchmark (${WORKERS} workers, ${availableParallelism()} CPUs, Bun ${Bun.version})`);
+console.log(`reference: the engine alone, in-process, no queue/persistence: ${RUNS} runs x 5 steps in ${ms(engineMs)} -> ${engineRate.toFixed(0)} runs/s`);
+const only = process.env.BENCH_BACKEND; // "sqlite" or "postgres"; default both, one after the other
+for (const backend of ["sqlite", "postgres"] as const) {
+  if (only && only !== backend) continue;
+  const db = backend === "postgres" ? await freshPostgresDb() : undefined;
+  await serverBench(backend, db);
+}
+process.exit(0);
 
-try {
-  for (const yaml of [fiveSteps, oneStep]) {
-    const r = await post("/v1/automations", { yaml });
-    if (r.status !== 201) throw new Error(`deploy failed: ${r.status} ${await r.text()}`);
-  }
+/** (1) and (2) against the compiled server on one backend. */
+async function serverBench(backend: string, db: string | undefined): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "automation-bench-"));
+  const bin = join(dir, "automation-server");
+  copyFileSync(built, bin);
+  const server = await startServer([bin, "--demo", "--host", "127.0.0.1", "--workers", String(WORKERS), "--data-dir", join(dir, "data"), ...(db ? ["--db", db] : [])], {
+    cwd: dir,
+    env: { LOG_LEVEL: "warn", AUTOMATION_DATA_DIR: undefined },
+    sqlite: !db,
+  }).catch((err: unknown) => {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  });
+  const base = server.url;
+  const headers = { authorization: `Bearer ${DEMO_KEY}`, "content-type": "application/json" };
+  const post = (path: string, body: unknown) => fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+  try {
+    for (const yaml of [fiveSteps, oneStep]) {
+      const r = await post("/v1/automations", { yaml });
+      if (r.status !== 201) throw new Error(`deploy failed: ${r.status} ${await r.text()}`);
+    }
 
-  // (1) throughput
-  const engineMs = await engineOnly();
-  const t0 = performance.now();
-  const ids: string[] = [];
-  const CONCURRENT = 100;
-  for (let i = 0; i < RUNS; i += CONCURRENT) {
-    const batch = await Promise.all(
-      Array.from({ length: Math.min(CONCURRENT, RUNS - i) }, (_, k) => post("/v1/runs", { target: "workflows.bench-five", input: { n: i + k } }).then((r) => r.json() as Promise<{ id: string }>)),
-    );
-    ids.push(...batch.map((b) => b.id));
-  }
-  const submittedMs = performance.now() - t0;
-  for (;;) {
-    const r = (await (await fetch(`${base}/v1/runs?source=workflows.bench-five&status=pending,running&limit=1`, { headers })).json()) as { runs: unknown[] };
-    if (r.runs.length === 0) break;
-    await Bun.sleep(50);
-  }
-  const wallMs = performance.now() - t0;
-  const failed = (await (await fetch(`${base}/v1/runs?source=workflows.bench-five&status=failed,cancelled&limit=1`, { headers })).json()) as { runs: unknown[] };
-  if (failed.runs.length) throw new Error("some bench runs failed");
-  const sample = (await (await fetch(`${base}/v1/runs/${ids[7]}`, { headers })).json()) as { output: unknown };
+    // (1) throughput
+    const t0 = performance.now();
+    const ids: string[] = [];
+    const CONCURRENT = 100;
+    for (let i = 0; i < RUNS; i += CONCURRENT) {
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(CONCURRENT, RUNS - i) }, (_, k) => post("/v1/runs", { target: "workflows.bench-five", input: { n: i + k } }).then((r) => r.json() as Promise<{ id: string }>)),
+      );
+      ids.push(...batch.map((b) => b.id));
+    }
+    const submittedMs = performance.now() - t0;
+    for (;;) {
+      const r = (await (await fetch(`${base}/v1/runs?source=workflows.bench-five&status=pending,running&limit=1`, { headers })).json()) as { runs: unknown[] };
+      if (r.runs.length === 0) break;
+      await Bun.sleep(50);
+    }
+    const wallMs = performance.now() - t0;
+    const failed = (await (await fetch(`${base}/v1/runs?source=workflows.bench-five&status=failed,cancelled&limit=1`, { headers })).json()) as { runs: unknown[] };
+    if (failed.runs.length) throw new Error("some bench runs failed");
+    const sample = (await (await fetch(`${base}/v1/runs/${ids[7]}`, { headers })).json()) as { output: unknown };
 
-  // (2) latency
-  const health: number[] = [];
-  const waited: number[] = [];
-  for (let i = 0; i < 30; i++) {
-    await fetch(`${base}/health`).then((r) => r.arrayBuffer());
-    await post("/v1/runs?wait_for_completion=30", { target: "workflows.bench-one", input: { n: i } }).then((r) => r.arrayBuffer());
-  }
-  for (let i = 0; i < LATENCY_N; i++) {
-    let t = performance.now();
-    await fetch(`${base}/health`).then((r) => r.arrayBuffer());
-    health.push(performance.now() - t);
-    t = performance.now();
-    const r = await post("/v1/runs?wait_for_completion=30", { target: "workflows.bench-one", input: { n: i } });
-    await r.arrayBuffer();
-    if (r.status !== 200) throw new Error(`wait_for_completion answered ${r.status}`);
-    waited.push(performance.now() - t);
-  }
+    // (2) latency
+    const health: number[] = [];
+    const waited: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      await fetch(`${base}/health`).then((r) => r.arrayBuffer());
+      await post("/v1/runs?wait_for_completion=30", { target: "workflows.bench-one", input: { n: i } }).then((r) => r.arrayBuffer());
+    }
+    for (let i = 0; i < LATENCY_N; i++) {
+      let t = performance.now();
+      await fetch(`${base}/health`).then((r) => r.arrayBuffer());
+      health.push(performance.now() - t);
+      t = performance.now();
+      const r = await post("/v1/runs?wait_for_completion=30", { target: "workflows.bench-one", input: { n: i } });
+      await r.arrayBuffer();
+      if (r.status !== 200) throw new Error(`wait_for_completion answered ${r.status}`);
+      waited.push(performance.now() - t);
+    }
 
-  const engineRate = RUNS / (engineMs / 1000);
-  const rate = RUNS / (wallMs / 1000);
-  console.log(`automation-runs benchmark (${WORKERS} workers, ${availableParallelism()} CPUs, Bun ${Bun.version})`);
-  console.log(`(1) ${RUNS} runs x 5 steps, submitted at once over HTTP (${CONCURRENT} in flight)`);
-  console.log(`    all submitted after  ${ms(submittedMs)}`);
-  console.log(`    all completed after  ${ms(wallMs)}  -> ${rate.toFixed(0)} runs/s, ${(rate * 5).toFixed(0)} steps/s (durable)`);
-  console.log(`    reference: engine alone, in-process, no queue/persistence: ${ms(engineMs)} -> ${engineRate.toFixed(0)} runs/s`);
-  console.log(`    ratio durable server / engine alone (wall time): ${(wallMs / engineMs).toFixed(2)}x`);
-  console.log(`    sample output: ${JSON.stringify(sample.output)}`);
-  console.log(`(2) ${LATENCY_N} sequential requests each`);
-  console.log(`    GET /health                          p50 ${ms(pct(health, 50))}  p99 ${ms(pct(health, 99))}`);
-  console.log(`    POST /v1/runs?wait_for_completion=30 p50 ${ms(pct(waited, 50))}  p99 ${ms(pct(waited, 99))}`);
-  console.log(`    ratio run+wait / health: p50 ${(pct(waited, 50) / pct(health, 50)).toFixed(1)}x  p99 ${(pct(waited, 99) / pct(health, 99)).toFixed(1)}x`);
-} finally {
-  await server.kill("SIGTERM");
-  rmSync(dir, { recursive: true, force: true });
+    const rate = RUNS / (wallMs / 1000);
+    console.log(`[${backend}] (1) ${RUNS} runs x 5 steps, submitted at once over HTTP (${CONCURRENT} in flight)`);
+    console.log(`    all submitted after  ${ms(submittedMs)}`);
+    console.log(`    all completed after  ${ms(wallMs)}  -> ${rate.toFixed(0)} runs/s, ${(rate * 5).toFixed(0)} steps/s (durable)`);
+    console.log(`    ratio durable server / engine alone (wall time): ${(wallMs / engineMs).toFixed(2)}x`);
+    console.log(`    sample output: ${JSON.stringify(sample.output)}`);
+    console.log(`[${backend}] (2) ${LATENCY_N} sequential requests each`);
+    console.log(`    GET /health                          p50 ${ms(pct(health, 50))}  p99 ${ms(pct(health, 99))}`);
+    console.log(`    POST /v1/runs?wait_for_completion=30 p50 ${ms(pct(waited, 50))}  p99 ${ms(pct(waited, 99))}`);
+    console.log(`    ratio run+wait / health: p50 ${(pct(waited, 50) / pct(health, 50)).toFixed(1)}x  p99 ${(pct(waited, 99) / pct(health, 99)).toFixed(1)}x`);
+  } finally {
+    await server.kill("SIGTERM");
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
