@@ -5,7 +5,7 @@
 // documents are parsed inline: below the threshold the thread hop costs more than it saves.
 import { runOffThread } from "../offthread/run";
 import { type ParseOptions, rememberParse } from "./parse";
-import { rememberRead } from "./source";
+import { nestedTooDeep, rememberRead } from "./source";
 
 /** Documents at least this long (characters) are parsed on a worker thread; measured in docs/robustness.md. */
 export const OFFTHREAD_YAML_CHARS = 8 * 1024;
@@ -14,7 +14,8 @@ const MAX_CHARS = 1024 * 1024;
 /** Past this the thread is stopped and the synchronous parse reads the text itself, as before. */
 const DEADLINE_MS = 30_000;
 
-const large = (yaml: unknown): yaml is string => typeof yaml === "string" && yaml.length >= OFFTHREAD_YAML_CHARS && yaml.length <= MAX_CHARS;
+// A document nested too deep is refused by a one-pass scan in the synchronous read: no thread for it.
+const large = (yaml: unknown): yaml is string => typeof yaml === "string" && yaml.length >= OFFTHREAD_YAML_CHARS && yaml.length <= MAX_CHARS && !nestedTooDeep(yaml);
 
 /** Parses workflow YAML on a worker thread when it is large, so the `parseWorkflow` that follows finds it done. Never throws. */
 export async function prepareWorkflow(yaml: unknown, opts: ParseOptions = {}): Promise<void> {

@@ -17,6 +17,9 @@ const tooDeep = (): { ok: false; issues: WorkflowIssue[] } => ({
   issues: [{ field: "<root>", message: `invalid YAML: nested deeper than ${MAX_YAML_DEPTH} levels`, code: "invalid_yaml" }],
 });
 
+/** True when the text alone shows nesting past the limit: refused at once, no parse (nor thread hop) needed. */
+export const nestedTooDeep = (text: string): boolean => nestingBound(text) > MAX_YAML_DEPTH;
+
 const isStackOverflow = (e: unknown) => e instanceof RangeError && /call stack/i.test(e.message);
 
 /**
@@ -95,7 +98,7 @@ export function readYaml(text: string): { ok: true; source: Source } | { ok: fal
 
 /** The reading itself, with plain results (what a worker thread runs for large documents). */
 export function readPlain(text: string): PlainRead {
-  if (nestingBound(text) > MAX_YAML_DEPTH) return tooDeep();
+  if (nestedTooDeep(text)) return tooDeep();
   try {
     return read(text);
   } catch (e) {
