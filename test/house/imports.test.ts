@@ -5,9 +5,7 @@ import { expect, test } from "bun:test";
 import { root } from "../e2e/support";
 import { circles, importGraph } from "./imports";
 
-const KNOWN: Record<string, string> = {
-  "src/automation/runs/queue.ts src/automation/runs/worker.ts": "issue 24 (separate workers)",
-};
+const KNOWN: Record<string, string> = {};
 
 const graph = importGraph(root);
 const found = circles(graph).map((c) => c.join(" "));

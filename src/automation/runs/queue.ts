@@ -5,13 +5,11 @@ import type { Clock } from "../../kernel/clock";
 import { newId } from "../../kernel/ids";
 import type { Logger } from "../../kernel/logger";
 import type { RunStore } from "../db/storage";
-import type { RunSignals } from "./worker";
+import type { AbortReason, RunSignals } from "./signals";
 
 export const LEASE_MS = 60_000;
 
 /** Why a run's signal was aborted: the user cancelled it, or the server is stopping (resume later). */
-export type AbortReason = "cancel" | "shutdown";
-
 export interface PoolDeps {
   store: RunStore;
   clock: Clock;

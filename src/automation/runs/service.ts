@@ -8,7 +8,8 @@ import { sampleRankOf } from "./envelope";
 import { type IncomingFile, materializeFiles, ownerOf, splitInputFiles } from "./inputs";
 import { listFilter, page } from "./list";
 import type { ListQuery } from "./model";
-import { type AbortReason, LEASE_MS, WorkerPool } from "./queue";
+import { LEASE_MS, WorkerPool } from "./queue";
+import type { AbortReason, Executing, RunSignals } from "./signals";
 import type { RunsRuntime } from "./runtime";
 import { resolveTarget, type ResolvedSource } from "./sources";
 import { isTerminal, type NewRun, type RunRow } from "../db/runs-model";
@@ -16,7 +17,7 @@ import type { RunStore } from "../db/storage";
 import type { TickKey } from "../schedules/store";
 import { signZipToken } from "./token";
 import { defaultRuntime } from "./runtime-default";
-import { type Executing, executeRun, type RunSignals } from "./worker";
+import { executeRun } from "./worker";
 import { type ZipEntry, zipStream } from "./zip";
 import { Cancelled } from "../engine/errors";
 

@@ -12,21 +12,10 @@ import { mailSender } from "../email/engine";
 import { meteredGateway } from "../models/metered";
 import { modelUsageMetrics } from "../metrics";
 import { ownerOf } from "./inputs";
-import type { AbortReason } from "./queue";
+import type { AbortReason, Executing, RunSignals } from "./signals";
 import type { RunsRuntime } from "./runtime";
 import type { FinishRequest, RunRow, StepRow } from "../db/runs-model";
 import type { RunStore } from "../db/storage";
-
-/** Signals a run executes under: `stop` = stop at the next step boundary; `interrupt` = abort the step in flight. */
-export interface RunSignals {
-  stop: AbortSignal;
-  interrupt: AbortSignal;
-}
-
-/** A run executing here: `abort` asks it to stop at its next step boundary; child runs inherit its signals. */
-export interface Executing extends RunSignals {
-  abort(reason: AbortReason): void;
-}
 
 export interface WorkerDeps {
   ctx: AutomationContext;
