@@ -3,41 +3,8 @@
 // automation shows, and racing promotes of one version that change the automation exactly once.
 // SQLite: an in-memory database; PostgreSQL: a fresh database on the test server.
 import { afterAll, describe, expect, test } from "bun:test";
-import { SQL } from "bun";
-import { migrations } from "../../../db/automation/index";
-import { openSqlite } from "../../../src/kernel/db";
-import { migrateAutomationPg } from "../../../src/automation/db/pg-migrate";
-import { pgStorage } from "../../../src/automation/db/pg/index";
-import type { AutomationStorage } from "../../../src/automation/db/storage";
-import { sqliteStorage } from "../../../src/automation/db/sqlite/index";
 import type { AutomationRow, VersionRow } from "../../../src/automation/db/tables/foundation";
-import { freshPostgresDb } from "../../support/postgres";
-
-interface Backend {
-  storage: AutomationStorage;
-  /** One statement with `?` placeholders, for seeding rows of stores not converted yet (runs, tasks). */
-  exec(sql: string, args: unknown[]): Promise<void>;
-  close(): Promise<void>;
-}
-
-async function sqliteBackend(): Promise<Backend> {
-  const db = openSqlite(":memory:", migrations);
-  return { storage: sqliteStorage(db), exec: async (sql, args) => void db.query(sql).run(...(args as never[])), close: async () => db.close() };
-}
-
-async function pgBackend(): Promise<Backend> {
-  const url = await freshPostgresDb();
-  await migrateAutomationPg(url);
-  const pg = new SQL({ url, max: 10 });
-  return {
-    storage: pgStorage(pg),
-    exec: async (sql, args) => {
-      let n = 0;
-      await pg.unsafe(sql.replace(/\?/g, () => `$${++n}`), args as never[]);
-    },
-    close: () => pg.close(),
-  };
-}
+import { pgBackend, sqliteBackend, type Backend } from "./backends";
 
 const opened: Backend[] = [];
 afterAll(async () => {

@@ -4,56 +4,16 @@
 // released by a concurrent delete or sweep.
 // SQLite: an in-memory database; PostgreSQL: a fresh database on the test server.
 import { afterAll, describe, expect, test } from "bun:test";
-import { SQL } from "bun";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { migrations } from "../../../db/automation/index";
-import { openSqlite } from "../../../src/kernel/db";
 import { systemClock } from "../../../src/kernel/clock";
 import { silentLogger } from "../../../src/kernel/logger";
-import { migrateAutomationPg } from "../../../src/automation/db/pg-migrate";
-import { pgStorage } from "../../../src/automation/db/pg/index";
-import type { AutomationStorage } from "../../../src/automation/db/storage";
-import { sqliteStorage } from "../../../src/automation/db/sqlite/index";
 import type { FileRow, UploadSessionRow } from "../../../src/automation/db/tables/files";
 import { createBlobStore } from "../../../src/automation/files/fs-blobs";
 import { collectGarbage } from "../../../src/automation/files/gc";
 import { deleteFile, insertFile, snapshotFile, type FilesContext } from "../../../src/automation/files/service";
-import { freshPostgresDb } from "../../support/postgres";
-
-interface Backend {
-  storage: AutomationStorage;
-  /** One statement with `?` placeholders, for seeding and counting rows. */
-  exec(sql: string, args: unknown[]): Promise<void>;
-  count(table: string): Promise<number>;
-  close(): Promise<void>;
-}
-
-async function sqliteBackend(): Promise<Backend> {
-  const db = openSqlite(":memory:", migrations);
-  return {
-    storage: sqliteStorage(db),
-    exec: async (sql, args) => void db.query(sql).run(...(args as never[])),
-    count: async (table) => (db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n,
-    close: async () => db.close(),
-  };
-}
-
-async function pgBackend(): Promise<Backend> {
-  const url = await freshPostgresDb();
-  await migrateAutomationPg(url);
-  const pg = new SQL({ url, max: 10 });
-  return {
-    storage: pgStorage(pg),
-    exec: async (sql, args) => {
-      let n = 0;
-      await pg.unsafe(sql.replace(/\?/g, () => `$${++n}`), args as never[]);
-    },
-    count: async (table) => Number((await pg.unsafe(`SELECT count(*) AS n FROM ${table}`))[0].n),
-    close: () => pg.close(),
-  };
-}
+import { pgBackend, sqliteBackend, type Backend } from "./backends";
 
 const opened: Backend[] = [];
 const dirs: string[] = [];

@@ -4,50 +4,10 @@
 // claimed once, finished once, a cancel and a finish never both win, held runs are queued within
 // their experiment's bound, a cron tick starts one run.
 import { afterAll, describe, expect, test } from "bun:test";
-import { SQL } from "bun";
-import { migrations } from "../../../db/automation/index";
-import { openSqlite } from "../../../src/kernel/db";
-import { migrateAutomationPg } from "../../../src/automation/db/pg-migrate";
-import { pgStorage } from "../../../src/automation/db/pg/index";
-import { sqliteStorage } from "../../../src/automation/db/sqlite/index";
 import type { ListFilter, NewRun } from "../../../src/automation/db/runs-model";
-import type { AutomationStorage, DecisionRow, TaskRow, TaskWrite } from "../../../src/automation/db/storage";
+import type { DecisionRow, TaskRow, TaskWrite } from "../../../src/automation/db/storage";
 import { TickTaken } from "../../../src/automation/schedules/store";
-import { freshPostgresDb } from "../../support/postgres";
-
-interface Backend {
-  storage: AutomationStorage;
-  /** Another storage over the same database, as a second server process would hold (its own journal batches). */
-  peer(): AutomationStorage;
-  /** One statement with `?` placeholders, for seeding rows of other features (reviews, automations). */
-  exec(sql: string, args: unknown[]): Promise<void>;
-  close(): Promise<void>;
-}
-
-async function sqliteBackend(): Promise<Backend> {
-  const db = openSqlite(":memory:", migrations);
-  return {
-    storage: sqliteStorage(db),
-    peer: () => sqliteStorage(db),
-    exec: async (sql, args) => void db.query(sql).run(...(args as never[])),
-    close: async () => db.close(),
-  };
-}
-
-async function pgBackend(): Promise<Backend> {
-  const url = await freshPostgresDb();
-  await migrateAutomationPg(url);
-  const pg = new SQL({ url, max: 10 });
-  return {
-    storage: pgStorage(pg),
-    peer: () => pgStorage(pg),
-    exec: async (sql, args) => {
-      let n = 0;
-      await pg.unsafe(sql.replace(/\?/g, () => `$${++n}`), args as never[]);
-    },
-    close: () => pg.close(),
-  };
-}
+import { pgBackend, sqliteBackend, type Backend } from "./backends";
 
 const opened: Backend[] = [];
 afterAll(async () => {

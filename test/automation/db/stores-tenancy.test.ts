@@ -2,32 +2,8 @@
 // once when creates race, a key revoked once (the first time stays) when revokes race.
 // SQLite: an in-memory database; PostgreSQL: a fresh database on the test server.
 import { afterAll, describe, expect, test } from "bun:test";
-import { SQL } from "bun";
-import { migrations } from "../../../db/automation/index";
-import { openSqlite } from "../../../src/kernel/db";
-import { migrateAutomationPg } from "../../../src/automation/db/pg-migrate";
-import { pgStorage } from "../../../src/automation/db/pg/index";
-import type { AutomationStorage } from "../../../src/automation/db/storage";
-import { sqliteStorage } from "../../../src/automation/db/sqlite/index";
 import type { ApiKeyRow } from "../../../src/automation/db/tables/foundation";
-import { freshPostgresDb } from "../../support/postgres";
-
-interface Backend {
-  storage: AutomationStorage;
-  close(): Promise<void>;
-}
-
-async function sqliteBackend(): Promise<Backend> {
-  const db = openSqlite(":memory:", migrations);
-  return { storage: sqliteStorage(db), close: async () => db.close() };
-}
-
-async function pgBackend(): Promise<Backend> {
-  const url = await freshPostgresDb();
-  await migrateAutomationPg(url);
-  const pg = new SQL({ url, max: 10 });
-  return { storage: pgStorage(pg), close: () => pg.close() };
-}
+import { pgBackend, sqliteBackend, type Backend } from "./backends";
 
 const opened: Backend[] = [];
 afterAll(async () => {
