@@ -30,7 +30,7 @@ import { freshPostgresDb } from "../support/postgres";
 const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
 const RUNS = Number(process.env.BENCH_RUNS ?? 2000);
 const LATENCY_N = Number(process.env.BENCH_LATENCY_N ?? 400);
-const WORKERS = availableParallelism();
+const WORKERS = Number(process.env.BENCH_WORKERS ?? availableParallelism());
 
 const fiveSteps = `
 name: bench-five

@@ -58,12 +58,17 @@ const INSERT_RUN = `INSERT INTO runs (${INSERT_COLUMNS.map(([, c]) => c).join(",
 async function addEvents(db: Pg, events: [string, string, NewEvent][]): Promise<void> {
   if (events.length === 0) return;
   const args: unknown[] = [];
+  await db.unsafe(eventsInsert(events, args), args);
+}
+
+/** The INSERT of `events`, its parameters appended to `args` (numbered after what `args` holds). */
+function eventsInsert(events: [string, string, NewEvent][], args: unknown[]): string {
   const rows = events.map(([runId, at, e]) => {
     const b = args.length;
     args.push(runId, e.type, at, e.status ?? null, e.message ?? null, e.metadata ? JSON.stringify(e.metadata) : null);
     return `($${b + 1}, $${b + 2}, CAST($${b + 3} AS text)::timestamptz, $${b + 4}, $${b + 5}, CAST($${b + 6} AS text)::json)`;
   });
-  await db.unsafe(`INSERT INTO run_events (run_id, type, timestamp, status, message, metadata) VALUES ${rows.join(", ")}`, args);
+  return `INSERT INTO run_events (run_id, type, timestamp, status, message, metadata) VALUES ${rows.join(", ")}`;
 }
 
 const addEvent = (db: Pg, runId: string, at: string, e: NewEvent) => addEvents(db, [[runId, at, e]]);
@@ -137,15 +142,8 @@ interface Waiter {
 const CHUNK = 1000;
 const chunks = <T>(xs: T[]) => Array.from({ length: Math.ceil(xs.length / CHUNK) }, (_, i) => xs.slice(i * CHUNK, (i + 1) * CHUNK));
 
-/**
- * Writes one batch inside `tx` and returns each item's answer (a finish's boolean). Run inserts go
- * first, one after the other; then every step row of the batch in one upsert (a step started and
- * finished in the same batch is one row, keeping its start's seq), their events in one insert, and the
- * finishes in one conditional UPDATE (a run finished twice in one batch: the first one counts).
- */
-async function writeBatch(tx: Pg, items: Item[]): Promise<unknown[]> {
-  const out: unknown[] = items.map(() => undefined);
-  for (const it of items) if (it.kind === "op") await it.op(tx);
+/** The step rows of a batch (a step started and finished in it is one row, keeping its start's seq) and their events. */
+function stepRows(items: Item[]): { steps: StepWrite[]; stepEvents: [string, string, NewEvent][] } {
   const steps = new Map<string, StepWrite>();
   const stepEvents: [string, string, NewEvent][] = [];
   for (const it of items) {
@@ -155,21 +153,81 @@ async function writeBatch(tx: Pg, items: Item[]): Promise<unknown[]> {
     steps.set(key, prev ? { ...it.w, seq: prev.seq } : it.w);
     stepEvents.push([it.w.runId, it.at, it.event]);
   }
-  for (const rows of chunks([...steps.values()])) {
+  return { steps: [...steps.values()], stepEvents };
+}
+
+/** The upsert of step rows, its parameters appended to `args`. */
+function stepsUpsert(rows: StepWrite[], args: unknown[]): string {
+  const values = rows.map((w) => {
+    const b = args.length;
+    args.push(w.runId, w.path, w.seq, w.name, w.type, w.status, w.output, w.error, w.attempt, w.startedAt, w.completedAt);
+    const n = (k: number) => `$${b + k}`;
+    return `(${n(1)}, ${n(2)}, CAST(${n(3)} AS bigint), ${n(4)}, ${n(5)}, ${n(6)}, CAST(${n(7)} AS text)::json, CAST(${n(8)} AS text)::json, CAST(${n(9)} AS int),
+      CAST(${n(10)} AS text)::timestamptz, CAST(${n(11)} AS text)::timestamptz)`;
+  });
+  return `INSERT INTO run_steps (run_id, path, seq, name, type, status, output, error, attempt, started_at, completed_at) VALUES ${values.join(", ")}
+     ON CONFLICT (run_id, path) DO UPDATE SET status = excluded.status, output = excluded.output, error = excluded.error,
+       attempt = excluded.attempt, started_at = excluded.started_at, completed_at = excluded.completed_at`;
+}
+
+/**
+ * A batch of step writes only (the common case: a worker's step finished) as ONE statement: the step
+ * upsert in a data-modifying CTE, the events as the statement itself. One statement is atomic on its
+ * own, so the batch commits in one round trip instead of BEGIN, two inserts and COMMIT.
+ */
+async function writeSteps(db: Pg, items: Item[]): Promise<unknown[]> {
+  const { steps, stepEvents } = stepRows(items);
+  const args: unknown[] = [];
+  const upsert = stepsUpsert(steps, args);
+  await db.unsafe(`WITH s AS (${upsert} RETURNING 1) ${eventsInsert(stepEvents, args)}`, args);
+  return items.map(() => undefined);
+}
+
+/**
+ * A batch of run finishes only (a run's last write) as ONE statement: the conditional UPDATE and the
+ * events of the runs it moved, in one round trip. Of several finishes of one run the first counts.
+ */
+async function writeFinishes(db: Pg, items: Item[]): Promise<unknown[]> {
+  const out: unknown[] = items.map(() => false);
+  const first = new Map<string, number>();
+  items.forEach((it, i) => {
+    if (it.kind === "finish" && !first.has(it.runId)) first.set(it.runId, i);
+  });
+  const args: unknown[] = [];
+  const values = [...first.values()].map((i) => {
+    const it = items[i] as Extract<Item, { kind: "finish" }>;
+    const b = args.length;
+    args.push(it.runId, it.r.status, json(it.r.output), it.r.error ? JSON.stringify(it.r.error) : null, it.at, it.r.message ?? null);
+    return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6})`;
+  });
+  const won = await db.unsafe(
+    `WITH v(id, status, output, error, at, message) AS (VALUES ${values.join(", ")}),
+          f AS (UPDATE runs SET status = v.status, output = CAST(v.output AS text)::json, error = CAST(v.error AS text)::json,
+                  completed_at = CAST(v.at AS text)::timestamptz, claimed_by = NULL, lease_until = NULL
+                FROM v WHERE runs.id = v.id AND runs.status NOT IN ${TERMINAL_SQL} RETURNING runs.id, v.status, v.at, v.message),
+          e AS (INSERT INTO run_events (run_id, type, timestamp, status, message, metadata)
+                SELECT id, status, CAST(at AS text)::timestamptz, status, message, NULL FROM f)
+     SELECT id FROM f`,
+    args,
+  );
+  const ids = new Set((won as { id: string }[]).map((r) => r.id));
+  for (const [runId, i] of first) if (ids.has(runId)) out[i] = true;
+  return out;
+}
+
+/**
+ * Writes one batch inside `tx` and returns each item's answer (a finish's boolean). Run inserts go
+ * first, one after the other; then every step row of the batch in one upsert (a step started and
+ * finished in the same batch is one row, keeping its start's seq), their events in one insert, and the
+ * finishes in one conditional UPDATE (a run finished twice in one batch: the first one counts).
+ */
+async function writeBatch(tx: Pg, items: Item[]): Promise<unknown[]> {
+  const out: unknown[] = items.map(() => undefined);
+  for (const it of items) if (it.kind === "op") await it.op(tx);
+  const { steps, stepEvents } = stepRows(items);
+  for (const rows of chunks(steps)) {
     const args: unknown[] = [];
-    const values = rows.map((w) => {
-      const b = args.length;
-      args.push(w.runId, w.path, w.seq, w.name, w.type, w.status, w.output, w.error, w.attempt, w.startedAt, w.completedAt);
-      const n = (k: number) => `$${b + k}`;
-      return `(${n(1)}, ${n(2)}, CAST(${n(3)} AS bigint), ${n(4)}, ${n(5)}, ${n(6)}, CAST(${n(7)} AS text)::json, CAST(${n(8)} AS text)::json, CAST(${n(9)} AS int),
-        CAST(${n(10)} AS text)::timestamptz, CAST(${n(11)} AS text)::timestamptz)`;
-    });
-    await tx.unsafe(
-      `INSERT INTO run_steps (run_id, path, seq, name, type, status, output, error, attempt, started_at, completed_at) VALUES ${values.join(", ")}
-       ON CONFLICT (run_id, path) DO UPDATE SET status = excluded.status, output = excluded.output, error = excluded.error,
-         attempt = excluded.attempt, started_at = excluded.started_at, completed_at = excluded.completed_at`,
-      args,
-    );
+    await tx.unsafe(stepsUpsert(rows, args), args);
   }
   for (const rows of chunks(stepEvents)) await addEvents(tx, rows);
   const finishes = items.flatMap((it, i) => (it.kind === "finish" ? [{ it, i }] : []));
@@ -236,7 +294,9 @@ export class PgRunStore implements RunStore {
   private async commit(items: Item[], waiters: Waiter[]): Promise<void> {
     let out: unknown[];
     try {
-      out = await this.pg.begin((tx) => writeBatch(tx, items));
+      // The common batches (a step's writes, a run's finish) are one statement each: one round trip.
+      const only = (kind: Item["kind"]) => items.length <= CHUNK && items.every((it) => it.kind === kind);
+      out = only("step") ? await writeSteps(this.pg, items) : only("finish") ? await writeFinishes(this.pg, items) : await this.pg.begin((tx) => writeBatch(tx, items));
     } catch {
       // One bad write (a taken dedupe key or tick) must not fail its neighbours: one transaction each.
       for (let i = 0; i < items.length; i++) {
@@ -284,34 +344,30 @@ export class PgRunStore implements RunStore {
 
   async claimMany(n: number, worker: string, now: string, nowMs: number, leaseMs: number): Promise<Claim[]> {
     if (n <= 0) return [];
-    return this.pg.begin(async (tx) => {
-      // Pending runs first, then running ones nobody holds or whose lease lapsed; rows another claimer
-      // has locked are skipped, and the UPDATE's WHERE re-checks the status the row was picked in.
-      const rows = await tx.unsafe(
-        `WITH p AS (SELECT id, status, created_at FROM runs WHERE status = 'pending' ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED),
-              r AS (SELECT id, status, created_at FROM runs WHERE status = 'running' AND (claimed_by IS NULL OR lease_until < $2)
-                    ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED),
-              pick AS (SELECT * FROM (SELECT id, status, created_at, 0 AS k FROM p UNION ALL SELECT id, status, created_at, 1 AS k FROM r) x
-                       ORDER BY k, created_at, id LIMIT $1)
-         UPDATE runs SET status = 'running', claimed_by = $3, lease_until = $4, attempts = runs.attempts + 1,
-           started_at = COALESCE(runs.started_at, CAST($5 AS text)::timestamptz)
-         FROM pick WHERE runs.id = pick.id AND runs.status = pick.status
-         RETURNING runs.id, pick.status AS was, pick.k, pick.created_at AS "createdAt"`,
-        [n, nowMs, worker, nowMs + leaseMs, now],
-      );
-      const claims = (rows as { id: string; was: string; k: number; createdAt: Date }[])
-        .sort((a, b) => a.k - b.k || a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-        .map((r) => ({ id: r.id, resumed: r.was === "running" }));
-      await addEvents(
-        tx,
-        claims.map((c) => [
-          c.id,
-          now,
-          c.resumed ? { type: "resumed", status: "running", message: "resumed after a restart from the last finished step" } : { type: "started", status: "running" },
-        ]),
-      );
-      return claims;
-    });
+    // One statement (atomic on its own, one round trip): pending runs first, then running ones nobody
+    // holds or whose lease lapsed; rows another claimer has locked are skipped, the UPDATE's WHERE
+    // re-checks the status the row was picked in, and each claim's started/resumed event is written
+    // by the same statement.
+    const rows = await this.pg.unsafe(
+      `WITH p AS (SELECT id, status, created_at FROM runs WHERE status = 'pending' ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED),
+            r AS (SELECT id, status, created_at FROM runs WHERE status = 'running' AND (claimed_by IS NULL OR lease_until < $2)
+                  ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED),
+            pick AS (SELECT * FROM (SELECT id, status, created_at, 0 AS k FROM p UNION ALL SELECT id, status, created_at, 1 AS k FROM r) x
+                     ORDER BY k, created_at, id LIMIT $1),
+            c AS (UPDATE runs SET status = 'running', claimed_by = $3, lease_until = $4, attempts = runs.attempts + 1,
+                    started_at = COALESCE(runs.started_at, CAST($5 AS text)::timestamptz)
+                  FROM pick WHERE runs.id = pick.id AND runs.status = pick.status
+                  RETURNING runs.id, pick.status AS was, pick.k, pick.created_at AS created),
+            e AS (INSERT INTO run_events (run_id, type, timestamp, status, message, metadata)
+                  SELECT id, CASE WHEN was = 'running' THEN 'resumed' ELSE 'started' END, CAST($5 AS text)::timestamptz, 'running',
+                         CASE WHEN was = 'running' THEN 'resumed after a restart from the last finished step' END, NULL
+                  FROM c ORDER BY k, created, id)
+       SELECT id, was, k, created AS "createdAt" FROM c`,
+      [n, nowMs, worker, nowMs + leaseMs, now],
+    );
+    return (rows as { id: string; was: string; k: number; createdAt: Date }[])
+      .sort((a, b) => a.k - b.k || a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .map((r) => ({ id: r.id, resumed: r.was === "running" }));
   }
 
   async claimRun(id: string, worker: string, now: string, nowMs: number, leaseMs: number): Promise<boolean> {
