@@ -1,6 +1,7 @@
 // `--demo` documents: the "Demo invoice" DOCX template (built here, so the compiled binary needs no
 // asset) and the `demo-mail` SMTP server (127.0.0.1:1025, no TLS: a local mail catcher such as
 // Mailpit). The invoice workflows name the template by the placeholder id below.
+import { DomainError } from "../../kernel/errors";
 import type { AutomationContext } from "../context";
 import { createServer } from "../email/service";
 import { buildDocx } from "../templates/build-docx";
@@ -31,7 +32,12 @@ export async function seedDemoDocuments(ctx: AutomationContext, tenantId: string
   const existing = await findTemplateByName(ctx, tenantId, TEMPLATE_NAME);
   const template = existing ?? (await createTemplateFromBytes(ctx, tenantId, { name: TEMPLATE_NAME, description: "Invoice with line items; {terms} is left out to show NOT FOUND highlighting" }, "demo-invoice.docx", demoInvoiceDocx()));
   if (!(await ctx.storage.email.serverByRef(tenantId, MAIL_SERVER))) {
-    await createServer(ctx, tenantId, { name: MAIL_SERVER, transport: "smtp", host: "127.0.0.1", port: 1025, security: "none", fromEmail: "demo@example.com", fromName: "Automation demo" });
+    // Two demo starts at once (two instances): the other one may create it first; that is fine.
+    await createServer(ctx, tenantId, { name: MAIL_SERVER, transport: "smtp", host: "127.0.0.1", port: 1025, security: "none", fromEmail: "demo@example.com", fromName: "Automation demo" }).catch(
+      (err: unknown) => {
+        if (!(err instanceof DomainError && err.code === "name_taken")) throw err;
+      },
+    );
   }
   return { templateId: template.id, mailServer: MAIL_SERVER };
 }
