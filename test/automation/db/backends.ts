@@ -46,3 +46,17 @@ export async function pgBackend(): Promise<Backend> {
     close: () => pg.close(),
   };
 }
+
+/**
+ * `onBoth(body)` for a test file: opens both backends (into `opened`, which the file closes after its
+ * tests), prepares each with `seed`, and returns what `body` answered on each, for a cross-backend comparison.
+ */
+export function bothIn(opened: Backend[], seed?: (b: Backend) => Promise<void>) {
+  return async <T>(body: (b: Backend) => Promise<T>): Promise<{ sqlite: T; postgres: T }> => {
+    const s = await sqliteBackend();
+    const p = await pgBackend();
+    opened.push(s, p);
+    for (const b of [s, p]) await seed?.(b);
+    return { sqlite: await body(s), postgres: await body(p) };
+  };
+}

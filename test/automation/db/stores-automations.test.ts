@@ -4,7 +4,7 @@
 // SQLite: an in-memory database; PostgreSQL: a fresh database on the test server.
 import { afterAll, describe, expect, test } from "bun:test";
 import type { AutomationRow, VersionRow } from "../../../src/automation/db/tables/foundation";
-import { pgBackend, sqliteBackend, type Backend } from "./backends";
+import { bothIn, type Backend } from "./backends";
 
 const opened: Backend[] = [];
 afterAll(async () => {
@@ -12,18 +12,12 @@ afterAll(async () => {
 });
 
 /** Runs `body` on both backends (a tenant `t1` already there) and returns what each produced. */
-async function onBoth<T>(body: (b: Backend) => Promise<T>): Promise<{ sqlite: T; postgres: T }> {
-  const s = await sqliteBackend();
-  const p = await pgBackend();
-  opened.push(s, p);
-  for (const b of [s, p]) {
-    await b.storage.tenancy.createTenant(
-      { id: "t1", slug: "acme", name: "Acme", createdAt: at(0) },
-      { id: "k1", tenantId: "t1", name: null, hash: "h", hint: "xxxx", scopes: '["*"]', createdAt: at(0), lastUsedAt: null, revokedAt: null },
-    );
-  }
-  return { sqlite: await body(s), postgres: await body(p) };
-}
+const onBoth = bothIn(opened, async (b) => {
+  await b.storage.tenancy.createTenant(
+    { id: "t1", slug: "acme", name: "Acme", createdAt: at(0) },
+    { id: "k1", tenantId: "t1", name: null, hash: "h", hint: "xxxx", scopes: '["*"]', createdAt: at(0), lastUsedAt: null, revokedAt: null },
+  );
+});
 
 const T0 = Date.parse("2026-11-25T10:00:00.000Z");
 const at = (s: number) => new Date(T0 + s * 1000).toISOString();

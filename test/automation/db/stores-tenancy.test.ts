@@ -3,7 +3,7 @@
 // SQLite: an in-memory database; PostgreSQL: a fresh database on the test server.
 import { afterAll, describe, expect, test } from "bun:test";
 import type { ApiKeyRow } from "../../../src/automation/db/tables/foundation";
-import { pgBackend, sqliteBackend, type Backend } from "./backends";
+import { bothIn, type Backend } from "./backends";
 
 const opened: Backend[] = [];
 afterAll(async () => {
@@ -11,12 +11,7 @@ afterAll(async () => {
 });
 
 /** Runs `body` on both backends and returns what each produced, for a cross-backend comparison. */
-async function onBoth<T>(body: (b: Backend) => Promise<T>): Promise<{ sqlite: T; postgres: T }> {
-  const s = await sqliteBackend();
-  const p = await pgBackend();
-  opened.push(s, p);
-  return { sqlite: await body(s), postgres: await body(p) };
-}
+const onBoth = bothIn(opened);
 
 const T0 = Date.parse("2026-11-25T10:00:00.000Z");
 const at = (s: number) => new Date(T0 + s * 1000).toISOString();

@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import type { CorrectionRow, ExampleFileRow, ExampleRow, ModelCallRow, ReviewRow } from "../../../src/automation/db/storage";
 import type { EvalResult } from "../../../src/automation/evaluators/model";
-import { pgBackend, sqliteBackend, type Backend } from "./backends";
+import { bothIn, type Backend } from "./backends";
 
 const opened: Backend[] = [];
 afterAll(async () => {
@@ -60,12 +60,7 @@ const example = (id: string, name: string, o: Partial<ExampleRow> = {}): Example
 const file = (exampleId: string, path: string, sha: string): ExampleFileRow => ({ exampleId, folder: "input", path, contentType: "application/pdf", size: 3_000_000_000, sha256: sha, createdAt: at(2) });
 
 /** Runs `body` on both backends and returns what each produced, for a cross-backend comparison. */
-async function onBoth<T>(body: (b: Backend) => Promise<T>): Promise<{ sqlite: T; postgres: T }> {
-  const s = await sqliteBackend();
-  const p = await pgBackend();
-  opened.push(s, p);
-  return { sqlite: await body(s), postgres: await body(p) };
-}
+const onBoth = bothIn(opened);
 
 describe("store contracts on SQLite and PostgreSQL", () => {
   test("evaluators: YAML upsert, scores recorded once when 12 scorers race, results in order", async () => {
