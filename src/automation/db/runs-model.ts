@@ -1,6 +1,7 @@
 // What the runs store's interface (storage.ts) speaks in: the rows (drizzle tables in tables/runs.ts),
 // the run statuses, a new event, and the run list's filter. Backend-neutral: no SQL here.
 export type { EventRow, FileRow, NewRun, RunRow, StepRow } from "./tables/runs";
+import type { RunRow } from "./tables/runs";
 
 export const TERMINAL = ["completed", "failed", "cancelled", "rejected"] as const;
 export const STATUSES = ["created", "pending", "running", "waiting", "finalizing", ...TERMINAL] as const;
@@ -63,6 +64,10 @@ export interface Claim {
   id: string;
   /** A running run picked up again (its lease lapsed, or released after a restart). */
   resumed: boolean;
+  /** The run as the claim left it (the worker does not read it again). */
+  run: RunRow;
+  /** True when the run never started before the claim, so it has no journaled steps to read. */
+  fresh: boolean;
 }
 
 export type FinishRequest = { status: "completed" | "failed" | "cancelled"; output?: unknown; error?: unknown; message?: string };

@@ -79,9 +79,12 @@ export async function usageView(store: Stores, r: RunRow) {
 }
 
 async function base(store: Stores, r: RunRow) {
-  const scored = r.exampleId || r.experimentId ? await store.evaluators.evaluation(r.id) : undefined;
-  const nextStatus = r.nextRunId ? await store.runs.status(r.nextRunId) : undefined;
-  const review = await store.reviews.get(r.id);
+  // Independent reads: on PostgreSQL they go out over the pool at once.
+  const [scored, nextStatus, review] = await Promise.all([
+    r.exampleId || r.experimentId ? store.evaluators.evaluation(r.id) : undefined,
+    r.nextRunId ? store.runs.status(r.nextRunId) : undefined,
+    store.reviews.get(r.id),
+  ]);
   return {
     id: r.id,
     type: r.type as "workflow" | "agent",
@@ -129,10 +132,10 @@ export async function listItem(store: Stores, r: RunRow, withSampleRank = false)
 
 /** `GET /v1/runs/{id}`: terminal runs always carry output, files and error; `expand` adds blocks. */
 export async function runView(store: Stores, r: RunRow, expand: ReadonlySet<Expand> = new Set()): Promise<Run> {
-  const out: Run = await base(store, r);
-  if (isTerminal(r.status)) {
+  const [out, files] = await Promise.all([base(store, r) as Promise<Run>, isTerminal(r.status) ? store.runs.files(r.id, "output") : undefined]);
+  if (files) {
     out.output = r.status === "completed" ? parse(r.output) : null;
-    out.files = (await store.runs.files(r.id, "output")).map(artifact);
+    out.files = files.map(artifact);
     out.error = errorMessage(r);
   }
   if (expand.has("input")) {

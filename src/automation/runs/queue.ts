@@ -4,6 +4,7 @@
 import type { Clock } from "../../kernel/clock";
 import { newId } from "../../kernel/ids";
 import type { Logger } from "../../kernel/logger";
+import type { Claim } from "../db/runs-model";
 import type { RunStore } from "../db/storage";
 import type { AbortReason, RunSignals } from "./signals";
 
@@ -16,7 +17,7 @@ export interface PoolDeps {
   log: Logger;
   concurrency: number;
   /** Executes one claimed run to a terminal status (or until its signals stop it for a shutdown). */
-  execute(runId: string, signals: RunSignals, info: { resumed: boolean; worker: string }): Promise<void>;
+  execute(runId: string, signals: RunSignals, info: { claim: Claim; worker: string }): Promise<void>;
 }
 
 export class WorkerPool {
@@ -27,6 +28,11 @@ export class WorkerPool {
   private pumping = false;
   /** A wake() arrived while a claim was in flight: claim again when it returns. */
   private rewake = false;
+  /**
+   * Runs may be waiting: a run was queued since the last claim, or the last claim filled every free
+   * slot. A freed slot claims only then, so an idle queue costs no query per finished run.
+   */
+  private backlog = true;
   private heartbeat: ReturnType<typeof setInterval> | undefined;
   private drained: (() => void) | undefined;
 
@@ -48,13 +54,18 @@ export class WorkerPool {
     return this.active.size;
   }
 
-  /** Called after a run is enqueued (or a slot frees): claims as many runs as there are free slots. */
+  /** Called after a run is enqueued: claims as many runs as there are free slots. */
   wake(): Promise<void> {
+    this.backlog = true;
+    return this.pump();
+  }
+
+  private pump(): Promise<void> {
     if (this.pumping) {
       this.rewake = true;
       return Promise.resolve();
     }
-    if (!this.started || this.stopping || this.active.size >= this.deps.concurrency) return Promise.resolve();
+    if (!this.started || this.stopping || !this.backlog || this.active.size >= this.deps.concurrency) return Promise.resolve();
     this.pumping = true;
     this.rewake = false;
     const free = this.deps.concurrency - this.active.size;
@@ -62,17 +73,19 @@ export class WorkerPool {
       .claimMany(free, this.worker, this.deps.clock.now().toISOString(), Date.now(), LEASE_MS)
       .then(
         (claims) => {
-          for (const c of claims) this.launch(c.id, c.resumed);
+          if (claims.length < free && !this.rewake) this.backlog = false;
+          for (const c of claims) this.launch(c);
         },
         (err) => this.deps.log.error("claiming runs failed", { error: (err as Error)?.stack ?? String(err) }),
       )
       .then(() => {
         this.pumping = false;
-        if (this.rewake) void this.wake(); // new runs or free slots meanwhile
+        if (this.rewake) void this.pump(); // new runs or free slots meanwhile
       });
   }
 
-  private launch(runId: string, resumed: boolean): void {
+  private launch(claim: Claim): void {
+    const runId = claim.id;
     const ctl = { stop: new AbortController(), interrupt: new AbortController() };
     this.active.set(runId, ctl);
     if (this.stopping) ctl.stop.abort("shutdown" satisfies AbortReason); // claimed while stop() began
@@ -80,7 +93,7 @@ export class WorkerPool {
     // Run on a later tick so one wake() claims a whole batch before any run starts executing.
     queueMicrotask(() => {
       this.deps
-        .execute(runId, { stop: ctl.stop.signal, interrupt: ctl.interrupt.signal }, { resumed, worker: this.worker })
+        .execute(runId, { stop: ctl.stop.signal, interrupt: ctl.interrupt.signal }, { claim, worker: this.worker })
         .catch((err) => this.deps.log.error("run execution crashed", { runId, error: (err as Error)?.stack ?? String(err) }))
         .finally(() => {
           this.active.delete(runId);
@@ -89,7 +102,7 @@ export class WorkerPool {
             this.heartbeat = undefined;
             this.drained?.();
           }
-          void this.wake();
+          void this.pump(); // the freed slot takes a queued run, if the last claim left some
         });
     });
   }

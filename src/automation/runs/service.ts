@@ -97,7 +97,7 @@ export class RunService {
       clock: ctx.clock,
       log: ctx.log,
       concurrency: Math.max(1, ctx.config.workers),
-      execute: (runId, signals) => executeRun(deps, runId, signals),
+      execute: (runId, signals, { claim }) => executeRun(deps, runId, signals, claim),
     });
     this.executeInline = (runId, signals) => executeRun(deps, runId, signals);
   }
@@ -239,23 +239,27 @@ export class RunService {
 
   /** Resolves when the run is terminal or `seconds` passed; returns the latest row. */
   async waitFor(id: string, seconds: number): Promise<RunRow> {
-    const status = await this.store.status(id);
-    if (seconds > 0 && status && !isTerminal(status)) {
-      await new Promise<void>((resolve, reject) => {
-        const set = this.waiters.get(id) ?? new Set();
-        this.waiters.set(id, set);
-        const done = () => {
-          clearTimeout(timer);
-          set.delete(done);
-          if (set.size === 0 && this.waiters.get(id) === set) this.waiters.delete(id);
-          resolve();
-        };
-        const timer = setTimeout(done, seconds * 1000);
-        set.add(done);
-        // It may have finished between the status read and the subscription.
-        this.store.status(id).then((s) => isTerminal(s ?? "") && done(), reject);
-      });
+    if (seconds <= 0) return (await this.store.byId(id))!;
+    // Subscribed before the read, so a finish between the two is not missed; one read when it already ended.
+    let done!: () => void;
+    const ended = new Promise<void>((resolve) => {
+      const set = this.waiters.get(id) ?? new Set();
+      this.waiters.set(id, set);
+      done = () => {
+        clearTimeout(timer);
+        set.delete(done);
+        if (set.size === 0 && this.waiters.get(id) === set) this.waiters.delete(id);
+        resolve();
+      };
+      const timer = setTimeout(done, seconds * 1000);
+      set.add(done);
+    });
+    const row = await this.store.byId(id);
+    if (!row || isTerminal(row.status)) {
+      done();
+      return row!;
     }
+    await ended;
     return (await this.store.byId(id))!;
   }
 

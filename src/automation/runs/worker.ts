@@ -14,7 +14,7 @@ import { modelUsageMetrics } from "../metrics";
 import { ownerOf } from "./inputs";
 import type { AbortReason, Executing, RunSignals } from "./signals";
 import type { RunsRuntime } from "./runtime";
-import type { FinishRequest, RunRow, StepRow } from "../db/runs-model";
+import type { Claim, FinishRequest, RunRow, StepRow } from "../db/runs-model";
 import type { RunStore } from "../db/storage";
 
 export interface WorkerDeps {
@@ -97,20 +97,21 @@ function overrideRecords(run: RunRow): StepRecord[] {
   }));
 }
 
-export async function executeRun(deps: WorkerDeps, runId: string, outer: RunSignals): Promise<void> {
+/** Executes run `runId`; `claim` is the pool's claim of it, which may carry the row and whether it ever started. */
+export async function executeRun(deps: WorkerDeps, runId: string, outer: RunSignals, claim?: Claim): Promise<void> {
   const local = new AbortController();
   const signal = AbortSignal.any([outer.stop, local.signal]);
   deps.executing.set(runId, { abort: (reason) => local.abort(reason), stop: signal, interrupt: outer.interrupt });
   try {
-    await execute(deps, runId, signal, outer.interrupt);
+    await execute(deps, runId, signal, outer.interrupt, claim);
   } finally {
     deps.executing.delete(runId);
   }
 }
 
-async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, interrupt: AbortSignal): Promise<void> {
+async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, interrupt: AbortSignal, claim?: Claim): Promise<void> {
   const { ctx, store, runtime } = deps;
-  const run = await store.byId(runId);
+  const run = claim?.run ?? (await store.byId(runId));
   if (!run) return;
   const now = () => ctx.clock.now().toISOString();
   // Every line about this run names it, its tenant and the request that started it.
@@ -138,7 +139,7 @@ async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, int
 
   const completed = new Map<string, StepRecord>();
   for (const r of overrideRecords(run)) completed.set(r.path, r);
-  for (const s of await store.completedSteps(runId)) completed.set(s.path, toRecord(s));
+  if (!claim?.fresh) for (const s of await store.completedSteps(runId)) completed.set(s.path, toRecord(s));
   const journal: RunJournal = {
     completed,
     stepStarted: (s) => store.stepStarted(runId, s),

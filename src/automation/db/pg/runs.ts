@@ -1,11 +1,11 @@
-// Runs on PostgreSQL: the same rows and answers as db/sqlite/runs.ts. Claims are one UPDATE over rows
-// picked with FOR UPDATE SKIP LOCKED, so claimers on any number of connections never get the same run;
-// every status move is a conditional UPDATE (or holds the run's row lock), so finish happens once and a
-// cancel request and a finish never both win. The journal (step rows, events, new runs) is committed in
-// batches: writes queued in one event-loop turn share one transaction, one batch at a time, so a step's
-// start never commits after its finish. The pausing writes (`parkIn`, `requeueIn`, `endWaitingIn`)
-// run inside the human-review store's transaction. A batch is a few multi-row statements (steps,
-// events, finishes), whatever number of runs wrote in that turn.
+// Runs on PostgreSQL: the same rows and answers as db/sqlite/runs.ts. Claims are one statement over rows
+// picked with FOR UPDATE SKIP LOCKED, so claimers on any number of connections never get the same run,
+// and return the claimed rows; every status move is a conditional UPDATE (or holds the run's row lock),
+// so finish happens once and a cancel request and a finish never both win. Runs are inserted in parallel
+// over the pool (one statement each in the common case). The journal (step rows, their events, run
+// finishes) is committed in batches: writes queued in one event-loop turn share one statement, one batch
+// at a time, so a step's start never commits after its finish. The pausing writes (`parkIn`,
+// `requeueIn`, `endWaitingIn`) run inside the human-review store's transaction.
 import { parseRef } from "../../automations/ref";
 import type { StepRecord } from "../../engine/contract";
 import { TickTaken } from "../../schedules/store";
@@ -110,8 +110,6 @@ export async function endWaitingIn(tx: Pg, runId: string, at: string, path: stri
   return true;
 }
 
-type Op = (tx: Pg) => Promise<void>;
-
 /** A step row as the journal writes it (a start has no output, error or completion yet). */
 interface StepWrite {
   runId: string;
@@ -127,9 +125,8 @@ interface StepWrite {
   completedAt: string | null;
 }
 
-/** One queued journal write: arbitrary work (a run insert), a step row with its event, or a run's finish. */
+/** One queued journal write: a step row with its event, or a run's finish. */
 type Item =
-  | { kind: "op"; op: Op }
   | { kind: "step"; w: StepWrite; event: NewEvent; at: string }
   | { kind: "finish"; runId: string; at: string; r: FinishRequest };
 
@@ -171,94 +168,51 @@ function stepsUpsert(rows: StepWrite[], args: unknown[]): string {
 }
 
 /**
- * A batch of step writes only (the common case: a worker's step finished) as ONE statement: the step
- * upsert in a data-modifying CTE, the events as the statement itself. One statement is atomic on its
- * own, so the batch commits in one round trip instead of BEGIN, two inserts and COMMIT.
+ * A batch of step writes and run finishes (the common batches: a worker's steps, a run's last steps
+ * and its finish) as ONE statement, atomic on its own, so it commits in one round trip instead of
+ * BEGIN, four statements and COMMIT: the step upsert and the conditional finish UPDATE in
+ * data-modifying CTEs, and every event in one INSERT whose ORDER BY keeps the batch's order (a run's
+ * step events before its finish event). Of several finishes of one run the first counts.
  */
-async function writeSteps(db: Pg, items: Item[]): Promise<unknown[]> {
+async function writeJournal(db: Pg, items: Item[]): Promise<unknown[]> {
+  const out: unknown[] = items.map((it) => (it.kind === "finish" ? false : undefined));
   const { steps, stepEvents } = stepRows(items);
-  const args: unknown[] = [];
-  const upsert = stepsUpsert(steps, args);
-  await db.unsafe(`WITH s AS (${upsert} RETURNING 1) ${eventsInsert(stepEvents, args)}`, args);
-  return items.map(() => undefined);
-}
-
-/**
- * A batch of run finishes only (a run's last write) as ONE statement: the conditional UPDATE and the
- * events of the runs it moved, in one round trip. Of several finishes of one run the first counts.
- */
-async function writeFinishes(db: Pg, items: Item[]): Promise<unknown[]> {
-  const out: unknown[] = items.map(() => false);
   const first = new Map<string, number>();
   items.forEach((it, i) => {
     if (it.kind === "finish" && !first.has(it.runId)) first.set(it.runId, i);
   });
   const args: unknown[] = [];
-  const values = [...first.values()].map((i) => {
-    const it = items[i] as Extract<Item, { kind: "finish" }>;
-    const b = args.length;
-    args.push(it.runId, it.r.status, json(it.r.output), it.r.error ? JSON.stringify(it.r.error) : null, it.at, it.r.message ?? null);
-    return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6})`;
-  });
-  const won = await db.unsafe(
-    `WITH v(id, status, output, error, at, message) AS (VALUES ${values.join(", ")}),
-          f AS (UPDATE runs SET status = v.status, output = CAST(v.output AS text)::json, error = CAST(v.error AS text)::json,
-                  completed_at = CAST(v.at AS text)::timestamptz, claimed_by = NULL, lease_until = NULL
-                FROM v WHERE runs.id = v.id AND runs.status NOT IN ${TERMINAL_SQL} RETURNING runs.id, v.status, v.at, v.message),
-          e AS (INSERT INTO run_events (run_id, type, timestamp, status, message, metadata)
-                SELECT id, status, CAST(at AS text)::timestamptz, status, message, NULL FROM f)
-     SELECT id FROM f`,
-    args,
-  );
-  const ids = new Set((won as { id: string }[]).map((r) => r.id));
-  for (const [runId, i] of first) if (ids.has(runId)) out[i] = true;
-  return out;
-}
-
-/**
- * Writes one batch inside `tx` and returns each item's answer (a finish's boolean). Run inserts go
- * first, one after the other; then every step row of the batch in one upsert (a step started and
- * finished in the same batch is one row, keeping its start's seq), their events in one insert, and the
- * finishes in one conditional UPDATE (a run finished twice in one batch: the first one counts).
- */
-async function writeBatch(tx: Pg, items: Item[]): Promise<unknown[]> {
-  const out: unknown[] = items.map(() => undefined);
-  for (const it of items) if (it.kind === "op") await it.op(tx);
-  const { steps, stepEvents } = stepRows(items);
-  for (const rows of chunks(steps)) {
-    const args: unknown[] = [];
-    await tx.unsafe(stepsUpsert(rows, args), args);
+  const ctes: string[] = [];
+  const events: string[] = [];
+  if (steps.length) ctes.push(`s AS (${stepsUpsert(steps, args)} RETURNING 1)`);
+  if (stepEvents.length) {
+    const rows = stepEvents.map(([runId, at, e], n) => {
+      const b = args.length;
+      args.push(runId, e.type, at, e.status ?? null, e.message ?? null, e.metadata ? JSON.stringify(e.metadata) : null, n);
+      return `(CAST($${b + 1} AS text), CAST($${b + 2} AS text), CAST($${b + 3} AS text), CAST($${b + 4} AS text), CAST($${b + 5} AS text), CAST($${b + 6} AS text), CAST($${b + 7} AS int))`;
+    });
+    ctes.push(`se(run_id, type, at, status, message, metadata, n) AS (VALUES ${rows.join(", ")})`);
+    events.push("SELECT run_id, type, at, status, message, metadata, 0 AS grp, n FROM se");
   }
-  for (const rows of chunks(stepEvents)) await addEvents(tx, rows);
-  const finishes = items.flatMap((it, i) => (it.kind === "finish" ? [{ it, i }] : []));
-  const first = new Map<string, number>();
-  for (const { it, i } of finishes) if (!first.has(it.runId)) first.set(it.runId, i);
-  for (const { it, i } of finishes) out[i] = false;
-  for (const rows of chunks([...first.values()])) {
-    const args: unknown[] = [];
-    const values = rows.map((i) => {
+  if (first.size) {
+    const values = [...first.values()].map((i, n) => {
       const it = items[i] as Extract<Item, { kind: "finish" }>;
       const b = args.length;
-      args.push(it.runId, it.r.status, json(it.r.output), it.r.error ? JSON.stringify(it.r.error) : null, it.at);
-      return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5})`;
+      args.push(it.runId, it.r.status, json(it.r.output), it.r.error ? JSON.stringify(it.r.error) : null, it.at, it.r.message ?? null, n);
+      return `(CAST($${b + 1} AS text), CAST($${b + 2} AS text), CAST($${b + 3} AS text), CAST($${b + 4} AS text), CAST($${b + 5} AS text), CAST($${b + 6} AS text), CAST($${b + 7} AS int))`;
     });
-    const won = await tx.unsafe(
-      `UPDATE runs SET status = v.status, output = CAST(v.output AS text)::json, error = CAST(v.error AS text)::json,
-         completed_at = CAST(v.at AS text)::timestamptz, claimed_by = NULL, lease_until = NULL
-       FROM (VALUES ${values.join(", ")}) AS v(id, status, output, error, at)
-       WHERE runs.id = v.id AND runs.status NOT IN ${TERMINAL_SQL} RETURNING runs.id`,
-      args,
-    );
-    const ids = new Set((won as { id: string }[]).map((r) => r.id));
-    const events: [string, string, NewEvent][] = [];
-    for (const i of rows) {
-      const it = items[i] as Extract<Item, { kind: "finish" }>;
-      if (!ids.has(it.runId)) continue;
-      out[i] = true;
-      events.push([it.runId, it.at, { type: it.r.status, status: it.r.status, message: it.r.message ?? null }]);
-    }
-    await addEvents(tx, events);
+    ctes.push(`v(id, status, output, error, at, message, n) AS (VALUES ${values.join(", ")})`);
+    ctes.push(`f AS (UPDATE runs SET status = v.status, output = CAST(v.output AS text)::json, error = CAST(v.error AS text)::json,
+                 completed_at = CAST(v.at AS text)::timestamptz, claimed_by = NULL, lease_until = NULL
+               FROM v WHERE runs.id = v.id AND runs.status NOT IN ${TERMINAL_SQL} RETURNING runs.id, v.status, v.at, v.message, v.n)`);
+    events.push("SELECT id, status, at, status, message, NULL, 1 AS grp, n FROM f");
   }
+  ctes.push(`e AS (INSERT INTO run_events (run_id, type, timestamp, status, message, metadata)
+                   SELECT run_id, type, CAST(at AS timestamptz), status, message, CAST(metadata AS json)
+                   FROM (${events.join(" UNION ALL ")}) x(run_id, type, at, status, message, metadata, grp, n) ORDER BY grp, n)`);
+  const won = await db.unsafe(`WITH ${ctes.join(",\n")} SELECT ${first.size ? "id FROM f" : "NULL AS id WHERE false"}`, args);
+  const ids = new Set((won as { id: string }[]).map((r) => r.id));
+  for (const [runId, i] of first) if (ids.has(runId)) out[i] = true;
   return out;
 }
 
@@ -294,14 +248,14 @@ export class PgRunStore implements RunStore {
   private async commit(items: Item[], waiters: Waiter[]): Promise<void> {
     let out: unknown[];
     try {
-      // The common batches (a step's writes, a run's finish) are one statement each: one round trip.
-      const only = (kind: Item["kind"]) => items.length <= CHUNK && items.every((it) => it.kind === kind);
-      out = only("step") ? await writeSteps(this.pg, items) : only("finish") ? await writeFinishes(this.pg, items) : await this.pg.begin((tx) => writeBatch(tx, items));
+      // One statement per CHUNK items (each is one round trip, atomic on its own).
+      out = [];
+      for (const part of chunks(items)) out.push(...(await writeJournal(this.pg, part)));
     } catch {
-      // One bad write (a taken dedupe key or tick) must not fail its neighbours: one transaction each.
+      // One bad write must not fail its neighbours: one statement each.
       for (let i = 0; i < items.length; i++) {
         try {
-          const [v] = await this.pg.begin((tx) => writeBatch(tx, [items[i]]));
+          const [v] = await writeJournal(this.pg, [items[i]]);
           waiters[i].resolve(v);
         } catch (err) {
           waiters[i].reject(err);
@@ -312,19 +266,43 @@ export class PgRunStore implements RunStore {
     out.forEach((v, i) => waiters[i].resolve(v));
   }
 
-  insert(run: NewRun, events: NewEvent[], files: Omit<FileRow, "runId">[] = [], opts: RunInsertOptions = {}): Promise<void> {
-    return this.enqueue({ kind: "op", op: async (tx) => {
+  /**
+   * Inserts a run with its first events (and files, a schedule tick, a retry link) at once, outside the
+   * journal batch: runs are inserted in parallel over the pool. The common insert (no files, tick or
+   * retry link) is one statement; the others one transaction.
+   */
+  async insert(run: NewRun, events: NewEvent[], files: Omit<FileRow, "runId">[] = [], opts: RunInsertOptions = {}): Promise<void> {
+    const values = INSERT_COLUMNS.map(([k]) => run[k] ?? DEFAULTS[k] ?? null);
+    if (!opts.tick && !opts.previousRunId && files.length === 0) {
+      const args = [...values];
+      const rows = events.map((e, n) => {
+        const b = args.length;
+        args.push(e.type, e.status ?? null, e.message ?? null, e.metadata ? JSON.stringify(e.metadata) : null, n);
+        return `(CAST($${b + 1} AS text), CAST($${b + 2} AS text), CAST($${b + 3} AS text), CAST($${b + 4} AS text), CAST($${b + 5} AS int))`;
+      });
+      await this.pg.unsafe(
+        rows.length
+          ? `WITH r AS (${INSERT_RUN} RETURNING id, created_at)
+             INSERT INTO run_events (run_id, type, timestamp, status, message, metadata)
+             SELECT r.id, ev.type, r.created_at, ev.status, ev.message, CAST(ev.metadata AS json)
+             FROM r CROSS JOIN (VALUES ${rows.join(", ")}) ev(type, status, message, metadata, n) ORDER BY ev.n`
+          : INSERT_RUN,
+        args,
+      );
+      return;
+    }
+    await this.pg.begin(async (tx) => {
       if (opts.tick) {
         const { key: t, tenantId, at } = opts.tick;
         const claimed = await tx`INSERT INTO schedule_ticks (automation_id, schedule_key, scheduled_at, tenant_id, outcome, run_id, decided_at)
           VALUES (${t.automationId}, ${t.scheduleKey}, ${t.scheduledAt}, ${tenantId}, 'started', ${run.id}, ${at}) ON CONFLICT DO NOTHING RETURNING run_id`;
         if (claimed.length !== 1) throw new TickTaken(t);
       }
-      await tx.unsafe(INSERT_RUN, INSERT_COLUMNS.map(([k]) => run[k] ?? DEFAULTS[k] ?? null));
+      await tx.unsafe(INSERT_RUN, values);
       for (const f of files) await this.putFileIn(tx, { ...f, runId: run.id });
       await addEvents(tx, events.map((e) => [run.id, run.createdAt, e]));
       if (opts.previousRunId) await tx`UPDATE runs SET next_run_id = ${run.id} WHERE id = ${opts.previousRunId}`;
-    } });
+    });
   }
 
   async get(tenantId: string, id: string): Promise<RunRow | undefined> {
@@ -349,25 +327,28 @@ export class PgRunStore implements RunStore {
     // re-checks the status the row was picked in, and each claim's started/resumed event is written
     // by the same statement.
     const rows = await this.pg.unsafe(
-      `WITH p AS (SELECT id, status, created_at FROM runs WHERE status = 'pending' ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED),
-            r AS (SELECT id, status, created_at FROM runs WHERE status = 'running' AND (claimed_by IS NULL OR lease_until < $2)
+      `WITH p AS (SELECT id, status, created_at, started_at FROM runs WHERE status = 'pending' ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED),
+            r AS (SELECT id, status, created_at, started_at FROM runs WHERE status = 'running' AND (claimed_by IS NULL OR lease_until < $2)
                   ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED),
-            pick AS (SELECT * FROM (SELECT id, status, created_at, 0 AS k FROM p UNION ALL SELECT id, status, created_at, 1 AS k FROM r) x
-                     ORDER BY k, created_at, id LIMIT $1),
+            pick AS (SELECT * FROM (SELECT id AS pid, status AS was, created_at AS pcreated, started_at AS pstarted, 0 AS k FROM p
+                                    UNION ALL SELECT id, status, created_at, started_at, 1 AS k FROM r) x
+                     ORDER BY k, pcreated, pid LIMIT $1),
             c AS (UPDATE runs SET status = 'running', claimed_by = $3, lease_until = $4, attempts = runs.attempts + 1,
                     started_at = COALESCE(runs.started_at, CAST($5 AS text)::timestamptz)
-                  FROM pick WHERE runs.id = pick.id AND runs.status = pick.status
-                  RETURNING runs.id, pick.status AS was, pick.k, pick.created_at AS created),
+                  FROM pick WHERE runs.id = pick.pid AND runs.status = pick.was
+                  RETURNING ${RUN_COLUMNS}, pick.was, pick.k, pick.pcreated, pick.pstarted IS NULL AS fresh),
             e AS (INSERT INTO run_events (run_id, type, timestamp, status, message, metadata)
                   SELECT id, CASE WHEN was = 'running' THEN 'resumed' ELSE 'started' END, CAST($5 AS text)::timestamptz, 'running',
                          CASE WHEN was = 'running' THEN 'resumed after a restart from the last finished step' END, NULL
-                  FROM c ORDER BY k, created, id)
-       SELECT id, was, k, created AS "createdAt" FROM c`,
+                  FROM c ORDER BY k, pcreated, id)
+       SELECT * FROM c`,
       [n, nowMs, worker, nowMs + leaseMs, now],
     );
-    return (rows as { id: string; was: string; k: number; createdAt: Date }[])
-      .sort((a, b) => a.k - b.k || a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-      .map((r) => ({ id: r.id, resumed: r.was === "running" }));
+    // The claimed rows come back with the claim (the worker does not read them again); a run that never
+    // started has no steps to read either.
+    return (rows as (Record<string, unknown> & { id: string; was: string; k: number; pcreated: Date; fresh: boolean })[])
+      .sort((a, b) => a.k - b.k || a.pcreated.getTime() - b.pcreated.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .map(({ was, k: _k, pcreated: _c, fresh, ...run }) => ({ id: run.id as string, resumed: was === "running", fresh, run: plain<RunRow>(run) }));
   }
 
   async claimRun(id: string, worker: string, now: string, nowMs: number, leaseMs: number): Promise<boolean> {

@@ -120,11 +120,11 @@ export class SqliteRunStore implements RunStore {
       // Two index-friendly lookups (runs_queue) rather than one OR that would scan the table.
       const row =
         this.sqlite
-          .query<{ id: string; status: string }, []>("SELECT id, status FROM runs WHERE status = 'pending' ORDER BY created_at, id LIMIT 1")
+          .query<{ id: string; status: string; startedAt: string | null }, []>("SELECT id, status, started_at AS startedAt FROM runs WHERE status = 'pending' ORDER BY created_at, id LIMIT 1")
           .get() ??
         this.sqlite
-          .query<{ id: string; status: string }, [number]>(
-            "SELECT id, status FROM runs WHERE status = 'running' AND (claimed_by IS NULL OR lease_until < ?) ORDER BY created_at, id LIMIT 1",
+          .query<{ id: string; status: string; startedAt: string | null }, [number]>(
+            "SELECT id, status, started_at AS startedAt FROM runs WHERE status = 'running' AND (claimed_by IS NULL OR lease_until < ?) ORDER BY created_at, id LIMIT 1",
           )
           .get(nowMs);
       if (!row) return null;
@@ -140,7 +140,7 @@ export class SqliteRunStore implements RunStore {
       this.addEvent(row.id, now, resumed
         ? { type: "resumed", status: "running", message: "resumed after a restart from the last finished step" }
         : { type: "started", status: "running" });
-      return { id: row.id, resumed };
+      return { id: row.id, resumed, fresh: row.startedAt === null, run: this.byIdSync(row.id)! };
     }).immediate();
   }
 
