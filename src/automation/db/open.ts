@@ -44,13 +44,23 @@ export async function openStorage(config: StorageTarget, opts: { onSqlite?: (sql
       await pg.close({ timeout: 1 }).catch(() => {});
       throw new FatalError(`cannot open database ${redactUrl(url)}: ${(err as Error).message}`);
     }
-    return { storage: pgStorage(pg), pg, describe: `PostgreSQL ${redactUrl(url)}`, close: () => pg.close({ timeout: 5 }) };
+    const storage = pgStorage(pg);
+    const close = async () => {
+      await storage.notifications.close();
+      await pg.close({ timeout: 5 });
+    };
+    return { storage, pg, describe: `PostgreSQL ${redactUrl(url)}`, close };
   }
   const memory = config.dataDir === ":memory:";
   const file = memory ? ":memory:" : join(config.dataDir, "automation.db");
   const sqlite = openSqlite(file, migrations);
   opts.onSqlite?.(sqlite);
-  return { storage: sqliteStorage(sqlite), sqlite, describe: memory ? "SQLite in memory" : `SQLite ${resolve(file)}`, close: async () => sqlite.close() };
+  const storage = sqliteStorage(sqlite);
+  const close = async () => {
+    await storage.notifications.close();
+    sqlite.close();
+  };
+  return { storage, sqlite, describe: memory ? "SQLite in memory" : `SQLite ${resolve(file)}`, close };
 }
 
 /** Held by the one automation-server serving a PostgreSQL database (a session advisory lock). */

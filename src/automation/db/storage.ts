@@ -731,6 +731,58 @@ export interface RunStore {
   list(f: ListFilter): Promise<RunRow[]>;
 }
 
+/**
+ * The wake-up channels between processes sharing a database. Every payload is a run id.
+ * - `runs.queued`: a run became claimable now: inserted, released from its experiment's hold, resumed by
+ *   a human-review decision or a due `control.wait`, or handed back by a worker. Idle workers try a claim.
+ * - `runs.finished`: a run reached a terminal status. Waiters (`wait_for_completion`) read it again.
+ * - `runs.cancel`: a cancel was requested for a run that is running. Its worker stops at the next step boundary.
+ */
+export const CHANNELS = ["runs.queued", "runs.finished", "runs.cancel"] as const;
+export type Channel = (typeof CHANNELS)[number];
+
+/** PostgreSQL's NOTIFY refuses payloads of 8000 bytes or more; both backends refuse them the same way. */
+export const NOTIFY_PAYLOAD_MAX_BYTES = 7999;
+
+/** Throws a RangeError for a channel outside CHANNELS or a payload NOTIFY would refuse. */
+export function checkNotification(channel: string, payload: string): void {
+  if (!(CHANNELS as readonly string[]).includes(channel)) throw new RangeError(`unknown notification channel ${JSON.stringify(channel)} (one of ${CHANNELS.join(", ")})`);
+  const bytes = Buffer.byteLength(payload, "utf8");
+  if (bytes > NOTIFY_PAYLOAD_MAX_BYTES) throw new RangeError(`notification payload on ${channel} is ${bytes} bytes: at most ${NOTIFY_PAYLOAD_MAX_BYTES} (PostgreSQL's NOTIFY limit)`);
+}
+
+/**
+ * Wake-ups between the processes working one database (PostgreSQL `LISTEN/NOTIFY`; on SQLite, whose
+ * database has one process, delivery within the process). Best-effort: a notification is a hint to look
+ * at the database again, never the state itself, so every consumer also polls slowly as a safety net.
+ * Delivery is asynchronous (never inside `publish`), to every subscriber of the channel in any process,
+ * the publisher's own included.
+ */
+export interface Notifications {
+  /**
+   * Sends `payload` (a run id; under 8000 bytes, else a RangeError) to the channel's subscribers. On
+   * PostgreSQL it runs on the pool, outside any transaction: publish after the commit that made the change
+   * visible, so a woken process finds it. (A NOTIFY inside a transaction is delivered on commit and dropped
+   * on rollback: `pgNotify` in pg/notifications.ts sends one on a transaction handle.)
+   */
+  publish(channel: Channel, payload: string): Promise<void>;
+  /**
+   * Calls `onMessage` with each payload published on `channel` from now on; resolves once listening
+   * (a publish after that is delivered), with the function that stops this subscription. On PostgreSQL
+   * all channels share one listening connection per opened storage, opened by the first subscribe; it
+   * rejects when that connection cannot be opened.
+   */
+  subscribe(channel: Channel, onMessage: (payload: string) => void): Promise<() => void>;
+  /**
+   * Calls `cb` each time the listening connection came back after a drop, once every channel listens
+   * again. Notifications sent while it was down are lost: `cb` re-reads the state it waits on. Never
+   * called on SQLite. Returns the function that removes `cb`.
+   */
+  onReconnect(cb: () => void): () => void;
+  /** Ends every subscription and the listening connection (no timer left): the process can exit. */
+  close(): Promise<void>;
+}
+
 export interface AutomationStorage {
   runs: RunStore;
   templates: TemplateStore;
@@ -752,4 +804,6 @@ export interface AutomationStorage {
   automations: AutomationStore;
   /** Row counts for the metrics gauges. */
   stats: FoundationStats;
+  /** Wake-ups across processes (runs queued, finished, cancelled); see CHANNELS. */
+  notifications: Notifications;
 }

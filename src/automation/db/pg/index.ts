@@ -16,6 +16,7 @@ import { PgFileStore } from "./files";
 import { PgEmailStore } from "./email";
 import { PgAutomationStore, PgFoundationStats } from "./automations";
 import { PgTenancyStore } from "./tenancy";
+import { PgNotifications } from "./notifications";
 
 // Every store of AutomationStorage as of the runs conversion; stores other conversions add to the
 // interface (files, e-mail, automations/tenancy, ...) are wired here by them.
@@ -41,5 +42,7 @@ export function pgStorage(pg: SQL): AutomationStorage {
     tenancy: new PgTenancyStore(pg),
     automations: new PgAutomationStore(pg),
     stats: new PgFoundationStats(pg),
+    // LISTEN on the client's one listening connection, opened by the first subscribe.
+    notifications: new PgNotifications(pg),
   };
 }

@@ -16,6 +16,7 @@ import { SqliteFileStore } from "./files";
 import { SqliteEmailStore } from "./email";
 import { SqliteAutomationStore, SqliteFoundationStats } from "./automations";
 import { SqliteTenancyStore } from "./tenancy";
+import { SqliteNotifications } from "./notifications";
 
 export function sqliteStorage(sqlite: Database): AutomationStorage {
   // One runs store per connection: its journal group commit is flushed before a review parks a run.
@@ -39,5 +40,7 @@ export function sqliteStorage(sqlite: Database): AutomationStorage {
     tenancy: new SqliteTenancyStore(sqlite),
     automations: new SqliteAutomationStore(sqlite),
     stats: new SqliteFoundationStats(sqlite),
+    // Delivered within the process: it is the database's only one.
+    notifications: new SqliteNotifications(sqlite),
   };
 }
