@@ -681,7 +681,8 @@ export interface RunStore {
    * started in the same event-loop turn may share the commit). A dedupe key a committed run already
    * has fails the insert (a unique violation) and leaves nothing behind.
    */
-  insert(run: NewRun, events: NewEvent[], files?: Omit<RunFileRow, "runId">[], opts?: RunInsertOptions): Promise<void>;
+  /** Resolves with the run as inserted. */
+  insert(run: NewRun, events: NewEvent[], files?: Omit<RunFileRow, "runId">[], opts?: RunInsertOptions): Promise<RunRow>;
   get(tenantId: string, id: string): Promise<RunRow | undefined>;
   byId(id: string): Promise<RunRow | undefined>;
   status(id: string): Promise<string | undefined>;

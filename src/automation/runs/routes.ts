@@ -99,7 +99,7 @@ async function answerStarted(svc: RunService, run: RunRow, wait: number | undefi
     set.status = 201;
     return { id: run.id, type: run.type, finished: false as const, source: (await runView(svc.ctx.storage, run)).source };
   }
-  const latest = await svc.waitFor(run.id, wait);
+  const latest = await svc.waitFor(run.id, wait, run);
   set.status = isTerminal(latest.status) ? 200 : 202;
   return runView(svc.ctx.storage, latest);
 }

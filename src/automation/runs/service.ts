@@ -219,11 +219,10 @@ export class RunService {
         ...(req.held ? [] : [{ type: "queued", status: "pending" }]),
         ...(running ? [{ type: "started", status: "running" }] : []),
       ];
-      await this.store.insert(run, events, rows, {
+      return await this.store.insert(run, events, rows, {
         previousRunId: req.retry?.previousRunId,
         tick: req.tick && { key: req.tick.key, tenantId: actor.tenantId, at: req.tick.at },
       });
-      return (await this.store.byId(id))!;
     } catch (err) {
       await releaseOwner(this.ctx, ownerOf(id));
       throw err;
@@ -237,8 +236,12 @@ export class RunService {
     return r;
   }
 
-  /** Resolves when the run is terminal or `seconds` passed; returns the latest row. */
-  async waitFor(id: string, seconds: number): Promise<RunRow> {
+  /**
+   * Resolves when the run is terminal or `seconds` passed; returns the latest row. `known` is the row
+   * the caller just inserted in this turn (no I/O since), so no finish can have been announced yet
+   * and the first read is skipped: a finish is announced only after the store's commit returns.
+   */
+  async waitFor(id: string, seconds: number, known?: RunRow): Promise<RunRow> {
     if (seconds <= 0) return (await this.store.byId(id))!;
     // Subscribed before the read, so a finish between the two is not missed; one read when it already ended.
     let done!: () => void;
@@ -254,7 +257,7 @@ export class RunService {
       const timer = setTimeout(done, seconds * 1000);
       set.add(done);
     });
-    const row = await this.store.byId(id);
+    const row = known ?? (await this.store.byId(id));
     if (!row || isTerminal(row.status)) {
       done();
       return row!;

@@ -271,7 +271,7 @@ export class PgRunStore implements RunStore {
    * journal batch: runs are inserted in parallel over the pool. The common insert (no files, tick or
    * retry link) is one statement; the others one transaction.
    */
-  async insert(run: NewRun, events: NewEvent[], files: Omit<FileRow, "runId">[] = [], opts: RunInsertOptions = {}): Promise<void> {
+  async insert(run: NewRun, events: NewEvent[], files: Omit<FileRow, "runId">[] = [], opts: RunInsertOptions = {}): Promise<RunRow> {
     const values = INSERT_COLUMNS.map(([k]) => run[k] ?? DEFAULTS[k] ?? null);
     if (!opts.tick && !opts.previousRunId && files.length === 0) {
       const args = [...values];
@@ -280,28 +280,30 @@ export class PgRunStore implements RunStore {
         args.push(e.type, e.status ?? null, e.message ?? null, e.metadata ? JSON.stringify(e.metadata) : null, n);
         return `(CAST($${b + 1} AS text), CAST($${b + 2} AS text), CAST($${b + 3} AS text), CAST($${b + 4} AS text), CAST($${b + 5} AS int))`;
       });
-      await this.pg.unsafe(
+      const [row] = await this.pg.unsafe(
         rows.length
-          ? `WITH r AS (${INSERT_RUN} RETURNING id, created_at)
-             INSERT INTO run_events (run_id, type, timestamp, status, message, metadata)
-             SELECT r.id, ev.type, r.created_at, ev.status, ev.message, CAST(ev.metadata AS json)
-             FROM r CROSS JOIN (VALUES ${rows.join(", ")}) ev(type, status, message, metadata, n) ORDER BY ev.n`
-          : INSERT_RUN,
+          ? `WITH r AS (${INSERT_RUN} RETURNING ${RUN_COLUMNS}),
+                  e AS (INSERT INTO run_events (run_id, type, timestamp, status, message, metadata)
+                        SELECT r.id, ev.type, CAST(r."createdAt" AS timestamptz), ev.status, ev.message, CAST(ev.metadata AS json)
+                        FROM r CROSS JOIN (VALUES ${rows.join(", ")}) ev(type, status, message, metadata, n) ORDER BY ev.n)
+             SELECT * FROM r`
+          : `${INSERT_RUN} RETURNING ${RUN_COLUMNS}`,
         args,
       );
-      return;
+      return plain<RunRow>(row);
     }
-    await this.pg.begin(async (tx) => {
+    return this.pg.begin(async (tx) => {
       if (opts.tick) {
         const { key: t, tenantId, at } = opts.tick;
         const claimed = await tx`INSERT INTO schedule_ticks (automation_id, schedule_key, scheduled_at, tenant_id, outcome, run_id, decided_at)
           VALUES (${t.automationId}, ${t.scheduleKey}, ${t.scheduledAt}, ${tenantId}, 'started', ${run.id}, ${at}) ON CONFLICT DO NOTHING RETURNING run_id`;
         if (claimed.length !== 1) throw new TickTaken(t);
       }
-      await tx.unsafe(INSERT_RUN, values);
+      const [row] = await tx.unsafe(`${INSERT_RUN} RETURNING ${RUN_COLUMNS}`, values);
       for (const f of files) await this.putFileIn(tx, { ...f, runId: run.id });
       await addEvents(tx, events.map((e) => [run.id, run.createdAt, e]));
       if (opts.previousRunId) await tx`UPDATE runs SET next_run_id = ${run.id} WHERE id = ${opts.previousRunId}`;
+      return plain<RunRow>(row);
     });
   }
 

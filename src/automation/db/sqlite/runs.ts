@@ -65,8 +65,8 @@ export class SqliteRunStore implements RunStore {
    * started in the same event-loop turn (concurrent requests) share one commit with the journal.
    * A tick claim (`opts.tick`) runs first in the same transaction; when it throws, this run is not inserted.
    */
-  insert(run: NewRun, events: NewEvent[], files: Omit<FileRow, "runId">[] = [], opts: RunInsertOptions = {}): Promise<void> {
-    return this.enqueue(() => {
+  async insert(run: NewRun, events: NewEvent[], files: Omit<FileRow, "runId">[] = [], opts: RunInsertOptions = {}): Promise<RunRow> {
+    await this.enqueue(() => {
       if (opts.tick) {
         const { key: t, tenantId, at } = opts.tick;
         const { changes } = this.sqlite
@@ -82,6 +82,7 @@ export class SqliteRunStore implements RunStore {
       for (const e of events) this.addEvent(run.id, run.createdAt, e);
       if (opts.previousRunId) this.sqlite.query("UPDATE runs SET next_run_id = ? WHERE id = ?").run(run.id, opts.previousRunId);
     });
+    return this.byIdSync(run.id)!;
   }
 
   private addEvent(runId: string, at: string, e: NewEvent): void {
