@@ -627,6 +627,8 @@ export interface AutomationStore {
   bySlug(tenantId: string, type: "workflow" | "agent", slug: string): Promise<AutomationRow | undefined>;
   /** By id or typed target (`workflows.<slug or id>`, `agents.<slug or id>`), within the tenant (automations/ref.ts). */
   find(tenantId: string, ref: string): Promise<AutomationRow | undefined>;
+  /** `find` with the automation's current version, read together (the path of every run start). */
+  findWithCurrent(tenantId: string, ref: string): Promise<AutomationWithCurrent | undefined>;
   /** A page of automations with their current version, newest first (created_at, then id), and the total. */
   list(tenantId: string, f: ListAutomations): Promise<{ rows: AutomationWithCurrent[]; total: number }>;
   /** A version row of the automation. */

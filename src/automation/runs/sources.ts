@@ -1,6 +1,6 @@
 // Resolves a run target (`workflows.<slug or id>`, `agents.<slug or id>` or an automation id) and a version (tag,
 // version id, `latest`) to the workflow definition a run captures, through the automations store (on
-// the path of every run start: two indexed lookups).
+// the path of every run start: one indexed lookup for the current version, two for another one).
 import { Forbidden, NotFound } from "../../kernel/errors";
 import type { AutomationStore } from "../db/storage";
 
@@ -23,10 +23,12 @@ export async function resolveTarget(
   target: string,
   opts: { version?: string; trigger?: string } = {},
 ): Promise<ResolvedSource> {
-  const a = await automations.find(tenantId, target);
-  if (!a) throw NotFound(`no automation ${target}`, { field: "target" });
   const version = opts.version;
-  const v = !version || version === "latest" ? await automations.current(a) : await automations.versionByRef(a.id, version);
+  const latest = !version || version === "latest";
+  const found = latest ? await automations.findWithCurrent(tenantId, target) : undefined;
+  const a = found?.automation ?? (latest ? undefined : await automations.find(tenantId, target));
+  if (!a) throw NotFound(`no automation ${target}`, { field: "target" });
+  const v = latest ? found?.current : await automations.versionByRef(a.id, version);
   if (!v) throw NotFound(version && version !== "latest" ? `${target} has no version ${version}` : `${target} has no current version`, { field: "version" });
   const triggers = JSON.parse(v.triggers || "{}") as Record<string, unknown>;
   const trigger = opts.trigger ?? "api";

@@ -88,6 +88,27 @@ describe("automations store on SQLite and PostgreSQL", () => {
         otherTenant: await s.find("t2", "wf_a"),
         bySlug: (await s.bySlug("t1", "agent", "alpha"))?.id,
       };
+      // With the current version read along: the slug shared by a workflow and an agent picks by type.
+      const withCurrent = async (tenant: string, ref: string) => {
+        const r = await s.findWithCurrent(tenant, ref);
+        return r && { id: r.automation.id, current: r.current?.id ?? null };
+      };
+      const findWithCurrent = {
+        id: await withCurrent("t1", "wf_a"),
+        slug: await withCurrent("t1", "workflows.alpha"),
+        agentNoCurrent: await withCurrent("t1", "agents.alpha"),
+        typedId: await withCurrent("t1", "workflows.wf_b"),
+        wrongType: await withCurrent("t1", "agents.wf_b"),
+        otherTenant: await withCurrent("t2", "wf_a"),
+      };
+      expect(findWithCurrent).toEqual({
+        id: { id: "wf_a", current: "wf_a_v1" },
+        slug: { id: "wf_a", current: "wf_a_v1" },
+        agentNoCurrent: { id: "agt_a", current: null },
+        typedId: { id: "wf_b", current: "wf_b_v1" },
+        wrongType: undefined,
+        otherTenant: undefined,
+      });
       // Versions of wf_a: 1.1.0 dark, 1.2.0 current, then an untagged restore as the head.
       const dark = await s.addVersion("t1", version("wf_a", "wf_a_v2", "1.1.0", { createdAt: at(20) }), false);
       const live = await s.addVersion("t1", version("wf_a", "wf_a_v3", "1.2.0", { createdAt: at(30) }), true);

@@ -67,21 +67,31 @@ export class PgAutomationStore implements AutomationStore {
   }
 
   async find(tenantId: string, ref: string): Promise<AutomationRow | undefined> {
-    // resolveRef takes synchronous lookups: both candidates are read first (one query), then it picks.
-    const bySlug = new Map<string, AutomationRow>();
-    const byId = new Map<string, AutomationRow>();
+    return (await this.findWithCurrent(tenantId, ref))?.automation;
+  }
+
+  async findWithCurrent(tenantId: string, ref: string): Promise<AutomationWithCurrent | undefined> {
+    // resolveRef takes synchronous lookups: both candidates are read first (one query, with their
+    // current versions), then it picks.
+    const bySlug = new Map<string, AutomationWithCurrent>();
+    const byId = new Map<string, AutomationWithCurrent>();
     const m = /^(workflows|agents)\.(.+)$/.exec(ref);
     const name = m ? m[2] : ref;
-    const rows = await this.pg.unsafe(`SELECT ${A} FROM automations WHERE tenant_id = $1 AND (id = $2 OR slug = $2)`, [tenantId, name]);
-    for (const r of plainRows<AutomationRow>(rows)) {
-      if (r.id === name) byId.set(r.id, r);
-      if (r.slug === name) bySlug.set(`${r.type}:${r.slug}`, r);
-    }
-    return resolveRef(
-      ref,
-      (type, slug) => bySlug.get(`${type}:${slug}`),
-      (id) => byId.get(id),
+    const rows = await this.pg.unsafe(
+      `SELECT ${cols(A_COLS, "a.")}, ${cols(V_COLS, "v.", "v_")} FROM automations a LEFT JOIN automation_versions v ON v.id = a.current_version_id
+       WHERE a.tenant_id = $1 AND (a.id = $2 OR a.slug = $2)`,
+      [tenantId, name],
     );
+    for (const r of rows.map(split)) {
+      if (r.automation.id === name) byId.set(r.automation.id, r);
+      if (r.automation.slug === name) bySlug.set(`${r.automation.type}:${r.automation.slug}`, r);
+    }
+    const picked = resolveRef(
+      ref,
+      (type, slug) => bySlug.get(`${type}:${slug}`)?.automation,
+      (id) => byId.get(id)?.automation,
+    );
+    return picked && (byId.get(picked.id) ?? bySlug.get(`${picked.type}:${picked.slug}`));
   }
 
   async list(tenantId: string, f: ListAutomations): Promise<{ rows: AutomationWithCurrent[]; total: number }> {

@@ -78,6 +78,11 @@ export class SqliteAutomationStore implements AutomationStore {
     );
   }
 
+  async findWithCurrent(tenantId: string, ref: string): Promise<AutomationWithCurrent | undefined> {
+    const automation = await this.find(tenantId, ref);
+    return automation && { automation, current: automation.currentVersionId ? this.versionSync(automation.id, automation.currentVersionId) : undefined };
+  }
+
   async list(tenantId: string, f: ListAutomations): Promise<{ rows: AutomationWithCurrent[]; total: number }> {
     const pat = f.search ? likeEscape(f.search) : null;
     const rows = this.sqlite
