@@ -16,6 +16,8 @@ import { PgFileStore } from "./files";
 import { PgEmailStore } from "./email";
 import { PgAutomationStore, PgFoundationStats } from "./automations";
 import { PgTenancyStore } from "./tenancy";
+import { PgRateLimitStore } from "./rate-limits";
+import { PgSecretStore } from "./secrets";
 
 // Every store of AutomationStorage as of the runs conversion; stores other conversions add to the
 // interface (files, e-mail, automations/tenancy, ...) are wired here by them.
@@ -41,5 +43,8 @@ export function pgStorage(pg: SQL): AutomationStorage {
     tenancy: new PgTenancyStore(pg),
     automations: new PgAutomationStore(pg),
     stats: new PgFoundationStats(pg),
+    // Shared by every instance on the database: a request's token is one upsert; key material is created once.
+    rateLimits: new PgRateLimitStore(pg),
+    secrets: new PgSecretStore(pg),
   };
 }

@@ -16,6 +16,8 @@ import { SqliteFileStore } from "./files";
 import { SqliteEmailStore } from "./email";
 import { SqliteAutomationStore, SqliteFoundationStats } from "./automations";
 import { SqliteTenancyStore } from "./tenancy";
+import { sqliteRateLimitStore } from "./rate-limits";
+import { sqliteSecretStore } from "./secrets";
 
 export function sqliteStorage(sqlite: Database): AutomationStorage {
   // One runs store per connection: its journal group commit is flushed before a review parks a run.
@@ -39,5 +41,7 @@ export function sqliteStorage(sqlite: Database): AutomationStorage {
     tenancy: new SqliteTenancyStore(sqlite),
     automations: new SqliteAutomationStore(sqlite),
     stats: new SqliteFoundationStats(sqlite),
+    rateLimits: sqliteRateLimitStore(sqlite),
+    secrets: sqliteSecretStore(sqlite),
   };
 }
