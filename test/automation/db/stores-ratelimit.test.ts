@@ -6,7 +6,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { migrateAutomationPg } from "../../../src/automation/db/pg-migrate";
 import { pgStorage } from "../../../src/automation/db/pg/index";
-import type { AutomationStorage } from "../../../src/automation/db/storage";
+import type { AutomationStorage, RateDecision } from "../../../src/automation/db/storage";
 import { freshPostgresDb } from "../../support/postgres";
 import { bothIn, type Backend } from "./backends";
 
@@ -43,7 +43,7 @@ describe("rate limits on SQLite and PostgreSQL", () => {
       const r = b.storage.rateLimits;
       const two = limit(2);
       const take = (key: string, atUs: number, l = two) => r.take(key, atUs, l.intervalUs, l.burstUs);
-      const seq = [];
+      const seq: [number, RateDecision][] = [];
       // 2/s: two at once, the third waits half a second; denials do not move the budget.
       for (const at of [0, 0, 0, 0.1, 0.5, 0.5, 0.9, 1.0, 10, 10, 10]) seq.push([at, await take("key_a", T0 + at * S)]);
       const other = await take("key_b", T0);
@@ -57,8 +57,8 @@ describe("rate limits on SQLite and PostgreSQL", () => {
       return { seq, other, thirds, slow, rows: await b.count("rate_limits") };
     });
     expect(out.postgres).toEqual(out.sqlite);
-    const ok = { allowed: true };
-    const wait = (us: number) => ({ allowed: false, retryAfterUs: us });
+    const ok: RateDecision = { allowed: true };
+    const wait = (us: number): RateDecision => ({ allowed: false, retryAfterUs: us });
     expect(out.sqlite.seq).toEqual([
       [0, ok], [0, ok], [0, wait(0.5 * S)], [0.1, wait(0.4 * S)], [0.5, ok], [0.5, wait(0.5 * S)],
       [0.9, wait(0.1 * S)], [1.0, ok], [10, ok], [10, ok], [10, wait(0.5 * S)],
