@@ -13,6 +13,8 @@ import type { AutomationConfig, AutomationContext } from "../../../src/automatio
 import { createBlobStore } from "../../../src/automation/files/fs-blobs";
 import { fingerprint } from "../../../src/automation/key-material";
 import { createContext } from "../../../src/automation/server";
+import { createAutomation } from "../../../src/automation/automations/service";
+import { runsOf } from "../../../src/automation/runs/service";
 import { createTenant } from "../../../src/automation/tenancy/service";
 import { ManualClock } from "../../../src/kernel/clock";
 import { createLogger, type Logger } from "../../../src/kernel/logger";
@@ -20,10 +22,13 @@ import { freshPostgresDb } from "../../support/postgres";
 import { testConfig } from "../app/config";
 import { json } from "../app/harness";
 import { manifest, testRepo } from "../agents/git-repo";
+import { INVOICE_CHECK } from "../human-review/support";
 
 const opened: AutomationContext[] = [];
 const dirs: string[] = [];
+const working: AutomationContext[] = [];
 afterAll(async () => {
+  await Promise.all(working.map((c) => runsOf(c).stopWorkers()));
   await Promise.all(opened.map((c) => c.db.close().catch(() => {})));
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
@@ -171,5 +176,36 @@ describe("instances on one PostgreSQL share what the database decides", () => {
     const versions = (await json(await b.req("GET", "/v1/automations/agents.helper/versions", { key: t.key }))).data as { version: string; isCurrent: boolean }[];
     expect(versions.map((v) => `${v.version}${v.isCurrent ? "*" : ""}`)).toEqual(["2.0.0*", "1.0.0"]);
     expect(existsSync(join(b.dataDir, "agents", `${added.agent.id}.git`))).toBe(true);
+  }, 60_000);
+  test("human review: the same idempotency key on A and B at once is one change answered twice; racing approvals: one wins, the other 409; the run resumes once", async () => {
+    const d = await deployment();
+    // Only A works runs: B is an API instance (`--workers 0`).
+    const [a, b] = await Promise.all([d.start(), d.start()]);
+    runsOf(a.ctx).startWorkers();
+    working.push(a.ctx);
+    const t = await createTenant(a.ctx.storage.tenancy, d.clock, { name: "acme", slug: "acme" });
+    await createAutomation(a.ctx.storage.automations, d.clock, t.id, INVOICE_CHECK);
+    // Submitted on A: waking A's workers for a run submitted on B is the queue's LISTEN/NOTIFY (not here).
+    const started = await json(await a.req("POST", "/v1/runs", { key: t.key, body: { target: "workflows.invoice-check", input: { vendor: "ACME", total: 99.5 } } }));
+    let status = "";
+    for (let i = 0; i < 2000 && status !== "waiting"; i++, await Bun.sleep(5)) status = (await json(await b.req("GET", `/v1/runs/${started.id}`, { key: t.key }))).execution.status;
+    expect(status).toBe("waiting");
+    const task = (await json(await b.req("GET", "/v1/human-reviews", { key: t.key }))).tasks.find((x: { executionId: string }) => x.executionId === started.id);
+    const base = `/v1/human-reviews/${task.id}`;
+    const change = { path: "/total", value: 120, expectedVersion: 1, idempotencyKey: "fix-total" };
+    const twice = await Promise.all([a, b].map((i) => i.req("PUT", `${base}/fields`, { key: t.key, body: change })));
+    expect(twice.map((r) => r.status)).toEqual([200, 200]);
+    const bodies = await Promise.all(twice.map((r) => json(r)));
+    expect(bodies.map((x) => x.version)).toEqual([2, 2]);
+    expect(bodies[1]).toEqual(bodies[0]);
+    expect((await json(await a.req("PUT", `${base}/fields`, { key: t.key, body: { path: "/lines/0/qty", value: 3, expectedVersion: 2, idempotencyKey: "fix-qty" } }))).version).toBe(3);
+    const approvals = await Promise.all([a, b].map((i) => i.req("POST", `${base}/approve`, { key: t.key, body: { expectedVersion: 3 } })));
+    expect(approvals.map((r) => r.status).sort()).toEqual([200, 409]);
+    // An approval that won on B does not wake A's workers until the queue has LISTEN/NOTIFY: nudge them.
+    runsOf(a.ctx).pool.wake();
+    for (let i = 0; i < 2000 && status !== "completed"; i++, await Bun.sleep(5)) status = (await json(await b.req("GET", `/v1/runs/${started.id}`, { key: t.key }))).execution.status;
+    expect(status).toBe("completed");
+    const events = (await json(await b.req("GET", `/v1/runs/${started.id}/events`, { key: t.key }))).events.map((e: { type: string }) => e.type);
+    expect(events.filter((e: string) => e === "resumed")).toHaveLength(1);
   }, 60_000);
 });
