@@ -7,6 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DEMO_AGENT, seedDemoAgent } from "../../../src/automation/agents/demo";
 import { addAgent, agentDeps } from "../../../src/automation/agents/service";
 import { buildApp } from "../../../src/automation/app";
 import type { AutomationConfig, AutomationContext } from "../../../src/automation/context";
@@ -177,6 +178,23 @@ describe("instances on one PostgreSQL share what the database decides", () => {
     expect(versions.map((v) => `${v.version}${v.isCurrent ? "*" : ""}`)).toEqual(["2.0.0*", "1.0.0"]);
     expect(existsSync(join(b.dataDir, "agents", `${added.agent.id}.git`))).toBe(true);
   }, 60_000);
+  test("the demo agent: instances started together with --demo register it once, and every one of them offers it (own or shared data dir)", async () => {
+    for (const shared of [false, true]) {
+      const d = await deployment();
+      const log = recording();
+      const a = await d.start({}, log);
+      const b = await d.start(shared ? { dataDir: a.dataDir } : {}, log);
+      const t = await createTenant(a.ctx.storage.tenancy, d.clock, { name: "demo", slug: "demo" });
+      const seeded = await Promise.all([a, b].map((i) => seedDemoAgent(i.ctx, t.id)));
+      expect(seeded).toEqual([{ agent: `agents.${DEMO_AGENT}` }, { agent: `agents.${DEMO_AGENT}` }]);
+      expect(log.warnings).toEqual([]);
+      const list = await json(await b.req("GET", "/v1/automations?type=agent", { key: t.key }));
+      expect(list.data.map((x: { slug: string }) => x.slug)).toEqual([DEMO_AGENT]);
+      const versions = (await json(await a.req("GET", `/v1/automations/agents.${DEMO_AGENT}/versions`, { key: t.key }))).data as { version: string }[];
+      expect(versions.map((v) => v.version)).toEqual(["1.1.0", "1.0.0"]);
+    }
+  }, 60_000);
+
   test("human review: the same idempotency key on A and B at once is one change answered twice; racing approvals: one wins, the other 409; the run resumes once", async () => {
     const d = await deployment();
     // Only A works runs: B is an API instance (`--workers 0`).
