@@ -798,6 +798,35 @@ export interface Notifications {
   close(): Promise<void>;
 }
 
+// ---- State shared across instances: per-key rate limits, key material (migration 0020_shared_state) ----
+
+/** What `RateLimitStore.take` decided: the token was taken, or how long until one is free (µs). */
+export type RateDecision = { allowed: true } | { allowed: false; retryAfterUs: number };
+
+/**
+ * Per-API-key request budgets, GCRA over one row per key (its theoretical arrival time). Every instance
+ * on the database draws from the same row, so N instances allow what one would.
+ */
+export interface RateLimitStore {
+  /**
+   * Takes one request's token of `key` at `nowUs` (epoch µs): one conditional upsert, so racing takes
+   * (other processes too) never allow more than `burstUs / intervalUs` at once plus one per `intervalUs`.
+   */
+  take(key: string, nowUs: number, intervalUs: number, burstUs: number): Promise<RateDecision>;
+}
+
+/** A row of key material the instances share: the value (null when the operator holds it) and its fingerprint. */
+export interface SharedSecret {
+  value: string | null;
+  fingerprint: string;
+}
+
+/** Key material created once for every instance of the database. */
+export interface SharedSecretStore {
+  /** The stored `name`, or `first` stored as it when there was none (racing callers all get the one stored). */
+  claim(name: string, first: SharedSecret, at: string): Promise<SharedSecret>;
+}
+
 export interface AutomationStorage {
   runs: RunStore;
   templates: TemplateStore;
@@ -821,4 +850,8 @@ export interface AutomationStorage {
   stats: FoundationStats;
   /** Wake-ups across processes (runs queued, finished, cancelled); see CHANNELS. */
   notifications: Notifications;
+  /** Per-API-key rate limits, counted in the database. */
+  rateLimits: RateLimitStore;
+  /** Key material every instance shares (used on PostgreSQL; SQLite keeps it in the data dir). */
+  secrets: SharedSecretStore;
 }
