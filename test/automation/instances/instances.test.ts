@@ -203,8 +203,8 @@ describe("instances on one PostgreSQL share what the database decides", () => {
     working.push(a.ctx);
     const t = await createTenant(a.ctx.storage.tenancy, d.clock, { name: "acme", slug: "acme" });
     await createAutomation(a.ctx.storage.automations, d.clock, t.id, INVOICE_CHECK);
-    // Submitted on A: waking A's workers for a run submitted on B is the queue's LISTEN/NOTIFY (not here).
-    const started = await json(await a.req("POST", "/v1/runs", { key: t.key, body: { target: "workflows.invoice-check", input: { vendor: "ACME", total: 99.5 } } }));
+    // Submitted on B: its runs.queued notification wakes A's workers.
+    const started = await json(await b.req("POST", "/v1/runs", { key: t.key, body: { target: "workflows.invoice-check", input: { vendor: "ACME", total: 99.5 } } }));
     let status = "";
     for (let i = 0; i < 2000 && status !== "waiting"; i++, await Bun.sleep(5)) status = (await json(await b.req("GET", `/v1/runs/${started.id}`, { key: t.key }))).execution.status;
     expect(status).toBe("waiting");
@@ -219,8 +219,7 @@ describe("instances on one PostgreSQL share what the database decides", () => {
     expect((await json(await a.req("PUT", `${base}/fields`, { key: t.key, body: { path: "/lines/0/qty", value: 3, expectedVersion: 2, idempotencyKey: "fix-qty" } }))).version).toBe(3);
     const approvals = await Promise.all([a, b].map((i) => i.req("POST", `${base}/approve`, { key: t.key, body: { expectedVersion: 3 } })));
     expect(approvals.map((r) => r.status).sort()).toEqual([200, 409]);
-    // An approval that won on B does not wake A's workers until the queue has LISTEN/NOTIFY: nudge them.
-    runsOf(a.ctx).pool.wake();
+    // Whichever approval won, its runs.queued notification wakes A's workers.
     for (let i = 0; i < 2000 && status !== "completed"; i++, await Bun.sleep(5)) status = (await json(await b.req("GET", `/v1/runs/${started.id}`, { key: t.key }))).execution.status;
     expect(status).toBe("completed");
     const events = (await json(await b.req("GET", `/v1/runs/${started.id}/events`, { key: t.key }))).events.map((e: { type: string }) => e.type);
