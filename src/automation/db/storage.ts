@@ -11,7 +11,7 @@ import type { Review } from "../reviews/model";
 import type { ApiKeyRow, AutomationRow, TenantRow, VersionRow } from "./tables/foundation";
 import type { BlobRefRow, FileRow, UploadSessionRow } from "./tables/files";
 import type { Delivery, EmailServerRow } from "./tables/email";
-import type { CancelResult, Claim, EventRow, FileRow as RunFileRow, FinishRequest, ListFilter, NewEvent, NewRun, RunRow, StepRow, StepStart } from "./runs-model";
+import type { CancelResult, Claim, Lease, EventRow, FileRow as RunFileRow, FinishRequest, ListFilter, NewEvent, NewRun, RunRow, StepRow, StepStart } from "./runs-model";
 import type { StepRecord } from "../engine/contract";
 
 /** Evaluator files (one YAML per automation) and the scores of evaluation runs. */
@@ -723,14 +723,18 @@ export interface RunStore {
   /** Graceful stop: the runs `worker` still holds become claimable at once (they resume on another worker); their ids. */
   handBack(worker: string): Promise<string[]>;
   completedSteps(runId: string): Promise<StepRow[]>;
-  /** Queued for the next journal commit (not awaited: a lost start only hides a running step). */
-  stepStarted(runId: string, s: StepStart): void;
+  /**
+   * Queued for the next journal commit (not awaited: a lost start only hides a running step). With a
+   * `lease`, every journal write and the finish apply only while the run is still held under it
+   * (fencing: a worker that lost the run to another writes nothing).
+   */
+  stepStarted(runId: string, s: StepStart, lease?: Lease): void;
   /** Resolves once committed (durable): after a crash a finished step is never executed again. */
-  stepFinished(runId: string, s: StepRecord): Promise<void>;
+  stepFinished(runId: string, s: StepRecord, lease?: Lease): Promise<void>;
   /** Commits every queued journal write now. */
   flush(): Promise<void>;
-  /** Moves a non-terminal run to a terminal status exactly once; false when it already was terminal. */
-  finish(runId: string, at: string, r: FinishRequest): Promise<boolean>;
+  /** Moves a non-terminal run to a terminal status exactly once; false when it already was terminal (or the lease was lost). */
+  finish(runId: string, at: string, r: FinishRequest, lease?: Lease): Promise<boolean>;
   /** Records a cancel request; queued/held/waiting runs are cancelled at once. Race-safe against `finish`. */
   requestCancel(runId: string, at: string): Promise<CancelResult>;
   events(runId: string): Promise<EventRow[]>;
