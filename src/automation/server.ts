@@ -85,6 +85,23 @@ export interface Served {
 }
 
 /**
+ * With several processes on one database every one must read the same blob store. At start, a sample
+ * of the blobs the database references must be readable here: when none is, this process looks at
+ * another store than the instance that wrote them (a data dir that is not shared), and it is refused.
+ */
+export async function checkSharedBlobs(ctx: AutomationContext): Promise<void> {
+  if (ctx.storage.backend !== "postgres") return;
+  const sample = [...(await ctx.storage.files.referencedBlobs())].slice(0, 5);
+  if (sample.length === 0) return;
+  const present = await Promise.all(sample.map((sha) => ctx.blobs.has(sha)));
+  if (present.some(Boolean)) return;
+  throw new FatalError(
+    `this process cannot read the blobs the database references (e.g. ${sample[0].slice(0, 12)}… in the ${ctx.blobs.kind === "s3" ? "bucket" : "blob directory"} it was given): ` +
+      "every instance on one database needs the same blob store (the same --data-dir on a shared volume, or the same --blobs; docs/automation/scale-out.md)",
+  );
+}
+
+/**
  * A worker process: executes runs from the shared queue (and the features that act on finished runs,
  * experiments), no public API. With `port`, GET /health and GET /metrics only. SIGTERM/SIGINT: stop
  * claiming, let steps in flight finish, hand back the rest, close the database.

@@ -68,6 +68,11 @@ describe("serve --db postgres://", () => {
         expect(await second.kill("SIGTERM")).toBe(0);
       }
       expect((await fetch(`${first.url}/health`)).status).toBe(200);
+      // A worker given another data dir cannot read the demo's blobs the database references: refused.
+      const stray = start([bin, "worker", "--db", url, "--data-dir", join(dir, "elsewhere"), "--workers", "1"]);
+      expect(await stray.proc.exited).toBe(1);
+      expect(stray.output()).toContain("this process cannot read the blobs the database references");
+      expect(stray.output()).toContain("every instance on one database needs the same blob store");
     } finally {
       await first.kill("SIGKILL");
     }
