@@ -753,7 +753,7 @@ export interface RunStore {
 /**
  * The wake-up channels between processes sharing a database. Every payload is a run id.
  * - `runs.queued`: a run became claimable now: inserted, released from its experiment's hold, resumed by
- *   a human-review decision or a due `control.wait`, or handed back by a worker. Idle workers try a claim.
+ *   a human-review decision, or handed back by a worker. Idle workers try a claim. The payload may be empty (one per turn).
  * - `runs.finished`: a run reached a terminal status. Waiters (`wait_for_completion`) read it again.
  * - `runs.cancel`: a cancel was requested for a run that is running. Its worker stops at the next step boundary.
  */
