@@ -109,7 +109,13 @@ describe("automation-server admin CLI", () => {
     const cases: [string[], number, string][] = [
       [["--data-dir", join(blocker, "sub"), "--port", "0"], 1, "cannot create data dir"],
       [["--port", "70000"], 2, "--port must be 0-65535"],
-      [["--workers", "0"], 2, "--workers must be 1-256"],
+      [["--workers", "300"], 2, "--workers must be 0-256"],
+      [["--workers", "0"], 2, "--workers 0 (API only) needs --db postgres://"],
+      [["--lease-seconds", "1"], 2, "--lease-seconds must be 3-3600"],
+      // A worker: PostgreSQL only, worker flags only, at least one slot.
+      [["worker"], 2, "a worker needs --db postgres://"],
+      [["worker", "--db", "postgres://u:p@127.0.0.1:1/x", "--demo"], 2, "--demo is a serve option; a worker takes: --port, --db"],
+      [["worker", "--db", "postgres://u:p@127.0.0.1:1/x", "--workers", "0"], 2, "a worker needs --workers 1-256"],
     ];
     for (const [args, code, text] of cases) {
       const p = Bun.spawnSync([bin, ...args], { cwd: dir, stdout: "pipe", stderr: "pipe", env: { ...process.env, AUTOMATION_DATA_DIR: join(dir, "x") } });
@@ -121,7 +127,7 @@ describe("automation-server admin CLI", () => {
   });
 
   test("--help everywhere", () => {
-    for (const args of [["--help"], ["serve", "--help"], ["migrate", "--help"], ["tenants", "create", "--help"], ["keys", "create", "--help"], ["keys", "list", "--help"], ["keys", "revoke", "--help"], ["workflows", "push", "--help"]]) {
+    for (const args of [["--help"], ["serve", "--help"], ["worker", "--help"], ["migrate", "--help"], ["tenants", "create", "--help"], ["keys", "create", "--help"], ["keys", "list", "--help"], ["keys", "revoke", "--help"], ["workflows", "push", "--help"]]) {
       const r = run(...args);
       expect(r.code).toBe(0);
       expect(r.out).toContain("Usage: automation-server");
