@@ -62,7 +62,7 @@ let dbUrl = "";
 let dataDir = "";
 let apiA: Server;
 let apiB: Server;
-const workers: Proc[] = [];
+let metered: Server[] = [];
 const procs: Proc[] = [];
 
 const api = (base: string, method: string, path: string, body?: unknown) =>
@@ -105,9 +105,18 @@ async function startApi(): Promise<Server> {
   return s;
 }
 
+const workerArgs = () => [bin, "worker", "--workers", String(WORKER_SLOTS), "--lease-seconds", String(LEASE_SECONDS), ...serverArgs()];
+
+/** A worker serving /health and /metrics on a port of its own (startServer appends --port 0). */
+async function startMeteredWorker(): Promise<Server> {
+  const w = await startServer([...workerArgs(), "--host", "127.0.0.1", "--metrics"], { cwd: dir });
+  procs.push(w);
+  return w;
+}
+
 /** A worker without --port: ready once its first line says so. */
 async function startWorker(): Promise<Proc> {
-  const w = start([bin, "worker", "--workers", String(WORKER_SLOTS), "--lease-seconds", String(LEASE_SECONDS), ...serverArgs()], { cwd: dir });
+  const w = start(workerArgs(), { cwd: dir });
   procs.push(w);
   await until(
     "the worker's ready line",
@@ -120,6 +129,13 @@ async function startWorker(): Promise<Proc> {
   );
   expect(w.output().split("\n")[0]).toBe(`automation-server worker ready (${WORKER_SLOTS} slots)`);
   return w;
+}
+
+/** The value of an unlabelled (or first matching) sample in a worker's /metrics. */
+async function metric(w: Server, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const text = await (await fetch(`${w.url}/metrics`)).text();
+  const found = metricSamples(text).filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  return found.reduce((sum, s) => sum + s.value, 0);
 }
 
 /** Starts `count` runs of `target` with input n = 0..count-1, alternating API A and B, `IN_FLIGHT` at a time. */
@@ -179,7 +195,7 @@ beforeAll(async () => {
   dbUrl = await freshPostgresDb();
   // The first API migrates the database and seeds the demo; then the rest start together.
   apiA = await startApi();
-  [apiB] = await Promise.all([startApi(), ...[0, 1].map(async () => void workers.push(await startWorker()))]);
+  [apiB, ...metered] = await Promise.all([startApi(), startMeteredWorker(), startMeteredWorker()]);
 }, 120_000);
 
 afterAll(async () => {
@@ -207,13 +223,17 @@ describe("2 APIs (--workers 0) + 2 workers on one PostgreSQL", () => {
     expect(totalCalls("scale")).toBe(RUNS);
     expect(calls("scale").size).toBe(RUNS);
     expect([...calls("scale").keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: RUNS }, (_, i) => i));
-    // Both workers took a share (claims went to whichever was idle).
-    const byWorker = await sql<{ claimed_by: string | null; n: number }>("SELECT claimed_by, COUNT(*)::int AS n FROM runs WHERE automation_slug = 'scale' GROUP BY claimed_by");
+    // The workers executed them (the APIs run none), both took a share, and each run started once.
+    const started = await Promise.all(metered.map((w) => metric(w, "automation_runs_started_total")));
+    const finished = await Promise.all(metered.map((w) => metric(w, "automation_runs_finished_total", { status: "completed" })));
+    expect(started.every((n) => n > 0)).toBe(true);
+    expect(started[0] + started[1]).toBe(RUNS);
+    expect(finished[0] + finished[1]).toBe(RUNS);
     const sample = await getJson(apiA.url, `/v1/runs/${ids.get(1234)}`);
     expect(sample.output).toEqual({ n: 1234 });
     console.log(
       `scale: ${RUNS} runs submitted in ${Math.round(submitted - t0)} ms, all finished ${Math.round(done - t0)} ms after the first submit ` +
-        `(${Math.round((RUNS * 1000) / (done - t0))} runs/s); claimed_by at the end: ${JSON.stringify(byWorker)}`,
+        `(${Math.round((RUNS * 1000) / (done - t0))} runs/s); runs started per worker: ${started.join(" + ")}`,
     );
   }, 240_000);
 
@@ -222,7 +242,7 @@ describe("2 APIs (--workers 0) + 2 workers on one PostgreSQL", () => {
     const t0 = performance.now();
     const submitting = submit("workflows.scalekill", RUNS);
     await until("30% of the calls", () => (totalCalls("kill") >= RUNS * 0.3 ? true : undefined), 120_000, 5);
-    const victim = workers[0];
+    const victim = metered[0];
     victim.proc.kill("SIGKILL");
     await victim.proc.exited;
     const killedAt = Date.now();
@@ -290,8 +310,8 @@ describe("2 APIs (--workers 0) + 2 workers on one PostgreSQL", () => {
         `taken over ${recovery[0]}..${recovery[recovery.length - 1]} ms after the kill; ${repeated.length} side effects repeated (n=${repeated.join(",")}); ` +
         `submitted in ${Math.round(submitted - t0)} ms, all finished after ${Math.round(done - t0)} ms`,
     );
-    // The next tests run on two workers again.
-    workers[0] = await startWorker();
+    // The next tests run on two workers again; this one without --port says it is ready on stdout.
+    await startWorker();
   }, 300_000);
 
   test("human review decided on API A and on API B at once: one wins, the other 409; the run resumes once", async () => {
@@ -363,7 +383,7 @@ output: {n: "{{ steps.review.output.n }}"}
 });
 
 test("worker --port 0: /health and /metrics only; SIGTERM exits 0 and says it stopped", async () => {
-  const w = await startServer([bin, "worker", "--workers", "1", "--host", "127.0.0.1", ...serverArgs()], { cwd: dir });
+  const w = await startServer([bin, "worker", "--workers", "1", "--host", "127.0.0.1", "--metrics", ...serverArgs()], { cwd: dir });
   procs.push(w);
   expect(w.output().split("\n")[0]).toBe(`automation-server worker listening on ${w.url}`);
   const health = await fetch(`${w.url}/health`);
