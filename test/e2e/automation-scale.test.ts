@@ -63,6 +63,8 @@ let dataDir = "";
 let apiA: Server;
 let apiB: Server;
 let metered: Server[] = [];
+/** The worker started after the SIGKILL (no --port). */
+let spare: Proc;
 const procs: Proc[] = [];
 
 const api = (base: string, method: string, path: string, body?: unknown) =>
@@ -339,7 +341,7 @@ describe("2 APIs (--workers 0) + 2 workers on one PostgreSQL", () => {
         `submitted in ${Math.round(submitted - t0)} ms, all finished after ${Math.round(done - t0)} ms`,
     );
     // The next tests run on two workers again; this one without --port says it is ready on stdout.
-    await startWorker();
+    spare = await startWorker();
   }, 300_000);
 
   test("human review decided on API A and on API B at once: one wins, the other 409; the run resumes once", async () => {
@@ -408,6 +410,27 @@ output: {n: "{{ steps.review.output.n }}"}
     // Woken by the worker's notification, not by a slow poll: well under a second.
     expect(p50).toBeLessThan(1_000);
   }, 120_000);
+
+  test("SIGTERM on a worker mid-load: it exits 0, its runs finish (here or on the other worker), no side effect repeated", async () => {
+    const DRAIN = 400;
+    expect((await api(apiA.url, "POST", "/v1/automations", { yaml: httpWorkflow("drained", "drain") })).status).toBe(201);
+    const submitting = submit("workflows.drained", DRAIN);
+    await until("30% of the calls", () => (totalCalls("drain") >= DRAIN * 0.3 ? true : undefined), 120_000, 5);
+    const t = performance.now();
+    expect(await spare.kill("SIGTERM")).toBe(0);
+    const stoppedIn = performance.now() - t;
+    expect(spare.output()).toContain("stopped");
+    await submitting;
+    await drained("workflows.drained");
+    const runs = await listAll(apiB.url, "workflows.drained");
+    expect(runs.size).toBe(DRAIN);
+    expect([...runs.values()].filter((s) => s !== "completed")).toEqual([]);
+    // The steps in flight finished within the grace and were journaled: nothing ran twice.
+    expect(calls("drain").size).toBe(DRAIN);
+    expect([...calls("drain")].filter(([, t]) => t.length > 1).map(([n]) => n)).toEqual([]);
+    const handedBack = /handed back unfinished runs.*runs=(\d+)/.exec(spare.output())?.[1] ?? "0";
+    console.log(`sigterm: the worker stopped in ${Math.round(stoppedIn)} ms, handed back ${handedBack} runs`);
+  }, 180_000);
 });
 
 test("worker --port 0: /health and /metrics only; SIGTERM exits 0 and says it stopped", async () => {
