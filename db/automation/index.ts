@@ -1,9 +1,10 @@
 // Every automation-server migration, embedded into the executable, in name order.
-// Ranges: 0000-0049 foundation (tenancy, automations), 0050-0099 files, 0100-0149 runs,
-// 0150-0199 datasets/evaluators/experiments, 0200-0249 reviews/human-review tasks,
+// Ranges: 0000-0049 foundation (tenancy, automations, state shared across instances), 0050-0099 files,
+// 0100-0149 runs, 0150-0199 datasets/evaluators/experiments, 0200-0249 reviews/human-review tasks,
 // 0250-0299 templates/e-mail servers, 0300-0349 models/usage, 0350-0399 agents, 0400-0449 triggers (schedules, inbound e-mail).
 import type { Migration } from "../../src/kernel/db";
 import m0000 from "./0000_foundation.sql" with { type: "text" };
+import m0020 from "./0020_shared_state.sql" with { type: "text" };
 import m0050 from "./0050_files.sql" with { type: "text" };
 import m0060 from "./0060_upload_sessions_direct.sql" with { type: "text" };
 import m0100 from "./0100_runs.sql" with { type: "text" };
@@ -22,6 +23,7 @@ import m0410 from "./0410_inbound_email.sql" with { type: "text" };
 
 export const migrations: Migration[] = [
   { name: "0000_foundation", sql: m0000 },
+  { name: "0020_shared_state", sql: m0020 },
   { name: "0050_files", sql: m0050 },
   { name: "0060_upload_sessions_direct", sql: m0060 },
   { name: "0100_runs", sql: m0100 },

@@ -10,7 +10,7 @@ import { copySqliteToPg } from "./db/pg-copy";
 import { migrateAutomationPg } from "./db/pg-migrate";
 import { join } from "node:path";
 import { dbUrl, serveConfig, serveFlags, storageFlags } from "./config";
-import { createContext, ensureDataDir, serve, work } from "./server";
+import { checkSharedBlobs, createContext, ensureDataDir, serve, work } from "./server";
 import { writeReadyFile } from "../kernel/server";
 import { DEMO_KEY, runDemo } from "./demo/seed";
 import { keysCommand, tenantsCommand } from "./tenancy/cli";
@@ -78,6 +78,10 @@ async function serveCommand(argv: string[]): Promise<void> {
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const config = serveConfig(values);
   const ctx = await createContext(config);
+  await checkSharedBlobs(ctx).catch(async (err) => {
+    await ctx.db.close();
+    throw err;
+  });
   const demo = config.demo ? await runDemo(ctx) : undefined;
   const demoAgent = demo ? await seedDemoAgent(ctx, demo.tenantId) : undefined;
   const served = serve(ctx);
@@ -127,12 +131,15 @@ async function workerCommand(argv: string[]): Promise<void> {
   const config = serveConfig({ ...values, port: values.port ?? 0, demo: false, console: false });
   if (config.workers < 1) throw new UsageError("a worker needs --workers 1-256");
   const ctx = await createContext(config, { metrics: values.port !== undefined });
+  await checkSharedBlobs(ctx).catch(async (err) => {
+    await ctx.db.close();
+    throw err;
+  });
   const working = await work(ctx, { port: values.port });
   ctx.log.info("automation-server worker started", { worker: working.worker, slots: config.workers, database: ctx.db.describe, ...(working.url ? { url: working.url } : {}) });
+  const slots = `${config.workers} slot${config.workers === 1 ? "" : "s"}`;
   process.stdout.write(
-    working.url
-      ? `automation-server worker listening on ${working.url} (GET /health, GET /metrics; ${config.workers} slots)\n`
-      : `automation-server worker ready (${config.workers} slots)\n`,
+    working.url ? `automation-server worker listening on ${working.url} (GET /health, GET /metrics; ${slots})\n` : `automation-server worker ready (${slots})\n`,
   );
   process.stdout.write(`database on ${ctx.db.describe}\n`);
   writeReadyFile(values["ready-file"], working.url ?? "ready", []);

@@ -92,7 +92,7 @@ export const serveFlags = {
     type: "string",
     env: "AUTOMATION_SECRET_KEY_FILE",
     value: "FILE",
-    help: "key sealing stored SMTP passwords and API keys (AES-256-GCM); else AUTOMATION_SECRET_KEY, else <data-dir>/secret-key (generated)",
+    help: "key sealing stored SMTP passwords and API keys (AES-256-GCM); else AUTOMATION_SECRET_KEY, else <data-dir>/secret-key (generated; with --db postgres:// the database keeps one for every instance)",
   },
   "resend-url": {
     type: "string",

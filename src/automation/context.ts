@@ -35,7 +35,7 @@ export interface AutomationConfig {
   publicUrl: string;
   /** True when no --public-url was given: upload URLs then use the origin the client reached us at. */
   publicUrlFromRequest?: boolean;
-  /** Secret for signed URLs/tokens, generated into the data dir on first start. */
+  /** Secret for signed URLs/tokens, generated on first start: into the data dir, on PostgreSQL into the database (shared by every instance). */
   signingSecret: string;
   /** How long a request body may stall before 408 and a close (`--body-timeout`); default 30 s. */
   bodyTimeoutMs?: number;
@@ -43,7 +43,8 @@ export interface AutomationConfig {
   rateLimit?: number;
   /**
    * Material of the key that seals stored third-party secrets (SMTP passwords, API keys): from
-   * --secret-key-file or AUTOMATION_SECRET_KEY, else `<dataDir>/secret-key`, generated on first start.
+   * --secret-key-file or AUTOMATION_SECRET_KEY, else `<dataDir>/secret-key`, generated on first start
+   * (on PostgreSQL: the one the database keeps for every instance; src/automation/key-material.ts).
    */
   secretKey?: string;
   /** Base URL of the Resend API (AUTOMATION_RESEND_URL; default https://api.resend.com). */

@@ -1,11 +1,9 @@
-// Startup and shutdown of the automation server: the data dir (SQLite + blobs + signing secret), the
+// Startup and shutdown of the automation server: the data dir (SQLite + blobs + key files), the
 // context every feature receives, and serving it with a graceful stop.
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync } from "node:fs";
 import { Elysia } from "elysia";
 import { systemClock, type Clock } from "../kernel/clock";
 import { FatalError } from "../kernel/errors";
-import { newSecret } from "../kernel/ids";
 import { createLogger, type Logger } from "../kernel/logger";
 import { Metrics, serveMetricsPort } from "../kernel/metrics";
 import { automationMetrics, meteredBlobs, timeStatements } from "./metrics";
@@ -22,6 +20,7 @@ import { startSweeper } from "./files/gc";
 import { schedulerOf } from "./schedules/scheduler";
 import { createGateway } from "./models/gateway";
 import { startSmtp, type SmtpReceiver } from "./inbound/smtp";
+import { keyMaterial } from "./key-material";
 
 export interface ContextDeps {
   clock?: Clock;
@@ -30,31 +29,6 @@ export interface ContextDeps {
   blobs?: BlobStore;
   /** Record metrics even when `config.ops` leaves them off (tests). */
   metrics?: boolean;
-}
-
-/** Reads `<dataDir>/<name>`, generating it (atomically, mode 600) on first start. */
-function dataDirSecret(dataDir: string, name: string): string {
-  const file = join(dataDir, name);
-  if (existsSync(file)) {
-    const s = readFileSync(file, "utf8").trim();
-    if (s.length >= 32) return s;
-  }
-  const secret = newSecret(32);
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, secret + "\n", { mode: 0o600 });
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, file);
-  return secret;
-}
-
-/** The secret for signed URLs and tokens. */
-export function loadSigningSecret(dataDir: string): string {
-  return dataDirSecret(dataDir, "signing-secret");
-}
-
-/** The key material sealing stored third-party secrets when the operator gave none. */
-export function loadSecretKey(dataDir: string): string {
-  return dataDirSecret(dataDir, "secret-key");
 }
 
 export function ensureDataDir(dataDir: string): void {
@@ -66,14 +40,12 @@ export function ensureDataDir(dataDir: string): void {
 }
 
 /**
- * Opens the database (applying embedded migrations), the blob store and the signing secret.
+ * Opens the database (applying embedded migrations), the blob store and the key material.
  * `dataDir: ":memory:"` gives an in-memory database (tests pass their own blob store then).
  */
 export async function createContext(config: AutomationConfig, deps: ContextDeps = {}): Promise<AutomationContext> {
   const memory = config.dataDir === ":memory:";
   if (!memory) ensureDataDir(config.dataDir);
-  const signingSecret = config.signingSecret || (memory ? newSecret(32) : loadSigningSecret(config.dataDir));
-  const secretKey = config.secretKey || (memory ? newSecret(32) : loadSecretKey(config.dataDir));
   if (memory && !deps.blobs) throw new FatalError("an in-memory context needs an explicit blob store");
   const store = deps.blobs ?? openBlobStore(config, config.dataDir);
   if (!deps.blobs) await store.check?.();
@@ -82,13 +54,19 @@ export async function createContext(config: AutomationConfig, deps: ContextDeps 
   kernel?.collectProcess();
   // On SQLite every statement is timed: wrapped before the stores prepare theirs.
   const db = await openStorage(config, { onSqlite: kernel ? (sqlite) => timeStatements(sqlite, kernel) : undefined });
+  const clock = deps.clock ?? systemClock;
+  // After the database: on PostgreSQL the instances' shared secrets live there.
+  const { signingSecret, secretKey } = await keyMaterial(config, db.storage, clock.now().toISOString(), log).catch(async (err) => {
+    await db.close();
+    throw err;
+  });
   const metrics = kernel ? automationMetrics(kernel, db.storage.stats) : undefined;
   const blobs = metrics ? meteredBlobs(store, metrics) : store;
   return {
     config: { ...config, signingSecret, secretKey },
     storage: db.storage,
     db,
-    clock: deps.clock ?? systemClock,
+    clock,
     log,
     blobs,
     ...(metrics ? { metrics } : {}),
@@ -104,6 +82,23 @@ export interface Served {
   smtp?: Promise<SmtpReceiver>;
   /** Stops taking requests and mail, drains, closes the database. */
   shutdown(): Promise<void>;
+}
+
+/**
+ * With several processes on one database every one must read the same blob store. At start, a sample
+ * of the blobs the database references must be readable here: when none is, this process looks at
+ * another store than the instance that wrote them (a data dir that is not shared), and it is refused.
+ */
+export async function checkSharedBlobs(ctx: AutomationContext): Promise<void> {
+  if (ctx.storage.backend !== "postgres") return;
+  const sample = [...(await ctx.storage.files.referencedBlobs())].slice(0, 5);
+  if (sample.length === 0) return;
+  const present = await Promise.all(sample.map((sha) => ctx.blobs.has(sha)));
+  if (present.some(Boolean)) return;
+  throw new FatalError(
+    `this process cannot read the blobs the database references (e.g. ${sample[0].slice(0, 12)}… in the ${ctx.blobs.kind === "s3" ? "bucket" : "blob directory"} it was given): ` +
+      "every instance on one database needs the same blob store (the same --data-dir on a shared volume, or the same --blobs; docs/automation/scale-out.md)",
+  );
 }
 
 /**

@@ -1,13 +1,13 @@
 // `automation-server --db postgres://…` on the compiled binary: the database is named on startup without
-// its password, a bad or unreachable --db is one line, the demo serves from PostgreSQL, and one server
-// per database: a second is refused while the first lives, and starts once the first is gone (SIGKILL
-// too: the lock goes with the connection).
+// its password, a bad or unreachable --db is one line, the demo serves from PostgreSQL, a second server
+// on the same database serves the same data and queue, and docs/automation/scale-out.md's commands (an
+// API-only instance and a worker) work as written.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freshPostgresDb, startPostgres } from "../support/postgres";
-import { ensureBuilt, refusedPort, start, startServer } from "./support";
+import { ensureBuilt, refusedPort, root, start, startServer } from "./support";
 
 const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
 let dir = "";
@@ -68,6 +68,11 @@ describe("serve --db postgres://", () => {
         expect(await second.kill("SIGTERM")).toBe(0);
       }
       expect((await fetch(`${first.url}/health`)).status).toBe(200);
+      // A worker given another data dir cannot read the demo's blobs the database references: refused.
+      const stray = start([bin, "worker", "--db", url, "--data-dir", join(dir, "elsewhere"), "--workers", "1"]);
+      expect(await stray.proc.exited).toBe(1);
+      expect(stray.output()).toContain("this process cannot read the blobs the database references");
+      expect(stray.output()).toContain("every instance on one database needs the same blob store");
     } finally {
       await first.kill("SIGKILL");
     }
@@ -78,6 +83,42 @@ describe("serve --db postgres://", () => {
     } finally {
       expect(await third.kill("SIGTERM")).toBe(0);
     }
+  }, 120_000);
+
+  test("docs/automation/scale-out.md: the API-only instance and the worker, as written, run a run between them", async () => {
+    const doc = readFileSync(join(root, "docs/automation/scale-out.md"), "utf8");
+    const block = /```sh\n([\s\S]*?)```/.exec(doc)![1];
+    const command = (verb: string) => block.split("\n").find((l) => l.startsWith(`automation-server ${verb} `))!;
+    const url = await freshPostgresDb();
+    const shared = join(dir, "shared");
+    // As written, with a test database, a temp dir and ports picked by the system.
+    const args = (line: string) =>
+      line.replaceAll('"$DB"', url).replaceAll("/shared/automation", shared).replace(/--port \d+/, "--port 0").split(" ").slice(1).concat("--host", "127.0.0.1");
+    expect(command("serve")).toContain("--workers 0");
+    const api = await startServer([bin, ...args(command("serve"))], { cwd: dir });
+    const worker = await startServer([bin, ...args(command("worker"))], { cwd: dir });
+    try {
+      expect(worker.output()).toMatch(/^automation-server worker listening on http:\/\/127\.0\.0\.1:\d+ /);
+      expect(await (await fetch(`${worker.url}/health`)).json()).toMatchObject({ ok: true });
+      expect((await fetch(`${worker.url}/v1/runs`)).status).toBe(404);
+      const tenant = start([bin, "tenants", "create", "--name", "Scale", "--db", url, "--data-dir", shared, "--json"]);
+      expect(await tenant.proc.exited).toBe(0);
+      const key = (JSON.parse(tenant.output()) as { key: string }).key;
+      const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+      const yaml = "name: hello\ninputs: [{name: who, type: string, required: true}]\nsteps:\n  - {name: greet, type: transform.set, with: {fields: {greeting: \"Hello, {{ input.who }}!\"}}}\n";
+      expect((await fetch(`${api.url}/v1/automations`, { method: "POST", headers, body: JSON.stringify({ yaml }) })).status).toBe(201);
+      const run = await fetch(`${api.url}/v1/runs?wait_for_completion=30`, { method: "POST", headers, body: JSON.stringify({ target: "workflows.hello", input: { who: "fleet" } }) });
+      expect(run.status).toBe(200);
+      const body = (await run.json()) as { output: unknown; id: string };
+      expect(body.output).toEqual({ greet: { greeting: "Hello, fleet!" } });
+      // Executed by the worker: the API instance executes nothing (--workers 0).
+      expect(worker.output()).toContain(`run finished runId=${body.id}`);
+      expect(api.output()).not.toContain("run finished");
+    } finally {
+      expect(await worker.kill("SIGTERM")).toBe(0);
+      expect(await api.kill("SIGTERM")).toBe(0);
+    }
+    expect(worker.output()).toContain("stopped");
   }, 120_000);
 
   test("PostgreSQL stopped under a running server: 503 unavailable with Retry-After, then served again", async () => {

@@ -4,7 +4,7 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AutomationClient, RateLimitError } from "../../src/automation/client";
-import { automationPgUrl, ensureBuilt, startServer, type Server } from "./support";
+import { automationPgUrl, automationSql, ensureBuilt, startServer, type Server } from "./support";
 
 // Spawning compiled binaries is slow on a loaded machine; timing never decides these tests.
 setDefaultTimeout(60_000);
@@ -51,8 +51,12 @@ describe("compiled automation-server --demo in an empty directory", () => {
     const pg = automationPgUrl(join(dir, "data/automation"));
     expect(existsSync(join(dir, "data/automation/automation.db"))).toBe(!pg);
     expect(server!.output()).toContain(pg ? "database on PostgreSQL postgres://" : `database on SQLite ${join(dir, "data/automation/automation.db")}`);
+    // The signing secret: a file of the data dir on SQLite; on PostgreSQL the database keeps it for every instance.
     const secret = join(dir, "data/automation/signing-secret");
-    expect(statSync(secret).mode & 0o777).toBe(0o600);
+    if (pg) {
+      expect(existsSync(secret)).toBe(false);
+      expect((await automationSql<{ n: number }>(join(dir, "data/automation"), "SELECT CAST(COUNT(*) AS INTEGER) AS n FROM shared_secrets WHERE name = ?", "signing-secret"))[0].n).toBe(1);
+    } else expect(statSync(secret).mode & 0o777).toBe(0o600);
     const until = Date.now() + 5000;
     while (!server!.output().includes(DEMO_KEY) && Date.now() < until) await Bun.sleep(20);
     expect(server!.output()).toContain(`http://127.0.0.1:${port}`);
@@ -115,8 +119,11 @@ describe("compiled automation-server --demo in an empty directory", () => {
 
   test("SIGTERM stops gracefully; a restart keeps the data and the demo stays idempotent", async () => {
     const before = ((await (await api("GET", "/v1/automations")).json()) as { total: number }).total;
-    const secretFile = join(dir, "data/automation/signing-secret");
-    const secret = readFileSync(secretFile, "utf8");
+    const dataDir = join(dir, "data/automation");
+    const secretFile = join(dataDir, "signing-secret");
+    const readSecret = async () =>
+      automationPgUrl(dataDir) ? (await automationSql<{ value: string }>(dataDir, "SELECT value FROM shared_secrets WHERE name = ?", "signing-secret"))[0].value : readFileSync(secretFile, "utf8");
+    const secret = await readSecret();
     expect(secret.trim().length).toBeGreaterThanOrEqual(43);
     const code = await server!.kill("SIGTERM");
     expect(code).toBe(0);
@@ -126,7 +133,7 @@ describe("compiled automation-server --demo in an empty directory", () => {
     const all = await (await api("GET", "/v1/automations")).json() as { total: number };
     expect(all.total).toBe(before);
     // The signing secret is generated once and kept across restarts.
-    expect(readFileSync(secretFile, "utf8")).toBe(secret);
+    expect(await readSecret()).toBe(secret);
   });
 
   test("--rate-limit: over the budget → 429 with Retry-After, which the client library surfaces; a bad value is one line, exit 2", async () => {

@@ -1,9 +1,11 @@
 // `--demo`: a demo agent whose repository is a local bare Git repo under the data dir with two release
 // tags (v1.0.0 greets, v1.1.0 also totals invoices), registered in the demo tenant as
-// agents.demo-assistant. Idempotent across restarts; skipped with a logged note when git is missing.
+// agents.demo-assistant. Idempotent across restarts and across instances starting together on one
+// database (one registers it, the others take it); skipped with a logged note when git is missing.
 import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DomainError } from "../../kernel/errors";
 import type { AutomationContext } from "../context";
 import { git, GitMissing } from "./git";
 import { MANIFEST_FILE } from "./manifest";
@@ -45,11 +47,17 @@ async function buildRepo(bare: string): Promise<void> {
       await must(["-C", work, ...id, "commit", "--quiet", "-m", `Demo assistant ${r.tag}`]);
       await must(["-C", work, ...id, "tag", r.tag]);
     }
-    const tmp = `${bare}.${process.pid}.tmp`;
-    rmSync(tmp, { recursive: true, force: true });
+    // Unique per build: two contexts of one process (or two processes) may build into one data dir at once.
+    const tmp = `${bare}.${process.pid}.${crypto.randomUUID().slice(0, 8)}.tmp`;
     await must(["clone", "--bare", "--quiet", work, tmp]);
     await must(["-C", tmp, "remote", "remove", "origin"]);
-    renameSync(tmp, bare);
+    try {
+      renameSync(tmp, bare);
+    } catch (err) {
+      // Another instance sharing the data dir built it first: theirs is the same repository.
+      rmSync(tmp, { recursive: true, force: true });
+      if (!existsSync(bare)) throw err;
+    }
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -65,6 +73,10 @@ export async function seedDemoAgent(ctx: AutomationContext, tenantId: string): P
     await addAgent(agentDeps(ctx), tenantId, { repo: bare, slug: DEMO_AGENT });
     return { agent: `agents.${DEMO_AGENT}` };
   } catch (err) {
+    // Instances starting together on one database: the one that registered it first wins, the others take it.
+    if (err instanceof DomainError && err.code === "already_exists" && (await ctx.storage.automations.bySlug(tenantId, "agent", DEMO_AGENT))) {
+      return { agent: `agents.${DEMO_AGENT}` };
+    }
     const note = err instanceof GitMissing ? "demo agent skipped: git is not installed or not on PATH" : `demo agent skipped: ${(err as Error).message}`;
     ctx.log.warn(note);
     return { note };

@@ -111,6 +111,17 @@ function planReleases(clock: Clock, releases: ReadRelease[], latest: ReadRelease
   };
 }
 
+/** Refreshes of a mirror in flight in this process: git refuses two fetches (or clones) into one repository at once. */
+const refreshing = new Map<string, Promise<unknown>>();
+
+/** Runs `fn` after every earlier refresh of `mirror` in this process has settled. */
+function oneAtATime<T>(mirror: string, fn: () => Promise<T>): Promise<T> {
+  const next = (refreshing.get(mirror) ?? Promise.resolve()).catch(() => {}).then(fn);
+  refreshing.set(mirror, next);
+  next.finally(() => refreshing.get(mirror) === next && refreshing.delete(mirror)).catch(() => {});
+  return next;
+}
+
 /** Where the repository's refs are read: the local path itself, or the (refreshed) mirror. */
 async function refresh(source: Pick<AgentSource, "repo" | "mirror">, registered = true): Promise<string> {
   if (!source.mirror) {
@@ -119,9 +130,9 @@ async function refresh(source: Pick<AgentSource, "repo" | "mirror">, registered 
     else if (!existsSync(source.repo)) throw NotFound(`repository ${source.repo} does not exist any more`, { code: "repo_not_found" });
     return source.repo;
   }
-  if (existsSync(source.mirror)) await fetchMirror(source.mirror);
-  else await cloneMirror(source.repo, source.mirror);
-  return source.mirror;
+  const mirror = source.mirror;
+  await oneAtATime(mirror, () => (existsSync(mirror) ? fetchMirror(mirror) : cloneMirror(source.repo, mirror)));
+  return mirror;
 }
 
 /**
@@ -135,7 +146,9 @@ export async function syncAgent(deps: AgentDeps, tenantId: string, ref: string):
   const a = await findAutomation(deps.automations, tenantId, ref);
   const source = await deps.agents.source(tenantId, a.id);
   if (a.type !== "agent" || !source) throw NotFound(`automation "${ref}" has no Git source; only agents sync from Git`, { field: "id", code: "no_source" });
-  const dir = await refresh(source);
+  // A mirror is this instance's cache of the remote, under its own data dir: the path another instance
+  // registered it under may be on another machine.
+  const dir = await refresh(source.mirror ? { repo: source.repo, mirror: join(deps.mirrorsDir, `${a.id}.git`) } : source);
   const known = new Map((await deps.agents.releases(a.id)).map((v) => [v.version!, parseReleaseRef(v.sourceRef).commit ?? ""]));
   const set = await readReleases(dir, known);
   const { agent: after, current } = await deps.agents.sync(tenantId, a.id, planReleases(deps.clock, set.valid, set.latest), {

@@ -60,6 +60,16 @@ export interface ListFilter {
   limit: number;
 }
 
+/**
+ * The claim a worker executes a run under: the journal writes and the finish it sends apply only while
+ * the run is still claimed by `worker` at `attempt` (a claim counts attempts), so a worker that lost its
+ * lease (another one claimed the run) can neither write steps nor finish it.
+ */
+export interface Lease {
+  worker: string;
+  attempt: number;
+}
+
 export interface Claim {
   id: string;
   /** A running run picked up again (its lease lapsed, or released after a restart). */

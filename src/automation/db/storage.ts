@@ -11,7 +11,7 @@ import type { Review } from "../reviews/model";
 import type { ApiKeyRow, AutomationRow, TenantRow, VersionRow } from "./tables/foundation";
 import type { BlobRefRow, FileRow, UploadSessionRow } from "./tables/files";
 import type { Delivery, EmailServerRow } from "./tables/email";
-import type { CancelResult, Claim, EventRow, FileRow as RunFileRow, FinishRequest, ListFilter, NewEvent, NewRun, RunRow, StepRow, StepStart } from "./runs-model";
+import type { CancelResult, Claim, Lease, EventRow, FileRow as RunFileRow, FinishRequest, ListFilter, NewEvent, NewRun, RunRow, StepRow, StepStart } from "./runs-model";
 import type { StepRecord } from "../engine/contract";
 
 /** Evaluator files (one YAML per automation) and the scores of evaluation runs. */
@@ -723,14 +723,18 @@ export interface RunStore {
   /** Graceful stop: the runs `worker` still holds become claimable at once (they resume on another worker); their ids. */
   handBack(worker: string): Promise<string[]>;
   completedSteps(runId: string): Promise<StepRow[]>;
-  /** Queued for the next journal commit (not awaited: a lost start only hides a running step). */
-  stepStarted(runId: string, s: StepStart): void;
+  /**
+   * Queued for the next journal commit (not awaited: a lost start only hides a running step). With a
+   * `lease`, every journal write and the finish apply only while the run is still held under it
+   * (fencing: a worker that lost the run to another writes nothing).
+   */
+  stepStarted(runId: string, s: StepStart, lease?: Lease): void;
   /** Resolves once committed (durable): after a crash a finished step is never executed again. */
-  stepFinished(runId: string, s: StepRecord): Promise<void>;
+  stepFinished(runId: string, s: StepRecord, lease?: Lease): Promise<void>;
   /** Commits every queued journal write now. */
   flush(): Promise<void>;
-  /** Moves a non-terminal run to a terminal status exactly once; false when it already was terminal. */
-  finish(runId: string, at: string, r: FinishRequest): Promise<boolean>;
+  /** Moves a non-terminal run to a terminal status exactly once; false when it already was terminal (or the lease was lost). */
+  finish(runId: string, at: string, r: FinishRequest, lease?: Lease): Promise<boolean>;
   /** Records a cancel request; queued/held/waiting runs are cancelled at once. Race-safe against `finish`. */
   requestCancel(runId: string, at: string): Promise<CancelResult>;
   events(runId: string): Promise<EventRow[]>;
@@ -798,6 +802,35 @@ export interface Notifications {
   close(): Promise<void>;
 }
 
+// ---- State shared across instances: per-key rate limits, key material (migration 0020_shared_state) ----
+
+/** What `RateLimitStore.take` decided: the token was taken, or how long until one is free (µs). */
+export type RateDecision = { allowed: true } | { allowed: false; retryAfterUs: number };
+
+/**
+ * Per-API-key request budgets, GCRA over one row per key (its theoretical arrival time). Every instance
+ * on the database draws from the same row, so N instances allow what one would.
+ */
+export interface RateLimitStore {
+  /**
+   * Takes one request's token of `key` at `nowUs` (epoch µs): one conditional upsert, so racing takes
+   * (other processes too) never allow more than `burstUs / intervalUs` at once plus one per `intervalUs`.
+   */
+  take(key: string, nowUs: number, intervalUs: number, burstUs: number): Promise<RateDecision>;
+}
+
+/** A row of key material the instances share: the value (null when the operator holds it) and its fingerprint. */
+export interface SharedSecret {
+  value: string | null;
+  fingerprint: string;
+}
+
+/** Key material created once for every instance of the database. */
+export interface SharedSecretStore {
+  /** The stored `name`, or `first` stored as it when there was none (racing callers all get the one stored). */
+  claim(name: string, first: SharedSecret, at: string): Promise<SharedSecret>;
+}
+
 export interface AutomationStorage {
   runs: RunStore;
   templates: TemplateStore;
@@ -821,4 +854,8 @@ export interface AutomationStorage {
   stats: FoundationStats;
   /** Wake-ups across processes (runs queued, finished, cancelled); see CHANNELS. */
   notifications: Notifications;
+  /** Per-API-key rate limits, counted in the database. */
+  rateLimits: RateLimitStore;
+  /** Key material every instance shares (used on PostgreSQL; SQLite keeps it in the data dir). */
+  secrets: SharedSecretStore;
 }

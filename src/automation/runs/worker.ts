@@ -14,7 +14,7 @@ import { modelUsageMetrics } from "../metrics";
 import { ownerOf } from "./inputs";
 import { leftToResume, type Executing, type RunSignals } from "./signals";
 import type { RunsRuntime } from "./runtime";
-import type { Claim, FinishRequest, RunRow, StepRow } from "../db/runs-model";
+import type { Claim, FinishRequest, Lease, RunRow, StepRow } from "../db/runs-model";
 import type { RunStore } from "../db/storage";
 
 export interface WorkerDeps {
@@ -123,8 +123,10 @@ async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, int
     m?.queueWait.observe(Math.max(0, (ctx.clock.now().getTime() - Date.parse(run.createdAt)) / 1000));
   }
   log.info("run started", { automation: run.automationSlug ?? run.automationId, attempt: run.attempts });
+  // Fencing: this execution's writes and finish count only while the run is still claimed as it was.
+  const lease: Lease | undefined = run.claimedBy ? { worker: run.claimedBy, attempt: run.attempts } : undefined;
   const end = async (r: FinishRequest) => {
-    if (!(await store.finish(runId, now(), r))) return;
+    if (!(await store.finish(runId, now(), r, lease))) return;
     m?.runsFinished.inc({ status: r.status });
     log.info("run finished", { status: r.status, ms: Math.round(performance.now() - t0) });
     deps.finished(runId);
@@ -142,10 +144,10 @@ async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, int
   if (!claim?.fresh) for (const s of await store.completedSteps(runId)) completed.set(s.path, toRecord(s));
   const journal: RunJournal = {
     completed,
-    stepStarted: (s) => store.stepStarted(runId, s),
+    stepStarted: (s) => store.stepStarted(runId, s, lease),
     stepFinished: (s) => {
       // Committed with the turn's group commit (finish flushes first); the engine does not wait for it.
-      store.stepFinished(runId, s).catch((err) => log.error("journaling a step failed", { step: s.path, error: (err as Error)?.stack ?? String(err) }));
+      store.stepFinished(runId, s, lease).catch((err) => log.error("journaling a step failed", { step: s.path, error: (err as Error)?.stack ?? String(err) }));
       if (m) m.stepDuration.observe({ kind: s.type, status: s.status }, Math.max(0, (Date.parse(s.completedAt) - Date.parse(s.startedAt)) / 1000));
       if (s.status === "failed") log.warn("step failed", { step: s.path, kind: s.type, error: s.error?.message });
     },

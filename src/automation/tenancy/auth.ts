@@ -6,7 +6,7 @@ import { Unauthorized } from "../../kernel/errors";
 import { noteRequest } from "../../kernel/observe";
 import type { AutomationContext } from "../context";
 import type { Auth } from "./model";
-import { limiterOf } from "./rate-limit";
+import { takeToken } from "./rate-limit";
 import { authenticate, authenticateKey } from "./service";
 
 export { requireScope, hasScope } from "./service";
@@ -20,9 +20,9 @@ export type { Auth } from "./model";
 export function authenticateRequest(ctx: AutomationContext, request: Request, token?: string): Promise<Auth> {
   let auth = seen.get(request);
   if (!auth) {
-    auth = identify(ctx, request, token).then((a) => {
+    auth = identify(ctx, request, token).then(async (a) => {
       noteRequest(request, { tenant: a.tenantId });
-      limiterOf(ctx)?.take(a.keyId);
+      await takeToken(ctx, a.keyId);
       return a;
     });
     // A caller that does not wait (the rejection reaches the route's own await) must not make it unhandled.

@@ -223,6 +223,75 @@ describe("runs store contract on SQLite and PostgreSQL", () => {
     expect(out.sqlite.cancelTerminal.state).toBe("already_terminal");
   }, 60_000);
 
+  test("fencing: a worker whose lease lapsed and was claimed by another writes no step and cannot finish; liveness locks; hand-back", async () => {
+    const out = await onBoth(async (b) => {
+      const runs = b.storage.runs;
+      await runs.insert(newRun("exec_l", 1), events);
+      const [first] = await runs.claimMany(1, "w_old", at(2), T0 + 2_000, 1_000);
+      // w_old stalls past its lease; w_new claims the run (attempt 2) and resumes it.
+      const [second] = await runs.claimMany(1, "w_new", at(5), T0 + 5_000, 60_000);
+      const oldLease = { worker: "w_old", attempt: first.run.attempts };
+      const newLease = { worker: "w_new", attempt: second.run.attempts };
+      const step = (path: string, o: unknown) => ({ path, name: path, type: "t", status: "completed" as const, output: o, attempt: 1, startedAt: at(6), completedAt: at(6) });
+      runs.stepStarted("exec_l", { path: "stale", name: "stale", type: "t", attempt: 1, startedAt: at(6) }, oldLease);
+      await runs.stepFinished("exec_l", step("stale", { by: "old" }), oldLease);
+      const oldFinish = await runs.finish("exec_l", at(7), { status: "completed", output: { by: "old" } }, oldLease);
+      await runs.stepFinished("exec_l", step("fresh", { by: "new" }), newLease);
+      const renewedOld = await runs.renewLeases("w_old", T0 + 90_000);
+      const renewedNew = await runs.renewLeases("w_new", T0 + 90_000);
+      const newFinish = await runs.finish("exec_l", at(8), { status: "completed", output: { by: "new" } }, newLease);
+      // Hand-back: the runs a stopping worker holds become claimable at once, by anyone.
+      await runs.insert(newRun("exec_hb", 10), events);
+      await runs.claimMany(1, "w_stop", at(11), T0 + 11_000, 60_000);
+      const handed = await runs.handBack("w_stop");
+      const reclaimed = await runs.claimMany(1, "w_other", at(12), T0 + 12_000, 60_000);
+      return {
+        attempts: [first.run.attempts, second.run.attempts, second.resumed],
+        oldFinish,
+        newFinish,
+        renewedOld,
+        renewedNew,
+        steps: (await runs.steps("exec_l")).map((x) => `${x.path}:${x.output}`),
+        eventTypes: (await runs.events("exec_l")).map((e) => e.type),
+        output: (await runs.byId("exec_l"))?.output,
+        handed,
+        reclaimed: reclaimed.map((c) => [c.id, c.resumed]),
+      };
+    });
+    expect(out.postgres).toEqual(out.sqlite);
+    expect(out.sqlite).toEqual({
+      attempts: [1, 2, true],
+      oldFinish: false,
+      newFinish: true,
+      renewedOld: [],
+      renewedNew: ["exec_l"],
+      steps: ['fresh:{"by":"new"}'],
+      eventTypes: ["created", "queued", "started", "resumed", "step_completed", "completed"],
+      output: '{"by":"new"}',
+      handed: ["exec_hb"],
+      reclaimed: [["exec_hb", true]],
+    });
+  }, 60_000);
+
+  test("liveness: a live process's runs are never released; a dead one's are (PostgreSQL: its session's lock)", async () => {
+    const out = await onBoth(async (b) => {
+      const runs = b.storage.runs;
+      const other = b.peer().runs;
+      await runs.insert(newRun("exec_alive", 1), events);
+      await other.attach("w_alive");
+      await other.claimMany(1, "w_alive", at(2), T0 + 2_000, 60_000);
+      await runs.attach("w_me");
+      const whileAlive = await runs.releaseOrphans("w_me");
+      await other.detach("w_alive"); // its process ended: the session and its lock are gone
+      const afterDeath = await runs.releaseOrphans("w_me");
+      await runs.detach("w_me");
+      return { whileAlive, afterDeath, holder: (await runs.byId("exec_alive"))?.claimedBy };
+    });
+    // SQLite is one process per database: every other holder counts as gone.
+    expect(out.sqlite).toEqual({ whileAlive: 1, afterDeath: 0, holder: null });
+    expect(out.postgres).toEqual({ whileAlive: 0, afterDeath: 1, holder: null });
+  }, 60_000);
+
   test("releaseHeld: 10 callers racing never queue past the experiment's bound", async () => {
     const out = await onBoth(async (b) => {
       const runs = b.storage.runs;

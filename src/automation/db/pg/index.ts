@@ -17,6 +17,8 @@ import { PgEmailStore } from "./email";
 import { PgAutomationStore, PgFoundationStats } from "./automations";
 import { PgTenancyStore } from "./tenancy";
 import { PgNotifications } from "./notifications";
+import { PgRateLimitStore } from "./rate-limits";
+import { PgSecretStore } from "./secrets";
 
 // Every store of AutomationStorage as of the runs conversion; stores other conversions add to the
 // interface (files, e-mail, automations/tenancy, ...) are wired here by them.
@@ -44,5 +46,8 @@ export function pgStorage(pg: SQL): AutomationStorage {
     stats: new PgFoundationStats(pg),
     // LISTEN on the client's one listening connection, opened by the first subscribe.
     notifications: new PgNotifications(pg),
+    // Shared by every instance on the database: a request's token is one upsert; key material is created once.
+    rateLimits: new PgRateLimitStore(pg),
+    secrets: new PgSecretStore(pg),
   };
 }

@@ -9,7 +9,7 @@
 import { parseRef } from "../../automations/ref";
 import type { StepRecord } from "../../engine/contract";
 import { TickTaken } from "../../schedules/store";
-import type { CancelResult, Claim, EventRow, FileRow, FinishRequest, ListFilter, NewEvent, NewRun, ReviewFilter, RunRow, StepRow, StepStart } from "../runs-model";
+import type { CancelResult, Claim, EventRow, FileRow, FinishRequest, Lease, ListFilter, NewEvent, NewRun, ReviewFilter, RunRow, StepRow, StepStart } from "../runs-model";
 import { isTerminal } from "../runs-model";
 import { likeEscape } from "../sql-shared";
 import type { RunInsertOptions, RunStore } from "../storage";
@@ -126,12 +126,18 @@ interface StepWrite {
   attempt: number;
   startedAt: string;
   completedAt: string | null;
+  /** The lease the write is fenced by (none: unfenced). */
+  lease?: Lease;
 }
+
+/** Rows of `alias` (with columns run_id, lw, la) whose run is still held under their lease (lw null: unfenced). */
+const heldBy = (alias: string) =>
+  `(${alias}.lw IS NULL OR EXISTS (SELECT 1 FROM runs h WHERE h.id = ${alias}.run_id AND h.claimed_by = ${alias}.lw AND h.attempts = ${alias}.la))`;
 
 /** One queued journal write: a step row with its event, or a run's finish. */
 type Item =
   | { kind: "step"; w: StepWrite; event: NewEvent; at: string }
-  | { kind: "finish"; runId: string; at: string; r: FinishRequest };
+  | { kind: "finish"; runId: string; at: string; r: FinishRequest; lease?: Lease };
 
 interface Waiter {
   resolve(v: unknown): void;
@@ -143,15 +149,15 @@ const CHUNK = 1000;
 const chunks = <T>(xs: T[]) => Array.from({ length: Math.ceil(xs.length / CHUNK) }, (_, i) => xs.slice(i * CHUNK, (i + 1) * CHUNK));
 
 /** The step rows of a batch (a step started and finished in it is one row, keeping its start's seq) and their events. */
-function stepRows(items: Item[]): { steps: StepWrite[]; stepEvents: [string, string, NewEvent][] } {
+function stepRows(items: Item[]): { steps: StepWrite[]; stepEvents: [string, string, NewEvent, Lease | undefined][] } {
   const steps = new Map<string, StepWrite>();
-  const stepEvents: [string, string, NewEvent][] = [];
+  const stepEvents: [string, string, NewEvent, Lease | undefined][] = [];
   for (const it of items) {
     if (it.kind !== "step") continue;
     const key = `${it.w.runId}\u0000${it.w.path}`;
     const prev = steps.get(key);
     steps.set(key, prev ? { ...it.w, seq: prev.seq } : it.w);
-    stepEvents.push([it.w.runId, it.at, it.event]);
+    stepEvents.push([it.w.runId, it.at, it.event, it.w.lease]);
   }
   return { steps: [...steps.values()], stepEvents };
 }
@@ -160,12 +166,16 @@ function stepRows(items: Item[]): { steps: StepWrite[]; stepEvents: [string, str
 function stepsUpsert(rows: StepWrite[], args: unknown[]): string {
   const values = rows.map((w) => {
     const b = args.length;
-    args.push(w.runId, w.path, w.seq, w.name, w.type, w.status, w.output, w.error, w.attempt, w.startedAt, w.completedAt);
+    args.push(w.runId, w.path, w.seq, w.name, w.type, w.status, w.output, w.error, w.attempt, w.startedAt, w.completedAt, w.lease?.worker ?? null, w.lease?.attempt ?? null);
     const n = (k: number) => `$${b + k}`;
-    return `(${n(1)}, ${n(2)}, CAST(${n(3)} AS bigint), ${n(4)}, ${n(5)}, ${n(6)}, CAST(${n(7)} AS text)::json, CAST(${n(8)} AS text)::json, CAST(${n(9)} AS int),
-      CAST(${n(10)} AS text)::timestamptz, CAST(${n(11)} AS text)::timestamptz)`;
+    return `(CAST(${n(1)} AS text), CAST(${n(2)} AS text), CAST(${n(3)} AS bigint), CAST(${n(4)} AS text), CAST(${n(5)} AS text), CAST(${n(6)} AS text),
+      CAST(${n(7)} AS text)::json, CAST(${n(8)} AS text)::json, CAST(${n(9)} AS int), CAST(${n(10)} AS text)::timestamptz, CAST(${n(11)} AS text)::timestamptz,
+      CAST(${n(12)} AS text), CAST(${n(13)} AS int))`;
   });
-  return `INSERT INTO run_steps (run_id, path, seq, name, type, status, output, error, attempt, started_at, completed_at) VALUES ${values.join(", ")}
+  return `INSERT INTO run_steps (run_id, path, seq, name, type, status, output, error, attempt, started_at, completed_at)
+     SELECT run_id, path, seq, name, type, status, output, error, attempt, started_at, completed_at
+     FROM (VALUES ${values.join(", ")}) v(run_id, path, seq, name, type, status, output, error, attempt, started_at, completed_at, lw, la)
+     WHERE ${heldBy("v")}
      ON CONFLICT (run_id, path) DO UPDATE SET status = excluded.status, output = excluded.output, error = excluded.error,
        attempt = excluded.attempt, started_at = excluded.started_at, completed_at = excluded.completed_at`;
 }
@@ -189,25 +199,28 @@ async function writeJournal(db: Pg, items: Item[]): Promise<unknown[]> {
   const events: string[] = [];
   if (steps.length) ctes.push(`s AS (${stepsUpsert(steps, args)} RETURNING 1)`);
   if (stepEvents.length) {
-    const rows = stepEvents.map(([runId, at, e], n) => {
+    const rows = stepEvents.map(([runId, at, e, lease], n) => {
       const b = args.length;
-      args.push(runId, e.type, at, e.status ?? null, e.message ?? null, e.metadata ? JSON.stringify(e.metadata) : null, n);
-      return `(CAST($${b + 1} AS text), CAST($${b + 2} AS text), CAST($${b + 3} AS text), CAST($${b + 4} AS text), CAST($${b + 5} AS text), CAST($${b + 6} AS text), CAST($${b + 7} AS int))`;
+      args.push(runId, e.type, at, e.status ?? null, e.message ?? null, e.metadata ? JSON.stringify(e.metadata) : null, n, lease?.worker ?? null, lease?.attempt ?? null);
+      return `(CAST($${b + 1} AS text), CAST($${b + 2} AS text), CAST($${b + 3} AS text), CAST($${b + 4} AS text), CAST($${b + 5} AS text), CAST($${b + 6} AS text), CAST($${b + 7} AS int),
+        CAST($${b + 8} AS text), CAST($${b + 9} AS int))`;
     });
-    ctes.push(`se(run_id, type, at, status, message, metadata, n) AS (VALUES ${rows.join(", ")})`);
-    events.push("SELECT run_id, type, at, status, message, metadata, 0 AS grp, n FROM se");
+    ctes.push(`se(run_id, type, at, status, message, metadata, n, lw, la) AS (VALUES ${rows.join(", ")})`);
+    events.push(`SELECT run_id, type, at, status, message, metadata, 0 AS grp, n FROM se WHERE ${heldBy("se")}`);
   }
   if (first.size) {
     const values = [...first.values()].map((i, n) => {
       const it = items[i] as Extract<Item, { kind: "finish" }>;
       const b = args.length;
-      args.push(it.runId, it.r.status, json(it.r.output), it.r.error ? JSON.stringify(it.r.error) : null, it.at, it.r.message ?? null, n);
-      return `(CAST($${b + 1} AS text), CAST($${b + 2} AS text), CAST($${b + 3} AS text), CAST($${b + 4} AS text), CAST($${b + 5} AS text), CAST($${b + 6} AS text), CAST($${b + 7} AS int))`;
+      args.push(it.runId, it.r.status, json(it.r.output), it.r.error ? JSON.stringify(it.r.error) : null, it.at, it.r.message ?? null, n, it.lease?.worker ?? null, it.lease?.attempt ?? null);
+      return `(CAST($${b + 1} AS text), CAST($${b + 2} AS text), CAST($${b + 3} AS text), CAST($${b + 4} AS text), CAST($${b + 5} AS text), CAST($${b + 6} AS text), CAST($${b + 7} AS int),
+        CAST($${b + 8} AS text), CAST($${b + 9} AS int))`;
     });
-    ctes.push(`v(id, status, output, error, at, message, n) AS (VALUES ${values.join(", ")})`);
+    ctes.push(`v(id, status, output, error, at, message, n, lw, la) AS (VALUES ${values.join(", ")})`);
     ctes.push(`f AS (UPDATE runs SET status = v.status, output = CAST(v.output AS text)::json, error = CAST(v.error AS text)::json,
                  completed_at = CAST(v.at AS text)::timestamptz, claimed_by = NULL, lease_until = NULL
-               FROM v WHERE runs.id = v.id AND runs.status NOT IN ${TERMINAL_SQL} RETURNING runs.id, v.status, v.at, v.message, v.n)`);
+               FROM v WHERE runs.id = v.id AND runs.status NOT IN ${TERMINAL_SQL} AND (v.lw IS NULL OR (runs.claimed_by = v.lw AND runs.attempts = v.la))
+               RETURNING runs.id, v.status, v.at, v.message, v.n)`);
     events.push("SELECT id, status, at, status, message, NULL, 1 AS grp, n FROM f");
   }
   ctes.push(`e AS (INSERT INTO run_events (run_id, type, timestamp, status, message, metadata)
@@ -439,16 +452,16 @@ export class PgRunStore implements RunStore {
     return plainRows<StepRow>(await this.pg.unsafe(`SELECT ${STEP_COLUMNS} FROM run_steps WHERE run_id = $1 AND status IN ('completed', 'skipped')`, [runId]));
   }
 
-  stepStarted(runId: string, s: StepStart): void {
-    const w: StepWrite = { runId, path: s.path, seq: nextSeq(), name: s.name, type: s.type, status: "running", output: null, error: null, attempt: s.attempt, startedAt: s.startedAt, completedAt: null };
+  stepStarted(runId: string, s: StepStart, lease?: Lease): void {
+    const w: StepWrite = { runId, path: s.path, seq: nextSeq(), name: s.name, type: s.type, status: "running", output: null, error: null, attempt: s.attempt, startedAt: s.startedAt, completedAt: null, lease };
     const event = { type: "step_started", status: "running", message: s.name, metadata: { path: s.path, type: s.type, attempt: s.attempt } };
     this.enqueue({ kind: "step", w, event, at: s.startedAt }).catch(() => {});
   }
 
-  stepFinished(runId: string, s: StepRecord): Promise<void> {
+  stepFinished(runId: string, s: StepRecord, lease?: Lease): Promise<void> {
     const w: StepWrite = {
       runId, path: s.path, seq: nextSeq(), name: s.name, type: s.type, status: s.status, output: json(s.output), error: s.error ? JSON.stringify(s.error) : null,
-      attempt: s.attempt, startedAt: s.startedAt, completedAt: s.completedAt,
+      attempt: s.attempt, startedAt: s.startedAt, completedAt: s.completedAt, lease,
     };
     const type = s.status === "failed" ? "step_failed" : s.status === "skipped" ? "step_skipped" : "step_completed";
     const event = { type, status: s.status, message: s.error?.message ?? s.name, metadata: { path: s.path, type: s.type, attempt: s.attempt } };
@@ -456,8 +469,8 @@ export class PgRunStore implements RunStore {
   }
 
   /** Joins the journal batch, after the run's steps queued before it; resolves with whether it finished the run. */
-  finish(runId: string, at: string, r: FinishRequest): Promise<boolean> {
-    return this.enqueue<boolean>({ kind: "finish", runId, at, r });
+  finish(runId: string, at: string, r: FinishRequest, lease?: Lease): Promise<boolean> {
+    return this.enqueue<boolean>({ kind: "finish", runId, at, r, lease });
   }
 
   async requestCancel(runId: string, at: string): Promise<CancelResult> {

@@ -17,6 +17,8 @@ import { SqliteEmailStore } from "./email";
 import { SqliteAutomationStore, SqliteFoundationStats } from "./automations";
 import { SqliteTenancyStore } from "./tenancy";
 import { SqliteNotifications } from "./notifications";
+import { sqliteRateLimitStore } from "./rate-limits";
+import { sqliteSecretStore } from "./secrets";
 
 export function sqliteStorage(sqlite: Database): AutomationStorage {
   // One runs store per connection: its journal group commit is flushed before a review parks a run.
@@ -42,5 +44,7 @@ export function sqliteStorage(sqlite: Database): AutomationStorage {
     stats: new SqliteFoundationStats(sqlite),
     // Delivered within the process: it is the database's only one.
     notifications: new SqliteNotifications(sqlite),
+    rateLimits: sqliteRateLimitStore(sqlite),
+    secrets: sqliteSecretStore(sqlite),
   };
 }

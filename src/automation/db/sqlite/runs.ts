@@ -9,7 +9,7 @@ import { drizzle } from "drizzle-orm/bun-sqlite";
 import { parseRef } from "../../automations/ref";
 import type { StepRecord } from "../../engine/contract";
 import { TickTaken } from "../../schedules/store";
-import type { CancelResult, Claim, EventRow, FileRow, FinishRequest, ListFilter, NewEvent, NewRun, RunRow, StepRow, StepStart } from "../runs-model";
+import type { CancelResult, Claim, EventRow, FileRow, FinishRequest, Lease, ListFilter, NewEvent, NewRun, RunRow, StepRow, StepStart } from "../runs-model";
 import { isTerminal } from "../runs-model";
 import { likeEscape } from "../sql-shared";
 import type { RunInsertOptions, RunStore } from "../storage";
@@ -217,7 +217,7 @@ export class SqliteRunStore implements RunStore {
   /** One process owns the data dir: runs claimed by any other worker (a previous, dead process) are released. */
   async releaseOrphans(worker: string): Promise<number> {
     return this.sqlite
-      .query("UPDATE runs SET claimed_by = NULL, lease_until = NULL WHERE status = 'running' AND (claimed_by IS NULL OR claimed_by != ?)")
+      .query("UPDATE runs SET claimed_by = NULL, lease_until = NULL WHERE status = 'running' AND claimed_by IS NOT NULL AND claimed_by != ?")
       .run(worker).changes;
   }
 
@@ -285,9 +285,16 @@ export class SqliteRunStore implements RunStore {
   }
 
   /** Recorded with the next journal commit (not awaited: a lost start only hides a running step). */
-  stepStarted(runId: string, s: StepStart): void {
+  /** Whether the run is still held under `lease` (no lease: the caller holds no claim, e.g. a test). */
+  private holds(runId: string, lease?: Lease): boolean {
+    if (!lease) return true;
+    return !!this.sqlite.query("SELECT 1 FROM runs WHERE id = ? AND claimed_by = ? AND attempts = ?").get(runId, lease.worker, lease.attempt);
+  }
+
+  stepStarted(runId: string, s: StepStart, lease?: Lease): void {
     const seq = nextSeq();
     this.enqueue(() => {
+      if (!this.holds(runId, lease)) return;
       this.sqlite
         .query(
           `INSERT INTO run_steps (run_id, path, seq, name, type, status, attempt, started_at)
@@ -301,9 +308,10 @@ export class SqliteRunStore implements RunStore {
   }
 
   /** Resolves once committed (durable): after a crash a finished step is never executed again. */
-  stepFinished(runId: string, s: StepRecord): Promise<void> {
+  stepFinished(runId: string, s: StepRecord, lease?: Lease): Promise<void> {
     const seq = nextSeq();
     return this.enqueue(() => {
+      if (!this.holds(runId, lease)) return;
       this.sqlite
         .query(
           `INSERT INTO run_steps (run_id, path, seq, name, type, status, output, error, attempt, started_at, completed_at)
@@ -324,15 +332,15 @@ export class SqliteRunStore implements RunStore {
   }
 
   /** Moves a non-terminal run to a terminal status exactly once; false when it already was terminal. */
-  async finish(runId: string, at: string, r: FinishRequest): Promise<boolean> {
+  async finish(runId: string, at: string, r: FinishRequest, lease?: Lease): Promise<boolean> {
     this.flushJournal();
     return this.sqlite.transaction(() => {
       const changed = this.sqlite
         .query(
-          `UPDATE runs SET status = ?, output = ?, error = ?, completed_at = ?, claimed_by = NULL, lease_until = NULL
-           WHERE id = ? AND status NOT IN ('completed', 'failed', 'cancelled', 'rejected')`,
+          `UPDATE runs SET status = ?1, output = ?2, error = ?3, completed_at = ?4, claimed_by = NULL, lease_until = NULL
+           WHERE id = ?5 AND status NOT IN ('completed', 'failed', 'cancelled', 'rejected') AND (?6 IS NULL OR (claimed_by = ?6 AND attempts = ?7))`,
         )
-        .run(r.status, r.output === undefined ? null : JSON.stringify(r.output), r.error ? JSON.stringify(r.error) : null, at, runId).changes;
+        .run(r.status, r.output === undefined ? null : JSON.stringify(r.output), r.error ? JSON.stringify(r.error) : null, at, runId, lease?.worker ?? null, lease?.attempt ?? null).changes;
       if (changed === 1) this.addEvent(runId, at, { type: r.status, status: r.status, message: r.message ?? null });
       return changed === 1;
     }).immediate();

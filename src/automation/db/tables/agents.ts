@@ -6,7 +6,7 @@ export const agentSources = sqliteTable("agent_sources", {
   tenantId: text("tenant_id").notNull(),
   /** As registered: an absolute local path, or a URL. */
   repo: text("repo").notNull(),
-  /** Bare mirror under the data dir for a URL; null for a local path (read in place). */
+  /** Bare mirror under the registering instance's data dir for a URL (each instance syncs its own, `<data dir>/agents/<id>.git`); null for a local path (read in place). */
   mirror: text("mirror"),
   /** The latest release the last sync read. */
   releaseTag: text("release_tag"),
