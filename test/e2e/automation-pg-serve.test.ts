@@ -43,7 +43,7 @@ describe("serve --db postgres://", () => {
     const url = withPassword(await freshPostgresDb());
     const args = [bin, "--demo", "--host", "127.0.0.1", "--workers", "1", "--db", url, "--data-dir", join(dir, "data")];
     const first = await startServer(args, { cwd: dir });
-    const start = (base: string) =>
+    const runAt = (base: string) =>
       fetch(`${base}/v1/runs?wait_for_completion=30`, {
         method: "POST",
         headers: { authorization: `Bearer ${DEMO_KEY}`, "content-type": "application/json" },
@@ -52,14 +52,14 @@ describe("serve --db postgres://", () => {
     try {
       expect(first.output()).toContain("database on PostgreSQL postgres://postgres:***@127.0.0.1:");
       expect(first.output()).not.toContain("s3cret-pw");
-      const run = await start(first.url);
+      const run = await runAt(first.url);
       expect(run.status).toBe(200);
       expect(((await run.json()) as { output: unknown }).output).toEqual({ greeting: "Hello, Postgres!" });
 
       // A second instance on the same database (the demo seeded once) serves the same runs.
       const second = await startServer(args, { cwd: dir });
       try {
-        const other = await start(second.url);
+        const other = await runAt(second.url);
         expect(other.status).toBe(200);
         const id = ((await other.json()) as { id: string }).id;
         const seen = await fetch(`${first.url}/v1/runs/${id}`, { headers: { authorization: `Bearer ${DEMO_KEY}` } });
