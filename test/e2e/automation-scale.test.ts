@@ -298,6 +298,9 @@ describe("2 APIs (--workers 0) + 2 workers on one PostgreSQL", () => {
     const submitted = performance.now();
     await drained("workflows.scalekill", 180_000);
     const done = performance.now();
+    // The next tests run on two workers again (started before the checks, so a failure here does not
+    // take the later tests' worker); this one without --port says it is ready on stdout.
+    spare = await startWorker();
 
     // None lost, none stuck: every run completed.
     const runs = await listAll(apiA.url, "workflows.scalekill");
@@ -340,8 +343,6 @@ describe("2 APIs (--workers 0) + 2 workers on one PostgreSQL", () => {
         `released ${releasedAfter} ms after the kill, resumed ${recovery[0]}..${recovery[recovery.length - 1]} ms after it; ${repeated.length} side effects repeated (n=${repeated.join(",")}); ` +
         `submitted in ${Math.round(submitted - t0)} ms, all finished after ${Math.round(done - t0)} ms`,
     );
-    // The next tests run on two workers again; this one without --port says it is ready on stdout.
-    spare = await startWorker();
   }, 300_000);
 
   test("human review decided on API A and on API B at once: one wins, the other 409; the run resumes once", async () => {
