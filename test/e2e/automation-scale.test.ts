@@ -133,7 +133,7 @@ async function startWorker(): Promise<Proc> {
   return w;
 }
 
-/** The value of an unlabelled (or first matching) sample in a worker's /metrics. */
+/** The sum of the samples named `name` (with `labels`) in a worker's /metrics. */
 async function metric(w: Server, name: string, labels: Record<string, string> = {}): Promise<number> {
   const text = await (await fetch(`${w.url}/metrics`)).text();
   const found = metricSamples(text).filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
