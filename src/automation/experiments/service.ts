@@ -26,7 +26,9 @@ export class Experiments {
 
   constructor(readonly ctx: AutomationContext) {
     this.store = ctx.storage.experiments;
-    runsOf(ctx).onFinished((runId) => {
+    runsOf(ctx).onFinished((runId, known) => {
+      // Only evaluation runs of an example are scored (immutable fields): the others need no read.
+      if (known && (known.evaluation !== 1 || !known.exampleId)) return;
       this.onRunFinished(runId).catch((err) => ctx.log.error("scoring a finished run failed", { runId, error: (err as Error)?.stack ?? String(err) }));
     });
   }

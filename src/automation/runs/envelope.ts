@@ -12,6 +12,18 @@ export type Expand = "input" | "usage" | "execution" | "debug";
 const parse = (s: string | null): unknown => (s == null ? null : JSON.parse(s));
 
 /** Deterministic rank in [0, 1) from the run id: the first 48 bits of its SHA-256. */
+/** What ran: the automation and version the run captured (from the row alone). */
+export function sourceView(r: RunRow) {
+  return {
+    id: r.automationId,
+    name: r.automationName,
+    version: r.versionLabel,
+    versionId: r.versionId,
+    slug: r.automationSlug,
+    ...(r.type === "agent" ? agentSource(r) : {}),
+  };
+}
+
 export function sampleRankOf(id: string): number {
   const h = new Bun.CryptoHasher("sha256").update(id).digest();
   return h.readUIntBE(0, 6) / 2 ** 48;
@@ -97,14 +109,7 @@ async function base(store: Stores, r: RunRow) {
       durationMs: durationMs(r),
       cancelRequestedAt: r.cancelRequestedAt,
     },
-    source: {
-      id: r.automationId,
-      name: r.automationName,
-      version: r.versionLabel,
-      versionId: r.versionId,
-      slug: r.automationSlug,
-      ...(r.type === "agent" ? agentSource(r) : {}),
-    },
+    source: sourceView(r),
     trigger: {
       type: r.triggerType,
       by: r.triggeredBy ? { id: r.triggeredBy, name: r.triggeredByName, email: "" } : null,

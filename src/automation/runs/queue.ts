@@ -153,9 +153,12 @@ export class WorkerPool {
    */
   private async renew(): Promise<void> {
     try {
+      // Only runs executing before the renewal was asked can be missing from its answer for a lost lease.
+      const asked = [...this.active.keys()];
       const held = new Set(await this.deps.store.renewLeases(this.worker, Date.now() + this.leaseMs));
-      for (const [runId, ctl] of this.active) {
-        if (held.has(runId) || ctl.stop.signal.aborted) continue;
+      for (const runId of asked) {
+        const ctl = this.active.get(runId);
+        if (!ctl || held.has(runId) || ctl.stop.signal.aborted) continue;
         this.deps.log.warn("lease lost: another worker took the run over; stopping it here", { runId });
         ctl.stop.abort("lease_lost" satisfies AbortReason);
         ctl.interrupt.abort("lease_lost" satisfies AbortReason);

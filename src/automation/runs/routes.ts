@@ -12,7 +12,7 @@ import { multipartBoundary, readMultipart, readText } from "../files/multipart";
 import { parseRange } from "../files/range";
 import { authPlugin, requireScope } from "../tenancy/auth";
 import { authenticate } from "../tenancy/service";
-import { artifact, eventView, type Expand, listItem, runView, stepView, traceView, usageView } from "./envelope";
+import { artifact, eventView, type Expand, listItem, runView, sourceView, stepView, traceView, usageView } from "./envelope";
 import { INLINE_MAX_BYTES, type IncomingFile } from "./inputs";
 import { ArtifactsQuery, FileValue, GetQuery, ListQuery, RerunQuery, StartBody, TokenBody, WaitQuery } from "./model";
 import { type RunService, runsOf, type StartRequest } from "./service";
@@ -97,7 +97,7 @@ const triggerOf = (request: Request) => {
 async function answerStarted(svc: RunService, run: RunRow, wait: number | undefined, set: { status?: number | string }) {
   if (!wait) {
     set.status = 201;
-    return { id: run.id, type: run.type, finished: false as const, source: (await runView(svc.ctx.storage, run)).source };
+    return { id: run.id, type: run.type, finished: false as const, source: sourceView(run) };
   }
   const latest = await svc.waitFor(run.id, wait, run);
   set.status = isTerminal(latest.status) ? 200 : 202;

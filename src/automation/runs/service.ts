@@ -88,7 +88,7 @@ export class RunService {
         return self.runtime;
       },
       executing: this.executing,
-      finished: (id: string) => this.finished(id),
+      finished: (id: string, run: RunRow) => this.finished(id, run),
       invoke: (parent: RunRow, target: string, input: Record<string, unknown>, opts: { version?: string; step?: string }) =>
         this.invokeChild(parent, target, input, opts),
     };
@@ -268,14 +268,15 @@ export class RunService {
     return (await this.store.byId(id))!;
   }
 
-  private finishedListeners: ((runId: string) => void)[] = [];
+  /** `run`: the row as its executor knew it (its immutable fields: type, experiment, example), when it has one. */
+  private finishedListeners: ((runId: string, run?: RunRow) => void)[] = [];
 
   /**
    * Calls `listener` once per run that reached a terminal status in this process (after the status is
    * committed). Features that act on finished runs (evaluation scoring, ...) hook here; a crash between
    * the commit and the listener is theirs to recover at start-up.
    */
-  onFinished(listener: (runId: string) => void): void {
+  onFinished(listener: (runId: string, run?: RunRow) => void): void {
     this.finishedListeners.push(listener);
   }
 
@@ -283,12 +284,12 @@ export class RunService {
    * Announces a terminal status committed in this process (by its worker, or outside it: a rejected
    * human review, a cancel): waiters here at once, other processes' through `runs.finished`.
    */
-  finished(id: string): void {
+  finished(id: string, run?: RunRow): void {
     this.notify(id);
     this.ctx.storage.notifications.publish("runs.finished", id).catch((err) => this.ctx.log.warn("notifying a finished run failed", { runId: id, error: (err as Error)?.message }));
     for (const l of this.finishedListeners) {
       try {
-        l(id);
+        l(id, run);
       } catch (err) {
         this.ctx.log.error("run finished listener failed", { runId: id, error: (err as Error)?.stack ?? String(err) });
       }

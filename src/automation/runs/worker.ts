@@ -22,7 +22,7 @@ export interface WorkerDeps {
   store: RunStore;
   runtime: RunsRuntime;
   /** Called once a run reached a terminal status. */
-  finished(runId: string): void;
+  finished(runId: string, run: RunRow): void;
   /** Runs executing in this process (pool or inline children): cancel aborts them here. */
   executing: Map<string, Executing>;
   /** `action.invoke-workflow`: runs a child workflow to completion and returns its output. */
@@ -129,7 +129,7 @@ async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, int
     if (!(await store.finish(runId, now(), r, lease))) return;
     m?.runsFinished.inc({ status: r.status });
     log.info("run finished", { status: r.status, ms: Math.round(performance.now() - t0) });
-    deps.finished(runId);
+    deps.finished(runId, run);
   };
   if (run.cancelRequestedAt) return end({ status: "cancelled", message: "cancelled at a step boundary" });
   // A run that keeps dying with the process (a poison run) must not crash-loop the server forever.

@@ -340,16 +340,16 @@ export class PgRunStore implements RunStore {
 
   async claimMany(n: number, worker: string, now: string, nowMs: number, leaseMs: number): Promise<Claim[]> {
     if (n <= 0) return [];
-    // One statement (atomic on its own, one round trip): pending runs first, then running ones nobody
-    // holds or whose lease lapsed; rows another claimer has locked are skipped, the UPDATE's WHERE
+    // One statement (atomic on its own, one round trip): interrupted runs first (running, nobody holds
+    // them or their lease lapsed: they must not wait behind a backlog), then pending ones; rows another claimer has locked are skipped, the UPDATE's WHERE
     // re-checks the status the row was picked in, and each claim's started/resumed event is written
     // by the same statement.
     const rows = await this.pg.unsafe(
       `WITH p AS (SELECT id, status, created_at, started_at FROM runs WHERE status = 'pending' ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED),
             r AS (SELECT id, status, created_at, started_at FROM runs WHERE status = 'running' AND (claimed_by IS NULL OR lease_until < $2)
                   ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED),
-            pick AS (SELECT * FROM (SELECT id AS pid, status AS was, created_at AS pcreated, started_at AS pstarted, 0 AS k FROM p
-                                    UNION ALL SELECT id, status, created_at, started_at, 1 AS k FROM r) x
+            pick AS (SELECT * FROM (SELECT id AS pid, status AS was, created_at AS pcreated, started_at AS pstarted, 1 AS k FROM p
+                                    UNION ALL SELECT id, status, created_at, started_at, 0 AS k FROM r) x
                      ORDER BY k, pcreated, pid LIMIT $1),
             c AS (UPDATE runs SET status = 'running', claimed_by = $3, lease_until = $4, attempts = runs.attempts + 1,
                     started_at = COALESCE(runs.started_at, CAST($5 AS text)::timestamptz)
@@ -439,7 +439,10 @@ export class PgRunStore implements RunStore {
   }
 
   async renewLeases(worker: string, until: number): Promise<string[]> {
-    const rows = await this.pg`UPDATE runs SET lease_until = ${until} WHERE claimed_by = ${worker} AND status = 'running' RETURNING id`;
+    // Row locks taken in id order: a renewal and another process's statement never wait on each other in a circle.
+    const rows = await this.pg`UPDATE runs SET lease_until = ${until} WHERE id IN (
+        SELECT id FROM runs WHERE claimed_by = ${worker} AND status = 'running' ORDER BY id FOR UPDATE
+      ) AND claimed_by = ${worker} AND status = 'running' RETURNING id`;
     return rows.map((r: { id: string }) => r.id);
   }
 

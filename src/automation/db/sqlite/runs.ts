@@ -118,16 +118,17 @@ export class SqliteRunStore implements RunStore {
    */
   private claim(worker: string, now: string, nowMs: number, leaseMs: number): Claim | null {
     return this.sqlite.transaction(() => {
-      // Two index-friendly lookups (runs_queue) rather than one OR that would scan the table.
+      // Two index-friendly lookups (runs_queue) rather than one OR that would scan the table. Interrupted
+      // runs first: they were started before anything still pending, and must not wait behind a backlog.
       const row =
-        this.sqlite
-          .query<{ id: string; status: string; startedAt: string | null }, []>("SELECT id, status, started_at AS startedAt FROM runs WHERE status = 'pending' ORDER BY created_at, id LIMIT 1")
-          .get() ??
         this.sqlite
           .query<{ id: string; status: string; startedAt: string | null }, [number]>(
             "SELECT id, status, started_at AS startedAt FROM runs WHERE status = 'running' AND (claimed_by IS NULL OR lease_until < ?) ORDER BY created_at, id LIMIT 1",
           )
-          .get(nowMs);
+          .get(nowMs) ??
+        this.sqlite
+          .query<{ id: string; status: string; startedAt: string | null }, []>("SELECT id, status, started_at AS startedAt FROM runs WHERE status = 'pending' ORDER BY created_at, id LIMIT 1")
+          .get();
       if (!row) return null;
       const changed = this.sqlite
         .query(
