@@ -258,7 +258,7 @@ try {
 const rate = (f: Figures) => JOBS / (f.wallMs / 1000);
 const [l1, l5, l15] = loadavg();
 console.log(`automation-scale benchmark (${JOBS} jobs, ${LATENCY_N} sequential latency samples, ${SLOTS} slots per worker process, ${availableParallelism()} CPUs, load ${l1.toFixed(1)}/${l5.toFixed(1)}/${l15.toFixed(1)}, Bun ${Bun.version})`);
-console.log(`graphile-worker ${(await import("graphile-worker/package.json")).version} (no-op task) vs automation-server (1-step transform.set run), one PostgreSQL server, a database each`);
+console.log(`graphile-worker ${((await Bun.file(join(import.meta.dir, "../../package.json")).json()) as { devDependencies: Record<string, string> }).devDependencies["graphile-worker"]} (no-op task) vs automation-server (1-step transform.set run), one PostgreSQL server, a database each`);
 for (const { procs, graphile, ours } of results) {
   const label = `${procs} worker process${procs > 1 ? "es" : ""}`;
   console.log(`[${label}] (1) ${JOBS} submitted in batches of ${BATCH}`);
