@@ -10,8 +10,7 @@ import { copySqliteToPg } from "./db/pg-copy";
 import { migrateAutomationPg } from "./db/pg-migrate";
 import { join } from "node:path";
 import { dbUrl, serveConfig, serveFlags, storageFlags } from "./config";
-import { claimDatabase } from "./db/open";
-import { createContext, ensureDataDir, serve } from "./server";
+import { createContext, ensureDataDir, serve, work } from "./server";
 import { writeReadyFile } from "../kernel/server";
 import { DEMO_KEY, runDemo } from "./demo/seed";
 import { keysCommand, tenantsCommand } from "./tenancy/cli";
@@ -22,6 +21,7 @@ import { blobsCommand } from "./files/cli";
 import { backupCommand, restoreCommand } from "./backup";
 
 const USAGE = `Usage: automation-server [serve] [options]
+       automation-server worker --db postgres://… [--workers N] [--port PORT]
        automation-server migrate [--data-dir DIR | --db postgres://…] [--json]
        automation-server migrate --from DATA_DIR --to postgres://… [--json]
        automation-server backup --to DIR [--data-dir DIR] [--json]
@@ -45,6 +45,8 @@ export async function main(argv: string[]): Promise<void> {
       return serveCommand([]);
     case "serve":
       return serveCommand(rest);
+    case "worker":
+      return workerCommand(rest);
     case "migrate":
       return migrateCommand(rest);
     case "backup":
@@ -76,10 +78,6 @@ async function serveCommand(argv: string[]): Promise<void> {
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const config = serveConfig(values);
   const ctx = await createContext(config);
-  await claimDatabase(ctx.db).catch(async (err) => {
-    await ctx.db.close();
-    throw err;
-  });
   const demo = config.demo ? await runDemo(ctx) : undefined;
   const demoAgent = demo ? await seedDemoAgent(ctx, demo.tenantId) : undefined;
   const served = serve(ctx);
@@ -96,6 +94,48 @@ async function serveCommand(argv: string[]): Promise<void> {
   if (demo && config.console !== false) process.stdout.write(`  console    ${running.url}/#/signin?key=${DEMO_KEY}\n\n`);
   if (demoAgent) process.stdout.write(`${demoAgent.agent ? `  agent      ${demoAgent.agent} (runs need --models)` : `  note       ${demoAgent.note}`}\n\n`);
   writeReadyFile(values["ready-file"], running.url, smtp ? [smtp.url] : []);
+}
+
+// `worker` parses serve's flags (one config) but shows and takes only those a worker uses; --port is
+// optional (no port, no HTTP at all).
+const WORKER_FLAGS = [
+  "db", "db-pool", "data-dir", "workers", "lease-seconds", "ready-file", "host", "http-allow-hosts", "env-allow", "models",
+  "secret-key-file", "resend-url", "blobs", "s3-endpoint", "s3-region", "blobs-max-bytes", "log-format", "help",
+] as const;
+const workerFlags = {
+  ...serveFlags,
+  port: { type: "number", value: "PORT", help: "serve GET /health and GET /metrics (only) on this port (0: a free one, reported on the first stdout line); default: no HTTP" },
+} as const;
+const workerHelp = Object.fromEntries(Object.entries(workerFlags).filter(([k]) => k === "port" || (WORKER_FLAGS as readonly string[]).includes(k))) as Partial<typeof workerFlags>;
+
+async function workerCommand(argv: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(argv, workerFlags);
+  if (values.help) {
+    process.stdout.write(
+      helpText(
+        "Usage: automation-server worker --db postgres://… [options]\n\nExecutes runs from the database's queue, next to any number of `serve` instances (`--workers 0` makes\nthose API only) and other workers on the same PostgreSQL database (docs/automation/scale-out.md).\nNo public API. SIGTERM: stops claiming, lets running steps finish (10 s), hands back the rest, exits 0.",
+        workerHelp as typeof workerFlags,
+      ),
+    );
+    return;
+  }
+  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const given = argv.filter((a) => a.startsWith("--")).map((a) => a.slice(2).split("=")[0].replace(/^no-/, ""));
+  const foreign = given.find((k) => k !== "port" && !(WORKER_FLAGS as readonly string[]).includes(k));
+  if (foreign) throw new UsageError(`--${foreign} is a serve option; a worker takes: ${["port", ...WORKER_FLAGS.filter((f) => f !== "help")].map((f) => `--${f}`).join(", ")}`);
+  if (dbUrl(values.db) === undefined) throw new UsageError("a worker needs --db postgres://… (the database the serve instances use): on SQLite `serve` runs its own workers");
+  const config = serveConfig({ ...values, port: values.port ?? 0, demo: false, console: false });
+  if (config.workers < 1) throw new UsageError("a worker needs --workers 1-256");
+  const ctx = await createContext(config, { metrics: values.port !== undefined });
+  const working = await work(ctx, { port: values.port });
+  ctx.log.info("automation-server worker started", { worker: working.worker, slots: config.workers, database: ctx.db.describe, ...(working.url ? { url: working.url } : {}) });
+  process.stdout.write(
+    working.url
+      ? `automation-server worker listening on ${working.url} (GET /health, GET /metrics; ${config.workers} slots)\n`
+      : `automation-server worker ready (${config.workers} slots)\n`,
+  );
+  process.stdout.write(`database on ${ctx.db.describe}\n`);
+  writeReadyFile(values["ready-file"], working.url ?? "ready", []);
 }
 
 const migrateFlags = {

@@ -53,7 +53,8 @@ export const serveFlags = {
   host: { type: "string", env: "HOST", default: "0.0.0.0", value: "HOST", help: "interface to listen on" },
   ...storageFlags,
   "db-pool": { type: "number", env: "AUTOMATION_DB_POOL", default: 10, value: "N", help: "PostgreSQL connections per process" },
-  workers: { type: "number", env: "AUTOMATION_WORKERS", value: "N", help: "run concurrency (default: CPU count)" },
+  workers: { type: "number", env: "AUTOMATION_WORKERS", value: "N", help: "runs this process executes at once (default: CPU count; 0 = API only, with --db postgres:// and `worker` processes)" },
+  "lease-seconds": { type: "number", env: "AUTOMATION_LEASE_SECONDS", default: 30, value: "N", help: "how long a claimed run stays with its process without a heartbeat (renewed every N/3 s); a process gone longer loses its runs to others" },
   demo: { type: "boolean", help: "create a demo tenant with a known API key and example workflows" },
   console: { type: "boolean", env: "AUTOMATION_CONSOLE", default: true, help: "serve the web console at / (--no-console turns it off)" },
   "public-url": {
@@ -162,9 +163,14 @@ const list = (s: string | undefined) => (s ?? "").split(",").map((x) => x.trim()
 export function serveConfig(v: FlagValues<typeof serveFlags>): AutomationConfig {
   if (!Number.isInteger(v.port) || v.port < 0 || v.port > 65535) throw new UsageError(`--port must be 0-65535 (got ${v.port})`);
   const workers = v.workers ?? availableParallelism();
-  if (!Number.isInteger(workers) || workers < 1 || workers > 256) throw new UsageError(`--workers must be 1-256 (got ${workers})`);
+  if (!Number.isInteger(workers) || workers < 0 || workers > 256) throw new UsageError(`--workers must be 0-256 (got ${workers})`);
   if (v["data-dir"].trim() === "") throw new UsageError("--data-dir must not be empty");
+  if (workers === 0 && dbUrl(v.db) === undefined) {
+    throw new UsageError("--workers 0 (API only) needs --db postgres://… shared with `automation-server worker` processes: on SQLite nothing else would run the runs");
+  }
   dbUrl(v.db);
+  const lease = v["lease-seconds"];
+  if (!Number.isFinite(lease) || lease < 3 || lease > 3600) throw new UsageError(`--lease-seconds must be 3-3600 (got ${lease})`);
   const dbPool = v["db-pool"];
   if (!Number.isInteger(dbPool) || dbPool < 1 || dbPool > 1000) throw new UsageError(`--db-pool must be 1-1000 (got ${dbPool})`);
   const rateLimit = v["rate-limit"];
@@ -175,6 +181,7 @@ export function serveConfig(v: FlagValues<typeof serveFlags>): AutomationConfig 
     dataDir: v["data-dir"],
     ...(v.db !== undefined ? { db: v.db, dbPool } : {}),
     workers,
+    leaseMs: lease * 1000,
     demo: v.demo ?? false,
     console: v.console,
     httpAllowHosts: list(v["http-allow-hosts"]),

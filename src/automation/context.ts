@@ -22,6 +22,8 @@ export interface AutomationConfig {
   /** Seconds an idle PostgreSQL connection stays open (default 60; not a flag: tests set 1). */
   dbIdleTimeout?: number;
   workers: number;
+  /** How long a claim holds a run without a heartbeat (queue.ts LEASE_MS when unset). */
+  leaseMs?: number;
   demo: boolean;
   /** Serve the web console at `/` (default true; `--no-console` turns it off). */
   console?: boolean;

@@ -2,6 +2,7 @@
 // context every feature receives, and serving it with a graceful stop.
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Elysia } from "elysia";
 import { systemClock, type Clock } from "../kernel/clock";
 import { FatalError } from "../kernel/errors";
 import { newSecret } from "../kernel/ids";
@@ -103,6 +104,34 @@ export interface Served {
   smtp?: Promise<SmtpReceiver>;
   /** Stops taking requests and mail, drains, closes the database. */
   shutdown(): Promise<void>;
+}
+
+/**
+ * A worker process: executes runs from the shared queue (and the features that act on finished runs,
+ * experiments), no public API. With `port`, GET /health and GET /metrics only. SIGTERM/SIGINT: stop
+ * claiming, let steps in flight finish, hand back the rest, close the database.
+ */
+export async function work(ctx: AutomationContext, opts: { port?: number; handleSignals?: boolean }): Promise<{ worker: string; url?: string; shutdown(): Promise<void> }> {
+  const runs = runsOf(ctx);
+  experimentsOf(ctx).recover().catch((err) => ctx.log.error("experiment recovery failed", { error: (err as Error)?.stack ?? String(err) }));
+  await runs.startWorkers();
+  let running: Running | undefined;
+  if (opts.port !== undefined) {
+    const app = new Elysia()
+      .get("/health", () => ({ ok: true, worker: runs.pool.worker, running: runs.pool.running }))
+      .get("/metrics", () => ctx.metrics?.kernel.scrape() ?? new Response("metrics are off\n", { status: 404 }))
+      .onError(({ code }) => (code === "NOT_FOUND" ? new Response("not found: a worker serves GET /health and GET /metrics only\n", { status: 404 }) : undefined));
+    running = listen(app, { port: opts.port, hostname: ctx.config.hostname });
+  }
+  let closed: Promise<void> | undefined;
+  const shutdown = () =>
+    (closed ??= (async () => {
+      await Promise.all([running?.stop(), runs.stopWorkers()]);
+      stopSandboxes();
+      await ctx.db.close();
+    })());
+  if (opts.handleSignals !== false) onShutdownSignal(shutdown, ctx.log, SHUTDOWN_GRACE_MS + 5_000);
+  return { worker: runs.pool.worker, ...(running ? { url: running.url } : {}), shutdown };
 }
 
 /** Serves the app; SIGTERM/SIGINT shut down gracefully. */

@@ -62,27 +62,3 @@ export async function openStorage(config: StorageTarget, opts: { onSqlite?: (sql
   };
   return { storage, sqlite, describe: memory ? "SQLite in memory" : `SQLite ${resolve(file)}`, close };
 }
-
-/** Held by the one automation-server serving a PostgreSQL database (a session advisory lock). */
-const SOLE_SERVER_LOCK = 7_242_015_022;
-
-/**
- * Makes this process the only server of the database: its workers release the runs an earlier process
- * held at start, which is only safe with one server (issue 24 brings leases for many). A second server
- * is refused with one line; the lock goes with the process (PostgreSQL drops it with the connection, also
- * after a SIGKILL). Admin commands and `migrate` do not take it.
- */
-export async function claimDatabase(opened: OpenedStorage): Promise<void> {
-  if (!opened.pg) return;
-  const conn = await opened.pg.reserve();
-  const [{ ok }] = await conn`SELECT pg_try_advisory_lock(${SOLE_SERVER_LOCK}) AS ok`;
-  if (!ok) {
-    conn.release();
-    throw new FatalError(`another automation-server is serving from ${opened.describe.replace(/^PostgreSQL /, "")}: one server per database for now (several instances and separate workers: issue 24)`);
-  }
-  const close = opened.close;
-  opened.close = async () => {
-    conn.release();
-    await close();
-  };
-}

@@ -705,11 +705,23 @@ export interface RunStore {
   /** The latest child run that `action.invoke-workflow` at `step` of run `parentId` started. */
   childAt(parentId: string, step: string): Promise<{ id: string; status: string } | undefined>;
   /**
-   * Start-up: runs claimed by a previous process (any worker but `worker`) become claimable; returns how
-   * many. Assumes this process is the only one working the database (several instances: part 2).
+   * Marks worker `worker` (one per process) alive for as long as this process holds the database: on
+   * PostgreSQL a session advisory lock on a connection of its own, which PostgreSQL drops with the
+   * session, also after a SIGKILL. On SQLite (one process per database) nothing to do.
+   */
+  attach(worker: string): Promise<void>;
+  /** Ends what `attach` started (graceful stop). */
+  detach(worker: string): Promise<void>;
+  /**
+   * Runs held by a worker that is gone become claimable at once; returns how many. PostgreSQL: the
+   * holders whose liveness lock (`attach`) no session holds any more. SQLite (one process): every
+   * holder but `worker`.
    */
   releaseOrphans(worker: string): Promise<number>;
-  renewLeases(worker: string, until: number): Promise<void>;
+  /** Extends the leases of the runs `worker` holds; answers the ids it still holds (a run missing lost its lease). */
+  renewLeases(worker: string, until: number): Promise<string[]>;
+  /** Graceful stop: the runs `worker` still holds become claimable at once (they resume on another worker); their ids. */
+  handBack(worker: string): Promise<string[]>;
   completedSteps(runId: string): Promise<StepRow[]>;
   /** Queued for the next journal commit (not awaited: a lost start only hides a running step). */
   stepStarted(runId: string, s: StepStart): void;

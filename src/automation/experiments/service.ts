@@ -66,7 +66,7 @@ export class Experiments {
     const e = await this.store.byId(experimentId);
     if (!e?.batchConcurrency || e.cancelledAt || e.completedAt) return;
     const runs = runsOf(this.ctx);
-    if ((await this.ctx.storage.runs.releaseHeld(experimentId, e.batchConcurrency, this.now())) > 0) runs.pool.wake();
+    if ((await this.ctx.storage.runs.releaseHeld(experimentId, e.batchConcurrency, this.now())) > 0) runs.queued();
   }
 
   async runLine(runId: string): Promise<ProgressLine | null> {

@@ -178,7 +178,7 @@ export async function approve(ctx: AutomationContext, who: Reviewer, id: string,
     }
     return { decide: { status: "approved", by: who.keyId, output: currentData(t, decisions) } };
   });
-  runsOf(ctx).pool.wake();
+  runsOf(ctx).queued();
   return answer;
 }
 

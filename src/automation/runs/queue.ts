@@ -1,21 +1,30 @@
-// The in-process worker pool over the durable queue (the runs table). It claims runs while it has
-// free slots, is woken by new runs, and sleeps (no polling) when there is nothing to do. Leases are
-// renewed while runs execute, so a second process sharing the database would not steal live runs.
+// The worker pool of one process over the durable queue (the runs table), shared by any number of
+// processes on one PostgreSQL database. It claims runs while it has free slots; it is woken by runs
+// queued here and, through `runs.queued` notifications, by runs queued in other processes; a slow poll
+// is only the safety net. Every claimed run has a lease renewed by a heartbeat: a run whose lease lapsed
+// is claimed again by anyone, and a process that died is detected sooner through its database session
+// (`attach`), so its runs resume elsewhere within a poll. A graceful stop hands back what it still holds.
 import type { Clock } from "../../kernel/clock";
 import { newId } from "../../kernel/ids";
 import type { Logger } from "../../kernel/logger";
 import type { Claim } from "../db/runs-model";
-import type { RunStore } from "../db/storage";
+import type { Notifications, RunStore } from "../db/storage";
 import type { AbortReason, RunSignals } from "./signals";
 
-export const LEASE_MS = 60_000;
+/** How long a claim holds a run without a heartbeat (renewed every third of it). */
+export const LEASE_MS = 30_000;
+/** The safety-net poll: runs of dead processes are released and claimable runs claimed this often. */
+export const POLL_MS = 2_000;
 
-/** Why a run's signal was aborted: the user cancelled it, or the server is stopping (resume later). */
 export interface PoolDeps {
   store: RunStore;
+  notifications: Notifications;
   clock: Clock;
   log: Logger;
+  /** Runs executing at once; 0 = this process executes no runs (an API-only instance). */
   concurrency: number;
+  leaseMs?: number;
+  pollMs?: number;
   /** Executes one claimed run to a terminal status (or until its signals stop it for a shutdown). */
   execute(runId: string, signals: RunSignals, info: { claim: Claim; worker: string }): Promise<void>;
 }
@@ -34,20 +43,44 @@ export class WorkerPool {
    */
   private backlog = true;
   private heartbeat: ReturnType<typeof setInterval> | undefined;
+  private poll: ReturnType<typeof setInterval> | undefined;
+  private unsubscribe: (() => void) | undefined;
   private drained: (() => void) | undefined;
+  readonly leaseMs: number;
 
-  constructor(private deps: PoolDeps) {}
+  constructor(private deps: PoolDeps) {
+    this.leaseMs = deps.leaseMs ?? LEASE_MS;
+  }
 
   /**
-   * Recovers after a restart (runs a dead process held become claimable) and starts working; resolves
-   * once the first claims are made (the runs claimed are executing).
+   * Marks this process alive, releases the runs of processes that are gone, listens for queued runs and
+   * starts working; resolves once the first claims are made (the runs claimed are executing).
    */
   async start(): Promise<void> {
-    if (this.started) return;
+    if (this.started || this.deps.concurrency <= 0) return;
     this.started = true;
-    const released = await this.deps.store.releaseOrphans(this.worker);
-    if (released) this.deps.log.info("recovering interrupted runs", { runs: released });
+    await this.deps.store.attach(this.worker);
+    await this.recover();
+    this.unsubscribe = await this.deps.notifications.subscribe("runs.queued", () => void this.wake()).catch((err) => {
+      this.deps.log.warn("cannot listen for queued runs; the poll picks them up", { error: (err as Error)?.message ?? String(err) });
+      return undefined;
+    });
+    this.poll = setInterval(() => void this.recover().then(() => this.wake()), this.deps.pollMs ?? POLL_MS);
+    this.poll.unref?.();
     await this.wake();
+  }
+
+  /** Releases the runs of dead processes (they become claimable). */
+  private async recover(): Promise<void> {
+    try {
+      const released = await this.deps.store.releaseOrphans(this.worker);
+      if (released) {
+        this.deps.log.info("recovering interrupted runs", { runs: released });
+        this.backlog = true;
+      }
+    } catch (err) {
+      this.deps.log.error("releasing the runs of stopped processes failed", { error: (err as Error)?.stack ?? String(err) });
+    }
   }
 
   get running(): number {
@@ -70,7 +103,7 @@ export class WorkerPool {
     this.rewake = false;
     const free = this.deps.concurrency - this.active.size;
     return this.deps.store
-      .claimMany(free, this.worker, this.deps.clock.now().toISOString(), Date.now(), LEASE_MS)
+      .claimMany(free, this.worker, this.deps.clock.now().toISOString(), Date.now(), this.leaseMs)
       .then(
         (claims) => {
           if (claims.length < free && !this.rewake) this.backlog = false;
@@ -109,27 +142,59 @@ export class WorkerPool {
 
   private ensureHeartbeat(): void {
     if (this.heartbeat) return;
-    this.heartbeat = setInterval(() => {
-      this.deps.store.renewLeases(this.worker, Date.now() + LEASE_MS).catch((err) => this.deps.log.error("renewing leases failed", { error: (err as Error)?.stack ?? String(err) }));
-    }, LEASE_MS / 3);
+    this.heartbeat = setInterval(() => void this.renew(), this.leaseMs / 3);
     this.heartbeat.unref?.();
+  }
+
+  /**
+   * Renews the leases of the runs executing here. A run whose lease was lost (this process stalled past
+   * it and another worker claimed the run) is interrupted: its journal writes and finish are refused
+   * anyway (fenced by the lease), so it stops spending effort and side effects.
+   */
+  private async renew(): Promise<void> {
+    try {
+      const held = new Set(await this.deps.store.renewLeases(this.worker, Date.now() + this.leaseMs));
+      for (const [runId, ctl] of this.active) {
+        if (held.has(runId) || ctl.stop.signal.aborted) continue;
+        this.deps.log.warn("lease lost: another worker took the run over; stopping it here", { runId });
+        ctl.stop.abort("lease_lost" satisfies AbortReason);
+        ctl.interrupt.abort("lease_lost" satisfies AbortReason);
+      }
+    } catch (err) {
+      this.deps.log.error("renewing leases failed", { error: (err as Error)?.stack ?? String(err) });
+    }
   }
 
   /**
    * Stops claiming and asks every running run to stop at its next step boundary: the steps in flight
    * get up to `graceMs` to finish (and be journaled). Steps still running then are interrupted; they
-   * are not journaled and run again when the next start resumes the run. Stopped runs stay `running`.
+   * are not journaled and run again where the run resumes. The runs still held are handed back
+   * (claimable at once by another process, or by the next start).
    */
   async stop(graceMs = 10_000): Promise<void> {
     this.stopping = true;
+    clearInterval(this.poll);
+    this.unsubscribe?.();
     const drained = () => (this.active.size === 0 ? Promise.resolve() : new Promise<void>((r) => (this.drained = r)));
     for (const ctl of this.active.values()) ctl.stop.abort("shutdown" satisfies AbortReason);
     await Promise.race([drained(), Bun.sleep(graceMs)]);
     if (this.active.size > 0) {
-      this.deps.log.warn("steps still running after the shutdown grace period are interrupted; they run again on the next start", { runs: this.active.size });
+      this.deps.log.warn("steps still running after the shutdown grace period are interrupted; they run again where the run resumes", { runs: this.active.size });
       for (const ctl of this.active.values()) ctl.interrupt.abort("shutdown" satisfies AbortReason);
       await Promise.race([drained(), Bun.sleep(1_000)]);
     }
     clearInterval(this.heartbeat);
+    if (!this.started) return;
+    await this.deps.store.flush(); // what finished is committed before the leases go back
+    try {
+      const handed = await this.deps.store.handBack(this.worker);
+      if (handed.length) {
+        this.deps.log.info("handed back unfinished runs", { runs: handed.length });
+        await this.deps.notifications.publish("runs.queued", "").catch(() => {});
+      }
+    } catch (err) {
+      this.deps.log.error("handing back runs failed; they resume when their leases lapse", { error: (err as Error)?.stack ?? String(err) });
+    }
+    await this.deps.store.detach(this.worker).catch(() => {});
   }
 }

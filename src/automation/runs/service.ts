@@ -94,9 +94,11 @@ export class RunService {
     };
     this.pool = new WorkerPool({
       store: this.store,
+      notifications: ctx.storage.notifications,
       clock: ctx.clock,
       log: ctx.log,
-      concurrency: Math.max(1, ctx.config.workers),
+      concurrency: Math.max(0, ctx.config.workers),
+      leaseMs: ctx.config.leaseMs,
       execute: (runId, signals, { claim }) => executeRun(deps, runId, signals, claim),
     });
     this.executeInline = (runId, signals) => executeRun(deps, runId, signals);
@@ -131,7 +133,7 @@ export class RunService {
     const { input: scalars, files: embedded } = splitInputFiles(req.input ?? {});
     const incoming = { ...embedded, ...(req.files ?? {}) };
     const row = await this.prepareRun(actor, source, id, scalars, incoming, req);
-    this.pool.wake();
+    this.queued();
     return row;
   }
 
@@ -277,9 +279,13 @@ export class RunService {
     this.finishedListeners.push(listener);
   }
 
-  /** Announces a terminal status committed outside the worker too (a rejected human review). */
+  /**
+   * Announces a terminal status committed in this process (by its worker, or outside it: a rejected
+   * human review, a cancel): waiters here at once, other processes' through `runs.finished`.
+   */
   finished(id: string): void {
     this.notify(id);
+    this.ctx.storage.notifications.publish("runs.finished", id).catch((err) => this.ctx.log.warn("notifying a finished run failed", { runId: id, error: (err as Error)?.message }));
     for (const l of this.finishedListeners) {
       try {
         l(id);
@@ -307,6 +313,8 @@ export class RunService {
     if (r.state === "cancelled") this.finished(id);
     if (r.state === "requested") {
       this.executing.get(id)?.abort("cancel" satisfies AbortReason);
+      // The run may execute in another process: it stops there at its next step boundary.
+      await this.ctx.storage.notifications.publish("runs.cancel", id).catch((err) => this.ctx.log.warn("notifying a cancel failed", { runId: id, error: (err as Error)?.message }));
       // Child runs of action.invoke-workflow go too (one a pool worker resumed does not share our signal).
       for (const child of await this.store.openChildren(id)) await this.cancel(tenantId, child);
     }
@@ -338,7 +346,7 @@ export class RunService {
       copyFilesFrom: src.id,
       requestId: opts.requestId,
     });
-    this.pool.wake();
+    this.queued();
     return row;
   }
 
@@ -431,7 +439,44 @@ export class RunService {
     return { token, url: `${base.replace(/\/+$/, "")}/v1/runs/${id}/artifacts?zip=1&token=${token}`, expiresAt: new Date(Math.floor(expiresAt / 1000) * 1000).toISOString() };
   }
 
+  private queuedNotice = false;
+
+  /**
+   * Runs became claimable (inserted, released from a hold, resumed by a review decision): this
+   * process's pool claims at once, and one `runs.queued` notification per turn wakes the others'.
+   */
+  queued(): void {
+    void this.pool.wake();
+    if (this.queuedNotice) return;
+    this.queuedNotice = true;
+    queueMicrotask(() => {
+      this.queuedNotice = false;
+      this.ctx.storage.notifications.publish("runs.queued", "").catch((err) => this.ctx.log.warn("notifying queued runs failed; the poll picks them up", { error: (err as Error)?.message }));
+    });
+  }
+
+  private unsubscribe: (() => void)[] = [];
+
+  /**
+   * Starts this process's part: listens for runs finished elsewhere (wait_for_completion here returns
+   * when another process finishes the run) and cancels of runs executing here, then starts the pool
+   * (which does nothing with `--workers 0`).
+   */
   async startWorkers(): Promise<void> {
+    const n = this.ctx.storage.notifications;
+    const listen = (channel: "runs.finished" | "runs.cancel", on: (id: string) => void) =>
+      n.subscribe(channel, on).then(
+        (off) => void this.unsubscribe.push(off),
+        (err) => this.ctx.log.warn(`cannot listen for ${channel}`, { error: (err as Error)?.message ?? String(err) }),
+      );
+    await listen("runs.finished", (id) => this.notify(id));
+    await listen("runs.cancel", (id) => this.executing.get(id)?.abort("cancel" satisfies AbortReason));
+    // Notifications lost while the listening connection was down: every waiter re-reads its run.
+    this.unsubscribe.push(
+      n.onReconnect(() => {
+        for (const id of [...this.waiters.keys()]) void this.store.status(id).then((s) => isTerminal(s ?? "") && this.notify(id), () => {});
+      }),
+    );
     await this.pool.start();
   }
 
@@ -440,6 +485,7 @@ export class RunService {
    * `graceMs` to finish; then every pending wait_for_completion is answered with the run as it is (202).
    */
   async stopWorkers(graceMs = SHUTDOWN_GRACE_MS): Promise<void> {
+    for (const off of this.unsubscribe.splice(0)) off();
     await this.pool.stop(graceMs);
     await this.store.flush(); // whatever finished is committed before the database closes
     for (const id of [...this.waiters.keys()]) this.notify(id);

@@ -12,7 +12,7 @@ import { mailSender } from "../email/engine";
 import { meteredGateway } from "../models/metered";
 import { modelUsageMetrics } from "../metrics";
 import { ownerOf } from "./inputs";
-import type { AbortReason, Executing, RunSignals } from "./signals";
+import { leftToResume, type Executing, type RunSignals } from "./signals";
 import type { RunsRuntime } from "./runtime";
 import type { Claim, FinishRequest, RunRow, StepRow } from "../db/runs-model";
 import type { RunStore } from "../db/storage";
@@ -163,12 +163,12 @@ async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, int
       evaluation: run.evaluation === 1,
     });
   } catch (err) {
-    if (signal.aborted && (signal.reason as AbortReason) === "shutdown") return;
+    if (leftToResume(signal)) return;
     log.error("engine threw", { error: (err as Error)?.stack ?? String(err) });
     result = { status: "failed", error: { message: `internal error: ${(err as Error)?.message ?? String(err)}`, code: "internal_error" } };
   }
   // Stopped for a shutdown, not by the user: leave it running, the next start resumes it.
-  if (signal.aborted && (signal.reason as AbortReason) === "shutdown" && result.status !== "completed" && !run.cancelRequestedAt && !(await store.byId(runId))?.cancelRequestedAt) return;
+  if (leftToResume(signal) && result.status !== "completed" && !run.cancelRequestedAt && !(await store.byId(runId))?.cancelRequestedAt) return;
   // Parked on a human review: `waiting` is already committed with the task; approval re-queues the run.
   if (result.status === "waiting") return log.info("run waiting for a human review");
   if (result.status === "completed") return end({ status: "completed", output: result.output ?? null });

@@ -1,6 +1,6 @@
 // The durable queue: a second server over the same data dir (after the first died mid-run) resumes
 // running runs after their last finished step, runs queued ones, leaves waiting ones waiting; claims
-// are exclusive across connections; an idle pool does not poll.
+// are exclusive across connections; an idle pool claims nothing between its safety polls.
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -61,7 +61,9 @@ describe("recovery on start", () => {
     const statuses = () => Promise.all(ids.map((id) => a.svc.store.status(id)));
     expect(await statuses()).toEqual(["running", "running", "pending", "waiting"]);
 
-    // Server B starts over the same data dir (A is gone: its in-flight steps never finish).
+    // Server B starts over the same data dir (A is gone: its in-flight steps never finish, and its
+    // database session, with the liveness lock that keeps its runs from others, went with it).
+    await a.svc.store.detach(a.svc.pool.worker);
     const engineB = new TestEngine();
     const b = await server(dir, engineB, 2);
     b.svc.startWorkers();
@@ -142,7 +144,7 @@ describe("queue", () => {
     expect((await s1.claimMany(1, "w3", new Date().toISOString(), Date.now() + 120_000, 60_000))[0]?.resumed).toBe(true);
   });
 
-  test("an idle pool does not poll; a new run wakes it", async () => {
+  test("an idle pool claims nothing between its safety polls (every 2 s); a new run wakes it at once", async () => {
     const dir = mkdtempSync(join(tmpdir(), "runs-idle-"));
     dirs.push(dir);
     const a = await server(dir, new TestEngine());

@@ -31,6 +31,9 @@ const FILE_COLUMNS = `run_id AS "runId", path, role, name, content_type AS "cont
   file_id AS "fileId", created_at AS "createdAt"`;
 const TERMINAL_SQL = "('completed', 'failed', 'cancelled', 'rejected')";
 
+/** The advisory lock class of worker liveness: (LIVENESS_LOCK, hashtext(worker id)), held by the worker's process. */
+const LIVENESS_LOCK = 72_420;
+
 /** Step rows sort by this: increasing within a process and across restarts (microseconds + counter). */
 let lastSeq = 0;
 const nextSeq = () => (lastSeq = Math.max(lastSeq + 1, Date.now() * 1000));
@@ -390,14 +393,46 @@ export class PgRunStore implements RunStore {
     return r ? { id: r.id, status: r.status } : undefined;
   }
 
+  /** The connection holding this process's liveness lock (attach), per worker. */
+  private alive = new Map<string, Awaited<ReturnType<Pg["reserve"]>>>();
+
+  async attach(worker: string): Promise<void> {
+    if (this.alive.has(worker)) return;
+    const conn = await this.pg.reserve();
+    try {
+      await conn`SELECT pg_advisory_lock(${LIVENESS_LOCK}, hashtext(${worker}))`;
+    } catch (err) {
+      conn.release();
+      throw err;
+    }
+    this.alive.set(worker, conn);
+  }
+
+  async detach(worker: string): Promise<void> {
+    const conn = this.alive.get(worker);
+    if (!conn) return;
+    this.alive.delete(worker);
+    await conn`SELECT pg_advisory_unlock(${LIVENESS_LOCK}, hashtext(${worker}))`.catch(() => {});
+    conn.release();
+  }
+
   async releaseOrphans(worker: string): Promise<number> {
+    // A holder is gone when its liveness lock is free: taking it for this transaction succeeds (a
+    // live holder's session keeps it). Runs nobody holds are claimable already.
     const rows = await this.pg`UPDATE runs SET claimed_by = NULL, lease_until = NULL
-      WHERE status = 'running' AND (claimed_by IS NULL OR claimed_by <> ${worker}) RETURNING id`;
+      WHERE status = 'running' AND claimed_by IS NOT NULL AND claimed_by <> ${worker}
+        AND pg_try_advisory_xact_lock(${LIVENESS_LOCK}, hashtext(claimed_by)) RETURNING id`;
     return rows.length;
   }
 
-  async renewLeases(worker: string, until: number): Promise<void> {
-    await this.pg`UPDATE runs SET lease_until = ${until} WHERE claimed_by = ${worker} AND status = 'running'`;
+  async renewLeases(worker: string, until: number): Promise<string[]> {
+    const rows = await this.pg`UPDATE runs SET lease_until = ${until} WHERE claimed_by = ${worker} AND status = 'running' RETURNING id`;
+    return rows.map((r: { id: string }) => r.id);
+  }
+
+  async handBack(worker: string): Promise<string[]> {
+    const rows = await this.pg`UPDATE runs SET claimed_by = NULL, lease_until = NULL WHERE claimed_by = ${worker} AND status = 'running' RETURNING id`;
+    return rows.map((r: { id: string }) => r.id);
   }
 
   async completedSteps(runId: string): Promise<StepRow[]> {

@@ -210,15 +210,29 @@ export class SqliteRunStore implements RunStore {
       .get(parentId, step) ?? undefined;
   }
 
-  /** At start-up, one server owns the data dir: runs claimed by a previous (dead) process are released. */
+  async attach(_worker: string): Promise<void> {}
+
+  async detach(_worker: string): Promise<void> {}
+
+  /** One process owns the data dir: runs claimed by any other worker (a previous, dead process) are released. */
   async releaseOrphans(worker: string): Promise<number> {
     return this.sqlite
       .query("UPDATE runs SET claimed_by = NULL, lease_until = NULL WHERE status = 'running' AND (claimed_by IS NULL OR claimed_by != ?)")
       .run(worker).changes;
   }
 
-  async renewLeases(worker: string, until: number): Promise<void> {
-    this.sqlite.query("UPDATE runs SET lease_until = ? WHERE claimed_by = ? AND status = 'running'").run(until, worker);
+  async renewLeases(worker: string, until: number): Promise<string[]> {
+    return this.sqlite
+      .query<{ id: string }, [number, string]>("UPDATE runs SET lease_until = ? WHERE claimed_by = ? AND status = 'running' RETURNING id")
+      .all(until, worker)
+      .map((r) => r.id);
+  }
+
+  async handBack(worker: string): Promise<string[]> {
+    return this.sqlite
+      .query<{ id: string }, [string]>("UPDATE runs SET claimed_by = NULL, lease_until = NULL WHERE claimed_by = ? AND status = 'running' RETURNING id")
+      .all(worker)
+      .map((r) => r.id);
   }
 
   async completedSteps(runId: string): Promise<StepRow[]> {
