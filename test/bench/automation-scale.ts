@@ -182,7 +182,7 @@ async function automationSide(procs: number, bin: string, dataDir: string, url: 
   const workers: Proc[] = [];
   const pending = async () => (await pg`SELECT count(*)::int AS n FROM runs WHERE status IN ('pending', 'running')`)[0].n as number;
   try {
-    for (let k = 0; k < (LEGACY ? 0 : procs); k++) {
+    for (let k = 0; k < procs; k++) {
       const p = start([bin, "worker", "--db", url, "--workers", String(SLOTS), "--data-dir", dataDir, "--http-allow-hosts", "127.0.0.1"], { env: { LOG_LEVEL: "warn", AUTOMATION_DATA_DIR: undefined } });
       workers.push(p);
       await untilPrinted(p, /worker ready/, "automation-server worker");
@@ -225,8 +225,6 @@ async function automationSide(procs: number, bin: string, dataDir: string, url: 
 }
 
 const built = await ensureBuilt("automation-server");
-// TEMPORARY until `automation-server worker` lands: one `serve --workers SLOTS` (API + workers), 1 process only.
-const LEGACY = Bun.spawnSync([built, "worker", "--help"]).exitCode !== 0;
 const ping = loopback();
 const dir = mkdtempSync(join(tmpdir(), "automation-scale-"));
 const results: { procs: number; graphile: Figures; ours: Figures }[] = [];
@@ -236,7 +234,7 @@ try {
   await runMigrations({ connectionString: gwUrl, logger: quiet });
   const ourUrl = await freshPostgresDb();
   const dataDir = join(dir, "data");
-  api = await startServer([built, "serve", "--workers", LEGACY ? String(SLOTS) : "0", ...(LEGACY ? ["--http-allow-hosts", "127.0.0.1"] : []), "--db", ourUrl, "--demo", "--host", "127.0.0.1", "--data-dir", dataDir], {
+  api = await startServer([built, "serve", "--workers", "0", "--db", ourUrl, "--demo", "--host", "127.0.0.1", "--data-dir", dataDir], {
     cwd: dir,
     env: { LOG_LEVEL: "warn", AUTOMATION_DATA_DIR: undefined },
   });
@@ -244,7 +242,7 @@ try {
     const r = await fetch(`${api.url}/v1/automations`, { method: "POST", headers: { authorization: `Bearer ${DEMO_KEY}`, "content-type": "application/json" }, body: JSON.stringify({ yaml }) });
     if (r.status !== 201) throw new Error(`deploy failed: ${r.status} ${await r.text()}`);
   }
-  for (const procs of LEGACY ? [1] : PROCESSES) {
+  for (const procs of PROCESSES) {
     const graphile = await graphileSide(procs, gwUrl, ping);
     const ours = await automationSide(procs, built, dataDir, ourUrl, api, ping);
     results.push({ procs, graphile, ours });
