@@ -345,6 +345,36 @@ describe("2 APIs (--workers 0) + 2 workers on one PostgreSQL", () => {
     );
   }, 300_000);
 
+  test("cancel on API B reaches a run executing on a worker: it stops at once (a pure wait) and its next step never runs", async () => {
+    const waiter = `
+name: waiter
+inputs: [{name: n, type: integer, required: true}]
+steps:
+  - {name: pause, type: control.wait, duration: 60000}
+  - {name: after, type: action.http, with: {url: "http://127.0.0.1:${counter.port}/hit/cancel/{{ input.n }}", method: POST, body: {n: "{{ input.n }}"}}}
+`;
+    expect((await api(apiA.url, "POST", "/v1/automations", { yaml: waiter })).status).toBe(201);
+    const run = (await (await api(apiA.url, "POST", "/v1/runs", { target: "workflows.waiter", input: { n: 1 } })).json()) as Json;
+    await until("the wait started on a worker", async () => {
+      const steps = (await getJson(apiA.url, `/v1/runs/${run.id}/steps`)).steps as Json[];
+      return steps.some((x) => x.name === "pause" && x.status === "running") ? true : undefined;
+    });
+    const t0 = performance.now();
+    const answer = await api(apiB.url, "POST", `/v1/runs/${run.id}/cancel`);
+    expect(answer.status).toBeLessThan(300);
+    const done = await until("the run cancelled", async () => {
+      const r = await getJson(apiA.url, `/v1/runs/${run.id}`);
+      return r.execution.status === "cancelled" ? r : undefined;
+    }, 10_000);
+    const ms = performance.now() - t0;
+    console.log(`cancel on API B of a run waiting on a worker: cancelled after ${ms.toFixed(0)} ms`);
+    // Well inside the 60 s wait: the worker heard runs.cancel.
+    expect(ms).toBeLessThan(5_000);
+    expect(done.execution.status).toBe("cancelled");
+    await Bun.sleep(200);
+    expect(totalCalls("cancel")).toBe(0);
+  }, 60_000);
+
   test("human review decided on API A and on API B at once: one wins, the other 409; the run resumes once", async () => {
     const review = `
 name: reviewed
