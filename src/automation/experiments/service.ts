@@ -15,13 +15,18 @@ import type { RunRow } from "../db/runs-model";
 
 /** Runs started together per batch while an experiment is created (their inserts share commits). */
 const CREATE_CHUNK = 50;
+/**
+ * An unready experiment younger than this may still be being created by another process on the database
+ * (its runs are created in chunks, never idle this long): recovery leaves it alone until then.
+ */
+export const CREATION_GRACE_MS = 2 * 60_000;
 
 export type ProgressLine = Record<string, unknown> & { type: "run" | "summary" };
 
 export class Experiments {
   readonly store: ExperimentStore;
   private listeners = new Map<string, Set<(line: ProgressLine) => void>>();
-  /** Experiments whose runs this process is still creating (recovery leaves them alone). */
+  /** Experiments whose runs this process is still creating (recovery leaves them alone; other processes' by their age). */
   private creating = new Set<string>();
 
   constructor(readonly ctx: AutomationContext) {
@@ -90,6 +95,7 @@ export class Experiments {
 
   /** Start-up: score runs that ended while no process was scoring, then complete what is done. */
   async recover(): Promise<void> {
+    clearTimeout(this.recheck);
     const runs = this.ctx.storage.runs;
     for (;;) {
       const ids = await this.ctx.storage.evaluators.unscored(500);
@@ -100,15 +106,30 @@ export class Experiments {
       }
       if (ids.length < 500) break;
     }
+    let young = false;
     for (const e of await this.store.unfinished()) {
       if (this.creating.has(e.id)) continue;
-      // Its creation died with a previous process: it is made of the runs that were created.
-      if (!e.readyAt) await this.store.setReady(e.id, this.now());
+      if (!e.readyAt) {
+        // Another process on the database may still be creating it: only one older than any creation
+        // takes is abandoned. A young one is looked at again once it is old enough.
+        if (this.ctx.clock.now().getTime() - Date.parse(e.createdAt) < CREATION_GRACE_MS) {
+          young = true;
+          continue;
+        }
+        // Its creation died with a previous process: it is made of the runs that were created.
+        await this.store.setReady(e.id, this.now());
+      }
       // A run that finished while no process was here to queue the next one leaves a free slot.
       await this.release(e.id);
       await this.checkCompleted(e.id);
     }
+    if (young) {
+      this.recheck = setTimeout(() => void this.recover().catch((err) => this.ctx.log.error("experiment recovery failed", { error: (err as Error)?.stack ?? String(err) })), CREATION_GRACE_MS);
+      this.recheck.unref?.();
+    }
   }
+
+  private recheck: ReturnType<typeof setTimeout> | undefined;
 
   async summary(e: ExperimentRow) {
     const s = await this.store.stats(e.id);

@@ -120,3 +120,23 @@ test("across a restart: a slot freed while no process was there is filled by the
   expect(peak).toBe(2);
   await runsOf(second.ctx).stopWorkers(1000);
 });
+
+test("recovery leaves an experiment another process may still be creating alone; an older unready one is taken as abandoned and completes", async () => {
+  const h = await harness({ workers: 4, httpAllowHosts: [`127.0.0.1:${gate.port}`] });
+  const { wf, req } = await setup(h, "creating", 2);
+  runsOf(h.ctx).startWorkers();
+  const e = await json(await req("POST", `/v1/automations/${wf.id}/experiments`, {}));
+  await completed(req, `/v1/automations/${wf.id}/experiments/${e.id}`);
+  // As another instance would leave it while still creating runs: not ready, not completed.
+  await sql(h.ctx, "UPDATE experiments SET ready_at = NULL, completed_at = NULL WHERE id = ?", e.id);
+  const row = async () => (await sql<{ ready: string | null; done: string | null }>(h.ctx, "SELECT ready_at AS ready, completed_at AS done FROM experiments WHERE id = ?", e.id))[0];
+  h.clock.advance(60_000); // a minute after its creation began
+  await experimentsOf(h.ctx).recover();
+  expect(await row()).toEqual({ ready: null, done: null });
+  h.clock.advance(2 * 60_000); // three minutes: no creation is idle that long
+  await experimentsOf(h.ctx).recover();
+  const after = await row();
+  expect(after.ready).not.toBeNull();
+  expect(after.done).not.toBeNull();
+  await runsOf(h.ctx).stopWorkers(1000);
+});
