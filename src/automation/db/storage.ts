@@ -733,7 +733,11 @@ export interface RunStore {
   stepFinished(runId: string, s: StepRecord, lease?: Lease): Promise<void>;
   /** Commits every queued journal write now. */
   flush(): Promise<void>;
-  /** Moves a non-terminal run to a terminal status exactly once; false when it already was terminal (or the lease was lost). */
+  /**
+   * Moves a non-terminal run to a terminal status exactly once; false when it already was terminal (or
+   * the lease was lost). A finish tells the other processes on the database itself (PostgreSQL: a
+   * `runs.finished` NOTIFY in the same statement; SQLite has no other process).
+   */
   finish(runId: string, at: string, r: FinishRequest, lease?: Lease): Promise<boolean>;
   /** Records a cancel request; queued/held/waiting runs are cancelled at once. Race-safe against `finish`. */
   requestCancel(runId: string, at: string): Promise<CancelResult>;

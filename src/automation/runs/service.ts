@@ -88,7 +88,7 @@ export class RunService {
         return self.runtime;
       },
       executing: this.executing,
-      finished: (id: string, run: RunRow) => this.finished(id, run),
+      finished: (id: string, run: RunRow) => this.finished(id, run, true),
       invoke: (parent: RunRow, target: string, input: Record<string, unknown>, opts: { version?: string; step?: string }) =>
         this.invokeChild(parent, target, input, opts),
     };
@@ -284,9 +284,10 @@ export class RunService {
    * Announces a terminal status committed in this process (by its worker, or outside it: a rejected
    * human review, a cancel): waiters here at once, other processes' through `runs.finished`.
    */
-  finished(id: string, run?: RunRow): void {
+  finished(id: string, run?: RunRow, announced = false): void {
     this.notify(id);
-    this.ctx.storage.notifications.publish("runs.finished", id).catch((err) => this.ctx.log.warn("notifying a finished run failed", { runId: id, error: (err as Error)?.message }));
+    // A worker's finish announced itself to the other processes (RunStore.finish); other endings do here.
+    if (!announced) this.ctx.storage.notifications.publish("runs.finished", id).catch((err) => this.ctx.log.warn("notifying a finished run failed", { runId: id, error: (err as Error)?.message }));
     for (const l of this.finishedListeners) {
       try {
         l(id, run);

@@ -12,7 +12,7 @@ import { TickTaken } from "../../schedules/store";
 import type { CancelResult, Claim, EventRow, FileRow, FinishRequest, Lease, ListFilter, NewEvent, NewRun, ReviewFilter, RunRow, StepRow, StepStart } from "../runs-model";
 import { isTerminal } from "../runs-model";
 import { likeEscape } from "../sql-shared";
-import type { RunInsertOptions, RunStore } from "../storage";
+import type { Channel, RunInsertOptions, RunStore } from "../storage";
 import { type Pg, plain, plainRows } from "./rows";
 
 export const RUN_COLUMNS = `id, tenant_id AS "tenantId", type, automation_id AS "automationId", automation_name AS "automationName",
@@ -33,6 +33,9 @@ const TERMINAL_SQL = "('completed', 'failed', 'cancelled', 'rejected')";
 
 /** The advisory lock class of worker liveness: (LIVENESS_LOCK, hashtext(worker id)), held by the worker's process. */
 const LIVENESS_LOCK = 72_420;
+
+/** The channel a finish announces itself on (storage.ts CHANNELS). */
+const FINISHED_CHANNEL: Channel = "runs.finished";
 
 /** Step rows sort by this: increasing within a process and across restarts (microseconds + counter). */
 let lastSeq = 0;
@@ -226,7 +229,8 @@ async function writeJournal(db: Pg, items: Item[]): Promise<unknown[]> {
   ctes.push(`e AS (INSERT INTO run_events (run_id, type, timestamp, status, message, metadata)
                    SELECT run_id, type, CAST(at AS timestamptz), status, message, CAST(metadata AS json)
                    FROM (${events.join(" UNION ALL ")}) x(run_id, type, at, status, message, metadata, grp, n) ORDER BY grp, n)`);
-  const won = await db.unsafe(`WITH ${ctes.join(",\n")} SELECT ${first.size ? "id FROM f" : "NULL AS id WHERE false"}`, args);
+  // Each run finished tells the other processes (runs.finished, delivered on commit): no statement of its own.
+  const won = await db.unsafe(`WITH ${ctes.join(",\n")} SELECT ${first.size ? `id, pg_notify('${FINISHED_CHANNEL}', id) FROM f` : "NULL AS id WHERE false"}`, args);
   const ids = new Set((won as { id: string }[]).map((r) => r.id));
   for (const [runId, i] of first) if (ids.has(runId)) out[i] = true;
   return out;
