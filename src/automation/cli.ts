@@ -78,10 +78,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const config = serveConfig(values);
   const ctx = await createContext(config);
-  await checkSharedBlobs(ctx).catch(async (err) => {
-    await ctx.db.close();
-    throw err;
-  });
+  await checkSharedBlobs(ctx);
   const demo = config.demo ? await runDemo(ctx) : undefined;
   const demoAgent = demo ? await seedDemoAgent(ctx, demo.tenantId) : undefined;
   const served = serve(ctx);
@@ -131,10 +128,7 @@ async function workerCommand(argv: string[]): Promise<void> {
   const config = serveConfig({ ...values, port: values.port ?? 0, demo: false, console: false });
   if (config.workers < 1) throw new UsageError("a worker needs --workers 1-256");
   const ctx = await createContext(config, { metrics: values.port !== undefined });
-  await checkSharedBlobs(ctx).catch(async (err) => {
-    await ctx.db.close();
-    throw err;
-  });
+  await checkSharedBlobs(ctx);
   const working = await work(ctx, { port: values.port });
   ctx.log.info("automation-server worker started", { worker: working.worker, slots: config.workers, database: ctx.db.describe, ...(working.url ? { url: working.url } : {}) });
   const slots = `${config.workers} slot${config.workers === 1 ? "" : "s"}`;

@@ -95,6 +95,7 @@ export async function checkSharedBlobs(ctx: AutomationContext): Promise<void> {
   if (sample.length === 0) return;
   const present = await Promise.all(sample.map((sha) => ctx.blobs.has(sha)));
   if (present.some(Boolean)) return;
+  await ctx.db.close(); // refused: nothing of this process stays open
   throw new FatalError(
     `this process cannot read the blobs the database references (e.g. ${sample[0].slice(0, 12)}… in the ${ctx.blobs.kind === "s3" ? "bucket" : "blob directory"} it was given): ` +
       "every instance on one database needs the same blob store (the same --data-dir on a shared volume, or the same --blobs; docs/automation/scale-out.md)",
