@@ -51,14 +51,14 @@ export async function materializeFiles(
       inlineBytes += f.size;
       if (inlineBytes > INLINE_MAX_BYTES) throw TooLarge(`input files exceed ${INLINE_MAX_BYTES} bytes; upload them first and pass $fileId`, { field: `files.${field}` });
       const blob = await putBytes(ctx, f);
-      retainBlob(ctx, tenantId, blob.sha256, ownerOf(runId));
+      await retainBlob(ctx, tenantId, blob.sha256, ownerOf(runId));
       meta = { name: f.name || field, contentType: (f.type || "application/octet-stream").split(";")[0], size: blob.size, sha256: blob.sha256, fileId: null };
     } else if ("$inline" in f) {
       const bytes = Buffer.from(f.$inline.base64, "base64");
       inlineBytes += bytes.byteLength;
       if (inlineBytes > INLINE_MAX_BYTES) throw TooLarge(`input files exceed ${INLINE_MAX_BYTES} bytes; upload them first and pass $fileId`, { field: `files.${field}` });
       const blob = await putBytes(ctx, new Uint8Array(bytes));
-      retainBlob(ctx, tenantId, blob.sha256, ownerOf(runId));
+      await retainBlob(ctx, tenantId, blob.sha256, ownerOf(runId));
       meta = { name: f.$inline.filename, contentType: f.$inline.mimeType, size: blob.size, sha256: blob.sha256, fileId: null };
     } else {
       try {

@@ -175,7 +175,7 @@ export class RunService {
         }
       }
       for (const f of copied) {
-        retainBlob(this.ctx, actor.tenantId, f.sha256, ownerOf(id));
+        await retainBlob(this.ctx, actor.tenantId, f.sha256, ownerOf(id));
         rows.push({ ...f, runId: id, createdAt: this.now() });
       }
       const now = this.now();

@@ -68,7 +68,7 @@ function services(deps: WorkerDeps, run: RunRow): EngineServices {
     },
     async writeFile(f) {
       const blob = await putBytes(ctx, f.bytes);
-      retainBlob(ctx, run.tenantId, blob.sha256, ownerOf(run.id));
+      await retainBlob(ctx, run.tenantId, blob.sha256, ownerOf(run.id));
       const base = f.name.replace(/[\\/\x00-\x1f]/g, "_") || "file";
       // Same name from another step keeps both: the later one goes under its step's folder.
       const taken = await store.file(run.id, base);

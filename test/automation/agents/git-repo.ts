@@ -1,20 +1,9 @@
 // Real Git repositories for agent tests, made in a temp dir with the system git: commit files, tag
 // releases (lightweight or annotated), delete and re-point tags.
-import { afterAll } from "bun:test";
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-
-const dirs: string[] = [];
-const cleanup = () => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-};
-// Benchmarks import this outside the test runner, where afterAll throws.
-try {
-  afterAll(cleanup);
-} catch {
-  process.on("exit", cleanup);
-}
+import { atFileEnd } from "../../support/file-end";
 
 const ENV = {
   ...process.env,
@@ -42,7 +31,7 @@ export interface TestRepo {
 
 export function testRepo(name = "invoice-agent"): TestRepo {
   const root = mkdtempSync(join(tmpdir(), "agent-repo-"));
-  dirs.push(root);
+  atFileEnd(() => rmSync(root, { recursive: true, force: true }));
   const dir = join(root, name);
   mkdirSync(dir);
   gitSync(dir, "init", "--quiet");

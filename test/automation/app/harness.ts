@@ -1,7 +1,6 @@
 // Test harness for the automation HTTP app: an in-memory database with migrations applied, the real
 // filesystem blob store in a temp dir, a manual clock, and helpers to mint tenants/keys and send
 // requests through app.handle().
-import { afterAll } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,17 +12,12 @@ import { createBlobStore } from "../../../src/automation/files/fs-blobs";
 import type { BlobMode } from "../files/stores";
 import { createContext, type ContextDeps } from "../../../src/automation/server";
 import { createKey, createTenant } from "../../../src/automation/tenancy/service";
+import { runsOf } from "../../../src/automation/runs/service";
+import { atFileEnd } from "../../support/file-end";
 import { testConfig, testDatabase } from "./config";
 
 export { testConfig };
 
-const dirs: string[] = [];
-const opened: AutomationContext[] = [];
-afterAll(async () => {
-  // PostgreSQL pools hold connections until closed; SQLite closes too (idempotent after a test closed it).
-  await Promise.all(opened.splice(0).map((ctx) => ctx.db.close().catch(() => {})));
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
 
 /**
  * createContext over the test config and the backend under test (`AUTOMATION_TEST_DB`; a test that is
@@ -32,7 +26,12 @@ afterAll(async () => {
 export async function testContext(over: Partial<AutomationConfig>, deps: ContextDeps): Promise<AutomationContext> {
   const database = "db" in over ? {} : await testDatabase(over.dataDir);
   const ctx = await createContext(testConfig({ ...database, ...over }), deps);
-  opened.push(ctx);
+  // At the file's end: workers a test started stop (on PostgreSQL they poll and hold a liveness lock),
+  // then the database closes (idempotent after a test closed it).
+  atFileEnd(async () => {
+    await runsOf(ctx).stopWorkers(100).catch(() => {});
+    await ctx.db.close().catch(() => {});
+  });
   return ctx;
 }
 
@@ -51,7 +50,7 @@ export interface Harness {
 export async function harness(over: Partial<AutomationConfig> = {}, blobs: BlobMode = "fs"): Promise<Harness> {
   const clock = new ManualClock();
   const dir = mkdtempSync(join(tmpdir(), "automation-test-"));
-  dirs.push(dir);
+  atFileEnd(() => rmSync(dir, { recursive: true, force: true }));
   // Imported only when asked for, so suites on the disk store never load the S3 test helpers.
   const store = blobs === "s3" ? await (await import("../files/stores")).testBlobStore("s3") : createBlobStore(join(dir, "blobs"));
   const ctx = await testContext(over, { clock, log: silentLogger, blobs: store });

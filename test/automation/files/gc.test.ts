@@ -19,7 +19,7 @@ describe.each(BLOB_MODES)("%s blobs: sweeper", (mode) => {
     const kept = await json(await h.upload(t.key, "kept"));
     const gone = await json(await h.upload(t.key, "gone"));
     const pinned = await json(await h.upload(t.key, "pinned"));
-    retainBlob(h.ctx, t.id, sha256("pinned"), "run:run_x");
+    await retainBlob(h.ctx, t.id, sha256("pinned"), "run:run_x");
     // An orphan: bytes stored, the row never written (a crash between the two).
     await h.blobs.put(new TextEncoder().encode("orphan"));
     await h.req("DELETE", `/v1/files/${pinned.id}`, { key: t.key });

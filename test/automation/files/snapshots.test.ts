@@ -52,7 +52,7 @@ describe.each(BLOB_MODES)("%s blobs", (mode) => {
       const up = await json(await h.upload(a.key, "a's", "a.txt"));
       await expect(snapshotFile(h.ctx, b.id, up.id, "run:x")).rejects.toMatchObject({ status: 404 });
       await expect(snapshotFile(h.ctx, a.id, "file_missing", "run:x")).rejects.toMatchObject({ status: 404 });
-      retainBlob(h.ctx, a.id, sha256("a's"), "run:y");
+      await retainBlob(h.ctx, a.id, sha256("a's"), "run:y");
       await h.req("DELETE", `/v1/files/${up.id}`, { key: a.key });
       expect(await (await openBlob(h.ctx, sha256("a's")))!.text()).toBe("a's");
     });

@@ -1,7 +1,7 @@
 // The blob stores the files, upload, artifact, template and dataset suites run over: the filesystem
 // store in a temp dir, and the S3 store against s3rver on loopback (one server per test file, started
 // on first use; each store gets its own prefix). Suites loop over BLOB_MODES.
-import { afterAll, beforeAll, setDefaultTimeout } from "bun:test";
+import { beforeAll, setDefaultTimeout } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +9,7 @@ import type { BlobStore } from "../../../src/automation/files/blobs";
 import { createBlobStore } from "../../../src/automation/files/fs-blobs";
 import { S3BlobStore } from "../../../src/automation/files/s3-blobs";
 import { newSecret } from "../../../src/kernel/ids";
+import { atFileEnd } from "../../support/file-end";
 import { S3_TEST_KEY, startS3, type TestS3 } from "../../support/s3";
 
 export const BLOB_MODES = ["fs", "s3"] as const;
@@ -18,7 +19,6 @@ export type BlobMode = (typeof BLOB_MODES)[number];
 export type TestBlobStore = BlobStore & { list(): Promise<string[]>; tempCount(): Promise<number> };
 
 let s3: Promise<TestS3> | undefined;
-const dirs: string[] = [];
 
 /**
  * For suites that use the S3 store: starts s3rver in a hook rather than lazily inside the first test
@@ -28,22 +28,22 @@ export function withS3(): void {
   setDefaultTimeout(60_000);
   beforeAll(() => testS3().then(() => {}), 30_000);
 }
-afterAll(async () => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-  const server = s3;
-  s3 = undefined;
-  if (server) await (await server).stop();
-});
-
-/** The shared s3rver of this test file. */
+/** The shared s3rver of this test file, stopped when the file is done. */
 export function testS3(): Promise<TestS3> {
-  return (s3 ??= startS3());
+  if (!s3) {
+    const started = (s3 = startS3());
+    atFileEnd(async () => {
+      if (s3 === started) s3 = undefined;
+      await (await started).stop();
+    });
+  }
+  return s3;
 }
 
 export async function testBlobStore(mode: BlobMode): Promise<TestBlobStore> {
   if (mode === "fs") {
     const dir = mkdtempSync(join(tmpdir(), "blobs-test-"));
-    dirs.push(dir);
+    atFileEnd(() => rmSync(dir, { recursive: true, force: true }));
     const store = createBlobStore(join(dir, "blobs"));
     return wrap(store, async () => store.list().sort(), async () => store.tempCount());
   }

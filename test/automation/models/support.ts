@@ -1,6 +1,5 @@
 // AI step tests: the HTTP app over an in-memory database with the real engine and worker pool, models
 // pointing at the loopback fake. `run` deploys a workflow and runs it to completion through /v1/runs.
-import { afterAll } from "bun:test";
 import { createAutomation } from "../../../src/automation/automations/service";
 import type { AutomationConfig } from "../../../src/automation/context";
 import type { ModelsConfig } from "../../../src/automation/models/config";
@@ -16,14 +15,8 @@ export interface AiHarness extends Harness {
   run(yaml: string, input?: Record<string, unknown>): Promise<Json>;
 }
 
-const open: Harness[] = [];
-afterAll(async () => {
-  for (const h of open) await runsOf(h.ctx).stopWorkers(100);
-});
-
 export async function aiHarness(models?: ModelsConfig, over: Partial<AutomationConfig> = {}): Promise<AiHarness> {
   const h = await harness({ workers: 2, ...(models ? { models } : {}), ...over });
-  open.push(h);
   runsOf(h.ctx).startWorkers();
   const t = await h.tenant(`t${Math.random().toString(36).slice(2, 8)}`);
   const deployed = new Set<string>();
