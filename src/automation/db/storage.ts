@@ -755,13 +755,14 @@ export interface RunStore {
 }
 
 /**
- * The wake-up channels between processes sharing a database. Every payload is a run id.
+ * The wake-up channels between processes sharing a database. A payload is a run id unless said otherwise.
  * - `runs.queued`: a run became claimable now: inserted, released from its experiment's hold, resumed by
  *   a human-review decision, or handed back by a worker. Idle workers try a claim. The payload may be empty (one per turn).
  * - `runs.finished`: a run reached a terminal status. Waiters (`wait_for_completion`) read it again.
  * - `runs.cancel`: a cancel was requested for a run that is running. Its worker stops at the next step boundary.
+ * - `keys.revoked` (payload: the key's id): an API key was revoked. Instances that remember key lookups forget it.
  */
-export const CHANNELS = ["runs.queued", "runs.finished", "runs.cancel"] as const;
+export const CHANNELS = ["runs.queued", "runs.finished", "runs.cancel", "keys.revoked"] as const;
 export type Channel = (typeof CHANNELS)[number];
 
 /** PostgreSQL's NOTIFY refuses payloads of 8000 bytes or more; both backends refuse them the same way. */

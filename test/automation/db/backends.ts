@@ -35,15 +35,25 @@ export async function pgBackend(): Promise<Backend> {
   const url = await freshPostgresDb();
   await migrateAutomationPg(url);
   const pg = new SQL({ url, max: 10 });
+  const storage = pgStorage(pg);
+  const peers: AutomationStorage[] = [];
   return {
-    storage: pgStorage(pg),
-    peer: () => pgStorage(pg),
+    storage,
+    peer: () => {
+      const p = pgStorage(pg);
+      peers.push(p);
+      return p;
+    },
     exec: async (sql, args) => {
       let n = 0;
       await pg.unsafe(sql.replace(/\?/g, () => `$${++n}`), args as never[]);
     },
     count: async (table) => Number((await pg.unsafe(`SELECT count(*) AS n FROM ${table}`))[0].n),
-    close: () => pg.close(),
+    close: async () => {
+      // Listening connections (key lookups subscribe to revocations) end before the pool.
+      for (const s of [storage, ...peers]) await s.notifications.close();
+      await pg.close();
+    },
   };
 }
 

@@ -2,7 +2,11 @@
 // once when creates race, a key revoked once (the first time stays) when revokes race.
 // SQLite: an in-memory database; PostgreSQL: a fresh database on the test server.
 import { afterAll, describe, expect, test } from "bun:test";
+import type { SQL } from "bun";
+import { openStorage, type OpenedStorage } from "../../../src/automation/db/open";
+import { KEY_CACHE_MS } from "../../../src/automation/db/pg/tenancy";
 import type { ApiKeyRow } from "../../../src/automation/db/tables/foundation";
+import { freshPostgresDb } from "../../support/postgres";
 import { bothIn, type Backend } from "./backends";
 
 const opened: Backend[] = [];
@@ -104,5 +108,55 @@ describe("tenancy store on SQLite and PostgreSQL", () => {
     });
     expect(out.postgres).toEqual(out.sqlite);
     expect(out.sqlite).toEqual({ distinct: 1, agrees: true, dead: true });
+  }, 60_000);
+});
+
+describe("key lookups remembered on PostgreSQL, across instances", () => {
+  const instances: OpenedStorage[] = [];
+  afterAll(async () => {
+    for (const i of instances.splice(0)) await i.close();
+  });
+  /** Two storages on one database, as two automation-server processes hold them (each its own pool and listener). */
+  async function twoInstances(): Promise<[OpenedStorage, OpenedStorage]> {
+    const url = await freshPostgresDb();
+    const a = await openStorage({ dataDir: ":memory:", db: url, dbPool: 4 });
+    const b = await openStorage({ dataDir: ":memory:", db: url, dbPool: 4 });
+    instances.push(a, b);
+    return [a, b];
+  }
+  /** Looks the key up on `s` until the answer is remembered: a change the database makes without notice is not seen. */
+  async function remembered(s: OpenedStorage, hash: string, pg: SQL, keyId: string): Promise<number> {
+    for (let i = 0; i < 100; i++) {
+      expect(await s.storage.tenancy.authenticate(hash)).toBeDefined();
+      await Bun.sleep(20);
+      // A revocation straight in the table, without the notification the store sends: only a remembered answer survives it.
+      await pg`UPDATE api_keys SET revoked_at = ${at(50)} WHERE id = ${keyId}`;
+      if (await s.storage.tenancy.authenticate(hash)) return Date.now();
+      await pg`UPDATE api_keys SET revoked_at = NULL WHERE id = ${keyId}`;
+    }
+    throw new Error("the key lookup was never remembered");
+  }
+
+  test(`a lookup is remembered at most ${KEY_CACHE_MS / 1000} s; a revocation on another instance is forgotten at once`, async () => {
+    const [a, b] = await twoInstances();
+    expect(await a.storage.tenancy.createTenant({ id: "ten_a", slug: "acme", name: "Acme", createdAt: at(0) }, key("key_1", "ten_a"))).toBe("ok");
+    const { tenantId: _, ...second } = key("key_2", "");
+    expect(await a.storage.tenancy.addKey("acme", second)).toBeDefined();
+
+    // Revoked behind the stores' backs (no notification): B keeps answering from memory, never past KEY_CACHE_MS.
+    const since = await remembered(b, "hash-key_1", a.pg!, "key_1");
+    while (await b.storage.tenancy.authenticate("hash-key_1")) await Bun.sleep(50);
+    const served = Date.now() - since;
+    expect(served).toBeLessThanOrEqual(KEY_CACHE_MS + 100);
+
+    // Revoked through A's store: B, which remembers key_2, forgets it as soon as the notification arrives.
+    await remembered(b, "hash-key_2", a.pg!, "key_2");
+    await a.pg!`UPDATE api_keys SET revoked_at = NULL WHERE id = 'key_2'`;
+    const t0 = Date.now();
+    expect((await a.storage.tenancy.revokeKey("key_2", at(60)))?.revokedAt).toBe(at(60));
+    while (await b.storage.tenancy.authenticate("hash-key_2")) await Bun.sleep(5);
+    const forgotten = Date.now() - t0;
+    expect(forgotten).toBeLessThan(1000);
+    console.log(`[tenancy] remembered ${served} ms after a silent revocation (bound ${KEY_CACHE_MS} ms); a revocation on another instance forgotten after ${forgotten} ms`);
   }, 60_000);
 });

@@ -24,6 +24,7 @@ import { PgSecretStore } from "./secrets";
 // interface (files, e-mail, automations/tenancy, ...) are wired here by them.
 export function pgStorage(pg: SQL): AutomationStorage {
   const runs = new PgRunStore(pg);
+  const notifications = new PgNotifications(pg);
   return {
     backend: "postgres",
     runs,
@@ -41,11 +42,11 @@ export function pgStorage(pg: SQL): AutomationStorage {
     email: new PgEmailStore(pg),
     // Its exactly-once key (the run's dedupe key) is written by the run insert.
     inbound: new PgInboundStore(pg),
-    tenancy: new PgTenancyStore(pg),
+    tenancy: new PgTenancyStore(pg, notifications),
     automations: new PgAutomationStore(pg),
     stats: new PgFoundationStats(pg),
     // LISTEN on the client's one listening connection, opened by the first subscribe.
-    notifications: new PgNotifications(pg),
+    notifications,
     // Shared by every instance on the database: a request's token is one upsert; key material is created once.
     rateLimits: new PgRateLimitStore(pg),
     secrets: new PgSecretStore(pg),

@@ -1,7 +1,11 @@
 // Tenants and API keys on PostgreSQL. A slug taken is the unique index's answer; the key lookup every
-// request makes is one query (api_keys_hash_unique, then the tenant's primary key).
+// request makes is one query (api_keys_hash_unique, then the tenant's primary key), and its answer is
+// kept in memory for KEY_CACHE_MS: a request then costs no round trip for its key. A revocation (any
+// process: the CLI, another instance) sends `keys.revoked` in its own statement, and every instance drops
+// the key from its memory on arrival; should that notification be lost (the listening connection was
+// down), the memory is emptied when it comes back, and no answer is older than KEY_CACHE_MS anyway.
 import type { ApiKeyRow, TenantRow } from "../tables/foundation";
-import type { TenancyStore } from "../storage";
+import type { Notifications, TenancyStore } from "../storage";
 import { isUniqueViolation, type Pg, plain } from "./rows";
 
 /** jsonb prints arrays with spaces (`["a", "b"]`): rows carry the compact text SQLite holds. */
@@ -14,8 +18,45 @@ function keyRow(r: Record<string, unknown>): ApiKeyRow {
 const TENANT = `id, slug, name, created_at AS "createdAt"`;
 const KEY = `id, tenant_id AS "tenantId", name, hash, hint, scopes::text AS scopes, created_at AS "createdAt", last_used_at AS "lastUsedAt", revoked_at AS "revokedAt"`;
 
+/** The longest a key lookup is answered from memory (revocations arrive sooner, by notification). */
+export const KEY_CACHE_MS = 5_000;
+/** Keys remembered at most; past it the memory starts over. */
+const KEY_CACHE_MAX = 10_000;
+
+type Authenticated = { key: ApiKeyRow; tenant: TenantRow };
+
 export class PgTenancyStore implements TenancyStore {
-  constructor(readonly pg: Pg) {}
+  /** Live keys by hash, with when they were read; only while `keys.revoked` is listened to. */
+  private readonly cache = new Map<string, { at: number; found: Authenticated }>();
+  private listening: "no" | "pending" | "yes" = "no";
+  /** Revocations heard so far: a lookup that overlapped one is not remembered (it may predate it). */
+  private revocations = 0;
+
+  constructor(
+    readonly pg: Pg,
+    private readonly notifications: Notifications,
+  ) {}
+
+  /** Subscribes once to revocations; the memory is used only once that stands. */
+  private listen(): void {
+    if (this.listening !== "no") return;
+    this.listening = "pending";
+    this.notifications.onReconnect(() => {
+      this.revocations++;
+      this.cache.clear();
+    });
+    this.notifications
+      .subscribe("keys.revoked", (id) => this.forget(id))
+      .then(
+        () => void (this.listening = "yes"),
+        () => void (this.listening = "no"), // tried again at the next lookup
+      );
+  }
+
+  private forget(keyId: string): void {
+    this.revocations++;
+    for (const [hash, e] of this.cache) if (e.found.key.id === keyId) this.cache.delete(hash);
+  }
 
   private async tenant(db: Pg, ref: string, lock = false): Promise<TenantRow | undefined> {
     const [r] = await db.unsafe(`SELECT ${TENANT} FROM tenants WHERE id = $1 OR slug = $1 LIMIT 1${lock ? " FOR SHARE" : ""}`, [ref]);
@@ -61,21 +102,37 @@ export class PgTenancyStore implements TenancyStore {
   }
 
   async revokeKey(id: string, at: string): Promise<ApiKeyRow | undefined> {
-    await this.pg`UPDATE api_keys SET revoked_at = ${at} WHERE id = ${id} AND revoked_at IS NULL`;
+    // The notification goes out with the update's commit: every instance forgets the key (KEY_CACHE_MS).
+    await this.pg`WITH u AS (UPDATE api_keys SET revoked_at = ${at} WHERE id = ${id} AND revoked_at IS NULL RETURNING id)
+      SELECT pg_notify('keys.revoked', id) FROM u`;
+    this.forget(id);
     const [r] = await this.pg.unsafe(`SELECT ${KEY} FROM api_keys WHERE id = $1`, [id]);
     return r ? keyRow(r) : undefined;
   }
 
-  async authenticate(hash: string): Promise<{ key: ApiKeyRow; tenant: TenantRow } | undefined> {
+  async authenticate(hash: string): Promise<Authenticated | undefined> {
+    const hit = this.cache.get(hash);
+    if (hit && Date.now() - hit.at < KEY_CACHE_MS) return hit.found;
+    this.listen();
+    const cacheable = this.listening === "yes";
+    const at = Date.now();
+    const seen = this.revocations;
     const [r] = await this.pg`SELECT k.id, k.tenant_id AS "tenantId", k.name, k.hash, k.hint, k.scopes::text AS scopes, k.created_at AS "createdAt",
         k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt", t.slug AS "tSlug", t.name AS "tName", t.created_at AS "tCreatedAt"
       FROM api_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.hash = ${hash} AND k.revoked_at IS NULL`;
     if (!r) return undefined;
     const { tSlug, tName, tCreatedAt, ...key } = keyRow(r) as ApiKeyRow & { tSlug: string; tName: string; tCreatedAt: string };
-    return { key, tenant: { id: key.tenantId, slug: tSlug, name: tName, createdAt: tCreatedAt } };
+    const found = { key, tenant: { id: key.tenantId, slug: tSlug, name: tName, createdAt: tCreatedAt } };
+    if (cacheable && seen === this.revocations) {
+      if (this.cache.size >= KEY_CACHE_MAX) this.cache.clear();
+      this.cache.set(hash, { at, found });
+    }
+    return found;
   }
 
   async touchKey(id: string, at: string): Promise<void> {
     await this.pg`UPDATE api_keys SET last_used_at = ${at} WHERE id = ${id}`;
+    // The remembered row says so too, or every lookup answered from memory would touch again.
+    for (const e of this.cache.values()) if (e.found.key.id === id) e.found.key.lastUsedAt = at;
   }
 }
