@@ -42,6 +42,8 @@ export class WorkerPool {
    * slot. A freed slot claims only then, so an idle queue costs no query per finished run.
    */
   private backlog = true;
+  /** Slots promised to runs being inserted already claimed by this process (reserve()). */
+  private reserved = 0;
   private heartbeat: ReturnType<typeof setInterval> | undefined;
   private poll: ReturnType<typeof setInterval> | undefined;
   private unsubscribe: (() => void) | undefined;
@@ -98,10 +100,10 @@ export class WorkerPool {
       this.rewake = true;
       return Promise.resolve();
     }
-    if (!this.started || this.stopping || !this.backlog || this.active.size >= this.deps.concurrency) return Promise.resolve();
+    if (!this.started || this.stopping || !this.backlog || this.busy() >= this.deps.concurrency) return Promise.resolve();
     this.pumping = true;
     this.rewake = false;
-    const free = this.deps.concurrency - this.active.size;
+    const free = this.deps.concurrency - this.busy();
     return this.deps.store
       .claimMany(free, this.worker, this.deps.clock.now().toISOString(), Date.now(), this.leaseMs)
       .then(
@@ -115,6 +117,38 @@ export class WorkerPool {
         this.pumping = false;
         if (this.rewake) void this.pump(); // new runs or free slots meanwhile
       });
+  }
+
+  /** Slots taken: runs executing plus runs being inserted for this process (reserve()). */
+  private busy(): number {
+    return this.active.size + this.reserved;
+  }
+
+  /**
+   * A free slot for a run the caller is about to insert already claimed by this process (running,
+   * leased to `worker`): it skips the claim round trip and wakes no other process. Only while the queue
+   * is known to be empty (no backlog), so a new run never overtakes older queued ones. The caller then
+   * either launches the inserted run in the slot or gives the slot back (the insert failed).
+   */
+  reserve(): { launch(claim: Claim): void; release(): void } | undefined {
+    if (!this.started || this.stopping || this.backlog || this.pumping || this.busy() >= this.deps.concurrency) return undefined;
+    this.reserved++;
+    let settled = false;
+    const settle = () => {
+      if (settled) return false;
+      settled = true;
+      this.reserved--;
+      return true;
+    };
+    return {
+      // Launched even when a stop began meanwhile: the run then stops at once and is handed back with the rest.
+      launch: (claim) => settle() && this.launch(claim),
+      release: () => {
+        if (!settle()) return;
+        if (this.busy() === 0) this.drained?.();
+        void this.pump();
+      },
+    };
   }
 
   private launch(claim: Claim): void {
@@ -133,8 +167,8 @@ export class WorkerPool {
           if (this.active.size === 0) {
             clearInterval(this.heartbeat);
             this.heartbeat = undefined;
-            this.drained?.();
           }
+          if (this.busy() === 0) this.drained?.();
           void this.pump(); // the freed slot takes a queued run, if the last claim left some
         });
     });
@@ -178,7 +212,7 @@ export class WorkerPool {
     this.stopping = true;
     clearInterval(this.poll);
     this.unsubscribe?.();
-    const drained = () => (this.active.size === 0 ? Promise.resolve() : new Promise<void>((r) => (this.drained = r)));
+    const drained = () => (this.busy() === 0 ? Promise.resolve() : new Promise<void>((r) => (this.drained = r)));
     for (const ctl of this.active.values()) ctl.stop.abort("shutdown" satisfies AbortReason);
     await Promise.race([drained(), Bun.sleep(graceMs)]);
     if (this.active.size > 0) {
