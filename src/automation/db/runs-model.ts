@@ -80,6 +80,15 @@ export interface Claim {
   fresh: boolean;
 }
 
+/**
+ * A run as its finish committed it, with what its view would otherwise read next: whether it has output
+ * files and a review at that moment (wait_for_completion answers from this without another read).
+ */
+export interface FinishedRun {
+  run: RunRow;
+  has: { outputFiles: boolean; review: boolean };
+}
+
 export type FinishRequest = { status: "completed" | "failed" | "cancelled"; output?: unknown; error?: unknown; message?: string };
 
 export type CancelResult = { wasStatus: string; state: "cancelled" | "requested" | "already_terminal" };

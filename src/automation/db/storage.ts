@@ -11,7 +11,7 @@ import type { Review } from "../reviews/model";
 import type { ApiKeyRow, AutomationRow, TenantRow, VersionRow } from "./tables/foundation";
 import type { BlobRefRow, FileRow, UploadSessionRow } from "./tables/files";
 import type { Delivery, EmailServerRow } from "./tables/email";
-import type { CancelResult, Claim, Lease, EventRow, FileRow as RunFileRow, FinishRequest, ListFilter, NewEvent, NewRun, RunRow, StepRow, StepStart } from "./runs-model";
+import type { CancelResult, Claim, Lease, EventRow, FileRow as RunFileRow, FinishedRun, FinishRequest, ListFilter, NewEvent, NewRun, RunRow, StepRow, StepStart } from "./runs-model";
 import type { StepRecord } from "../engine/contract";
 
 /** Evaluator files (one YAML per automation) and the scores of evaluation runs. */
@@ -734,11 +734,13 @@ export interface RunStore {
   /** Commits every queued journal write now. */
   flush(): Promise<void>;
   /**
-   * Moves a non-terminal run to a terminal status exactly once; false when it already was terminal (or
-   * the lease was lost). A finish tells the other processes on the database itself (PostgreSQL: a
-   * `runs.finished` NOTIFY in the same statement; SQLite has no other process).
+   * Moves a non-terminal run to a terminal status exactly once, resolving with the run as it finished
+   * and whether it has output files and a review then (so a waiter here needs no read); undefined when
+   * it already was terminal (or the lease was lost).
+   * A finish tells the other processes on the database itself (PostgreSQL: a `runs.finished` NOTIFY in
+   * the same statement; SQLite has no other process).
    */
-  finish(runId: string, at: string, r: FinishRequest, lease?: Lease): Promise<boolean>;
+  finish(runId: string, at: string, r: FinishRequest, lease?: Lease): Promise<FinishedRun | undefined>;
   /** Records a cancel request; queued/held/waiting runs are cancelled at once. Race-safe against `finish`. */
   requestCancel(runId: string, at: string): Promise<CancelResult>;
   events(runId: string): Promise<EventRow[]>;

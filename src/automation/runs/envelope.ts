@@ -1,6 +1,6 @@
 // Maps stored rows to the wire shapes of the reference (`Run`, `RunListItem`, steps, events, artifacts).
 import { agentSource, agentTurns } from "../agents/provenance";
-import { type EventRow, type FileRow, isTerminal, type RunRow, type RunStatus, type StepRow } from "../db/runs-model";
+import { type EventRow, type FileRow, type FinishedRun, isTerminal, type RunRow, type RunStatus, type StepRow } from "../db/runs-model";
 import type { AutomationStorage } from "../db/storage";
 import type { Run, RunArtifact, RunEvent, RunStep } from "./model";
 
@@ -90,12 +90,12 @@ export async function usageView(store: Stores, r: RunRow) {
   };
 }
 
-async function base(store: Stores, r: RunRow) {
-  // Independent reads: on PostgreSQL they go out over the pool at once.
+async function base(store: Stores, r: RunRow, has?: FinishedRun["has"]) {
+  // Independent reads: on PostgreSQL they go out over the pool at once. `has` (from the finish) spares the review read.
   const [scored, nextStatus, review] = await Promise.all([
     r.exampleId || r.experimentId ? store.evaluators.evaluation(r.id) : undefined,
     r.nextRunId ? store.runs.status(r.nextRunId) : undefined,
-    store.reviews.get(r.id),
+    has?.review === false ? undefined : store.reviews.get(r.id),
   ]);
   return {
     id: r.id,
@@ -135,9 +135,13 @@ export async function listItem(store: Stores, r: RunRow, withSampleRank = false)
   return { ...row, error: errorMessage(r), ...(withSampleRank ? { sampleRank } : {}) };
 }
 
-/** `GET /v1/runs/{id}`: terminal runs always carry output, files and error; `expand` adds blocks. */
-export async function runView(store: Stores, r: RunRow, expand: ReadonlySet<Expand> = new Set()): Promise<Run> {
-  const [out, files] = await Promise.all([base(store, r) as Promise<Run>, isTerminal(r.status) ? store.runs.files(r.id, "output") : undefined]);
+/**
+ * `GET /v1/runs/{id}`: terminal runs always carry output, files and error; `expand` adds blocks. `has`:
+ * what the run's finish knew (no output files, no review), so those reads are skipped.
+ */
+export async function runView(store: Stores, r: RunRow, expand: ReadonlySet<Expand> = new Set(), has?: FinishedRun["has"]): Promise<Run> {
+  const outputFiles = !isTerminal(r.status) ? undefined : has?.outputFiles === false ? [] : store.runs.files(r.id, "output");
+  const [out, files] = await Promise.all([base(store, r, has) as Promise<Run>, outputFiles]);
   if (files) {
     out.output = r.status === "completed" ? parse(r.output) : null;
     out.files = files.map(artifact);

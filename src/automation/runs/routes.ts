@@ -99,9 +99,9 @@ async function answerStarted(svc: RunService, run: RunRow, wait: number | undefi
     set.status = 201;
     return { id: run.id, type: run.type, finished: false as const, source: sourceView(run) };
   }
-  const latest = await svc.waitFor(run.id, wait, run);
-  set.status = isTerminal(latest.status) ? 200 : 202;
-  return runView(svc.ctx.storage, latest);
+  const latest = await svc.waitForView(run.id, wait, run);
+  set.status = isTerminal(latest.run.status) ? 200 : 202;
+  return runView(svc.ctx.storage, latest.run, undefined, latest.has);
 }
 
 /** The ZIP download: Bearer (runs:read) or a signed `token`, so the link can be handed to a browser. */

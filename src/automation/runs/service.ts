@@ -12,7 +12,7 @@ import { WorkerPool } from "./queue";
 import type { AbortReason, Executing, RunSignals } from "./signals";
 import type { RunsRuntime } from "./runtime";
 import { resolveTarget, type ResolvedSource } from "./sources";
-import { isTerminal, type NewRun, type RunRow } from "../db/runs-model";
+import { type FinishedRun, isTerminal, type NewRun, type RunRow } from "../db/runs-model";
 import type { RunStore } from "../db/storage";
 import type { TickKey } from "../schedules/store";
 import { signZipToken } from "./token";
@@ -72,7 +72,8 @@ const newRunId = () => newId("exec");
 export class RunService {
   readonly store: RunStore;
   readonly pool: WorkerPool;
-  private waiters = new Map<string, Set<() => void>>();
+  /** wait_for_completion callers per run; called with the finish's snapshot when the finish was here. */
+  private waiters = new Map<string, Set<(f?: FinishedRun) => void>>();
   private executing = new Map<string, Executing>();
 
   constructor(
@@ -88,7 +89,7 @@ export class RunService {
         return self.runtime;
       },
       executing: this.executing,
-      finished: (id: string, run: RunRow) => this.finished(id, run, true),
+      finished: (id: string, f: FinishedRun) => this.finished(id, f),
       invoke: (parent: RunRow, target: string, input: Record<string, unknown>, opts: { version?: string; step?: string }) =>
         this.invokeChild(parent, target, input, opts),
     };
@@ -258,17 +259,25 @@ export class RunService {
    * and the first read is skipped: a finish is announced only after the store's commit returns.
    */
   async waitFor(id: string, seconds: number, known?: RunRow): Promise<RunRow> {
-    if (seconds <= 0) return (await this.store.byId(id))!;
+    return (await this.waitForView(id, seconds, known)).run;
+  }
+
+  /**
+   * waitFor, plus what the finish knew when it happened in this process (whether the run has output
+   * files and a review), which spares the run view those reads.
+   */
+  async waitForView(id: string, seconds: number, known?: RunRow): Promise<{ run: RunRow; has?: FinishedRun["has"] }> {
+    if (seconds <= 0) return { run: (await this.store.byId(id))! };
     // Subscribed before the read, so a finish between the two is not missed; one read when it already ended.
-    let done!: () => void;
-    const ended = new Promise<void>((resolve) => {
+    let done!: (f?: FinishedRun) => void;
+    const ended = new Promise<FinishedRun | undefined>((resolve) => {
       const set = this.waiters.get(id) ?? new Set();
       this.waiters.set(id, set);
-      done = () => {
+      done = (f) => {
         clearTimeout(timer);
         set.delete(done);
         if (set.size === 0 && this.waiters.get(id) === set) this.waiters.delete(id);
-        resolve();
+        resolve(f);
       };
       const timer = setTimeout(done, seconds * 1000);
       set.add(done);
@@ -276,13 +285,14 @@ export class RunService {
     const row = known ?? (await this.store.byId(id));
     if (!row || isTerminal(row.status)) {
       done();
-      return row!;
+      return { run: row! };
     }
-    await ended;
-    return (await this.store.byId(id))!;
+    // A finish in this process hands over what it committed; otherwise (another process finished it,
+    // the wait expired) the run is read again.
+    return (await ended) ?? { run: (await this.store.byId(id))! };
   }
 
-  /** `run`: the row as its executor knew it (its immutable fields: type, experiment, example), when it has one. */
+  /** `run`: the row as it finished, when known (a worker's finish answers it). */
   private finishedListeners: ((runId: string, run?: RunRow) => void)[] = [];
 
   /**
@@ -298,10 +308,11 @@ export class RunService {
    * Announces a terminal status committed in this process (by its worker, or outside it: a rejected
    * human review, a cancel): waiters here at once, other processes' through `runs.finished`.
    */
-  finished(id: string, run?: RunRow, announced = false): void {
-    this.notify(id);
-    // A worker's finish announced itself to the other processes (RunStore.finish); other endings do here.
-    if (!announced) this.ctx.storage.notifications.publish("runs.finished", id).catch((err) => this.ctx.log.warn("notifying a finished run failed", { runId: id, error: (err as Error)?.message }));
+  finished(id: string, f?: FinishedRun): void {
+    const run = f?.run;
+    this.notify(id, f);
+    // A worker's finish (f) announced itself to the other processes (RunStore.finish); other endings do here.
+    if (!f) this.ctx.storage.notifications.publish("runs.finished", id).catch((err) => this.ctx.log.warn("notifying a finished run failed", { runId: id, error: (err as Error)?.message }));
     for (const l of this.finishedListeners) {
       try {
         l(id, run);
@@ -311,9 +322,9 @@ export class RunService {
     }
   }
 
-  private notify(id: string): void {
+  private notify(id: string, f?: FinishedRun): void {
     const set = this.waiters.get(id);
-    if (set) for (const done of [...set]) done();
+    if (set) for (const done of [...set]) done(f);
   }
 
   /** One page of the tenant's runs, newest first by default, with a cursor stable under inserts. */

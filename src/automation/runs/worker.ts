@@ -14,15 +14,15 @@ import { modelUsageMetrics } from "../metrics";
 import { ownerOf } from "./inputs";
 import { leftToResume, type Executing, type RunSignals } from "./signals";
 import type { RunsRuntime } from "./runtime";
-import type { Claim, FinishRequest, Lease, RunRow, StepRow } from "../db/runs-model";
+import type { Claim, FinishedRun, FinishRequest, Lease, RunRow, StepRow } from "../db/runs-model";
 import type { RunStore } from "../db/storage";
 
 export interface WorkerDeps {
   ctx: AutomationContext;
   store: RunStore;
   runtime: RunsRuntime;
-  /** Called once a run reached a terminal status. */
-  finished(runId: string, run: RunRow): void;
+  /** Called once a run reached a terminal status, with what its finish committed. */
+  finished(runId: string, finished: FinishedRun): void;
   /** Runs executing in this process (pool or inline children): cancel aborts them here. */
   executing: Map<string, Executing>;
   /** `action.invoke-workflow`: runs a child workflow to completion and returns its output. */
@@ -126,10 +126,11 @@ async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, int
   // Fencing: this execution's writes and finish count only while the run is still claimed as it was.
   const lease: Lease | undefined = run.claimedBy ? { worker: run.claimedBy, attempt: run.attempts } : undefined;
   const end = async (r: FinishRequest) => {
-    if (!(await store.finish(runId, now(), r, lease))) return;
+    const finished = await store.finish(runId, now(), r, lease);
+    if (!finished) return;
     m?.runsFinished.inc({ status: r.status });
     log.info("run finished", { status: r.status, ms: Math.round(performance.now() - t0) });
-    deps.finished(runId, run);
+    deps.finished(runId, finished);
   };
   if (run.cancelRequestedAt) return end({ status: "cancelled", message: "cancelled at a step boundary" });
   // A run that keeps dying with the process (a poison run) must not crash-loop the server forever.

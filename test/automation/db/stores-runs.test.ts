@@ -201,7 +201,7 @@ describe("runs store contract on SQLite and PostgreSQL", () => {
         const terminal = (await runs.events(id)).filter((e) => ["completed", "cancelled", "failed"].includes(e.type)).length;
         // Exactly one terminal move, and the cancel's answer agrees with it.
         expect(terminal).toBe(1);
-        expect(cancel.state === "cancelled" ? !finished : finished).toBe(true);
+        expect(cancel.state === "cancelled" ? !finished : Boolean(finished)).toBe(true);
         verdicts.push(`${await runs.status(id)}`);
       }
       await runs.insert(newRun("exec_child", 30, { status: "running", parentRunId: "exec_f", metadata: '{"invokedBy":{"runId":"exec_f","step":"s1"}}' }), events);
@@ -247,8 +247,17 @@ describe("runs store contract on SQLite and PostgreSQL", () => {
       const reclaimed = await runs.claimMany(1, "w_other", at(12), T0 + 12_000, 60_000);
       return {
         attempts: [first.run.attempts, second.run.attempts, second.resumed],
-        oldFinish,
-        newFinish,
+        oldFinish: Boolean(oldFinish),
+        newFinish: Boolean(newFinish),
+        // The finish answers the row as it now stands (what a read right after it returns), and whether
+        // the run has output files and a review then.
+        finishedRow: newFinish && { ...newFinish.run, has: newFinish.has, same: JSON.stringify(newFinish.run) === JSON.stringify(await runs.byId("exec_l")) },
+        finishedWithBoth: await (async () => {
+          await runs.insert(newRun("exec_h", 20, { status: "running", claimedBy: "w_h", leaseUntil: T0 + 60_000 }), events);
+          await runs.putFile({ runId: "exec_h", path: "out.txt", role: "output", name: "out.txt", contentType: "text/plain", size: 3, sha256: "s9", stepName: "first", fileId: null, createdAt: at(21) });
+          await b.exec("INSERT INTO run_reviews (run_id, id, tenant_id, automation_id, status, note, correction_count, reviewed_at, created_at, updated_at) VALUES (?, 'rev_h', 't1', 'aut_1', 'open', 'n', 0, ?, ?, ?)", ["exec_h", at(22), at(22), at(22)]);
+          return (await runs.finish("exec_h", at(23), { status: "completed", output: null }, { worker: "w_h", attempt: 0 }))?.has;
+        })(),
         renewedOld,
         renewedNew,
         steps: (await runs.steps("exec_l")).map((x) => `${x.path}:${x.output}`),
@@ -263,6 +272,8 @@ describe("runs store contract on SQLite and PostgreSQL", () => {
       attempts: [1, 2, true],
       oldFinish: false,
       newFinish: true,
+      finishedRow: expect.objectContaining({ id: "exec_l", status: "completed", output: '{"by":"new"}', completedAt: at(8), claimedBy: null, leaseUntil: null, attempts: 2, same: true, has: { outputFiles: false, review: false } }),
+      finishedWithBoth: { outputFiles: true, review: true },
       renewedOld: [],
       renewedNew: ["exec_l"],
       steps: ['fresh:{"by":"new"}'],

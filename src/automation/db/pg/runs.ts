@@ -9,7 +9,7 @@
 import { parseRef } from "../../automations/ref";
 import type { StepRecord } from "../../engine/contract";
 import { TickTaken } from "../../schedules/store";
-import type { CancelResult, Claim, EventRow, FileRow, FinishRequest, Lease, ListFilter, NewEvent, NewRun, ReviewFilter, RunRow, StepRow, StepStart } from "../runs-model";
+import type { CancelResult, Claim, EventRow, FileRow, FinishedRun, FinishRequest, Lease, ListFilter, NewEvent, NewRun, ReviewFilter, RunRow, StepRow, StepStart } from "../runs-model";
 import { isTerminal } from "../runs-model";
 import { likeEscape } from "../sql-shared";
 import type { Channel, RunInsertOptions, RunStore } from "../storage";
@@ -24,6 +24,8 @@ export const RUN_COLUMNS = `id, tenant_id AS "tenantId", type, automation_id AS 
   next_run_id AS "nextRunId", parent_run_id AS "parentRunId", created_at AS "createdAt", started_at AS "startedAt",
   completed_at AS "completedAt", cancel_requested_at AS "cancelRequestedAt", claimed_by AS "claimedBy",
   lease_until::float8 AS "leaseUntil", attempts, request_id AS "requestId", dedupe_key AS "dedupeKey", trigger_detail::text AS "triggerDetail"`;
+/** RUN_COLUMNS of `runs` where another relation of the statement has columns of the same names. */
+const RUN_COLUMNS_OF_RUNS = RUN_COLUMNS.split(",").map((c) => `runs.${c.trim()}`).join(", ");
 const STEP_COLUMNS = `run_id AS "runId", path, seq::float8 AS seq, name, type, status, output::text AS output, error::text AS error, attempt,
   started_at AS "startedAt", completed_at AS "completedAt"`;
 const EVENT_COLUMNS = `id::float8 AS id, run_id AS "runId", type, timestamp, status, message, metadata::text AS metadata`;
@@ -191,7 +193,7 @@ function stepsUpsert(rows: StepWrite[], args: unknown[]): string {
  * step events before its finish event). Of several finishes of one run the first counts.
  */
 async function writeJournal(db: Pg, items: Item[]): Promise<unknown[]> {
-  const out: unknown[] = items.map((it) => (it.kind === "finish" ? false : undefined));
+  const out: unknown[] = items.map(() => undefined);
   const { steps, stepEvents } = stepRows(items);
   const first = new Map<string, number>();
   items.forEach((it, i) => {
@@ -223,16 +225,29 @@ async function writeJournal(db: Pg, items: Item[]): Promise<unknown[]> {
     ctes.push(`f AS (UPDATE runs SET status = v.status, output = CAST(v.output AS text)::json, error = CAST(v.error AS text)::json,
                  completed_at = CAST(v.at AS text)::timestamptz, claimed_by = NULL, lease_until = NULL
                FROM v WHERE runs.id = v.id AND runs.status NOT IN ${TERMINAL_SQL} AND (v.lw IS NULL OR (runs.claimed_by = v.lw AND runs.attempts = v.la))
-               RETURNING runs.id, v.status, v.at, v.message, v.n)`);
-    events.push("SELECT id, status, at, status, message, NULL, 1 AS grp, n FROM f");
+               RETURNING ${RUN_COLUMNS_OF_RUNS}, v.at AS f_at, v.message AS f_message, v.n AS f_n)`);
+    events.push("SELECT id, status, f_at, status, f_message, NULL, 1 AS grp, f_n FROM f");
   }
   ctes.push(`e AS (INSERT INTO run_events (run_id, type, timestamp, status, message, metadata)
                    SELECT run_id, type, CAST(at AS timestamptz), status, message, CAST(metadata AS json)
                    FROM (${events.join(" UNION ALL ")}) x(run_id, type, at, status, message, metadata, grp, n) ORDER BY grp, n)`);
   // Each run finished tells the other processes (runs.finished, delivered on commit): no statement of its own.
-  const won = await db.unsafe(`WITH ${ctes.join(",\n")} SELECT ${first.size ? `id, pg_notify('${FINISHED_CHANNEL}', id) FROM f` : "NULL AS id WHERE false"}`, args);
-  const ids = new Set((won as { id: string }[]).map((r) => r.id));
-  for (const [runId, i] of first) if (ids.has(runId)) out[i] = true;
+  // The finished rows come back as they are now, with whether they have output files and a review (in
+  // this statement's snapshot: files a step wrote were committed before): the finisher's waiters read nothing.
+  const won = await db.unsafe(
+    `WITH ${ctes.join(",\n")} SELECT ${
+      first.size
+        ? `f.*, EXISTS (SELECT 1 FROM run_files rf WHERE rf.run_id = f.id AND rf.role = 'output') AS f_files,
+             EXISTS (SELECT 1 FROM run_reviews rr WHERE rr.run_id = f.id) AS f_review, pg_notify('${FINISHED_CHANNEL}', id) AS f_notified FROM f`
+        : "NULL AS id WHERE false"
+    }`,
+    args,
+  );
+  const rows = new Map<string, FinishedRun>();
+  for (const { f_at: _a, f_message: _m, f_n: _n, f_notified: _x, f_files, f_review, ...run } of won as Record<string, unknown>[]) {
+    rows.set(run.id as string, { run: plain<RunRow>(run), has: { outputFiles: f_files === true, review: f_review === true } });
+  }
+  for (const [runId, i] of first) out[i] = rows.get(runId);
   return out;
 }
 
@@ -475,9 +490,9 @@ export class PgRunStore implements RunStore {
     return this.enqueue({ kind: "step", w, event, at: s.completedAt });
   }
 
-  /** Joins the journal batch, after the run's steps queued before it; resolves with whether it finished the run. */
-  finish(runId: string, at: string, r: FinishRequest, lease?: Lease): Promise<boolean> {
-    return this.enqueue<boolean>({ kind: "finish", runId, at, r, lease });
+  /** Joins the journal batch, after the run's steps queued before it; resolves with the run as finished, or undefined when it did not finish it. */
+  finish(runId: string, at: string, r: FinishRequest, lease?: Lease): Promise<FinishedRun | undefined> {
+    return this.enqueue<FinishedRun | undefined>({ kind: "finish", runId, at, r, lease });
   }
 
   async requestCancel(runId: string, at: string): Promise<CancelResult> {

@@ -9,7 +9,7 @@ import { drizzle } from "drizzle-orm/bun-sqlite";
 import { parseRef } from "../../automations/ref";
 import type { StepRecord } from "../../engine/contract";
 import { TickTaken } from "../../schedules/store";
-import type { CancelResult, Claim, EventRow, FileRow, FinishRequest, Lease, ListFilter, NewEvent, NewRun, RunRow, StepRow, StepStart } from "../runs-model";
+import type { CancelResult, Claim, EventRow, FileRow, FinishedRun, FinishRequest, Lease, ListFilter, NewEvent, NewRun, RunRow, StepRow, StepStart } from "../runs-model";
 import { isTerminal } from "../runs-model";
 import { likeEscape } from "../sql-shared";
 import type { RunInsertOptions, RunStore } from "../storage";
@@ -332,8 +332,8 @@ export class SqliteRunStore implements RunStore {
     });
   }
 
-  /** Moves a non-terminal run to a terminal status exactly once; false when it already was terminal. */
-  async finish(runId: string, at: string, r: FinishRequest, lease?: Lease): Promise<boolean> {
+  /** Moves a non-terminal run to a terminal status exactly once (its row as finished); undefined when it already was terminal. */
+  async finish(runId: string, at: string, r: FinishRequest, lease?: Lease): Promise<FinishedRun | undefined> {
     this.flushJournal();
     return this.sqlite.transaction(() => {
       const changed = this.sqlite
@@ -342,8 +342,14 @@ export class SqliteRunStore implements RunStore {
            WHERE id = ?5 AND status NOT IN ('completed', 'failed', 'cancelled', 'rejected') AND (?6 IS NULL OR (claimed_by = ?6 AND attempts = ?7))`,
         )
         .run(r.status, r.output === undefined ? null : JSON.stringify(r.output), r.error ? JSON.stringify(r.error) : null, at, runId, lease?.worker ?? null, lease?.attempt ?? null).changes;
-      if (changed === 1) this.addEvent(runId, at, { type: r.status, status: r.status, message: r.message ?? null });
-      return changed === 1;
+      if (changed !== 1) return undefined;
+      this.addEvent(runId, at, { type: r.status, status: r.status, message: r.message ?? null });
+      const has = this.sqlite
+        .query<{ outputFiles: number; review: number }, [string]>(
+          `SELECT EXISTS (SELECT 1 FROM run_files WHERE run_id = ?1 AND role = 'output') AS outputFiles, EXISTS (SELECT 1 FROM run_reviews WHERE run_id = ?1) AS review`,
+        )
+        .get(runId)!;
+      return { run: this.byIdSync(runId)!, has: { outputFiles: has.outputFiles === 1, review: has.review === 1 } };
     }).immediate();
   }
 
