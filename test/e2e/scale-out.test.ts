@@ -265,6 +265,19 @@ describe("2 APIs (--workers 0) + 2 workers on one PostgreSQL", () => {
     victim.proc.kill("SIGKILL");
     await victim.proc.exited;
     const killedAt = Date.now();
+    // The queue as the killed worker left it, read at once and synchronously (psql): this test process is
+    // busy submitting, and an asynchronous read could land after the survivor's poll (every 2 s) already
+    // released and took over the killed worker's runs.
+    const snapshot = Bun.spawnSync(["psql", dbUrl, "-AtF", "\t", "-c", "SELECT r.id, r.input ->> 'n', COALESCE(r.claimed_by, '') FROM runs r WHERE r.status = 'running' AND r.automation_slug = 'scalekill'"], { stdout: "pipe", stderr: "pipe" });
+    expect(snapshot.exitCode, snapshot.stderr.toString()).toBe(0);
+    const runningAtKill = new Map(
+      snapshot.stdout
+        .toString()
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => line.split("\t"))
+        .map(([id, n, by]) => [id, { n: Number(n), claimedBy: by || null }] as const),
+    );
     const callsAtKill = totalCalls("kill");
     // Detection through the dead process's PostgreSQL session: its runs are released (claimable) within
     // the safety-net poll, well before their leases would lapse.
@@ -275,14 +288,7 @@ describe("2 APIs (--workers 0) + 2 workers on one PostgreSQL", () => {
       25,
     );
 
-    // The queue and the journal as the killed worker left them.
-    const runningAtKill = new Map(
-      (
-        await sql<{ id: string; n: string; claimed_by: string | null }>(
-          "SELECT r.id, r.input ->> 'n' AS n, r.claimed_by FROM runs r WHERE r.status = 'running' AND r.automation_slug = 'scalekill'",
-        )
-      ).map((r) => [r.id, { n: Number(r.n), claimedBy: r.claimed_by }]),
-    );
+    // The journal as the killed worker left it.
     const recorded = new Set(
       (
         await sql<{ n: string }>(
@@ -319,7 +325,7 @@ describe("2 APIs (--workers 0) + 2 workers on one PostgreSQL", () => {
     expect(resumedRuns.size).toBeGreaterThan(0);
     expect(resumedRuns.size).toBeLessThanOrEqual(WORKER_SLOTS);
     const held = [...runningAtKill].filter(([, r]) => r.claimedBy === victimId || r.claimedBy === null).map(([id]) => id);
-    if (!held.every((id) => resumedRuns.has(id)) || resumedRuns.size !== held.length) console.log(`sigkill: resumed ${[...resumedRuns]}, held by the killed worker ${held}\n${warnings()}`);
+    if (!held.every((id) => resumedRuns.has(id)) || resumedRuns.size !== held.length) console.log(`sigkill: resumed ${[...resumedRuns]}, held by the killed worker ${held}; victim ${victimId}; running at kill ${JSON.stringify([...runningAtKill])}\n${warnings()}`);
     expect(new Set(resumedRuns)).toEqual(new Set(held));
     const resumedN = new Set([...resumedRuns].map((id) => runningAtKill.get(id)!.n));
 

@@ -683,7 +683,10 @@ export interface RunStore {
    * started in the same event-loop turn may share the commit). A dedupe key a committed run already
    * has fails the insert (a unique violation) and leaves nothing behind.
    */
-  /** Resolves with the run as inserted. */
+  /**
+   * Resolves with the run as inserted. A claimable (`pending`) run announces itself to the other
+   * processes (PostgreSQL: `runs.queued` with the insert's commit); the inserting process wakes its own pool.
+   */
   insert(run: NewRun, events: NewEvent[], files?: Omit<RunFileRow, "runId">[], opts?: RunInsertOptions): Promise<RunRow>;
   get(tenantId: string, id: string): Promise<RunRow | undefined>;
   byId(id: string): Promise<RunRow | undefined>;

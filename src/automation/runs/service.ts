@@ -138,7 +138,8 @@ export class RunService {
     const slot = req.held ? undefined : this.pool.reserve();
     if (!slot) {
       const row = await this.prepareRun(actor, source, id, scalars, incoming, req);
-      this.queued();
+      // The insert told the other processes (RunStore.insert); this one's pool claims now.
+      if (row.status === "pending") void this.pool.wake();
       return row;
     }
     let row: RunRow;
@@ -373,7 +374,7 @@ export class RunService {
       copyFilesFrom: src.id,
       requestId: opts.requestId,
     });
-    this.queued();
+    void this.pool.wake(); // the insert told the other processes (RunStore.insert)
     return row;
   }
 

@@ -14,6 +14,7 @@ import { isTerminal } from "../runs-model";
 import { likeEscape } from "../sql-shared";
 import type { Channel, RunInsertOptions, RunStore } from "../storage";
 import { type Pg, plain, plainRows } from "./rows";
+import { pgNotify } from "./notifications";
 
 export const RUN_COLUMNS = `id, tenant_id AS "tenantId", type, automation_id AS "automationId", automation_name AS "automationName",
   automation_slug AS "automationSlug", version_id AS "versionId", version_label AS "versionLabel", source_ref AS "sourceRef",
@@ -38,6 +39,7 @@ const LIVENESS_LOCK = 72_420;
 
 /** The channel a finish announces itself on (storage.ts CHANNELS). */
 const FINISHED_CHANNEL: Channel = "runs.finished";
+const QUEUED_CHANNEL: Channel = "runs.queued";
 
 /** Step rows sort by this: increasing within a process and across restarts (microseconds + counter). */
 let lastSeq = 0;
@@ -308,6 +310,9 @@ export class PgRunStore implements RunStore {
    */
   async insert(run: NewRun, events: NewEvent[], files: Omit<FileRow, "runId">[] = [], opts: RunInsertOptions = {}): Promise<RunRow> {
     const values = INSERT_COLUMNS.map(([k]) => run[k] ?? DEFAULTS[k] ?? null);
+    // A claimable run announces itself (runs.queued, delivered on commit): idle workers elsewhere wake
+    // one round trip after the insert, with no NOTIFY statement of its own.
+    const queued = run.status === "pending";
     if (!opts.tick && !opts.previousRunId && files.length === 0) {
       const args = [...values];
       const rows = events.map((e, n) => {
@@ -321,13 +326,15 @@ export class PgRunStore implements RunStore {
                   e AS (INSERT INTO run_events (run_id, type, timestamp, status, message, metadata)
                         SELECT r.id, ev.type, CAST(r."createdAt" AS timestamptz), ev.status, ev.message, CAST(ev.metadata AS json)
                         FROM r CROSS JOIN (VALUES ${rows.join(", ")}) ev(type, status, message, metadata, n) ORDER BY ev.n)
-             SELECT * FROM r`
-          : `${INSERT_RUN} RETURNING ${RUN_COLUMNS}`,
+             SELECT r.*${queued ? `, pg_notify('${QUEUED_CHANNEL}', r.id) AS queued` : ""} FROM r`
+          : `WITH r AS (${INSERT_RUN} RETURNING ${RUN_COLUMNS}) SELECT r.*${queued ? `, pg_notify('${QUEUED_CHANNEL}', r.id) AS queued` : ""} FROM r`,
         args,
       );
-      return plain<RunRow>(row);
+      const { queued: _q, ...inserted } = row as Record<string, unknown>;
+      return plain<RunRow>(inserted);
     }
     return this.pg.begin(async (tx) => {
+      if (queued) await pgNotify(tx, QUEUED_CHANNEL, run.id);
       if (opts.tick) {
         const { key: t, tenantId, at } = opts.tick;
         const claimed = await tx`INSERT INTO schedule_ticks (automation_id, schedule_key, scheduled_at, tenant_id, outcome, run_id, decided_at)
