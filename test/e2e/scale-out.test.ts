@@ -262,22 +262,29 @@ describe("2 APIs (--workers 0) + 2 workers on one PostgreSQL", () => {
     const victim = metered[0];
     const victimId = /automation-server worker started .*worker=(wrk_\w+)/.exec(victim.output())?.[1];
     expect(victimId).toBeDefined();
+    // What the worker holds when it dies, read while it is frozen (SIGSTOP): it claims nothing more, and
+    // its database session (with its liveness lock) stays open, so no other worker can take its runs yet.
+    // A read after the kill could come after the survivor's poll already released and took them over.
+    victim.proc.kill("SIGSTOP");
+    await Bun.sleep(300); // statements it sent before the stop commit
+    const runningAtKill = new Map(
+      (
+        await sql<{ id: string; n: string; claimed_by: string | null }>(
+          "SELECT r.id, r.input ->> 'n' AS n, r.claimed_by FROM runs r WHERE r.status = 'running' AND r.automation_slug = 'scalekill'",
+        )
+      ).map((r) => [r.id, { n: Number(r.n), claimedBy: r.claimed_by }]),
+    );
+    // The journal as the killed worker left it.
+    const recorded = new Set(
+      (
+        await sql<{ n: string }>(
+          "SELECT r.input ->> 'n' AS n FROM run_steps s JOIN runs r ON r.id = s.run_id WHERE s.path = 'call' AND s.status = 'completed' AND r.automation_slug = 'scalekill'",
+        )
+      ).map((r) => Number(r.n)),
+    );
     victim.proc.kill("SIGKILL");
     await victim.proc.exited;
     const killedAt = Date.now();
-    // The queue as the killed worker left it, read at once and synchronously (psql): this test process is
-    // busy submitting, and an asynchronous read could land after the survivor's poll (every 2 s) already
-    // released and took over the killed worker's runs.
-    const snapshot = Bun.spawnSync(["psql", dbUrl, "-AtF", "\t", "-c", "SELECT r.id, r.input ->> 'n', COALESCE(r.claimed_by, '') FROM runs r WHERE r.status = 'running' AND r.automation_slug = 'scalekill'"], { stdout: "pipe", stderr: "pipe" });
-    expect(snapshot.exitCode, snapshot.stderr.toString()).toBe(0);
-    const runningAtKill = new Map(
-      snapshot.stdout
-        .toString()
-        .split("\n")
-        .filter(Boolean)
-        .map((line) => line.split("\t"))
-        .map(([id, n, by]) => [id, { n: Number(n), claimedBy: by || null }] as const),
-    );
     const callsAtKill = totalCalls("kill");
     // Detection through the dead process's PostgreSQL session: its runs are released (claimable) within
     // the safety-net poll, well before their leases would lapse.
@@ -288,14 +295,6 @@ describe("2 APIs (--workers 0) + 2 workers on one PostgreSQL", () => {
       25,
     );
 
-    // The journal as the killed worker left it.
-    const recorded = new Set(
-      (
-        await sql<{ n: string }>(
-          "SELECT r.input ->> 'n' AS n FROM run_steps s JOIN runs r ON r.id = s.run_id WHERE s.path = 'call' AND s.status = 'completed' AND r.automation_slug = 'scalekill'",
-        )
-      ).map((r) => Number(r.n)),
-    );
     expect(runningAtKill.size).toBeGreaterThan(0); // the kill landed mid-load
 
     const releasedAfter = await released;
