@@ -318,6 +318,50 @@ describe("runs store contract on SQLite and PostgreSQL", () => {
     expect(out.sqlite.more).toBe(0);
   }, 60_000);
 
+  test("inserts started together: each caller gets its own row and events in order; a bad one fails only its caller", async () => {
+    const out = await onBoth(async (b) => {
+      const runs = b.storage.runs;
+      await runs.insert(newRun("exec_b00", 0), events);
+      // 40 plain inserts in one turn (PostgreSQL sends them as one statement): some claimable, some
+      // already claimed (direct start), one with no events, one repeating a taken id, one a taken dedupe key.
+      const tries = await Promise.allSettled(
+        Array.from({ length: 40 }, (_, i) =>
+          runs.insert(
+            newRun(i === 7 ? "exec_b00" : `exec_b${String(i + 1).padStart(2, "0")}`, i + 1, {
+              ...(i % 5 === 0 ? { status: "running", claimedBy: "wrk_direct", leaseUntil: T0 + 3_600_000, attempts: 1 } : {}),
+              input: JSON.stringify({ i }),
+              dedupeKey: i === 9 || i === 10 ? "same-key" : null,
+            }),
+            i === 3 ? [] : [...events, { type: "note", status: "pending", message: `run ${i}`, metadata: { i } }],
+          ),
+        ),
+      );
+      const ok = tries.flatMap((t) => (t.status === "fulfilled" ? [t.value] : []));
+      return {
+        outcomes: tries.map((t) => (t.status === "fulfilled" ? t.value.id : "rejected")),
+        inputs: ok.map((r) => [r.id, r.input, r.status]),
+        events: await Promise.all(ok.map(async (r) => (await runs.events(r.id)).map((e) => [e.type, e.message]))),
+        stored: (await runs.list({ tenantId: "t1", sort: "createdAt", order: "asc", limit: 100 })).map((r) => r.id),
+        claimable: (await runs.claimMany(100, "wrk_b", at(100), T0 + 100_000, 60_000)).map((c) => c.id).sort(),
+      };
+    });
+    expect(out.postgres).toEqual(out.sqlite);
+    const { outcomes, inputs, events: evs, stored, claimable } = out.sqlite;
+    // The repeated id and the second holder of the dedupe key fail; every other caller has its own row.
+    expect(outcomes.filter((o) => o === "rejected")).toHaveLength(2);
+    expect(outcomes[7]).toBe("rejected");
+    // Of the two with one dedupe key the first given wins, as when they are inserted one by one.
+    expect(outcomes[9]).toBe("exec_b10");
+    expect(outcomes[10]).toBe("rejected");
+    for (const [id, input] of inputs) expect(JSON.parse(input as string).i).toBe(Number((id as string).slice(6)) - 1);
+    expect(evs[3]).toEqual([]);
+    expect(evs[0]).toEqual([["created", "run of one"], ["queued", null], ["note", "run 0"]]);
+    expect(stored).toHaveLength(39);
+    // Only pending ones are claimable: the 7 stored running and leased (i = 0, 5, 15, …, 35) are not.
+    expect(claimable).toHaveLength(39 - 7);
+    expect(claimable).not.toContain("exec_b01");
+  }, 60_000);
+
   test("a cron tick starts one run: racing inserts claiming it commit one, the others leave nothing", async () => {
     const out = await onBoth(async (b) => {
       await b.exec("INSERT INTO tenants (id, slug, name, created_at) VALUES ('t1', 't1', 'T1', ?)", [at(0)]);

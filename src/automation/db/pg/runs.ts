@@ -2,9 +2,10 @@
 // picked with FOR UPDATE SKIP LOCKED, so claimers on any number of connections never get the same run,
 // and return the claimed rows; every status move is a conditional UPDATE (or holds the run's row lock),
 // so finish happens once and a cancel request and a finish never both win. Runs are inserted in parallel
-// over the pool (one statement each in the common case). The journal (step rows, their events, run
-// finishes) is committed in batches: writes queued in one event-loop turn share one statement, one batch
-// at a time, so a step's start never commits after its finish. The pausing writes (`parkIn`,
+// over the pool (the plain ones of one event-loop turn in one statement). The journal (step rows, their
+// events, run finishes) is committed in batches: writes queued in one event-loop turn share one
+// statement; batches of different runs commit in parallel, a run's own writes one batch after the
+// other, so a step's start never commits after its finish. The pausing writes (`parkIn`,
 // `requeueIn`, `endWaitingIn`) run inside the human-review store's transaction.
 import { parseRef } from "../../automations/ref";
 import type { StepRecord } from "../../engine/contract";
@@ -63,6 +64,9 @@ const INSERT_COLUMNS: [keyof NewRun, string, string?][] = [
 ];
 const DEFAULTS: Partial<Record<keyof NewRun, unknown>> = { evaluation: 0, retryNumber: 0, attempts: 0 };
 const INSERT_RUN = `INSERT INTO runs (${INSERT_COLUMNS.map(([, c]) => c).join(", ")}) VALUES (${INSERT_COLUMNS.map(([, , cast], i) => (cast ?? "$").replace("$", `$${i + 1}`)).join(", ")})`;
+
+/** Where the run id is among INSERT_COLUMNS' values. */
+const RUN_ID_AT = INSERT_COLUMNS.findIndex(([k]) => k === "id");
 
 /** Multi-row INSERT of events: `(runId, at, event)` each. */
 async function addEvents(db: Pg, events: [string, string, NewEvent][]): Promise<void> {
@@ -153,7 +157,7 @@ interface Waiter {
 
 /** Rows per multi-row statement (PostgreSQL takes at most 65,535 parameters). */
 const CHUNK = 1000;
-const chunks = <T>(xs: T[]) => Array.from({ length: Math.ceil(xs.length / CHUNK) }, (_, i) => xs.slice(i * CHUNK, (i + 1) * CHUNK));
+const chunks = <T>(xs: T[], size = CHUNK) => Array.from({ length: Math.ceil(xs.length / size) }, (_, i) => xs.slice(i * size, (i + 1) * size));
 
 /** The step rows of a batch (a step started and finished in it is one row, keeping its start's seq) and their events. */
 function stepRows(items: Item[]): { steps: StepWrite[]; stepEvents: [string, string, NewEvent, Lease | undefined][] } {
@@ -253,33 +257,122 @@ async function writeJournal(db: Pg, items: Item[]): Promise<unknown[]> {
   return out;
 }
 
+/** A plain run insert waiting for its turn's statement: the row's INSERT_COLUMNS values and its first events. */
+interface PlainInsert {
+  values: unknown[];
+  events: NewEvent[];
+  resolve(row: RunRow): void;
+  reject(err: unknown): void;
+}
+
+/** Runs per insert statement (about 45 parameters each; PostgreSQL takes at most 65,535). */
+const INSERT_CHUNK = 500;
+
+/**
+ * Runs with their first events in ONE statement: a multi-row INSERT (each value typed by its column)
+ * and the events' INSERT in a data-modifying CTE, in the order given (a run's events by their order).
+ * A pending run announces itself on runs.queued, delivered on commit. Resolves with the inserted rows
+ * in the order of `batch`.
+ */
+async function insertRuns(db: Pg, batch: Pick<PlainInsert, "values" | "events">[]): Promise<RunRow[]> {
+  const args: unknown[] = [];
+  const runRows = batch.map(({ values }) => {
+    const b = args.length;
+    args.push(...values);
+    return `(${INSERT_COLUMNS.map(([, , cast], i) => (cast ?? "$").replace("$", `$${b + i + 1}`)).join(", ")})`;
+  });
+  const eventRows: string[] = [];
+  batch.forEach(({ values, events }) =>
+    events.forEach((e) => {
+      const b = args.length;
+      args.push(values[RUN_ID_AT], e.type, e.status ?? null, e.message ?? null, e.metadata ? JSON.stringify(e.metadata) : null, eventRows.length);
+      eventRows.push(`(CAST($${b + 1} AS text), CAST($${b + 2} AS text), CAST($${b + 3} AS text), CAST($${b + 4} AS text), CAST($${b + 5} AS text), CAST($${b + 6} AS int))`);
+    }),
+  );
+  const insert = `INSERT INTO runs (${INSERT_COLUMNS.map(([, c]) => c).join(", ")}) VALUES ${runRows.join(", ")} RETURNING ${RUN_COLUMNS}`;
+  const rows = await db.unsafe(
+    `WITH r AS (${insert})${
+      eventRows.length
+        ? `, e AS (INSERT INTO run_events (run_id, type, timestamp, status, message, metadata)
+                   SELECT r.id, ev.type, CAST(r."createdAt" AS timestamptz), ev.status, ev.message, CAST(ev.metadata AS json)
+                   FROM (VALUES ${eventRows.join(", ")}) ev(run_id, type, status, message, metadata, n) JOIN r ON r.id = ev.run_id ORDER BY ev.n)`
+        : ""
+    }
+     SELECT r.*, CASE WHEN r.status = 'pending' THEN pg_notify('${QUEUED_CHANNEL}', r.id) END AS queued FROM r`,
+    args,
+  );
+  const byId = new Map<string, RunRow>();
+  for (const { queued: _q, ...row } of rows as Record<string, unknown>[]) byId.set(row.id as string, plain<RunRow>(row));
+  return batch.map(({ values }) => byId.get(values[RUN_ID_AT] as string)!);
+}
+
+/** Journal batches committing at once per process (each on a pool connection of its own). */
+const JOURNAL_BATCHES = 4;
+
+const itemRun = (it: Item) => (it.kind === "step" ? it.w.runId : it.runId);
+
 export class PgRunStore implements RunStore {
   constructor(readonly pg: Pg) {}
 
-  // ---- the journal batch: writes queued in one turn, committed in one transaction, one batch at a time ----
+  // ---- the journal: writes queued in one turn share a statement; batches of other runs commit in parallel ----
   private items: Item[] = [];
   private waiters: Waiter[] = [];
   private scheduled = false;
-  private committing: Promise<void> = Promise.resolve();
+  /** Runs with a batch committing: their later writes wait for it (a step's start never commits after its finish). */
+  private committingRuns = new Set<string>();
+  private batchesInFlight = 0;
+  /** Every write queued or committing, settled once committed (or refused): what flush() waits for. */
+  private open = new Set<Promise<unknown>>();
 
   private enqueue<T = void>(item: Item): Promise<T> {
     this.items.push(item);
     const done = new Promise<T>((resolve, reject) => this.waiters.push({ resolve: resolve as (v: unknown) => void, reject }));
+    const settled: Promise<unknown> = done.then(
+      () => this.open.delete(settled),
+      () => this.open.delete(settled),
+    );
+    this.open.add(settled);
     if (!this.scheduled) {
       this.scheduled = true;
-      setImmediate(() => void this.flush());
+      setImmediate(() => this.dispatch());
     }
     return done;
   }
 
-  /** Commits every queued journal write (after the batch already committing); resolves once they are. */
-  flush(): Promise<void> {
+  /** Commits every journal write queued so far; resolves once they all are (committed or refused). */
+  async flush(): Promise<void> {
+    this.dispatch();
+    await Promise.all([...this.open]);
+  }
+
+  /**
+   * Sends the queued writes of runs with no batch committing as one batch, while fewer than
+   * JOURNAL_BATCHES are in flight; a run's later writes wait in the queue, in order, until its batch
+   * committed. Batches of disjoint runs touch disjoint rows, so they never wait on each other.
+   */
+  private dispatch(): void {
     this.scheduled = false;
-    const items = this.items.splice(0);
-    const waiters = this.waiters.splice(0);
-    const batch = this.committing.then(() => (items.length ? this.commit(items, waiters) : undefined));
-    this.committing = batch.catch(() => {});
-    return batch;
+    if (this.batchesInFlight >= JOURNAL_BATCHES || this.items.length === 0) return;
+    const items: Item[] = [];
+    const waiters: Waiter[] = [];
+    const keptItems: Item[] = [];
+    const keptWaiters: Waiter[] = [];
+    this.items.forEach((it, i) => {
+      const busy = this.committingRuns.has(itemRun(it));
+      (busy ? keptItems : items).push(it);
+      (busy ? keptWaiters : waiters).push(this.waiters[i]);
+    });
+    if (items.length === 0) return;
+    this.items = keptItems;
+    this.waiters = keptWaiters;
+    const runs = new Set(items.map(itemRun));
+    for (const r of runs) this.committingRuns.add(r);
+    this.batchesInFlight++;
+    void this.commit(items, waiters).finally(() => {
+      for (const r of runs) this.committingRuns.delete(r);
+      this.batchesInFlight--;
+      this.dispatch();
+    });
   }
 
   private async commit(items: Item[], waiters: Waiter[]): Promise<void> {
@@ -303,10 +396,15 @@ export class PgRunStore implements RunStore {
     out.forEach((v, i) => waiters[i].resolve(v));
   }
 
+  // ---- plain inserts: the ones started in one event-loop turn share one statement ----
+  private inserts: PlainInsert[] = [];
+  private insertScheduled = false;
+
   /**
    * Inserts a run with its first events (and files, a schedule tick, a retry link) at once, outside the
-   * journal batch: runs are inserted in parallel over the pool. The common insert (no files, tick or
-   * retry link) is one statement; the others one transaction.
+   * journal batch. The common insert (no files, tick or retry link) joins the other plain inserts of the
+   * same event-loop turn: one statement (one round trip, one commit) for all of them, sent at the end of
+   * the turn, several such statements in parallel over the pool. The others are one transaction each.
    */
   async insert(run: NewRun, events: NewEvent[], files: Omit<FileRow, "runId">[] = [], opts: RunInsertOptions = {}): Promise<RunRow> {
     const values = INSERT_COLUMNS.map(([k]) => run[k] ?? DEFAULTS[k] ?? null);
@@ -314,24 +412,15 @@ export class PgRunStore implements RunStore {
     // one round trip after the insert, with no NOTIFY statement of its own.
     const queued = run.status === "pending";
     if (!opts.tick && !opts.previousRunId && files.length === 0) {
-      const args = [...values];
-      const rows = events.map((e, n) => {
-        const b = args.length;
-        args.push(e.type, e.status ?? null, e.message ?? null, e.metadata ? JSON.stringify(e.metadata) : null, n);
-        return `(CAST($${b + 1} AS text), CAST($${b + 2} AS text), CAST($${b + 3} AS text), CAST($${b + 4} AS text), CAST($${b + 5} AS int))`;
+      return new Promise<RunRow>((resolve, reject) => {
+        this.inserts.push({ values, events, resolve, reject });
+        if (this.insertScheduled) return;
+        this.insertScheduled = true;
+        setImmediate(() => {
+          this.insertScheduled = false;
+          for (const part of chunks(this.inserts.splice(0), INSERT_CHUNK)) void this.insertBatch(part);
+        });
       });
-      const [row] = await this.pg.unsafe(
-        rows.length
-          ? `WITH r AS (${INSERT_RUN} RETURNING ${RUN_COLUMNS}),
-                  e AS (INSERT INTO run_events (run_id, type, timestamp, status, message, metadata)
-                        SELECT r.id, ev.type, CAST(r."createdAt" AS timestamptz), ev.status, ev.message, CAST(ev.metadata AS json)
-                        FROM r CROSS JOIN (VALUES ${rows.join(", ")}) ev(type, status, message, metadata, n) ORDER BY ev.n)
-             SELECT r.*${queued ? `, pg_notify('${QUEUED_CHANNEL}', r.id) AS queued` : ""} FROM r`
-          : `WITH r AS (${INSERT_RUN} RETURNING ${RUN_COLUMNS}) SELECT r.*${queued ? `, pg_notify('${QUEUED_CHANNEL}', r.id) AS queued` : ""} FROM r`,
-        args,
-      );
-      const { queued: _q, ...inserted } = row as Record<string, unknown>;
-      return plain<RunRow>(inserted);
     }
     return this.pg.begin(async (tx) => {
       if (queued) await pgNotify(tx, QUEUED_CHANNEL, run.id);
@@ -347,6 +436,23 @@ export class PgRunStore implements RunStore {
       if (opts.previousRunId) await tx`UPDATE runs SET next_run_id = ${run.id} WHERE id = ${opts.previousRunId}`;
       return plain<RunRow>(row);
     });
+  }
+
+  /** Plain inserts as one statement; when it fails, each on its own, so one bad row fails only its caller. */
+  private async insertBatch(batch: PlainInsert[]): Promise<void> {
+    try {
+      const rows = await insertRuns(this.pg, batch);
+      batch.forEach((b, i) => b.resolve(rows[i]));
+    } catch (err) {
+      if (batch.length === 1) return batch[0].reject(err);
+      for (const b of batch) {
+        try {
+          b.resolve((await insertRuns(this.pg, [b]))[0]);
+        } catch (e) {
+          b.reject(e);
+        }
+      }
+    }
   }
 
   async get(tenantId: string, id: string): Promise<RunRow | undefined> {
