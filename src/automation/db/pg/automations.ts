@@ -6,7 +6,7 @@ import { resolveRef } from "../../automations/ref";
 import { likeEscape } from "../sql-shared";
 import type { AutomationRow, VersionRow } from "../tables/foundation";
 import type { AutomationStore, AutomationWithCurrent, FoundationStats, ListAutomations, VersionRefusal } from "../storage";
-import { int, isUniqueViolation, type Pg, plain, plainRows } from "./rows";
+import { int, isUniqueViolation, type Pg, plain, plainRows, sharedPerTurn } from "./rows";
 
 const A_COLS: [string, string][] = [
   ["id", "id"], ["tenant_id", "tenantId"], ["type", "type"], ["slug", "slug"], ["name", "name"], ["description", "description"], ["status", "status"],
@@ -70,7 +70,17 @@ export class PgAutomationStore implements AutomationStore {
     return (await this.findWithCurrent(tenantId, ref))?.automation;
   }
 
-  async findWithCurrent(tenantId: string, ref: string): Promise<AutomationWithCurrent | undefined> {
+  /** Run starts name their automation on every request: the lookups of one turn share a query. */
+  private readonly lookup = sharedPerTurn(
+    (key: string) => this.lookUp(key.slice(0, key.indexOf("\u0000")), key.slice(key.indexOf("\u0000") + 1)),
+    (found) => found && { automation: { ...found.automation }, current: found.current && { ...found.current } },
+  );
+
+  findWithCurrent(tenantId: string, ref: string): Promise<AutomationWithCurrent | undefined> {
+    return this.lookup(`${tenantId}\u0000${ref}`);
+  }
+
+  private async lookUp(tenantId: string, ref: string): Promise<AutomationWithCurrent | undefined> {
     // resolveRef takes synchronous lookups: both candidates are read first (one query, with their
     // current versions), then it picks.
     const bySlug = new Map<string, AutomationWithCurrent>();

@@ -28,3 +28,30 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   if (code !== "23505" && !/duplicate key value/.test(e?.message ?? "")) return false;
   return !constraint || e.constraint === constraint || (e.message ?? "").includes(constraint);
 }
+
+/**
+ * Reads asked in one event-loop turn with the same key share one query, sent at the end of that turn:
+ * after every one of them was asked, so each still sees everything committed before it asked. Under
+ * load (many requests naming one automation) this saves the pool a round trip per request. Each caller
+ * gets its own `copy` of the answer.
+ */
+export function sharedPerTurn<V>(load: (key: string) => Promise<V>, copy: (v: V) => V): (key: string) => Promise<V> {
+  let asked = new Map<string, { resolve(v: V): void; reject(err: unknown): void }[]>();
+  const send = () => {
+    const batch = asked;
+    asked = new Map();
+    for (const [key, waiters] of batch) {
+      load(key).then(
+        (v) => waiters.forEach((w, i) => w.resolve(i === 0 ? v : copy(v))),
+        (err) => waiters.forEach((w) => w.reject(err)),
+      );
+    }
+  };
+  return (key) =>
+    new Promise<V>((resolve, reject) => {
+      if (asked.size === 0) setImmediate(send);
+      const waiters = asked.get(key);
+      if (waiters) waiters.push({ resolve, reject });
+      else asked.set(key, [{ resolve, reject }]);
+    });
+}
