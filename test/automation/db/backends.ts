@@ -17,6 +17,8 @@ export interface Backend {
   exec(sql: string, args: unknown[]): Promise<void>;
   /** Rows in `table`. */
   count(table: string): Promise<number>;
+  /** PostgreSQL only: the pool the stores use. */
+  pg?: SQL;
   close(): Promise<void>;
 }
 
@@ -39,6 +41,7 @@ export async function pgBackend(): Promise<Backend> {
   const peers: AutomationStorage[] = [];
   return {
     storage,
+    pg,
     peer: () => {
       const p = pgStorage(pg);
       peers.push(p);

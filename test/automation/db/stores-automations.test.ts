@@ -4,6 +4,7 @@
 // SQLite: an in-memory database; PostgreSQL: a fresh database on the test server.
 import { afterAll, describe, expect, test } from "bun:test";
 import type { AutomationRow, VersionRow } from "../../../src/automation/db/tables/foundation";
+import { PgAutomationStore } from "../../../src/automation/db/pg/automations";
 import { bothIn, type Backend } from "./backends";
 
 const opened: Backend[] = [];
@@ -260,6 +261,47 @@ describe("automations store on SQLite and PostgreSQL", () => {
     });
     expect(out.postgres).toEqual(out.sqlite);
     expect(out.sqlite).toEqual({ changed: 1, updatedOnce: true, current: "wf_a_v2", oneCurrent: 1, lastIsARacer: true, nameFollows: true, versions: 8 });
+  }, 60_000);
+
+  test("lookups asked in one turn answer each as alone, each its own copy; one asked after a promote sees it; on PostgreSQL those naming one automation share a query", async () => {
+    const out = await onBoth(async (b) => {
+      const s = b.storage.automations;
+      await s.create(automation("wf_a", "alpha"), version("wf_a", "wf_a_v1", "1.0.0"));
+      await s.create(automation("wf_b", "beta"), version("wf_b", "wf_b_v1", "1.0.0"));
+      await s.addVersion("t1", version("wf_a", "wf_a_v2", "2.0.0", { createdAt: at(20), name: "Alpha two" }), false);
+      const refs = ["workflows.alpha", "wf_a", "workflows.beta", "agents.alpha", "nope", "workflows.wf_a"];
+      const asked = Array.from({ length: 30 }, (_, i) => refs[i % refs.length]);
+      const found = await Promise.all(asked.map((r) => s.findWithCurrent("t1", r)));
+      const alone = await Promise.all(refs.map((r) => s.findWithCurrent("t1", r)));
+      // Each caller may change what it got without touching another's answer.
+      const copies = new Set(found.filter(Boolean).map((f) => f!.automation)).size === found.filter(Boolean).length;
+      found[0]!.automation.name = "changed by one caller";
+      const promoted = await s.promote("t1", "wf_a", "wf_a_v2", at(30));
+      const after = await s.findWithCurrent("t1", "workflows.alpha");
+      // PostgreSQL: the store over a pool that counts its queries.
+      let queries: number | undefined;
+      if (b.pg) {
+        const pg = b.pg;
+        let n = 0;
+        const counting = new Proxy(pg, { get: (t, k) => (k === "unsafe" ? (q: string, a?: unknown[]) => (n++, t.unsafe(q, a as never[])) : Reflect.get(t, k)) });
+        const counted = new PgAutomationStore(counting);
+        await Promise.all(Array.from({ length: 20 }, () => counted.findWithCurrent("t1", "workflows.alpha")));
+        queries = n;
+      }
+      return {
+        answers: found.map((f) => [f?.automation.id ?? null, f?.current?.id ?? null]),
+        sameAsAlone: found.slice(1).every((f, i) => JSON.stringify(f) === JSON.stringify(alone[(i + 1) % refs.length])),
+        copies,
+        otherUntouched: found[6]!.automation.name,
+        promoted: "changed" in promoted && promoted.changed,
+        after: [after?.current?.id, after?.automation.name],
+        queries,
+      };
+    });
+    expect({ ...out.postgres, queries: undefined }).toEqual({ ...out.sqlite, queries: undefined });
+    expect(out.sqlite.answers.slice(0, 6)).toEqual([["wf_a", "wf_a_v1"], ["wf_a", "wf_a_v1"], ["wf_b", "wf_b_v1"], [null, null], [null, null], ["wf_a", "wf_a_v1"]]);
+    expect(out.sqlite).toMatchObject({ sameAsAlone: true, copies: true, otherUntouched: "alpha", promoted: true, after: ["wf_a_v2", "Alpha two"] });
+    expect(out.postgres.queries).toBe(1);
   }, 60_000);
 
   test("stats: the metrics gauges' counts (queue depth, running runs, open human-review tasks)", async () => {
