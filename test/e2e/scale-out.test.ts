@@ -265,23 +265,36 @@ describe("2 APIs (--workers 0) + 2 workers on one PostgreSQL", () => {
     // What the worker holds when it dies, read while it is frozen (SIGSTOP): it claims nothing more, and
     // its database session (with its liveness lock) stays open, so no other worker can take its runs yet.
     // A read after the kill could come after the survivor's poll already released and took them over.
-    victim.proc.kill("SIGSTOP");
-    await Bun.sleep(300); // statements it sent before the stop commit
-    const runningAtKill = new Map(
-      (
-        await sql<{ id: string; n: string; claimed_by: string | null }>(
-          "SELECT r.id, r.input ->> 'n' AS n, r.claimed_by FROM runs r WHERE r.status = 'running' AND r.automation_slug = 'scalekill'",
-        )
-      ).map((r) => [r.id, { n: Number(r.n), claimedBy: r.claimed_by }]),
-    );
-    // The journal as the killed worker left it.
-    const recorded = new Set(
-      (
-        await sql<{ n: string }>(
-          "SELECT r.input ->> 'n' AS n FROM run_steps s JOIN runs r ON r.id = s.run_id WHERE s.path = 'call' AND s.status = 'completed' AND r.automation_slug = 'scalekill'",
-        )
-      ).map((r) => Number(r.n)),
-    );
+    // Frozen at a moment it holds no run (between claims: the queue briefly empty, or every run it held
+    // just finished), the kill would test nothing: it goes on for 20 ms and is frozen again.
+    const readFrozen = async () => {
+      victim.proc.kill("SIGSTOP");
+      await Bun.sleep(300); // statements it sent before the stop commit
+      const running = new Map(
+        (
+          await sql<{ id: string; n: string; claimed_by: string | null }>(
+            "SELECT r.id, r.input ->> 'n' AS n, r.claimed_by FROM runs r WHERE r.status = 'running' AND r.automation_slug = 'scalekill'",
+          )
+        ).map((r) => [r.id, { n: Number(r.n), claimedBy: r.claimed_by }]),
+      );
+      // The journal as the killed worker left it.
+      const journaled = new Set(
+        (
+          await sql<{ n: string }>(
+            "SELECT r.input ->> 'n' AS n FROM run_steps s JOIN runs r ON r.id = s.run_id WHERE s.path = 'call' AND s.status = 'completed' AND r.automation_slug = 'scalekill'",
+          )
+        ).map((r) => Number(r.n)),
+      );
+      return { running, journaled };
+    };
+    let frozen = await readFrozen();
+    let freezes = 1;
+    for (; freezes < 20 && ![...frozen.running.values()].some((r) => r.claimedBy === victimId); freezes++) {
+      victim.proc.kill("SIGCONT");
+      await Bun.sleep(20);
+      frozen = await readFrozen();
+    }
+    const { running: runningAtKill, journaled: recorded } = frozen;
     victim.proc.kill("SIGKILL");
     await victim.proc.exited;
     const killedAt = Date.now();
@@ -320,11 +333,13 @@ describe("2 APIs (--workers 0) + 2 workers on one PostgreSQL", () => {
       "SELECT e.run_id, e.timestamp AS at FROM run_events e JOIN runs r ON r.id = e.run_id WHERE e.type = 'resumed' AND r.automation_slug = 'scalekill' ORDER BY e.timestamp",
     );
     const resumedRuns = new Set(resumed.map((e) => e.run_id));
+    const held = [...runningAtKill].filter(([, r]) => r.claimedBy === victimId || r.claimedBy === null).map(([id]) => id);
+    if (!held.every((id) => resumedRuns.has(id)) || resumedRuns.size !== held.length || held.length === 0) {
+      console.log(`sigkill: resumed ${[...resumedRuns]}, held by the killed worker ${held}; victim ${victimId}; running at kill ${JSON.stringify([...runningAtKill])}\n${warnings()}`);
+    }
     expect(resumed.length).toBe(resumedRuns.size); // each taken over once
     expect(resumedRuns.size).toBeGreaterThan(0);
     expect(resumedRuns.size).toBeLessThanOrEqual(WORKER_SLOTS);
-    const held = [...runningAtKill].filter(([, r]) => r.claimedBy === victimId || r.claimedBy === null).map(([id]) => id);
-    if (!held.every((id) => resumedRuns.has(id)) || resumedRuns.size !== held.length) console.log(`sigkill: resumed ${[...resumedRuns]}, held by the killed worker ${held}; victim ${victimId}; running at kill ${JSON.stringify([...runningAtKill])}\n${warnings()}`);
     expect(new Set(resumedRuns)).toEqual(new Set(held));
     const resumedN = new Set([...resumedRuns].map((id) => runningAtKill.get(id)!.n));
 
@@ -344,7 +359,7 @@ describe("2 APIs (--workers 0) + 2 workers on one PostgreSQL", () => {
 
     const recovery = resumed.map((e) => new Date(e.at).getTime() - killedAt);
     console.log(
-      `sigkill: killed after ${callsAtKill} calls with ${runningAtKill.size} runs running (${resumedRuns.size} on the killed worker); ` +
+      `sigkill: killed after ${callsAtKill} calls (frozen ${freezes} time${freezes > 1 ? "s" : ""}) with ${runningAtKill.size} runs running (${resumedRuns.size} on the killed worker); ` +
         `released ${releasedAfter} ms after the kill, resumed ${recovery[0]}..${recovery[recovery.length - 1]} ms after it; ${repeated.length} side effects repeated (n=${repeated.join(",")}); ` +
         `submitted in ${Math.round(submitted - t0)} ms, all finished after ${Math.round(done - t0)} ms`,
     );
