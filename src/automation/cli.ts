@@ -85,15 +85,16 @@ async function serveCommand(argv: string[]): Promise<void> {
   const { running, metricsUrl } = served;
   const smtp = await served.smtp;
   ctx.log.info("automation-server listening", { url: running.url, dataDir: config.dataDir, database: ctx.db.describe, ...(smtp ? { smtp: smtp.url } : {}) });
-  process.stdout.write(`automation-server listening on ${running.url} (API under ${running.url}/v1, OpenAPI ${running.url}/openapi/json)\n`);
-  process.stdout.write(`database on ${ctx.db.describe}\n`);
-  if (smtp) process.stdout.write(`smtp on ${smtp.url} (inbound e-mail for *@${config.mailDomain})\n`);
-  if (metricsUrl) process.stdout.write(`metrics on ${metricsUrl}\n`);
-  else if (ctx.metrics) process.stdout.write(`metrics on ${running.url}/metrics\n`);
-  if (demo) process.stdout.write(demo.banner(running.url));
+  // One write: whoever reads the address line (a supervisor, a test) has the rest of the banner with it.
+  const banner = [`automation-server listening on ${running.url} (API under ${running.url}/v1, OpenAPI ${running.url}/openapi/json)\n`, `database on ${ctx.db.describe}\n`];
+  if (smtp) banner.push(`smtp on ${smtp.url} (inbound e-mail for *@${config.mailDomain})\n`);
+  if (metricsUrl) banner.push(`metrics on ${metricsUrl}\n`);
+  else if (ctx.metrics) banner.push(`metrics on ${running.url}/metrics\n`);
+  if (demo) banner.push(demo.banner(running.url));
   // The key rides after `#`: browsers never send the fragment, so it stays out of every request log.
-  if (demo && config.console !== false) process.stdout.write(`  console    ${running.url}/#/signin?key=${DEMO_KEY}\n\n`);
-  if (demoAgent) process.stdout.write(`${demoAgent.agent ? `  agent      ${demoAgent.agent} (runs need --models)` : `  note       ${demoAgent.note}`}\n\n`);
+  if (demo && config.console !== false) banner.push(`  console    ${running.url}/#/signin?key=${DEMO_KEY}\n\n`);
+  if (demoAgent) banner.push(`${demoAgent.agent ? `  agent      ${demoAgent.agent} (runs need --models)` : `  note       ${demoAgent.note}`}\n\n`);
+  process.stdout.write(banner.join(""));
   writeReadyFile(values["ready-file"], running.url, smtp ? [smtp.url] : []);
 }
 
@@ -133,9 +134,9 @@ async function workerCommand(argv: string[]): Promise<void> {
   ctx.log.info("automation-server worker started", { worker: working.worker, slots: config.workers, database: ctx.db.describe, ...(working.url ? { url: working.url } : {}) });
   const slots = `${config.workers} slot${config.workers === 1 ? "" : "s"}`;
   process.stdout.write(
-    working.url ? `automation-server worker listening on ${working.url} (GET /health, GET /metrics; ${slots})\n` : `automation-server worker ready (${slots})\n`,
+    (working.url ? `automation-server worker listening on ${working.url} (GET /health, GET /metrics; ${slots})\n` : `automation-server worker ready (${slots})\n`) +
+      `database on ${ctx.db.describe}\n`,
   );
-  process.stdout.write(`database on ${ctx.db.describe}\n`);
   writeReadyFile(values["ready-file"], working.url ?? "ready", []);
 }
 

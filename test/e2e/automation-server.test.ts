@@ -50,15 +50,17 @@ describe("compiled automation-server --demo in an empty directory", () => {
     // The database: the SQLite file there, or (the PostgreSQL pass) the one --db names, said on startup.
     const pg = automationPgUrl(join(dir, "data/automation"));
     expect(existsSync(join(dir, "data/automation/automation.db"))).toBe(!pg);
-    expect(server!.output()).toContain(pg ? "database on PostgreSQL postgres://" : `database on SQLite ${join(dir, "data/automation/automation.db")}`);
+    // The address line comes first (the server is reachable then); the lines after it may still be on their way.
+    const dbLine = pg ? "database on PostgreSQL postgres://" : `database on SQLite ${join(dir, "data/automation/automation.db")}`;
+    const until = Date.now() + 5000;
+    while (!(server!.output().includes(DEMO_KEY) && server!.output().includes(dbLine)) && Date.now() < until) await Bun.sleep(20);
+    expect(server!.output()).toContain(dbLine);
     // The signing secret: a file of the data dir on SQLite; on PostgreSQL the database keeps it for every instance.
     const secret = join(dir, "data/automation/signing-secret");
     if (pg) {
       expect(existsSync(secret)).toBe(false);
       expect((await automationSql<{ n: number }>(join(dir, "data/automation"), "SELECT CAST(COUNT(*) AS INTEGER) AS n FROM shared_secrets WHERE name = ?", "signing-secret"))[0].n).toBe(1);
     } else expect(statSync(secret).mode & 0o777).toBe(0o600);
-    const until = Date.now() + 5000;
-    while (!server!.output().includes(DEMO_KEY) && Date.now() < until) await Bun.sleep(20);
     expect(server!.output()).toContain(`http://127.0.0.1:${port}`);
     expect(server!.output()).toContain(DEMO_KEY);
   });
