@@ -113,7 +113,10 @@ output: {n: "{{ steps.check.output.n }}"}
   const outputs = await until("all 200 completed", async () => {
     const page = (await get(`/v1/runs?source=workflows.gate&limit=100&status=completed`)).runs as Json[];
     const next = (await get(`/v1/runs?source=workflows.gate&limit=100&status=completed&offset=100`)).runs as Json[];
-    return page.length + next.length === 200 ? [...page, ...next] : undefined;
+    // Two reads: a run completing between them shifts the second page (one run twice, another missed), so
+    // only 200 distinct runs count as all.
+    const both = [...page, ...next];
+    return new Set(both.map((r) => r.id)).size === 200 ? both : undefined;
   }, 90_000);
   expect(new Set(outputs.map((r) => r.id))).toEqual(new Set(ids));
   const sample = await get(`/v1/runs/${ids[17]}`);
