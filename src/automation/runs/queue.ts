@@ -25,8 +25,12 @@ export interface PoolDeps {
   concurrency: number;
   leaseMs?: number;
   pollMs?: number;
-  /** Executes one claimed run to a terminal status (or until its signals stop it for a shutdown). */
-  execute(runId: string, signals: RunSignals, info: { claim: Claim; worker: string }): Promise<void>;
+  /**
+   * Executes one claimed run to a terminal status (or until its signals stop it for a shutdown).
+   * `release` frees the run's slot early: once the run executes nothing more and only its finish is
+   * committing (the next run's claim and start then overlap that commit).
+   */
+  execute(runId: string, signals: RunSignals, info: { claim: Claim; worker: string; release(): void }): Promise<void>;
 }
 
 export class WorkerPool {
@@ -157,20 +161,25 @@ export class WorkerPool {
     this.active.set(runId, ctl);
     if (this.stopping) ctl.stop.abort("shutdown" satisfies AbortReason); // claimed while stop() began
     this.ensureHeartbeat();
+    // The slot is free once the run executes nothing more (release) or at the latest when execute settles.
+    let freed = false;
+    const release = () => {
+      if (freed) return;
+      freed = true;
+      this.active.delete(runId);
+      if (this.active.size === 0) {
+        clearInterval(this.heartbeat);
+        this.heartbeat = undefined;
+      }
+      if (this.busy() === 0) this.drained?.();
+      void this.pump(); // the freed slot takes a queued run, if the last claim left some
+    };
     // Run on a later tick so one wake() claims a whole batch before any run starts executing.
     queueMicrotask(() => {
       this.deps
-        .execute(runId, { stop: ctl.stop.signal, interrupt: ctl.interrupt.signal }, { claim, worker: this.worker })
+        .execute(runId, { stop: ctl.stop.signal, interrupt: ctl.interrupt.signal }, { claim, worker: this.worker, release })
         .catch((err) => this.deps.log.error("run execution crashed", { runId, error: (err as Error)?.stack ?? String(err) }))
-        .finally(() => {
-          this.active.delete(runId);
-          if (this.active.size === 0) {
-            clearInterval(this.heartbeat);
-            this.heartbeat = undefined;
-          }
-          if (this.busy() === 0) this.drained?.();
-          void this.pump(); // the freed slot takes a queued run, if the last claim left some
-        });
+        .finally(release);
     });
   }
 

@@ -75,6 +75,12 @@ export class RunService {
   /** wait_for_completion callers per run; called with the finish's snapshot when the finish was here. */
   private waiters = new Map<string, Set<(f?: FinishedRun) => void>>();
   private executing = new Map<string, Executing>();
+  /**
+   * Runs executing here that `runs.finished` announced (the announcement of a finish committed here can
+   * arrive before the committing statement's answer): their waiters are told when the execution ends,
+   * and by then the local finish told them with what it committed (sparing them a read), if it was ours.
+   */
+  private announced = new Set<string>();
 
   constructor(
     readonly ctx: AutomationContext,
@@ -100,9 +106,16 @@ export class RunService {
       log: ctx.log,
       concurrency: Math.max(0, ctx.config.workers),
       leaseMs: ctx.config.leaseMs,
-      execute: (runId, signals, { claim }) => executeRun(deps, runId, signals, claim),
+      execute: (runId, signals, { claim, release }) => this.afterExecution(runId, executeRun(deps, runId, signals, claim, release)),
     });
-    this.executeInline = (runId, signals) => executeRun(deps, runId, signals);
+    this.executeInline = (runId, signals) => this.afterExecution(runId, executeRun(deps, runId, signals));
+  }
+
+  /** Tells the waiters of a run announced finished while it executed here (if its own finish did not). */
+  private afterExecution(runId: string, execution: Promise<void>): Promise<void> {
+    return execution.finally(() => {
+      if (this.announced.delete(runId)) this.notify(runId);
+    });
   }
 
   /** The parser + engine runs use (resolved on first use, so building the app needs no engine). */
@@ -497,7 +510,7 @@ export class RunService {
         (off) => void this.unsubscribe.push(off),
         (err) => this.ctx.log.warn(`cannot listen for ${channel}`, { error: (err as Error)?.message ?? String(err) }),
       );
-    await listen("runs.finished", (id) => this.notify(id));
+    await listen("runs.finished", (id) => (this.executing.has(id) ? this.announced.add(id) : this.notify(id)));
     await listen("runs.cancel", (id) => this.executing.get(id)?.abort("cancel" satisfies AbortReason));
     // Notifications lost while the listening connection was down: every waiter re-reads its run.
     this.unsubscribe.push(

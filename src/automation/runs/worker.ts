@@ -97,19 +97,23 @@ function overrideRecords(run: RunRow): StepRecord[] {
   }));
 }
 
-/** Executes run `runId`; `claim` is the pool's claim of it, which may carry the row and whether it ever started. */
-export async function executeRun(deps: WorkerDeps, runId: string, outer: RunSignals, claim?: Claim): Promise<void> {
+/**
+ * Executes run `runId`; `claim` is the pool's claim of it, which may carry the row and whether it ever
+ * started. `release` is called once the run executes nothing more and its finish is queued (the pool's
+ * slot takes the next run while that finish commits); the promise settles after the finish committed.
+ */
+export async function executeRun(deps: WorkerDeps, runId: string, outer: RunSignals, claim?: Claim, release?: () => void): Promise<void> {
   const local = new AbortController();
   const signal = AbortSignal.any([outer.stop, local.signal]);
   deps.executing.set(runId, { abort: (reason) => local.abort(reason), stop: signal, interrupt: outer.interrupt });
   try {
-    await execute(deps, runId, signal, outer.interrupt, claim);
+    await execute(deps, runId, signal, outer.interrupt, claim, release);
   } finally {
     deps.executing.delete(runId);
   }
 }
 
-async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, interrupt: AbortSignal, claim?: Claim): Promise<void> {
+async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, interrupt: AbortSignal, claim?: Claim, release?: () => void): Promise<void> {
   const { ctx, store, runtime } = deps;
   const run = claim?.run ?? (await store.byId(runId));
   if (!run) return;
@@ -126,7 +130,9 @@ async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, int
   // Fencing: this execution's writes and finish count only while the run is still claimed as it was.
   const lease: Lease | undefined = run.claimedBy ? { worker: run.claimedBy, attempt: run.attempts } : undefined;
   const end = async (r: FinishRequest) => {
-    const finished = await store.finish(runId, now(), r, lease);
+    const finishing = store.finish(runId, now(), r, lease);
+    release?.();
+    const finished = await finishing;
     if (!finished) return;
     m?.runsFinished.inc({ status: r.status });
     log.info("run finished", { status: r.status, ms: Math.round(performance.now() - t0) });
