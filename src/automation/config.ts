@@ -1,6 +1,5 @@
 // Flags and environment of `automation-server serve` and the shared flags of admin subcommands.
 import { readFileSync } from "node:fs";
-import { availableParallelism } from "node:os";
 import type { FlagSpec, FlagValues } from "../kernel/config";
 import { UsageError } from "../kernel/errors";
 import { isPostgresUrl } from "../kernel/pg";
@@ -46,6 +45,14 @@ export function dbUrl(raw: string | undefined): string | undefined {
   return raw;
 }
 
+/**
+ * Runs a process executes at once when --workers is not given. A run's slot is mostly waiting: on
+ * HTTP, models, the database (each step is journaled; on PostgreSQL every commit is a round trip, and
+ * the journal's group commit needs runs in flight to share one). CPU-heavy work has bounded pools of
+ * its own (script sandbox, off-thread parsing and rendering), so slots bound runs in flight, not CPU.
+ */
+export const DEFAULT_WORKERS = 32;
+
 export const serveFlags = {
   port: { type: "number", env: "PORT", default: 8081, value: "PORT", help: "HTTP port (0: a free one, reported on the first stdout line)" },
   ...readyFileFlag,
@@ -53,7 +60,7 @@ export const serveFlags = {
   host: { type: "string", env: "HOST", default: "0.0.0.0", value: "HOST", help: "interface to listen on" },
   ...storageFlags,
   "db-pool": { type: "number", env: "AUTOMATION_DB_POOL", default: 10, value: "N", help: "PostgreSQL connections per process" },
-  workers: { type: "number", env: "AUTOMATION_WORKERS", value: "N", help: "runs this process executes at once (default: CPU count; 0 = API only, with --db postgres:// and `worker` processes)" },
+  workers: { type: "number", env: "AUTOMATION_WORKERS", value: "N", help: `runs this process executes at once (default ${DEFAULT_WORKERS}; 0 = API only, with --db postgres:// and \`worker\` processes)` },
   "lease-seconds": { type: "number", env: "AUTOMATION_LEASE_SECONDS", default: 30, value: "N", help: "how long a claimed run stays with its process without a heartbeat (renewed every N/3 s); a process gone longer loses its runs to others" },
   demo: { type: "boolean", help: "create a demo tenant with a known API key and example workflows" },
   console: { type: "boolean", env: "AUTOMATION_CONSOLE", default: true, help: "serve the web console at / (--no-console turns it off)" },
@@ -162,7 +169,7 @@ const list = (s: string | undefined) => (s ?? "").split(",").map((x) => x.trim()
 
 export function serveConfig(v: FlagValues<typeof serveFlags>): AutomationConfig {
   if (!Number.isInteger(v.port) || v.port < 0 || v.port > 65535) throw new UsageError(`--port must be 0-65535 (got ${v.port})`);
-  const workers = v.workers ?? availableParallelism();
+  const workers = v.workers ?? DEFAULT_WORKERS;
   if (!Number.isInteger(workers) || workers < 0 || workers > 256) throw new UsageError(`--workers must be 0-256 (got ${workers})`);
   if (v["data-dir"].trim() === "") throw new UsageError("--data-dir must not be empty");
   if (workers === 0 && dbUrl(v.db) === undefined) {

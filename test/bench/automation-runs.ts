@@ -8,7 +8,7 @@
 //     server, test/support/postgres.ts): RUNS runs inserted, claimed by 25 loops of 4, 5 steps journaled
 //     each, finished: what the store costs without the server around it.
 // The server part runs on SQLite, then on PostgreSQL (a throwaway server the script starts);
-// BENCH_BACKEND=sqlite|postgres runs one.
+// BENCH_BACKEND=sqlite|postgres runs one. The server runs with its default --workers; BENCH_WORKERS=N sets it.
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,11 +26,13 @@ import { SqliteRunStore } from "../../src/automation/db/sqlite/runs";
 import type { RunStore } from "../../src/automation/db/storage";
 import { openSqlite } from "../../src/kernel/db";
 import { freshPostgresDb } from "../support/postgres";
+import { DEFAULT_WORKERS } from "../../src/automation/config";
 
 const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
 const RUNS = Number(process.env.BENCH_RUNS ?? 2000);
 const LATENCY_N = Number(process.env.BENCH_LATENCY_N ?? 400);
-const WORKERS = Number(process.env.BENCH_WORKERS ?? availableParallelism());
+/** The server's --workers; unset: the server's default (what a user who sets nothing gets). */
+const WORKERS = process.env.BENCH_WORKERS;
 
 const fiveSteps = `
 name: bench-five
@@ -134,7 +136,7 @@ if (process.argv.includes("--store")) {
 const built = await ensureBuilt("automation-server");
 const engineMs = await engineOnly();
 const engineRate = RUNS / (engineMs / 1000);
-console.log(`automation-runs benchmark (${WORKERS} workers, ${availableParallelism()} CPUs, Bun ${Bun.version})`);
+console.log(`automation-runs benchmark (${WORKERS ? `--workers ${WORKERS}` : `default --workers (${DEFAULT_WORKERS})`}, ${availableParallelism()} CPUs, Bun ${Bun.version})`);
 console.log(`reference: the engine alone, in-process, no queue/persistence: ${RUNS} runs x 5 steps in ${ms(engineMs)} -> ${engineRate.toFixed(0)} runs/s`);
 const only = process.env.BENCH_BACKEND; // "sqlite" or "postgres"; default both, one after the other
 for (const backend of ["sqlite", "postgres"] as const) {
@@ -149,7 +151,7 @@ async function serverBench(backend: string, db: string | undefined): Promise<voi
   const dir = mkdtempSync(join(tmpdir(), "automation-bench-"));
   const bin = join(dir, "automation-server");
   copyFileSync(built, bin);
-  const server = await startServer([bin, "--demo", "--host", "127.0.0.1", "--workers", String(WORKERS), "--data-dir", join(dir, "data"), ...(db ? ["--db", db] : [])], {
+  const server = await startServer([bin, "--demo", "--host", "127.0.0.1", ...(WORKERS ? ["--workers", WORKERS] : []), "--data-dir", join(dir, "data"), ...(db ? ["--db", db] : [])], {
     cwd: dir,
     env: { LOG_LEVEL: "warn", AUTOMATION_DATA_DIR: undefined },
     sqlite: !db,

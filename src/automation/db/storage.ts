@@ -604,6 +604,8 @@ export interface TenancyStore {
 export interface AutomationWithCurrent {
   automation: AutomationRow;
   current: VersionRow | undefined;
+  /** Answered from this process's memory (findWithCurrent's `mayRemember`): the run insert checks it (RunInsertOptions.source). */
+  remembered?: true;
 }
 
 export interface ListAutomations {
@@ -627,8 +629,12 @@ export interface AutomationStore {
   bySlug(tenantId: string, type: "workflow" | "agent", slug: string): Promise<AutomationRow | undefined>;
   /** By id or typed target (`workflows.<slug or id>`, `agents.<slug or id>`), within the tenant (automations/ref.ts). */
   find(tenantId: string, ref: string): Promise<AutomationRow | undefined>;
-  /** `find` with the automation's current version, read together (the path of every run start). */
-  findWithCurrent(tenantId: string, ref: string): Promise<AutomationWithCurrent | undefined>;
+  /**
+   * `find` with the automation's current version, read together (the path of every run start).
+   * `mayRemember`: an answer this process read before may do (PostgreSQL: no round trip), marked
+   * `remembered`; only for a run start, whose insert then checks it still holds (RunInsertOptions.source).
+   */
+  findWithCurrent(tenantId: string, ref: string, opts?: { mayRemember?: boolean }): Promise<AutomationWithCurrent | undefined>;
   /** A page of automations with their current version, newest first (created_at, then id), and the total. */
   list(tenantId: string, f: ListAutomations): Promise<{ rows: AutomationWithCurrent[]; total: number }>;
   /** A version row of the automation. */
@@ -670,6 +676,26 @@ export interface RunInsertOptions {
   previousRunId?: string;
   /** A cron tick the run claims: TickTaken (schedules/store.ts) and nothing written when it was already decided. */
   tick?: { key: TickKey; tenantId: string; at: string };
+  /**
+   * The automation as the start read it (from memory): the run is inserted only while that automation's
+   * current version and `updated_at` are still these; otherwise StaleSource and nothing is written.
+   */
+  source?: SourceCheck;
+}
+
+/** What a run start read about its automation: its id, current version and last change. */
+export interface SourceCheck {
+  automationId: string;
+  versionId: string;
+  updatedAt: string;
+}
+
+/** The automation changed since the start read it (RunInsertOptions.source): read it again and retry. */
+export class StaleSource extends Error {
+  constructor(readonly automationId: string) {
+    super(`automation ${automationId} changed since it was read`);
+    this.name = "StaleSource";
+  }
 }
 
 /**

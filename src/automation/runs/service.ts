@@ -13,7 +13,7 @@ import type { AbortReason, Executing, RunSignals } from "./signals";
 import type { RunsRuntime } from "./runtime";
 import { resolveTarget, type ResolvedSource } from "./sources";
 import { type FinishedRun, isTerminal, type NewRun, type RunRow } from "../db/runs-model";
-import type { RunStore } from "../db/storage";
+import { StaleSource, type RunStore } from "../db/storage";
 import type { TickKey } from "../schedules/store";
 import { signZipToken } from "./token";
 import { defaultRuntime } from "./runtime-default";
@@ -143,21 +143,39 @@ export class RunService {
   async start(actor: Actor, req: StartRequest): Promise<RunRow> {
     // The id first: runs started together (an experiment's) are numbered in the order they were asked for.
     const id = newRunId();
-    const source = await resolveTarget(this.ctx.storage.automations, actor.tenantId, req.target, { version: req.version, trigger: req.trigger });
     const { input: scalars, files: embedded } = splitInputFiles(req.input ?? {});
     const incoming = { ...embedded, ...(req.files ?? {}) };
+    // A start without files may take its automation as this process last read it (PostgreSQL: no
+    // round trip); the insert checks that it still holds. Whatever such a start refuses or finds
+    // changed is decided again on a fresh read, so a version promoted on another instance is the one
+    // that runs (or decides the refusal).
+    const remember = Object.keys(incoming).length === 0;
+    const resolve = (mayRemember: boolean) =>
+      resolveTarget(this.ctx.storage.automations, actor.tenantId, req.target, { version: req.version, trigger: req.trigger, mayRemember });
+    let source = await resolve(remember).catch((err) => (remember ? resolve(false) : Promise.reject(err)));
+    const prepare = async (over: Parameters<RunService["prepareRun"]>[5]): Promise<RunRow> => {
+      try {
+        return await this.prepareRun(actor, source, id, scalars, incoming, over);
+      } catch (err) {
+        if (!source.check) throw err;
+        const fresh = await resolve(false);
+        if (!(err instanceof StaleSource) && fresh.versionId === source.versionId) throw err;
+        source = fresh;
+        return this.prepareRun(actor, source, id, scalars, incoming, over);
+      }
+    };
     // A free slot here while nothing waits in the queue: the run is inserted already claimed by this
     // process and starts at once (no claim round trip, no wake-up of the others). Otherwise it is queued.
     const slot = req.held ? undefined : this.pool.reserve();
     if (!slot) {
-      const row = await this.prepareRun(actor, source, id, scalars, incoming, req);
+      const row = await prepare(req);
       // The insert told the other processes (RunStore.insert); this one's pool claims now.
       if (row.status === "pending") void this.pool.wake();
       return row;
     }
     let row: RunRow;
     try {
-      row = await this.prepareRun(actor, source, id, scalars, incoming, { ...req, status: "running" });
+      row = await prepare({ ...req, status: "running" });
     } catch (err) {
       slot.release();
       throw err;
@@ -253,6 +271,7 @@ export class RunService {
       return await this.store.insert(run, events, rows, {
         previousRunId: req.retry?.previousRunId,
         tick: req.tick && { key: req.tick.key, tenantId: actor.tenantId, at: req.tick.at },
+        source: source.check,
       });
     } catch (err) {
       await releaseOwner(this.ctx, ownerOf(id));

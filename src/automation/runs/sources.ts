@@ -2,7 +2,7 @@
 // version id, `latest`) to the workflow definition a run captures, through the automations store (on
 // the path of every run start: one indexed lookup for the current version, two for another one).
 import { Forbidden, NotFound } from "../../kernel/errors";
-import type { AutomationStore } from "../db/storage";
+import type { AutomationStore, SourceCheck } from "../db/storage";
 
 export interface ResolvedSource {
   automationId: string;
@@ -15,17 +15,19 @@ export interface ResolvedSource {
   /** The version the caller asked for, as given; null when none was (the current version ran). */
   requestedRef: string | null;
   yaml: string;
+  /** Read from memory (`mayRemember`): what the run insert must find still true (RunInsertOptions.source). */
+  check?: SourceCheck;
 }
 
 export async function resolveTarget(
   automations: AutomationStore,
   tenantId: string,
   target: string,
-  opts: { version?: string; trigger?: string } = {},
+  opts: { version?: string; trigger?: string; mayRemember?: boolean } = {},
 ): Promise<ResolvedSource> {
   const version = opts.version;
   const latest = !version || version === "latest";
-  const found = latest ? await automations.findWithCurrent(tenantId, target) : undefined;
+  const found = latest ? await automations.findWithCurrent(tenantId, target, { mayRemember: opts.mayRemember }) : undefined;
   const a = found?.automation ?? (latest ? undefined : await automations.find(tenantId, target));
   if (!a) throw NotFound(`no automation ${target}`, { field: "target" });
   const v = latest ? found?.current : await automations.versionByRef(a.id, version);
@@ -52,5 +54,6 @@ export async function resolveTarget(
     sourceRef: v.sourceRef,
     requestedRef: version ?? null,
     yaml: v.yaml,
+    ...(found?.remembered ? { check: { automationId: a.id, versionId: v.id, updatedAt: a.updatedAt } } : {}),
   };
 }

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import type { ListFilter, NewRun } from "../../../src/automation/db/runs-model";
 import type { DecisionRow, TaskRow, TaskWrite } from "../../../src/automation/db/storage";
 import { TickTaken } from "../../../src/automation/schedules/store";
+import { StaleSource } from "../../../src/automation/db/storage";
 import { bothIn, type Backend } from "./backends";
 
 const opened: Backend[] = [];
@@ -360,6 +361,40 @@ describe("runs store contract on SQLite and PostgreSQL", () => {
     // Only pending ones are claimable: the 7 stored running and leased (i = 0, 5, 15, …, 35) are not.
     expect(claimable).toHaveLength(39 - 7);
     expect(claimable).not.toContain("exec_b01");
+  }, 60_000);
+
+  test("a start's source check: runs insert only while their automation is as read; a stale one is refused (StaleSource) and leaves nothing, alone or sharing a statement", async () => {
+    const out = await onBoth(async (b) => {
+      await b.exec("INSERT INTO tenants (id, slug, name, created_at) VALUES ('t1', 't1', 'T1', ?)", [at(0)]);
+      await b.exec("INSERT INTO automations (id, tenant_id, type, slug, name, status, created_at, updated_at) VALUES ('aut_1', 't1', 'workflow', 'one', 'One', 'active', ?, ?)", [at(0), at(5)]);
+      await b.exec("INSERT INTO automation_versions (id, tenant_id, automation_id, version, yaml, triggers, input_schema, output_schema, created_at) VALUES ('ver_1', 't1', 'aut_1', '1.0.0', 'name: one', '{}', '{}', '{}', ?)", [at(0)]);
+      await b.exec("UPDATE automations SET current_version_id = 'ver_1'", []);
+      const holds = { automationId: "aut_1", versionId: "ver_1", updatedAt: at(5) };
+      const stale = [{ ...holds, versionId: "ver_0" }, { ...holds, updatedAt: at(4) }, { ...holds, automationId: "aut_gone" }];
+      const runs = b.storage.runs;
+      // One turn: 3 that hold, 3 stale, 2 unchecked (PostgreSQL: one statement).
+      const checks = [holds, stale[0], undefined, holds, stale[1], stale[2], undefined, holds];
+      const tries = await Promise.allSettled(checks.map((source, i) => runs.insert(newRun(`exec_s${i}`, 10 + i), events, [], { source })));
+      // Alone, and in its own transaction (with a file).
+      const file = { path: "in.txt", role: "input", name: "in.txt", contentType: "text/plain", size: 1, sha256: "a".repeat(64), stepName: null, fileId: null, createdAt: at(30) };
+      const alone = await Promise.allSettled([
+        runs.insert(newRun("exec_s8", 20), events, [], { source: stale[0] }),
+        runs.insert(newRun("exec_s9", 21), events, [file], { source: stale[1] }),
+        runs.insert(newRun("exec_s10", 22), events, [file], { source: holds }),
+      ]);
+      const outcome = (t: PromiseSettledResult<{ id: string }>) => (t.status === "fulfilled" ? t.value.id : t.reason instanceof StaleSource ? "stale" : String(t.reason));
+      return {
+        outcomes: [...tries, ...alone].map(outcome),
+        stored: (await runs.list({ tenantId: "t1", sort: "createdAt", order: "asc", limit: 100 })).map((r) => r.id),
+        leftovers: (await Promise.all(["exec_s1", "exec_s4", "exec_s5", "exec_s8", "exec_s9"].map(async (id) => [...(await runs.events(id)), ...(await runs.files(id))]))).flat().length,
+      };
+    });
+    expect(out.postgres).toEqual(out.sqlite);
+    expect(out.sqlite).toEqual({
+      outcomes: ["exec_s0", "stale", "exec_s2", "exec_s3", "stale", "stale", "exec_s6", "exec_s7", "stale", "stale", "exec_s10"],
+      stored: ["exec_s0", "exec_s2", "exec_s3", "exec_s6", "exec_s7", "exec_s10"],
+      leftovers: 0,
+    });
   }, 60_000);
 
   test("a cron tick starts one run: racing inserts claiming it commit one, the others leave nothing", async () => {

@@ -195,6 +195,42 @@ describe("instances on one PostgreSQL share what the database decides", () => {
     }
   }, 60_000);
 
+  test("run starts: B answers them from its memory of the automation, yet a version pushed on A is the one B's next run runs (or refuses with)", async () => {
+    const d = await deployment();
+    const [a, b] = await Promise.all([d.start(), d.start()]);
+    runsOf(b.ctx).startWorkers();
+    working.push(b.ctx);
+    const t = await createTenant(a.ctx.storage.tenancy, d.clock, { name: "acme", slug: "acme" });
+    const flow = (value: number, extra = "") => `name: flow\n${extra}steps:\n  - {name: a, type: transform.set, with: {fields: {a: ${value}}}}\n`;
+    let pushed = 0;
+    const deploy = async (yaml: string) => {
+      const r = pushed++ === 0 ? await a.req("POST", "/v1/automations", { key: t.key, body: { yaml } }) : await a.req("POST", "/v1/automations/workflows.flow/versions", { key: t.key, body: { yaml, version: `1.0.${pushed}` } });
+      expect(r.status).toBe(201);
+    };
+    const run = (input = {}) => b.req("POST", "/v1/runs?wait_for_completion=10", { key: t.key, body: { target: "workflows.flow", input } });
+    await deploy(flow(1));
+    const first = await json(await run());
+    expect(first.output).toEqual({ a: { a: 1 } });
+    // B remembers what it read: a second start there asks the database nothing before its insert.
+    const again = await b.ctx.storage.automations.findWithCurrent(t.id, "workflows.flow", { mayRemember: true });
+    expect(again?.remembered).toBe(true);
+    // A pushes version 2: B's memory is stale, its insert finds out, reads again and runs version 2.
+    await deploy(flow(2));
+    const second = await json(await run());
+    expect(second.output).toEqual({ a: { a: 2 } });
+    expect((await json(await b.req("GET", `/v1/runs/${second.id}/events`, { key: t.key }))).events.filter((e: { type: string }) => e.type === "created")).toHaveLength(1);
+    // Version 3 turns the API trigger off: B refuses as the database now says, not as it remembered.
+    await deploy(flow(3, "triggerMethods: [{type: manual}]\n"));
+    const refused = await run();
+    expect(refused.status).toBe(403);
+    expect((await json(refused)).issues[0].code).toBe("api_trigger_disabled");
+    // And version 4 turns it back on: B's remembered refusal does not stick either.
+    await deploy(flow(4));
+    expect((await json(await run())).output).toEqual({ a: { a: 4 } });
+    const ids = new Set((await json(await b.req("GET", "/v1/runs?source=workflows.flow&limit=50", { key: t.key }))).runs.map((r: { id: string }) => r.id));
+    expect(ids.size).toBe(3);
+  }, 60_000);
+
   test("human review: the same idempotency key on A and B at once is one change answered twice; racing approvals: one wins, the other 409; the run resumes once", async () => {
     const d = await deployment();
     // Only A works runs: B is an API instance (`--workers 0`).

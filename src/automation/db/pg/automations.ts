@@ -24,6 +24,12 @@ const LIST_WHERE = `a.tenant_id = $1 AND ($2::text IS NULL OR a.type = $2)
   AND ($3::text IS NULL OR a.slug ILIKE $3 ESCAPE '\\' OR a.name ILIKE $3 ESCAPE '\\' OR a.description ILIKE $3 ESCAPE '\\')`;
 const VERSIONS_WHERE = "automation_id = $1 AND (version IS NOT NULL OR id = $2)";
 
+/** Lookups a run start may answer from memory (findWithCurrent's `mayRemember`), per process. */
+const REMEMBERED_MAX = 1000;
+
+const copyFound = (found: AutomationWithCurrent | undefined): AutomationWithCurrent | undefined =>
+  found && { automation: { ...found.automation }, current: found.current && { ...found.current } };
+
 function split(r: Record<string, unknown>): AutomationWithCurrent {
   const automation: Record<string, unknown> = {};
   const current: Record<string, unknown> = {};
@@ -73,11 +79,23 @@ export class PgAutomationStore implements AutomationStore {
   /** Run starts name their automation on every request: the lookups of one turn share a query. */
   private readonly lookup = sharedPerTurn(
     (key: string) => this.lookUp(key.slice(0, key.indexOf("\u0000")), key.slice(key.indexOf("\u0000") + 1)),
-    (found) => found && { automation: { ...found.automation }, current: found.current && { ...found.current } },
+    copyFound,
   );
 
-  findWithCurrent(tenantId: string, ref: string): Promise<AutomationWithCurrent | undefined> {
-    return this.lookup(`${tenantId}\u0000${ref}`);
+  /** The last answer per (tenant, ref) with a current version, for run starts (`mayRemember`), oldest first. */
+  private readonly remembered = new Map<string, AutomationWithCurrent>();
+
+  async findWithCurrent(tenantId: string, ref: string, opts: { mayRemember?: boolean } = {}): Promise<AutomationWithCurrent | undefined> {
+    const key = `${tenantId}\u0000${ref}`;
+    const known = opts.mayRemember ? this.remembered.get(key) : undefined;
+    if (known) return { ...copyFound(known)!, remembered: true };
+    const found = await this.lookup(key);
+    this.remembered.delete(key);
+    if (found?.current) {
+      this.remembered.set(key, copyFound(found)!);
+      if (this.remembered.size > REMEMBERED_MAX) this.remembered.delete(this.remembered.keys().next().value!);
+    }
+    return found;
   }
 
   private async lookUp(tenantId: string, ref: string): Promise<AutomationWithCurrent | undefined> {

@@ -13,7 +13,7 @@ import { TickTaken } from "../../schedules/store";
 import type { CancelResult, Claim, EventRow, FileRow, FinishedRun, FinishRequest, Lease, ListFilter, NewEvent, NewRun, ReviewFilter, RunRow, StepRow, StepStart } from "../runs-model";
 import { isTerminal } from "../runs-model";
 import { likeEscape } from "../sql-shared";
-import type { Channel, RunInsertOptions, RunStore } from "../storage";
+import { StaleSource, type Channel, type RunInsertOptions, type RunStore, type SourceCheck } from "../storage";
 import { type Pg, plain, plainRows } from "./rows";
 import { pgNotify } from "./notifications";
 
@@ -56,11 +56,11 @@ const INSERT_COLUMNS: [keyof NewRun, string, string?][] = [
   ["triggeredBy", "triggered_by"], ["triggeredByName", "triggered_by_name"], ["batchId", "batch_id"], ["exampleId", "example_id"],
   ["experimentId", "experiment_id"], ["evaluation", "evaluation", "(CAST($ AS int) <> 0)"], ["input", "input", "CAST($ AS text)::json"],
   ["metadata", "metadata", "CAST($ AS text)::json"], ["overrides", "overrides", "CAST($ AS text)::json"], ["output", "output", "CAST($ AS text)::json"],
-  ["error", "error", "CAST($ AS text)::json"], ["sampleRank", "sample_rank"], ["retryNumber", "retry_number"], ["previousRunId", "previous_run_id"],
+  ["error", "error", "CAST($ AS text)::json"], ["sampleRank", "sample_rank", "CAST($ AS float8)"], ["retryNumber", "retry_number", "CAST($ AS int)"], ["previousRunId", "previous_run_id"],
   ["nextRunId", "next_run_id"], ["parentRunId", "parent_run_id"], ["createdAt", "created_at", "CAST($ AS text)::timestamptz"],
   ["startedAt", "started_at", "CAST($ AS text)::timestamptz"], ["completedAt", "completed_at", "CAST($ AS text)::timestamptz"],
   ["cancelRequestedAt", "cancel_requested_at", "CAST($ AS text)::timestamptz"], ["claimedBy", "claimed_by"], ["leaseUntil", "lease_until", "CAST($ AS bigint)"],
-  ["attempts", "attempts"], ["requestId", "request_id"], ["dedupeKey", "dedupe_key"], ["triggerDetail", "trigger_detail", "CAST($ AS text)::json"],
+  ["attempts", "attempts", "CAST($ AS int)"], ["requestId", "request_id"], ["dedupeKey", "dedupe_key"], ["triggerDetail", "trigger_detail", "CAST($ AS text)::json"],
 ];
 const DEFAULTS: Partial<Record<keyof NewRun, unknown>> = { evaluation: 0, retryNumber: 0, attempts: 0 };
 const INSERT_RUN = `INSERT INTO runs (${INSERT_COLUMNS.map(([, c]) => c).join(", ")}) VALUES (${INSERT_COLUMNS.map(([, , cast], i) => (cast ?? "$").replace("$", `$${i + 1}`)).join(", ")})`;
@@ -257,10 +257,14 @@ async function writeJournal(db: Pg, items: Item[]): Promise<unknown[]> {
   return out;
 }
 
+/** Automation `a` still has current version `v` and last change `u` (RunInsertOptions.source). */
+const SOURCE_HOLDS = (id: string, v: string, u: string) => `a.id = ${id} AND a.current_version_id = ${v} AND a.updated_at = CAST(${u} AS text)::timestamptz`;
+
 /** A plain run insert waiting for its turn's statement: the row's INSERT_COLUMNS values and its first events. */
 interface PlainInsert {
   values: unknown[];
   events: NewEvent[];
+  source?: SourceCheck;
   resolve(row: RunRow): void;
   reject(err: unknown): void;
 }
@@ -269,17 +273,19 @@ interface PlainInsert {
 const INSERT_CHUNK = 500;
 
 /**
- * Runs with their first events in ONE statement: a multi-row INSERT (each value typed by its column)
- * and the events' INSERT in a data-modifying CTE, in the order given (a run's events by their order).
- * A pending run announces itself on runs.queued, delivered on commit. Resolves with the inserted rows
- * in the order of `batch`.
+ * Runs with their first events in ONE statement: a multi-row INSERT … SELECT (each value typed by its
+ * column) and the events' INSERT in a data-modifying CTE, in the order given (a run's events by their
+ * order). A run with a source check (RunInsertOptions.source) is inserted only while it holds; it comes
+ * back undefined otherwise. A pending run announces itself on runs.queued, delivered on commit.
+ * Resolves with the inserted rows in the order of `batch`.
  */
-async function insertRuns(db: Pg, batch: Pick<PlainInsert, "values" | "events">[]): Promise<RunRow[]> {
+async function insertRuns(db: Pg, batch: Pick<PlainInsert, "values" | "events" | "source">[]): Promise<(RunRow | undefined)[]> {
   const args: unknown[] = [];
-  const runRows = batch.map(({ values }) => {
+  const runRows = batch.map(({ values, source }) => {
     const b = args.length;
-    args.push(...values);
-    return `(${INSERT_COLUMNS.map(([, , cast], i) => (cast ?? "$").replace("$", `$${b + i + 1}`)).join(", ")})`;
+    args.push(...values, source?.automationId ?? null, source?.versionId ?? null, source?.updatedAt ?? null);
+    const g = b + values.length;
+    return `(${INSERT_COLUMNS.map(([, , cast], i) => (cast ?? "CAST($ AS text)").replace("$", `$${b + i + 1}`)).join(", ")}, CAST($${g + 1} AS text), CAST($${g + 2} AS text), CAST($${g + 3} AS text))`;
   });
   const eventRows: string[] = [];
   batch.forEach(({ values, events }) =>
@@ -289,7 +295,9 @@ async function insertRuns(db: Pg, batch: Pick<PlainInsert, "values" | "events">[
       eventRows.push(`(CAST($${b + 1} AS text), CAST($${b + 2} AS text), CAST($${b + 3} AS text), CAST($${b + 4} AS text), CAST($${b + 5} AS text), CAST($${b + 6} AS int))`);
     }),
   );
-  const insert = `INSERT INTO runs (${INSERT_COLUMNS.map(([, c]) => c).join(", ")}) VALUES ${runRows.join(", ")} RETURNING ${RUN_COLUMNS}`;
+  const columns = INSERT_COLUMNS.map(([, c]) => c).join(", ");
+  const insert = `INSERT INTO runs (${columns}) SELECT ${columns} FROM (VALUES ${runRows.join(", ")}) v(${columns}, g_a, g_v, g_u)
+    WHERE v.g_a IS NULL OR EXISTS (SELECT 1 FROM automations a WHERE ${SOURCE_HOLDS("v.g_a", "v.g_v", "v.g_u")}) RETURNING ${RUN_COLUMNS}`;
   const rows = await db.unsafe(
     `WITH r AS (${insert})${
       eventRows.length
@@ -303,7 +311,7 @@ async function insertRuns(db: Pg, batch: Pick<PlainInsert, "values" | "events">[
   );
   const byId = new Map<string, RunRow>();
   for (const { queued: _q, ...row } of rows as Record<string, unknown>[]) byId.set(row.id as string, plain<RunRow>(row));
-  return batch.map(({ values }) => byId.get(values[RUN_ID_AT] as string)!);
+  return batch.map(({ values }) => byId.get(values[RUN_ID_AT] as string));
 }
 
 /** Journal batches committing at once per process (each on a pool connection of its own). */
@@ -413,7 +421,7 @@ export class PgRunStore implements RunStore {
     const queued = run.status === "pending";
     if (!opts.tick && !opts.previousRunId && files.length === 0) {
       return new Promise<RunRow>((resolve, reject) => {
-        this.inserts.push({ values, events, resolve, reject });
+        this.inserts.push({ values, events, source: opts.source, resolve, reject });
         if (this.insertScheduled) return;
         this.insertScheduled = true;
         setImmediate(() => {
@@ -423,6 +431,10 @@ export class PgRunStore implements RunStore {
       });
     }
     return this.pg.begin(async (tx) => {
+      const s = opts.source;
+      if (s && (await tx.unsafe(`SELECT 1 FROM automations a WHERE ${SOURCE_HOLDS("$1", "$2", "$3")}`, [s.automationId, s.versionId, s.updatedAt])).length === 0) {
+        throw new StaleSource(s.automationId);
+      }
       if (queued) await pgNotify(tx, QUEUED_CHANNEL, run.id);
       if (opts.tick) {
         const { key: t, tenantId, at } = opts.tick;
@@ -440,14 +452,16 @@ export class PgRunStore implements RunStore {
 
   /** Plain inserts as one statement; when it fails, each on its own, so one bad row fails only its caller. */
   private async insertBatch(batch: PlainInsert[]): Promise<void> {
+    const settle = (b: PlainInsert, row: RunRow | undefined) =>
+      row ? b.resolve(row) : b.reject(b.source ? new StaleSource(b.source.automationId) : new Error(`run ${String(b.values[RUN_ID_AT])} was not inserted`));
     try {
       const rows = await insertRuns(this.pg, batch);
-      batch.forEach((b, i) => b.resolve(rows[i]));
+      batch.forEach((b, i) => settle(b, rows[i]));
     } catch (err) {
       if (batch.length === 1) return batch[0].reject(err);
       for (const b of batch) {
         try {
-          b.resolve((await insertRuns(this.pg, [b]))[0]);
+          settle(b, (await insertRuns(this.pg, [b]))[0]);
         } catch (e) {
           b.reject(e);
         }

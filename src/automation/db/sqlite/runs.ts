@@ -12,7 +12,7 @@ import { TickTaken } from "../../schedules/store";
 import type { CancelResult, Claim, EventRow, FileRow, FinishedRun, FinishRequest, Lease, ListFilter, NewEvent, NewRun, RunRow, StepRow, StepStart } from "../runs-model";
 import { isTerminal } from "../runs-model";
 import { likeEscape } from "../sql-shared";
-import type { RunInsertOptions, RunStore } from "../storage";
+import { StaleSource, type RunInsertOptions, type RunStore } from "../storage";
 import { runEvents, runFiles, runs, runSteps } from "../tables/runs";
 import { reviewConditions } from "./reviews";
 
@@ -67,6 +67,10 @@ export class SqliteRunStore implements RunStore {
    */
   async insert(run: NewRun, events: NewEvent[], files: Omit<FileRow, "runId">[] = [], opts: RunInsertOptions = {}): Promise<RunRow> {
     await this.enqueue(() => {
+      const s = opts.source;
+      if (s && !this.sqlite.query("SELECT 1 FROM automations WHERE id = ? AND current_version_id = ? AND updated_at = ?").get(s.automationId, s.versionId, s.updatedAt)) {
+        throw new StaleSource(s.automationId);
+      }
       if (opts.tick) {
         const { key: t, tenantId, at } = opts.tick;
         const { changes } = this.sqlite
