@@ -24,8 +24,8 @@ const LIST_WHERE = `a.tenant_id = $1 AND ($2::text IS NULL OR a.type = $2)
   AND ($3::text IS NULL OR a.slug ILIKE $3 ESCAPE '\\' OR a.name ILIKE $3 ESCAPE '\\' OR a.description ILIKE $3 ESCAPE '\\')`;
 const VERSIONS_WHERE = "automation_id = $1 AND (version IS NOT NULL OR id = $2)";
 
-/** Lookups a run start may answer from memory (findWithCurrent's `mayRemember`), per process. */
-const REMEMBERED_MAX = 1000;
+/** Lookups a run start may answer from memory (findWithCurrent's `mayRemember`), per process: each holds a version's YAML. */
+const REMEMBERED_MAX = 200;
 
 const copyFound = (found: AutomationWithCurrent | undefined): AutomationWithCurrent | undefined =>
   found && { automation: { ...found.automation }, current: found.current && { ...found.current } };
