@@ -328,7 +328,8 @@ describe("2 APIs (--workers 0) + 2 workers on one PostgreSQL", () => {
     expect(await sql("SELECT id FROM runs WHERE status = 'running'")).toEqual([]);
 
     // The runs taken over from the killed worker: their events say `resumed`. Exactly the runs it held
-    // when it died (claimed_by its id, or already released: null), at most as many as it had slots.
+    // when it died (claimed_by its id, or already released: null): at most twice its slots, the runs
+    // executing and those whose finish was committing (a slot takes its next run meanwhile).
     const resumed = await sql<{ run_id: string; at: Date }>(
       "SELECT e.run_id, e.timestamp AS at FROM run_events e JOIN runs r ON r.id = e.run_id WHERE e.type = 'resumed' AND r.automation_slug = 'scalekill' ORDER BY e.timestamp",
     );
@@ -339,7 +340,7 @@ describe("2 APIs (--workers 0) + 2 workers on one PostgreSQL", () => {
     }
     expect(resumed.length).toBe(resumedRuns.size); // each taken over once
     expect(resumedRuns.size).toBeGreaterThan(0);
-    expect(resumedRuns.size).toBeLessThanOrEqual(WORKER_SLOTS);
+    expect(resumedRuns.size).toBeLessThanOrEqual(2 * WORKER_SLOTS);
     expect(new Set(resumedRuns)).toEqual(new Set(held));
     const resumedN = new Set([...resumedRuns].map((id) => runningAtKill.get(id)!.n));
 

@@ -28,7 +28,8 @@ export interface PoolDeps {
   /**
    * Executes one claimed run to a terminal status (or until its signals stop it for a shutdown).
    * `release` frees the run's slot early: once the run executes nothing more and only its finish is
-   * committing (the next run's claim and start then overlap that commit).
+   * committing (the next run's claim and start then overlap that commit); while `concurrency` runs are
+   * finishing so already, it keeps the slot until execute settles.
    */
   execute(runId: string, signals: RunSignals, info: { claim: Claim; worker: string; release(): void }): Promise<void>;
 }
@@ -46,6 +47,8 @@ export class WorkerPool {
    * slot. A freed slot claims only then, so an idle queue costs no query per finished run.
    */
   private backlog = true;
+  /** Runs released from their slot early (execute's `release`) whose finish is still committing. */
+  private finishing = 0;
   /** Slots promised to runs being inserted already claimed by this process (reserve()). */
   private reserved = 0;
   private heartbeat: ReturnType<typeof setInterval> | undefined;
@@ -161,11 +164,11 @@ export class WorkerPool {
     this.active.set(runId, ctl);
     if (this.stopping) ctl.stop.abort("shutdown" satisfies AbortReason); // claimed while stop() began
     this.ensureHeartbeat();
-    // The slot is free once the run executes nothing more (release) or at the latest when execute settles.
-    let freed = false;
-    const release = () => {
-      if (freed) return;
-      freed = true;
+    // The slot is free once the run executes nothing more (release: its finish is committing) or at the
+    // latest when execute settles. At most `concurrency` runs are released early at once, so a process
+    // holds at most twice its slots in runs (executing, or finishing) when it dies.
+    let state: "active" | "finishing" | "settled" = "active";
+    const free = () => {
       this.active.delete(runId);
       if (this.active.size === 0) {
         clearInterval(this.heartbeat);
@@ -174,12 +177,22 @@ export class WorkerPool {
       if (this.busy() === 0) this.drained?.();
       void this.pump(); // the freed slot takes a queued run, if the last claim left some
     };
+    const release = () => {
+      if (state !== "active" || this.finishing >= this.deps.concurrency) return;
+      state = "finishing";
+      this.finishing++;
+      free();
+    };
     // Run on a later tick so one wake() claims a whole batch before any run starts executing.
     queueMicrotask(() => {
       this.deps
         .execute(runId, { stop: ctl.stop.signal, interrupt: ctl.interrupt.signal }, { claim, worker: this.worker, release })
         .catch((err) => this.deps.log.error("run execution crashed", { runId, error: (err as Error)?.stack ?? String(err) }))
-        .finally(release);
+        .finally(() => {
+          if (state === "finishing") this.finishing--;
+          if (state === "active") free();
+          state = "settled";
+        });
     });
   }
 
