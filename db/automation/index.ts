@@ -10,6 +10,7 @@ import m0060 from "./0060_upload_sessions_direct.sql" with { type: "text" };
 import m0100 from "./0100_runs.sql" with { type: "text" };
 import m0101 from "./0101_run_request_id.sql" with { type: "text" };
 import m0102 from "./0102_runs_tenant_started.sql" with { type: "text" };
+import m0103 from "./0103_run_offers.sql" with { type: "text" };
 import m0150 from "./0150_datasets.sql" with { type: "text" };
 import m0151 from "./0151_experiment_progress.sql" with { type: "text" };
 import m0160 from "./0160_experiment_batch_concurrency.sql" with { type: "text" };
@@ -29,6 +30,7 @@ export const migrations: Migration[] = [
   { name: "0100_runs", sql: m0100 },
   { name: "0101_run_request_id", sql: m0101 },
   { name: "0102_runs_tenant_started", sql: m0102 },
+  { name: "0103_run_offers", sql: m0103 },
   { name: "0150_datasets", sql: m0150 },
   { name: "0151_experiment_progress", sql: m0151 },
   { name: "0160_experiment_batch_concurrency", sql: m0160 },

@@ -12,7 +12,9 @@
 //     server of this script at its start (a graphile-worker task doing fetch(); a workflow whose first
 //     step is `action.http`): time from just before the submit to the call's arrival, p50/p99, both
 //     clocks this process's. Also, per side, the time the queue itself records as the start (the task's
-//     own clock on entry; the run's timing.startedAt), which leaves the loopback call out.
+//     own clock on entry; the run's timing.startedAt), which leaves the loopback call out. A run that
+//     took an idle worker's offered slot (direct dispatch) is started by its insert: its startedAt is
+//     its createdAt, taken before the insert, so that figure is about 0 for such runs.
 // Aims (issue 24): automation-server ≥ 0.3× graphile-worker's jobs/s, submit→start p50 ≤ 2× its figure.
 // BENCH_JOBS (5000), BENCH_LATENCY_N (200), BENCH_SLOTS (8) change the sizes.
 import { mkdtempSync, rmSync } from "node:fs";
@@ -239,7 +241,8 @@ function automationSide(bin: string, dataDir: string, url: string, api: Server, 
       start([bin, "worker", "--db", url, "--workers", String(SLOTS), "--data-dir", dataDir, "--http-allow-hosts", "127.0.0.1"], { env: { LOG_LEVEL: "warn", AUTOMATION_DATA_DIR: undefined } }),
     ready: /worker ready/,
     okExits: [0],
-    // wait_for_completion keeps the series sequential; the run's timing.startedAt is the start its claim recorded.
+    // wait_for_completion keeps the series sequential; the run's timing.startedAt is the start its claim
+    // (or, dispatched directly, its insert) recorded.
     ping: async (i) => {
       const r = await post("/v1/runs?wait_for_completion=30", { target: "workflows.bench-ping", input: { i, url: `${ping.url}/ping` } });
       const run = (await r.json()) as { execution?: { status: string }; timing: { startedAt: string } };

@@ -5,12 +5,14 @@
 import type { Migration } from "../../../src/kernel/db";
 import init from "./0000_init.sql" with { type: "text" };
 import shared from "./0020_shared_state.sql" with { type: "text" };
+import offers from "./0103_run_offers.sql" with { type: "text" };
 import schedules from "./0400_schedules.sql" with { type: "text" };
 import inbound from "./0410_inbound_email.sql" with { type: "text" };
 
 export const automationPgMigrations: Migration[] = [
   { name: "0000_init", sql: init },
   { name: "0020_shared_state", sql: shared },
+  { name: "0103_run_offers", sql: offers },
   { name: "0400_schedules", sql: schedules },
   { name: "0410_inbound_email", sql: inbound },
 ];

@@ -712,6 +712,9 @@ export interface RunStore {
   /**
    * Resolves with the run as inserted. A claimable (`pending`) run announces itself to the other
    * processes (PostgreSQL: `runs.queued` with the insert's commit); the inserting process wakes its own pool.
+   * PostgreSQL, direct dispatch: a plain `pending` insert (no files, tick or retry link) made while no
+   * run is pending takes a standing offer (`offer`) instead: it is inserted `running`, claimed by the
+   * offering worker under a lease, and announced to it on `runs.assigned` with the row.
    */
   insert(run: NewRun, events: NewEvent[], files?: Omit<RunFileRow, "runId">[], opts?: RunInsertOptions): Promise<RunRow>;
   get(tenantId: string, id: string): Promise<RunRow | undefined>;
@@ -739,12 +742,21 @@ export interface RunStore {
    * session, also after a SIGKILL. On SQLite (one process per database) nothing to do.
    */
   attach(worker: string): Promise<void>;
-  /** Ends what `attach` started (graceful stop). */
+  /** Ends what `attach` started (graceful stop); withdraws the worker's offer. */
   detach(worker: string): Promise<void>;
+  /**
+   * Offers one idle slot of `worker` to the next run inserted while the queue is empty (direct
+   * dispatch: the insert claims the run for `worker`, leased for `leaseMs`, and announces it on
+   * `runs.assigned`). Replaces the worker's previous offer. False when this backend has no offers
+   * (SQLite: one process, whose pool takes the runs started in it directly).
+   */
+  offer(worker: string, token: string, leaseMs: number): Promise<boolean>;
+  /** Withdraws offer `token`: true when it still stood, false when a run took it (its assignment is on `runs.assigned`). */
+  retract(worker: string, token: string): Promise<boolean>;
   /**
    * Runs held by a worker that is gone become claimable at once; returns how many. PostgreSQL: the
    * holders whose liveness lock (`attach`) no session holds any more. SQLite (one process): every
-   * holder but `worker`.
+   * holder but `worker`. The offers of gone workers are withdrawn.
    */
   releaseOrphans(worker: string): Promise<number>;
   /** Extends the leases of the runs `worker` holds; answers the ids it still holds (a run missing lost its lease). */
@@ -792,9 +804,32 @@ export interface RunStore {
  * - `runs.finished`: a run reached a terminal status. Waiters (`wait_for_completion`) read it again.
  * - `runs.cancel`: a cancel was requested for a run that is running. Its worker stops at the next step boundary.
  * - `keys.revoked` (payload: the key's id): an API key was revoked. Instances that remember key lookups forget it.
+ * - `runs.assigned` (payload: `<worker> <offer token> <run id>[ <run row as JSON>]`): an insert took the
+ *   worker's offer (RunStore.offer) and claimed the run for it. The row is left out when it would not fit.
  */
-export const CHANNELS = ["runs.queued", "runs.finished", "runs.cancel", "keys.revoked"] as const;
+export const CHANNELS = ["runs.queued", "runs.finished", "runs.cancel", "keys.revoked", "runs.assigned"] as const;
 export type Channel = (typeof CHANNELS)[number];
+
+/** A `runs.assigned` payload: the run claimed for `worker` by the insert that took its offer `token`; `run` is absent when it did not fit. */
+export interface Assignment {
+  worker: string;
+  token: string;
+  runId: string;
+  run?: RunRow;
+}
+
+const ROW_TIMES = ["createdAt", "startedAt", "completedAt", "cancelRequestedAt"] as const;
+
+/** Reads a `runs.assigned` payload (the row as PostgreSQL's row_to_json wrote it, times made ISO as the stores give them). */
+export function parseAssignment(payload: string): Assignment | undefined {
+  const [worker, token, runId] = payload.split(" ", 3);
+  if (!worker || !token || !runId) return undefined;
+  const rest = payload.slice(worker.length + token.length + runId.length + 3);
+  if (!rest) return { worker, token, runId };
+  const run = JSON.parse(rest) as Record<string, unknown>;
+  for (const k of ROW_TIMES) if (typeof run[k] === "string") run[k] = new Date(run[k] as string).toISOString();
+  return { worker, token, runId, run: run as unknown as RunRow };
+}
 
 /** PostgreSQL's NOTIFY refuses payloads of 8000 bytes or more; both backends refuse them the same way. */
 export const NOTIFY_PAYLOAD_MAX_BYTES = 7999;

@@ -4,17 +4,22 @@
 // is only the safety net. Every claimed run has a lease renewed by a heartbeat: a run whose lease lapsed
 // is claimed again by anyone, and a process that died is detected sooner through its database session
 // (`attach`), so its runs resume elsewhere within a poll. A graceful stop hands back what it still holds.
+// Direct dispatch: while the queue is empty, the pool offers one idle slot in the database (`offer`); the
+// next run inserted (by any process) while nothing is pending is inserted already claimed for it and
+// announced on `runs.assigned` with its row, so it starts without a claim round trip.
 import type { Clock } from "../../kernel/clock";
 import { newId } from "../../kernel/ids";
 import type { Logger } from "../../kernel/logger";
 import type { Claim } from "../db/runs-model";
-import type { Notifications, RunStore } from "../db/storage";
+import { parseAssignment, type Notifications, type RunStore } from "../db/storage";
 import type { AbortReason, RunSignals } from "./signals";
 
 /** How long a claim holds a run without a heartbeat (renewed every third of it). */
 export const LEASE_MS = 30_000;
 /** The safety-net poll: runs of dead processes are released and claimable runs claimed this often. */
 export const POLL_MS = 2_000;
+/** A withdrawn offer a run took: how long its `runs.assigned` may take before the pool looks for the run itself. */
+const ASSIGNMENT_WAIT_MS = 5_000;
 
 export interface PoolDeps {
   store: RunStore;
@@ -48,7 +53,14 @@ export class WorkerPool {
    */
   private backlog = true;
   /** Runs released from their slot early (execute's `release`) whose finish is still committing. */
-  private finishing = 0;
+  private finishing = new Set<string>();
+  /**
+   * This process's standing offer of one idle slot (direct dispatch; the slot counts as taken). `taken`
+   * once a withdrawal found that a run took it: the run's `runs.assigned` is on its way.
+   */
+  private offered: { token: string; landed: Promise<boolean>; withdrawing: boolean; taken?: ReturnType<typeof setTimeout> } | undefined;
+  /** False once the store said it has no offers (SQLite). */
+  private offers = true;
   /** Slots promised to runs being inserted already claimed by this process (reserve()). */
   private reserved = 0;
   private heartbeat: ReturnType<typeof setInterval> | undefined;
@@ -70,10 +82,21 @@ export class WorkerPool {
     this.started = true;
     await this.deps.store.attach(this.worker);
     await this.recover();
-    this.unsubscribe = await this.deps.notifications.subscribe("runs.queued", () => void this.wake()).catch((err) => {
-      this.deps.log.warn("cannot listen for queued runs; the poll picks them up", { error: (err as Error)?.message ?? String(err) });
-      return undefined;
-    });
+    const n = this.deps.notifications;
+    const offs = await Promise.all([
+      n.subscribe("runs.queued", () => void this.wake()).catch((err) => {
+        this.deps.log.warn("cannot listen for queued runs; the poll picks them up", { error: (err as Error)?.message ?? String(err) });
+        return undefined;
+      }),
+      // Without this subscription the pool makes no offers: nobody would hear that a run took one.
+      n.subscribe("runs.assigned", (payload) => this.assigned(payload)).catch(() => ((this.offers = false), undefined)),
+    ]);
+    // Assignments lost while the listening connection was down: withdrawing the offer finds out.
+    const reconnect = n.onReconnect(() => this.withdraw());
+    this.unsubscribe = () => {
+      for (const off of offs) off?.();
+      reconnect();
+    };
     this.poll = setInterval(() => void this.recover().then(() => this.wake()), this.deps.pollMs ?? POLL_MS);
     this.poll.unref?.();
     await this.wake();
@@ -107,7 +130,15 @@ export class WorkerPool {
       this.rewake = true;
       return Promise.resolve();
     }
-    if (!this.started || this.stopping || !this.backlog || this.busy() >= this.deps.concurrency) return Promise.resolve();
+    if (!this.started || this.stopping) return Promise.resolve();
+    if (!this.backlog) {
+      this.offer();
+      return Promise.resolve();
+    }
+    if (this.busy() >= this.deps.concurrency) {
+      this.withdraw(); // runs wait: the offered slot takes them instead
+      return Promise.resolve();
+    }
     this.pumping = true;
     this.rewake = false;
     const free = this.deps.concurrency - this.busy();
@@ -123,12 +154,94 @@ export class WorkerPool {
       .then(() => {
         this.pumping = false;
         if (this.rewake) void this.pump(); // new runs or free slots meanwhile
+        else if (!this.backlog) this.offer(); // the queue is empty: an idle slot waits for the next run
+        else void this.withdraw(); // runs wait: the offered slot takes them too
       });
   }
 
-  /** Slots taken: runs executing plus runs being inserted for this process (reserve()). */
+  /** Offers one idle slot for the next run inserted while the queue is empty (no-op with an offer standing). */
+  private offer(): void {
+    if (!this.offers || this.offered || !this.started || this.stopping || this.pumping || this.busy() >= this.deps.concurrency) return;
+    const token = newId("ofr");
+    const offered: NonNullable<WorkerPool["offered"]> = { token, landed: this.deps.store.offer(this.worker, token, this.leaseMs), withdrawing: false };
+    this.offered = offered;
+    offered.landed.then(
+      (ok) => {
+        if (ok) return;
+        this.offers = false; // this backend has none
+        this.dropOffer(offered);
+      },
+      (err) => {
+        this.deps.log.warn("offering an idle slot failed; runs reach it through the queue", { error: (err as Error)?.message ?? String(err) });
+        this.dropOffer(offered);
+      },
+    );
+  }
+
+  private dropOffer(offered: NonNullable<WorkerPool["offered"]>): void {
+    if (this.offered !== offered) return;
+    clearTimeout(offered.taken);
+    this.offered = undefined;
+    void this.pump();
+  }
+
+  /** Withdraws the standing offer (its slot then claims from the queue); a run that took it arrives on runs.assigned. */
+  private withdraw(): Promise<void> {
+    const offered = this.offered;
+    if (!offered || offered.withdrawing) return Promise.resolve();
+    offered.withdrawing = true;
+    return offered.landed
+      .then((ok) => (ok ? this.deps.store.retract(this.worker, offered.token) : true))
+      .then(
+        (stood) => {
+          if (this.offered !== offered) return; // its run arrived meanwhile
+          if (stood) return this.dropOffer(offered);
+          offered.taken = setTimeout(() => void this.adoptLost(offered), ASSIGNMENT_WAIT_MS);
+        },
+        (err) => {
+          offered.withdrawing = false;
+          this.deps.log.warn("withdrawing the offered slot failed", { error: (err as Error)?.message ?? String(err) });
+        },
+      );
+  }
+
+  /** A run took this process's offer: it is claimed for this worker already, so it starts here now. */
+  private assigned(payload: string): void {
+    const a = parseAssignment(payload);
+    if (!a || a.worker !== this.worker || this.stopping || this.active.has(a.runId)) return;
+    if (this.offered?.token === a.token) {
+      clearTimeout(this.offered.taken);
+      this.offered = undefined;
+    }
+    if (a.run) return this.launch({ id: a.runId, resumed: false, fresh: true, run: a.run });
+    this.deps.store.byId(a.runId).then(
+      (run) => run && run.status === "running" && run.claimedBy === this.worker && !this.active.has(run.id) && !this.stopping && this.launch({ id: run.id, resumed: false, fresh: true, run }),
+      (err) => this.deps.log.error("reading an assigned run failed; it resumes when its lease lapses", { runId: a.runId, error: (err as Error)?.stack ?? String(err) }),
+    );
+  }
+
+  /**
+   * A run took the offer but its `runs.assigned` never came (the listening connection dropped): the
+   * runs this worker holds without executing them start here.
+   */
+  private async adoptLost(offered: NonNullable<WorkerPool["offered"]>): Promise<void> {
+    if (this.offered !== offered) return;
+    this.offered = undefined;
+    try {
+      for (const id of await this.deps.store.renewLeases(this.worker, Date.now() + this.leaseMs)) {
+        if (this.active.has(id) || this.finishing.has(id) || this.stopping) continue;
+        const run = await this.deps.store.byId(id);
+        if (run && run.claimedBy === this.worker && run.status === "running" && !this.active.has(id)) this.launch({ id, resumed: false, fresh: false, run });
+      }
+    } catch (err) {
+      this.deps.log.error("looking for an assigned run failed; it resumes when its lease lapses", { error: (err as Error)?.stack ?? String(err) });
+    }
+    void this.pump();
+  }
+
+  /** Slots taken: runs executing, runs being inserted for this process (reserve()), and the offered slot. */
   private busy(): number {
-    return this.active.size + this.reserved;
+    return this.active.size + this.reserved + (this.offered ? 1 : 0);
   }
 
   /**
@@ -160,6 +273,7 @@ export class WorkerPool {
 
   private launch(claim: Claim): void {
     const runId = claim.id;
+    if (this.active.has(runId)) return; // already executing here (found by adoptLost and launched by its insert too)
     const ctl = { stop: new AbortController(), interrupt: new AbortController() };
     this.active.set(runId, ctl);
     if (this.stopping) ctl.stop.abort("shutdown" satisfies AbortReason); // claimed while stop() began
@@ -178,9 +292,9 @@ export class WorkerPool {
       void this.pump(); // the freed slot takes a queued run, if the last claim left some
     };
     const release = () => {
-      if (state !== "active" || this.finishing >= this.deps.concurrency) return;
+      if (state !== "active" || this.finishing.size >= this.deps.concurrency) return;
       state = "finishing";
-      this.finishing++;
+      this.finishing.add(runId);
       free();
     };
     // Run on a later tick so one wake() claims a whole batch before any run starts executing.
@@ -189,7 +303,7 @@ export class WorkerPool {
         .execute(runId, { stop: ctl.stop.signal, interrupt: ctl.interrupt.signal }, { claim, worker: this.worker, release })
         .catch((err) => this.deps.log.error("run execution crashed", { runId, error: (err as Error)?.stack ?? String(err) }))
         .finally(() => {
-          if (state === "finishing") this.finishing--;
+          if (state === "finishing") this.finishing.delete(runId);
           if (state === "active") free();
           state = "settled";
         });
@@ -234,6 +348,10 @@ export class WorkerPool {
     this.stopping = true;
     clearInterval(this.poll);
     this.unsubscribe?.();
+    const offered = this.offered;
+    this.offered = undefined; // its slot is not a run to wait for
+    clearTimeout(offered?.taken);
+    const withdrawn = offered ? offered.landed.then((ok) => ok && this.deps.store.retract(this.worker, offered.token)).catch(() => {}) : undefined;
     const drained = () => (this.busy() === 0 ? Promise.resolve() : new Promise<void>((r) => (this.drained = r)));
     for (const ctl of this.active.values()) ctl.stop.abort("shutdown" satisfies AbortReason);
     await Promise.race([drained(), Bun.sleep(graceMs)]);
@@ -245,6 +363,8 @@ export class WorkerPool {
     clearInterval(this.heartbeat);
     if (!this.started) return;
     await this.deps.store.flush(); // what finished is committed before the leases go back
+    // No run takes the offer from now on; one that took it already is handed back below.
+    await withdrawn;
     try {
       const handed = await this.deps.store.handBack(this.worker);
       if (handed.length) {

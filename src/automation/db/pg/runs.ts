@@ -41,6 +41,9 @@ const LIVENESS_LOCK = 72_420;
 /** The channel a finish announces itself on (storage.ts CHANNELS). */
 const FINISHED_CHANNEL: Channel = "runs.finished";
 const QUEUED_CHANNEL: Channel = "runs.queued";
+const ASSIGNED_CHANNEL: Channel = "runs.assigned";
+/** The run row rides along on runs.assigned up to this size (the payload stays under NOTIFY's 8000 bytes with the ids). */
+const ASSIGNED_ROW_MAX = 7800;
 
 /** Step rows sort by this: increasing within a process and across restarts (microseconds + counter). */
 let lastSeq = 0;
@@ -67,6 +70,7 @@ const INSERT_RUN = `INSERT INTO runs (${INSERT_COLUMNS.map(([, c]) => c).join(",
 
 /** Where the run id is among INSERT_COLUMNS' values. */
 const RUN_ID_AT = INSERT_COLUMNS.findIndex(([k]) => k === "id");
+const STATUS_AT = INSERT_COLUMNS.findIndex(([k]) => k === "status");
 
 /** Multi-row INSERT of events: `(runId, at, event)` each. */
 async function addEvents(db: Pg, events: [string, string, NewEvent][]): Promise<void> {
@@ -279,8 +283,17 @@ const INSERT_CHUNK = 500;
  * back undefined otherwise. A pending run announces itself on runs.queued, delivered on commit.
  * Resolves with the inserted rows in the order of `batch`.
  */
-async function insertRuns(db: Pg, batch: Pick<PlainInsert, "values" | "events" | "source">[]): Promise<(RunRow | undefined)[]> {
+async function insertRuns(db: Pg, batch: Pick<PlainInsert, "values" | "events" | "source">[], assign = false): Promise<(RunRow | undefined)[]> {
   const args: unknown[] = [];
+  // Direct dispatch (one pending run): the offer `o` it takes, if any, decides the claim columns.
+  const now = assign ? `CAST($${args.push(Date.now())} AS bigint)` : "";
+  const claimed: Record<string, string> = {
+    status: "CASE WHEN o.worker IS NULL THEN v.status ELSE 'running' END",
+    claimed_by: "COALESCE(o.worker, v.claimed_by)",
+    lease_until: `CASE WHEN o.worker IS NULL THEN v.lease_until ELSE ${now} + o.lease_ms END`,
+    attempts: "CASE WHEN o.worker IS NULL THEN v.attempts ELSE 1 END",
+    started_at: "CASE WHEN o.worker IS NULL THEN v.started_at ELSE v.created_at END",
+  };
   const runRows = batch.map(({ values, source }) => {
     const b = args.length;
     args.push(...values, source?.automationId ?? null, source?.versionId ?? null, source?.updatedAt ?? null);
@@ -296,17 +309,29 @@ async function insertRuns(db: Pg, batch: Pick<PlainInsert, "values" | "events" |
     }),
   );
   const columns = INSERT_COLUMNS.map(([, c]) => c).join(", ");
-  const insert = `INSERT INTO runs (${columns}) SELECT ${columns} FROM (VALUES ${runRows.join(", ")}) v(${columns}, g_a, g_v, g_u)
+  const select = assign ? INSERT_COLUMNS.map(([, c]) => claimed[c] ?? `v.${c}`).join(", ") : columns;
+  const insert = `INSERT INTO runs (${columns}) SELECT ${select} FROM (VALUES ${runRows.join(", ")}) v(${columns}, g_a, g_v, g_u)${assign ? " LEFT JOIN o ON true" : ""}
     WHERE v.g_a IS NULL OR EXISTS (SELECT 1 FROM automations a WHERE ${SOURCE_HOLDS("v.g_a", "v.g_v", "v.g_u")}) RETURNING ${RUN_COLUMNS}`;
+  const given = eventRows.length
+    ? [`SELECT r.id, ev.type, CAST(r."createdAt" AS timestamptz) AS at, ev.status, ev.message, CAST(ev.metadata AS json) AS metadata, ev.n
+        FROM (VALUES ${eventRows.join(", ")}) ev(run_id, type, status, message, metadata, n) JOIN r ON r.id = ev.run_id`]
+    : [];
+  // An assigned run also gets the `started` event a claim would have written.
+  const events = assign ? [...given, `SELECT r.id, 'started', CAST(r."createdAt" AS timestamptz), 'running', NULL, NULL, ${eventRows.length} FROM r WHERE r.status = 'running'`] : given;
+  const offer = `o AS (SELECT worker, token, lease_ms FROM run_offers WHERE token IS NOT NULL AND NOT EXISTS (SELECT 1 FROM runs WHERE status = 'pending')
+                       LIMIT 1 FOR UPDATE SKIP LOCKED), `;
   const rows = await db.unsafe(
-    `WITH r AS (${insert})${
-      eventRows.length
+    `WITH ${assign ? offer : ""}r AS (${insert})${
+      events.length
         ? `, e AS (INSERT INTO run_events (run_id, type, timestamp, status, message, metadata)
-                   SELECT r.id, ev.type, CAST(r."createdAt" AS timestamptz), ev.status, ev.message, CAST(ev.metadata AS json)
-                   FROM (VALUES ${eventRows.join(", ")}) ev(run_id, type, status, message, metadata, n) JOIN r ON r.id = ev.run_id ORDER BY ev.n)`
+                   SELECT id, type, at, status, message, metadata FROM (${events.join(" UNION ALL ")}) x ORDER BY n)`
         : ""
-    }
-     SELECT r.*, CASE WHEN r.status = 'pending' THEN pg_notify('${QUEUED_CHANNEL}', r.id) END AS queued FROM r`,
+    }${assign ? ", t AS (UPDATE run_offers SET token = NULL FROM o WHERE run_offers.worker = o.worker AND EXISTS (SELECT 1 FROM r WHERE r.status = 'running'))" : ""}
+     SELECT r.*, CASE WHEN r.status = 'pending' THEN pg_notify('${QUEUED_CHANNEL}', r.id)${
+       assign
+         ? ` WHEN o.worker IS NOT NULL THEN pg_notify('${ASSIGNED_CHANNEL}', concat_ws(' ', o.worker, o.token, r.id, CASE WHEN octet_length(j.row) < ${ASSIGNED_ROW_MAX} THEN j.row END))`
+         : ""
+     } END AS queued FROM r${assign ? " LEFT JOIN o ON true LEFT JOIN LATERAL (SELECT row_to_json(r)::text AS row) j ON true" : ""}`,
     args,
   );
   const byId = new Map<string, RunRow>();
@@ -455,7 +480,8 @@ export class PgRunStore implements RunStore {
     const settle = (b: PlainInsert, row: RunRow | undefined) =>
       row ? b.resolve(row) : b.reject(b.source ? new StaleSource(b.source.automationId) : new Error(`run ${String(b.values[RUN_ID_AT])} was not inserted`));
     try {
-      const rows = await insertRuns(this.pg, batch);
+      // A lone pending run may go straight to a worker that offered a slot (direct dispatch).
+      const rows = await insertRuns(this.pg, batch, batch.length === 1 && batch[0].values[STATUS_AT] === "pending");
       batch.forEach((b, i) => settle(b, rows[i]));
     } catch (err) {
       if (batch.length === 1) return batch[0].reject(err);
@@ -571,6 +597,7 @@ export class PgRunStore implements RunStore {
     const conn = this.alive.get(worker);
     if (!conn) return;
     this.alive.delete(worker);
+    await this.pg`DELETE FROM run_offers WHERE worker = ${worker}`.catch(() => {});
     await conn`SELECT pg_advisory_unlock(${LIVENESS_LOCK}, hashtext(${worker}))`.catch(() => {});
     conn.release();
   }
@@ -578,10 +605,23 @@ export class PgRunStore implements RunStore {
   async releaseOrphans(worker: string): Promise<number> {
     // A holder is gone when its liveness lock is free: taking it for this transaction succeeds (a
     // live holder's session keeps it). Runs nobody holds are claimable already.
-    const rows = await this.pg`UPDATE runs SET claimed_by = NULL, lease_until = NULL
+    const rows = await this.pg`WITH gone AS (DELETE FROM run_offers WHERE worker <> ${worker} AND pg_try_advisory_xact_lock(${LIVENESS_LOCK}, hashtext(worker)))
+      UPDATE runs SET claimed_by = NULL, lease_until = NULL
       WHERE status = 'running' AND claimed_by IS NOT NULL AND claimed_by <> ${worker}
         AND pg_try_advisory_xact_lock(${LIVENESS_LOCK}, hashtext(claimed_by)) RETURNING id`;
     return rows.length;
+  }
+
+  async offer(worker: string, token: string, leaseMs: number): Promise<boolean> {
+    await this.pg`INSERT INTO run_offers (worker, token, lease_ms) VALUES (${worker}, ${token}, ${leaseMs})
+      ON CONFLICT (worker) DO UPDATE SET token = EXCLUDED.token, lease_ms = EXCLUDED.lease_ms`;
+    return true;
+  }
+
+  async retract(worker: string, token: string): Promise<boolean> {
+    // The offer's row lock orders this against an insert taking it: one of the two wins.
+    const rows = await this.pg`UPDATE run_offers SET token = NULL WHERE worker = ${worker} AND token = ${token} RETURNING worker`;
+    return rows.length === 1;
   }
 
   async renewLeases(worker: string, until: number): Promise<string[]> {

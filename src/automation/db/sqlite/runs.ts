@@ -219,6 +219,15 @@ export class SqliteRunStore implements RunStore {
 
   async detach(_worker: string): Promise<void> {}
 
+  /** No offers: the one process's pool takes the runs started in it directly (RunService reserve). */
+  async offer(_worker: string, _token: string, _leaseMs: number): Promise<boolean> {
+    return false;
+  }
+
+  async retract(_worker: string, _token: string): Promise<boolean> {
+    return true;
+  }
+
   /** One process owns the data dir: runs claimed by any other worker (a previous, dead process) are released. */
   async releaseOrphans(worker: string): Promise<number> {
     return this.sqlite
