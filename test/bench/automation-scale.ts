@@ -16,7 +16,9 @@
 //     took an idle worker's offered slot (direct dispatch) is started by its insert: its startedAt is
 //     its createdAt, taken before the insert, so that figure is about 0 for such runs.
 // Aims (issue 24): automation-server ≥ 0.3× graphile-worker's jobs/s, submit→start p50 ≤ 2× its figure.
-// BENCH_JOBS (5000), BENCH_LATENCY_N (200), BENCH_SLOTS (8) change the sizes.
+// BENCH_JOBS (5000), BENCH_LATENCY_N (200), BENCH_SLOTS (8) change the sizes; BENCH_PROCS (1,2) the worker
+// process counts measured; BENCH_BIN runs another automation-server executable (an A/B against a build
+// of an earlier commit).
 import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -31,7 +33,7 @@ const LATENCY_N = Number(process.env.BENCH_LATENCY_N ?? 200);
 const SLOTS = Number(process.env.BENCH_SLOTS ?? 8);
 const BATCH = 100;
 const WARMUP = 20;
-const PROCESSES = [1, 2] as const;
+const PROCESSES = (process.env.BENCH_PROCS ?? "1,2").split(",").map(Number);
 
 /** Wall-clock milliseconds with a fraction: comparable across processes of this machine. */
 const nowMs = () => performance.timeOrigin + performance.now();
@@ -253,7 +255,7 @@ function automationSide(bin: string, dataDir: string, url: string, api: Server, 
   return { side, close: () => pg.close() };
 }
 
-const built = await ensureBuilt("automation-server");
+const built = process.env.BENCH_BIN || (await ensureBuilt("automation-server"));
 const ping = loopback();
 const dir = mkdtempSync(join(tmpdir(), "automation-scale-"));
 const results: { procs: number; graphile: Figures; ours: Figures }[] = [];
