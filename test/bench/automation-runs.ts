@@ -133,7 +133,7 @@ if (process.argv.includes("--store")) {
   process.exit(0);
 }
 
-const built = await ensureBuilt("automation-server");
+const built = process.env.BENCH_BIN || (await ensureBuilt("automation-server"));
 const engineMs = await engineOnly();
 const engineRate = RUNS / (engineMs / 1000);
 console.log(`automation-runs benchmark (${WORKERS ? `--workers ${WORKERS}` : `default --workers (${DEFAULT_WORKERS})`}, ${availableParallelism()} CPUs, Bun ${Bun.version})`);

@@ -765,7 +765,8 @@ export interface RunStore {
   handBack(worker: string): Promise<string[]>;
   completedSteps(runId: string): Promise<StepRow[]>;
   /**
-   * Queued for the next journal commit (not awaited: a lost start only hides a running step). With a
+   * Queued for a journal commit (not awaited: a lost start only hides a running step); PostgreSQL lets
+   * it wait up to 10 ms for other writes to share the statement (`flush` sends it at once). With a
    * `lease`, every journal write and the finish apply only while the run is still held under it
    * (fencing: a worker that lost the run to another writes nothing).
    */

@@ -339,6 +339,15 @@ async function insertRuns(db: Pg, batch: Pick<PlainInsert, "values" | "events" |
   return batch.map(({ values }) => byId.get(values[RUN_ID_AT] as string));
 }
 
+/**
+ * A step's start waits this long for a statement to share (its finish, the run's next writes, any
+ * run's writes in the next batch) before it commits alone. So the start of a step with an effect (an
+ * HTTP call) is not committed in the moments the effect leaves, and a shorter step is one write. A
+ * start is only shown while its step runs (crash recovery reads finished steps), and whatever must
+ * follow it (a cancel, a human-review park) flushes the journal first.
+ */
+const START_DELAY_MS = 10;
+
 /** Journal batches committing at once per process (each on a pool connection of its own). */
 const JOURNAL_BATCHES = 4;
 
@@ -351,13 +360,16 @@ export class PgRunStore implements RunStore {
   private items: Item[] = [];
   private waiters: Waiter[] = [];
   private scheduled = false;
+  /** A dispatch for queued step starts alone (START_DELAY_MS). */
+  private lazyTimer: ReturnType<typeof setTimeout> | undefined;
   /** Runs with a batch committing: their later writes wait for it (a step's start never commits after its finish). */
   private committingRuns = new Set<string>();
   private batchesInFlight = 0;
   /** Every write queued or committing, settled once committed (or refused): what flush() waits for. */
   private open = new Set<Promise<unknown>>();
 
-  private enqueue<T = void>(item: Item): Promise<T> {
+  /** Queues a journal write for the next dispatch (this turn's end; `lazy`: within START_DELAY_MS). */
+  private enqueue<T = void>(item: Item, lazy = false): Promise<T> {
     this.items.push(item);
     const done = new Promise<T>((resolve, reject) => this.waiters.push({ resolve: resolve as (v: unknown) => void, reject }));
     const settled: Promise<unknown> = done.then(
@@ -365,7 +377,12 @@ export class PgRunStore implements RunStore {
       () => this.open.delete(settled),
     );
     this.open.add(settled);
-    if (!this.scheduled) {
+    if (lazy) {
+      this.lazyTimer ??= setTimeout(() => {
+        this.lazyTimer = undefined;
+        this.dispatch();
+      }, START_DELAY_MS);
+    } else if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(() => this.dispatch());
     }
@@ -644,7 +661,7 @@ export class PgRunStore implements RunStore {
   stepStarted(runId: string, s: StepStart, lease?: Lease): void {
     const w: StepWrite = { runId, path: s.path, seq: nextSeq(), name: s.name, type: s.type, status: "running", output: null, error: null, attempt: s.attempt, startedAt: s.startedAt, completedAt: null, lease };
     const event = { type: "step_started", status: "running", message: s.name, metadata: { path: s.path, type: s.type, attempt: s.attempt } };
-    this.enqueue({ kind: "step", w, event, at: s.startedAt }).catch(() => {});
+    this.enqueue({ kind: "step", w, event, at: s.startedAt }, true).catch(() => {});
   }
 
   stepFinished(runId: string, s: StepRecord, lease?: Lease): Promise<void> {
