@@ -9,6 +9,7 @@
 //     each, finished: what the store costs without the server around it.
 // The server part runs on SQLite, then on PostgreSQL (a throwaway server the script starts);
 // BENCH_BACKEND=sqlite|postgres runs one. The server runs with its default --workers; BENCH_WORKERS=N sets it.
+// BENCH_BIN=path runs another automation-server executable (an A/B against a build of an earlier commit).
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
