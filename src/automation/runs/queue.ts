@@ -173,6 +173,8 @@ export class WorkerPool {
       },
       (err) => {
         this.deps.log.warn("offering an idle slot failed; runs reach it through the queue", { error: (err as Error)?.message ?? String(err) });
+        // The next offer follows a claim that finds the queue empty (not a retry loop while the database is away).
+        this.backlog = true;
         this.dropOffer(offered);
       },
     );
