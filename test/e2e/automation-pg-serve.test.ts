@@ -128,6 +128,7 @@ describe("serve --db postgres://", () => {
     try {
       expect((await get()).status).toBe(200);
       await pg.pause();
+      await Bun.sleep(2_500); // a safety poll of the idle pool (its slot offered) meets the database away
       const down = await get();
       expect(down.status).toBe(503);
       expect(down.headers.get("retry-after")).toBe("1");
@@ -139,6 +140,16 @@ describe("serve --db postgres://", () => {
         if (status !== 200) await Bun.sleep(100);
       }
       expect(status).toBe(200);
+      // The pool works again (a run starts and finishes; its idle slot was offered across the outage), and the
+      // outage left a few warnings, not a stream of them.
+      const run = await fetch(`${server.url}/v1/runs?wait_for_completion=30`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${DEMO_KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({ target: "workflows.hello", input: { name: "again" } }),
+      });
+      expect(run.status).toBe(200);
+      expect(((await run.json()) as { execution: { status: string } }).execution.status).toBe("completed");
+      expect(server.output().split("\n").filter((l) => / (warn|error) /.test(l)).length).toBeLessThan(20);
     } finally {
       expect(await server.kill("SIGTERM")).toBe(0);
       await pg.stop();
