@@ -344,8 +344,9 @@ describe("2 APIs (--workers 0) + 2 workers on one PostgreSQL", () => {
     expect(new Set(resumedRuns)).toEqual(new Set(held));
     const resumedN = new Set([...resumedRuns].map((id) => runningAtKill.get(id)!.n));
 
-    // Side effects: every n called; a repeat only for a step in flight on the killed worker (not
-    // journaled when it died), once, and never for a step whose completion was journaled.
+    // Side effects: every n called; a repeat only for a step whose result the killed worker had not
+    // committed when it died (in flight, or done while its run's finish was still committing), once,
+    // and never for a step whose completion was journaled.
     expect(calls("kill").size).toBe(RUNS);
     const repeated: number[] = [];
     for (const [n, times] of calls("kill")) {
@@ -355,7 +356,7 @@ describe("2 APIs (--workers 0) + 2 workers on one PostgreSQL", () => {
       expect(resumedN.has(n)).toBe(true);
     }
     for (const n of recorded) expect({ n, calls: calls("kill").get(n)!.length }).toEqual({ n, calls: 1 });
-    expect(repeated.length).toBeLessThanOrEqual(WORKER_SLOTS);
+    expect(repeated.length).toBeLessThanOrEqual(2 * WORKER_SLOTS);
     expect(totalCalls("kill")).toBe(RUNS + repeated.length);
 
     const recovery = resumed.map((e) => new Date(e.at).getTime() - killedAt);
