@@ -31,6 +31,31 @@ export async function runFileEnds(current?: string): Promise<void> {
   }
 }
 
+const runEnd: Cleanup[] = [];
+
+/**
+ * `fn` runs once every test file is done, before the preload removes the run's temp root: for what
+ * lives across files and writes inside that root (the shared PostgreSQL server). Outside the runner: at exit.
+ */
+export function atRunEnd(fn: Cleanup): void {
+  if (!inRunner) {
+    process.on("exit", () => void fn());
+    return;
+  }
+  runEnd.push(fn);
+}
+
+/** Runs the atRunEnd cleanups, newest first. Called by the preload only, after runFileEnds(). */
+export async function runRunEnds(): Promise<void> {
+  for (const fn of runEnd.splice(0).reverse()) {
+    try {
+      await fn();
+    } catch (err) {
+      console.error("a test run's cleanup failed:", err);
+    }
+  }
+}
+
 /** The preload calls this once: from then on cleanups wait for their file's end. */
 export function fileEndsInRunner(): void {
   inRunner = true;

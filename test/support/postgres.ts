@@ -5,6 +5,7 @@
 // start is retried on another. The server counts as ready only when its own log says so while it runs.
 // Postgres refuses to run as root, so as root the server runs as the `postgres` user (setpriv).
 import { SQL } from "bun";
+import { atRunEnd } from "./file-end";
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -119,6 +120,8 @@ cleanup`;
   };
   const stopOnExit = () => void stop();
   process.on("exit", stopOnExit);
+  // Stopped (and its directory removed by the watchdog) before the test run's temp root is removed.
+  atRunEnd(stop);
   /** Waits until `pattern` occurs `count` times in the log (the server's own word, while the watchdog runs). */
   const untilLogged = async (pattern: RegExp, count: number, what: string) => {
     const until = Date.now() + 30_000;

@@ -7,7 +7,7 @@ import { afterAll, beforeEach } from "bun:test";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileEndsInRunner, runFileEnds } from "./file-end";
+import { fileEndsInRunner, runFileEnds, runRunEnds } from "./file-end";
 
 const root = mkdtempSync(join(tmpdir(), "bun-test-"));
 // PostgreSQL runs as its own user inside it (test/support/postgres.ts): it must be able to traverse.
@@ -22,6 +22,9 @@ beforeEach(() => runFileEnds(Bun.main));
 // An afterAll in a preload runs once, after every test file (Bun fires no "exit" event in `bun test`).
 afterAll(async () => {
   await runFileEnds();
+  // Servers that live across files (PostgreSQL) stop first: one still running writes into the root
+  // while it is being removed, and the removal gives up.
+  await runRunEnds();
   // A server being stopped may still write into its directory for a moment: retry briefly.
   for (let i = 0; i < 5; i++) {
     try {
