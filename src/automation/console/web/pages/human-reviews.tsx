@@ -81,11 +81,35 @@ function parseValue(text: string, original: unknown): string | number | boolean 
   return text;
 }
 
-function conflictText(err: unknown): string | null {
+/**
+ * A fresh idempotency key for one user action (one click or shortcut). A key made from the task and
+ * its version would be the same on a stale page as on the page that acted first: the server would
+ * replay the other person's answer as if it were this one, and silently drop this person's edits.
+ * crypto.getRandomValues, not randomUUID: the console may be served over plain HTTP on a LAN, where
+ * randomUUID (secure contexts only) is missing.
+ */
+export function newActionKey(): string {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  return `console-${Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/** Whether a failed call may still have been applied (no answer, or a 5xx/429): only then is the same key reused. */
+function uncertain(err: unknown): boolean {
+  const status = (err as { status?: unknown } | null)?.status;
+  return typeof status !== "number" || status === 0 || status === 408 || status === 429 || status >= 500;
+}
+
+/** What the stale page had typed and not saved, named so that nothing is lost silently. */
+function unsavedText(edits: string[]): string {
+  return edits.length ? ` Your edits were not applied: ${edits.join(", ")}.` : "";
+}
+
+function conflictText(err: unknown, what: "save" | "approve" | "reject", edits: string[]): string | null {
   const c = taskConflict(err);
   if (!c) return null;
-  if (c.error === "task_not_pending") return `Someone else decided this task first: it is ${c.status} now. Nothing was changed.`;
-  if (c.error === "version_conflict") return `Someone else changed this task while you were on it (now version ${c.currentVersion}). Reload it to see their changes, then decide.`;
+  const yours = what === "save" ? "Your corrections were not saved." : what === "approve" ? "Your approval was not applied." : "Your rejection was not applied.";
+  if (c.error === "task_not_pending") return `Someone else decided this task first: it is ${c.status} now. ${yours}${unsavedText(edits)} Reload the task to see its current state.`;
+  if (c.error === "version_conflict") return `Someone else changed this task while you were on it (now version ${c.currentVersion}). ${yours}${unsavedText(edits)} Reload the task to see their changes, then decide.`;
   return "Every field that needs a review must be confirmed before approving.";
 }
 
@@ -102,6 +126,8 @@ export function HumanReviewTaskPage({ id }: { id: string }) {
   const [message, setMessage] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const reasonRef = useRef<HTMLTextAreaElement>(null);
+  /** The key of the last action whose outcome is unknown (timeout, 5xx): a retry of exactly that action reuses it. */
+  const pendingKey = useRef<{ action: string; key: string } | null>(null);
   const canWrite = can("reviews:write");
 
   const adopt = (t: HumanReviewTask) => {
@@ -124,8 +150,20 @@ export function HumanReviewTaskPage({ id }: { id: string }) {
   const previous = at > 0 ? ids[at - 1] : undefined;
   const pending = task?.status === "pending";
 
-  /** Sends every field whose value changed or that was newly confirmed; the task's version moves on. */
-  const saveFields = async (t: HumanReviewTask, confirmAll: boolean): Promise<HumanReviewTask> => {
+  /** The fields whose typed value differs from the task's, as "label: value". */
+  const edits = (t: HumanReviewTask): string[] =>
+    t.decisions.flatMap((d) => {
+      const f = draft[d.path];
+      if (!f || f.value === show(d.currentValue)) return [];
+      const m = (t.fieldMetadata[d.path] ?? {}) as { label?: string };
+      return [`${m.label ?? d.path}: ${f.value}`];
+    });
+
+  /**
+   * Sends every field whose value changed or that was newly confirmed; the task's version moves on.
+   * `key` is the action's own idempotency key; each field's write gets its own key derived from it.
+   */
+  const saveFields = async (t: HumanReviewTask, confirmAll: boolean, key: string): Promise<HumanReviewTask> => {
     let current = t;
     for (const d of t.decisions) {
       const f = draft[d.path];
@@ -139,7 +177,7 @@ export function HumanReviewTaskPage({ id }: { id: string }) {
         value,
         confirmed: confirm,
         expectedVersion: current.version,
-        idempotencyKey: `${id}:${d.path}:${current.version}`,
+        idempotencyKey: `${key}:field:${d.path}`,
       });
     }
     return current;
@@ -152,24 +190,33 @@ export function HumanReviewTaskPage({ id }: { id: string }) {
       setTimeout(() => reasonRef.current?.focus());
       return;
     }
+    // One key per action. It is reused only when this very action (same task version, same values)
+    // is tried again after a failure that may have been applied, so the server replays it rather
+    // than acting twice; anything else (another page, another edit, another click) is a new key.
+    const action = JSON.stringify([what, task.version, draft, what === "reject" ? reason.trim() : ""]);
+    const key = pendingKey.current?.action === action ? pendingKey.current.key : newActionKey();
+    pendingKey.current = { action, key };
     setBusy(true);
     setError(null);
     setMessage(null);
     try {
       if (what === "save") {
-        adopt(await saveFields(task, false));
+        adopt(await saveFields(task, false, key));
         setMessage("Corrections saved.");
       } else if (what === "approve") {
-        const saved = await saveFields(task, true);
-        adopt(await client.humanReviews.approve(id, { expectedVersion: saved.version, idempotencyKey: `${id}:approve:${saved.version}` }));
+        const saved = await saveFields(task, true, key);
+        adopt(await client.humanReviews.approve(id, { expectedVersion: saved.version, idempotencyKey: `${key}:approve` }));
         setMessage("Approved: the run resumes with the reviewed data.");
       } else {
-        adopt(await client.humanReviews.reject(id, { reason: reason.trim(), expectedVersion: task.version, idempotencyKey: `${id}:reject:${task.version}` }));
+        adopt(await client.humanReviews.reject(id, { reason: reason.trim(), expectedVersion: task.version, idempotencyKey: `${key}:reject` }));
         setMessage("Rejected: the run ends as rejected with your reason.");
         setRejecting(false);
       }
+      pendingKey.current = null;
     } catch (err) {
-      setError(conflictText(err) ?? errorText(err));
+      if (!uncertain(err)) pendingKey.current = null;
+      // The draft stays as typed: the page shows what was not applied until the person reloads.
+      setError(conflictText(err, what, edits(task)) ?? errorText(err));
     } finally {
       setBusy(false);
     }
@@ -329,13 +376,14 @@ function FieldEditor({ decision: d, meta, draft, disabled, onChange }: { decisio
         {m.label ?? d.path} <span class="muted mono">{d.path}</span>
       </label>
       {typeof d.originalValue === "boolean" ? (
-        <select id={id} value={value} disabled={disabled} onChange={(e) => onChange({ value: e.currentTarget.value, confirmed: true })}>
+        <select id={id} aria-describedby={m.description ? `${id}-description` : undefined} value={value} disabled={disabled} onChange={(e) => onChange({ value: e.currentTarget.value, confirmed: true })}>
           <option value="true">true</option>
           <option value="false">false</option>
         </select>
       ) : (
         <input
           id={id}
+          aria-describedby={m.description ? `${id}-description` : undefined}
           type={(typeof d.originalValue === "number" ? "number" : "text") as "text"}
           step={typeof d.originalValue === "number" ? "any" : undefined}
           value={value}
@@ -343,6 +391,11 @@ function FieldEditor({ decision: d, meta, draft, disabled, onChange }: { decisio
           onInput={(e) => onChange({ value: e.currentTarget.value, confirmed: true })}
         />
       )}
+      {m.description ? (
+        <span class="hint field-description" id={`${id}-description`}>
+          {m.description}
+        </span>
+      ) : null}
       <span class="hint">
         {d.required ? "needs a review" : "optional"}
         {m.confidence !== undefined && !d.reason ? ` · confidence ${String(m.confidence)}` : ""}
