@@ -21,12 +21,39 @@ export function forgetKey(): void {
   sessionStorage.removeItem(STORAGE);
 }
 
+/** Fired on `window` when any call of a signed-in session answers 401 (the key was revoked or expired). */
+export const UNAUTHORIZED = "automation-console:unauthorized";
+
+/**
+ * The client, with every call of it and of its resources (`client.runs.list`, ...) watched for a 401,
+ * which ends the session wherever it happens. The caller still gets the error as before.
+ */
+function watchAuth<T extends object>(target: T, depth = 0): T {
+  return new Proxy(target, {
+    get(t, prop) {
+      const value: unknown = Reflect.get(t, prop, t);
+      if (typeof value === "function") {
+        return (...args: unknown[]) => {
+          const out: unknown = value.apply(t, args);
+          if (out instanceof Promise) {
+            out.catch((err: unknown) => {
+              if (err instanceof AutomationError && err.status === 401) dispatchEvent(new CustomEvent(UNAUTHORIZED, { detail: err }));
+            });
+          }
+          return out;
+        };
+      }
+      return depth === 0 && value && typeof value === "object" ? watchAuth(value, 1) : value;
+    },
+  });
+}
+
 /** Checks the key against `/v1/auth/check`; only a key that works is stored. */
 export async function signIn(key: string): Promise<Session> {
   // The environment argument is explicit: a browser has no process.env.
   const options = { baseUrl: location.origin, apiKey: key.trim(), maxRetries: 1, timeoutMs: 30_000 };
-  const client = new AutomationClient(options, {});
-  const manual = new AutomationClient({ ...options, defaultHeaders: { "x-eigenpal-trigger": "manual" } }, {});
+  const client = watchAuth(new AutomationClient(options, {}));
+  const manual = watchAuth(new AutomationClient({ ...options, defaultHeaders: { "x-eigenpal-trigger": "manual" } }, {}));
   const auth = await client.authCheck();
   sessionStorage.setItem(STORAGE, key.trim());
   const scopes = auth.scope;

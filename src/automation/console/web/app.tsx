@@ -1,8 +1,8 @@
 // The console's shell: sign-in, navigation (only what the key's scopes allow) and the page per route.
 import { useEffect, useState } from "preact/hooks";
-import { forgetKey, signIn, storedKey, type Session } from "./api";
+import { errorText, forgetKey, signIn, storedKey, UNAUTHORIZED, type Session } from "./api";
 import { href, parseHash, useRoute, type Route } from "./router";
-import { Problem, SessionContext } from "./ui";
+import { Page, Problem, SessionContext } from "./ui";
 import { SignIn } from "./pages/signin";
 import { RunDetail, RunsList } from "./pages/runs";
 import { AutomationDetail, AutomationsList } from "./pages/automations";
@@ -40,13 +40,18 @@ function Screen({ route }: { route: Route }) {
   if (a === "email-servers") return <EmailServers />;
   if (a === "models") return <Models />;
   return (
-    <section class="page">
-      <h1>Not found</h1>
+    <Page title="Not found">
       <p>
         No console page at this address. <a href="#/runs">Go to runs</a>.
       </p>
-    </section>
+    </Page>
   );
+}
+
+/** Where to go after signing in: `#/signin?next=…`, or the page whose address was opened signed out. */
+function nextAfterSignIn(route: Route): string | undefined {
+  if (route.parts[0] === "signin") return route.query.get("next") ?? undefined;
+  return route.parts.length ? location.hash : undefined;
 }
 
 export function App() {
@@ -63,6 +68,18 @@ export function App() {
       forgetKey();
       setError(err);
     }).finally(() => setRestoring(false));
+  }, []);
+
+  // A key revoked (or expired) while signed in: back to the sign-in form, staying on this address,
+  // so signing in again returns to the same page.
+  useEffect(() => {
+    const on = (e: Event) => {
+      forgetKey();
+      setSession(null);
+      setError(new Error(`Signed out: ${errorText((e as CustomEvent).detail)}. Sign in again to come back to this page.`));
+    };
+    addEventListener(UNAUTHORIZED, on);
+    return () => removeEventListener(UNAUTHORIZED, on);
   }, []);
 
   // Moving focus to the new page's heading tells screen readers the page changed.
@@ -83,7 +100,7 @@ export function App() {
     return (
       <main id="main" class="signin-main">
         <Problem error={error} />
-        <SignIn route={route} session={session} onSignedIn={onSignedIn} />
+        <SignIn route={route} session={session} next={nextAfterSignIn(route)} onSignedIn={onSignedIn} />
       </main>
     );
   }

@@ -29,7 +29,10 @@ export function Templates() {
             <tbody>
               {list.data.items.map((t) => (
                 <tr key={t.id}>
-                  <td>{t.name}</td>
+                  <td>
+                    {t.name}
+                    {t.description ? <span class="hint field-description">{t.description}</span> : null}
+                  </td>
                   <td class="mono">{t.id}</td>
                   <td>{t.filename}</td>
                   <td>{t.format}</td>

@@ -1,6 +1,6 @@
 // Runs: the list (the API's filters, cursor pages) and one run (live status, steps, input/output,
 // artifacts with previews, usage, trace, cancel/rerun, the run's review).
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import type { Artifact, Run, RunEvent, RunStep, RunUsage } from "../../../client/index";
 import { go, href } from "../router";
 import { Badge, bytes, duration, Facts, Json, Notice, Page, Problem, saveBlob, Skeleton, Time, useAction, useInterval, useLoad, useSession } from "../ui";
@@ -8,6 +8,8 @@ import { ArtifactPreview } from "./preview";
 import { RunReview } from "./run-review";
 
 const TERMINAL = new Set(["completed", "failed", "cancelled", "rejected"]);
+/** Every `trigger.type` a run can have (runs/sources.ts and the services that start runs). */
+const TRIGGERS = ["api", "cli", "manual", "cron", "email", "eval", "rerun", "workflow"];
 const STATUSES = ["created", "pending", "running", "waiting", "finalizing", "completed", "failed", "cancelled", "rejected"];
 
 type Json = Record<string, unknown>;
@@ -32,6 +34,9 @@ export function RunsList({ query }: { query: URLSearchParams }) {
   const key = query.toString();
   const list = useLoad(() => client.runs.list({ limit: 50, ...params }), [key]);
   const [draft, setDraft] = useState<Record<string, string>>(params);
+  // The form follows the address: after "Runs", "Clear", Back or a shared link it shows the filters
+  // the list was loaded with, so the next Apply does not send a filter the address no longer has.
+  useEffect(() => setDraft(Object.fromEntries(new URLSearchParams(key).entries())), [key]);
   const set = (k: string, v: string) => setDraft((d) => ({ ...d, [k]: v }));
   const apply = (e: Event) => {
     e.preventDefault();
@@ -63,7 +68,7 @@ export function RunsList({ query }: { query: URLSearchParams }) {
           Trigger
           <select value={draft.trigger ?? ""} onChange={(e) => set("trigger", e.currentTarget.value)}>
             <option value="">any</option>
-            {["api", "manual", "eval", "cron", "email", "rerun"].map((s) => (
+            {TRIGGERS.map((s) => (
               <option key={s} value={s}>
                 {s}
               </option>
@@ -123,15 +128,25 @@ export function RunsList({ query }: { query: URLSearchParams }) {
         </label>
         <div class="filter-buttons">
           <button type="submit">Apply</button>
-          <a class="button secondary" href="#/runs">
+          <a class="button secondary" href="#/runs" onClick={() => setDraft({})}>
             Clear
           </a>
+          {list.loading && list.data ? (
+            <span class="muted" role="status">
+              Loading…
+            </span>
+          ) : null}
         </div>
       </form>
       <p class="hint">Every other filter of the API works in the address too, e.g. <code>#/runs?example_id=ex_…</code> or <code>#/runs?has_corrections=true</code>.</p>
       <Problem error={list.error} />
       {!list.data && list.loading ? <Skeleton rows={10} /> : null}
-      {list.data ? <RunTable runs={list.data.runs} /> : null}
+      {list.data ? (
+        // Rows of the previous filter stay in place (no jump) but dimmed and busy until the new ones arrive.
+        <div class={list.loading ? "stale" : undefined} aria-busy={list.loading ? "true" : undefined}>
+          <RunTable runs={list.data.runs} />
+        </div>
+      ) : null}
       <nav class="pager" aria-label="Pages">
         {query.get("cursor") ? <a href={href(["runs"], { ...params, cursor: undefined })}>First page</a> : <span />}
         {list.data?.nextCursor ? (
@@ -164,7 +179,9 @@ export function RunTable({ runs }: { runs: Run[] }) {
           {runs.map((r) => {
             const source = rec(r.source);
             const timing = rec(r.timing);
-            const review = r.review ? rec(r.review) : null;
+            // The API puts a run's review under execution.review (verdict and status).
+            const raw = rec(r.execution).review ?? r.review;
+            const review = raw ? rec(raw) : null;
             return (
               <tr key={r.id}>
                 <td>

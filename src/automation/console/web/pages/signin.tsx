@@ -4,11 +4,10 @@ import { useEffect, useState } from "preact/hooks";
 import { errorText, signIn, type Session } from "../api";
 import type { Route } from "../router";
 
-export function SignIn({ route, session, onSignedIn }: { route: Route; session: Session | null; onSignedIn(s: Session, next?: string): void }) {
+export function SignIn({ route, session, next, onSignedIn }: { route: Route; session: Session | null; next?: string; onSignedIn(s: Session, next?: string): void }) {
   const [key, setKey] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const next = route.query.get("next") ?? undefined;
 
   const submit = async (value: string) => {
     setBusy(true);
