@@ -26,7 +26,7 @@ import {
   uploadFiles,
 } from "./service";
 import type { Folder } from "../db/storage";
-import { blobResponse } from "../files/download";
+import { streamResponse } from "../files/download";
 
 const detail = (summary: string) => ({ detail: { summary, tags: ["Evaluation"] } });
 const keepBody = () => ({});
@@ -72,7 +72,9 @@ export const datasetRoutes = (ctx: AutomationContext) => {
         async ({ auth, params }) => {
           requireScope(auth, "automations:read");
           const { file, blob } = await fileBytes(ctx, auth.tenantId, params.id, params.exampleId, folder, pathParam(params["*"]));
-          return blobResponse(ctx, file.sha256, blob, {
+          // Never redirected (--s3-redirect): the official spec does not let these redirect, and the
+          // Python SDK's generated client does not follow redirects.
+          return streamResponse(blob, {
             "content-type": file.contentType,
             "content-length": String(file.size),
             "content-disposition": contentDisposition(file.path.split("/").pop()!),

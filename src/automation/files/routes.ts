@@ -40,7 +40,7 @@ async function content(ctx: AutomationContext, tenantId: string, id: string, req
   };
   if (request.headers.get("if-none-match") === headers.etag) return new Response(null, { status: 304, headers });
   // With --s3-redirect the storage answers, Range included.
-  const redirect = redirectTo(ctx, file.sha256, headers);
+  const redirect = redirectTo(ctx, request, file.sha256, headers);
   if (redirect) return redirect;
   // If-Range (RFC 9110 13.1.5): a Range only applies while the client's copy is current. We validate by
   // ETag only; a date is not a strong validator here, so it also means "send it all".

@@ -61,12 +61,20 @@ export class S3BlobStore implements BlobStore {
     return `s3://${this.opts.bucket}/${this.opts.prefix}`;
   }
 
-  /** One listing call at startup, so a wrong endpoint, bucket or key is one clear line, not a 500 later. */
+  /**
+   * One call at startup, so a wrong endpoint, bucket or key is one clear line, not a 500 later: a GET of
+   * a key that is never written, which S3 answers `NoSuchKey` once endpoint, bucket, credentials and
+   * read access under the prefix are right. Not a listing: a listing of a populated prefix with
+   * `max-keys=1` is truncated, and servers that cannot page (s3rver under Node 20 answers 500 to any
+   * truncated listing) would stop every restart. Not a HEAD either: its answer has no body, so a
+   * missing bucket would look like a missing key.
+   */
   async check(): Promise<void> {
     try {
-      await this.client.list({ prefix: this.opts.prefix, maxKeys: 1 });
+      await this.client.file(`${this.opts.prefix}startup-check`).text();
     } catch (err) {
       const e = err as { code?: string; message?: string };
+      if (e.code === "NoSuchKey") return;
       throw new FatalError(`cannot use ${this.url} at ${this.opts.endpoint}: ${e.code ?? ""} ${e.message ?? String(err)}`.replace(/\s+/g, " ").trim());
     }
   }
@@ -278,10 +286,14 @@ function directTransfer(store: S3BlobStore): DirectTransfer {
       await client.delete(key);
     },
     getUrl(sha256, o) {
-      const query: Record<string, string> = {};
-      if (o.contentType) query["response-content-type"] = o.contentType;
-      if (o.disposition) query["response-content-disposition"] = o.disposition;
-      return presign(creds, { method: "GET", key: store.keyOf(sha256), query, expiresInS: o.expiresInS });
+      // `type` and `contentDisposition` become response-content-type / response-content-disposition:
+      // the storage answers with the headers the server would have sent, not the object's stored type.
+      return client.presign(store.keyOf(sha256), {
+        method: "GET",
+        expiresIn: o.expiresInS,
+        ...(o.contentType ? { type: o.contentType } : {}),
+        ...(o.disposition ? { contentDisposition: o.disposition } : {}),
+      });
     },
     async openMultiparts() {
       const { text } = await s3Request(creds, { method: "GET", key: "", query: { uploads: "", prefix: `${opts.prefix}uploads/` } });

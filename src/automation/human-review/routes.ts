@@ -76,10 +76,10 @@ export const humanReviewRoutes = (ctx: AutomationContext) => {
     )
     .get(
       "/human-reviews/:id/files/:fileId/content",
-      async ({ auth, params }) => {
+      async ({ auth, params, request }) => {
         requireScope(auth, "reviews:read");
         const { file, blob } = await fileContent(ctx, auth.tenantId, params.id, params.fileId);
-        return blobResponse(ctx, file.sha256, blob, { "content-type": file.mimeType, "content-disposition": contentDisposition(file.filename), "x-content-type-options": "nosniff" });
+        return blobResponse(ctx, request, file.sha256, blob, { "content-type": file.mimeType, "content-disposition": contentDisposition(file.filename), "x-content-type-options": "nosniff" });
       },
       detail("Download a file of a task"),
     );

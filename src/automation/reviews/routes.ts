@@ -24,7 +24,7 @@ import {
   renameExpected,
   uploadExpected,
 } from "./service";
-import { blobResponse } from "../files/download";
+import { streamResponse } from "../files/download";
 
 const detail = (summary: string) => ({ detail: { summary, tags: ["Reviews"] } });
 /** Leaves the body unread for the handler (multipart streams, JSON is capped there). */
@@ -98,7 +98,8 @@ export const reviewRoutes = (ctx: AutomationContext) => {
       async ({ auth, params }) => {
         requireScope(auth, "reviews:read");
         const { file, blob } = await expectedBytes(ctx, auth.tenantId, params.id, fileName(params["*"]));
-        return blobResponse(ctx, file.sha256, blob, { "content-type": file.contentType, "content-disposition": contentDisposition(file.name.split("/").pop()!), "x-content-type-options": "nosniff" });
+        // Never redirected (--s3-redirect): the Python SDK's download_expected does not follow redirects.
+        return streamResponse(blob, { "content-type": file.contentType, "content-disposition": contentDisposition(file.name.split("/").pop()!), "x-content-type-options": "nosniff" });
       },
       detail("Download a corrected file"),
     )

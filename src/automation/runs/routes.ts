@@ -257,13 +257,13 @@ export const runsRoutes = (ctx: AutomationContext) => {
             "content-range": `bytes */${a.blob.size}`,
           });
         }
-        if (range && !redirectTo(ctx, a.sha256, headers)) {
+        if (range && !redirectTo(ctx, request, a.sha256, headers)) {
           return new Response(a.blob.slice(range.start, range.end + 1), {
             status: 206,
             headers: { ...headers, "accept-ranges": "bytes", "content-range": `bytes ${range.start}-${range.end}/${a.blob.size}` },
           });
         }
-        return blobResponse(ctx, a.sha256, a.blob, headers);
+        return blobResponse(ctx, request, a.sha256, a.blob, headers);
       },
       detail("Download one run artifact"),
     );

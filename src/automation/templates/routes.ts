@@ -87,10 +87,10 @@ export const templateRoutes = (ctx: AutomationContext) =>
     )
     .get(
       "/templates/:id/content",
-      async ({ auth, params, query }) => {
+      async ({ auth, params, query, request }) => {
         requireScope(auth, "templates:read");
         const { revision, blob } = await templateContent(ctx, auth.tenantId, params.id, parseWith(ContentQuery, query).revisionId);
-        return blobResponse(ctx, revision.sha256, blob, {
+        return blobResponse(ctx, request, revision.sha256, blob, {
           "content-type": revision.mimeType,
           "content-disposition": contentDisposition(revision.filename),
           "content-length": String(revision.size),
