@@ -101,7 +101,7 @@ async function serveCommand(argv: string[]): Promise<void> {
 // `worker` parses serve's flags (one config) but shows and takes only those a worker uses; --port is
 // optional (no port, no HTTP at all).
 const WORKER_FLAGS = [
-  "db", "db-pool", "data-dir", "workers", "lease-seconds", "ready-file", "host", "http-allow-hosts", "env-allow", "models",
+  "db", "db-pool", "data-dir", "workers", "lease-seconds", "ready-file", "host", "http-allow-hosts", "outbound-allow", "env-allow", "models",
   "secret-key-file", "resend-url", "blobs", "s3-endpoint", "s3-region", "blobs-max-bytes", "log-format", "help",
 ] as const;
 const workerFlags = {

@@ -9,6 +9,7 @@ import type { AutomationConfig } from "./context";
 import { loadModelsFile, modelsFromEnv } from "./models/config";
 import { blobConfig, blobFlags } from "./files/blob-config";
 import { smtpConfig, smtpFlags } from "./inbound/config";
+import { parseOutboundAllow } from "./http/outbound";
 
 /** `90s`, `15m`, `1h`, `2d`, or a bare number of seconds → milliseconds. */
 export function parseDuration(raw: string, flag: string): number {
@@ -74,7 +75,13 @@ export const serveFlags = {
     type: "string",
     env: "AUTOMATION_HTTP_ALLOW_HOSTS",
     value: "LIST",
-    help: "comma list of hosts action.http may call (exact or *.suffix)",
+    help: "comma list of hosts action.http may call (exact or *.suffix); names must also resolve to public addresses, see --outbound-allow",
+  },
+  "outbound-allow": {
+    type: "string",
+    env: "AUTOMATION_OUTBOUND_ALLOW",
+    value: "LIST",
+    help: "comma list of IP addresses and CIDR ranges (127.0.0.1, 10.0.0.0/8, fd00::/8) that tenant-aimed connections (SMTP hosts of e-mail servers, action.http) may reach although loopback, private, link-local or metadata; default: none, such targets are refused",
   },
   "env-allow": {
     type: "string",
@@ -192,6 +199,7 @@ export function serveConfig(v: FlagValues<typeof serveFlags>): AutomationConfig 
     demo: v.demo ?? false,
     console: v.console,
     httpAllowHosts: list(v["http-allow-hosts"]),
+    outboundAllow: outboundAllow(v["outbound-allow"]),
     envAllowList: list(v["env-allow"]),
     publicUrl: (v["public-url"] ?? `http://localhost:${v.port}`).replace(/\/+$/, ""),
     publicUrlFromRequest: v["public-url"] === undefined,
@@ -209,6 +217,16 @@ export function serveConfig(v: FlagValues<typeof serveFlags>): AutomationConfig 
     ...smtpConfig(v),
     ...withModels(v.models),
   };
+}
+
+function outboundAllow(raw: string | undefined): string[] {
+  const entries = list(raw);
+  try {
+    parseOutboundAllow(entries);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  return entries;
 }
 
 function uploadTtl(raw: string): number {

@@ -29,6 +29,11 @@ export interface AutomationConfig {
   console?: boolean;
   /** Hosts `action.http` may call (exact host or `*.suffix`); empty = none. */
   httpAllowHosts: string[];
+  /**
+   * IP addresses and CIDR ranges tenant-aimed connections (SMTP hosts, action.http) may reach although
+   * internal (loopback, private, link-local, metadata; src/automation/http/outbound.ts); absent = none.
+   */
+  outboundAllow?: string[];
   /** Environment variable names workflows may read as `env.X`. */
   envAllowList: string[];
   /** Public base URL used in signed URLs (upload sessions, artifact downloads). */

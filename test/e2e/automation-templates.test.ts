@@ -27,7 +27,7 @@ const dataDir = () => join(dir, "data/automation");
 async function boot(extra: string[] = []): Promise<void> {
   server = await startServer([bin, "--demo", "--host", "127.0.0.1", "--workers", "2", ...extra], {
     cwd: dir,
-    env: { AUTOMATION_DATA_DIR: undefined, AUTOMATION_SECRET_KEY: undefined, AUTOMATION_SECRET_KEY_FILE: undefined, AUTOMATION_RESEND_URL: resend.url, LOG_LEVEL: "warn" },
+    env: { AUTOMATION_DATA_DIR: undefined, AUTOMATION_SECRET_KEY: undefined, AUTOMATION_SECRET_KEY_FILE: undefined, AUTOMATION_RESEND_URL: resend.url, AUTOMATION_OUTBOUND_ALLOW: "127.0.0.1", LOG_LEVEL: "warn" },
   });
   port = server.port;
 }

@@ -76,7 +76,7 @@ fake.fallback = (r: FakeRequest) => {
 beforeAll(async () => {
   const file = join(configDir, "models.toml");
   writeFileSync(file, fake.toml({ timeoutMs: 1500, maxRetries: 2, retryBaseMs: 50 }));
-  demo = await demoServer({ prefix: "faults-peers-", workers: 4, env: { AUTOMATION_MODELS: file, FAKE_ANTHROPIC_KEY: "k" } });
+  demo = await demoServer({ prefix: "faults-peers-", workers: 4, env: { AUTOMATION_MODELS: file, FAKE_ANTHROPIC_KEY: "k", AUTOMATION_OUTBOUND_ALLOW: "127.0.0.1" } });
   await demo.boot();
 }, 120_000);
 
@@ -157,9 +157,9 @@ steps:
     // The transport's 20 s timeout (plus queueing), never an open-ended wait.
     expect(d.ms).toBeLessThan(45_000);
   }
-  expect(errorOf(byMode.reset.run)).toContain("the SMTP server closed the connection before the message was accepted");
-  expect(errorOf(byMode.silent.run)).toContain("the SMTP server did not answer within 20 s");
-  expect(errorOf(byMode.swallow.run)).toContain("the SMTP server did not answer within 20 s");
+  // One message whatever the peer did: the error must not tell a silent port from one that resets.
+  for (const d of Object.values(byMode)) expect(errorOf(d.run)).toContain("could not deliver through the SMTP server");
+  expect(new Set(Object.values(byMode).map((d) => errorOf(d.run))).size).toBe(1);
   expect(smtp.silent.state.connections).toBe(1);
   expect(smtp.reset.state.connections).toBe(1);
   expect(smtp.swallow.state.connections).toBe(1);

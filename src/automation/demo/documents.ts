@@ -33,7 +33,7 @@ export async function seedDemoDocuments(ctx: AutomationContext, tenantId: string
   const template = existing ?? (await createTemplateFromBytes(ctx, tenantId, { name: TEMPLATE_NAME, description: "Invoice with line items; {terms} is left out to show NOT FOUND highlighting" }, "demo-invoice.docx", demoInvoiceDocx()));
   if (!(await ctx.storage.email.serverByRef(tenantId, MAIL_SERVER))) {
     // Two demo starts at once (two instances): the other one may create it first; that is fine.
-    await createServer(ctx, tenantId, { name: MAIL_SERVER, transport: "smtp", host: "127.0.0.1", port: 1025, security: "none", fromEmail: "demo@example.com", fromName: "Automation demo" }).catch(
+    await createServer(ctx, tenantId, { name: MAIL_SERVER, transport: "smtp", host: "127.0.0.1", port: 1025, security: "none", fromEmail: "demo@example.com", fromName: "Automation demo" }, { seed: true }).catch(
       (err: unknown) => {
         if (!(err instanceof DomainError && err.code === "name_taken")) throw err;
       },

@@ -9,6 +9,7 @@ import { deriveKey, open, seal, SecretUnreadable } from "../secrets";
 import { type CreateServer, DEFAULT_PORTS, MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS, MAX_RECIPIENTS, MAX_TEXT_BYTES, type PatchServer, type ServerView, TRANSPORT_FIELDS } from "./model";
 import type { EmailServerRow } from "../db/tables/email";
 import { type Outgoing, sendResend, sendSmtp, SendFailed } from "./transports";
+import { literalRefusal, OutboundRefused } from "../http/outbound";
 
 export type EmailContext = Pick<AutomationContext, "storage" | "clock" | "log" | "config" | "metrics">;
 
@@ -41,8 +42,12 @@ export function toView(r: EmailServerRow): ServerView {
 
 type TransportCols = Pick<EmailServerRow, "transport" | "host" | "port" | "security" | "username" | "caPem"> & { plainSecret: string | null };
 
-/** Checks one transport's settings; `keep` is the stored secret a replacement may reuse. */
-function transportCols(t: Pick<PatchServer, (typeof TRANSPORT_FIELDS)[number]> & { transport: "resend" | "smtp" }, keep: string | null): TransportCols {
+/**
+ * Checks one transport's settings; `keep` is the stored secret a replacement may reuse. `outboundAllow`
+ * is the operator's list of internal addresses a host may be (null: the operator's own seed, unchecked);
+ * a host given as an internal IP address is refused here, a name when a message is sent.
+ */
+function transportCols(t: Pick<PatchServer, (typeof TRANSPORT_FIELDS)[number]> & { transport: "resend" | "smtp" }, keep: string | null, outboundAllow: readonly string[] | null): TransportCols {
   if (t.transport === "resend") {
     for (const f of ["host", "port", "security", "username", "password", "caPem"] as const) {
       if (t[f] !== undefined && t[f] !== null) throw Invalid(`${f} is an SMTP setting; transport resend takes apiKey`, { field: f, code: "invalid_value" });
@@ -53,6 +58,8 @@ function transportCols(t: Pick<PatchServer, (typeof TRANSPORT_FIELDS)[number]> &
   }
   if (t.apiKey !== undefined) throw Invalid("apiKey is a Resend setting; transport smtp takes username and password", { field: "apiKey", code: "invalid_value" });
   if (!t.host) throw Invalid("host is required for transport smtp", { field: "host", code: "required" });
+  const refused = outboundAllow && literalRefusal(t.host, outboundAllow);
+  if (refused) throw hostRefused(new OutboundRefused(t.host, refused));
   const security = t.security ?? "starttls";
   const username = t.username ?? null;
   const password = t.password ?? (username ? keep : null);
@@ -64,15 +71,18 @@ function transportCols(t: Pick<PatchServer, (typeof TRANSPORT_FIELDS)[number]> &
   return { transport: "smtp", host: t.host, port: t.port ?? DEFAULT_PORTS[security], security, username, caPem: t.caPem ?? null, plainSecret: password };
 }
 
+const hostRefused = (err: OutboundRefused) => Invalid(err.message, { field: "host", code: "host_not_allowed" });
+
 const nameTaken = (name: string) => Conflict(`an e-mail server named ${name} already exists`, { field: "name", code: "name_taken" });
 
 async function uniqueName(ctx: EmailContext, tenantId: string, name: string, except?: string): Promise<void> {
   if (await ctx.storage.email.nameTaken(tenantId, name, except)) throw nameTaken(name);
 }
 
-export async function createServer(ctx: EmailContext, tenantId: string, body: CreateServer): Promise<ServerView> {
+/** `seed`: the operator's own demo server, whose host is not checked (it is checked when sending). */
+export async function createServer(ctx: EmailContext, tenantId: string, body: CreateServer, opts: { seed?: boolean } = {}): Promise<ServerView> {
   await uniqueName(ctx, tenantId, body.name);
-  const { plainSecret, ...cols } = transportCols(body, null);
+  const { plainSecret, ...cols } = transportCols(body, null, opts.seed ? null : (ctx.config.outboundAllow ?? []));
   const id = newId("ems");
   const now = ctx.clock.now().toISOString();
   const row: EmailServerRow = {
@@ -139,7 +149,7 @@ export async function patchServer(ctx: EmailContext, tenantId: string, id: strin
     if (body.transport === "smtp" && !same && body.username && !body.password) {
       throw Invalid("a changed SMTP host or username needs its password", { field: "password", code: "required" });
     }
-    const { plainSecret, ...cols } = transportCols({ ...body, transport: body.transport }, keep);
+    const { plainSecret, ...cols } = transportCols({ ...body, transport: body.transport }, keep, ctx.config.outboundAllow ?? []);
     Object.assign(set, cols, { secret: plainSecret === null ? null : seal(keyOf(ctx), plainSecret, row.id) });
   }
   set.updatedAt = ctx.clock.now().toISOString();
@@ -169,13 +179,14 @@ async function deliver(ctx: EmailContext, row: EmailServerRow, m: Omit<Outgoing,
     if (row.transport === "resend") id = await sendResend(ctx.config.resendUrl ?? "https://api.resend.com", secret ?? "", { ...m, from });
     else {
       const security = (row.security ?? "starttls") as "starttls" | "tls" | "none";
-      id = await sendSmtp({ host: row.host ?? "", port: row.port ?? DEFAULT_PORTS[security], security, username: row.username, password: secret, caPem: row.caPem }, { ...m, from });
+      id = await sendSmtp({ host: row.host ?? "", port: row.port ?? DEFAULT_PORTS[security], security, username: row.username, password: secret, caPem: row.caPem }, { ...m, from }, ctx.config.outboundAllow ?? []);
     }
     ctx.metrics?.emails.inc({ outcome: "sent" });
     return id;
   } catch (err) {
     ctx.metrics?.emails.inc({ outcome: "failed" });
     if (err instanceof SendFailed) ctx.log.warn("e-mail send failed", { serverId: row.id, transport: row.transport, reason: err.message, code: err.code });
+    if (err instanceof OutboundRefused) ctx.log.warn("e-mail send refused: the SMTP host is inside this server's network", { serverId: row.id, host: err.host });
     throw err;
   }
 }
@@ -191,6 +202,7 @@ export async function testServer(ctx: EmailContext, tenantId: string, id: string
     return { ok: true as const, transport: row.transport, messageId };
   } catch (err) {
     if (err instanceof SendFailed) return { ok: false as const, error: `test message not sent: ${err.message}` };
+    if (err instanceof OutboundRefused) throw hostRefused(err);
     throw err;
   }
 }
@@ -227,6 +239,7 @@ export async function sendForRun(ctx: EmailContext, tenantId: string, runId: str
   } catch (err) {
     await email.releaseDelivery(runId, path);
     if (err instanceof SendFailed) throw Conflict(`e-mail not sent: ${err.message}`, { code: "email_send_failed" });
+    if (err instanceof OutboundRefused) throw Conflict(`e-mail not sent through server ${row.name}: its SMTP host ${err.message}`, { code: "email_host_not_allowed" });
     throw err;
   }
   const sent: MailSent = {

@@ -1,6 +1,10 @@
 // The two ways a message leaves: SMTP through nodemailer (STARTTLS, implicit TLS or plain, AUTH,
 // a private CA) and Resend's HTTP API. Failures become a generic category; the caller logs the code.
+// The SMTP host is resolved and checked first (src/automation/http/outbound.ts: no internal address
+// without --outbound-allow) and nodemailer connects to the checked address, the TLS name being the host's.
+import { isIP } from "node:net";
 import nodemailer from "nodemailer";
+import { resolveAllowed, ResolveFailed } from "../http/outbound";
 import type { MailMessage } from "../engine/contract";
 
 /** The step's message once its server is resolved: the server's sender instead of the server's name. */
@@ -27,29 +31,42 @@ export class SendFailed extends Error {
 
 const TIMEOUT_MS = 20_000;
 
+/** What every failure before a conversation with an SMTP server says: a closed port, a silent one, one
+ * that drops the connection or speaks something else, a name that does not resolve all look alike, so
+ * the test send cannot be used to map which ports of a network answer. The code goes to the log. */
+export const UNREACHABLE = "could not deliver through the SMTP server";
+
 function smtpFailure(err: unknown): SendFailed {
-  const e = err as { code?: string; responseCode?: number };
+  const e = err as { code?: string; responseCode?: number; command?: string };
   const code = e.code ?? "EUNKNOWN";
+  const message = (err as Error).message ?? "";
   if (code === "EAUTH" || code === "ENOAUTH") return new SendFailed("the SMTP server refused the credentials", code);
-  if (code === "ETLS" || /certificate|self.signed|TLS|SSL/i.test((err as Error).message ?? "")) return new SendFailed("the TLS handshake with the SMTP server failed", code);
-  // A peer that answers nothing (no greeting, no reply to a command or to the message) or drops the
-  // connection halfway: say so, rather than blaming the connect.
-  if (code === "ETIMEDOUT") return new SendFailed(`the SMTP server did not answer within ${TIMEOUT_MS / 1000} s`, code);
-  if (/closed unexpectedly|ECONNRESET|socket hang up/i.test((err as Error).message ?? "")) return new SendFailed("the SMTP server closed the connection before the message was accepted", code);
-  if (code === "ECONNECTION" || code === "ESOCKET" || code === "EDNS" || code === "ECONNREFUSED") return new SendFailed("could not connect to the SMTP server", code);
+  // STARTTLS comes after the greeting; a certificate that does not verify needs a TLS server.
+  if (code === "ETLS" || /certificate|self.signed/i.test(message)) return new SendFailed("the TLS handshake with the SMTP server failed", code);
   if (code === "EENVELOPE" || code === "EMESSAGE" || (e.responseCode ?? 0) >= 500) return new SendFailed("the SMTP server refused the message", `${code}:${e.responseCode ?? ""}`);
-  return new SendFailed("the message could not be sent", code);
+  return new SendFailed(UNREACHABLE, code);
 }
 
-export async function sendSmtp(s: SmtpSettings, m: Outgoing): Promise<string> {
+/** Throws OutboundRefused (before any connection) when the host is internal and not allowed. */
+export async function sendSmtp(s: SmtpSettings, m: Outgoing, outboundAllow: readonly string[] = []): Promise<string> {
+  let address: string;
+  try {
+    address = await resolveAllowed(s.host, outboundAllow);
+  } catch (err) {
+    if (err instanceof ResolveFailed) throw new SendFailed(UNREACHABLE, `EDNS:${err.code}`);
+    throw err;
+  }
+  const name = s.host.replace(/^\[|\]$/g, "");
+  const servername = isIP(name) ? undefined : name;
   const transport = nodemailer.createTransport({
-    host: s.host,
+    host: address,
     port: s.port,
+    ...(servername ? { servername } : {}),
     secure: s.security === "tls",
     requireTLS: s.security === "starttls",
     ignoreTLS: s.security === "none",
     auth: s.username && s.password ? { user: s.username, pass: s.password } : undefined,
-    tls: s.caPem ? { ca: [s.caPem] } : undefined,
+    tls: s.caPem || servername ? { ...(s.caPem ? { ca: [s.caPem] } : {}), ...(servername ? { servername } : {}) } : undefined,
     connectionTimeout: TIMEOUT_MS,
     greetingTimeout: TIMEOUT_MS,
     socketTimeout: TIMEOUT_MS,

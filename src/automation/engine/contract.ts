@@ -39,6 +39,8 @@ export interface EngineServices {
   env: Record<string, string>;
   /** Hosts `action.http` may call. */
   httpAllowHosts: string[];
+  /** Internal addresses `action.http` may reach by a host name (`--outbound-allow`); absent = none. */
+  outboundAllow?: string[];
   /** Reads the bytes of an input file or earlier output. */
   readFile(ref: FileRef): Promise<Uint8Array>;
   /** Stores an output file produced by a step; it becomes a run artifact. */

@@ -14,7 +14,7 @@ import { modelUsageMetrics } from "../metrics";
 import { ownerOf } from "./inputs";
 import { leftToResume, type Executing, type RunSignals } from "./signals";
 import type { RunsRuntime } from "./runtime";
-import type { Claim, FinishedRun, FinishRequest, Lease, RunRow, StepRow } from "../db/runs-model";
+import { JournalWriteLost, type Claim, type FinishedRun, type FinishRequest, type Lease, type RunRow, type StepRow } from "../db/runs-model";
 import type { RunStore } from "../db/storage";
 
 export interface WorkerDeps {
@@ -28,6 +28,9 @@ export interface WorkerDeps {
   /** `action.invoke-workflow`: runs a child workflow to completion and returns its output. */
   invoke(parent: RunRow, target: string, input: Record<string, unknown>, opts: { version?: string; step?: string }): Promise<unknown>;
 }
+
+/** Pauses before each new write of a lost step record (the store's busy timeout comes on top of each). */
+const JOURNAL_RETRIES_MS = [100, 500, 2000, 5000];
 
 /** Pick-ups of one run (the first plus resumes after restarts) before it is failed. */
 export const MAX_ATTEMPTS = 5;
@@ -60,6 +63,7 @@ function services(deps: WorkerDeps, run: RunRow): EngineServices {
     clock: ctx.clock,
     env: envFor(ctx.config.envAllowList),
     httpAllowHosts: ctx.config.httpAllowHosts,
+    outboundAllow: ctx.config.outboundAllow,
     async readFile(ref: FileRef) {
       const row = await store.file(run.id, ref.$file);
       const blob = row ? await openBlob(ctx, row.sha256) : null;
@@ -129,8 +133,29 @@ async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, int
   log.info("run started", { automation: run.automationSlug ?? run.automationId, attempt: run.attempts });
   // Fencing: this execution's writes and finish count only while the run is still claimed as it was.
   const lease: Lease | undefined = run.claimedBy ? { worker: run.claimedBy, attempt: run.attempts } : undefined;
+  // This execution's finished steps, to write again when their record was lost (see finishJournaled).
+  const records = new Map<string, StepRecord>();
+  const finishJournaled = async (r: FinishRequest): Promise<FinishedRun | undefined> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await store.finish(runId, now(), r, lease);
+      } catch (err) {
+        if (!(err instanceof JournalWriteLost)) throw err;
+        const again = err.paths.map((p) => records.get(p)).filter((s): s is StepRecord => s !== undefined);
+        if (attempt >= JOURNAL_RETRIES_MS.length || again.length < err.paths.length) {
+          // Still unwritable: the run stops as failed rather than completing with a journal that lies.
+          log.error("a step's record could not be written; the run fails instead of finishing", { steps: err.paths, status: r.status });
+          const error = { message: `the record of step ${err.paths.join(", ")} could not be written to the database`, code: "journal_write_failed" };
+          return store.finish(runId, now(), { status: "failed", error, message: error.message }, lease);
+        }
+        log.warn("a step's record was not written; writing it again before the run finishes", { steps: err.paths, attempt: attempt + 1 });
+        await Bun.sleep(JOURNAL_RETRIES_MS[attempt]);
+        await Promise.allSettled(again.map((s) => store.stepFinished(runId, s, lease)));
+      }
+    }
+  };
   const end = async (r: FinishRequest) => {
-    const finishing = store.finish(runId, now(), r, lease);
+    const finishing = finishJournaled(r);
     release?.();
     const finished = await finishing;
     if (!finished) return;
@@ -154,7 +179,9 @@ async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, int
     stepStarted: (s) => store.stepStarted(runId, s, lease),
     stepFinished: (s) => {
       // Committed with the turn's group commit (finish flushes first); the engine does not wait for it.
-      store.stepFinished(runId, s, lease).catch((err) => log.error("journaling a step failed", { step: s.path, error: (err as Error)?.stack ?? String(err) }));
+      // A write that fails is written again before the run may finish (the store refuses the finish).
+      records.set(s.path, s);
+      store.stepFinished(runId, s, lease).catch((err) => log.warn("journaling a step failed", { step: s.path, error: (err as Error)?.message ?? String(err) }));
       if (m) m.stepDuration.observe({ kind: s.type, status: s.status }, Math.max(0, (Date.parse(s.completedAt) - Date.parse(s.startedAt)) / 1000));
       if (s.status === "failed") log.warn("step failed", { step: s.path, kind: s.type, error: s.error?.message });
     },

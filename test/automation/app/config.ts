@@ -10,6 +10,8 @@ export function testConfig(over: Partial<AutomationConfig> = {}): AutomationConf
     workers: 1,
     demo: false,
     httpAllowHosts: [],
+    // The SMTP sinks, model servers and HTTP fakes of the tests listen on loopback (--outbound-allow).
+    outboundAllow: ["127.0.0.0/8", "::1"],
     envAllowList: [],
     publicUrl: "http://localhost",
     signingSecret: "test-signing-secret-test-signing-secret",

@@ -140,7 +140,7 @@ steps:
     await call("POST", "/v1/email-servers", { name: "dead", transport: "smtp", host: "127.0.0.1", port: 1, security: "none", fromEmail: "a@example.com" });
     const r = await run(`${emailStep(`      server: dead\n      to: a@example.com\n      subject: s\n      text: t`)}\nsettings: {retries: 3}\n`);
     expect(r.execution.status).toBe("failed");
-    expect(r.error).toContain("could not connect to the SMTP server");
+    expect(r.error).toContain("could not deliver through the SMTP server");
     const steps = await json(await h.req("GET", `/v1/runs/${r.id}/steps`, { key: t.key }));
     expect(steps.steps.map((s: { name: string; attempt: number; status: string }) => [s.name, s.attempt, s.status])).toEqual([["send", 1, "failed"]]);
   });

@@ -144,7 +144,7 @@ describe("e-mail servers", () => {
     const noCa = (await call("POST", "/v1/email-servers", { ...smtpBody(), name: "no-ca", caPem: undefined })).body;
     expect((await call("POST", `/v1/email-servers/${noCa.id}/test`, { to: "a@example.com" })).body.error).toContain("TLS");
     const closed = (await call("POST", "/v1/email-servers", { ...smtpBody(), name: "closed", port: 1 })).body;
-    expect((await call("POST", `/v1/email-servers/${closed.id}/test`, { to: "a@example.com" })).body).toEqual({ ok: false, error: "test message not sent: could not connect to the SMTP server" });
+    expect((await call("POST", `/v1/email-servers/${closed.id}/test`, { to: "a@example.com" })).body).toEqual({ ok: false, error: "test message not sent: could not deliver through the SMTP server" });
 
     await call("PATCH", `/v1/email-servers/${s.id}`, { enabled: false });
     const off = await call("POST", `/v1/email-servers/${s.id}/test`, { to: "a@example.com" });

@@ -1,8 +1,12 @@
 // action.http {url, method, headers, body, timeout, failOnError}: one HTTP request to a host on the
 // operator's allow-list (services.httpAllowHosts: `host`, `host:port` or `*.suffix`). Redirects are
-// followed only to allowed hosts. Output {status, ok, headers, body} with a JSON body parsed.
-// Evaluation runs skip non-GET/HEAD/OPTIONS requests.
+// followed only to allowed hosts. A host name must also resolve to public addresses only (or ones in
+// --outbound-allow), checked on every hop; the request goes to the checked address (Host header and
+// TLS name stay the name's), so a second DNS answer cannot send it elsewhere. An IP address the
+// operator lists exactly in the allow-list is reached as listed. Output {status, ok, headers, body}
+// with a JSON body parsed. Evaluation runs skip non-GET/HEAD/OPTIONS requests.
 import * as v from "valibot";
+import { ipBytes, OutboundRefused, resolveAllowed, ResolveFailed, urlHost } from "../../http/outbound";
 import { StepError } from "../errors";
 import { defineKind } from "../kind";
 
@@ -37,6 +41,20 @@ function splitEntry(entry: string): [string, string | undefined] {
   if ((entry.match(/:/g) ?? []).length > 1) return [entry, undefined];
   const [h, p] = entry.split(":");
   return [h, p];
+}
+
+/**
+ * Where the request for `url` goes: the URL with the checked address in place of the name, the Host
+ * header and the TLS server name. An IP address named exactly in the allow-list is the operator's
+ * own choice and is not checked again.
+ */
+async function pin(url: URL, allowHosts: string[], outboundAllow: string[]): Promise<{ target: URL; host?: string; serverName?: string }> {
+  if (ipBytes(url.hostname) && hostAllowed(url, allowHosts.filter((e) => !e.trim().startsWith("*.")))) return { target: url };
+  const address = await resolveAllowed(url.hostname, outboundAllow);
+  if (ipBytes(url.hostname)) return { target: url };
+  const target = new URL(url);
+  target.hostname = urlHost(address);
+  return { target, host: url.host, serverName: url.hostname };
 }
 
 async function readLimited(res: Response): Promise<Uint8Array> {
@@ -76,8 +94,21 @@ export default defineKind({
       if (!hostAllowed(url, ctx.services.httpAllowHosts)) {
         throw new StepError(`host ${url.host} is not in the HTTP allow-list of this server`, "http_forbidden_host", { retryable: false });
       }
+      let pinned: Awaited<ReturnType<typeof pin>>;
       try {
-        res = await fetch(url, { method, headers, body: method === "GET" || method === "HEAD" ? undefined : body, redirect: "manual", signal });
+        pinned = await pin(url, ctx.services.httpAllowHosts, ctx.services.outboundAllow ?? []);
+      } catch (e) {
+        if (e instanceof OutboundRefused) throw new StepError(e.message, "http_forbidden_host", { retryable: false });
+        if (e instanceof ResolveFailed) throw new StepError(`request to ${url.host} failed: ${e.message}`, "http_unreachable");
+        throw e;
+      }
+      const sent = new Headers(headers);
+      if (pinned.host) sent.set("host", pinned.host);
+      try {
+        res = await fetch(pinned.target, {
+          method, headers: sent, body: method === "GET" || method === "HEAD" ? undefined : body, redirect: "manual", signal,
+          ...(pinned.serverName && url.protocol === "https:" ? { tls: { serverName: pinned.serverName } } : {}),
+        });
       } catch (e) {
         if (ctx.signal.aborted) throw ctx.signal.reason;
         const timedOut = (e as Error).name === "TimeoutError" || signal.aborted;
