@@ -3,14 +3,16 @@
 // artifacts → download; a 200 MiB file through presigned multipart with its sha256 checked; a restart
 // on the same bucket and database serving every earlier file; an upload killed half-way that leaves
 // nothing visible until `blobs gc` removes its parts; `blobs copy` of a disk deployment with 1,000
-// files, then served from S3 with equal bytes.
+// files, then served from S3 with equal bytes; with --s3-redirect, every download the official SDKs make
+// answers what the proxied answer carried (or is not redirected at all where a client does not follow);
+// and a restart on a populated bucket of s3rver as shipped, under Node.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { S3Client } from "bun";
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AutomationClient } from "../../src/automation/client";
-import { startS3, type TestS3 } from "../support/s3";
+import { nodeBin, startPlainS3rver, startS3, type TestS3 } from "../support/s3";
 import { DEMO_KEY } from "./automation-demo";
 import { automationPgUrl, ensureBuilt, start, startServer, type Server } from "./support";
 
@@ -280,5 +282,134 @@ describe("automation-server --blobs s3://", () => {
       }),
     );
     await stop();
+  });
+});
+
+describe("--s3-redirect and the official SDKs' downloads", () => {
+  const XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+  /** How each client asks: the TypeScript and Python SDKs announce themselves, a plain client does not. */
+  const clients = { typescript: { "x-eigenpal-sdk": "typescript" }, python: { "x-eigenpal-sdk": "python" }, plain: {} } as const;
+  type Seen = { status: number; type: string | null; disposition: string | null; sha256: string };
+  const seen = async (r: Response): Promise<Seen> => ({
+    status: r.status,
+    type: r.headers.get("content-type"),
+    disposition: r.headers.get("content-disposition"),
+    sha256: sha256(new Uint8Array(await r.arrayBuffer())),
+  });
+
+  test("redirected downloads carry the proxied answer's Content-Type and Content-Disposition; expected and example files are never redirected", async () => {
+    const data = join(dir, "sdk-data");
+    server = await boot(data, s3Args("sdk"));
+    const base = () => server!.url;
+    const pdf = new TextEncoder().encode(`%PDF-1.4 ${"report ".repeat(2000)}`);
+    const form = new FormData();
+    form.set("file", new File([pdf], "report.pdf", { type: "application/pdf" }));
+    const file = (await (await fetch(`${base()}/v1/files`, { method: "POST", headers: auth, body: form })).json()) as { id: string };
+    const run = (await (
+      await fetch(`${base()}/v1/runs?wait_for_completion=60`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ target: "workflows.invoice-summary", input: { invoice: { lines: [{ amount: 1 }] }, attachment: { $fileId: file.id } } }),
+      })
+    ).json()) as { id: string; output: unknown };
+    expect(run.output).toEqual({ total: 1 });
+    const sheet = new Uint8Array(3000).fill(0x50);
+    const expectedForm = new FormData();
+    expectedForm.set("file", new File([sheet], "sheet.xlsx", { type: XLSX }));
+    expect((await fetch(`${base()}/v1/runs/${run.id}/reviews/expected`, { method: "POST", headers: auth, body: expectedForm })).status).toBe(201);
+    const example = (await (
+      await fetch(`${base()}/v1/automations/workflows.invoice-summary/examples`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ name: "with-notes", input: { invoice: { lines: [] } } }),
+      })
+    ).json()) as { id: string };
+    const notesForm = new FormData();
+    notesForm.set("file", new File(["some notes\n"], "notes.txt", { type: "text/plain" }));
+    expect((await fetch(`${base()}/v1/automations/workflows.invoice-summary/examples/${example.id}/input`, { method: "POST", headers: auth, body: notesForm })).status).toBe(201);
+
+    // Every download route a README flow of the SDKs takes; `redirects`: whether it may answer 302.
+    const routes = [
+      { name: "runs.artifacts.download", path: `/v1/runs/${run.id}/artifacts/${encodeURIComponent("input/attachment/report.pdf")}`, redirects: true },
+      { name: "files.download", path: `/v1/files/${file.id}/content`, redirects: true },
+      // The Python SDK's runs.reviews.download_expected does not follow redirects.
+      { name: "runs.reviews.downloadExpected", path: `/v1/runs/${run.id}/reviews/expected/sheet.xlsx`, redirects: false },
+      { name: "example input file", path: `/v1/automations/workflows.invoice-summary/examples/${example.id}/input/notes.txt`, redirects: false },
+    ];
+    const proxied = new Map<string, Seen>();
+    for (const route of routes) {
+      for (const [client, headers] of Object.entries(clients)) {
+        const r = await fetch(`${base()}${route.path}`, { headers: { ...auth, ...headers }, redirect: "manual" });
+        const s = await seen(r);
+        expect([route.name, client, s.status]).toEqual([route.name, client, 200]);
+        proxied.set(`${route.name} ${client}`, s);
+      }
+    }
+    // What the TypeScript SDK's guard admits for these calls (JSON, octet-stream or zip).
+    expect(proxied.get("runs.artifacts.download typescript")!.type).toBe("application/octet-stream");
+    expect(proxied.get("runs.reviews.downloadExpected typescript")!.type).toBe("application/octet-stream");
+    expect(proxied.get("runs.artifacts.download plain")!.type).toStartWith("application/pdf");
+    expect(proxied.get("runs.reviews.downloadExpected plain")!.type).toStartWith(XLSX);
+
+    await stop();
+    server = await boot(data, [...s3Args("sdk"), "--s3-redirect"]);
+    for (const route of routes) {
+      for (const [client, headers] of Object.entries(clients)) {
+        const label = `${route.name} ${client}`;
+        const first = await fetch(`${base()}${route.path}`, { headers: { ...auth, ...headers }, redirect: "manual" });
+        await first.arrayBuffer();
+        expect([label, first.status]).toEqual([label, route.redirects ? 302 : 200]);
+        if (route.redirects) expect(first.headers.get("location")!.startsWith(s3.endpoint)).toBe(true);
+        // Followed as the SDKs' HTTP clients do (the credential is not sent on to the storage).
+        const followed = await seen(await fetch(`${base()}${route.path}`, { headers: { ...auth, ...headers }, redirect: "follow" }));
+        expect([label, followed]).toEqual([label, proxied.get(label)!]);
+      }
+    }
+    await stop();
+  });
+});
+
+describe.skipIf(!nodeBin)("s3rver as shipped, under Node (no launcher fixes)", () => {
+  test("a restart on a populated bucket starts and serves every file: the startup check does not page a listing", async () => {
+    const plain = await startPlainS3rver("blobs");
+    try {
+      const data = join(dir, "plain-data");
+      const args = ["--blobs", "s3://blobs/auto", "--s3-endpoint", plain.endpoint];
+      const bootPlain = () =>
+        startServer([bin, "--demo", "--host", "127.0.0.1", "--workers", "1", "--data-dir", data, "--gc-interval", "0", ...args], {
+          cwd: dir,
+          env: { ...plain.env, AUTOMATION_DATA_DIR: undefined, AUTOMATION_BLOBS: undefined, LOG_LEVEL: "warn" },
+        });
+      // The check is what refused the restart: s3rver under Node 20 answers 500 to a truncated listing.
+      const client = new S3Client({ endpoint: plain.endpoint, bucket: "blobs", accessKeyId: "S3RVER", secretAccessKey: "S3RVER", region: "us-east-1" });
+      server = await bootPlain();
+      const files = new Map<string, string>();
+      for (let i = 0; i < 3; i++) {
+        const form = new FormData();
+        form.set("file", new File([`plain s3rver file ${i}`], `p${i}.txt`, { type: "text/plain" }));
+        const r = await fetch(`${server.url}/v1/files`, { method: "POST", headers: auth, body: form });
+        expect(r.status).toBe(200);
+        files.set(((await r.json()) as { id: string }).id, `plain s3rver file ${i}`);
+      }
+      await stop();
+      const truncated = await client.list({ prefix: "auto/", maxKeys: 1 }).then(
+        () => "listed",
+        (err: { code?: string }) => err.code,
+      );
+      // Documents the server's limit the check must live with (docs/automation/s3.md).
+      expect(truncated).toBe("InternalError");
+      for (let restart = 0; restart < 2; restart++) {
+        server = await bootPlain();
+        for (const [id, text] of files) {
+          const r = await fetch(`${server.url}/v1/files/${id}/content`, { headers: auth });
+          expect(r.status).toBe(200);
+          expect(await r.text()).toBe(text);
+        }
+        await stop();
+      }
+    } finally {
+      await stop();
+      await plain.stop();
+    }
   });
 });
