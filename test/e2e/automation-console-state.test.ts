@@ -394,3 +394,17 @@ browserTest("after a filter change the old rows are marked as loading until the 
   expect(await p.$("form.filters [role=status]")).toBeNull();
   await p.setRequestInterception(false);
 });
+
+browserTest("a field that needs no review can still be corrected; the run resumes with it", async () => {
+  const { run, task } = await pausedInvoice(6000);
+  expect(task.requiredCount).toBe(1); // only the total: the vendor's confidence is high, the currency is never reviewed
+  const p = await signedIn(`#/human-reviews/${task.id}`, task.id);
+  await p.waitForSelector("#field-_vendor");
+  expect(await p.$eval("#field-_vendor", (el) => (el as unknown as { disabled: boolean }).disabled)).toBe(false);
+  expect(await valueOf(p, "#field-_vendor")).toBe("Initech");
+  await retype(p, "#field-_vendor", "Initech Corp.");
+  await p.click("form.stack button[aria-keyshortcuts=a]");
+  await bodyHas(p, "Approved: the run resumes");
+  const done = await runStatus(run, ["completed", "failed", "rejected"]);
+  expect(done.output).toMatchObject({ vendor: "Initech Corp.", total: 6000 });
+});

@@ -104,6 +104,24 @@ function unsavedText(edits: string[]): string {
   return edits.length ? ` Your edits were not applied: ${edits.join(", ")}.` : "";
 }
 
+/** Every scalar of `data` with its JSON pointer (`/a/0/b`; `~` and `/` escaped as RFC 6901 says). */
+function scalarLeaves(data: unknown, at = ""): [string, unknown][] {
+  if (data !== null && typeof data === "object") return Object.entries(data).flatMap(([k, v]) => scalarLeaves(v, `${at}/${k.replace(/~/g, "~0").replace(/\//g, "~1")}`));
+  return at ? [[at, data]] : [];
+}
+
+/**
+ * The task's fields: those to review (the task's decisions) and, after them, every other scalar of its
+ * data as an optional field (the API lets a reviewer correct those too; a saved one becomes a decision).
+ */
+function fieldsOf(t: HumanReviewTask): (HumanReviewDecision & { extra?: true })[] {
+  const known = new Set(t.decisions.map((d) => d.path));
+  const extra = scalarLeaves(t.data)
+    .filter(([path]) => !known.has(path))
+    .map(([path, value]) => ({ id: "", path, originalValue: value, currentValue: value, required: false, confirmed: true, reason: null, confirmedBy: null, confirmedAt: null, version: 0, extra: true as const }));
+  return [...t.decisions, ...extra];
+}
+
 function conflictText(err: unknown, what: "save" | "approve" | "reject", edits: string[]): string | null {
   const c = taskConflict(err);
   if (!c) return null;
@@ -132,7 +150,7 @@ export function HumanReviewTaskPage({ id }: { id: string }) {
 
   const adopt = (t: HumanReviewTask) => {
     setTask(t);
-    setDraft(Object.fromEntries(t.decisions.map((d) => [d.path, { value: show(d.currentValue), confirmed: d.confirmed || !d.required }])));
+    setDraft(Object.fromEntries(fieldsOf(t).map((d) => [d.path, { value: show(d.currentValue), confirmed: d.confirmed || !d.required }])));
   };
   useEffect(() => {
     if (loaded.data) {
@@ -152,7 +170,7 @@ export function HumanReviewTaskPage({ id }: { id: string }) {
 
   /** The fields whose typed value differs from the task's, as "label: value". */
   const edits = (t: HumanReviewTask): string[] =>
-    t.decisions.flatMap((d) => {
+    fieldsOf(t).flatMap((d) => {
       const f = draft[d.path];
       if (!f || f.value === show(d.currentValue)) return [];
       const m = (t.fieldMetadata[d.path] ?? {}) as { label?: string };
@@ -165,7 +183,7 @@ export function HumanReviewTaskPage({ id }: { id: string }) {
    */
   const saveFields = async (t: HumanReviewTask, confirmAll: boolean, key: string): Promise<HumanReviewTask> => {
     let current = t;
-    for (const d of t.decisions) {
+    for (const d of fieldsOf(t)) {
       const f = draft[d.path];
       if (!f) continue;
       const value = parseValue(f.value, d.originalValue ?? d.currentValue);
@@ -309,9 +327,9 @@ export function HumanReviewTaskPage({ id }: { id: string }) {
                   void act("save");
                 }}
               >
-                {task.decisions.length === 0 ? <p class="muted">No field needs a review.</p> : null}
-                {task.decisions.map((d) => (
-                  <FieldEditor key={d.path} decision={d} meta={task.fieldMetadata[d.path]} draft={draft[d.path]} disabled={!pending || !canWrite} onChange={(v) => setDraft({ ...draft, [d.path]: v })} />
+                {task.decisions.length === 0 ? <p class="muted">No field needs a review; the fields below can still be corrected.</p> : null}
+                {fieldsOf(task).map((d) => (
+                  <FieldEditor key={d.path} decision={d} plain={!!d.extra} meta={task.fieldMetadata[d.path]} draft={draft[d.path]} disabled={!pending || !canWrite} onChange={(v) => setDraft({ ...draft, [d.path]: v })} />
                 ))}
                 {pending && canWrite ? (
                   <div class="row">
@@ -365,7 +383,7 @@ export function HumanReviewTaskPage({ id }: { id: string }) {
   );
 }
 
-function FieldEditor({ decision: d, meta, draft, disabled, onChange }: { decision: HumanReviewDecision; meta: unknown; draft: { value: string; confirmed: boolean } | undefined; disabled: boolean; onChange(v: { value: string; confirmed: boolean }): void }) {
+function FieldEditor({ decision: d, plain, meta, draft, disabled, onChange }: { decision: HumanReviewDecision; plain: boolean; meta: unknown; draft: { value: string; confirmed: boolean } | undefined; disabled: boolean; onChange(v: { value: string; confirmed: boolean }): void }) {
   const m = (meta ?? {}) as { label?: string; confidence?: unknown; description?: string };
   const id = `field-${d.path.replace(/[^\w-]/g, "_")}`;
   const value = draft?.value ?? show(d.currentValue);
@@ -397,14 +415,16 @@ function FieldEditor({ decision: d, meta, draft, disabled, onChange }: { decisio
         </span>
       ) : null}
       <span class="hint">
-        {d.required ? "needs a review" : "optional"}
+        {d.required ? "needs a review" : plain ? "no review needed; change it only if it is wrong" : "optional"}
         {m.confidence !== undefined && !d.reason ? ` · confidence ${String(m.confidence)}` : ""}
         {show(d.originalValue) !== value ? ` · extracted: ${show(d.originalValue)}` : ""}
         {d.reason ? ` · ${d.reason}` : ""}
       </span>
-      <label class="inline">
-        <input type="checkbox" checked={confirmed} disabled={disabled} onChange={(e) => onChange({ value, confirmed: e.currentTarget.checked })} /> Confirmed
-      </label>
+      {plain ? null : (
+        <label class="inline">
+          <input type="checkbox" checked={confirmed} disabled={disabled} onChange={(e) => onChange({ value, confirmed: e.currentTarget.checked })} /> Confirmed
+        </label>
+      )}
     </div>
   );
 }
