@@ -5,7 +5,8 @@
 // nothing visible until `blobs gc` removes its parts; `blobs copy` of a disk deployment with 1,000
 // files, then served from S3 with equal bytes; with --s3-redirect, every download the official SDKs make
 // answers what the proxied answer carried (or is not redirected at all where a client does not follow);
-// and a restart on a populated bucket of s3rver as shipped, under Node.
+// and, on s3rver as shipped under Node (no launcher fixes), a restart on a populated bucket, and
+// `blobs gc` over more than a page: one line without the legacy OpenSSL provider, a report with it.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { S3Client } from "bun";
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
@@ -406,6 +407,41 @@ describe.skipIf(!nodeBin)("s3rver as shipped, under Node (no launcher fixes)", (
           expect(await r.text()).toBe(text);
         }
         await stop();
+      }
+
+      // More blobs than one page: the server still starts; `blobs gc` cannot list them there and says so
+      // in one line; s3rver with NODE_OPTIONS=--openssl-legacy-provider can (docs/automation/s3.md).
+      const fill = async (c: S3Client) => {
+        const queue = Array.from({ length: 1001 }, (_, i) => i);
+        await Promise.all(
+          [1, 2, 3, 4, 5, 6, 7, 8].map(async () => {
+            for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
+              const digest = sha256(`orphan ${i}`);
+              await c.write(`auto/sha256/${digest.slice(0, 2)}/${digest}`, `orphan ${i}`);
+            }
+          }),
+        );
+      };
+      await fill(client);
+      server = await bootPlain();
+      expect((await fetch(`${server.url}/v1/files/${[...files.keys()][0]}/content`, { headers: auth })).status).toBe(200);
+      await stop();
+      const db = automationPgUrl(data);
+      const gcArgs = [bin, "blobs", "gc", "--dry-run", "--grace", "0", "--json", "--data-dir", data, ...(db ? ["--db", db] : []), "--blobs", "s3://blobs/auto"];
+      const gc = start([...gcArgs, "--s3-endpoint", plain.endpoint], { cwd: dir, env: plain.env });
+      expect(await gc.proc.exited).toBe(1);
+      const said = gc.output().trim().split("\n").filter((l) => !l.includes(" warn "));
+      expect(said).toEqual([expect.stringContaining("NODE_OPTIONS=--openssl-legacy-provider")]);
+      expect(said[0]).toStartWith("automation-server: cannot list s3://blobs/auto/sha256/");
+
+      const legacy = await startPlainS3rver("blobs", { nodeOptions: "--openssl-legacy-provider" });
+      try {
+        await fill(new S3Client({ endpoint: legacy.endpoint, bucket: "blobs", accessKeyId: "S3RVER", secretAccessKey: "S3RVER", region: "us-east-1" }));
+        const paged = start([...gcArgs, "--s3-endpoint", legacy.endpoint], { cwd: dir, env: legacy.env });
+        expect(await paged.proc.exited).toBe(0);
+        expect(JSON.parse(paged.output().split("\n").find((l) => l.startsWith("{"))!)).toMatchObject({ scanned: 1001, dryRun: true });
+      } finally {
+        await legacy.stop();
       }
     } finally {
       await stop();

@@ -51,16 +51,19 @@ export async function startS3(bucket = "blobs"): Promise<TestS3> {
 /** Node, for s3rver as shipped; null when the machine has none (the tests that need it skip). */
 export const nodeBin: string | null = Bun.which("node");
 
-/** s3rver 3.7.1's own CLI under Node (`node node_modules/s3rver/bin/s3rver.js`), unpatched, with an empty bucket. */
-export async function startPlainS3rver(bucket = "blobs"): Promise<TestS3> {
+/**
+ * s3rver 3.7.1's own CLI under Node (`node node_modules/s3rver/bin/s3rver.js`), unpatched, with an empty
+ * bucket. `nodeOptions` is its NODE_OPTIONS (none by default, whatever the test's environment holds).
+ */
+export async function startPlainS3rver(bucket = "blobs", opts: { nodeOptions?: string } = {}): Promise<TestS3> {
   if (!nodeBin) throw new Error("node is not installed");
   const dir = mkdtempSync(join(tmpdir(), "s3rver-plain-"));
   const cli = join(import.meta.dir, "../../node_modules/s3rver/bin/s3rver.js");
   const proc = Bun.spawn([nodeBin, cli, "-d", dir, "-a", "127.0.0.1", "-p", "0", "-s", "--configure-bucket", bucket], {
     stdout: "pipe",
     stderr: "pipe",
-    // As shipped: no --openssl-legacy-provider, which would give Node 20 back the DES its listings page with.
-    env: { ...process.env, NODE_OPTIONS: undefined },
+    // As shipped: no --openssl-legacy-provider (unless asked), which gives Node 20 back the DES its listings page with.
+    env: { ...process.env, NODE_OPTIONS: opts.nodeOptions },
   });
   const reader = proc.stdout.getReader();
   let text = "";

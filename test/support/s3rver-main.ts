@@ -7,7 +7,8 @@
 //   DELETE /bucket/key?uploadId=…      AbortMultipartUpload (s3rver answers 405)
 //   GET    /bucket?uploads             ListMultipartUploads (s3rver answers 501)
 //   POST   /bucket/key?uploadId=…      for an unknown id: 404 NoSuchUpload, as S3 does (s3rver: 500)
-// Listing more than 1,000 keys fails under Bun as shipped: s3rver encrypts its ListObjectsV2
+// A listing that would be truncated fails under Bun as shipped (and under Node 20, whose OpenSSL 3
+// refuses DES: test/support/s3.ts startPlainS3rver shows it): s3rver encrypts its ListObjectsV2
 // continuation tokens with DES, which Bun's crypto (BoringSSL) does not have. For that cipher only,
 // a pass-through stands in (the token is opaque to clients either way).
 // And it pages listings in directory order, not key order, so a continuation skipped or repeated keys:

@@ -188,8 +188,17 @@ export class S3BlobStore implements BlobStore {
   /** Objects under `sub` (relative to the prefix), page by page. */
   async *objects(sub: string): AsyncIterable<{ key: string; size: number; modifiedMs: number }> {
     let continuationToken: string | undefined;
+    let pageNo = 0;
     do {
-      const page = await this.client.list({ prefix: this.opts.prefix + sub, maxKeys: 1000, ...(continuationToken ? { continuationToken } : {}) });
+      pageNo++;
+      const page = await this.client.list({ prefix: this.opts.prefix + sub, maxKeys: 1000, ...(continuationToken ? { continuationToken } : {}) }).catch((err: unknown) => {
+        // One line for `blobs gc`/`blobs copy`. s3rver under Node 20 answers 500 to any listing that would be
+        // truncated (its continuation tokens use DES, which OpenSSL 3 refuses): say so.
+        const e = err as { code?: string; message?: string };
+        const why = `${e.code ?? ""} ${e.message ?? String(err)}`.replace(/\s+/g, " ").trim();
+        const hint = e.code === "InternalError" ? " (s3rver under Node 20 cannot list more than 1,000 keys without NODE_OPTIONS=--openssl-legacy-provider)" : "";
+        throw new FatalError(`cannot list s3://${this.opts.bucket}/${this.opts.prefix}${sub} at ${this.opts.endpoint}, page ${pageNo}: ${why}${hint}`);
+      });
       for (const o of page.contents ?? []) yield { key: o.key, size: o.size ?? 0, modifiedMs: o.lastModified ? Date.parse(String(o.lastModified)) : 0 };
       continuationToken = page.isTruncated ? page.nextContinuationToken : undefined;
     } while (continuationToken);
