@@ -5,6 +5,7 @@ import { UsageError } from "../kernel/errors";
 import { isPostgresUrl } from "../kernel/pg";
 import { opsFlags, opsOptions } from "../kernel/metrics";
 import { bodyTimeoutFlag, bodyTimeoutMs, readyFileFlag } from "../kernel/server";
+import { connectionFlags, connectionLimits } from "../kernel/connections";
 import type { AutomationConfig } from "./context";
 import { loadModelsFile, modelsFromEnv } from "./models/config";
 import { blobConfig, blobFlags } from "./files/blob-config";
@@ -58,6 +59,7 @@ export const serveFlags = {
   port: { type: "number", env: "PORT", default: 8081, value: "PORT", help: "HTTP port (0: a free one, reported on the first stdout line)" },
   ...readyFileFlag,
   ...bodyTimeoutFlag,
+  ...connectionFlags,
   host: { type: "string", env: "HOST", default: "0.0.0.0", value: "HOST", help: "interface to listen on" },
   ...storageFlags,
   "db-pool": { type: "number", env: "AUTOMATION_DB_POOL", default: 10, value: "N", help: "PostgreSQL connections per process" },
@@ -214,6 +216,7 @@ export function serveConfig(v: FlagValues<typeof serveFlags>): AutomationConfig 
     gcGraceMs: parseDuration(v["gc-grace"], "gc-grace"),
     ops: opsOptions(v),
     bodyTimeoutMs: bodyTimeoutMs(v["body-timeout"]),
+    connections: connectionLimits(v),
     ...smtpConfig(v),
     ...withModels(v.models),
   };

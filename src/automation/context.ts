@@ -5,6 +5,7 @@ import type { Logger } from "../kernel/logger";
 import type { AutomationStorage } from "./db/storage";
 import type { OpenedStorage } from "./db/open";
 import type { OpsOptions } from "../kernel/metrics";
+import type { ConnectionLimits } from "../kernel/connections";
 import type { AutomationMetrics } from "./metrics";
 import type { BlobStore } from "./files/blobs";
 import type { ModelsConfig } from "./models/config";
@@ -44,6 +45,8 @@ export interface AutomationConfig {
   signingSecret: string;
   /** How long a request body may stall before 408 and a close (`--body-timeout`); default 30 s. */
   bodyTimeoutMs?: number;
+  /** Idle keep-alive timeout and connection bounds (`--idle-timeout`, `--max-connections*`); absent = defaults. */
+  connections?: ConnectionLimits;
   /** Requests per second per API key (burst the same); absent or 0 = no limit. */
   rateLimit?: number;
   /**

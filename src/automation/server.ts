@@ -117,7 +117,7 @@ export async function work(ctx: AutomationContext, opts: { port?: number; handle
       .get("/health", () => ({ ok: true, worker: runs.pool.worker, running: runs.pool.running }))
       .get("/metrics", () => ctx.metrics?.kernel.scrape() ?? new Response("metrics are off\n", { status: 404 }))
       .onError(({ code }) => (code === "NOT_FOUND" ? new Response("not found: a worker serves GET /health and GET /metrics only\n", { status: 404 }) : undefined));
-    running = listen(app, { port: opts.port, hostname: ctx.config.hostname });
+    running = listen(app, { port: opts.port, hostname: ctx.config.hostname, connections: ctx.config.connections, log: ctx.log });
   }
   let closed: Promise<void> | undefined;
   const shutdown = () =>
@@ -139,6 +139,8 @@ export function serve(ctx: AutomationContext, opts: { handleSignals?: boolean } 
     // Uploads stream through the files routes; JSON routes cap their own bodies.
     maxRequestBodySize: 1024 * 1024 * 1024,
     bodyTimeoutMs: ctx.config.bodyTimeoutMs,
+    connections: ctx.config.connections,
+    log: ctx.log,
   });
   const ops = ctx.config.ops;
   const metricsPort = ctx.metrics && ops?.metrics.where === "port" ? serveMetricsPort(ctx.metrics.kernel, ctx.config.hostname, ops.metrics.port, ctx.log) : undefined;

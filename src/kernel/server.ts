@@ -2,6 +2,7 @@ import { renameSync, writeFileSync } from "node:fs";
 import type { Elysia } from "elysia";
 import { bodyTimeout } from "./body-timeout";
 import type { FlagSpec } from "./config";
+import { type ConnectionLimits, connectionGuard, connectionLimits } from "./connections";
 import { FatalError } from "./errors";
 import type { Logger } from "./logger";
 
@@ -56,20 +57,25 @@ export interface Running {
 /**
  * Starts an Elysia app on Bun's server. A port already in use becomes one clear FatalError.
  * `maxRequestBodySize` bounds every body before routing sees it; `bodyTimeoutMs` (default 30 s) is how
- * long a body may stall before the request is answered 408 and its connection closed.
+ * long a body may stall before the request is answered 408 and its connection closed. `connections`
+ * (default: the flags' defaults) is how long a keep-alive connection may stay idle and how many one
+ * address and all clients may keep (src/kernel/connections.ts); `log` says when a bound is reached.
  */
 export function listen(
   // biome-ignore lint: Elysia's generic parameters vary per app
   app: Elysia<any, any, any, any, any, any, any>,
-  opts: { port: number; hostname: string; maxRequestBodySize?: number; idleTimeout?: number; bodyTimeoutMs?: number },
+  opts: { port: number; hostname: string; maxRequestBodySize?: number; bodyTimeoutMs?: number; connections?: ConnectionLimits; log?: Logger },
 ): Running {
-  app.wrap(bodyTimeout(opts.bodyTimeoutMs ?? 30_000) as Parameters<typeof app.wrap>[0]);
+  const limits = opts.connections ?? connectionLimits({});
+  const guard = connectionGuard(limits, () => app.server ?? undefined, opts.log);
+  const timed = bodyTimeout(opts.bodyTimeoutMs ?? 30_000);
+  app.wrap(((fn: (request: Request) => unknown) => guard(timed(fn))) as Parameters<typeof app.wrap>[0]);
   try {
     app.listen({
       port: opts.port,
       hostname: opts.hostname,
       maxRequestBodySize: opts.maxRequestBodySize,
-      idleTimeout: opts.idleTimeout ?? 120,
+      idleTimeout: limits.idleS,
       // Elysia turns SO_REUSEPORT on by default, which lets a second server silently share a busy port.
       reusePort: false,
     });

@@ -5,6 +5,7 @@ import { createLogger } from "../kernel/logger";
 import { Metrics, opsFlags, opsOptions, serveMetricsPort } from "../kernel/metrics";
 import { meteredStorage, orderEvents } from "./metrics";
 import { bodyTimeoutFlag, bodyTimeoutMs, listen, onShutdownSignal, readyFileFlag, writeReadyFile } from "../kernel/server";
+import { connectionFlags, connectionLimits } from "../kernel/connections";
 import { createOrderApp, orderServices } from "./app";
 import { DEMO_CLIENT, type OAuthClient, orderConfig, parseClients, parseProfile } from "./config";
 import { PG_POOL_MAX, redactUrl } from "../kernel/pg";
@@ -32,6 +33,7 @@ export const orderFlags = {
   ...readyFileFlag,
   ...opsFlags,
   ...bodyTimeoutFlag,
+  ...connectionFlags,
   help: { type: "boolean", short: "h", help: "Show this help and exit" },
 } satisfies Record<string, FlagSpec>;
 
@@ -52,6 +54,11 @@ export interface OrderServerOptions {
   "log-format": string;
   /** Seconds a request body may stall (default 30). */
   "body-timeout"?: number;
+  /** Seconds a keep-alive connection may stay idle (default 10). */
+  "idle-timeout"?: number;
+  "max-connections-per-address"?: number;
+  /** Default: from the open-file limit. */
+  "max-connections"?: number;
 }
 
 /** Starts the server; resolves once it listens. Prints where it is to stdout. */
@@ -67,6 +74,7 @@ export async function startOrderServer(opts: OrderServerOptions): Promise<void> 
     throw new FatalError(`--port must be an integer from 0 to 65535 (got ${opts.port})`);
   }
   const logger = createLogger(undefined, undefined, ops.logFormat);
+  const connections = connectionLimits(opts);
   const metrics = ops.metrics.where === "off" ? undefined : new Metrics();
   metrics?.collectProcess();
   const config = orderConfig({
@@ -86,6 +94,8 @@ export async function startOrderServer(opts: OrderServerOptions): Promise<void> 
     hostname: opts.host,
     maxRequestBodySize: 4 * config.bodyLimit,
     bodyTimeoutMs: bodyTimeoutMs(opts["body-timeout"] ?? 30),
+    connections,
+    log: logger,
   });
 
   // Expired tokens are refused anyway; the sweep only keeps the table from growing.
