@@ -52,9 +52,11 @@ function watchAuth<T extends object>(target: T, depth = 0): T {
 export async function signIn(key: string): Promise<Session> {
   // The environment argument is explicit: a browser has no process.env.
   const options = { baseUrl: location.origin, apiKey: key.trim(), maxRetries: 1, timeoutMs: 30_000 };
-  const client = watchAuth(new AutomationClient(options, {}));
+  const plain = new AutomationClient(options, {});
+  // Checked unwatched: a key refused at sign-in is the sign-in form's error, not a session that ended.
+  const auth = await plain.authCheck();
+  const client = watchAuth(plain);
   const manual = watchAuth(new AutomationClient({ ...options, defaultHeaders: { "x-eigenpal-trigger": "manual" } }, {}));
-  const auth = await client.authCheck();
   sessionStorage.setItem(STORAGE, key.trim());
   const scopes = auth.scope;
   const can = (needed: string) => {
