@@ -6,11 +6,14 @@ import { dbUrl } from "./config";
 import type { AutomationStorage } from "./db/storage";
 import { ensureDataDir } from "./server";
 
+/** An admin command beside a running server waits for the server's short write transactions. */
+const ADMIN_BUSY_TIMEOUT_MS = 30_000;
+
 /** The stores an admin command works on: PostgreSQL when `--db` names it, else the data dir's SQLite; `close` when done. */
 export async function openAdminStorage(values: { "data-dir": string; db?: string }): Promise<{ storage: AutomationStorage; close(): Promise<void> }> {
   const db = dbUrl(values.db);
   if (!db) ensureDataDir(values["data-dir"]);
-  const opened = await openStorage({ dataDir: values["data-dir"], db, dbPool: 2 });
+  const opened = await openStorage({ dataDir: values["data-dir"], db, dbPool: 2, busyTimeoutMs: ADMIN_BUSY_TIMEOUT_MS });
   return { storage: opened.storage, close: opened.close };
 }
 

@@ -22,6 +22,8 @@ export interface AutomationConfig {
   dbPool?: number;
   /** Seconds an idle PostgreSQL connection stays open (default 60; not a flag: tests set 1). */
   dbIdleTimeout?: number;
+  /** SQLite: how long a write waits for another connection's lock (default 5000 ms; not a flag: tests set less). */
+  busyTimeoutMs?: number;
   workers: number;
   /** How long a claim holds a run without a heartbeat (queue.ts LEASE_MS when unset). */
   leaseMs?: number;

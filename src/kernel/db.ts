@@ -12,8 +12,9 @@ export interface Migration {
 /**
  * Opens (creating if needed) a SQLite database with WAL, foreign keys and a busy timeout, then applies
  * the embedded migrations that have not run yet, each in its own transaction. `:memory:` works.
+ * `busyTimeoutMs`: how long a statement waits for another connection's write lock before it fails.
  */
-export function openSqlite(path: string, migrations: Migration[]): Database {
+export function openSqlite(path: string, migrations: Migration[], busyTimeoutMs = 5000): Database {
   if (path !== ":memory:") {
     try {
       mkdirSync(dirname(path), { recursive: true });
@@ -24,10 +25,14 @@ export function openSqlite(path: string, migrations: Migration[]): Database {
   let sqlite: Database;
   try {
     sqlite = new Database(path, { create: true, strict: true });
+    // The busy timeout comes first: switching to WAL takes a lock another process (a server beside an
+    // admin command) may hold. It only helps transactions that take the write lock at their start
+    // (IMMEDIATE): a deferred one that read first is refused at once (SQLITE_BUSY_SNAPSHOT), so every
+    // write transaction of the stores is IMMEDIATE.
+    sqlite.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
     sqlite.exec("PRAGMA journal_mode = WAL");
     sqlite.exec("PRAGMA synchronous = NORMAL");
     sqlite.exec("PRAGMA foreign_keys = ON");
-    sqlite.exec("PRAGMA busy_timeout = 5000");
   } catch (err) {
     throw new FatalError(`cannot open database ${path}: ${(err as Error).message}`);
   }

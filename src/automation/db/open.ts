@@ -31,6 +31,11 @@ export interface StorageTarget {
   dbPool?: number;
   /** Seconds an idle pooled connection stays open (default 60; tests use 1). */
   dbIdleTimeout?: number;
+  /**
+   * SQLite: how long a write waits for another connection's lock (default 5 s for a server, whose
+   * event loop waits meanwhile; admin commands wait 30 s: they must never fail beside a busy server).
+   */
+  busyTimeoutMs?: number;
 }
 
 export async function openStorage(config: StorageTarget, opts: { onSqlite?: (sqlite: Database) => void } = {}): Promise<OpenedStorage> {
@@ -53,7 +58,7 @@ export async function openStorage(config: StorageTarget, opts: { onSqlite?: (sql
   }
   const memory = config.dataDir === ":memory:";
   const file = memory ? ":memory:" : join(config.dataDir, "automation.db");
-  const sqlite = openSqlite(file, migrations);
+  const sqlite = openSqlite(file, migrations, config.busyTimeoutMs);
   opts.onSqlite?.(sqlite);
   const storage = sqliteStorage(sqlite);
   const close = async () => {

@@ -100,3 +100,51 @@ export interface StepStart {
   attempt: number;
   startedAt: string;
 }
+
+/**
+ * A finish refused because a finished step's record of the run did not commit (the database stayed
+ * locked or unwritable past its retries): completing the run then would leave a journal that re-runs
+ * a step with side effects after a crash and shows it as never finished. The worker writes `paths`
+ * again and finishes once they committed.
+ */
+export class JournalWriteLost extends Error {
+  constructor(
+    readonly runId: string,
+    readonly paths: string[],
+  ) {
+    super(`the record of step ${paths.join(", ")} of run ${runId} was not written`);
+    this.name = "JournalWriteLost";
+  }
+}
+
+/**
+ * Finished-step records whose commit failed, per run (both stores keep one): marked when a write
+ * fails, cleared when a later write of the same step commits; `take` reports them once to the finish.
+ */
+export class LostSteps {
+  private readonly lost = new Map<string, Set<string>>();
+
+  get empty(): boolean {
+    return this.lost.size === 0;
+  }
+
+  mark(runId: string, path: string): void {
+    let paths = this.lost.get(runId);
+    if (!paths) this.lost.set(runId, (paths = new Set()));
+    paths.add(path);
+  }
+
+  unmark(runId: string, path: string): void {
+    const paths = this.lost.get(runId);
+    if (!paths?.delete(path)) return;
+    if (paths.size === 0) this.lost.delete(runId);
+  }
+
+  /** The refusal for a finish of `runId` when it has lost records (forgotten here: reported once). */
+  take(runId: string): JournalWriteLost | undefined {
+    const paths = this.lost.get(runId);
+    if (!paths) return undefined;
+    this.lost.delete(runId);
+    return new JournalWriteLost(runId, [...paths]);
+  }
+}

@@ -778,7 +778,9 @@ export interface RunStore {
   /**
    * Moves a non-terminal run to a terminal status exactly once, resolving with the run as it finished
    * and whether it has output files and a review then (so a waiter here needs no read); undefined when
-   * it already was terminal (or the lease was lost).
+   * it already was terminal (or the lease was lost). Refused with `JournalWriteLost` (once) when a
+   * finished step's record of the run failed to commit in this process and was not written since: a
+   * run never ends with a step missing from its journal.
    * A finish tells the other processes on the database itself (PostgreSQL: a `runs.finished` NOTIFY in
    * the same statement; SQLite has no other process).
    */

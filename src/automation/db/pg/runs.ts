@@ -11,7 +11,7 @@ import { parseRef } from "../../automations/ref";
 import type { StepRecord } from "../../engine/contract";
 import { TickTaken } from "../../schedules/store";
 import type { CancelResult, Claim, EventRow, FileRow, FinishedRun, FinishRequest, Lease, ListFilter, NewEvent, NewRun, ReviewFilter, RunRow, StepRow, StepStart } from "../runs-model";
-import { isTerminal } from "../runs-model";
+import { isTerminal, LostSteps } from "../runs-model";
 import { likeEscape } from "../sql-shared";
 import { StaleSource, type Channel, type RunInsertOptions, type RunStore, type SourceCheck } from "../storage";
 import { type Pg, plain, plainRows } from "./rows";
@@ -148,6 +148,9 @@ interface StepWrite {
 /** Rows of `alias` (with columns run_id, lw, la) whose run is still held under their lease (lw null: unfenced). */
 const heldBy = (alias: string) =>
   `(${alias}.lw IS NULL OR EXISTS (SELECT 1 FROM runs h WHERE h.id = ${alias}.run_id AND h.claimed_by = ${alias}.lw AND h.attempts = ${alias}.la))`;
+
+/** Whether `it` records a finished step (whose loss keeps its run from finishing). */
+const finishedStep = (it: Item): it is Extract<Item, { kind: "step" }> => it.kind === "step" && it.w.completedAt !== null;
 
 /** One queued journal write: a step row with its event, or a run's finish. */
 type Item =
@@ -358,6 +361,7 @@ export class PgRunStore implements RunStore {
 
   // ---- the journal: writes queued in one turn share a statement; batches of other runs commit in parallel ----
   private items: Item[] = [];
+  private readonly lost = new LostSteps();
   private waiters: Waiter[] = [];
   private scheduled = false;
   /** A dispatch for queued step starts alone (START_DELAY_MS). */
@@ -426,24 +430,50 @@ export class PgRunStore implements RunStore {
   }
 
   private async commit(items: Item[], waiters: Waiter[]): Promise<void> {
+    // A run with a finished step's record lost in an earlier batch does not finish (see RunStore.finish).
+    if (!this.lost.empty) [items, waiters] = this.refuseLostFinishes(items, waiters);
+    if (items.length === 0) return;
     let out: unknown[];
     try {
       // One statement per CHUNK items (each is one round trip, atomic on its own).
       out = [];
       for (const part of chunks(items)) out.push(...(await writeJournal(this.pg, part)));
     } catch {
-      // One bad write must not fail its neighbours: one statement each.
+      // One bad write must not fail its neighbours: one statement each. A finished step whose record
+      // still fails is remembered, and its run's finish (later in this batch or after) is refused.
       for (let i = 0; i < items.length; i++) {
+        const it = items[i];
+        const refused = it.kind === "finish" ? this.lost.take(it.runId) : undefined;
+        if (refused) {
+          waiters[i].reject(refused);
+          continue;
+        }
         try {
-          const [v] = await writeJournal(this.pg, [items[i]]);
+          const [v] = await writeJournal(this.pg, [it]);
+          if (finishedStep(it)) this.lost.unmark(it.w.runId, it.w.path);
           waiters[i].resolve(v);
         } catch (err) {
+          if (finishedStep(it)) this.lost.mark(it.w.runId, it.w.path);
           waiters[i].reject(err);
         }
       }
       return;
     }
+    if (!this.lost.empty) for (const it of items) if (finishedStep(it)) this.lost.unmark(it.w.runId, it.w.path);
     out.forEach((v, i) => waiters[i].resolve(v));
+  }
+
+  /** Rejects the finishes of runs with a lost step record; the other items go on. */
+  private refuseLostFinishes(items: Item[], waiters: Waiter[]): [Item[], Waiter[]] {
+    const keptItems: Item[] = [];
+    const keptWaiters: Waiter[] = [];
+    items.forEach((it, i) => {
+      const refused = it.kind === "finish" ? this.lost.take(it.runId) : undefined;
+      if (refused) return waiters[i].reject(refused);
+      keptItems.push(it);
+      keptWaiters.push(waiters[i]);
+    });
+    return [keptItems, keptWaiters];
   }
 
   // ---- plain inserts: the ones started in one event-loop turn share one statement ----

@@ -73,7 +73,7 @@ export class SqliteFileStore implements FileStore {
       if (!row || (row.expiresAt !== null && row.expiresAt <= now)) return undefined;
       this.q.refAdd.run({ sha256: row.sha256, owner, tenantId, createdAt: now });
       return row;
-    })();
+    }).immediate();
   }
 
   async retain(ref: BlobRefRow): Promise<void> {
@@ -118,7 +118,7 @@ export class SqliteFileStore implements FileStore {
       const earlier = row.idempotencyKey ? this.q.sessionByKey.get({ tenantId: row.tenantId, key: row.idempotencyKey }) : undefined;
       if (!earlier) throw new Error(`upload session ${row.id} was not stored`);
       return { session: earlier, created: false };
-    })();
+    }).immediate();
   }
 
   async session(tenantId: string, id: string): Promise<UploadSessionRow | undefined> {
@@ -139,7 +139,7 @@ export class SqliteFileStore implements FileStore {
       if (!s || s.status === "completed" || s.status === "aborted") return { kind: "closed", status: s?.status ?? null };
       this.db.update(uploadSessions).set({ status: "uploaded", sha256 }).where(eq(uploadSessions.id, id)).run();
       return { kind: "received", session: { ...s, status: "uploaded", sha256 }, previous: s.sha256 };
-    })();
+    }).immediate();
   }
 
   async staged(id: string, sha256: string): Promise<UploadSessionRow | undefined> {
@@ -159,14 +159,14 @@ export class SqliteFileStore implements FileStore {
       this.q.fileInsert.run(file);
       this.db.update(uploadSessions).set({ status: "completed", completedAt: file.createdAt }).where(eq(uploadSessions.id, id)).run();
       return { kind: "fresh", file };
-    })();
+    }).immediate();
   }
 
   async undoComplete(sessionId: string, fileId: string): Promise<void> {
     this.sqlite.transaction(() => {
       this.q.fileRemove.run({ id: fileId });
       this.db.update(uploadSessions).set({ status: "aborted", completedAt: null }).where(eq(uploadSessions.id, sessionId)).run();
-    })();
+    }).immediate();
   }
 
   async abort(tenantId: string, id: string): Promise<{ before: UploadSessionRow; aborted: boolean } | undefined> {
@@ -176,7 +176,7 @@ export class SqliteFileStore implements FileStore {
       if (s.status === "completed" || s.status === "aborted") return { before: s, aborted: false };
       this.db.update(uploadSessions).set({ status: "aborted", sha256: null }).where(eq(uploadSessions.id, id)).run();
       return { before: s, aborted: true };
-    })();
+    }).immediate();
   }
 
   async abandonedSessions(before: string, limit: number): Promise<UploadSessionRow[]> {

@@ -10,7 +10,7 @@ import { parseRef } from "../../automations/ref";
 import type { StepRecord } from "../../engine/contract";
 import { TickTaken } from "../../schedules/store";
 import type { CancelResult, Claim, EventRow, FileRow, FinishedRun, FinishRequest, Lease, ListFilter, NewEvent, NewRun, RunRow, StepRow, StepStart } from "../runs-model";
-import { isTerminal } from "../runs-model";
+import { isTerminal, LostSteps } from "../runs-model";
 import { likeEscape } from "../sql-shared";
 import { StaleSource, type RunInsertOptions, type RunStore } from "../storage";
 import { runEvents, runFiles, runs, runSteps } from "../tables/runs";
@@ -257,10 +257,14 @@ export class SqliteRunStore implements RunStore {
   // transaction, flushed on setImmediate. A step's start usually commits together with its finish.
   private journalOps: (() => void)[] = [];
   private journalWaiters: { resolve(): void; reject(err: unknown): void }[] = [];
+  /** Per op: the finished step it records (a failed one keeps the run from finishing), or undefined. */
+  private journalSteps: ({ runId: string; path: string } | undefined)[] = [];
+  private readonly lost = new LostSteps();
   private flushScheduled = false;
 
-  private enqueue(op: () => void): Promise<void> {
+  private enqueue(op: () => void, step?: { runId: string; path: string }): Promise<void> {
     this.journalOps.push(op);
+    this.journalSteps.push(step);
     const done = new Promise<void>((resolve, reject) => this.journalWaiters.push({ resolve, reject }));
     if (!this.flushScheduled) {
       this.flushScheduled = true;
@@ -279,22 +283,28 @@ export class SqliteRunStore implements RunStore {
     if (this.journalOps.length === 0) return;
     const ops = this.journalOps.splice(0);
     const waiters = this.journalWaiters.splice(0);
+    const steps = this.journalSteps.splice(0);
     try {
       this.sqlite.transaction(() => {
         for (const op of ops) op();
-      })();
+      }).immediate();
     } catch {
-      // One bad write must not fail its neighbours: replay them one transaction each.
+      // One bad write must not fail its neighbours: replay them one transaction each. A finished
+      // step whose record still fails is remembered: its run's finish is refused until it commits.
       ops.forEach((op, i) => {
+        const step = steps[i];
         try {
-          this.sqlite.transaction(op)();
+          this.sqlite.transaction(op).immediate();
+          if (step) this.lost.unmark(step.runId, step.path);
           waiters[i].resolve();
         } catch (err) {
+          if (step) this.lost.mark(step.runId, step.path);
           waiters[i].reject(err);
         }
       });
       return;
     }
+    if (!this.lost.empty) for (const step of steps) if (step) this.lost.unmark(step.runId, step.path);
     for (const w of waiters) w.resolve();
   }
 
@@ -342,12 +352,14 @@ export class SqliteRunStore implements RunStore {
         );
       const type = s.status === "failed" ? "step_failed" : s.status === "skipped" ? "step_skipped" : "step_completed";
       this.addEvent(runId, s.completedAt, { type, status: s.status, message: s.error?.message ?? s.name, metadata: { path: s.path, type: s.type, attempt: s.attempt } });
-    });
+    }, { runId, path: s.path });
   }
 
   /** Moves a non-terminal run to a terminal status exactly once (its row as finished); undefined when it already was terminal. */
   async finish(runId: string, at: string, r: FinishRequest, lease?: Lease): Promise<FinishedRun | undefined> {
     this.flushJournal();
+    const lost = this.lost.take(runId);
+    if (lost) throw lost;
     return this.sqlite.transaction(() => {
       const changed = this.sqlite
         .query(
