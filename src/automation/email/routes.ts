@@ -22,7 +22,7 @@ export const emailRoutes = (ctx: AutomationContext) => {
         set.status = 201;
         return createServer(ctx, auth.tenantId, parseWith(CreateServerBody, body));
       },
-      { parse, detail: doc("Create an e-mail server (resend or smtp); secrets are stored encrypted and never returned", { requestBody: requestBody(CreateServerBody) }) },
+      { parse, detail: doc("Create an e-mail server (resend or smtp); secrets are stored encrypted and never returned; an SMTP host that is a loopback, private, link-local or metadata address → 400 host_not_allowed unless the operator allows it (--outbound-allow)", { requestBody: requestBody(CreateServerBody) }) },
     )
     .get(
       "/email-servers",
@@ -63,6 +63,6 @@ export const emailRoutes = (ctx: AutomationContext) => {
         requireScope(auth, "email:write");
         return testServer(ctx, auth.tenantId, params.id, parseWith(TestBody, body).to);
       },
-      { parse, detail: doc("Send a test message; failures answer {ok: false, error} with a generic reason", { requestBody: requestBody(TestBody) }) },
+      { parse, detail: doc("Send a test message; failures answer {ok: false, error} with a generic reason; an SMTP host inside this server's network (without --outbound-allow) → 400 host_not_allowed, nothing sent", { requestBody: requestBody(TestBody) }) },
     );
 };

@@ -96,8 +96,13 @@ export default defineKind({
       }
       let pinned: Awaited<ReturnType<typeof pin>>;
       try {
-        pinned = await pin(url, ctx.services.httpAllowHosts, ctx.services.outboundAllow ?? []);
+        // The lookup has no signal of its own: the step's timeout and cancel still bound it.
+        const aborted = new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
+        aborted.catch(() => {}); // an abort after the lookup is the fetch's to report
+        pinned = await Promise.race([pin(url, ctx.services.httpAllowHosts, ctx.services.outboundAllow ?? []), aborted]);
       } catch (e) {
+        if (ctx.signal.aborted) throw ctx.signal.reason;
+        if (signal.aborted) throw new StepError(`request to ${url.host} timed out after ${config.timeout} ms`, "http_timeout");
         if (e instanceof OutboundRefused) throw new StepError(e.message, "http_forbidden_host", { retryable: false });
         if (e instanceof ResolveFailed) throw new StepError(`request to ${url.host} failed: ${e.message}`, "http_unreachable");
         throw e;
