@@ -7,19 +7,11 @@ import { runsOf } from "../runs/service";
 import { emailTriggerOf, whitelisted, type EmailTrigger } from "../workflow/email-trigger";
 import type { Workflow } from "../workflow/types";
 import { formatAddress, mintToken, tokenOf } from "./address";
+import { reasonOf, Refusal, transient } from "./failures";
 import { mapAttachments, parseMessage, type InboundMessage } from "./message";
 import type { InboundStore } from "./store";
 
-/** A refusal and its SMTP reply code (the server adds the enhanced status code). */
-export class Refusal extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = "Refusal";
-  }
-}
+export { Refusal };
 
 export interface InboundOptions {
   /** The domain the addresses are under (`--mail-domain`); undefined: no addresses. */
@@ -92,7 +84,11 @@ export class InboundService {
    */
   async deliver(raw: Uint8Array, envelope: { from: string; to: string[] }): Promise<string> {
     const receivedAt = this.ctx.clock.now().toISOString();
-    const msg = await parseMessage(raw, envelope.from);
+    // The parser's limits (nesting, header size) and any other parse failure depend on the bytes alone:
+    // the same message fails the same way on every retry, so it is refused for good.
+    const msg = await parseMessage(raw, envelope.from).catch((err: unknown) => {
+      throw new Refusal(554, `the message cannot be parsed: ${(err as Error)?.message ?? String(err)}`);
+    });
     const runs: string[] = [];
     let failure: Refusal | undefined;
     for (const rcpt of envelope.to) {
@@ -148,8 +144,13 @@ export class InboundService {
     if (err instanceof DomainError && ["invalid", "forbidden", "not_found"].includes(err.kind)) {
       return new Refusal(550, `${rcpt} cannot start a run from this message: ${err.message}`);
     }
+    if (transient(err)) {
+      this.ctx.log.warn("inbound e-mail not stored; the sender will retry", { rcpt, reason: reasonOf(err) });
+      return new Refusal(451, "local error while storing the message; try again later");
+    }
+    // Not a condition that passes by itself: a retry would fail the same way for days. A bug, so the stack.
     this.ctx.log.error("inbound e-mail failed", { rcpt, error: (err as Error)?.stack ?? String(err) });
-    return new Refusal(451, "local error while storing the message; try again later");
+    return new Refusal(554, "the message could not be stored");
   }
 
   /**

@@ -5,7 +5,8 @@ import { SMTPServer, type SMTPServerOptions } from "smtp-server";
 import { FatalError } from "../../kernel/errors";
 import type { AutomationContext } from "../context";
 import type { SmtpConfig } from "./config";
-import { inboundOf, Refusal } from "./service";
+import { reasonOf, Refusal, transient } from "./failures";
+import { inboundOf } from "./service";
 
 /** A message names at most this many recipients (RFC 5321 asks servers to take at least 100). */
 const MAX_RECIPIENTS = 100;
@@ -27,8 +28,13 @@ export async function startSmtp(ctx: AutomationContext, cfg: SmtpConfig, hostnam
       ctx.log.info("inbound e-mail refused", { code: err.code, reason: err.message });
       return smtpError(err.code, err.message);
     }
+    if (transient(err)) {
+      ctx.log.warn("inbound e-mail deferred", { reason: reasonOf(err) });
+      return smtpError(451, "local error; try again later");
+    }
+    // Nothing the sender's retry would fix (only local, passing conditions get 4xx, see failures.ts): a bug, so the stack.
     ctx.log.error("inbound e-mail failed", { error: (err as Error)?.stack ?? String(err) });
-    return smtpError(451, "local error; try again later");
+    return smtpError(554, "transaction failed");
   };
   const options: SMTPServerOptions = {
     name: ctx.config.mailDomain,
@@ -38,6 +44,8 @@ export async function startSmtp(ctx: AutomationContext, cfg: SmtpConfig, hostnam
     disabledCommands: cfg.tls ? ["AUTH"] : ["AUTH", "STARTTLS"],
     ...(cfg.tls ? { key: cfg.tls.key, cert: cfg.tls.cert } : {}),
     logger: false,
+    // RFC 3463 codes (550 5.1.1, 554 5.6.0, ...): smtp-server hides them unless asked, the docs promise them.
+    hideENHANCEDSTATUSCODES: false,
     closeTimeout: 5_000,
     onMailFrom(address, _session, cb) {
       inbound.sender(address.address).then(() => cb(), (err) => cb(relay(err)));

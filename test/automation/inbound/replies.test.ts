@@ -1,0 +1,126 @@
+// The exact SMTP reply codes, read off a raw socket (no client library in between): a message that can
+// never be accepted gets a permanent 5xx and leaves nothing stored, whatever stage refused it (MIME
+// parser limits, the From:/Sender: rules); only a local, transient failure (database, disk) gets 4xx.
+// Expected refusals log one line and no stack.
+import { afterAll, describe, expect, test } from "bun:test";
+import type { AutomationConfig } from "../../../src/automation/context";
+import { startSmtp, type SmtpReceiver } from "../../../src/automation/inbound/smtp";
+import type { Logger } from "../../../src/kernel/logger";
+import { harness, json, type Harness } from "../app/harness";
+import { count } from "../app/sql";
+import { codeOf, rawSend, type Replies } from "./raw-smtp";
+
+const DOMAIN = "mail.test.example";
+const receivers: SmtpReceiver[] = [];
+afterAll(async () => {
+  for (const r of receivers) await r.stop();
+});
+
+const WORKFLOW = `
+name: intake
+triggerMethods: [{type: api}, {type: email, whitelist: {domains: [partner.example], emails: [boss@corp.example]}}]
+inputs:
+  - {name: email, type: object}
+  - {name: document, type: file, required: false}
+steps:
+  - {name: s, type: transform.set, with: {fields: {subject: "{{ input.email.subject }}"}}}
+`;
+
+interface Line {
+  level: string;
+  msg: string;
+  fields?: Record<string, unknown>;
+}
+
+interface Setup {
+  h: Harness;
+  to: string;
+  logs: Line[];
+  send(from: string, data: string): Promise<Replies>;
+  stored(): Promise<{ runs: number; blobs: number; files: number }>;
+}
+
+function capture(logs: Line[]): Logger {
+  const at =
+    (level: string) =>
+    (msg: string, fields?: Record<string, unknown>): void => {
+      logs.push({ level, msg, fields });
+    };
+  const log: Logger = { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error"), child: () => log };
+  return log;
+}
+
+async function setup(over: Partial<AutomationConfig> = {}): Promise<Setup> {
+  const smtpCfg = { port: 0, maxSize: 4 * 1024 * 1024, rateLimit: 0, ...over.smtp };
+  const h = await harness({ mailDomain: DOMAIN, ...over, smtp: smtpCfg });
+  const logs: Line[] = [];
+  (h.ctx as { log: Logger }).log = capture(logs);
+  const t = await h.tenant(`t${Math.random().toString(36).slice(2, 8)}`);
+  expect((await h.req("POST", "/v1/automations", { key: t.key, body: { yaml: WORKFLOW } })).status).toBe(201);
+  const to = (await json(await h.req("GET", "/v1/automations/workflows.intake?expand=inboundEmail", { key: t.key }))).inboundEmail.address;
+  const smtp = await startSmtp(h.ctx, smtpCfg, "127.0.0.1");
+  receivers.push(smtp);
+  return {
+    h,
+    to,
+    logs,
+    send: (from, data) => rawSend(smtp.port, { from, to: [to], data }),
+    async stored() {
+      return { runs: await count(h.ctx, "runs"), blobs: await count(h.ctx, "blob_refs"), files: await count(h.ctx, "run_files") };
+    },
+  };
+}
+
+const headers = (to: string, extra: string) =>
+  `${extra}To: ${to}\r\nSubject: hello\r\nDate: Mon, 23 Nov 2026 10:00:00 +0000\r\nMessage-ID: <${crypto.randomUUID()}@partner.example>\r\nMIME-Version: 1.0\r\n`;
+
+/** A message whose MIME tree is `depth` multiparts deep, with a PDF at the bottom. */
+function nested(to: string, depth: number): string {
+  let part = "Content-Type: application/pdf\r\nContent-Disposition: attachment; filename=document.pdf\r\n\r\n%PDF-1.4\r\n";
+  for (let i = depth; i >= 1; i--) part = `Content-Type: multipart/mixed; boundary="b${i}"\r\n\r\n--b${i}\r\n${part}\r\n--b${i}--\r\n`;
+  return headers(to, "From: ann@partner.example\r\n") + part;
+}
+
+/** A message with one header folded over lines until it is `bytes` long. */
+function foldedHeader(to: string, bytes: number): string {
+  const line = ` ${"a".repeat(70)}\r\n`;
+  return `${headers(to, "From: ann@partner.example\r\n")}X-Big: start\r\n${line.repeat(Math.ceil(bytes / line.length))}Content-Type: text/plain\r\n\r\nbody\r\n`;
+}
+
+/** Expected refusals: one line each, at info, no stack anywhere in it. */
+function oneLineNoStack(logs: Line[]): void {
+  const bad = logs.filter((l) => l.level === "error" || /\n\s+at /.test(JSON.stringify(l.fields ?? {})));
+  expect(bad).toEqual([]);
+  expect(logs.filter((l) => l.msg === "inbound e-mail refused")).toHaveLength(1);
+}
+
+describe("a message the MIME parser refuses is a permanent failure", () => {
+  test("2,000 nested multipart parts: 554 after DATA, nothing stored, one log line", async () => {
+    const s = await setup();
+    const r = await s.send("ann@partner.example", nested(s.to, 2000));
+    expect(r.mail).toStartWith("250");
+    expect(r.rcpt[0]).toStartWith("250");
+    expect(codeOf(r.end)).toBe(554);
+    expect(r.end).toContain("5.6.0");
+    expect(r.end).toMatch(/cannot be parsed/);
+    expect(await s.stored()).toEqual({ runs: 0, blobs: 0, files: 0 });
+    oneLineNoStack(s.logs);
+  });
+
+  test("a 2 MB folded header: 554, nothing stored", async () => {
+    const s = await setup();
+    const r = await s.send("ann@partner.example", foldedHeader(s.to, 2 * 1024 * 1024));
+    expect(codeOf(r.end)).toBe(554);
+    expect(await s.stored()).toEqual({ runs: 0, blobs: 0, files: 0 });
+    oneLineNoStack(s.logs);
+  });
+
+  test("the same shapes within the parser's limits are accepted (the limit, not the shape, refuses)", async () => {
+    const s = await setup();
+    const deep = await s.send("ann@partner.example", nested(s.to, 20));
+    expect(deep.end).toStartWith("250");
+    const folded = await s.send("ann@partner.example", foldedHeader(s.to, 200 * 1024));
+    expect(folded.end).toStartWith("250");
+    expect((await s.stored()).runs).toBe(2);
+  });
+});
