@@ -391,6 +391,7 @@ export interface TaskWrite {
 export type TaskActResult =
   | { kind: "done"; body: unknown }
   | { kind: "replay"; status: number; body: unknown }
+  | { kind: "key_reused"; version: number; status: string }
   | { kind: "not_found" }
   | { kind: "not_pending" | "version_conflict" | "run_not_waiting"; version: number; status: string };
 
@@ -410,14 +411,16 @@ export interface HumanReviewStore {
    */
   park(task: NewTask, decisions: NewDecision[]): Promise<string | null>;
   /**
-   * One reviewer action, all or nothing: a known idempotency `key` replays its first answer; else the
+   * One reviewer action, all or nothing: a known idempotency `key` replays its first answer when
+   * `request` (the action's fingerprint: what, by whom, with which body) is the one stored with it, and
+   * is refused (`key_reused`) when it is another request; else the
    * task must be pending at `expectedVersion`, `plan` (pure, synchronous; may throw a domain error)
    * says what to write, and `answer` builds the reply from the task as written, stored under `key`.
    */
   act(
     tenantId: string,
     id: string,
-    m: { expectedVersion: number; key?: string; at: string },
+    m: { expectedVersion: number; key?: string; request: string; at: string },
     plan: (t: TaskRow, decisions: DecisionRow[]) => TaskWrite,
     answer: (t: TaskRow, decisions: DecisionRow[]) => unknown,
   ): Promise<TaskActResult>;

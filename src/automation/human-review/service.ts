@@ -17,7 +17,7 @@ import type { DecisionRow, TaskActResult, TaskRow, TaskWrite } from "../db/stora
 export class TaskConflict extends DomainError {
   constructor(
     message: string,
-    readonly error: "version_conflict" | "task_not_pending" | "unconfirmed_fields",
+    readonly error: "version_conflict" | "task_not_pending" | "unconfirmed_fields" | "idempotency_key_reused",
     readonly currentVersion: number,
     readonly taskStatus: string,
     opts: { field?: string; issues?: DomainError["issues"] } = {},
@@ -124,18 +124,46 @@ export async function getTask(ctx: AutomationContext, tenantId: string, id: stri
   return detail(t, await ctx.storage.humanReview.decisions(t.id));
 }
 
+/** A request's identity for its idempotency key: sha256 of its JSON with sorted keys. */
+function fingerprint(request: unknown): string {
+  const sorted = (v: unknown): unknown =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted((v as Record<string, unknown>)[k])]))
+      : Array.isArray(v) ? v.map(sorted) : v;
+  return new Bun.CryptoHasher("sha256").update(JSON.stringify(sorted(request))).digest("hex");
+}
+
 /**
- * One reviewer action: a known idempotency key replays its first answer; otherwise the task must be
+ * One reviewer action: a known idempotency key replays its first answer when the request is the same
+ * (action, caller, body), and is refused (409 idempotency_key_reused) for another one, so a stale page
+ * that reused a key is never told its different request succeeded; otherwise the task must be
  * pending at `expectedVersion`. The store decides both inside its transaction, with `plan`'s writes.
  */
-async function mutate(ctx: AutomationContext, who: Reviewer, id: string, expectedVersion: number, key: string | undefined, plan: (t: TaskRow, decisions: DecisionRow[]) => TaskWrite): Promise<Answer> {
+async function mutate(
+  ctx: AutomationContext,
+  who: Reviewer,
+  id: string,
+  action: { name: "field" | "approve" | "reject"; body: { expectedVersion: number; idempotencyKey?: string } },
+  plan: (t: TaskRow, decisions: DecisionRow[]) => TaskWrite,
+): Promise<Answer> {
   const at = ctx.clock.now().toISOString();
-  const r: TaskActResult = await ctx.storage.humanReview.act(who.tenantId, id, { expectedVersion, key, at }, plan, detail);
+  const { idempotencyKey: key, ...body } = action.body;
+  const { expectedVersion } = body;
+  const request = fingerprint({ action: action.name, by: who.keyId, body });
+  const r: TaskActResult = await ctx.storage.humanReview.act(who.tenantId, id, { expectedVersion, key, request, at }, plan, detail);
   switch (r.kind) {
     case "done":
       return { status: 200, body: r.body };
     case "replay":
       return { status: r.status, body: r.body };
+    case "key_reused":
+      throw new TaskConflict(
+        `idempotencyKey was already used for another request on task ${id}; a new action needs a new key`,
+        "idempotency_key_reused",
+        r.version,
+        r.status,
+        { field: "idempotencyKey" },
+      );
     case "not_found":
       throw notFound(id);
     case "not_pending":
@@ -149,7 +177,7 @@ async function mutate(ctx: AutomationContext, who: Reviewer, id: string, expecte
 
 /** Sets (and by default confirms) one field; the pointer must name a field of the task's data. */
 export function setField(ctx: AutomationContext, who: Reviewer, id: string, b: FieldBody): Promise<Answer> {
-  return mutate(ctx, who, id, b.expectedVersion, b.idempotencyKey, (t, known) => {
+  return mutate(ctx, who, id, { name: "field", body: b }, (t, known) => {
     const hit = lookup(parse(t.data), b.path);
     if (!hit.found) throw Invalid(`the task's data has no field at ${b.path}`, { field: "path", code: "unknown_pointer" });
     if (hit.value !== null && typeof hit.value === "object") throw Invalid(`${b.path} is an object or array; set its scalar fields one by one`, { field: "path", code: "not_a_scalar_field" });
@@ -169,7 +197,7 @@ export function setField(ctx: AutomationContext, who: Reviewer, id: string, b: F
 
 /** Approves once every required field is confirmed: the run resumes with the reviewed data as the step's output. */
 export async function approve(ctx: AutomationContext, who: Reviewer, id: string, b: ApproveBody): Promise<Answer> {
-  const answer = await mutate(ctx, who, id, b.expectedVersion, b.idempotencyKey, (t, decisions) => {
+  const answer = await mutate(ctx, who, id, { name: "approve", body: b }, (t, decisions) => {
     const open = decisions.filter((d) => d.required === 1 && d.confirmed !== 1);
     if (open.length) {
       throw new TaskConflict(`${open.length} required field(s) are not confirmed yet`, "unconfirmed_fields", t.version, t.status, {
@@ -185,7 +213,7 @@ export async function approve(ctx: AutomationContext, who: Reviewer, id: string,
 /** Rejects: the run ends `rejected` with the reason as its error. */
 export async function reject(ctx: AutomationContext, who: Reviewer, id: string, b: RejectBody): Promise<Answer> {
   let runId: string | undefined;
-  const answer = await mutate(ctx, who, id, b.expectedVersion, b.idempotencyKey, (t) => {
+  const answer = await mutate(ctx, who, id, { name: "reject", body: b }, (t) => {
     runId = t.runId;
     return { decide: { status: "rejected", by: who.keyId, reason: b.reason } };
   });

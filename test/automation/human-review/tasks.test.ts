@@ -134,6 +134,45 @@ describe("human-review tasks", () => {
     await r.until(runId, ["completed"]);
   });
 
+  test("an idempotency key replayed with another request is refused (409 idempotency_key_reused), never answered with the first result", async () => {
+    const r = await reviewHarness();
+    await r.deploy(INVOICE_CHECK);
+    const { runId, task } = await r.parked("workflows.invoice-check", { vendor: "ACME", total: 99.5 });
+    const base = `/v1/human-reviews/${task.id}`;
+    const first = await r.put(`${base}/fields`, { path: "/total", value: 120, expectedVersion: 1, idempotencyKey: "k1" });
+    expect(first.status).toBe(200);
+    // A stale page sends another value under the same key: refused, and the value is not applied.
+    const otherValue = await r.put(`${base}/fields`, { path: "/total", value: 119, expectedVersion: 1, idempotencyKey: "k1" });
+    expect(otherValue.status).toBe(409);
+    expect(await json(otherValue)).toMatchObject({ error: "idempotency_key_reused", currentVersion: 2, status: "pending" });
+    const otherField = await r.put(`${base}/fields`, { path: "/lines/0/qty", value: 3, expectedVersion: 1, idempotencyKey: "k1" });
+    expect(otherField.status).toBe(409);
+    // Another action under the same key, and the same request from another caller, are other requests too.
+    const otherAction = await r.post(`${base}/reject`, { reason: "no", expectedVersion: 1, idempotencyKey: "k1" });
+    expect(otherAction.status).toBe(409);
+    expect((await json(otherAction)).error).toBe("idempotency_key_reused");
+    const second = await r.h.key(r.t.slug, ["*"]);
+    const otherCaller = await r.put(`${base}/fields`, { path: "/total", value: 120, expectedVersion: 1, idempotencyKey: "k1" }, second);
+    expect(otherCaller.status).toBe(409);
+    // The same request again (a retry) still replays its answer.
+    const retry = await r.put(`${base}/fields`, { path: "/total", value: 120, expectedVersion: 1, idempotencyKey: "k1" });
+    expect(retry.status).toBe(200);
+    expect((await json(retry)).version).toBe(2);
+    const now = await json(await r.get(base));
+    expect(now.version).toBe(2);
+    expect(now.data.total).toBe(120);
+    expect(now.status).toBe("pending");
+    await r.put(`${base}/fields`, { path: "/lines/0/qty", value: 3, expectedVersion: 2, idempotencyKey: "k2" });
+    // Approve with a key, then a stale approve under that key after a field edit would be another body.
+    const ok = await r.post(`${base}/approve`, { expectedVersion: 3, idempotencyKey: "a1" });
+    expect(ok.status).toBe(200);
+    const staleApprove = await r.post(`${base}/approve`, { expectedVersion: 2, idempotencyKey: "a1" });
+    expect(staleApprove.status).toBe(409);
+    expect((await json(staleApprove)).error).toBe("idempotency_key_reused");
+    const done = await r.until(runId, ["completed", "failed"]);
+    expect(done.output.total).toBe(120);
+  });
+
   test("reject ends the run rejected with the reason; the replayed key answers the same", async () => {
     const r = await reviewHarness();
     await r.deploy(INVOICE_CHECK);

@@ -89,7 +89,7 @@ export class PgHumanReviewStore implements HumanReviewStore {
   async act(
     tenantId: string,
     id: string,
-    m: { expectedVersion: number; key?: string; at: string },
+    m: { expectedVersion: number; key?: string; request: string; at: string },
     plan: (t: TaskRow, decisions: DecisionRow[]) => TaskWrite,
     answer: (t: TaskRow, decisions: DecisionRow[]) => unknown,
   ): Promise<TaskActResult> {
@@ -99,7 +99,9 @@ export class PgHumanReviewStore implements HumanReviewStore {
         const t = (seen = await this.getIn(tx, tenantId, id, true));
         if (!t) return { kind: "not_found" };
         if (m.key) {
-          const [prior] = await tx`SELECT status, body::text AS body FROM human_review_replies WHERE task_id = ${t.id} AND idempotency_key = ${m.key}`;
+          const [prior] = await tx`SELECT status, body::text AS body, request FROM human_review_replies WHERE task_id = ${t.id} AND idempotency_key = ${m.key}`;
+          // Replies stored before fingerprints (request NULL) replay as they did.
+          if (prior && prior.request !== null && prior.request !== m.request) return { kind: "key_reused", version: t.version, status: t.status };
           if (prior) return { kind: "replay", status: prior.status, body: JSON.parse(prior.body) };
         }
         if (t.status !== "pending") return { kind: "not_pending", version: t.version, status: t.status };
@@ -110,8 +112,8 @@ export class PgHumanReviewStore implements HumanReviewStore {
         const after = (await this.getIn(tx, tenantId, id))!;
         const body = answer(after, await this.decisionsIn(tx, t.id));
         if (m.key) {
-          await tx.unsafe("INSERT INTO human_review_replies (task_id, idempotency_key, status, body, created_at) VALUES ($1, $2, $3, CAST($4 AS text)::json, $5)", [
-            t.id, m.key, 200, JSON.stringify(body), m.at,
+          await tx.unsafe("INSERT INTO human_review_replies (task_id, idempotency_key, status, body, created_at, request) VALUES ($1, $2, $3, CAST($4 AS text)::json, $5, $6)", [
+            t.id, m.key, 200, JSON.stringify(body), m.at, m.request,
           ]);
         }
         return { kind: "done", body };

@@ -84,7 +84,7 @@ export class SqliteHumanReviewStore implements HumanReviewStore {
   async act(
     tenantId: string,
     id: string,
-    m: { expectedVersion: number; key?: string; at: string },
+    m: { expectedVersion: number; key?: string; request: string; at: string },
     plan: (t: TaskRow, decisions: DecisionRow[]) => TaskWrite,
     answer: (t: TaskRow, decisions: DecisionRow[]) => unknown,
   ): Promise<TaskActResult> {
@@ -95,8 +95,10 @@ export class SqliteHumanReviewStore implements HumanReviewStore {
         if (!t) return { kind: "not_found" };
         if (m.key) {
           const prior = this.sqlite
-            .query<{ status: number; body: string }, [string, string]>("SELECT status, body FROM human_review_replies WHERE task_id = ? AND idempotency_key = ?")
+            .query<{ status: number; body: string; request: string | null }, [string, string]>("SELECT status, body, request FROM human_review_replies WHERE task_id = ? AND idempotency_key = ?")
             .get(t.id, m.key);
+          // Replies stored before fingerprints (request NULL) replay as they did.
+          if (prior && prior.request !== null && prior.request !== m.request) return { kind: "key_reused", version: t.version, status: t.status };
           if (prior) return { kind: "replay", status: prior.status, body: JSON.parse(prior.body) };
         }
         if (t.status !== "pending") return { kind: "not_pending", version: t.version, status: t.status };
@@ -108,8 +110,8 @@ export class SqliteHumanReviewStore implements HumanReviewStore {
         const body = answer(after, this.decisionsSync(t.id));
         if (m.key) {
           this.sqlite
-            .query("INSERT INTO human_review_replies (task_id, idempotency_key, status, body, created_at) VALUES (?, ?, ?, ?, ?)")
-            .run(t.id, m.key, 200, JSON.stringify(body), m.at);
+            .query("INSERT INTO human_review_replies (task_id, idempotency_key, status, body, created_at, request) VALUES (?, ?, ?, ?, ?, ?)")
+            .run(t.id, m.key, 200, JSON.stringify(body), m.at, m.request);
         }
         return { kind: "done", body };
       }).immediate();
