@@ -1,10 +1,16 @@
 // A received message, parsed (mailparser) into what a run gets: `input.email`, the attachments mapped
 // onto the workflow's file inputs, and the trigger's summary.
-import { simpleParser, type ParsedMail } from "mailparser";
+import { simpleParser, type AddressObject, type EmailAddress, type ParsedMail } from "mailparser";
 
 export interface InboundMessage {
-  /** The From: header's address (lowercase); the envelope sender when the header has none. */
+  /** The From: header's first address (lowercase); "" when the message has no usable From: (see `authors`). */
   from: string;
+  /**
+   * Every address the whitelist must let in: all of From: and, when present, all of Sender:
+   * (lowercase, groups flattened). A string instead when the headers name no one usable: no From:,
+   * an empty group (`undisclosed-recipients:;`), an entry without an address, or the header twice.
+   */
+  authors: string[] | string;
   subject: string;
   text: string;
   html: string | null;
@@ -15,16 +21,17 @@ export interface InboundMessage {
   attachments: { filename: string; contentType: string; content: Uint8Array }[];
 }
 
-export async function parseMessage(raw: Uint8Array, envelopeFrom: string): Promise<InboundMessage> {
+export async function parseMessage(raw: Uint8Array): Promise<InboundMessage> {
   const mail = await simpleParser(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), {
     skipHtmlToText: true,
     skipTextToHtml: true,
     skipTextLinks: true,
     skipImageLinks: true,
   });
-  const from = mail.from?.value.find((a) => a.address)?.address?.toLowerCase() ?? envelopeFrom.toLowerCase();
+  const authors = authorsOf(mail);
   return {
-    from,
+    from: Array.isArray(authors) ? authors[0] : "",
+    authors,
     subject: mail.subject ?? "",
     text: mail.text ?? "",
     html: mail.html === false ? null : (mail.html ?? null),
@@ -39,6 +46,45 @@ export async function parseMessage(raw: Uint8Array, envelopeFrom: string): Promi
         content: new Uint8Array(a.content.buffer, a.content.byteOffset, a.content.byteLength),
       })),
   };
+}
+
+/**
+ * From: must name at least one address and Sender: (optional) likewise, each header once, every entry
+ * an address: the whitelist checks all of them, so one allowed address cannot vouch for another.
+ */
+function authorsOf(mail: ParsedMail): string[] | string {
+  const times = (key: string) => mail.headerLines.filter((l) => l.key === key).length;
+  if (times("from") === 0) return "the message has no From: header";
+  if (times("from") > 1) return "the message has more than one From: header";
+  if (times("sender") > 1) return "the message has more than one Sender: header";
+  const from = addressesOf(mail.from);
+  if (typeof from === "string") return `From: ${from}`;
+  if (from.length === 0) return "From: names no address (an empty group such as undisclosed-recipients:;)";
+  const sender = times("sender") ? addressesOf(mail.headers.get("sender") as AddressObject | undefined) : [];
+  if (typeof sender === "string") return `Sender: ${sender}`;
+  if (times("sender") && sender.length === 0) return "Sender: names no address";
+  return [...new Set([...from, ...sender])];
+}
+
+function addressesOf(header: AddressObject | AddressObject[] | undefined): string[] | string {
+  const out: string[] = [];
+  const walk = (list: EmailAddress[]): string | undefined => {
+    for (const a of list) {
+      if (a.group) {
+        const bad = walk(a.group);
+        if (bad) return bad;
+        continue;
+      }
+      const address = a.address?.trim().toLowerCase() ?? "";
+      if (!/^[^@\s]+@[^@\s]+$/.test(address)) return `"${(a.name || a.address || "").slice(0, 100)}" is not an address`;
+      out.push(address);
+    }
+  };
+  for (const h of Array.isArray(header) ? header : header ? [header] : []) {
+    const bad = walk(h.value);
+    if (bad) return bad;
+  }
+  return out;
 }
 
 function headersOf(mail: ParsedMail): Record<string, string> {

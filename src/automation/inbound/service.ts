@@ -86,14 +86,17 @@ export class InboundService {
     const receivedAt = this.ctx.clock.now().toISOString();
     // The parser's limits (nesting, header size) and any other parse failure depend on the bytes alone:
     // the same message fails the same way on every retry, so it is refused for good.
-    const msg = await parseMessage(raw, envelope.from).catch((err: unknown) => {
+    const msg = await parseMessage(raw).catch((err: unknown) => {
       throw new Refusal(554, `the message cannot be parsed: ${(err as Error)?.message ?? String(err)}`);
     });
+    // The whitelist checks who wrote the message; a message that names no one cannot pass it.
+    const authors = msg.authors;
+    if (typeof authors === "string") throw new Refusal(550, `${authors}: a message needs a From: address on the whitelist`);
     const runs: string[] = [];
     let failure: Refusal | undefined;
     for (const rcpt of envelope.to) {
       try {
-        runs.push(await this.deliverTo(rcpt.toLowerCase(), envelope.from, msg, receivedAt));
+        runs.push(await this.deliverTo(rcpt.toLowerCase(), envelope.from, authors, msg, receivedAt));
       } catch (err) {
         const r = this.refusal(err, rcpt);
         if (!failure || r.code < failure.code) failure = r;
@@ -103,10 +106,13 @@ export class InboundService {
     return `OK: run ${runs.join(", ")}`;
   }
 
-  private async deliverTo(rcpt: string, envelopeFrom: string, msg: InboundMessage, receivedAt: string): Promise<string> {
+  private async deliverTo(rcpt: string, envelopeFrom: string, authors: string[], msg: InboundMessage, receivedAt: string): Promise<string> {
     // Checked again: the active version (and its whitelist) may have changed since RCPT TO.
     const t = await this.recipient(rcpt, envelopeFrom);
-    if (!whitelisted(t.trigger, msg.from)) throw new Refusal(550, `sender ${msg.from} (From:) is not on the whitelist of ${rcpt}`);
+    // Every author must pass: one whitelisted address in From: (or Sender:) does not vouch for another beside it.
+    for (const author of authors) {
+      if (!whitelisted(t.trigger, author)) throw new Refusal(550, `sender ${author} (From:/Sender:) is not on the whitelist of ${rcpt}`);
+    }
     const key = dedupeKey(t.automationId, msg.messageId);
     const seen = await this.store.runOf(key);
     if (seen) {

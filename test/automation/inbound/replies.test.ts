@@ -7,7 +7,7 @@ import type { AutomationConfig } from "../../../src/automation/context";
 import { startSmtp, type SmtpReceiver } from "../../../src/automation/inbound/smtp";
 import type { Logger } from "../../../src/kernel/logger";
 import { harness, json, type Harness } from "../app/harness";
-import { count } from "../app/sql";
+import { count, sql } from "../app/sql";
 import { codeOf, rawSend, type Replies } from "./raw-smtp";
 
 const DOMAIN = "mail.test.example";
@@ -122,5 +122,39 @@ describe("a message the MIME parser refuses is a permanent failure", () => {
     const folded = await s.send("ann@partner.example", foldedHeader(s.to, 200 * 1024));
     expect(folded.end).toStartWith("250");
     expect((await s.stored()).runs).toBe(2);
+  });
+});
+
+describe("From: and Sender: must name only whitelisted senders (envelope ann@partner.example, whitelisted)", () => {
+  const body = "Content-Type: text/plain\r\n\r\nbody\r\n";
+  const cases: [string, string, RegExp][] = [
+    ["no From: header", "", /no From: header/],
+    ["From: undisclosed-recipients:;", "From: undisclosed-recipients:;\r\n", /names no address/],
+    ["only the first From: address allowed", "From: boss@corp.example, evil@attacker.example\r\n", /evil@attacker\.example .*not on the whitelist/],
+    ["a group hiding a stranger", "From: team: boss@corp.example, evil@attacker.example;\r\n", /evil@attacker\.example/],
+    ["only a Sender: header", "Sender: boss@corp.example\r\n", /no From: header/],
+    ["a Sender: not on the list", "From: boss@corp.example\r\nSender: evil@attacker.example\r\n", /evil@attacker\.example .*not on the whitelist/],
+    ["two From: headers", "From: boss@corp.example\r\nFrom: evil@attacker.example\r\n", /more than one From:/],
+    ["a From: entry that is not an address", "From: boss@corp.example, garbage\r\n", /"garbage" is not an address/],
+    ["an empty From:", "From:\r\n", /names no address/],
+  ];
+  for (const [name, head, reason] of cases) {
+    test(`${name}: 550 after DATA, nothing stored`, async () => {
+      const s = await setup();
+      const r = await s.send("ann@partner.example", headers(s.to, head) + body);
+      expect(r.rcpt[0]).toStartWith("250");
+      expect(codeOf(r.end)).toBe(550);
+      expect(r.end).toMatch(reason);
+      expect(await s.stored()).toEqual({ runs: 0, blobs: 0, files: 0 });
+      oneLineNoStack(s.logs);
+    });
+  }
+
+  test("every From: and Sender: address on the whitelist: accepted; input.email.from is the first From:", async () => {
+    const s = await setup();
+    const r = await s.send("ann@partner.example", headers(s.to, "From: Boss <BOSS@corp.example>, bob@partner.example\r\nSender: ann@partner.example\r\n") + body);
+    expect(r.end).toStartWith("250");
+    const [row] = await sql<{ input: string }>(s.h.ctx, "SELECT CAST(input AS TEXT) AS input FROM runs");
+    expect(JSON.parse(row.input).email.from).toBe("boss@corp.example");
   });
 });
