@@ -41,5 +41,9 @@ export function transient(err: unknown): boolean {
   return false;
 }
 
-/** One line for the log: the error's message without its stack. */
-export const reasonOf = (err: unknown): string => (err instanceof Error ? `${err.name}: ${err.message}` : String(err)).split("\n")[0];
+/** One line for the log: the error's name, code and message, without its stack. */
+export function reasonOf(err: unknown): string {
+  if (!(err instanceof Error)) return String(err).split("\n")[0];
+  const code = (err as { code?: unknown }).code;
+  return `${err.name}${typeof code === "string" ? ` ${code}` : ""}: ${err.message}`.split("\n")[0];
+}

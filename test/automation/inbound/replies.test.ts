@@ -2,9 +2,16 @@
 // never be accepted gets a permanent 5xx and leaves nothing stored, whatever stage refused it (MIME
 // parser limits, the From:/Sender: rules); only a local, transient failure (database, disk) gets 4xx.
 // Expected refusals log one line and no stack.
+import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { AutomationConfig } from "../../../src/automation/context";
+import { transient } from "../../../src/automation/inbound/failures";
 import { startSmtp, type SmtpReceiver } from "../../../src/automation/inbound/smtp";
+import { createBlobStore } from "../../../src/automation/files/fs-blobs";
+import { DomainError } from "../../../src/kernel/errors";
 import type { Logger } from "../../../src/kernel/logger";
 import { harness, json, type Harness } from "../app/harness";
 import { count, sql } from "../app/sql";
@@ -12,9 +19,16 @@ import { codeOf, rawSend, type Replies } from "./raw-smtp";
 
 const DOMAIN = "mail.test.example";
 const receivers: SmtpReceiver[] = [];
+const dirs: string[] = [];
 afterAll(async () => {
   for (const r of receivers) await r.stop();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), "inbound-replies-"));
+  dirs.push(d);
+  return d;
+};
 
 const WORKFLOW = `
 name: intake
@@ -156,5 +170,61 @@ describe("From: and Sender: must name only whitelisted senders (envelope ann@par
     expect(r.end).toStartWith("250");
     const [row] = await sql<{ input: string }>(s.h.ctx, "SELECT CAST(input AS TEXT) AS input FROM runs");
     expect(JSON.parse(row.input).email.from).toBe("boss@corp.example");
+  });
+});
+
+describe("only local, passing conditions get 4xx", () => {
+  const withPdf = (to: string) =>
+    headers(to, "From: ann@partner.example\r\n") +
+    'Content-Type: multipart/mixed; boundary="x"\r\n\r\n--x\r\nContent-Type: text/plain\r\n\r\nsee attached\r\n' +
+    `--x\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename=document.pdf\r\nContent-Transfer-Encoding: base64\r\n\r\n${Buffer.alloc(4096, 1).toString("base64")}\r\n--x--\r\n`;
+
+  test("another process holding the database's write lock: 451, one warning line; the retry starts the run", async () => {
+    const dir = tempDir();
+    const s = await setup({ dataDir: dir, busyTimeoutMs: 100 });
+    if (!s.h.ctx.db.sqlite) return; // the lock is SQLite's; PostgreSQL outages are faults-postgres.test.ts's
+    const other = new Database(join(dir, "automation.db"));
+    other.exec("BEGIN IMMEDIATE");
+    const message = withPdf(s.to);
+    try {
+      const r = await s.send("ann@partner.example", message);
+      expect(codeOf(r.end)).toBe(451);
+      expect(r.end).toContain("4.");
+    } finally {
+      other.exec("COMMIT");
+      other.close();
+    }
+    expect((await s.stored()).runs).toBe(0);
+    expect(s.logs.filter((l) => l.level === "error")).toEqual([]);
+    expect(s.logs.filter((l) => l.level === "warn").map((l) => l.fields?.reason)).toEqual([expect.stringContaining("SQLITE_BUSY")]);
+    expect(JSON.stringify(s.logs)).not.toMatch(/\n\s+at /);
+    const again = await s.send("ann@partner.example", message);
+    expect(again.end).toStartWith("250");
+    expect((await s.stored()).runs).toBe(1);
+  });
+
+  test("a full disk under the blob store (ENOSPC): 451, nothing stored; the retry starts the run", async () => {
+    const s = await setup();
+    const ctx = s.h.ctx as { blobs: typeof s.h.ctx.blobs };
+    const roomy = ctx.blobs;
+    ctx.blobs = createBlobStore(tempDir(), { maxBytes: 64 });
+    const message = withPdf(s.to);
+    const r = await s.send("ann@partner.example", message);
+    expect(codeOf(r.end)).toBe(451);
+    expect(await s.stored()).toEqual({ runs: 0, blobs: 0, files: 0 });
+    expect(s.logs.filter((l) => l.level === "error")).toEqual([]);
+    ctx.blobs = roomy;
+    expect((await s.send("ann@partner.example", message)).end).toStartWith("250");
+    expect((await s.stored()).runs).toBe(1);
+  });
+
+  test("what counts as transient", () => {
+    const coded = (code: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(code), { code, ...extra });
+    for (const e of [coded("SQLITE_BUSY"), coded("SQLITE_FULL"), coded("ENOSPC"), coded("ECONNREFUSED"), coded("ERR_POSTGRES_CONNECTION_CLOSED"), Object.assign(new Error("x"), { errno: "53100" }), new DomainError("unavailable", "busy")]) {
+      expect(transient(e)).toBe(true);
+    }
+    for (const e of [coded("EMAXLEN"), new RangeError("Maximum call stack size exceeded"), new TypeError("x is undefined"), coded("SQLITE_CONSTRAINT_UNIQUE"), coded("SQLITE_TOOBIG"), new DomainError("invalid", "no"), Object.assign(new Error("x"), { errno: "22P05" })]) {
+      expect(transient(e)).toBe(false);
+    }
   });
 });
