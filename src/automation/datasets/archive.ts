@@ -8,6 +8,7 @@ import { open as openFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
+import { INT32_MAX, wholeNumber } from "../http/validate";
 import { Conflict, Invalid, TooLarge } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
@@ -56,7 +57,7 @@ export async function exportDataset(ctx: AutomationContext, tenantId: string, re
 }
 
 const Meta = v.strictObject({
-  rowOrder: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(0)))),
+  rowOrder: v.optional(v.nullable(wholeNumber("rowOrder", 0, INT32_MAX))),
   annotation: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(2000)))),
   overrides: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
   metadata: v.optional(v.nullable(v.record(v.string(), v.unknown()))),

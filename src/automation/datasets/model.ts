@@ -1,6 +1,6 @@
 // Wire schemas of dataset examples and their files (valibot), and the example's wire shape.
 import * as v from "valibot";
-import { pageQuery } from "../http/validate";
+import { INT32_MAX, pageQuery, wholeNumber } from "../http/validate";
 
 export const EXAMPLE_NAME = /^[a-z0-9][a-z0-9_-]*$/;
 export const Name = v.pipe(
@@ -17,7 +17,7 @@ const fields = {
   expected: v.optional(v.unknown()),
   metadata: nullable(Obj),
   annotation: nullable(v.pipe(v.string(), v.maxLength(2000, "annotation is at most 2000 characters"))),
-  rowOrder: nullable(v.pipe(v.number(), v.integer("rowOrder must be an integer"), v.minValue(0), v.maxValue(Number.MAX_SAFE_INTEGER))),
+  rowOrder: nullable(wholeNumber("rowOrder", 0, INT32_MAX)),
   overrides: nullable(Obj),
 };
 /** Create and PATCH share the fields; PATCH keeps omitted ones, `null` clears nullable ones. */

@@ -6,7 +6,7 @@ export const MAX_EVALUATOR_YAML_BYTES = 1024 * 1024;
 const unit = (what: string) => v.pipe(v.number(`${what} must be a number`), v.minValue(0, `${what} must be between 0 and 1`), v.maxValue(1, `${what} must be between 0 and 1`));
 
 const ExactDiff = v.strictObject({
-  numericTolerance: v.optional(v.pipe(v.number(), v.minValue(0, "numericTolerance must be ≥ 0")), 1e-6),
+  numericTolerance: v.optional(v.pipe(v.number(), v.minValue(0, "numericTolerance must be between 0 and 1e12"), v.maxValue(1e12, "numericTolerance must be between 0 and 1e12")), 1e-6),
   allowExtraFields: v.optional(v.boolean("allowExtraFields must be true or false"), true),
   paths: v.optional(v.pipe(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_$-]+(\[\])?(\.[A-Za-z0-9_$-]+(\[\])?)*$/, "a path looks like header.id or lineItems[].total"))), v.minLength(1), v.maxLength(200))),
   passThreshold: v.optional(unit("passThreshold"), 1),
@@ -45,7 +45,7 @@ const LlmJudge = v.pipe(
 const common = {
   name: v.pipe(v.string("name is required"), v.maxLength(64, "name is at most 64 characters"), v.regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, "name must be kebab-case (a-z, 0-9, -)")),
   description: v.optional(v.pipe(v.string(), v.maxLength(2000))),
-  weight: v.optional(v.pipe(v.number("weight must be a number"), v.minValue(0, "weight must be ≥ 0")), 1),
+  weight: v.optional(v.pipe(v.number("weight must be a number"), v.minValue(0, "weight must be between 0 and 1000000"), v.maxValue(1e6, "weight must be between 0 and 1000000")), 1),
 };
 
 export const Evaluator = v.variant(

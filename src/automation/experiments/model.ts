@@ -1,6 +1,9 @@
 // Wire schemas of experiments.
 import * as v from "valibot";
-import { pageQuery } from "../http/validate";
+import { pageQuery, wholeNumber } from "../http/validate";
+
+/** More runs of one experiment in flight than this is no bound at all (as many as an experiment has examples). */
+export const MAX_BATCH_CONCURRENCY = 10_000;
 
 export const CreateBody = v.strictObject({
   examples: v.optional(v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.minLength(1, "examples must not be empty; omit it to run the whole dataset"), v.maxLength(10_000))),
@@ -8,7 +11,7 @@ export const CreateBody = v.strictObject({
   sourceRef: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(100))),
   name: v.optional(v.pipe(v.string(), v.maxLength(200))),
   /** At most this many of the experiment's runs in flight at once (omitted: the server's workers bound them). */
-  batchConcurrency: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1)))),
+  batchConcurrency: v.optional(v.nullable(wholeNumber("batchConcurrency", 1, MAX_BATCH_CONCURRENCY))),
 });
 
 const DateBound = v.pipe(

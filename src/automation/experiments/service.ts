@@ -227,8 +227,6 @@ export class Experiments {
         for (const s of settled) if (s.status === "fulfilled") runs.push(s.value);
         const failed = settled.findIndex((s) => s.status === "rejected");
         if (failed >= 0) {
-          for (const r of runs) await runsOf(this.ctx).cancel(actor.tenantId, r.id);
-          await this.store.remove(id);
           const err = (settled[failed] as PromiseRejectedResult).reason as Error;
           throw Invalid(`example ${chunk[failed].name} cannot run: ${err.message}`, { field: "examples", code: "example_invalid" });
         }
@@ -236,6 +234,12 @@ export class Experiments {
         await this.release(id);
       }
       await this.store.setReady(id, this.now(), runs.length);
+    } catch (err) {
+      // Whatever failed (a run that cannot start, the database): no half-created experiment stays
+      // behind and none of its runs is left queued or held to run later.
+      for (const r of runs) await runsOf(this.ctx).cancel(actor.tenantId, r.id).catch(() => {});
+      await this.store.remove(id).catch(() => {});
+      throw err;
     } finally {
       this.creating.delete(id);
     }

@@ -53,6 +53,7 @@ export const CreateUploadBody = v.strictObject({
     v.number("size must be a number of bytes"),
     v.integer("size must be a whole number"),
     v.minValue(0, "size must not be negative"),
+    v.maxValue(Number.MAX_SAFE_INTEGER, "size is too large"),
   ),
   idempotencyKey: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200, "idempotencyKey is too long"))),
   purpose: v.optional(v.nullable(Purpose)),

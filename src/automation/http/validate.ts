@@ -26,6 +26,21 @@ export function parseWith<S extends AnySchema>(schema: S, value: unknown, prefix
   throw Invalid(issues[0]?.message ?? "invalid input", { issues });
 }
 
+/** The largest value a 32-bit integer column (PostgreSQL `integer`) holds. */
+export const INT32_MAX = 2_147_483_647;
+
+/**
+ * A whole number of a body between `min` and `max` (both inclusive), named in its messages. Every
+ * integer a body carries into SQL has one: 1e20 is an integer to JavaScript, not to the database.
+ */
+export const wholeNumber = (name: string, min: number, max: number) =>
+  v.pipe(
+    v.number(`${name} must be a number`),
+    v.integer(`${name} must be a whole number`),
+    v.minValue(min, `${name} must be between ${min} and ${max}`),
+    v.maxValue(max, `${name} must be between ${min} and ${max}`),
+  );
+
 /** Query integers arrive as strings: digits only, bounded, so `limit=1e400` is a 400, not NaN. */
 export const queryInt = (min: number, max: number) =>
   v.pipe(

@@ -1,6 +1,6 @@
 // Wire schemas of the human-review task API (valibot) and the types inferred from them.
 import * as v from "valibot";
-import { isoQuery, queryInt } from "../http/validate";
+import { INT32_MAX, isoQuery, queryInt, wholeNumber } from "../http/validate";
 
 /** A file shown to the reviewer, as stored with the task. */
 export interface TaskFile {
@@ -75,7 +75,7 @@ export const ListQuery = v.object({
 });
 export type ListQuery = v.InferOutput<typeof ListQuery>;
 
-const version = v.pipe(v.number("expectedVersion must be a number"), v.integer(), v.minValue(1));
+const version = wholeNumber("expectedVersion", 1, INT32_MAX);
 const idempotencyKey = v.pipe(v.string(), v.minLength(1, "idempotencyKey must not be empty"), v.maxLength(200, "idempotencyKey is at most 200 characters"));
 const scalar = v.union([v.string(), v.number(), v.boolean(), v.null()], "value must be a scalar (string, number, boolean or null)");
 
