@@ -37,7 +37,7 @@ export const connectionFlags = {
   "max-connections": {
     type: "number",
     value: "N",
-    help: "open connections in all; past it every answer carries Connection: close (default: three quarters of the open-file limit, less 64)",
+    help: "open connections in all; past it the answers of new connections carry Connection: close (default: three quarters of the open-file limit, less 64)",
   },
 } satisfies Record<string, FlagSpec>;
 
