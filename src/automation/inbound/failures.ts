@@ -41,6 +41,18 @@ export function transient(err: unknown): boolean {
   return false;
 }
 
+/**
+ * Whether the database refused a value the message brought (PostgreSQL's data exceptions, 22xxx, such
+ * as a NUL byte in a text column; SQLite's SQLITE_TOOBIG): the same message fails the same way again.
+ */
+export function refusedData(err: unknown): boolean {
+  for (let e = err, depth = 0; e && typeof e === "object" && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const { code, errno } = e as { code?: unknown; errno?: unknown };
+    if (code === "SQLITE_TOOBIG" || (typeof errno === "string" && /^22/.test(errno)) || (typeof code === "string" && /^22[0-9A-Z]{3}$/.test(code))) return true;
+  }
+  return false;
+}
+
 /** One line for the log: the error's name, code and message, without its stack. */
 export function reasonOf(err: unknown): string {
   if (!(err instanceof Error)) return String(err).split("\n")[0];

@@ -7,7 +7,7 @@ import { runsOf } from "../runs/service";
 import { emailTriggerOf, whitelisted, type EmailTrigger } from "../workflow/email-trigger";
 import type { Workflow } from "../workflow/types";
 import { formatAddress, mintToken, tokenOf } from "./address";
-import { reasonOf, Refusal, transient } from "./failures";
+import { reasonOf, Refusal, refusedData, transient } from "./failures";
 import { mapAttachments, parseMessage, type InboundMessage } from "./message";
 import type { InboundStore } from "./store";
 
@@ -153,6 +153,10 @@ export class InboundService {
     if (transient(err)) {
       this.ctx.log.warn("inbound e-mail not stored; the sender will retry", { rcpt, reason: reasonOf(err) });
       return new Refusal(451, "local error while storing the message; try again later");
+    }
+    if (refusedData(err)) {
+      this.ctx.log.info("inbound e-mail refused", { code: 554, rcpt, reason: reasonOf(err) });
+      return new Refusal(554, "the message holds a value that cannot be stored");
     }
     // Not a condition that passes by itself: a retry would fail the same way for days. A bug, so the stack.
     this.ctx.log.error("inbound e-mail failed", { rcpt, error: (err as Error)?.stack ?? String(err) });

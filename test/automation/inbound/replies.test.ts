@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AutomationConfig } from "../../../src/automation/context";
-import { transient } from "../../../src/automation/inbound/failures";
+import { refusedData, transient } from "../../../src/automation/inbound/failures";
 import { startSmtp, type SmtpReceiver } from "../../../src/automation/inbound/smtp";
 import { createBlobStore } from "../../../src/automation/files/fs-blobs";
 import { DomainError } from "../../../src/kernel/errors";
@@ -226,5 +226,9 @@ describe("only local, passing conditions get 4xx", () => {
     for (const e of [coded("EMAXLEN"), new RangeError("Maximum call stack size exceeded"), new TypeError("x is undefined"), coded("SQLITE_CONSTRAINT_UNIQUE"), coded("SQLITE_TOOBIG"), new DomainError("invalid", "no"), Object.assign(new Error("x"), { errno: "22P05" })]) {
       expect(transient(e)).toBe(false);
     }
+    // Values the database refuses are the message's doing: permanent, like a parse failure.
+    expect(refusedData(Object.assign(new Error("x"), { errno: "22021" }))).toBe(true);
+    expect(refusedData(coded("SQLITE_TOOBIG"))).toBe(true);
+    expect(refusedData(coded("SQLITE_BUSY"))).toBe(false);
   });
 });
