@@ -13,6 +13,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import nodemailer, { type SendMailOptions } from "nodemailer";
+import { codeOf, rawSend } from "../automation/inbound/raw-smtp";
 import { textPdf } from "../support/documents";
 import { demoServer, type DemoServer } from "./automation-demo";
 import type { Server } from "./support";
@@ -155,6 +156,29 @@ test("refused with their codes, nothing stored: sender not whitelisted 550, unkn
   expect(await refusal({ from: "ann@partner.example", to: address, text: "x", messageId: "<r4@partner.example>", attachments: [{ filename: "big.bin", content: Buffer.from(big) }] })).toBe(552);
   expect((await runIds()).length).toBe(before);
   for (const id of ["<r1@evil.example>", "<r2@partner.example>", "<r3@partner.example>", "<r4@partner.example>"]) expect(await runsOfMessage(id)).toBe(0);
+}, 60_000);
+
+test("read off a raw socket: 2,000 nested multiparts 554, a second From: address or no From: 550; nothing stored", async () => {
+  const head = (messageId: string, from: string) =>
+    `${from}To: ${address}\r\nSubject: raw\r\nMessage-ID: ${messageId}\r\nMIME-Version: 1.0\r\n`;
+  let nested = "Content-Type: text/plain\r\n\r\nleaf\r\n";
+  for (let i = 2000; i >= 1; i--) nested = `Content-Type: multipart/mixed; boundary="b${i}"\r\n\r\n--b${i}\r\n${nested}\r\n--b${i}--\r\n`;
+  const plain = "Content-Type: text/plain\r\n\r\nbody\r\n";
+  const cases: [string, string, number][] = [
+    ["<raw-nested@partner.example>", head("<raw-nested@partner.example>", "From: ann@partner.example\r\n") + nested, 554],
+    ["<raw-two@partner.example>", head("<raw-two@partner.example>", "From: boss@corp.example, evil@attacker.example\r\n") + plain, 550],
+    ["<raw-none@partner.example>", head("<raw-none@partner.example>", "Sender: boss@corp.example\r\n") + plain, 550],
+  ];
+  const before = (await runIds()).length;
+  for (const [messageId, data, code] of cases) {
+    const r = await rawSend(smtpPort, { from: "ann@partner.example", to: [address], data });
+    expect(r.rcpt[0]).toStartWith("250");
+    expect(codeOf(r.end)).toBe(code);
+    expect(await runsOfMessage(messageId)).toBe(0);
+  }
+  expect((await runIds()).length).toBe(before);
+  // Expected refusals: no stack in the server's log.
+  expect(server.output()).not.toMatch(/inbound e-mail failed|(\n|\\n)\s+at /);
 }, 60_000);
 
 test("SIGKILL between DATA and 250: the client's retry after the restart starts exactly one run", async () => {
