@@ -5,6 +5,7 @@ import { DomainError, Invalid } from "../kernel/errors";
 import { databaseUnavailable } from "../kernel/pg";
 import { observeHttp, requestIdOf } from "../kernel/observe";
 import type { AutomationContext } from "./context";
+import { refuseUnstorable } from "./http/body";
 import { domainIssues, envelopeResponse, HttpRefusal, issue } from "./http/envelope";
 import { openApiDocument } from "./http/openapi";
 import { aliasQuery } from "./http/query";
@@ -63,8 +64,17 @@ export function buildApp(ctx: AutomationContext) {
     .onTransform({ as: "global" }, ({ query, params }) => {
       // Elysia hands a path parameter it cannot percent-decode (`%ED%A0%80`, `%zz`) to the route as
       // null: refuse it here, once, rather than in every route (the fuzzer found a 500 on /sync).
+      // A NUL (`%00`) in a parameter reached PostgreSQL, which refuses it (a 500): refused here too, as
+      // every JSON body is in parseJsonText. Query decoding never yields a lone surrogate (Bun puts
+      // U+FFFD for `%ED%A0%80`); an undecodable path parameter is null.
       for (const [name, value] of Object.entries((params ?? {}) as Record<string, unknown>)) {
         if (value === null) throw Invalid(`path parameter ${name} is not valid percent-encoded UTF-8`, { field: name, code: "invalid_path" });
+        if (typeof value === "string" && value.includes("\0")) refuseUnstorable(value, name);
+      }
+      for (const name in query) {
+        const value = (query as Record<string, unknown>)[name];
+        if (name.includes("\0")) refuseUnstorable(name, "<query>");
+        if (typeof value === "string" ? value.includes("\0") : Array.isArray(value)) refuseUnstorable(Array.isArray(value) ? value.join("") : value, name);
       }
       aliasQuery(query as Record<string, unknown>);
     })

@@ -3,6 +3,7 @@
 // so a 2 GiB upload costs a few hundred KiB of memory. A body that ends before the closing boundary
 // errors the current part (and the generator) with a 400.
 import { Invalid } from "../../kernel/errors";
+import { unstorable, unstorableMessage } from "../../kernel/text";
 
 export interface Part {
   name: string;
@@ -137,6 +138,9 @@ export async function* readMultipart(stream: ReadableStream<Uint8Array>, boundar
       if (!disposition || !/^form-data\b/i.test(disposition)) throw malformed("a part lacks Content-Disposition: form-data");
       const params = dispositionParams(disposition);
       if (!params.name) throw malformed("a part has no name");
+      // Part names and file names are stored (PostgreSQL refuses NUL): refused like any other text field.
+      if (unstorable(params.name)) throw Invalid(unstorableMessage("a part name"), { field: "<root>", code: "invalid_text" });
+      if (params.filename !== undefined && unstorable(params.filename)) throw Invalid(unstorableMessage(`the file name of ${params.name}`), { field: params.name, code: "invalid_text" });
 
       let finished = false;
       let failure: unknown = null;
@@ -199,5 +203,7 @@ export async function readText(part: Part, maxBytes: number): Promise<string> {
     if (size > maxBytes) throw Invalid(`field ${part.name} is longer than ${maxBytes} bytes`, { field: part.name });
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (text.includes("\0")) throw Invalid(unstorableMessage(part.name), { field: part.name, code: "invalid_text" });
+  return text;
 }

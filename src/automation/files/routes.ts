@@ -3,7 +3,8 @@
 import { Elysia } from "elysia";
 import { Invalid } from "../../kernel/errors";
 import type { AutomationContext } from "../context";
-import { jsonParser, readLimited } from "../http/body";
+import { jsonParser, readLimited, refuseUnstorable } from "../http/body";
+import { jsonMayHoldUnstorable } from "../../kernel/text";
 import { HttpRefusal } from "../http/envelope";
 import { parseWith } from "../http/validate";
 import { authPlugin, requireScope } from "../tenancy/auth";
@@ -62,11 +63,14 @@ async function content(ctx: AutomationContext, tenantId: string, id: string, req
 }
 
 function parseJson(text: string): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     throw Invalid("the request body is not valid JSON", { code: "invalid_json" });
   }
+  if (jsonMayHoldUnstorable(text)) refuseUnstorable(value);
+  return value;
 }
 
 function contentLength(request: Request): number | undefined {

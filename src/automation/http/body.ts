@@ -1,6 +1,7 @@
 // JSON request bodies: read with a byte cap (413 past it, even without Content-Length), only as JSON
 // (415 for other content types), malformed JSON is a 400. An empty body reads as {}.
 import { Invalid, TooLarge } from "../../kernel/errors";
+import { jsonMayHoldUnstorable, unstorableField, unstorableMessage } from "../../kernel/text";
 import { HttpRefusal } from "./envelope";
 
 export const DEFAULT_JSON_LIMIT = 4 * 1024 * 1024;
@@ -53,9 +54,27 @@ export const jsonParser =
     const text = new TextDecoder().decode(bytes);
     if (text.trim() === "") return {};
     if (!isJsonType(type)) throw unsupported();
-    try {
-      return JSON.parse(text);
-    } catch (err) {
-      throw Invalid(`malformed JSON body: ${(err as Error).message}`, { code: "invalid_json" });
-    }
+    return parseJsonText(text);
   };
+
+/**
+ * JSON.parse for request bodies (and JSON-valued form fields, `field` naming them): malformed JSON is a
+ * 400 `invalid_json`, and a string PostgreSQL cannot store (NUL, a lone surrogate; keys too) a 400
+ * `invalid_text` naming its path. Every JSON body of the API is parsed here.
+ */
+export function parseJsonText(text: string, field?: string): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw Invalid(`malformed JSON ${field ?? "body"}: ${(err as Error).message}`, { code: "invalid_json", ...(field ? { field } : {}) });
+  }
+  if (jsonMayHoldUnstorable(text)) refuseUnstorable(value, field);
+  return value;
+}
+
+/** A 400 `invalid_text` naming the first string of `value` (a parameter, a form field, a parsed body) PostgreSQL cannot store. */
+export function refuseUnstorable(value: unknown, prefix?: string): void {
+  const field = unstorableField(value, prefix);
+  if (field !== undefined) throw Invalid(unstorableMessage(field), { field, code: "invalid_text" });
+}

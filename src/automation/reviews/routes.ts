@@ -5,7 +5,7 @@ import { Elysia } from "elysia";
 import type { AutomationContext } from "../context";
 import { contentDisposition } from "../files/filename";
 import { multipartBoundary, readMultipart } from "../files/multipart";
-import { isJsonType, jsonParser, readLimited } from "../http/body";
+import { isJsonType, jsonParser, parseJsonText, readLimited } from "../http/body";
 import { HttpRefusal } from "../http/envelope";
 import { decodePathParam, parseWith } from "../http/validate";
 import { Invalid } from "../../kernel/errors";
@@ -77,13 +77,7 @@ export const reviewRoutes = (ctx: AutomationContext) => {
         if (boundary && request.body) {
           created = await uploadExpected(ctx, auth, params.id, readMultipart(request.body, boundary, 5));
         } else if (isJsonType(type)) {
-          let body: unknown;
-          try {
-            body = JSON.parse(new TextDecoder().decode(await readLimited(request, 64 * 1024)));
-          } catch (err) {
-            if (err instanceof SyntaxError) throw Invalid(`malformed JSON body: ${err.message}`, { code: "invalid_json" });
-            throw err;
-          }
+          const body = parseJsonText(new TextDecoder().decode(await readLimited(request, 64 * 1024)));
           created = await copyExpected(ctx, auth, params.id, parseWith(CopyBody, body));
         } else {
           throw new HttpRefusal(415, `expected multipart/form-data (file, name) or application/json (outputFileName), got ${type ?? "none"}`, "unsupported_media_type");

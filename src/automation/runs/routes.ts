@@ -4,7 +4,8 @@ import { Elysia } from "elysia";
 import * as v from "valibot";
 import { Invalid, Unauthorized } from "../../kernel/errors";
 import type { AutomationContext } from "../context";
-import { isJsonType, readLimited } from "../http/body";
+import { isJsonType, parseJsonText, readLimited, refuseUnstorable } from "../http/body";
+import { jsonMayHoldUnstorable } from "../../kernel/text";
 import { HttpRefusal } from "../http/envelope";
 import { decodePathParam, parseWith } from "../http/validate";
 import { contentDisposition } from "../files/filename";
@@ -30,11 +31,13 @@ const keepBody = () => ({});
 const JSON_MAX = Math.ceil(INLINE_MAX_BYTES * 1.4) + 1024 * 1024;
 
 const parseJsonField = (text: string, field: string): Record<string, unknown> => {
+  let val: unknown;
   try {
-    const val = JSON.parse(text) as unknown;
-    if (val && typeof val === "object" && !Array.isArray(val)) return val as Record<string, unknown>;
+    val = JSON.parse(text);
   } catch {}
-  throw Invalid(`${field} must be a JSON object`, { field });
+  if (!val || typeof val !== "object" || Array.isArray(val)) throw Invalid(`${field} must be a JSON object`, { field });
+  if (jsonMayHoldUnstorable(text)) refuseUnstorable(val, field);
+  return val as Record<string, unknown>;
 };
 
 /** Multipart: `target`, `input`/`overrides`/`metadata` as JSON, files as `files.<field>` parts. */
@@ -78,13 +81,7 @@ async function readStart(request: Request): Promise<Omit<StartRequest, "version"
     throw new HttpRefusal(415, `expected application/json or multipart/form-data, got ${type ?? "none"}`, "unsupported_media_type");
   }
   const text = new TextDecoder().decode(await readLimited(request, JSON_MAX));
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw Invalid(`malformed JSON body: ${(err as Error).message}`, { code: "invalid_json" });
-  }
-  return parseWith(StartBody, json);
+  return parseWith(StartBody, parseJsonText(text));
 }
 
 const triggerOf = (request: Request) => {
