@@ -158,9 +158,10 @@ export class InboundService {
       this.ctx.log.info("inbound e-mail refused", { code: 554, rcpt, reason: reasonOf(err) });
       return new Refusal(554, "the message holds a value that cannot be stored");
     }
-    // Not a condition that passes by itself: a retry would fail the same way for days. A bug, so the stack.
+    // Not a failure we know the message caused: a bug, so the stack, and 451 so the sender keeps the
+    // message and retries (a fixed server accepts it) rather than bouncing mail we failed to handle.
     this.ctx.log.error("inbound e-mail failed", { rcpt, error: (err as Error)?.stack ?? String(err) });
-    return new Refusal(554, "the message could not be stored");
+    return new Refusal(451, "local error while storing the message; try again later");
   }
 
   /**

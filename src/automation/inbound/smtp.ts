@@ -32,9 +32,10 @@ export async function startSmtp(ctx: AutomationContext, cfg: SmtpConfig, hostnam
       ctx.log.warn("inbound e-mail deferred", { reason: reasonOf(err) });
       return smtpError(451, "local error; try again later");
     }
-    // Nothing the sender's retry would fix (only local, passing conditions get 4xx, see failures.ts): a bug, so the stack.
+    // Not the message's fault as far as we know: a bug, so the stack, and 451, so the sender keeps the
+    // message and retries (a fixed and restarted server accepts it) instead of bouncing it for good.
     ctx.log.error("inbound e-mail failed", { error: (err as Error)?.stack ?? String(err) });
-    return smtpError(554, "transaction failed");
+    return smtpError(451, "local error; try again later");
   };
   const options: SMTPServerOptions = {
     name: ctx.config.mailDomain,

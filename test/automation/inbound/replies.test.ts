@@ -218,6 +218,28 @@ describe("only local, passing conditions get 4xx", () => {
     expect((await s.stored()).runs).toBe(1);
   });
 
+  test("a failure nobody expected (a bug): 451 so the sender retries, logged at error with its stack", async () => {
+    const s = await setup();
+    const ctx = s.h.ctx as { blobs: typeof s.h.ctx.blobs };
+    const roomy = ctx.blobs;
+    ctx.blobs = new Proxy(roomy, {
+      get: (target, prop, recv) => {
+        const v = Reflect.get(target, prop, recv);
+        return typeof v === "function" ? () => { throw new TypeError("a bug in the blob store"); } : v;
+      },
+    });
+    const message = withPdf(s.to);
+    const r = await s.send("ann@partner.example", message);
+    expect(codeOf(r.end)).toBe(451);
+    expect(await s.stored()).toEqual({ runs: 0, blobs: 0, files: 0 });
+    const errors = s.logs.filter((l) => l.level === "error");
+    expect(errors).toHaveLength(1);
+    expect(JSON.stringify(errors[0].fields)).toContain("a bug in the blob store");
+    ctx.blobs = roomy;
+    expect((await s.send("ann@partner.example", message)).end).toStartWith("250");
+    expect((await s.stored()).runs).toBe(1);
+  });
+
   test("what counts as transient", () => {
     const coded = (code: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(code), { code, ...extra });
     for (const e of [coded("SQLITE_BUSY"), coded("SQLITE_FULL"), coded("ENOSPC"), coded("ECONNREFUSED"), coded("ERR_POSTGRES_CONNECTION_CLOSED"), Object.assign(new Error("x"), { errno: "53100" }), new DomainError("unavailable", "busy")]) {
