@@ -5,6 +5,7 @@ import type { OrderConfig } from "./config";
 import type { OrderStorage } from "./db/storage";
 import { CORS_HEADERS, preflight } from "./cors";
 import { handleError } from "./errors";
+import { refuseUnstorable } from "./body";
 import { observeHttp } from "../kernel/observe";
 import { openApiDocument } from "./openapi";
 import { orderRoutes } from "./orders/routes";
@@ -41,6 +42,9 @@ export function createOrderApp(config: OrderConfig, storage: OrderStorage, s: Or
     .onAfterHandle(({ response, set }) => {
       if (!(response instanceof Response)) Object.assign(set.headers, CORS_HEADERS);
     })
+    // Before any route: NUL in the query (a `%00` in the URL: one string search per request) or in a
+    // parsed body is a 400 naming the field, not a 500 from PostgreSQL.
+    .onTransform({ as: "global" }, ({ request, body }) => refuseUnstorable(request.url, body))
     .onError(({ code, error, request }) => handleError(code, error, request, { clock: config.clock, logger: config.logger, bodyLimit: config.bodyLimit, allowed }))
     .get("/health", async () => {
       await storage.ping();
