@@ -1,6 +1,7 @@
 // Wire schemas of experiments.
 import * as v from "valibot";
-import { pageQuery, wholeNumber } from "../http/validate";
+import { pageQuery, queryInt, wholeNumber } from "../http/validate";
+import { MAX_RESAMPLES, MIN_RESAMPLES } from "./compare";
 
 /** More runs of one experiment in flight than this is no bound at all (as many as an experiment has examples). */
 export const MAX_BATCH_CONCURRENCY = 10_000;
@@ -24,6 +25,16 @@ export const ListQuery = v.object({ ...pageQuery, fromDate: v.optional(DateBound
 export const ExportQuery = v.object({
   format: v.picklist(["csv", "json"], "format must be csv or json"),
   includeTrace: v.optional(v.picklist(["0", "1", "true", "false"], "includeTrace must be true or false")),
+});
+
+const ExperimentId = (name: string) => v.pipe(v.string(`${name} is required (an experiment id)`), v.minLength(1, `${name} is required (an experiment id)`), v.maxLength(100));
+
+/** `GET …/experiments/compare?base=exp_…&candidate=exp_…[&seed=N][&resamples=N]`. */
+export const CompareQuery = v.object({
+  base: ExperimentId("base"),
+  candidate: ExperimentId("candidate"),
+  seed: v.optional(queryInt(0, 0xffffffff)),
+  resamples: v.optional(queryInt(MIN_RESAMPLES, MAX_RESAMPLES)),
 });
 
 const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };

@@ -11,7 +11,8 @@ import { getEvaluators, putEvaluators } from "../evaluators/service";
 import { runsOf } from "../runs/service";
 import { automationOf } from "../datasets/service";
 import { exportCsv, exportJson } from "./export";
-import { CreateBody, dateBound, ExportQuery, ListQuery } from "./model";
+import { CompareQuery, CreateBody, dateBound, ExportQuery, ListQuery } from "./model";
+import { compareExperiments, experimentPair } from "./comparison";
 import { prepareYaml } from "../workflow/offthread";
 import { experimentsOf, type ProgressLine } from "./service";
 
@@ -134,6 +135,18 @@ export const experimentRoutes = (ctx: AutomationContext) => {
         return exportResponse(q.format, body, `${a.slug}-experiments`);
       },
       detail("Export all experiment eval results"),
+    )
+    .get(
+      "/automations/:id/experiments/compare",
+      async ({ auth, params, query }) => {
+        requireScope(auth, "runs:read");
+        const q = parseWith(CompareQuery, query);
+        const a = await automationOf(ctx, auth.tenantId, params.id);
+        const stores = { experiments: svc.store, evaluators: ctx.storage.evaluators };
+        const [base, candidate] = await experimentPair(stores, { tenantId: auth.tenantId, automationId: a.id }, q.base, q.candidate);
+        return compareExperiments(stores, base, candidate, { seed: q.seed, resamples: q.resamples });
+      },
+      detail("Compare two experiments (paired bootstrap, permutation test, Holm, McNemar)"),
     )
     .get(
       "/automations/:id/experiments/:experimentId",

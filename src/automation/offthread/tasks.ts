@@ -7,6 +7,7 @@ import type { Reply } from "./pool";
 import { type ImportLimits, stageArchive } from "../datasets/stage";
 import { renderStringFully } from "../engine/liquid";
 import type { inspectTemplate, renderTemplate } from "../templates/work";
+import { pairedTests } from "../experiments/compare";
 import { readPlain } from "../workflow/source";
 
 // Loaded on a thread's first template job, so threads that only render Liquid or stage archives do
@@ -26,6 +27,8 @@ export const tasks = {
   "template.inspect": async (job: Parameters<typeof inspectTemplate>[0]) => (await templateWork()).inspectTemplate(job),
   /** A DOCX/XLSX template filled with data. */
   "template.render": async (job: Parameters<typeof renderTemplate>[0]) => (await templateWork()).renderTemplate(job),
+  /** Bootstrap CIs and sign-flip p-values of paired score differences (experiments/comparison.ts). */
+  "experiments.pairedTests": pairedTests,
 };
 export type Tasks = typeof tasks;
 

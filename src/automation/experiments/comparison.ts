@@ -1,0 +1,160 @@
+// Comparing two experiments of one automation: the checks (same automation, both completed, some
+// example scored on both sides), the pairing of their runs by example, and the statistics of
+// compare.ts — on a worker thread when the resampling is big, so the API keeps answering meanwhile.
+// Takes the stores only, so the HTTP route and `automation-server experiments gate --data-dir` share it.
+import { Conflict, Invalid, NotFound } from "../../kernel/errors";
+import { runOffThread } from "../offthread/run";
+import { compareScores, DEFAULT_RESAMPLES, pairedTests, type SideScores, type StatsAnswer, workOf } from "./compare";
+
+/** Above this many resampling steps the tests run on a worker thread (≈ 10 ms on one core). */
+const INLINE_WORK = 4_000_000;
+const DEADLINE_MS = 60_000;
+
+/** What a comparison reads of an experiment (the experiment store's rows have these fields). */
+export interface ExperimentRow {
+  id: string;
+  automationId: string;
+  name: string | null;
+  version: string | null;
+  completedAt: string | null;
+}
+
+/** The queries a comparison needs (the experiments' and evaluators' stores answer them). */
+export interface CompareStores {
+  experiments: {
+    byId(id: string): Promise<ExperimentRow | undefined>;
+    get(tenantId: string, id: string): Promise<ExperimentRow | undefined>;
+    runs(id: string): Promise<{ id: string; status: string; exampleId: string | null; exampleName: string | null; score: number | null; passed: boolean | null }[]>;
+  };
+  evaluators: { resultsOfExperiment(experimentId: string): Promise<{ runId: string; evaluatorName: string; score: number | null }[]> };
+}
+
+type ExampleRef = { id: string; name: string | null };
+
+export type Comparison = {
+  automationId: string;
+  base: { id: string; name: string | null; version: string | null };
+  candidate: { id: string; name: string | null; version: string | null };
+  seed: number;
+  resamples: number;
+  alpha: number;
+  examples: { shared: number; onlyBase: ExampleRef[]; onlyCandidate: ExampleRef[]; unscored: ExampleRef[] };
+  /** Evaluators that only one of the two experiments scored (not compared). */
+  evaluatorsNotShared: { onlyBase: string[]; onlyCandidate: string[] };
+} & StatsAnswer;
+
+/**
+ * The two experiments, found by id: within the tenant (an API caller) and, when given, under the
+ * automation of the path. Unknown (or another tenant's) → 404; of different automations → 400.
+ */
+export async function experimentPair(
+  stores: CompareStores,
+  scope: { tenantId?: string; automationId?: string },
+  baseId: string,
+  candidateId: string,
+): Promise<[ExperimentRow, ExperimentRow]> {
+  const find = async (id: string, field: string) => {
+    const e = scope.tenantId ? await stores.experiments.get(scope.tenantId, id) : await stores.experiments.byId(id);
+    if (!e) throw NotFound(`experiment ${id} not found`, { field, code: "experiment_not_found" });
+    if (scope.automationId && e.automationId !== scope.automationId) {
+      throw Invalid(`${field} ${id} is an experiment of another automation: only experiments of one automation compare`, { field, code: "different_automations" });
+    }
+    return e;
+  };
+  const base = await find(baseId, "base");
+  const candidate = await find(candidateId, "candidate");
+  if (base.automationId !== candidate.automationId) {
+    throw Invalid(`base ${base.id} and candidate ${candidate.id} are experiments of different automations`, { field: "candidate", code: "different_automations" });
+  }
+  for (const [e, field] of [[base, "base"], [candidate, "candidate"]] as const) {
+    // A comparison of a moving target would change under the caller (and a CI gate would pass on half the data).
+    if (!e.completedAt) throw Conflict(`${field} experiment ${e.id} is not completed yet: compare once every run is scored`, { field, code: "experiment_not_completed" });
+  }
+  return [base, candidate];
+}
+
+const FINAL_UNSCORED = new Set(["cancelled", "rejected"]);
+
+/** Each example's run of the experiment (the first, should there be several) with its scores. */
+async function sideOf(stores: CompareStores, e: ExperimentRow): Promise<{ examples: Map<string, SideScores>; evaluators: string[] }> {
+  const scores = new Map<string, Record<string, number | null>>();
+  const evaluators: string[] = [];
+  const seen = new Set<string>();
+  for (const r of await stores.evaluators.resultsOfExperiment(e.id)) {
+    (scores.get(r.runId) ?? scores.set(r.runId, {}).get(r.runId)!)[r.evaluatorName] = r.score;
+    if (!seen.has(r.evaluatorName)) {
+      seen.add(r.evaluatorName);
+      evaluators.push(r.evaluatorName);
+    }
+  }
+  const examples = new Map<string, SideScores>();
+  for (const run of await stores.experiments.runs(e.id)) {
+    if (!run.exampleId || examples.has(run.exampleId)) continue;
+    // A cancelled run has no score: the example is there, its pair is not comparable.
+    const scored = run.passed !== null && !FINAL_UNSCORED.has(run.status);
+    examples.set(run.exampleId, {
+      exampleId: run.exampleId,
+      exampleName: run.exampleName,
+      score: scored ? run.score : null,
+      passed: scored ? run.passed : null,
+      scores: scored ? (scores.get(run.id) ?? {}) : {},
+    });
+  }
+  return { examples, evaluators };
+}
+
+/** A random seed when none is given; the answer carries it so the numbers can be had again. */
+export const randomSeed = () => crypto.getRandomValues(new Uint32Array(1))[0];
+
+/** Compares two completed experiments of one automation (experimentPair checked them). */
+export async function compareExperiments(
+  stores: CompareStores,
+  base: ExperimentRow,
+  candidate: ExperimentRow,
+  opts: { seed?: number; resamples?: number; inline?: boolean } = {},
+): Promise<Comparison> {
+  const [b, c] = await Promise.all([sideOf(stores, base), sideOf(stores, candidate)]);
+  const ref = (s: SideScores): ExampleRef => ({ id: s.exampleId, name: s.exampleName });
+  const onlyBase = [...b.examples.values()].filter((s) => !c.examples.has(s.exampleId)).map(ref);
+  const onlyCandidate = [...c.examples.values()].filter((s) => !b.examples.has(s.exampleId)).map(ref);
+  const pairs: { base: SideScores; candidate: SideScores }[] = [];
+  const unscored: ExampleRef[] = [];
+  for (const s of b.examples.values()) {
+    const other = c.examples.get(s.exampleId);
+    if (!other) continue;
+    if (s.passed === null || other.passed === null) unscored.push(ref(s));
+    else pairs.push({ base: s, candidate: { ...other, exampleName: other.exampleName ?? s.exampleName } });
+  }
+  if (pairs.length === 0) {
+    const why = unscored.length ? `the ${unscored.length} example(s) they share have no score on one side (cancelled runs)` : "they share no example";
+    throw Invalid(`base ${base.id} and candidate ${candidate.id} cannot be compared: ${why}`, { field: "candidate", code: "no_shared_examples" });
+  }
+  const candidateEvaluators = new Set(c.evaluators);
+  const evaluators = b.evaluators.filter((n) => candidateEvaluators.has(n));
+  const seed = opts.seed ?? randomSeed();
+  const resamples = opts.resamples ?? DEFAULT_RESAMPLES;
+  const input = { pairs, evaluators, seed, resamples };
+  const offThread = !opts.inline && workOf(input) > INLINE_WORK;
+  const stats = await compareScores(input, offThread ? (job) => runOffThread("experiments.pairedTests", job, { deadlineMs: DEADLINE_MS }) : pairedTests);
+  const side = (e: ExperimentRow) => ({ id: e.id, name: e.name, version: e.version });
+  return {
+    automationId: base.automationId,
+    base: side(base),
+    candidate: side(candidate),
+    seed,
+    resamples,
+    alpha: 0.05,
+    examples: { shared: pairs.length + unscored.length, onlyBase, onlyCandidate, unscored },
+    evaluatorsNotShared: { onlyBase: b.evaluators.filter((n) => !candidateEvaluators.has(n)), onlyCandidate: c.evaluators.filter((n) => !b.evaluators.includes(n)) },
+    ...stats,
+  };
+}
+
+/** Whether a CI gate fails: a significant regression of an evaluator, the overall score or the pass rate. */
+export function regressed(c: Pick<Comparison, "overall" | "evaluators" | "passRate">): string[] {
+  const out: string[] = [];
+  for (const e of c.evaluators) if (e.verdict === "regressed") out.push(`evaluator ${e.name}`);
+  if (c.overall.verdict === "regressed") out.push("overall score");
+  if (c.passRate.verdict === "regressed") out.push("pass rate");
+  return out;
+}
