@@ -1,7 +1,6 @@
 // Evaluator files and evaluation scores on PostgreSQL: the run_evaluations row is the marker, inserted
 // with ON CONFLICT DO NOTHING, so exactly one scorer records a run even across instances.
-import type { EvalResult } from "../../evaluators/model";
-import type { EvaluatorStore } from "../storage";
+import type { EvalResult, EvaluatorStore } from "../../evaluators/store";
 import { type Pg, plainRows } from "./rows";
 
 type ResultRow = Omit<EvalResult, "details"> & { details: string | null };

@@ -1,7 +1,6 @@
 // Evaluator files and evaluation scores on SQLite (`passed` as 0/1, `details` as JSON text).
 import type { Database } from "bun:sqlite";
-import type { EvalResult } from "../../evaluators/model";
-import type { EvaluatorStore } from "../storage";
+import type { EvalResult, EvaluatorStore } from "../../evaluators/store";
 
 type ResultRow = Omit<EvalResult, "passed" | "details"> & { passed: number | null; details: string | null };
 
