@@ -89,6 +89,11 @@ function spawn(): Thread {
 }
 
 function pump(): void {
+  dispatch();
+  changed();
+}
+
+function dispatch(): void {
   while (queue.length > 0) {
     let t = [...threads].find((x) => !x.job);
     if (!t && threads.size < size) t = spawn();
@@ -133,4 +138,81 @@ export function resetOffThreadPool(threadCount = poolSize()): void {
     if (t.job) t.job.reject(new OffThreadError("the thread pool was stopped", "crashed"));
     retire(t);
   }
+  changed();
+}
+
+// Room for more work (issue 38.5). The worker pool of the runs (runs/queue.ts) claims runs, offers
+// idle slots and takes runs it inserts only while this pool has room: a process whose threads are
+// saturated leaves the runs to a process whose threads are idle, instead of queueing them here.
+
+/**
+ * How long the pool must have had an idle thread before it counts as having room again: a run between
+ * two heavy steps leaves its thread idle for a few milliseconds, and that is not room for another run.
+ */
+export const SETTLE_MS = 30;
+/** How long after its last job the pool still counts as in use (then room is its idle threads). */
+export const WARM_MS = 2_000;
+
+let full = false;
+let lastLoad = 0;
+/** When the pool last stopped being full (every thread busy or promised to a queued job). */
+let freedAt = Number.NEGATIVE_INFINITY;
+/** When the pool last had a job (running or queued). */
+let usedAt = Number.NEGATIVE_INFINITY;
+const listeners = new Set<() => void>();
+let settling: ReturnType<typeof setTimeout> | undefined;
+
+const load = (): number => {
+  let busy = 0;
+  for (const t of threads) if (t.job) busy++;
+  return busy + queue.length;
+};
+
+function notify(): void {
+  for (const cb of listeners) cb();
+}
+
+/** After every change of the jobs: tells the listeners when the pool became full, and SETTLE_MS after it stopped being full. */
+function changed(): void {
+  const n = load();
+  const now = performance.now();
+  if (n > 0 || lastLoad > 0) usedAt = now;
+  lastLoad = n;
+  const nowFull = n >= size;
+  if (nowFull === full) return;
+  full = nowFull;
+  if (full) {
+    clearTimeout(settling);
+    settling = undefined;
+    queueMicrotask(notify); // a standing offer of an idle slot is withdrawn
+    return;
+  }
+  freedAt = now;
+  clearTimeout(settling);
+  settling = setTimeout(() => {
+    settling = undefined;
+    notify();
+  }, SETTLE_MS);
+  settling.unref?.();
+}
+
+/**
+ * How many more runs this process should take on now, as far as the pool can tell: none while every
+ * thread is busy or promised to a queued job (or was, less than SETTLE_MS ago); its idle threads while
+ * it is in use (a job ran in the last WARM_MS); no limit when it has been idle for longer (runs that do
+ * no off-thread work never meet a limit here).
+ */
+export function offThreadRoom(): number {
+  const n = load();
+  if (n >= size) return 0;
+  const now = performance.now();
+  if (now - freedAt < SETTLE_MS) return 0;
+  if (n === 0 && now - usedAt >= WARM_MS) return Number.POSITIVE_INFINITY;
+  return size - n;
+}
+
+/** Calls `cb` when the pool became full, and when it may have room again; returns the unsubscribe. */
+export function onOffThreadRoom(cb: () => void): () => void {
+  listeners.add(cb);
+  return () => listeners.delete(cb);
 }

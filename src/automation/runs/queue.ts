@@ -7,11 +7,14 @@
 // Direct dispatch: while the queue is empty, the pool offers one idle slot in the database (`offer`); the
 // next run inserted (by any process) while nothing is pending is inserted already claimed for it and
 // announced on `runs.assigned` with its row, so it starts without a claim round trip.
+// Claims follow free capacity (issue 38.5): while the process's off-thread pool is saturated it takes
+// no run (no claim, no offer, no run inserted claimed by itself), so another process takes them.
 import type { Clock } from "../../kernel/clock";
 import { newId } from "../../kernel/ids";
 import type { Logger } from "../../kernel/logger";
 import type { Claim } from "../db/runs-model";
 import { parseAssignment, type Notifications, type RunStore } from "../db/storage";
+import { offThreadRoom, onOffThreadRoom } from "../offthread/pool";
 import type { AbortReason, RunSignals } from "./signals";
 
 /** How long a claim holds a run without a heartbeat (renewed every third of it). */
@@ -37,7 +40,19 @@ export interface PoolDeps {
    * finishing so already, it keeps the slot until execute settles.
    */
   execute(runId: string, signals: RunSignals, info: { claim: Claim; worker: string; release(): void }): Promise<void>;
+  /** What else a run needs besides a slot; default: this process's off-thread pool (offthread/pool.ts). */
+  capacity?: Capacity;
 }
+
+/** Room for more runs besides slots: read on every claim decision, so it must be cheap (no I/O). */
+export interface Capacity {
+  /** How many more runs to take on now (Infinity: no limit, 0: none). */
+  room(): number;
+  /** Calls `cb` when the room may have changed (the pool then claims, offers or withdraws); returns the unsubscribe. */
+  onChange(cb: () => void): () => void;
+}
+
+const offThread: Capacity = { room: offThreadRoom, onChange: onOffThreadRoom };
 
 export class WorkerPool {
   readonly worker = newId("wrk");
@@ -68,9 +83,21 @@ export class WorkerPool {
   private unsubscribe: (() => void) | undefined;
   private drained: (() => void) | undefined;
   readonly leaseMs: number;
+  private capacity: Capacity;
 
   constructor(private deps: PoolDeps) {
     this.leaseMs = deps.leaseMs ?? LEASE_MS;
+    this.capacity = deps.capacity ?? offThread;
+  }
+
+  /**
+   * How many more runs this process takes on now besides its free slots. While it executes nothing it
+   * takes at least one, whatever the capacity says (work that is not its runs fills it): a lone
+   * process always makes progress, and a run already claimed here is never waiting on this.
+   */
+  private room(): number {
+    const room = this.capacity.room();
+    return room > 0 || this.active.size + this.reserved > 0 ? room : 1;
   }
 
   /**
@@ -93,9 +120,12 @@ export class WorkerPool {
     ]);
     // Assignments lost while the listening connection was down: withdrawing the offer finds out.
     const reconnect = n.onReconnect(() => this.withdraw());
+    // Room came back (claim what waits, offer a slot) or went (withdraw the offer).
+    const capacity = this.capacity.onChange(() => void this.pump());
     this.unsubscribe = () => {
       for (const off of offs) off?.();
       reconnect();
+      capacity();
     };
     this.poll = setInterval(() => void this.recover().then(() => this.wake()), this.deps.pollMs ?? POLL_MS);
     this.poll.unref?.();
@@ -131,17 +161,20 @@ export class WorkerPool {
       return Promise.resolve();
     }
     if (!this.started || this.stopping) return Promise.resolve();
+    const room = this.room();
     if (!this.backlog) {
-      this.offer();
+      if (room > 0) this.offer();
+      else void this.withdraw(); // saturated: the next run goes to another process (or the queue)
       return Promise.resolve();
     }
-    if (this.busy() >= this.deps.concurrency) {
-      this.withdraw(); // runs wait: the offered slot takes them instead
+    // Runs wait: the offered slot takes them instead (or, saturated, another process does).
+    if (this.busy() >= this.deps.concurrency || room <= 0) {
+      void this.withdraw();
       return Promise.resolve();
     }
     this.pumping = true;
     this.rewake = false;
-    const free = this.deps.concurrency - this.busy();
+    const free = Math.min(this.deps.concurrency - this.busy(), room);
     return this.deps.store
       .claimMany(free, this.worker, this.deps.clock.now().toISOString(), Date.now(), this.leaseMs)
       .then(
@@ -161,7 +194,7 @@ export class WorkerPool {
 
   /** Offers one idle slot for the next run inserted while the queue is empty (no-op with an offer standing). */
   private offer(): void {
-    if (!this.offers || this.offered || !this.started || this.stopping || this.pumping || this.busy() >= this.deps.concurrency) return;
+    if (!this.offers || this.offered || !this.started || this.stopping || this.pumping || this.busy() >= this.deps.concurrency || this.room() <= 0) return;
     const token = newId("ofr");
     const offered: NonNullable<WorkerPool["offered"]> = { token, landed: this.deps.store.offer(this.worker, token, this.leaseMs), withdrawing: false };
     this.offered = offered;
@@ -254,6 +287,9 @@ export class WorkerPool {
    */
   reserve(): { launch(claim: Claim): void; release(): void } | undefined {
     if (!this.started || this.stopping || this.backlog || this.pumping || this.busy() >= this.deps.concurrency) return undefined;
+    // Saturated: the run is queued (an idle process's offer takes it). Runs reserved a moment ago have
+    // not shown their work in the capacity yet, so they count against it.
+    if (this.room() - this.reserved <= 0) return undefined;
     this.reserved++;
     let settled = false;
     const settle = () => {
