@@ -3,8 +3,11 @@
 const spring = { $ref: "#/components/schemas/Error" };
 const json = (schema: object) => ({ "application/json": { schema } });
 const err = (description: string) => ({ description, content: json(spring) });
-// Either scheme authenticates: the Authorization header, or RFC 6750's access_token query parameter.
-const bearer = [{ bearer: [] }, { accessToken: [] }];
+// Any one authenticates: the Authorization header (a token from the password grant, hence `oauth`), or
+// RFC 6750's access_token query parameter.
+const bearer = [{ bearer: [] }, { oauth: [] }, { accessToken: [] }];
+/** No credentials at all (generators then send none). */
+const open: never[] = [];
 const idParam = { name: "id", in: "path", required: true, schema: { type: "integer" } };
 const paging = [
   { name: "page", in: "query", schema: { type: "integer", minimum: 0, default: 0 } },
@@ -27,8 +30,9 @@ const orderList = {
   headers: listHeaders,
   content: json({ type: "array", items: { $ref: "#/components/schemas/Order" } }),
 };
-const transition = (summary: string, who: string) => ({
+const transition = (operationId: string, summary: string, who: string) => ({
   patch: {
+    operationId,
     summary,
     description: who,
     security: bearer,
@@ -46,11 +50,20 @@ const transition = (summary: string, who: string) => ({
 export function openApiDocument() {
   return {
     openapi: "3.1.0",
-    info: { title: "order-server", version: "1.0.0", description: "Marketplace API: customers publish orders, performers take and pass them, customers accept and pay." },
+    info: {
+      title: "order-server",
+      version: "1.0.0",
+      description: "Marketplace API: customers publish orders, performers take and pass them, customers accept and pay.",
+      license: { name: "MIT", identifier: "MIT" },
+    },
+    // Relative: resolved against the address this document was fetched from, so it is right behind any
+    // host, port or proxy without configuration.
+    servers: [{ url: "/", description: "The server that serves this document" }],
     components: {
       securitySchemes: {
-        bearer: { type: "http", scheme: "bearer" },
+        bearer: { type: "http", scheme: "bearer", description: "An access_token from POST /oauth/token" },
         accessToken: { type: "apiKey", in: "query", name: "access_token", description: "RFC 6750 §2.3; the header wins when both are sent" },
+        clientBasic: { type: "http", scheme: "basic", description: "The OAuth client (RFC 6749 §2.3.1); or send client_id and client_secret as parameters instead" },
         oauth: { type: "oauth2", flows: { password: { tokenUrl: "/oauth/token", scopes: { read: "read", write: "write" } } } },
       },
       schemas: {
@@ -122,7 +135,9 @@ export function openApiDocument() {
     paths: {
       "/oauth/token": {
         post: {
+          operationId: "createToken",
           summary: "Password grant: get an access token",
+          security: [{ clientBasic: [] }, {}],
           description: "Parameters as query string or form body; client credentials as parameters or HTTP Basic.",
           requestBody: {
             content: {
@@ -150,7 +165,9 @@ export function openApiDocument() {
       },
       "/users": {
         post: {
+          operationId: "registerUser",
           summary: "Register",
+          security: open,
           requestBody: { required: true, content: json({ $ref: "#/components/schemas/NewUser" }) },
           responses: {
             201: { description: "Created", content: json({ $ref: "#/components/schemas/User" }) },
@@ -160,16 +177,18 @@ export function openApiDocument() {
         },
       },
       "/authenticated": {
-        get: { summary: "The caller", security: bearer, responses: { 200: { description: "User", content: json({ $ref: "#/components/schemas/User" }) }, 401: err("No or invalid token") } },
+        get: { operationId: "getAuthenticatedUser", summary: "The caller", security: bearer, responses: { 200: { description: "User", content: json({ $ref: "#/components/schemas/User" }) }, 401: err("No or invalid token") } },
       },
       "/orders": {
         get: {
+          operationId: "listWaitingOrders",
           summary: "WAITING orders (performers)",
           security: bearer,
           parameters: paging,
           responses: { 200: orderList, 400: err("Bad paging"), 401: err("No or invalid token"), 403: err("Not a performer") },
         },
         post: {
+          operationId: "createOrder",
           summary: "Publish an order (customers)",
           security: bearer,
           requestBody: { required: true, content: json({ $ref: "#/components/schemas/NewOrder" }) },
@@ -184,24 +203,36 @@ export function openApiDocument() {
       },
       "/orders/{id}": {
         get: {
+          operationId: "getOrder",
           summary: "One order",
           security: bearer,
           parameters: [idParam],
-          responses: { 200: { description: "Order", content: json({ $ref: "#/components/schemas/Order" }) }, 403: err("Not yours"), 404: err("Unknown order") },
+          responses: { 200: { description: "Order", content: json({ $ref: "#/components/schemas/Order" }) }, 401: err("No or invalid token"), 403: err("Not yours"), 404: err("Unknown order") },
         },
       },
-      "/orders/{id}/take": transition("Take a WAITING order", "Performers"),
-      "/orders/{id}/pass": transition("Pass an IN_PROGRESS order as done", "The order's performer"),
-      "/orders/{id}/accept": transition("Accept a READY order and pay price + 5 %", "The order's customer"),
+      "/orders/{id}/take": transition("takeOrder", "Take a WAITING order", "Performers"),
+      "/orders/{id}/pass": transition("passOrder", "Pass an IN_PROGRESS order as done", "The order's performer"),
+      "/orders/{id}/accept": transition("acceptOrder", "Accept a READY order and pay price + 5 %", "The order's customer"),
       "/users/{id}/orders": {
         get: {
+          operationId: "listUserOrders",
           summary: "Your orders: published (customer) or taken (performer)",
           security: bearer,
           parameters: [idParam, ...paging],
           responses: { 200: orderList, 400: err("Bad paging"), 401: err("No or invalid token"), 403: err("Not you") },
         },
       },
-      "/health": { get: { summary: "Liveness", responses: { 200: { description: "ok", content: json({ type: "object", properties: { status: { const: "ok" } } }) } } } },
+      "/health": {
+        get: {
+          operationId: "getHealth",
+          summary: "Liveness",
+          security: open,
+          responses: {
+            200: { description: "ok", content: json({ type: "object", properties: { status: { const: "ok" } } }) },
+            503: err("The database is unavailable or busy (Retry-After)"),
+          },
+        },
+      },
     },
   };
 }
