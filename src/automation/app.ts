@@ -140,7 +140,8 @@ export function buildApp(ctx: AutomationContext) {
       return envelopeResponse(500, requestId, [issue("<root>", "internal server error", "internal_error")]);
     })
     // The document is built on first request, when every route is registered (routes never change after).
-    .get("/openapi/json", () => (doc ??= openApiDocument(whole as AnyElysia)), { detail: { hide: true } })
+    // Its `servers` names --public-url when one was given, else `/` (see http/openapi.ts).
+    .get("/openapi/json", () => (doc ??= openApiDocument(whole as AnyElysia, { publicUrl: ctx.config.publicUrlFromRequest ? undefined : ctx.config.publicUrl })), { detail: { hide: true } })
     .get("/health", () => ({ ok: true }), { detail: { summary: "Liveness", security: [] } });
 
   for (const prefix of API_PREFIXES) app.use(api(ctx, prefix));

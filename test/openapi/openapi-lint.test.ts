@@ -38,7 +38,8 @@ beforeAll(async () => {
   const o = await orders.call("GET", "/openapi/json");
   expect(o.status).toBe(200);
   docs.orders = o.body;
-  const automation = await automationHarness();
+  // As a server started without --public-url serves it.
+  const automation = await automationHarness({ publicUrlFromRequest: true });
   const a = await automation.app.handle(new Request("http://localhost/openapi/json"));
   expect(a.status).toBe(200);
   docs.automation = (await a.json()) as Record<string, unknown>;
@@ -74,10 +75,13 @@ describe("OpenAPI documents: redocly lint (recommended rules)", () => {
     }
   });
 
-  test("servers: one relative `/` (resolved against where the document was fetched)", () => {
+  test("servers: one relative `/` (resolved against where the document was fetched), or the automation server's --public-url", async () => {
     expect(docs.orders.servers).toEqual([{ url: "/", description: expect.any(String) }]);
     expect(docs.automation.servers).toEqual([{ url: "/", description: expect.any(String) }]);
-  });
+    const h = await automationHarness({ publicUrl: "https://automation.example.org/base", publicUrlFromRequest: false });
+    const doc = (await (await h.app.handle(new Request("http://localhost/openapi/json"))).json()) as { servers: unknown };
+    expect(doc.servers).toEqual([{ url: "https://automation.example.org/base", description: "--public-url" }]);
+  }, 60_000);
 });
 
 // Calls a generated client would make, checked against openapi-typescript's types for each document.
