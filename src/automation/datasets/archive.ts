@@ -19,7 +19,7 @@ import { fileRefs, inputPathOf } from "./run";
 import { runOffThread } from "../offthread/run";
 import { automationOf, contentTypeOf, EXAMPLE_FILE_MAX_BYTES, pinOwner } from "./service";
 import type { ImportLimits, Staged } from "./stage";
-import type { ExampleFileRow, ExampleRow, Folder } from "../db/storage";
+import type { ExampleFileRow, ExampleRow, Folder } from "./store";
 
 export type { ImportLimits } from "./stage";
 

@@ -25,7 +25,7 @@ import {
   updateExample,
   uploadFiles,
 } from "./service";
-import type { Folder } from "../db/storage";
+import type { Folder } from "./store";
 import { streamResponse } from "../files/download";
 
 const detail = (summary: string) => ({ detail: { summary, tags: ["Evaluation"] } });

@@ -7,7 +7,7 @@ import { openBlob } from "../files/service";
 import type { IncomingFile } from "../runs/inputs";
 import { type Actor, runsOf } from "../runs/service";
 import type { RunRow } from "../db/runs-model";
-import type { ExampleRow } from "../db/storage";
+import type { ExampleRow } from "./store";
 
 const isRef = (x: unknown): x is { $file: string } =>
   !!x && typeof x === "object" && !Array.isArray(x) && typeof (x as { $file?: unknown }).$file === "string" && Object.keys(x).length === 1;

@@ -7,7 +7,7 @@ import { newId } from "../../kernel/ids";
 import { findAutomation } from "../automations/service";
 import type { AutomationContext } from "../context";
 import type { AutomationRow } from "../db/tables/foundation";
-import { type ExampleFileRow, type ExampleRow, examplePin, type Folder } from "../db/storage";
+import { type ExampleFileRow, type ExampleRow, examplePin, type Folder } from "./store";
 import { openBlob, putBytes, releaseBlob, releaseOwner } from "../files/service";
 import type { Part } from "../files/multipart";
 import type { ExampleBody, ExampleView } from "./model";

@@ -8,7 +8,7 @@ import { Unzip, UnzipInflate } from "fflate";
 import { Invalid } from "../../kernel/errors";
 import { EXAMPLE_NAME } from "./model";
 import { checkPath, EXAMPLE_FILE_MAX_BYTES } from "./paths";
-import type { Folder } from "../db/storage";
+import type { Folder } from "./store";
 
 export interface ImportLimits {
   /** The archive itself. */

@@ -2,7 +2,7 @@
 // indexes (dataset_examples_name, example_files' primary key), not by a read first; the writes that
 // touch an example's files and its blob pins lock the example row, so a file added while another
 // request unpins its blob cannot lose its pin.
-import { type DatasetStore, type ExampleFileRow, type ExampleRow, examplePin, type Folder, type NewExample } from "../storage";
+import { type DatasetStore, type ExampleFileRow, type ExampleRow, examplePin, type Folder, type NewExample } from "../../datasets/store";
 import { int, isUniqueViolation, type Pg, plain, plainRows } from "./rows";
 
 const EXAMPLE_COLS = `id, tenant_id AS "tenantId", automation_id AS "automationId", automation_type AS "automationType", name, input::text AS input,

@@ -1,7 +1,7 @@
 // Dataset examples and their input/expected files on SQLite (migration 0150_datasets.sql); an
 // example's files and its blob pins change in one transaction.
 import type { Database } from "bun:sqlite";
-import { type DatasetStore, type ExampleFileRow, type ExampleRow, examplePin, type Folder, type NewExample } from "../storage";
+import { type DatasetStore, type ExampleFileRow, type ExampleRow, examplePin, type Folder, type NewExample } from "../../datasets/store";
 
 const EXAMPLE_COLS =
   "id, tenant_id AS tenantId, automation_id AS automationId, automation_type AS automationType, name, input, expected, metadata, annotation, row_order AS rowOrder, overrides, latest_run_id AS latestRunId, created_at AS createdAt, updated_at AS updatedAt";
