@@ -3,6 +3,7 @@
 // it by minutes. Worker threads cannot stop that: Worker.terminate() on a thread busy inside QuickJS's
 // WASM returns, but the thread keeps burning a core until the built-in returns. A process can be
 // SIGKILLed: a child still busy shortly after the script's deadline is killed, and the CPU is free.
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { StepError } from "../errors";
 import { SANDBOX_SUBCOMMAND, type ScriptJob, type ScriptReply } from "./child";
@@ -14,8 +15,17 @@ import type { ScriptLimits } from "./quickjs";
  */
 function childCommand(): string[] {
   const parent = String(process.pid); // the child dies with this process (see child.ts)
-  if (import.meta.url.includes("$bunfs")) return [process.execPath, SANDBOX_SUBCOMMAND, parent];
+  if (import.meta.url.includes("$bunfs")) return [runningExecutable(), SANDBOX_SUBCOMMAND, parent];
   return [process.execPath, fileURLToPath(new URL("./child-main.ts", import.meta.url)), parent];
+}
+
+/**
+ * The executable this process runs. On Linux /proc/self/exe, which reaches it even after an upgrade
+ * replaced the file on disk (a rename over it, as installers and `bun build` do, unlinks the old one:
+ * process.execPath then names a file that is gone, and every script step failed until a restart).
+ */
+function runningExecutable(): string {
+  return process.platform === "linux" && existsSync("/proc/self/exe") ? "/proc/self/exe" : process.execPath;
 }
 
 const POOL = Math.min(4, Math.max(2, navigator.hardwareConcurrency || 2));
