@@ -4,7 +4,7 @@ import type { AutomationContext } from "../context";
 import { runsOf } from "../runs/service";
 import { stepView } from "../runs/envelope";
 import type { Experiments } from "./service";
-import type { ExperimentRow } from "../db/storage";
+import type { ExperimentRow } from "./store";
 
 export const CSV_COLUMNS = ["runId", "exampleId", "exampleName", "batchId", "evaluatorName", "evaluatorType", "score", "passed", "label", "weight", "createdAt", "error"] as const;
 

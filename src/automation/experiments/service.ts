@@ -8,7 +8,7 @@ import type { AutomationContext } from "../context";
 import { fileRefs, inputPathOf, startExampleRun } from "../datasets/run";
 import { automationOf } from "../datasets/service";
 import type { ExampleRow } from "../datasets/store";
-import type { ExperimentRow, ExperimentStore } from "../db/storage";
+import type { ExperimentRow, ExperimentStore } from "./store";
 import type { EvalResult } from "../evaluators/model";
 import { scoreRun } from "../evaluators/service";
 import { type Actor, runsOf } from "../runs/service";

@@ -1,7 +1,7 @@
 // Experiments on PostgreSQL. Counters are counted from the runs and their recorded evaluations, never
 // stored; completion is one conditional UPDATE, so of several instances finishing the last runs at
 // once exactly one completes the experiment (the row lock makes the others re-check and find it done).
-import type { ExperimentRow, ExperimentRunRow, ExperimentStats, ExperimentStore } from "../storage";
+import type { ExperimentRow, ExperimentRunRow, ExperimentStats, ExperimentStore } from "../../experiments/store";
 import { int, type Pg, plain, plainRows } from "./rows";
 
 const COLS = `id, tenant_id AS "tenantId", automation_id AS "automationId", automation_type AS "automationType", name, version, run_total AS "runTotal",

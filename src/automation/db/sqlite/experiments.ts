@@ -1,7 +1,7 @@
 // Experiments on SQLite. Counters are never stored: they are counted from the runs and their recorded
 // evaluations, so they equal the rows whatever crashed when.
 import type { Database } from "bun:sqlite";
-import type { ExperimentRow, ExperimentRunRow, ExperimentStats, ExperimentStore } from "../storage";
+import type { ExperimentRow, ExperimentRunRow, ExperimentStats, ExperimentStore } from "../../experiments/store";
 
 const COLS =
   "id, tenant_id AS tenantId, automation_id AS automationId, automation_type AS automationType, name, version, run_total AS runTotal, ready_at AS readyAt, created_at AS createdAt, completed_at AS completedAt, cancelled_at AS cancelledAt, batch_concurrency AS batchConcurrency";
