@@ -1,5 +1,8 @@
 // The fuzz generators (test/fuzz/) against the compiled binaries over real sockets, a smaller run than
 // in-process: no 5xx, every error in the server's envelope, and the process still up and answering.
+// In the PostgreSQL pass (AUTOMATION_TEST_DB=postgres, `bun run test:pg`) both binaries run on
+// PostgreSQL (startServer gives the automation server a database; the order server gets one here):
+// NUL bytes in parameters and bodies were 500s only there (issue 36 part 4).
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,6 +12,7 @@ import { DEMO_CLIENT } from "../../src/orders/config";
 import { openApiDocument } from "../../src/orders/openapi";
 import { fuzzParams, operationsOf, requestArb, type FuzzRequest } from "../fuzz/requests";
 import { hostileZips, isIssuesEnvelope, isOrdersEnvelope } from "../fuzz/support";
+import { freshPostgresDb } from "../support/postgres";
 import { ensureBuilt, startServer, type Server } from "./support";
 
 setDefaultTimeout(180_000);
@@ -21,8 +25,9 @@ let automation: Server | undefined;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "fuzz-bin-"));
   const [ob, ab] = await Promise.all([ensureBuilt("order-server"), ensureBuilt("automation-server")]);
+  const ordersDb = process.env.AUTOMATION_TEST_DB === "postgres" ? await freshPostgresDb() : ":memory:";
   [orders, automation] = await Promise.all([
-    startServer([ob, "--profile", "demo", "--db", ":memory:", "--host", "127.0.0.1"]),
+    startServer([ob, "--profile", "demo", "--db", ordersDb, "--host", "127.0.0.1"]),
     startServer([ab, "--demo", "--host", "127.0.0.1", "--workers", "1", "--data-dir", join(dir, "data")]),
   ]);
 });

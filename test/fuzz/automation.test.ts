@@ -12,6 +12,8 @@ import fc from "fast-check";
 import { runsOf } from "../../src/automation/runs/service";
 import { TERMINAL } from "../../src/automation/db/runs-model";
 import { harness, json, type Harness } from "../automation/app/harness";
+import { sql } from "../automation/app/sql";
+import { testBackend } from "../automation/app/config";
 import { fuzzParams, operationsOf, requestArb, type FuzzRequest } from "./requests";
 import { hostileZips, isIssuesEnvelope } from "./support";
 
@@ -64,7 +66,8 @@ export async function automationTarget() {
   return { h, a, b, ids, ops: operationsOf(doc as Parameters<typeof operationsOf>[0]), send, bState };
 }
 
-const rows = <T>(h: Harness, sql: string, ...args: (string | number)[]) => h.ctx.db.sqlite!.query(sql).all(...args) as T[];
+/** Rows of a statement both backends understand (`?` placeholders, `->>` for JSON, counts cast to INTEGER). */
+const rows = <T>(h: Harness, text: string, ...args: (string | number)[]) => sql<T>(h.ctx, text, ...args);
 
 /**
  * The invariants that must hold after any sequence of requests. Waits (up to 30 s) for the workers to
@@ -72,25 +75,25 @@ const rows = <T>(h: Harness, sql: string, ...args: (string | number)[]) => h.ctx
  */
 export async function exactlyOnce(h: Harness, tenant: { id: string; key: string }): Promise<Record<string, number>> {
   const { key } = tenant;
-  const busy = () => rows<{ n: number }>(h, "SELECT COUNT(*) AS n FROM runs WHERE status IN ('created', 'pending', 'running', 'finalizing')")[0].n;
-  for (const until = Date.now() + 30_000; busy() > 0 && Date.now() < until; ) await Bun.sleep(50);
-  expect(busy()).toBe(0);
+  const busy = async () => (await rows<{ n: number }>(h, "SELECT CAST(COUNT(*) AS INTEGER) AS n FROM runs WHERE status IN ('created', 'pending', 'running', 'finalizing')"))[0].n;
+  for (const until = Date.now() + 30_000; (await busy()) > 0 && Date.now() < until; ) await Bun.sleep(50);
+  expect(await busy()).toBe(0);
 
   // Every run finished, or waiting on an open human-review task.
-  const runs = rows<{ id: string; tenant_id: string; status: string }>(h, "SELECT id, tenant_id, status FROM runs");
-  const waitingWithoutTask = rows(h, "SELECT r.id FROM runs r WHERE r.status = 'waiting' AND NOT EXISTS (SELECT 1 FROM human_review_tasks t WHERE t.run_id = r.id AND t.status = 'pending')");
+  const runs = await rows<{ id: string; tenant_id: string; status: string }>(h, "SELECT id, tenant_id, status FROM runs");
+  const waitingWithoutTask = await rows(h, "SELECT r.id FROM runs r WHERE r.status = 'waiting' AND NOT EXISTS (SELECT 1 FROM human_review_tasks t WHERE t.run_id = r.id AND t.status = 'pending')");
   expect(waitingWithoutTask).toEqual([]);
   for (const r of runs) expect([...TERMINAL, "waiting"]).toContain(r.status);
 
   // Finished exactly once: one terminal event per finished run, none for the others.
-  const terminalEvents = rows<{ run_id: string; n: number; status: string }>(
+  const terminalEvents = await rows<{ run_id: string; n: number; status: string }>(
     h,
-    `SELECT r.id AS run_id, r.status, (SELECT COUNT(*) FROM run_events e WHERE e.run_id = r.id AND e.type IN ('completed', 'failed', 'cancelled', 'rejected')) AS n FROM runs r`,
+    `SELECT r.id AS run_id, r.status, (SELECT CAST(COUNT(*) AS INTEGER) FROM run_events e WHERE e.run_id = r.id AND e.type IN ('completed', 'failed', 'cancelled', 'rejected')) AS n FROM runs r`,
   );
   for (const t of terminalEvents) expect({ run: t.run_id, finishes: t.n }).toEqual({ run: t.run_id, finishes: t.status === "waiting" ? 0 : 1 });
   // No step executed twice: one outcome per step path in each run's journal, and no step still running in a finished run.
-  expect(rows(h, "SELECT run_id, json_extract(metadata, '$.path') AS path, COUNT(*) AS n FROM run_events WHERE type IN ('step_completed', 'step_failed', 'step_skipped') GROUP BY run_id, path HAVING n > 1")).toEqual([]);
-  expect(rows(h, "SELECT s.run_id, s.path FROM run_steps s JOIN runs r ON r.id = s.run_id WHERE s.status = 'running' AND r.status <> 'waiting'")).toEqual([]);
+  expect(await rows(h, "SELECT run_id, metadata->>'path' AS path FROM run_events WHERE type IN ('step_completed', 'step_failed', 'step_skipped') GROUP BY run_id, metadata->>'path' HAVING COUNT(*) > 1")).toEqual([]);
+  expect(await rows(h, "SELECT s.run_id, s.path FROM run_steps s JOIN runs r ON r.id = s.run_id WHERE s.status = 'running' AND r.status <> 'waiting'")).toEqual([]);
 
   // A repeated idempotency key: the same upload session, once, however often and however concurrently it is sent.
   const body = { filename: "once.txt", contentType: "text/plain", size: 4, idempotencyKey: "fuzz-once" };
@@ -101,7 +104,7 @@ export async function exactlyOnce(h: Harness, tenant: { id: string; key: string 
     ids.add((await json(a)).id);
   }
   expect(ids.size).toBe(1);
-  expect(rows(h, "SELECT tenant_id, idempotency_key, COUNT(*) AS n FROM upload_sessions WHERE idempotency_key IS NOT NULL GROUP BY tenant_id, idempotency_key HAVING n > 1")).toEqual([]);
+  expect(await rows(h, "SELECT tenant_id, idempotency_key FROM upload_sessions WHERE idempotency_key IS NOT NULL GROUP BY tenant_id, idempotency_key HAVING COUNT(*) > 1")).toEqual([]);
 
   // Usage: each run's tokens and call count are its model calls' sums, as the API reports them.
   let checkedUsage = 0;
@@ -109,14 +112,18 @@ export async function exactlyOnce(h: Harness, tenant: { id: string; key: string 
     const res = await h.req("GET", `/v1/runs/${r.id}?expand=usage`, { key });
     expect(res.status).toBe(200);
     const run = await json(res);
-    const [calls] = rows<{ n: number; input: number; output: number }>(h, "SELECT COUNT(*) AS n, COALESCE(SUM(input_tokens), 0) AS input, COALESCE(SUM(output_tokens), 0) AS output FROM model_calls WHERE run_id = ?", r.id);
+    const [calls] = await rows<{ n: number; input: number; output: number }>(
+      h,
+      "SELECT CAST(COUNT(*) AS INTEGER) AS n, CAST(COALESCE(SUM(input_tokens), 0) AS INTEGER) AS input, CAST(COALESCE(SUM(output_tokens), 0) AS INTEGER) AS output FROM model_calls WHERE run_id = ?",
+      r.id,
+    );
     expect({ status: run.execution.status, calls: run.usage.llmCallCount, input: run.usage.tokens.input, output: run.usage.tokens.output }).toEqual({ status: r.status, calls: calls.n, input: calls.input, output: calls.output });
     checkedUsage++;
   }
   expect(checkedUsage).toBeGreaterThan(0);
 
   // Conservation of files: every file and run artifact has its bytes in the blob store, of its size.
-  const blobs = rows<{ sha256: string; size: number }>(h, "SELECT sha256, size FROM files UNION SELECT sha256, size FROM run_files");
+  const blobs = (await rows<{ sha256: string; size: number | string }>(h, "SELECT sha256, size FROM files UNION SELECT sha256, size FROM run_files")).map((b) => ({ sha256: b.sha256, size: Number(b.size) }));
   for (const b of blobs) expect({ sha256: b.sha256, size: (await h.ctx.blobs.get(b.sha256))?.size ?? -1 }).toEqual(b);
   return { runs: runs.length, usageChecked: checkedUsage, blobs: blobs.length };
 }
@@ -141,7 +148,8 @@ describe("fuzz: automation API in-process", () => {
         if (r.status >= 400 && !isIssuesEnvelope(r.text)) throw new Error(`no envelope (${r.status}) for ${req.describe}: ${r.text.slice(0, 300)}`);
         if (r.text.includes(MARK)) throw new Error(`tenant B's data in the answer to ${req.describe}`);
       }),
-      fuzzParams("automation in-process", 2000),
+      // The PostgreSQL pass (`bun run test:pg`) runs this file on PostgreSQL: fewer cases, each costs more there.
+      fuzzParams(`automation in-process [${testBackend}]`, testBackend === "postgres" ? 1000 : 2000),
     );
     console.log(`[fuzz] automation statuses: ${JSON.stringify(Object.fromEntries(statuses))}`);
     // On top, legitimate work racing itself: 30 runs started at once, a third cancelled while they
@@ -159,6 +167,11 @@ describe("fuzz: automation API in-process", () => {
     expect(await t.bState()).toBe(before);
     expect((await t.h.req("GET", "/v1/runs", { key: t.a.key })).status).toBe(200);
     console.log(`[fuzz] automation invariants checked: ${JSON.stringify(await exactlyOnce(t.h, t.a))}`);
+    // Stopped and closed here, within the test's time (on PostgreSQL the pool's close can outlast the
+    // 5 s the file-end cleanup gets); the file-end cleanup then finds nothing left to do.
+    const closing = Date.now();
     await runsOf(t.h.ctx).stopWorkers();
+    await t.h.ctx.db.close();
+    console.log(`[fuzz] workers stopped and database closed in ${Date.now() - closing} ms`);
   });
 });
