@@ -184,6 +184,26 @@ describe("order-server instances on one PostgreSQL", () => {
     for (const api of [a.api, b.api]) await expect(api.token("alice")).rejects.toThrow("429");
   }, 120_000);
 
+  test("NUL in /oauth/token's username (query or form) and in an order's description: 400 naming the field, the instance still serving", async () => {
+    // Issue 36 part 4: `username=a%00b` reached the advisory-lock query and PostgreSQL refused it (500).
+    const url = await freshPostgresDb();
+    const { p, api } = await instance(url);
+    await api.register("alice", "Customer");
+    const grant = (username: string) => new URLSearchParams({ grant_type: "password", username, password: "pass", client_id: DEMO_CLIENT.id, client_secret: DEMO_CLIENT.secret });
+    const viaQuery = await fetch(`${api.base}/oauth/token?${grant("a\u0000b")}`, { method: "POST" });
+    const viaForm = await fetch(`${api.base}/oauth/token`, { method: "POST", body: grant("alice\u0000"), headers: { "content-type": "application/x-www-form-urlencoded" } });
+    for (const r of [viaQuery, viaForm]) {
+      expect(r.status).toBe(400);
+      expect(await r.json()).toEqual({ error: "invalid_request", error_description: expect.stringMatching(/^username contains a NUL character/) });
+    }
+    const token = await api.token("alice");
+    const order = await api.call("POST", "/orders", { token, json: { description: "a\u0000b", price: 10 } });
+    expect({ status: order.status, message: order.body.message }).toEqual({ status: 400, message: expect.stringMatching(/^description contains a NUL character/) });
+    expect((await api.call("POST", "/orders", { token, json: { description: "fine", price: 10 } })).status).toBe(201);
+    expect(p.output()).not.toContain("unexpected error");
+    expect(await p.kill("SIGTERM")).toBe(0);
+  }, 120_000);
+
   test("SIGKILL one instance under write load: the other keeps serving, no partial transfer, stuck orders finish", async () => {
     const url = await freshPostgresDb();
     const [a, b] = await Promise.all([instance(url), instance(url)]);
