@@ -9,7 +9,7 @@ import type { AutomationContext } from "../context";
 import { contentTypeOf, createExample, type NewExampleFile } from "../datasets/service";
 import type { BlobInfo } from "../files/blobs";
 import { type Part, readText } from "../files/multipart";
-import type { CorrectionRow, ExpectedFileRow, ReviewRow } from "../db/storage";
+import type { CorrectionRow, ExpectedFileRow, ReviewRow } from "./store";
 import { openBlob, putBytes, releaseBlob } from "../files/service";
 import { runsOf } from "../runs/service";
 import { isTerminal, type RunRow } from "../db/runs-model";

@@ -14,7 +14,7 @@ import {
   type ReviewStore,
   type RollingPoint,
   reviewPin,
-} from "../storage";
+} from "../../reviews/store";
 import { isUniqueViolation, type Pg, plain, plainRows } from "./rows";
 import { likeEscape, Z95 } from "../sql-shared";
 

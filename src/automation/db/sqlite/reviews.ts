@@ -18,7 +18,7 @@ import {
   type ReviewStore,
   type RollingPoint,
   reviewPin,
-} from "../storage";
+} from "../../reviews/store";
 import { likeEscape, Z95 } from "../sql-shared";
 
 const REVIEW_COLUMNS = `run_id AS runId, id, tenant_id AS tenantId, automation_id AS automationId, verdict, status, note,
