@@ -19,6 +19,7 @@ import { agentsCommand } from "./agents/cli";
 import { seedDemoAgent } from "./agents/demo";
 import { blobsCommand } from "./files/cli";
 import { backupCommand, restoreCommand } from "./backup";
+import { experimentsCommand } from "./experiments/gate";
 
 const USAGE = `Usage: automation-server [serve] [options]
        automation-server worker --db postgres://… [--workers N] [--port PORT]
@@ -35,6 +36,7 @@ const USAGE = `Usage: automation-server [serve] [options]
        automation-server agents sync AGENT --tenant SLUG [--json]
        automation-server blobs gc [--dry-run] [--grace DURATION] [--blobs DIR|s3://…]
        automation-server blobs copy --to DIR|s3://BUCKET/PREFIX [--blobs DIR|s3://…]
+       automation-server experiments gate --base EXP --candidate EXP [--format junit] [--url URL --key KEY]
 
 Each subcommand takes --help.`;
 
@@ -63,6 +65,8 @@ export async function main(argv: string[]): Promise<void> {
       return agentsCommand(rest);
     case "blobs":
       return blobsCommand(rest);
+    case "experiments":
+      return experimentsCommand(rest);
     default:
       if (cmd.startsWith("-")) return serveCommand(argv);
       throw new UsageError(`unknown command "${cmd}"`);

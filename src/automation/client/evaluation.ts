@@ -3,6 +3,9 @@
 import { enc, type FileInput, resolveFile } from "./files";
 import type { Transport } from "./transport";
 import type { EvalResult, Example } from "./types";
+import type { Comparison } from "../experiments/model";
+
+export type { Comparison };
 
 export interface ExampleMutation {
   name?: string | null;
@@ -160,6 +163,13 @@ export class ExperimentsResource {
     const rest = options.experimentId ? `/experiments/${enc(options.experimentId)}/export` : "/experiments/export";
     const res = await this.http.response({ method: "GET", path: path(automation, rest), query: { format: options.format, includeTrace: options.includeTrace ? "true" : undefined } });
     return res.text();
+  }
+  /**
+   * Compares two completed experiments of the automation over the examples both ran: per evaluator,
+   * overall and pass rate, with CIs, p-values and verdicts (`seed` makes the resampling reproducible).
+   */
+  compare(automation: string, query: { base: string; candidate: string; seed?: number; resamples?: number }): Promise<Comparison> {
+    return this.http.json({ method: "GET", path: path(automation, "/experiments/compare"), query: { ...query } });
   }
   /** `{id, automationId}` of an experiment known only by id. */
   resolve(experimentId: string): Promise<{ id: string; automationId: string }> {

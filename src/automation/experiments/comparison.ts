@@ -4,7 +4,8 @@
 // Takes the stores only, so the HTTP route and `automation-server experiments gate --data-dir` share it.
 import { Conflict, Invalid, NotFound } from "../../kernel/errors";
 import { runOffThread } from "../offthread/run";
-import { compareScores, DEFAULT_RESAMPLES, pairedTests, type SideScores, type StatsAnswer, workOf } from "./compare";
+import { compareScores, DEFAULT_RESAMPLES, pairedTests, type SideScores, workOf } from "./compare";
+import type { Comparison, ExampleRef } from "./model";
 
 /** Above this many resampling steps the tests run on a worker thread (≈ 10 ms on one core). */
 const INLINE_WORK = 4_000_000;
@@ -29,19 +30,6 @@ export interface CompareStores {
   evaluators: { resultsOfExperiment(experimentId: string): Promise<{ runId: string; evaluatorName: string; score: number | null }[]> };
 }
 
-type ExampleRef = { id: string; name: string | null };
-
-export type Comparison = {
-  automationId: string;
-  base: { id: string; name: string | null; version: string | null };
-  candidate: { id: string; name: string | null; version: string | null };
-  seed: number;
-  resamples: number;
-  alpha: number;
-  examples: { shared: number; onlyBase: ExampleRef[]; onlyCandidate: ExampleRef[]; unscored: ExampleRef[] };
-  /** Evaluators that only one of the two experiments scored (not compared). */
-  evaluatorsNotShared: { onlyBase: string[]; onlyCandidate: string[] };
-} & StatsAnswer;
 
 /**
  * The two experiments, found by id: within the tenant (an API caller) and, when given, under the

@@ -1,7 +1,7 @@
 // Wire schemas of experiments.
 import * as v from "valibot";
 import { pageQuery, queryInt, wholeNumber } from "../http/validate";
-import { MAX_RESAMPLES, MIN_RESAMPLES } from "./compare";
+import { MAX_RESAMPLES, MIN_RESAMPLES, type StatsAnswer } from "./compare";
 
 /** More runs of one experiment in flight than this is no bound at all (as many as an experiment has examples). */
 export const MAX_BATCH_CONCURRENCY = 10_000;
@@ -36,6 +36,21 @@ export const CompareQuery = v.object({
   seed: v.optional(queryInt(0, 0xffffffff)),
   resamples: v.optional(queryInt(MIN_RESAMPLES, MAX_RESAMPLES)),
 });
+
+export type ExampleRef = { id: string; name: string | null };
+
+/** The answer of `GET …/experiments/compare` (the statistics are documented in compare.ts). */
+export type Comparison = {
+  automationId: string;
+  base: { id: string; name: string | null; version: string | null };
+  candidate: { id: string; name: string | null; version: string | null };
+  seed: number;
+  resamples: number;
+  alpha: number;
+  examples: { shared: number; onlyBase: ExampleRef[]; onlyCandidate: ExampleRef[]; unscored: ExampleRef[] };
+  /** Evaluators that only one of the two experiments scored (not compared). */
+  evaluatorsNotShared: { onlyBase: string[]; onlyCandidate: string[] };
+} & StatsAnswer;
 
 const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 
