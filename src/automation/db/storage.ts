@@ -8,49 +8,13 @@ import type { ExperimentStore } from "../experiments/store";
 import type { ScheduleStore, TickKey } from "../schedules/store";
 import type { RevisionRow, TemplateRow } from "./tables/templates";
 import type { InboundStore } from "../inbound/store";
-import type { ModelResponse, ModelUsage } from "../models/contract";
+import type { ModelCallStore } from "../models/store";
 import type { ReviewStore } from "../reviews/store";
 import type { ApiKeyRow, AutomationRow, TenantRow, VersionRow } from "./tables/foundation";
 import type { BlobRefRow, FileRow, UploadSessionRow } from "./tables/files";
 import type { Delivery, EmailServerRow } from "./tables/email";
 import type { CancelResult, Claim, Lease, EventRow, FileRow as RunFileRow, FinishedRun, FinishRequest, ListFilter, NewEvent, NewRun, RunRow, StepRow, StepStart } from "./runs-model";
 import type { StepRecord } from "../engine/contract";
-
-/** One journaled model call of a run. */
-export interface ModelCallRow {
-  runId: string;
-  seq: number;
-  stepPath: string | null;
-  requestHash: string;
-  model: string | null;
-  provider: string | null;
-  status: "ok" | "failed";
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  durationMs: number;
-  startedAt: string;
-  error: string | null;
-  request: string | null;
-  response: string | null;
-}
-
-export interface RunUsageTotals {
-  tokens: ModelUsage;
-  llmCallCount: number;
-  llmDurationMs: number;
-}
-
-/** The per-run journal of model calls. */
-export interface ModelCallStore {
-  /** Appends a call and returns its seq (the next of its run, assigned by the database); durable when it resolves. */
-  add(row: Omit<ModelCallRow, "seq">): Promise<number>;
-  /** A finished call of this run with the same request, not among `skip` (seqs already replayed). */
-  replayable(runId: string, requestHash: string, skip: ReadonlySet<number>): Promise<{ seq: number; response: ModelResponse } | undefined>;
-  calls(runId: string): Promise<ModelCallRow[]>;
-  totals(runId: string): Promise<RunUsageTotals>;
-}
 
 export interface TaskRow {
   id: string;

@@ -5,7 +5,7 @@
 import type { Clock } from "../../kernel/clock";
 import type { ModelContent, ModelGateway, ModelMessage, ModelRequest } from "./contract";
 import { NoModelConfigured } from "./contract";
-import type { ModelCallStore } from "../db/storage";
+import type { ModelCallStore } from "./store";
 
 /** Prompts kept for expand=debug are capped: a long document is evidence enough at this size. */
 const MAX_PROMPT_CHARS = 64 * 1024;

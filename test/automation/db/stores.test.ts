@@ -3,7 +3,7 @@
 // inside the database (score once, complete once, a name or path taken once) holds when raced.
 // SQLite: an in-memory database; PostgreSQL: a fresh database on the test server.
 import { afterAll, describe, expect, test } from "bun:test";
-import type { ModelCallRow } from "../../../src/automation/db/storage";
+import type { ModelCallRow } from "../../../src/automation/models/store";
 import type { CorrectionRow, ReviewRow } from "../../../src/automation/reviews/store";
 import type { ExampleFileRow, ExampleRow } from "../../../src/automation/datasets/store";
 import type { EvalResult } from "../../../src/automation/evaluators/model";

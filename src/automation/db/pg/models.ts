@@ -1,8 +1,7 @@
 // The per-run journal of model calls on PostgreSQL. A call's seq is the next of its run: parallel
 // branches of one run may append at once, so a seq taken by another insert meanwhile (the primary
 // key answers) is simply retried with the next one.
-import type { ModelResponse } from "../../models/contract";
-import type { ModelCallRow, ModelCallStore, RunUsageTotals } from "../storage";
+import type { ModelCallRow, ModelCallStore, ModelResponse, RunUsageTotals } from "../../models/store";
 import { int, isUniqueViolation, type Pg, plainRows } from "./rows";
 
 const COLUMNS = `run_id AS "runId", seq::float8 AS seq, step_path AS "stepPath", request_hash AS "requestHash", model, provider, status,

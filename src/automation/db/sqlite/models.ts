@@ -1,7 +1,6 @@
 // The per-run journal of model calls on SQLite (db/automation/0300).
 import type { Database } from "bun:sqlite";
-import type { ModelResponse } from "../../models/contract";
-import type { ModelCallRow, ModelCallStore, RunUsageTotals } from "../storage";
+import type { ModelCallRow, ModelCallStore, ModelResponse, RunUsageTotals } from "../../models/store";
 
 const COLUMNS =
   "run_id AS runId, seq, step_path AS stepPath, request_hash AS requestHash, model, provider, status, input_tokens AS inputTokens, output_tokens AS outputTokens, cache_read_tokens AS cacheReadTokens, cache_write_tokens AS cacheWriteTokens, duration_ms AS durationMs, started_at AS startedAt, error, request, response";
