@@ -11,7 +11,7 @@ import { openBlob } from "../files/service";
 import { runsOf } from "../runs/service";
 import type { ApproveBody, FieldBody, HumanReviewList, HumanReviewSummary, HumanReviewTask, ListQuery, RejectBody, TaskFile } from "./model";
 import { assign, lookup } from "./pointer";
-import type { DecisionRow, TaskActResult, TaskRow, TaskWrite } from "../db/storage";
+import type { DecisionRow, TaskActResult, TaskRow, TaskWrite } from "./store";
 
 /** 409 with what the client needs to recover: the task's current version and status. */
 export class TaskConflict extends DomainError {

@@ -5,7 +5,7 @@
 // their experiment's bound, a cron tick starts one run.
 import { afterAll, describe, expect, test } from "bun:test";
 import type { ListFilter, NewRun } from "../../../src/automation/db/runs-model";
-import type { DecisionRow, TaskRow, TaskWrite } from "../../../src/automation/db/storage";
+import type { DecisionRow, TaskRow, TaskWrite } from "../../../src/automation/human-review/store";
 import { TickTaken } from "../../../src/automation/schedules/store";
 import { StaleSource } from "../../../src/automation/db/storage";
 import { bothIn, type Backend } from "./backends";

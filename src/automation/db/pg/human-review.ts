@@ -3,7 +3,7 @@
 // `requeueIn` and `endWaitingIn`. A park locks the run row first (two attempts of the same step record
 // one task); a reviewer action locks the task row (FOR UPDATE), so of two concurrent decisions one wins
 // and the other sees the version it moved (or the decided status) and writes nothing.
-import type { DecisionRow, HumanReviewStore, ListTasks, NewDecision, NewTask, TaskActResult, TaskRow, TaskWrite } from "../storage";
+import type { DecisionRow, HumanReviewStore, ListTasks, NewDecision, NewTask, TaskActResult, TaskRow, TaskWrite } from "../../human-review/store";
 import { endWaitingIn, parkIn, requeueIn } from "./runs";
 import { type Pg, plain, plainRows } from "./rows";
 

@@ -4,7 +4,7 @@
 // the version checks inside cannot interleave with another writer's.
 import type { Database } from "bun:sqlite";
 import type { SqliteRunStore } from "./runs";
-import type { DecisionRow, HumanReviewStore, ListTasks, NewDecision, NewTask, TaskActResult, TaskRow, TaskWrite } from "../storage";
+import type { DecisionRow, HumanReviewStore, ListTasks, NewDecision, NewTask, TaskActResult, TaskRow, TaskWrite } from "../../human-review/store";
 
 const TASK_COLUMNS = `id, tenant_id AS tenantId, run_id AS runId, step_path AS stepPath, automation_id AS automationId,
   automation_name AS automationName, source_label AS sourceLabel, status, required_count AS requiredCount,
