@@ -4,7 +4,7 @@
 // instance on one database draws from the same budget; each request is one atomic row update.
 import type { Clock } from "../../kernel/clock";
 import { RateLimited } from "../../kernel/errors";
-import type { RateLimitStore } from "../db/storage";
+import type { RateLimitStore } from "./store";
 
 /** Takes one request's token for `keyId`, or throws 429; a no-op when the limit is off. */
 export async function takeToken(ctx: { config: { rateLimit?: number }; clock: Clock; storage: { rateLimits: RateLimitStore } }, keyId: string): Promise<void> {

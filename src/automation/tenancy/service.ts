@@ -4,8 +4,7 @@ import * as v from "valibot";
 import type { Clock } from "../../kernel/clock";
 import { Conflict, Forbidden, NotFound, Unauthorized } from "../../kernel/errors";
 import { hashSecret, newId, newSecret } from "../../kernel/ids";
-import type { TenancyStore } from "../db/storage";
-import type { ApiKeyRow, TenantRow } from "../db/tables/foundation";
+import type { ApiKeyRow, TenancyStore, TenantRow } from "./store";
 import { parseWith } from "../http/validate";
 import { Scopes, TenantName, TenantSlug, type Auth, type KeyInfo } from "./model";
 

@@ -6,7 +6,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { migrateAutomationPg } from "../../../src/automation/db/pg-migrate";
 import { pgStorage } from "../../../src/automation/db/pg/index";
-import type { AutomationStorage, RateDecision } from "../../../src/automation/db/storage";
+import type { AutomationStorage } from "../../../src/automation/db/storage";
+import type { RateDecision } from "../../../src/automation/tenancy/store";
 import { freshPostgresDb } from "../../support/postgres";
 import { bothIn, type Backend } from "./backends";
 

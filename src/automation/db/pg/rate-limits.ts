@@ -2,7 +2,7 @@
 // One statement per request: the conditional upsert takes the token (the row lock orders racing takes
 // from every instance), and the same statement reads the key's arrival time for a denied request's
 // Retry-After.
-import type { RateDecision, RateLimitStore } from "../storage";
+import type { RateDecision, RateLimitStore } from "../../tenancy/store";
 import type { Pg } from "./rows";
 
 export class PgRateLimitStore implements RateLimitStore {

@@ -1,6 +1,6 @@
 // RateLimitStore over bun:sqlite (migration db/automation/0020_shared_state.sql): GCRA, one row per key.
 import type { Database } from "bun:sqlite";
-import type { RateDecision, RateLimitStore } from "../storage";
+import type { RateDecision, RateLimitStore } from "../../tenancy/store";
 
 export function sqliteRateLimitStore(sqlite: Database): RateLimitStore {
   // The token is taken by the upsert alone: a denied request writes nothing and returns no row.

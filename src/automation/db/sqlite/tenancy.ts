@@ -3,7 +3,7 @@
 // primary key); writes that check first run in IMMEDIATE transactions.
 import type { Database, Statement } from "bun:sqlite";
 import type { ApiKeyRow, TenantRow } from "../tables/foundation";
-import type { TenancyStore } from "../storage";
+import type { TenancyStore } from "../../tenancy/store";
 
 const TENANT = "id, slug, name, created_at AS createdAt";
 const KEY = "id, tenant_id AS tenantId, name, hash, hint, scopes, created_at AS createdAt, last_used_at AS lastUsedAt, revoked_at AS revokedAt";
