@@ -4,7 +4,7 @@
 // right whichever process changed them.
 import { Counter, Gauge, Histogram } from "prom-client";
 import type { Metrics } from "../kernel/metrics";
-import type { FoundationStats } from "./db/storage";
+import type { FoundationStats } from "./automations/store";
 import type { BlobInfo, BlobStore } from "./files/blobs";
 import type { ModelUsageObserver } from "./models/metered";
 

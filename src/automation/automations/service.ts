@@ -3,8 +3,7 @@
 import type { Clock } from "../../kernel/clock";
 import { Conflict, Invalid, NotFound } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
-import type { AutomationStore, VersionRefusal } from "../db/storage";
-import type { AutomationRow, VersionRow } from "../db/tables/foundation";
+import type { AutomationRow, AutomationStore, VersionRefusal, VersionRow } from "./store";
 import type {
   AutomationDetail,
   AutomationSummary,

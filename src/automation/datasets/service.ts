@@ -6,7 +6,7 @@ import { checkPath, EXAMPLE_FILE_MAX_BYTES } from "./paths";
 import { newId } from "../../kernel/ids";
 import { findAutomation } from "../automations/service";
 import type { AutomationContext } from "../context";
-import type { AutomationRow } from "../db/tables/foundation";
+import type { AutomationRow } from "../automations/store";
 import { type ExampleFileRow, type ExampleRow, examplePin, type Folder } from "./store";
 import { openBlob, putBytes, releaseBlob, releaseOwner } from "../files/service";
 import type { Part } from "../files/multipart";

@@ -2,7 +2,8 @@
 // version id, `latest`) to the workflow definition a run captures, through the automations store (on
 // the path of every run start: one indexed lookup for the current version, two for another one).
 import { Forbidden, NotFound } from "../../kernel/errors";
-import type { AutomationStore, SourceCheck } from "../db/storage";
+import type { AutomationStore } from "../automations/store";
+import type { SourceCheck } from "../db/storage";
 
 export interface ResolvedSource {
   automationId: string;

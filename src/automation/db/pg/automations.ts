@@ -2,10 +2,10 @@
 // version holds its row (`FOR UPDATE`), so activations from many requests (or instances) apply one
 // after the other; a taken slug or tag is the unique index's answer (automations_tenant_type_slug,
 // automation_versions_tag), so two creates at once give one winner and one conflict.
-import { resolveRef } from "../../automations/ref";
+import { resolveRef } from "../ref";
 import { likeEscape } from "../sql-shared";
 import type { AutomationRow, VersionRow } from "../tables/foundation";
-import type { AutomationStore, AutomationWithCurrent, FoundationStats, ListAutomations, VersionRefusal } from "../storage";
+import type { AutomationStore, AutomationWithCurrent, FoundationStats, ListAutomations, VersionRefusal } from "../../automations/store";
 import { int, isUniqueViolation, type Pg, plain, plainRows, sharedPerTurn } from "./rows";
 
 const A_COLS: [string, string][] = [

@@ -7,7 +7,7 @@
 // statement; batches of different runs commit in parallel, a run's own writes one batch after the
 // other, so a step's start never commits after its finish. The pausing writes (`parkIn`,
 // `requeueIn`, `endWaitingIn`) run inside the human-review store's transaction.
-import { parseRef } from "../../automations/ref";
+import { parseRef } from "../ref";
 import type { StepRecord } from "../../engine/contract";
 import { TickTaken } from "../../schedules/store";
 import type { CancelResult, Claim, EventRow, FileRow, FinishedRun, FinishRequest, Lease, ListFilter, NewEvent, NewRun, ReviewFilter, RunRow, StepRow, StepStart } from "../runs-model";

@@ -2,10 +2,10 @@
 // every request use `query` (compiled once per connection and cached); writes that decide run in
 // IMMEDIATE transactions, so a check and its write see the same automation row.
 import type { Database } from "bun:sqlite";
-import { resolveRef } from "../../automations/ref";
+import { resolveRef } from "../ref";
 import { likeEscape } from "../sql-shared";
 import type { AutomationRow, VersionRow } from "../tables/foundation";
-import type { AutomationStore, AutomationWithCurrent, FoundationStats, ListAutomations, VersionRefusal } from "../storage";
+import type { AutomationStore, AutomationWithCurrent, FoundationStats, ListAutomations, VersionRefusal } from "../../automations/store";
 
 const A = "id, tenant_id AS tenantId, type, slug, name, description, status, current_version_id AS currentVersionId, created_at AS createdAt, updated_at AS updatedAt";
 const V =

@@ -6,7 +6,7 @@
 import type { Database } from "bun:sqlite";
 import { and, asc, desc, eq, getTableColumns, gt, gte, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sqlite";
-import { parseRef } from "../../automations/ref";
+import { parseRef } from "../ref";
 import type { StepRecord } from "../../engine/contract";
 import { TickTaken } from "../../schedules/store";
 import type { CancelResult, Claim, EventRow, FileRow, FinishedRun, FinishRequest, Lease, ListFilter, NewEvent, NewRun, RunRow, StepRow, StepStart } from "../runs-model";
