@@ -11,7 +11,7 @@ import { findAutomation, getAutomation } from "../automations/service";
 import type { AutomationDetail } from "../automations/model";
 import type { AutomationContext } from "../context";
 import type { AutomationStore, VersionRow } from "../automations/store";
-import type { AgentSource, AgentStore, PlanReleases } from "../db/storage";
+import type { AgentSource, AgentStore, PlanReleases } from "./store";
 import type { WorkflowTool } from "../engine/contract";
 import { SLUG } from "../workflow/schema";
 import { checkLocalRepo, cloneMirror, fetchMirror, isRemote, normalizeRepo } from "./git";

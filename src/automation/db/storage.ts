@@ -6,7 +6,8 @@ import type { EvaluatorStore } from "../evaluators/store";
 import type { DatasetStore } from "../datasets/store";
 import type { ExperimentStore } from "../experiments/store";
 import type { ScheduleStore, TickKey } from "../schedules/store";
-import type { RevisionRow, TemplateRow } from "./tables/templates";
+import type { AgentStore } from "../agents/store";
+import type { TemplateStore } from "../templates/store";
 import type { InboundStore } from "../inbound/store";
 import type { ModelCallStore } from "../models/store";
 import type { HumanReviewStore } from "../human-review/store";
@@ -18,69 +19,6 @@ import type { BlobRefRow, FileRow, UploadSessionRow } from "./tables/files";
 import type { Delivery, EmailServerRow } from "./tables/email";
 import type { CancelResult, Claim, Lease, EventRow, FileRow as RunFileRow, FinishedRun, FinishRequest, ListFilter, NewEvent, NewRun, RunRow, StepRow, StepStart } from "./runs-model";
 import type { StepRecord } from "../engine/contract";
-
-/** Where an agent's releases come from. */
-export interface AgentSource {
-  automationId: string;
-  tenantId: string;
-  /** As registered: an absolute local path, or a URL. */
-  repo: string;
-  /** Bare mirror under the data dir for a URL; null for a local path (read in place). */
-  mirror: string | null;
-  /** The latest release the last sync read. */
-  releaseTag: string | null;
-  releaseCommit: string | null;
-  syncedAt: string | null;
-  createdAt: string;
-}
-
-/** How an agent's version rows become its releases: rows to drop and add, and its current version. */
-export interface ReleasePlan {
-  remove: string[];
-  insert: VersionRow[];
-  current: VersionRow;
-  /** The agent's new current version and metadata; absent when they already match. */
-  set?: Pick<AutomationRow, "currentVersionId" | "name" | "description" | "updatedAt">;
-}
-
-/** Decides the release plan from the agent and its tagged version rows, as they are inside the transaction. */
-export type PlanReleases = (agent: AutomationRow, releases: VersionRow[]) => ReleasePlan;
-
-/** Agents: their Git sources, and the tagged version rows a sync keeps in line with the releases. */
-export interface AgentStore {
-  source(tenantId: string, automationId: string): Promise<AgentSource | undefined>;
-  sourceByRepo(tenantId: string, repo: string): Promise<AgentSource | undefined>;
-  /** Tagged version rows of an automation (the releases a sync recorded). */
-  releases(automationId: string): Promise<VersionRow[]>;
-  /**
-   * Registers an agent (its automation row and source) and, with `plan`, its releases, all or nothing;
-   * "slug_taken" (nothing written) when the tenant already has an agent with the slug.
-   */
-  register(agent: AutomationRow, source: AgentSource, plan?: PlanReleases): Promise<"ok" | "slug_taken">;
-  /**
-   * Applies `plan` to the agent's current rows and records the release read, in one transaction (two
-   * syncs at once apply one after the other). Returns the agent after it and its current version.
-   */
-  sync(tenantId: string, automationId: string, plan: PlanReleases, release: Pick<AgentSource, "releaseTag" | "releaseCommit" | "syncedAt">): Promise<{ agent: AutomationRow; current: VersionRow }>;
-}
-
-/** Templates (a name and a pointer to the current revision; DELETE is soft) and their immutable revisions. */
-export interface TemplateStore {
-  /** A new template and its first revision, in one transaction. */
-  create(t: TemplateRow, r: RevisionRow): Promise<void>;
-  /** Appends revision `r` (numbered after the last) and moves the pointer; null when the template went meanwhile. */
-  addRevision(tenantId: string, templateId: string, r: Omit<RevisionRow, "number">, now: string): Promise<RevisionRow | null>;
-  byId(tenantId: string, id: string): Promise<TemplateRow | undefined>;
-  /** The newest live template of that name. */
-  byName(tenantId: string, name: string): Promise<TemplateRow | undefined>;
-  /** Live templates, newest first. */
-  list(tenantId: string, limit: number, offset: number): Promise<{ rows: TemplateRow[]; total: number }>;
-  softDelete(tenantId: string, id: string, now: string): Promise<boolean>;
-  /** A revision by id, also of a deleted template (pinned `tmpr_` references keep working). */
-  revision(tenantId: string, id: string): Promise<RevisionRow | undefined>;
-  /** Newest first. */
-  revisionsOf(templateId: string): Promise<RevisionRow[]>;
-}
 
 // ---- Files, upload sessions and blob pins (files/service.ts, files/uploads.ts, files/gc.ts) ----
 

@@ -13,7 +13,7 @@ import { runOffThread } from "../offthread/run";
 import { DOCX_TYPE } from "./docx";
 import { DEFAULT_RENDER, GRAMMARS, type RenderOptions, TemplateBroken, type TemplateFormat, type Token } from "./grammar";
 import { TEMPLATE_MAX_BYTES, type TemplateView } from "./model";
-import type { RevisionRow, TemplateRow } from "../db/tables/templates";
+import type { RevisionRow, TemplateRow } from "./store";
 import type { Outcome } from "./work";
 import { XLSX_TYPE } from "./xlsx";
 

@@ -2,7 +2,7 @@
 // writes, each in one transaction. A slug taken is the unique index's answer; a sync locks the agent's
 // automation row first, so two syncs at once (also on two instances) apply one after the other.
 import type { AutomationRow, VersionRow } from "../tables/foundation";
-import type { AgentSource, AgentStore, PlanReleases, ReleasePlan } from "../storage";
+import type { AgentSource, AgentStore, PlanReleases, ReleasePlan } from "../../agents/store";
 import { isUniqueViolation, type Pg, plain, plainRows } from "./rows";
 
 const SOURCE_COLUMNS = `automation_id AS "automationId", tenant_id AS "tenantId", repo, mirror, release_tag AS "releaseTag", release_commit AS "releaseCommit",

@@ -1,7 +1,7 @@
 // Templates and their revisions on PostgreSQL. A new revision locks its template row, so two replaces
 // at once number their revisions one after the other (the unique (template, number) index backs it).
 import type { RevisionRow, TemplateRow } from "../tables/templates";
-import type { TemplateStore } from "../storage";
+import type { TemplateStore } from "../../templates/store";
 import { type Pg, plain, plainRows } from "./rows";
 
 const TEMPLATE_COLS = `id, tenant_id AS "tenantId", name, description, current_revision_id AS "currentRevisionId", created_at AS "createdAt", updated_at AS "updatedAt", deleted_at AS "deletedAt"`;

@@ -2,7 +2,7 @@
 // rows a registration or a sync writes, in one IMMEDIATE transaction each.
 import type { Database } from "bun:sqlite";
 import type { AutomationRow, VersionRow } from "../tables/foundation";
-import type { AgentSource, AgentStore, PlanReleases, ReleasePlan } from "../storage";
+import type { AgentSource, AgentStore, PlanReleases, ReleasePlan } from "../../agents/store";
 
 const SOURCE_COLUMNS =
   "automation_id AS automationId, tenant_id AS tenantId, repo, mirror, release_tag AS releaseTag, release_commit AS releaseCommit, synced_at AS syncedAt, created_at AS createdAt";

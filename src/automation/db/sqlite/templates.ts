@@ -3,7 +3,7 @@ import type { Database } from "bun:sqlite";
 import { and, count, desc, eq, isNull, max } from "drizzle-orm";
 import { templateRevisions, templates, type RevisionRow, type TemplateRow } from "../tables/templates";
 import { dbOf, type Db } from "../client";
-import type { TemplateStore } from "../storage";
+import type { TemplateStore } from "../../templates/store";
 
 const live = (tenantId: string) => and(eq(templates.tenantId, tenantId), isNull(templates.deletedAt));
 
