@@ -140,7 +140,8 @@ export async function* readMultipart(stream: ReadableStream<Uint8Array>, boundar
       if (!params.name) throw malformed("a part has no name");
       // Part names and file names are stored (PostgreSQL refuses NUL): refused like any other text field.
       if (unstorable(params.name)) throw Invalid(unstorableMessage("a part name"), { field: "<root>", code: "invalid_text" });
-      if (params.filename !== undefined && unstorable(params.filename)) throw Invalid(unstorableMessage(`the file name of ${params.name}`), { field: params.name, code: "invalid_text" });
+      // (`invalid_filename` on a file name, as the file routes' own name check answers a NUL.)
+      if (params.filename !== undefined && unstorable(params.filename)) throw Invalid(unstorableMessage(`${params.name}.filename`), { field: `${params.name}.filename`, code: "invalid_filename" });
 
       let finished = false;
       let failure: unknown = null;
