@@ -7,7 +7,7 @@ import type { AutomationContext } from "../context";
 import type { MailMessage, MailSent } from "../engine/contract";
 import { deriveKey, open, seal, SecretUnreadable } from "../secrets";
 import { type CreateServer, DEFAULT_PORTS, MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS, MAX_RECIPIENTS, MAX_TEXT_BYTES, type PatchServer, type ServerView, TRANSPORT_FIELDS } from "./model";
-import type { EmailServerRow } from "../db/tables/email";
+import type { EmailServerRow } from "./store";
 import { type Outgoing, sendResend, sendSmtp, SendFailed } from "./transports";
 import { literalRefusal, OutboundRefused } from "../http/outbound";
 

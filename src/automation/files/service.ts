@@ -7,7 +7,7 @@ import type { BlobInfo } from "./blobs";
 import { checkFilename } from "./filename";
 import { readText, type Part } from "./multipart";
 import { ContentType, FILE_MAX_BYTES, Purpose, RUN_INPUT_TTL_MS, type FileSnapshot, type FileView } from "./model";
-import type { FileRow } from "../db/tables/files";
+import type { FileRow } from "./store";
 import * as v from "valibot";
 
 export type FilesContext = Pick<AutomationContext, "storage" | "blobs" | "clock" | "log">;

@@ -16,7 +16,7 @@ import {
   type UploadNegotiation,
   type UploadView,
 } from "./model";
-import type { FileRow, UploadSessionRow } from "../db/tables/files";
+import type { FileRow, UploadSessionRow } from "./store";
 import { checkMeta, confirmBytes, fileRow, releaseBlob, sweepExpired, toView, type FilesContext } from "./service";
 import { checkUploadSignature, signedUploadUrl } from "./signing";
 

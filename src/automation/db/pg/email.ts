@@ -2,7 +2,7 @@
 // index answers racing creates and renames); a delivery is claimed once (its primary key, ON CONFLICT
 // DO NOTHING), so a send goes out once however many processes resume the step. `enabled` is a boolean
 // here and 0/1 on SQLite: rows come back as SQLite's.
-import type { EmailStore } from "../storage";
+import type { EmailStore } from "../../email/store";
 import type { Delivery, EmailServerRow } from "../tables/email";
 import { isUniqueViolation, type Pg, plainRows } from "./rows";
 

@@ -2,7 +2,7 @@
 // concurrent completes in any number of processes make one file; a pin of a file locks the file row
 // (FOR SHARE), so a concurrent delete waits for the pin and then sees it before releasing the bytes;
 // the unique (tenant, idempotency key) index makes one session of racing creates.
-import type { CompleteResult, FileStore, ReceiveResult } from "../storage";
+import type { CompleteResult, FileStore, ReceiveResult } from "../../files/store";
 import type { BlobRefRow, FileRow, UploadSessionRow } from "../tables/files";
 import { type Pg, plainRows } from "./rows";
 

@@ -3,7 +3,7 @@
 import type { Database } from "bun:sqlite";
 import { and, count, desc, eq, isNull, or, sql } from "drizzle-orm";
 import { dbOf, type Db } from "../client";
-import type { EmailStore } from "../storage";
+import type { EmailStore } from "../../email/store";
 import { emailDeliveries, emailServers, type Delivery, type EmailServerRow } from "../tables/email";
 
 const live = (tenantId: string) => and(eq(emailServers.tenantId, tenantId), isNull(emailServers.deletedAt));

@@ -5,7 +5,7 @@
 import type { Database } from "bun:sqlite";
 import { and, eq, inArray, isNotNull, lte, ne, sql } from "drizzle-orm";
 import { dbOf, type Db } from "../client";
-import type { CompleteResult, FileStore, ReceiveResult } from "../storage";
+import type { CompleteResult, FileStore, ReceiveResult } from "../../files/store";
 import { blobRefs, files, uploadSessions, type BlobRefRow, type FileRow, type UploadSessionRow } from "../tables/files";
 
 const p = sql.placeholder;
