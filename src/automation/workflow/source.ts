@@ -2,6 +2,7 @@
 // issues found later on the plain value can still point at `line N` of the file.
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from "yaml";
 import type { WorkflowIssue } from "./types";
+import { unstorable, unstorableField, unstorableMessage } from "../../kernel/text";
 
 export interface Source {
   value: unknown;
@@ -154,5 +155,14 @@ function read(text: string): PlainRead {
   }
   const root = lineAt(doc.contents as Node);
   if (root !== undefined) lines.set("", root);
+  // A YAML escape (`"\0"`, `"\x00"`, `"\ud800"`) makes text PostgreSQL cannot store out of a request that
+  // passed the JSON edge (issue 36 part 4): refused like any other such field, with its line.
+  if (text.includes("\\") || unstorable(text)) {
+    const field = unstorableField(value);
+    if (field !== undefined) {
+      const line = lines.get(field === "<root>" ? "" : field);
+      return { ok: false, issues: [{ field, message: `${unstorableMessage(field)}${line === undefined ? "" : ` (line ${line})`}`, code: "invalid_text", ...(line === undefined ? {} : { line }) }] };
+    }
+  }
   return { ok: true, value, lines };
 }

@@ -56,6 +56,9 @@ for (const backend of ["postgres", "sqlite"] as const) {
       await refused(h, "POST", "/v1/runs", a.key, "input.name", { target: `workflows.${wf}`, input: { name: "a\u0000b" } });
       await refused(h, "POST", "/v1/runs", a.key, "input.name", { target: `workflows.${wf}`, input: { name: "a\uD800b" } });
       await refused(h, "POST", "/v1/automations", a.key, "yaml", { yaml: "name: a\u0000b\nsteps: []\n" });
+      // A YAML escape makes a NUL out of a body that has none (was a 500 on PostgreSQL too).
+      await refused(h, "POST", "/v1/automations", a.key, "yaml.description", { yaml: 'name: ab\ndescription: "x\\0y"\nsteps: [{name: s, type: transform.set, with: {fields: {x: 1}}}]\n' });
+      await refused(h, "POST", `/v1/automations/${wf}/examples`, a.key, "annotation", { name: "ex", input: {}, annotation: "a\u0000b" });
       await refused(h, "POST", `/v1/automations/${wf}/examples`, a.key, "input.q", { name: "ex", input: { q: "a\u0000b" } });
       await refused(h, "POST", `/v1/automations/${wf}/examples`, a.key, "metadata", { name: "ex", input: {}, metadata: { "a\u0000b": 1 } });
       await refused(h, "POST", "/v1/email-servers", a.key, "name", { transport: "resend", name: "a\u0000b", fromEmail: "a@example.com", apiKey: "re_x" });
