@@ -24,7 +24,7 @@ import { migrations } from "../../db/automation/index";
 import { migrateAutomationPg } from "../../src/automation/db/pg-migrate";
 import { PgRunStore } from "../../src/automation/db/pg/runs";
 import { SqliteRunStore } from "../../src/automation/db/sqlite/runs";
-import type { RunStore } from "../../src/automation/db/storage";
+import type { RunStore } from "../../src/automation/runs/store";
 import { openSqlite } from "../../src/kernel/db";
 import { freshPostgresDb } from "../support/postgres";
 import { DEFAULT_WORKERS } from "../../src/automation/config";

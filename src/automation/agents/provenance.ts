@@ -1,6 +1,6 @@
 // What an agent run reports beyond a workflow run's envelope, in the reference's RunSource and
 // RunUsage fields for agent runs: the model that answered, the release's Git provenance, the turns.
-import type { RunRow, StepRow } from "../db/runs-model";
+import type { RunRow, StepRow } from "../runs/store";
 import { parseReleaseRef } from "./releases";
 
 export function agentSource(r: Pick<RunRow, "sourceRef" | "requestedRef" | "output">) {

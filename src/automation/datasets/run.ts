@@ -6,7 +6,7 @@ import type { AutomationContext } from "../context";
 import { openBlob } from "../files/service";
 import type { IncomingFile } from "../runs/inputs";
 import { type Actor, runsOf } from "../runs/service";
-import type { RunRow } from "../db/runs-model";
+import type { RunRow } from "../runs/store";
 import type { ExampleRow } from "./store";
 
 const isRef = (x: unknown): x is { $file: string } =>

@@ -9,7 +9,7 @@ import { automationOf } from "../datasets/service";
 import type { ModelGateway } from "../models/contract";
 import { meteredGateway } from "../models/metered";
 import { runsOf } from "../runs/service";
-import type { RunRow } from "../db/runs-model";
+import type { RunRow } from "../runs/store";
 import { readYaml } from "../workflow/source";
 import { type Evaluator, EvaluatorConfig, MAX_EVALUATOR_YAML_BYTES, type EvalResult, type Score } from "./model";
 import { customScript, exactDiff, type FileDigest, llmJudge, overall } from "./scorers";

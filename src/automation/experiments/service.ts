@@ -12,7 +12,7 @@ import type { ExperimentRow, ExperimentStore } from "./store";
 import type { EvalResult } from "../evaluators/model";
 import { scoreRun } from "../evaluators/service";
 import { type Actor, runsOf } from "../runs/service";
-import type { RunRow } from "../db/runs-model";
+import type { RunRow } from "../runs/store";
 
 /** Runs started together per batch while an experiment is created (their inserts share commits). */
 const CREATE_CHUNK = 50;

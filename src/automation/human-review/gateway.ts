@@ -6,7 +6,7 @@ import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
 import type { HumanReviewGateway, ParkRequest } from "../engine/contract";
 import { StepError } from "../engine/errors";
-import type { FileRow, RunRow } from "../db/runs-model";
+import type { FileRow, RunRow } from "../runs/store";
 import type { TaskFile } from "./model";
 
 function taskFile(f: FileRow, role: string): TaskFile {

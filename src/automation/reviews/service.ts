@@ -12,7 +12,7 @@ import { type Part, readText } from "../files/multipart";
 import type { CorrectionRow, ExpectedFileRow, ReviewRow } from "./store";
 import { openBlob, putBytes, releaseBlob } from "../files/service";
 import { runsOf } from "../runs/service";
-import { isTerminal, type RunRow } from "../db/runs-model";
+import { isTerminal, type RunRow } from "../runs/store";
 import type { HealthQuery, Review, ReviewBody } from "./model";
 
 /** Who reviews: the API key (the platform has no user accounts, so no e-mail either). */

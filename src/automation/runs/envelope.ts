@@ -1,6 +1,6 @@
 // Maps stored rows to the wire shapes of the reference (`Run`, `RunListItem`, steps, events, artifacts).
 import { agentSource, agentTurns } from "../agents/provenance";
-import { type EventRow, type FileRow, type FinishedRun, isTerminal, type RunRow, type RunStatus, type StepRow } from "../db/runs-model";
+import { type EventRow, type FileRow, type FinishedRun, isTerminal, type RunRow, type RunStatus, type StepRow } from "./store";
 import type { AutomationStorage } from "../db/storage";
 import type { Run, RunArtifact, RunEvent, RunStep } from "./model";
 

@@ -6,7 +6,7 @@ import type { AutomationContext } from "../context";
 import type { FileRef } from "../engine/contract";
 import { putBytes, retainBlob, snapshotFile } from "../files/service";
 import { FileValue } from "./model";
-import type { FileRow } from "../db/runs-model";
+import type { FileRow } from "./store";
 
 /** Inline (base64) and multipart input files together may not exceed this per run. */
 export const INLINE_MAX_BYTES = 50 * 1024 * 1024;

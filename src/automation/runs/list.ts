@@ -3,7 +3,7 @@
 // that existed when paging started, whatever is inserted meanwhile.
 import { Invalid } from "../../kernel/errors";
 import type { ListQuery } from "./model";
-import type { ListFilter, ReviewFilter, RunRow } from "../db/runs-model";
+import type { ListFilter, ReviewFilter, RunRow } from "./store";
 
 interface Cursor {
   k: string;

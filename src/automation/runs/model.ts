@@ -1,7 +1,7 @@
 // Wire schemas of the runs API (valibot) and the types inferred from them.
 import * as v from "valibot";
 import { expandQuery, queryInt } from "../http/validate";
-import { STATUSES, type RunStatus } from "../db/runs-model";
+import { STATUSES, type RunStatus } from "./store";
 
 const Json = v.record(v.string(), v.unknown());
 

@@ -12,8 +12,7 @@
 import type { Clock } from "../../kernel/clock";
 import { newId } from "../../kernel/ids";
 import type { Logger } from "../../kernel/logger";
-import type { Claim } from "../db/runs-model";
-import { parseAssignment, type Notifications, type RunStore } from "../db/storage";
+import { type Claim, parseAssignment, type Notifications, type RunStore } from "./store";
 import { offThreadRoom, onOffThreadRoom } from "../offthread/pool";
 import type { AbortReason, RunSignals } from "./signals";
 

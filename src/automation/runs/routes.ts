@@ -17,7 +17,7 @@ import { artifact, eventView, type Expand, listItem, runView, sourceView, stepVi
 import { INLINE_MAX_BYTES, type IncomingFile } from "./inputs";
 import { ArtifactsQuery, FileValue, GetQuery, ListQuery, RerunQuery, StartBody, TokenBody, WaitQuery } from "./model";
 import { type RunService, runsOf, type StartRequest } from "./service";
-import { isTerminal, type RunRow } from "../db/runs-model";
+import { isTerminal, type RunRow } from "./store";
 import { checkZipToken } from "./token";
 import { publicUrlFor } from "../http/public-url";
 import type { CancelResult, RunStatus } from "./model";

@@ -3,7 +3,7 @@
 // the path of every run start: one indexed lookup for the current version, two for another one).
 import { Forbidden, NotFound } from "../../kernel/errors";
 import type { AutomationStore } from "../automations/store";
-import type { SourceCheck } from "../db/storage";
+import type { SourceCheck } from "./store";
 
 export interface ResolvedSource {
   automationId: string;

@@ -14,8 +14,8 @@ import { modelUsageMetrics } from "../metrics";
 import { ownerOf } from "./inputs";
 import { leftToResume, type Executing, type RunSignals } from "./signals";
 import type { RunsRuntime } from "./runtime";
-import { JournalWriteLost, type Claim, type FinishedRun, type FinishRequest, type Lease, type RunRow, type StepRow } from "../db/runs-model";
-import type { RunStore } from "../db/storage";
+import { JournalWriteLost, type Claim, type FinishedRun, type FinishRequest, type Lease, type RunRow, type StepRow } from "./store";
+import type { RunStore } from "./store";
 
 export interface WorkerDeps {
   ctx: AutomationContext;

@@ -6,8 +6,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { migrateAutomationPg } from "../../../src/automation/db/pg-migrate";
 import { pgStorage } from "../../../src/automation/db/pg/index";
-import type { NewRun } from "../../../src/automation/db/runs-model";
-import { parseAssignment, StaleSource, type AutomationStorage } from "../../../src/automation/db/storage";
+import type { AutomationStorage } from "../../../src/automation/db/storage";
+import { type NewRun, parseAssignment, StaleSource } from "../../../src/automation/runs/store";
 import { sqliteBackend } from "./backends";
 import { freshPostgresDb } from "../../support/postgres";
 

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { openStorage, type OpenedStorage } from "../../../src/automation/db/open";
 import { pgNotify } from "../../../src/automation/db/pg/notifications";
-import type { Channel, Notifications } from "../../../src/automation/db/storage";
+import type { Channel, Notifications } from "../../../src/automation/runs/store";
 import { freshPostgresDb } from "../../support/postgres";
 import { bothIn, type Backend } from "./backends";
 

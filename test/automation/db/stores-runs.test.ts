@@ -4,10 +4,10 @@
 // claimed once, finished once, a cancel and a finish never both win, held runs are queued within
 // their experiment's bound, a cron tick starts one run.
 import { afterAll, describe, expect, test } from "bun:test";
-import type { ListFilter, NewRun } from "../../../src/automation/db/runs-model";
+import type { ListFilter, NewRun } from "../../../src/automation/runs/store";
 import type { DecisionRow, TaskRow, TaskWrite } from "../../../src/automation/human-review/store";
 import { TickTaken } from "../../../src/automation/schedules/store";
-import { StaleSource } from "../../../src/automation/db/storage";
+import { StaleSource } from "../../../src/automation/runs/store";
 import { bothIn, type Backend } from "./backends";
 
 const opened: Backend[] = [];

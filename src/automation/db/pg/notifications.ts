@@ -3,7 +3,7 @@
 // Each channel is LISTENed once, at its first subscribe, and stays so until close(): subscribers come
 // and go locally (a wait_for_completion per request), without a LISTEN/UNLISTEN round trip each.
 import type { SQL } from "bun";
-import { checkNotification, type Channel, type Notifications } from "../storage";
+import { checkNotification, type Channel, type Notifications } from "../../runs/store";
 
 /**
  * Sends a notification on `handle`: the pool, or a transaction (`sql.begin`), in which case PostgreSQL

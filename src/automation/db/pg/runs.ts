@@ -8,12 +8,12 @@
 // other, so a step's start never commits after its finish. The pausing writes (`parkIn`,
 // `requeueIn`, `endWaitingIn`) run inside the human-review store's transaction.
 import { parseRef } from "../ref";
-import type { StepRecord } from "../../engine/contract";
 import { TickTaken } from "../../schedules/store";
-import type { CancelResult, Claim, EventRow, FileRow, FinishedRun, FinishRequest, Lease, ListFilter, NewEvent, NewRun, ReviewFilter, RunRow, StepRow, StepStart } from "../runs-model";
-import { isTerminal, LostSteps } from "../runs-model";
+import type { CancelResult, Claim, EventRow, FileRow, FinishedRun, FinishRequest, Lease, ListFilter, NewEvent, NewRun, ReviewFilter, RunRow, StepRecord, StepRow, StepStart } from "../../runs/store";
+import { isTerminal } from "../../runs/store";
+import { LostSteps } from "../runs-model";
 import { likeEscape } from "../sql-shared";
-import { StaleSource, type Channel, type RunInsertOptions, type RunStore, type SourceCheck } from "../storage";
+import { StaleSource, type Channel, type RunInsertOptions, type RunStore, type SourceCheck } from "../../runs/store";
 import { type Pg, plain, plainRows } from "./rows";
 import { pgNotify } from "./notifications";
 

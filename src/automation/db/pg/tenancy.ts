@@ -5,7 +5,7 @@
 // the key from its memory on arrival; should that notification be lost (the listening connection was
 // down), the memory is emptied when it comes back, and no answer is older than KEY_CACHE_MS anyway.
 import type { ApiKeyRow, TenantRow } from "../tables/foundation";
-import type { Notifications } from "../storage";
+import type { Notifications } from "../../runs/store";
 import type { TenancyStore } from "../../tenancy/store";
 import { isUniqueViolation, type Pg, plain } from "./rows";
 

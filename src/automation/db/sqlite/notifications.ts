@@ -2,7 +2,7 @@
 // over one connection shares one bus; delivery waits for a microtask, as a NOTIFY arrives after the
 // publisher moved on.
 import type { Database } from "bun:sqlite";
-import { checkNotification, type Channel, type Notifications } from "../storage";
+import { checkNotification, type Channel, type Notifications } from "../../runs/store";
 
 type Bus = Map<Channel, Set<(payload: string) => void>>;
 const buses = new WeakMap<Database, Bus>();

@@ -4,7 +4,7 @@
 // dashboard over many thousands of runs never loads them.
 import type { Database } from "bun:sqlite";
 import { sql, type SQL } from "drizzle-orm";
-import type { ReviewFilter } from "../runs-model";
+import type { ReviewFilter } from "../../runs/store";
 import { runs } from "../tables/runs";
 import {
   type BucketCounts,

@@ -7,12 +7,12 @@ import type { Database } from "bun:sqlite";
 import { and, asc, desc, eq, getTableColumns, gt, gte, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { parseRef } from "../ref";
-import type { StepRecord } from "../../engine/contract";
 import { TickTaken } from "../../schedules/store";
-import type { CancelResult, Claim, EventRow, FileRow, FinishedRun, FinishRequest, Lease, ListFilter, NewEvent, NewRun, RunRow, StepRow, StepStart } from "../runs-model";
-import { isTerminal, LostSteps } from "../runs-model";
+import type { CancelResult, Claim, EventRow, FileRow, FinishedRun, FinishRequest, Lease, ListFilter, NewEvent, NewRun, RunRow, StepRecord, StepRow, StepStart } from "../../runs/store";
+import { isTerminal } from "../../runs/store";
+import { LostSteps } from "../runs-model";
 import { likeEscape } from "../sql-shared";
-import { StaleSource, type RunInsertOptions, type RunStore } from "../storage";
+import { StaleSource, type RunInsertOptions, type RunStore } from "../../runs/store";
 import { runEvents, runFiles, runs, runSteps } from "../tables/runs";
 import { reviewConditions } from "./reviews";
 

@@ -1,7 +1,7 @@
 // The ScheduleStore over bun:sqlite. A started tick is claimed by the run insert (db/sqlite/runs.ts), in
 // its transaction, so a tick and its run commit or roll back together.
 import type { Database } from "bun:sqlite";
-import { TERMINAL } from "../runs-model";
+import { TERMINAL } from "../../runs/store";
 import type { LiveAutomation, ScheduleStore, TickRow } from "../../schedules/store";
 
 interface RawTick {
