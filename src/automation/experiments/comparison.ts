@@ -2,7 +2,8 @@
 // example scored on both sides), the pairing of their runs by example, and the statistics of
 // compare.ts — on a worker thread when the resampling is big, so the API keeps answering meanwhile.
 // Takes the stores only, so the HTTP route and `automation-server experiments gate --data-dir` share it.
-import { Conflict, Invalid, NotFound } from "../../kernel/errors";
+import { Conflict, DomainError, Invalid, NotFound } from "../../kernel/errors";
+import { OffThreadError } from "../offthread/pool";
 import { runOffThread } from "../offthread/run";
 import { compareScores, DEFAULT_RESAMPLES, pairedTests, type SideScores, workOf } from "./compare";
 import type { Comparison, ExampleRef } from "./model";
@@ -10,6 +11,8 @@ import type { Comparison, ExampleRef } from "./model";
 /** Above this many resampling steps the tests run on a worker thread (≈ 10 ms on one core). */
 const INLINE_WORK = 4_000_000;
 const DEADLINE_MS = 60_000;
+/** More resampling steps than this (≈ 20 s of one core) is refused: fewer resamples answer the same question. */
+const MAX_WORK = 20_000_000_000;
 
 /** What a comparison reads of an experiment (the experiment store's rows have these fields). */
 export interface ExperimentRow {
@@ -122,8 +125,17 @@ export async function compareExperiments(
   const seed = opts.seed ?? randomSeed();
   const resamples = opts.resamples ?? DEFAULT_RESAMPLES;
   const input = { pairs, evaluators, seed, resamples };
-  const offThread = !opts.inline && workOf(input) > INLINE_WORK;
-  const stats = await compareScores(input, offThread ? (job) => runOffThread("experiments.pairedTests", job, { deadlineMs: DEADLINE_MS }) : pairedTests);
+  const work = workOf(input);
+  if (work > MAX_WORK) {
+    throw Invalid(`${pairs.length} examples × ${evaluators.length + 1} measures × ${resamples} resamples is more resampling than one comparison does: lower resamples`, { field: "resamples", code: "too_much_work" });
+  }
+  const offThread = !opts.inline && work > INLINE_WORK;
+  const tests = (job: Parameters<typeof pairedTests>[0]) =>
+    runOffThread("experiments.pairedTests", job, { deadlineMs: DEADLINE_MS }).catch((err) => {
+      if (err instanceof OffThreadError) throw new DomainError("unavailable", `the comparison did not finish (${err.reason}): try again, or with fewer resamples`, { code: "comparison_unfinished" });
+      throw err;
+    });
+  const stats = await compareScores(input, offThread ? tests : pairedTests);
   const side = (e: ExperimentRow) => ({ id: e.id, name: e.name, version: e.version });
   return {
     automationId: base.automationId,
