@@ -6,6 +6,7 @@ import { closeSync, openSync, readSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { Unzip, UnzipInflate } from "fflate";
 import { Invalid } from "../../kernel/errors";
+import { jsonMayHoldUnstorable, unstorableField } from "../../kernel/text";
 import { EXAMPLE_NAME } from "./model";
 import { checkPath, EXAMPLE_FILE_MAX_BYTES } from "./paths";
 import type { Folder } from "./store";
@@ -98,7 +99,11 @@ export function stageArchive(archivePath: string, dir: string, limits: ImportLim
           chunks.push(data);
           if (!final) return;
           try {
-            const val = JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown;
+            const text = Buffer.concat(chunks).toString("utf8");
+            const val = JSON.parse(text) as unknown;
+            // Stored as JSON text: PostgreSQL refuses a NUL (`\u0000`) in it (issue 36 part 4).
+            const bad = jsonMayHoldUnstorable(text) ? unstorableField(val) : undefined;
+            if (bad !== undefined) return fail(refused(file.name, `${bad} contains a NUL character or an unpaired UTF-16 surrogate, which cannot be stored`));
             if (where.kind === "input.json") ex.input = val;
             if (where.kind === "expected.json") {
               ex.expected = val;

@@ -3,6 +3,7 @@
 // encoding "UTF8": 0x00` and the server answered 500). These requests run on a PostgreSQL database
 // whatever backend the pass is on: that is where they failed.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { zipSync } from "fflate";
 import { freshPostgresDb } from "../../support/postgres";
 import { harness, json, type Harness } from "./harness";
 
@@ -62,6 +63,13 @@ for (const backend of ["postgres", "sqlite"] as const) {
       await refused(h, "POST", `/v1/automations/${wf}/examples`, a.key, "input.q", { name: "ex", input: { q: "a\u0000b" } });
       await refused(h, "POST", `/v1/automations/${wf}/examples`, a.key, "metadata", { name: "ex", input: {}, metadata: { "a\u0000b": 1 } });
       await refused(h, "POST", "/v1/email-servers", a.key, "name", { transport: "resend", name: "a\u0000b", fromEmail: "a@example.com", apiKey: "re_x" });
+      // A dataset import: the JSON entries of the ZIP are stored as JSON text.
+      const form = new FormData();
+      form.set("file", new File([zipSync({ "examples/ex/input.json": new TextEncoder().encode('{"q":"a\\u0000b"}') })], "d.zip", { type: "application/zip" }));
+      const imported = await h.req("POST", `/v1/automations/${wf}/dataset/import`, { key: a.key, body: form });
+      const importEnv = await json(imported);
+      expect({ status: imported.status, code: importEnv.issues[0].code }).toEqual({ status: 400, code: "invalid_archive" });
+      expect(importEnv.issues[0].message).toContain("q contains a NUL character");
       // A storable body is still accepted.
       expect((await h.req("POST", "/v1/runs", { key: a.key, body: { target: `workflows.${wf}`, input: { name: "a\\u0000b ok" } } })).status).toBe(201);
     });
