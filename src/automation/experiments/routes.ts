@@ -146,7 +146,18 @@ export const experimentRoutes = (ctx: AutomationContext) => {
         const [base, candidate] = await experimentPair(stores, { tenantId: auth.tenantId, automationId: a.id }, q.base, q.candidate);
         return compareExperiments(stores, base, candidate, { seed: q.seed, resamples: q.resamples });
       },
-      detail("Compare two experiments (paired bootstrap, permutation test, Holm, McNemar)"),
+      {
+        detail: {
+          summary: "Compare two experiments (paired bootstrap, permutation test, Holm, McNemar)",
+          tags: ["Evaluation"],
+          parameters: [
+            { name: "base", in: "query", required: true, schema: { type: "string" }, description: "the experiment compared against" },
+            { name: "candidate", in: "query", required: true, schema: { type: "string" }, description: "the experiment under test (same automation)" },
+            { name: "seed", in: "query", required: false, schema: { type: "integer", minimum: 0, maximum: 4294967295 }, description: "seed of the resampling (default: random, returned)" },
+            { name: "resamples", in: "query", required: false, schema: { type: "integer", minimum: 10000, maximum: 1000000, default: 10000 } },
+          ],
+        },
+      },
     )
     .get(
       "/automations/:id/experiments/:experimentId",
