@@ -1,36 +1,24 @@
-// The automation server's storage: one async store per feature. Services, routes, the engine and the
-// workers only ever see these interfaces; the SQLite implementations live in sqlite/ (a PostgreSQL one
-// comes in pg/). A multi-step invariant is one method here (decided inside the database: a conditional
-// update, a transaction), never a read-then-write in a service. This module imports no implementation.
-import type { EvaluatorStore } from "../evaluators/store";
-import type { DatasetStore } from "../datasets/store";
-import type { ExperimentStore } from "../experiments/store";
-import type { ScheduleStore } from "../schedules/store";
+// The automation server's storage: one async store per feature. Each feature declares the interface of
+// its store in its own store.ts (the queries its service needs, with the rows they take and return);
+// this module only lists them. The SQLite implementations live in sqlite/, the PostgreSQL ones in pg/.
+// A multi-step invariant is one store method (decided inside the database: a conditional update, a
+// transaction), never a read-then-write in a service. This module imports no implementation.
 import type { AgentStore } from "../agents/store";
-import type { TemplateStore } from "../templates/store";
+import type { AutomationStore, FoundationStats } from "../automations/store";
+import type { DatasetStore } from "../datasets/store";
+import type { EmailStore } from "../email/store";
+import type { EvaluatorStore } from "../evaluators/store";
+import type { ExperimentStore } from "../experiments/store";
+import type { FileStore } from "../files/store";
+import type { HumanReviewStore } from "../human-review/store";
 import type { InboundStore } from "../inbound/store";
 import type { ModelCallStore } from "../models/store";
-import type { HumanReviewStore } from "../human-review/store";
-import type { RateLimitStore, TenancyStore } from "../tenancy/store";
-import type { AutomationStore, FoundationStats } from "../automations/store";
 import type { ReviewStore } from "../reviews/store";
-import type { FileStore } from "../files/store";
-import type { EmailStore } from "../email/store";
 import type { Notifications, RunStore } from "../runs/store";
-
-// ---- State shared across instances: per-key rate limits, key material (migration 0020_shared_state) ----
-
-/** A row of key material the instances share: the value (null when the operator holds it) and its fingerprint. */
-export interface SharedSecret {
-  value: string | null;
-  fingerprint: string;
-}
-
-/** Key material created once for every instance of the database. */
-export interface SharedSecretStore {
-  /** The stored `name`, or `first` stored as it when there was none (racing callers all get the one stored). */
-  claim(name: string, first: SharedSecret, at: string): Promise<SharedSecret>;
-}
+import type { ScheduleStore } from "../schedules/store";
+import type { SharedSecretStore } from "../shared-secrets/store";
+import type { TemplateStore } from "../templates/store";
+import type { RateLimitStore, TenancyStore } from "../tenancy/store";
 
 export interface AutomationStorage {
   runs: RunStore;
@@ -53,7 +41,7 @@ export interface AutomationStorage {
   automations: AutomationStore;
   /** Row counts for the metrics gauges. */
   stats: FoundationStats;
-  /** Wake-ups across processes (runs queued, finished, cancelled); see CHANNELS. */
+  /** Wake-ups across processes (runs queued, finished, cancelled); see CHANNELS in runs/store.ts. */
   notifications: Notifications;
   /** Per-API-key rate limits, counted in the database. */
   rateLimits: RateLimitStore;

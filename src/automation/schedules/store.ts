@@ -44,5 +44,5 @@ export interface ScheduleStore {
   /** Records a tick that starts no run; false when it was already decided. */
   skip(tick: TickKey, tenantId: string, outcome: Exclude<TickOutcome, "started">, at: string): Promise<boolean>;
   // A tick a run starts is claimed by the run insert itself, in its transaction (RunInsertOptions.tick,
-  // db/storage.ts): the tick and its run commit or roll back together.
+  // runs/store.ts): the tick and its run commit or roll back together.
 }

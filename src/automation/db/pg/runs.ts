@@ -38,7 +38,7 @@ const TERMINAL_SQL = "('completed', 'failed', 'cancelled', 'rejected')";
 /** The advisory lock class of worker liveness: (LIVENESS_LOCK, hashtext(worker id)), held by the worker's process. */
 const LIVENESS_LOCK = 72_420;
 
-/** The channel a finish announces itself on (storage.ts CHANNELS). */
+/** The channel a finish announces itself on (CHANNELS in runs/store.ts). */
 const FINISHED_CHANNEL: Channel = "runs.finished";
 const QUEUED_CHANNEL: Channel = "runs.queued";
 const ASSIGNED_CHANNEL: Channel = "runs.assigned";

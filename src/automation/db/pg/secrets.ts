@@ -1,6 +1,6 @@
 // SharedSecretStore on PostgreSQL (migration db/automation/pg/0020_shared_state.sql): instances starting
 // together each offer their material; ON CONFLICT keeps the first, and every one reads that back.
-import type { SharedSecret, SharedSecretStore } from "../storage";
+import type { SharedSecret, SharedSecretStore } from "../../shared-secrets/store";
 import type { Pg } from "./rows";
 
 export class PgSecretStore implements SharedSecretStore {

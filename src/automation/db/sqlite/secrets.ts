@@ -1,6 +1,6 @@
 // SharedSecretStore over bun:sqlite (migration db/automation/0020_shared_state.sql): the first row written wins.
 import type { Database } from "bun:sqlite";
-import type { SharedSecret, SharedSecretStore } from "../storage";
+import type { SharedSecret, SharedSecretStore } from "../../shared-secrets/store";
 
 export function sqliteSecretStore(sqlite: Database): SharedSecretStore {
   const insert = sqlite.query<never, [string, string | null, string, string]>(
