@@ -54,7 +54,7 @@ const hostileString = fc.oneof(
 );
 
 const numbers = fc.oneof(
-  fc.constantFrom(0, -1, 1, 2 ** 31 - 1, 2 ** 31, 2 ** 53, Number.MAX_SAFE_INTEGER + 2, -(2 ** 63), 1e308, 1.5, -0),
+  fc.constantFrom(0, -1, 1, 2 ** 31 - 1, 2 ** 31, -(2 ** 31) - 1, 2 ** 53, 1e20, -1e20, Number.MAX_SAFE_INTEGER + 2, -(2 ** 63), 1e308, 1.5, -0),
   fc.integer(),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
 );
