@@ -164,7 +164,11 @@ function tableOf(c: Comparison, failures: string[]): string {
   lines.push("", ...all.map((r) => r.map((cell, i) => cell.padEnd(widths[i])).join("  ").trimEnd()), "");
   if (c.regressions.length) {
     lines.push(`largest drops (${c.regressionCount} examples scored lower):`);
-    for (const r of c.regressions.slice(0, 5)) lines.push(`  ${r.exampleName ?? r.exampleId}  ${num(r.base.score)} → ${num(r.candidate.score)}  (−${num(r.drop)})`);
+    for (const r of c.regressions.slice(0, 5)) {
+      const dropped = Object.keys(r.base.evaluators).filter((e) => (r.base.evaluators[e] ?? 0) > (r.candidate.evaluators[e] ?? 0));
+      const parts = dropped.map((e) => `${e} ${num(r.base.evaluators[e])} → ${num(r.candidate.evaluators[e])}`);
+      lines.push(`  ${r.exampleName ?? r.exampleId}  overall ${num(r.base.score)} → ${num(r.candidate.score)}${parts.length ? `; ${parts.join(", ")}` : ""}`);
+    }
     lines.push("");
   }
   lines.push(failures.length ? `REGRESSED: ${failures.join(", ")}` : "no significant regression");
