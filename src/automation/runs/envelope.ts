@@ -1,11 +1,13 @@
 // Maps stored rows to the wire shapes of the reference (`Run`, `RunListItem`, steps, events, artifacts).
 import { agentSource, agentTurns } from "../agents/provenance";
-import { type EventRow, type FileRow, type FinishedRun, isTerminal, type RunRow, type RunStatus, type StepRow } from "./store";
-import type { AutomationStorage } from "../db/storage";
+import { type EventRow, type FileRow, type FinishedRun, isTerminal, type RunRow, type RunStatus, type RunStore, type StepRow } from "./store";
+import type { EvaluatorStore } from "../evaluators/store";
+import type { ModelCallStore } from "../models/store";
+import type { ReviewStore } from "../reviews/store";
 import type { Run, RunArtifact, RunEvent, RunStep } from "./model";
 
 /** What the views read: the runs store and the model-call journal, evaluation scores and reviews of a run. */
-type Stores = Pick<AutomationStorage, "runs" | "models" | "evaluators" | "reviews">;
+type Stores = { runs: RunStore; models: ModelCallStore; evaluators: EvaluatorStore; reviews: ReviewStore };
 
 export type Expand = "input" | "usage" | "execution" | "debug";
 
