@@ -19,6 +19,8 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void;
   /** A logger writing the same way with `fields` added to every line (the line's own fields win). */
   child(fields: Record<string, unknown>): Logger;
+  /** Whether a line at `level` is written: a hot path builds no fields for a line nobody reads. */
+  enabled?(level: Exclude<Level, "silent">): boolean;
 }
 
 export const LOG_FORMATS: readonly LogFormat[] = ["text", "json"];
@@ -111,6 +113,7 @@ export function createLogger(
     warn: log("warn"),
     error: log("error"),
     child: (fields) => createLogger(level, write, format, { ...base, ...fields }),
+    enabled: (lvl) => order[lvl] >= min,
   };
 }
 

@@ -21,6 +21,7 @@ export class Metrics {
   readonly httpInFlight: Gauge;
   readonly dbDuration: Histogram<"op">;
   private processStarted = false;
+  private readonly bound = new Map<string, { count: { inc(): void }; duration: { observe(v: number): void } }>();
 
   constructor() {
     const registers = [this.registry];
@@ -45,9 +46,18 @@ export class Metrics {
 
   /** Records one answered request. */
   request(method: string, route: string, status: number, seconds: number): void {
-    const labels = { method: METHODS.has(method) ? method : "OTHER", route, status: String(status) };
-    this.httpRequests.inc(labels);
-    this.httpDuration.observe(labels, seconds);
+    // Label sets bound once (routes are templates, methods and statuses small sets): prom-client
+    // otherwise hashes the label object on every call.
+    const m = METHODS.has(method) ? method : "OTHER";
+    const key = `${m} ${status} ${route}`;
+    let bound = this.bound.get(key);
+    if (!bound) {
+      const labels = { method: m, route, status: String(status) };
+      bound = { count: this.httpRequests.labels(labels), duration: this.httpDuration.labels(labels) };
+      this.bound.set(key, bound);
+    }
+    bound.count.inc();
+    bound.duration.observe(seconds);
   }
 
   /** The exposition text and its content type. */

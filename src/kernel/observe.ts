@@ -66,12 +66,23 @@ export function routeTemplates(routes: readonly { method: string; path: string }
     const source = r.path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*");
     dynamic.push({ method, path: r.path, pattern: new RegExp(`^${source}/?$`) });
   }
+  // Parametrized routes by their first segment (`/v1`, `/orders`, ...) when it is static, in
+  // registration order: a request tests the few that can match, not every route of the app.
+  const first = (path: string) => path.slice(0, path.indexOf("/", 1) === -1 ? undefined : path.indexOf("/", 1));
+  const byFirst = new Map<string, RouteEntry[]>();
+  const anyFirst: RouteEntry[] = [];
+  for (const r of dynamic) {
+    const head = first(r.path);
+    if (/[:*]/.test(head)) anyFirst.push(r);
+    else byFirst.set(head, [...(byFirst.get(head) ?? []), r]);
+  }
+  for (const [head, list] of byFirst) byFirst.set(head, dynamic.filter((r) => list.includes(r) || anyFirst.includes(r)));
   return (method, path) => {
     const m = method === "HEAD" ? "GET" : method;
     const trimmed = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
     const hit = exact.get(`${m} ${trimmed}`) ?? exact.get(`ALL ${trimmed}`);
     if (hit) return hit;
-    for (const r of dynamic) if ((r.method === m || r.method === "ALL") && r.pattern.test(path)) return r.path;
+    for (const r of byFirst.get(first(path)) ?? anyFirst) if ((r.method === m || r.method === "ALL") && r.pattern.test(path)) return r.path;
     return undefined;
   };
 }
@@ -95,6 +106,8 @@ export const UNMATCHED = "<unmatched>";
 export function observeHttp<A extends AnyElysia>(app: A, opts: ObserveOptions): A {
   const template = routeTemplates(app.routes);
   const { log, metrics } = opts;
+  // The level is fixed for the process: with LOG_LEVEL=warn no request line is built at all.
+  const logRequests = log.enabled?.("info") ?? true;
   const wrap = (inner: (request: Request) => Response | Promise<Response>) => async (request: Request): Promise<Response> => {
     const t0 = performance.now();
     const id = requestIdOf(request);
@@ -122,14 +135,16 @@ export function observeHttp<A extends AnyElysia>(app: A, opts: ObserveOptions): 
       }
     }
     metrics?.request(request.method, route, response.status, seconds);
-    log.info("request", {
-      method: request.method,
-      route,
-      status: response.status,
-      ms: Math.round(seconds * 10_000) / 10,
-      requestId: id,
-      ...notes.get(request),
-    });
+    if (logRequests) {
+      log.info("request", {
+        method: request.method,
+        route,
+        status: response.status,
+        ms: Math.round(seconds * 10_000) / 10,
+        requestId: id,
+        ...notes.get(request),
+      });
+    }
     return response;
   };
   const wrappers = new WeakSet<object>();
