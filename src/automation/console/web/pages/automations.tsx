@@ -2,8 +2,9 @@
 // and a run form generated from the workflow's inputs (file inputs by upload) that starts a manual run.
 import { useState } from "preact/hooks";
 import type { Automation, AutomationSummary } from "../../../client/index";
+import { DataTable } from "../components/table";
 import { go, href } from "../router";
-import { Badge, Facts, Json, Notice, Page, Problem, Skeleton, Time, useAction, useLoad, useSession } from "../ui";
+import { Badge, Facts, Json, Page, Problem, Skeleton, Time, useAction, useLoad, useSession } from "../ui";
 
 const PAGE = 50;
 
@@ -32,7 +33,7 @@ export function AutomationsList({ query }: { query: URLSearchParams }) {
         </div>
       </form>
       <Problem error={list.error} />
-      {!list.data ? <Skeleton rows={8} /> : <AutomationTable rows={list.data.data} />}
+      <AutomationTable rows={list.data?.data} />
       {list.data ? (
         <nav class="pager" aria-label="Pages">
           {offset > 0 ? <a href={href(["automations"], { search, offset: Math.max(0, offset - PAGE) })}>Previous page</a> : <span />}
@@ -46,37 +47,27 @@ export function AutomationsList({ query }: { query: URLSearchParams }) {
   );
 }
 
-function AutomationTable({ rows }: { rows: AutomationSummary[] }) {
-  if (rows.length === 0) return <Notice>No automations.</Notice>;
+function AutomationTable({ rows }: { rows: AutomationSummary[] | undefined }) {
   return (
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Automation</th>
-            <th scope="col">Type</th>
-            <th scope="col">Version</th>
-            <th scope="col">Description</th>
-            <th scope="col">Updated</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((a) => (
-            <tr key={a.id}>
-              <td>
-                <a href={href(["automations", a.id])}>{a.slug}</a>
-              </td>
-              <td>{a.type}</td>
-              <td>{a.version ?? "—"}</td>
-              <td>{a.description ?? ""}</td>
-              <td>
-                <Time iso={a.updatedAt} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      rows={rows}
+      skeleton={8}
+      empty="No automations."
+      head={["Automation", "Type", "Version", "Description", "Updated"]}
+      row={(a) => (
+        <tr key={a.id}>
+          <td>
+            <a href={href(["automations", a.id])}>{a.slug}</a>
+          </td>
+          <td>{a.type}</td>
+          <td>{a.version ?? "—"}</td>
+          <td>{a.description ?? ""}</td>
+          <td>
+            <Time iso={a.updatedAt} />
+          </td>
+        </tr>
+      )}
+    />
   );
 }
 
@@ -117,29 +108,12 @@ export function AutomationDetail({ id }: { id: string }) {
       <section aria-labelledby="versions-h">
         <h2 id="versions-h">Versions</h2>
         <Problem error={versions.error} />
-        {!versions.data ? (
-          <Skeleton rows={2} />
-        ) : (
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Version</th>
-                  <th scope="col">Id</th>
-                  <th scope="col">Source</th>
-                  <th scope="col">Current</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">YAML</th>
-                </tr>
-              </thead>
-              <tbody>
-                {versions.data.data.map((v) => (
-                  <VersionRow key={v.id} automation={id} version={v} />
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+        <DataTable
+          rows={versions.data?.data}
+          skeleton={2}
+          head={["Version", "Id", "Source", "Current", "Created", "YAML"]}
+          row={(v) => <VersionRow key={v.id} automation={id} version={v} />}
+        />
       </section>
       {a ? (
         <section aria-labelledby="schema-h">

@@ -3,6 +3,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { Example, ExperimentDetail as Detail } from "../../../client/index";
 import { compareRows, overall } from "../compare";
+import { DataTable, Table } from "../components/table";
 import { go, href } from "../router";
 import { Badge, Facts, Json, Notice, Page, Problem, saveBlob, Skeleton, Time, useAction, useInterval, useLoad, useSession } from "../ui";
 
@@ -30,52 +31,38 @@ export function Evaluation() {
     <Page title="Evaluation">
       <p class="muted">Datasets, evaluators, experiments and review health, per automation.</p>
       <Problem error={list.error} />
-      {!list.data ? (
-        <Skeleton rows={6} />
-      ) : (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Automation</th>
-                <th scope="col">Dataset</th>
-                <th scope="col">Evaluators</th>
-                <th scope="col">Experiments</th>
-                <th scope="col">Review health</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.data.map((a) => (
-                <tr key={a.id}>
-                  <td>
-                    <a href={href(["automations", a.id])}>{a.slug}</a>
-                  </td>
-                  <td>
-                    <a href={href(["automations", a.id, "dataset"])}>
-                      Dataset <span class="sr-only">of {a.slug}</span>
-                    </a>
-                  </td>
-                  <td>
-                    <a href={href(["automations", a.id, "evaluators"])}>
-                      Evaluators <span class="sr-only">of {a.slug}</span>
-                    </a>
-                  </td>
-                  <td>
-                    <a href={href(["automations", a.id, "experiments"])}>
-                      Experiments <span class="sr-only">of {a.slug}</span>
-                    </a>
-                  </td>
-                  <td>
-                    <a href={href(["automations", a.id, "health"])}>
-                      Health <span class="sr-only">of {a.slug}</span>
-                    </a>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable
+        rows={list.data?.data}
+        skeleton={6}
+        head={["Automation", "Dataset", "Evaluators", "Experiments", "Review health"]}
+        row={(a) => (
+          <tr key={a.id}>
+            <td>
+              <a href={href(["automations", a.id])}>{a.slug}</a>
+            </td>
+            <td>
+              <a href={href(["automations", a.id, "dataset"])}>
+                Dataset <span class="sr-only">of {a.slug}</span>
+              </a>
+            </td>
+            <td>
+              <a href={href(["automations", a.id, "evaluators"])}>
+                Evaluators <span class="sr-only">of {a.slug}</span>
+              </a>
+            </td>
+            <td>
+              <a href={href(["automations", a.id, "experiments"])}>
+                Experiments <span class="sr-only">of {a.slug}</span>
+              </a>
+            </td>
+            <td>
+              <a href={href(["automations", a.id, "health"])}>
+                Health <span class="sr-only">of {a.slug}</span>
+              </a>
+            </td>
+          </tr>
+        )}
+      />
     </Page>
   );
 }
@@ -104,13 +91,7 @@ export function Dataset({ automation }: { automation: string }) {
     <Page title="Dataset">
       <SubNav automation={automation} />
       <Problem error={list.error} />
-      {!list.data ? (
-        <Skeleton rows={6} />
-      ) : list.data.data.length === 0 ? (
-        <Notice>This automation has no examples yet.</Notice>
-      ) : (
-        <ExampleTable automation={automation} rows={list.data.data} />
-      )}
+      <ExampleTable automation={automation} rows={list.data?.data} />
       {list.data ? (
         <nav class="pager" aria-label="Pages">
           {offset > 0 ? (
@@ -219,34 +200,25 @@ export function Dataset({ automation }: { automation: string }) {
   );
 }
 
-function ExampleTable({ automation, rows }: { automation: string; rows: Example[] }) {
+function ExampleTable({ automation, rows }: { automation: string; rows: Example[] | undefined }) {
   return (
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Example</th>
-            <th scope="col">Input</th>
-            <th scope="col">Expected</th>
-            <th scope="col">Annotation</th>
-            <th scope="col">Latest run</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((e) => (
-            <tr key={e.id}>
-              <td>
-                <a href={href(["automations", automation, "dataset", e.id])}>{e.name}</a>
-              </td>
-              <td class="mono">{JSON.stringify(e.input ?? null).slice(0, 120)}</td>
-              <td class="mono">{JSON.stringify(e.expected ?? null).slice(0, 120)}</td>
-              <td>{e.annotation ?? ""}</td>
-              <td>{e.latestRunId ? <a href={href(["runs", e.latestRunId])}>{e.latestRunId}</a> : "—"}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      rows={rows}
+      skeleton={6}
+      empty="This automation has no examples yet."
+      head={["Example", "Input", "Expected", "Annotation", "Latest run"]}
+      row={(e) => (
+        <tr key={e.id}>
+          <td>
+            <a href={href(["automations", automation, "dataset", e.id])}>{e.name}</a>
+          </td>
+          <td class="mono">{JSON.stringify(e.input ?? null).slice(0, 120)}</td>
+          <td class="mono">{JSON.stringify(e.expected ?? null).slice(0, 120)}</td>
+          <td>{e.annotation ?? ""}</td>
+          <td>{e.latestRunId ? <a href={href(["runs", e.latestRunId])}>{e.latestRunId}</a> : "—"}</td>
+        </tr>
+      )}
+    />
   );
 }
 
@@ -435,56 +407,35 @@ export function Experiments({ automation }: { automation: string }) {
       <SubNav automation={automation} />
       <Problem error={list.error} />
       <Problem error={start.error} />
-      {!list.data ? (
-        <Skeleton rows={6} />
-      ) : list.data.data.length === 0 ? (
-        <Notice>No experiments yet.</Notice>
-      ) : (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">
-                  <span class="sr-only">Select</span>
-                </th>
-                <th scope="col">Experiment</th>
-                <th scope="col">Status</th>
-                <th scope="col">Progress</th>
-                <th scope="col">Passed</th>
-                <th scope="col">Failed</th>
-                <th scope="col">Average score</th>
-                <th scope="col">Version</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.data.map((e) => (
-                <tr key={e.id}>
-                  <td>
-                    <input type="checkbox" aria-label={`Select ${e.id} for comparison`} checked={picked.includes(e.id)} onChange={() => toggle(e.id)} />
-                  </td>
-                  <td>
-                    <a href={href(["automations", automation, "experiments", e.id])}>{e.id}</a>
-                  </td>
-                  <td>
-                    <Badge value={e.status} />
-                  </td>
-                  <td>
-                    <progress class="progress" max={e.runCount || 1} value={e.completedCount} aria-label={`${e.completedCount} of ${e.runCount} runs finished`} /> {e.completedCount}/{e.runCount}
-                  </td>
-                  <td>{e.passedCount}</td>
-                  <td>{e.failedCount}</td>
-                  <td>{score(e.avgScore)}</td>
-                  <td>{e.version ?? "—"}</td>
-                  <td>
-                    <Time iso={e.createdAt} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable
+        rows={list.data?.data}
+        skeleton={6}
+        empty="No experiments yet."
+        head={[<span class="sr-only">Select</span>, "Experiment", "Status", "Progress", "Passed", "Failed", "Average score", "Version", "Created"]}
+        row={(e) => (
+          <tr key={e.id}>
+            <td>
+              <input type="checkbox" aria-label={`Select ${e.id} for comparison`} checked={picked.includes(e.id)} onChange={() => toggle(e.id)} />
+            </td>
+            <td>
+              <a href={href(["automations", automation, "experiments", e.id])}>{e.id}</a>
+            </td>
+            <td>
+              <Badge value={e.status} />
+            </td>
+            <td>
+              <progress class="progress" max={e.runCount || 1} value={e.completedCount} aria-label={`${e.completedCount} of ${e.runCount} runs finished`} /> {e.completedCount}/{e.runCount}
+            </td>
+            <td>{e.passedCount}</td>
+            <td>{e.failedCount}</td>
+            <td>{score(e.avgScore)}</td>
+            <td>{e.version ?? "—"}</td>
+            <td>
+              <Time iso={e.createdAt} />
+            </td>
+          </tr>
+        )}
+      />
     </Page>
   );
 }
@@ -534,44 +485,33 @@ export function ExperimentDetail({ automation, experiment }: { automation: strin
 
 function ExperimentRuns({ detail }: { detail: Detail }) {
   return (
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Example</th>
-            <th scope="col">Run</th>
-            <th scope="col">Status</th>
-            <th scope="col">Score</th>
-            <th scope="col">Evaluators</th>
+    <Table
+      rows={detail.runs}
+      head={["Example", "Run", "Status", "Score", "Evaluators"]}
+      row={(r) => {
+        const results = detail.resultsByRun[r.id] ?? [];
+        return (
+          <tr key={r.id}>
+            <td>{r.exampleName ?? r.exampleId ?? "—"}</td>
+            <td>
+              <a href={href(["runs", r.id])}>{r.id}</a>
+            </td>
+            <td>
+              <Badge value={r.status} />
+            </td>
+            <td>{score(overall(results))}</td>
+            <td>
+              {results.map((x) => (
+                <div key={x.id}>
+                  {x.evaluatorName}: {score(x.score)} {x.passed === null ? "" : <Badge value={x.passed ? "passed" : "failed"} />}
+                  {x.error ? <span class="problem">{x.error}</span> : null}
+                </div>
+              ))}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {detail.runs.map((r) => {
-            const results = detail.resultsByRun[r.id] ?? [];
-            return (
-              <tr key={r.id}>
-                <td>{r.exampleName ?? r.exampleId ?? "—"}</td>
-                <td>
-                  <a href={href(["runs", r.id])}>{r.id}</a>
-                </td>
-                <td>
-                  <Badge value={r.status} />
-                </td>
-                <td>{score(overall(results))}</td>
-                <td>
-                  {results.map((x) => (
-                    <div key={x.id}>
-                      {x.evaluatorName}: {score(x.score)} {x.passed === null ? "" : <Badge value={x.passed ? "passed" : "failed"} />}
-                      {x.error ? <span class="problem">{x.error}</span> : null}
-                    </div>
-                  ))}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+        );
+      }}
+    />
   );
 }
 
@@ -604,38 +544,28 @@ export function Compare({ automation, left, right }: { automation: string; left:
             ))}
           </div>
           <p class="muted">{rows.filter((r) => r.changed).length} example(s) changed; they come first.</p>
-          <div class="table-wrap">
-            <table class="compare">
-              <thead>
-                <tr>
-                  <th scope="col">Example</th>
-                  <th scope="col">Score A</th>
-                  <th scope="col">Score B</th>
-                  <th scope="col">Change</th>
-                  <th scope="col">Runs</th>
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((r) => (
-                  <tr key={r.key} class={r.changed ? "changed" : ""}>
-                    <td>
-                      {r.name} {r.changed ? <span class="sr-only">(changed)</span> : null}
-                    </td>
-                    <td>
-                      {score(r.left?.score)} {r.left?.passed === false ? <Badge value="failed" /> : null}
-                    </td>
-                    <td>
-                      {score(r.right?.score)} {r.right?.passed === false ? <Badge value="failed" /> : null}
-                    </td>
-                    <td class={r.delta === null ? "" : r.delta > 0 ? "score-up" : r.delta < 0 ? "score-down" : ""}>{r.delta === null ? (r.changed ? "only in one" : "—") : `${r.delta > 0 ? "+" : ""}${r.delta.toFixed(3)}`}</td>
-                    <td>
-                      {r.left ? <a href={href(["runs", r.left.run])}>A</a> : null} {r.right ? <a href={href(["runs", r.right.run])}>B</a> : null}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            class="compare"
+            rows={rows}
+            head={["Example", "Score A", "Score B", "Change", "Runs"]}
+            row={(r) => (
+              <tr key={r.key} class={r.changed ? "changed" : ""}>
+                <td>
+                  {r.name} {r.changed ? <span class="sr-only">(changed)</span> : null}
+                </td>
+                <td>
+                  {score(r.left?.score)} {r.left?.passed === false ? <Badge value="failed" /> : null}
+                </td>
+                <td>
+                  {score(r.right?.score)} {r.right?.passed === false ? <Badge value="failed" /> : null}
+                </td>
+                <td class={r.delta === null ? "" : r.delta > 0 ? "score-up" : r.delta < 0 ? "score-down" : ""}>{r.delta === null ? (r.changed ? "only in one" : "—") : `${r.delta > 0 ? "+" : ""}${r.delta.toFixed(3)}`}</td>
+                <td>
+                  {r.left ? <a href={href(["runs", r.left.run])}>A</a> : null} {r.right ? <a href={href(["runs", r.right.run])}>B</a> : null}
+                </td>
+              </tr>
+            )}
+          />
         </>
       ) : null}
     </Page>

@@ -7,6 +7,7 @@ import { errorText } from "../api";
 import { go, href } from "../router";
 import { Badge, Json, Notice, Page, Problem, Skeleton, Time, useLoad, useSession } from "../ui";
 import { ArtifactPreview } from "./preview";
+import { DataTable } from "../components/table";
 
 export function HumanReviewQueue({ query }: { query: URLSearchParams }) {
   const { client } = useSession();
@@ -17,46 +18,30 @@ export function HumanReviewQueue({ query }: { query: URLSearchParams }) {
     <Page title="Human review">
       <p class="muted">Pending tasks, oldest first. A run waits until its task is approved or rejected.</p>
       <Problem error={list.error} />
-      {!list.data ? (
-        <Skeleton rows={6} />
-      ) : list.data.tasks.length === 0 ? (
-        <Notice>No task waits for a review.</Notice>
-      ) : (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Task</th>
-                <th scope="col">Automation</th>
-                <th scope="col">Step</th>
-                <th scope="col">Fields to check</th>
-                <th scope="col">Waiting since</th>
-                <th scope="col">Run</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.tasks.map((t) => (
-                <tr key={t.id}>
-                  <td>
-                    <a href={href(["human-reviews", t.id])}>{t.id}</a>
-                  </td>
-                  <td>{t.automationName}</td>
-                  <td>{t.sourceLabel}</td>
-                  <td>
-                    {t.confirmedCount} of {t.requiredCount} confirmed
-                  </td>
-                  <td>
-                    <Time iso={t.createdAt} />
-                  </td>
-                  <td>
-                    <a href={href(["runs", t.executionId])}>{t.executionId}</a>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable
+        rows={list.data?.tasks}
+        skeleton={6}
+        empty="No task waits for a review."
+        head={["Task", "Automation", "Step", "Fields to check", "Waiting since", "Run"]}
+        row={(t) => (
+          <tr key={t.id}>
+            <td>
+              <a href={href(["human-reviews", t.id])}>{t.id}</a>
+            </td>
+            <td>{t.automationName}</td>
+            <td>{t.sourceLabel}</td>
+            <td>
+              {t.confirmedCount} of {t.requiredCount} confirmed
+            </td>
+            <td>
+              <Time iso={t.createdAt} />
+            </td>
+            <td>
+              <a href={href(["runs", t.executionId])}>{t.executionId}</a>
+            </td>
+          </tr>
+        )}
+      />
       <nav class="pager" aria-label="Pages">
         {cursor ? <a href={href(["human-reviews"], { automation_id: automationId })}>First page</a> : <span />}
         {list.data?.nextCursor ? <a href={href(["human-reviews"], { automation_id: automationId, cursor: list.data.nextCursor })}>Next page</a> : null}

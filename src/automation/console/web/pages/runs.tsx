@@ -2,6 +2,7 @@
 // artifacts with previews, usage, trace, cancel/rerun, the run's review).
 import { useEffect, useState } from "preact/hooks";
 import type { Artifact, Run, RunEvent, RunStep, RunUsage } from "../../../client/index";
+import { Table } from "../components/table";
 import { go, href } from "../router";
 import { Badge, bytes, duration, Facts, Json, Notice, Page, Problem, saveBlob, Skeleton, Time, useAction, useInterval, useLoad, useSession } from "../ui";
 import { ArtifactPreview } from "./preview";
@@ -160,49 +161,37 @@ export function RunsList({ query }: { query: URLSearchParams }) {
 }
 
 export function RunTable({ runs }: { runs: Run[] }) {
-  if (runs.length === 0) return <Notice>No runs match.</Notice>;
   return (
-    <div class="table-wrap">
-      <table class="runs">
-        <thead>
-          <tr>
-            <th scope="col">Run</th>
-            <th scope="col">Automation</th>
-            <th scope="col">Status</th>
-            <th scope="col">Trigger</th>
-            <th scope="col">Created</th>
-            <th scope="col">Duration</th>
-            <th scope="col">Review</th>
+    <Table
+      class="runs"
+      rows={runs}
+      empty="No runs match."
+      head={["Run", "Automation", "Status", "Trigger", "Created", "Duration", "Review"]}
+      row={(r) => {
+        const source = rec(r.source);
+        const timing = rec(r.timing);
+        // The API puts a run's review under execution.review (verdict and status).
+        const raw = rec(r.execution).review ?? r.review;
+        const review = raw ? rec(raw) : null;
+        return (
+          <tr key={r.id}>
+            <td>
+              <a href={href(["runs", r.id])}>{r.id}</a>
+            </td>
+            <td>{String(source.slug ?? source.name ?? source.id ?? "—")}</td>
+            <td>
+              <Badge value={runStatus(r)} />
+            </td>
+            <td>{String(rec(r.trigger).type ?? "—")}</td>
+            <td>
+              <Time iso={timing.createdAt as string} />
+            </td>
+            <td>{duration(timing.durationMs as number | null)}</td>
+            <td>{review ? <Badge value={(review.verdict as string) ?? (review.status as string)} /> : <span class="muted">—</span>}</td>
           </tr>
-        </thead>
-        <tbody>
-          {runs.map((r) => {
-            const source = rec(r.source);
-            const timing = rec(r.timing);
-            // The API puts a run's review under execution.review (verdict and status).
-            const raw = rec(r.execution).review ?? r.review;
-            const review = raw ? rec(raw) : null;
-            return (
-              <tr key={r.id}>
-                <td>
-                  <a href={href(["runs", r.id])}>{r.id}</a>
-                </td>
-                <td>{String(source.slug ?? source.name ?? source.id ?? "—")}</td>
-                <td>
-                  <Badge value={runStatus(r)} />
-                </td>
-                <td>{String(rec(r.trigger).type ?? "—")}</td>
-                <td>
-                  <Time iso={timing.createdAt as string} />
-                </td>
-                <td>{duration(timing.durationMs as number | null)}</td>
-                <td>{review ? <Badge value={(review.verdict as string) ?? (review.status as string)} /> : <span class="muted">—</span>}</td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+        );
+      }}
+    />
   );
 }
 
@@ -341,36 +330,23 @@ function Artifacts({ runId }: { runId: string }) {
         <p class="muted">This run has no files.</p>
       ) : (
         <>
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">File</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Size</th>
-                  <th scope="col">
-                    <span class="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.map((a) => (
-                  <tr key={a.path}>
-                    <td>{a.path}</td>
-                    <td>{String(a.role ?? "")}</td>
-                    <td>{String(a.contentType ?? "")}</td>
-                    <td>{bytes(a.size as number | null)}</td>
-                    <td class="row-actions">
-                      <button type="button" class="secondary" aria-pressed={open?.path === a.path} onClick={() => setOpen(open?.path === a.path ? null : a)}>
-                        {open?.path === a.path ? "Close" : "Open"} <span class="sr-only">{a.path}</span>
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            rows={list.data}
+            head={["File", "Role", "Type", "Size", <span class="sr-only">Actions</span>]}
+            row={(a) => (
+              <tr key={a.path}>
+                <td>{a.path}</td>
+                <td>{String(a.role ?? "")}</td>
+                <td>{String(a.contentType ?? "")}</td>
+                <td>{bytes(a.size as number | null)}</td>
+                <td class="row-actions">
+                  <button type="button" class="secondary" aria-pressed={open?.path === a.path} onClick={() => setOpen(open?.path === a.path ? null : a)}>
+                    {open?.path === a.path ? "Close" : "Open"} <span class="sr-only">{a.path}</span>
+                  </button>
+                </td>
+              </tr>
+            )}
+          />
           <button
             type="button"
             class="secondary"
