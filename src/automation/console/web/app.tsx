@@ -7,7 +7,12 @@ import { SignIn } from "./pages/signin";
 import { RunDetail, RunsList } from "./pages/runs";
 import { AutomationDetail, AutomationsList } from "./pages/automations";
 import { HumanReviewQueue, HumanReviewTaskPage } from "./pages/human-reviews";
-import { Compare, Dataset, Evaluation, Evaluators, ExampleEdit, ExperimentDetail, Experiments, Health } from "./pages/evaluation";
+import { Evaluation } from "./pages/evaluation";
+import { Dataset, ExampleEdit } from "./pages/dataset";
+import { Evaluators } from "./pages/evaluators";
+import { ExperimentDetail, Experiments } from "./pages/experiments";
+import { Compare } from "./pages/compare";
+import { Health } from "./pages/health";
 import { EmailServers, Models, Templates } from "./pages/catalog";
 
 const NAV: { label: string; to: string; first: string; scope?: string }[] = [

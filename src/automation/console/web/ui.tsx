@@ -139,6 +139,9 @@ export function duration(ms: number | null | undefined): string {
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
+export const pct = (n: number | null | undefined) => (n === null || n === undefined ? "—" : `${(n * 100).toFixed(1)} %`);
+export const score = (n: number | null | undefined) => (n === null || n === undefined ? "—" : n.toFixed(3));
+
 export function bytes(n: number | null | undefined): string {
   if (n === null || n === undefined) return "—";
   if (n < 1024) return `${n} B`;

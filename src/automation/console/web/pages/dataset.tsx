@@ -1,0 +1,268 @@
+// An automation's dataset: examples (browse, add, edit, run one, delete), import and export as ZIP.
+import { useEffect, useState } from "preact/hooks";
+import type { Example } from "../../../client/index";
+import { SubNav } from "../components/subnav";
+import { DataTable } from "../components/table";
+import { go, href } from "../router";
+import { Notice, Page, Problem, saveBlob, Skeleton, Time, useAction, useLoad, useSession } from "../ui";
+
+const PAGE = 50;
+
+function parseJson(text: string, what: string): unknown {
+  if (!text.trim()) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error(`${what} is not valid JSON`);
+  }
+}
+
+export function Dataset({ automation }: { automation: string }) {
+  const { client, can } = useSession();
+  const [offset, setOffset] = useState(0);
+  const list = useLoad(() => client.examples.list(automation, { limit: PAGE, offset, include: "full" }), [automation, offset]);
+  const [name, setName] = useState("");
+  const [input, setInput] = useState("{}");
+  const [expected, setExpected] = useState("");
+  const add = useAction();
+  const transfer = useAction();
+  const [mode, setMode] = useState<"append" | "replace">("append");
+  const canWrite = can("automations:write");
+  return (
+    <Page title="Dataset">
+      <SubNav automation={automation} />
+      <Problem error={list.error} />
+      <ExampleTable automation={automation} rows={list.data?.data} />
+      {list.data ? (
+        <nav class="pager" aria-label="Pages">
+          {offset > 0 ? (
+            <button type="button" class="secondary" onClick={() => setOffset(Math.max(0, offset - PAGE))}>
+              Previous page
+            </button>
+          ) : (
+            <span />
+          )}
+          <span class="muted">{list.data.total} examples</span>
+          {offset + PAGE < list.data.total ? (
+            <button type="button" class="secondary" onClick={() => setOffset(offset + PAGE)}>
+              Next page
+            </button>
+          ) : (
+            <span />
+          )}
+        </nav>
+      ) : null}
+      <section aria-labelledby="io-h">
+        <h2 id="io-h">Import and export</h2>
+        <div class="row">
+          <button
+            type="button"
+            class="secondary"
+            disabled={transfer.busy}
+            onClick={() =>
+              transfer.run(async () => {
+                const res = await client.dataset.export(automation);
+                saveBlob(await res.blob(), `dataset-${automation}.zip`);
+              })
+            }
+          >
+            Export dataset (ZIP)
+          </button>
+          {canWrite ? (
+            <>
+              <label>
+                Import mode
+                <select value={mode} onChange={(e) => setMode(e.currentTarget.value as "append" | "replace")}>
+                  <option value="append">append</option>
+                  <option value="replace">replace</option>
+                </select>
+              </label>
+              <label>
+                Import a dataset ZIP
+                <input
+                  type="file"
+                  accept=".zip,application/zip"
+                  onChange={(e) => {
+                    const f = e.currentTarget.files?.[0];
+                    if (f)
+                      void transfer.run(async () => {
+                        const r = await client.dataset.import(automation, f, { mode });
+                        list.reload();
+                        return `Imported: ${r.created} example(s) created (${r.mode}).`;
+                      });
+                  }}
+                />
+              </label>
+            </>
+          ) : null}
+        </div>
+        <Problem error={transfer.error} />
+        {transfer.done ? <Notice>{transfer.done}</Notice> : null}
+      </section>
+      {canWrite ? (
+        <section aria-labelledby="add-h">
+          <h2 id="add-h">Add an example</h2>
+          <form
+            class="stack"
+            onSubmit={(e) => {
+              e.preventDefault();
+              void add.run(async () => {
+                const ex = await client.examples.create(automation, {
+                  name: name || null,
+                  input: parseJson(input, "Input") as Record<string, unknown>,
+                  expected: parseJson(expected, "Expected output"),
+                });
+                go(href(["automations", automation, "dataset", ex.id]));
+              });
+            }}
+          >
+            <label>
+              Name
+              <input value={name} pattern="[a-z0-9][a-z0-9_\-]*" maxLength={128} onInput={(e) => setName(e.currentTarget.value)} />
+            </label>
+            <label>
+              Input (JSON)
+              <textarea class="code" rows={5} spellcheck={false} value={input} onInput={(e) => setInput(e.currentTarget.value)} />
+            </label>
+            <label>
+              Expected output (JSON)
+              <textarea class="code" rows={4} spellcheck={false} value={expected} onInput={(e) => setExpected(e.currentTarget.value)} />
+            </label>
+            <div class="row">
+              <button type="submit" disabled={add.busy}>
+                Add example
+              </button>
+            </div>
+            <Problem error={add.error} />
+          </form>
+        </section>
+      ) : null}
+    </Page>
+  );
+}
+
+function ExampleTable({ automation, rows }: { automation: string; rows: Example[] | undefined }) {
+  return (
+    <DataTable
+      rows={rows}
+      skeleton={6}
+      empty="This automation has no examples yet."
+      head={["Example", "Input", "Expected", "Annotation", "Latest run"]}
+      row={(e) => (
+        <tr key={e.id}>
+          <td>
+            <a href={href(["automations", automation, "dataset", e.id])}>{e.name}</a>
+          </td>
+          <td class="mono">{JSON.stringify(e.input ?? null).slice(0, 120)}</td>
+          <td class="mono">{JSON.stringify(e.expected ?? null).slice(0, 120)}</td>
+          <td>{e.annotation ?? ""}</td>
+          <td>{e.latestRunId ? <a href={href(["runs", e.latestRunId])}>{e.latestRunId}</a> : "—"}</td>
+        </tr>
+      )}
+    />
+  );
+}
+
+export function ExampleEdit({ automation, example }: { automation: string; example: string }) {
+  const { client, can } = useSession();
+  const loaded = useLoad(() => client.examples.get(automation, example), [automation, example]);
+  const [form, setForm] = useState({ name: "", input: "", expected: "", annotation: "", metadata: "" });
+  const save = useAction();
+  useEffect(() => {
+    const e = loaded.data;
+    if (!e) return;
+    setForm({
+      name: e.name,
+      input: JSON.stringify(e.input ?? {}, null, 2),
+      expected: e.expected === undefined || e.expected === null ? "" : JSON.stringify(e.expected, null, 2),
+      annotation: e.annotation ?? "",
+      metadata: e.metadata ? JSON.stringify(e.metadata, null, 2) : "",
+    });
+  }, [loaded.data]);
+  const canWrite = can("automations:write");
+  const field = (k: keyof typeof form) => (e: Event) => setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value });
+  return (
+    <Page title={`Example ${loaded.data?.name ?? example}`}>
+      <SubNav automation={automation} />
+      <Problem error={loaded.error} />
+      {!loaded.data ? (
+        <Skeleton rows={6} />
+      ) : (
+        <form
+          class="stack"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void save.run(async () => {
+              await client.examples.update(automation, example, {
+                name: form.name,
+                input: parseJson(form.input, "Input") as Record<string, unknown>,
+                expected: parseJson(form.expected, "Expected output"),
+                annotation: form.annotation || null,
+                metadata: parseJson(form.metadata, "Metadata") as Record<string, unknown> | null,
+              });
+              loaded.reload();
+              return "Example saved.";
+            });
+          }}
+        >
+          <fieldset disabled={!canWrite} class="stack">
+            <label>
+              Name
+              <input value={form.name} onInput={field("name")} pattern="[a-z0-9][a-z0-9_\-]*" required />
+            </label>
+            <label>
+              Input (JSON)
+              <textarea class="code" rows={8} spellcheck={false} value={form.input} onInput={field("input")} />
+            </label>
+            <label>
+              Expected output (JSON)
+              <textarea class="code" rows={6} spellcheck={false} value={form.expected} onInput={field("expected")} />
+            </label>
+            <label>
+              Annotation
+              <input value={form.annotation} onInput={field("annotation")} />
+            </label>
+            <label>
+              Metadata (JSON)
+              <textarea class="code" rows={3} spellcheck={false} value={form.metadata} onInput={field("metadata")} />
+            </label>
+          </fieldset>
+          <p class="muted">
+            Expected files: {loaded.data.expectedFiles.map((f) => f.name).join(", ") || "none"} · updated <Time iso={loaded.data.updatedAt ?? null} />
+          </p>
+          {canWrite ? (
+            <div class="row">
+              <button type="submit" disabled={save.busy}>
+                Save example
+              </button>
+              <button
+                type="button"
+                class="secondary"
+                disabled={save.busy || !can("runs:write")}
+                onClick={() => save.run(async () => void go(href(["runs", (await client.examples.run(automation, example)).id])))}
+              >
+                Run this example
+              </button>
+              <button
+                type="button"
+                class="danger"
+                disabled={save.busy}
+                onClick={() =>
+                  save.run(async () => {
+                    if (!confirm(`Delete example ${form.name}?`)) return;
+                    await client.examples.delete(automation, example);
+                    go(href(["automations", automation, "dataset"]));
+                  })
+                }
+              >
+                Delete
+              </button>
+            </div>
+          ) : null}
+          <Problem error={save.error} />
+          {save.done ? <Notice>{save.done}</Notice> : null}
+        </form>
+      )}
+    </Page>
+  );
+}

@@ -1,0 +1,148 @@
+// Experiments: the list (progress, pass/fail counts, average score; pick two to compare) and one
+// experiment with its per-example runs and scores.
+import { useState } from "preact/hooks";
+import type { ExperimentDetail as Detail } from "../../../client/index";
+import { overall } from "../compare";
+import { SubNav } from "../components/subnav";
+import { DataTable, Table } from "../components/table";
+import { go, href } from "../router";
+import { Badge, Facts, Page, Problem, Skeleton, Time, useAction, useInterval, useLoad, score, useSession } from "../ui";
+
+export function Experiments({ automation }: { automation: string }) {
+  const { client, can } = useSession();
+  const list = useLoad(() => client.experiments.list(automation, { limit: 100 }), [automation]);
+  const [picked, setPicked] = useState<string[]>([]);
+  const start = useAction();
+  const running = (list.data?.data ?? []).some((e) => e.status !== "completed");
+  useInterval(list.reload, 1500, running);
+  const toggle = (id: string) => setPicked((p) => (p.includes(id) ? p.filter((x) => x !== id) : [...p.slice(-1), id]));
+  return (
+    <Page
+      title="Experiments"
+      actions={
+        <>
+          {picked.length === 2 ? (
+            <a class="button" href={href(["automations", automation, "compare"], { a: picked[0], b: picked[1] })}>
+              Compare the two selected
+            </a>
+          ) : (
+            <span class="muted">Select two to compare</span>
+          )}
+          {can("runs:write") ? (
+            <button type="button" class="secondary" disabled={start.busy} onClick={() => start.run(async () => void go(href(["automations", automation, "experiments", (await client.experiments.create(automation, {})).id])))}>
+              Run the whole dataset
+            </button>
+          ) : null}
+        </>
+      }
+    >
+      <SubNav automation={automation} />
+      <Problem error={list.error} />
+      <Problem error={start.error} />
+      <DataTable
+        rows={list.data?.data}
+        skeleton={6}
+        empty="No experiments yet."
+        head={[<span class="sr-only">Select</span>, "Experiment", "Status", "Progress", "Passed", "Failed", "Average score", "Version", "Created"]}
+        row={(e) => (
+          <tr key={e.id}>
+            <td>
+              <input type="checkbox" aria-label={`Select ${e.id} for comparison`} checked={picked.includes(e.id)} onChange={() => toggle(e.id)} />
+            </td>
+            <td>
+              <a href={href(["automations", automation, "experiments", e.id])}>{e.id}</a>
+            </td>
+            <td>
+              <Badge value={e.status} />
+            </td>
+            <td>
+              <progress class="progress" max={e.runCount || 1} value={e.completedCount} aria-label={`${e.completedCount} of ${e.runCount} runs finished`} /> {e.completedCount}/{e.runCount}
+            </td>
+            <td>{e.passedCount}</td>
+            <td>{e.failedCount}</td>
+            <td>{score(e.avgScore)}</td>
+            <td>{e.version ?? "—"}</td>
+            <td>
+              <Time iso={e.createdAt} />
+            </td>
+          </tr>
+        )}
+      />
+    </Page>
+  );
+}
+
+export function ExperimentDetail({ automation, experiment }: { automation: string; experiment: string }) {
+  const { client, can } = useSession();
+  const loaded = useLoad(() => client.experiments.get(automation, experiment), [automation, experiment]);
+  const cancel = useAction();
+  const e = loaded.data;
+  useInterval(loaded.reload, 1000, !!e && e.status !== "completed");
+  return (
+    <Page
+      title={`Experiment ${experiment}`}
+      actions={
+        e && e.status !== "completed" && can("runs:write") ? (
+          <button type="button" class="danger" disabled={cancel.busy} onClick={() => cancel.run(async () => void (await client.experiments.cancel(automation, experiment), loaded.reload()))}>
+            Cancel experiment
+          </button>
+        ) : null
+      }
+    >
+      <SubNav automation={automation} />
+      <Problem error={loaded.error} />
+      <Problem error={cancel.error} />
+      {!e ? (
+        <Skeleton rows={6} />
+      ) : (
+        <>
+          <Facts
+            rows={[
+              ["Status", <Badge value={e.status} />],
+              ["Progress", <span><progress class="progress" max={e.runCount || 1} value={e.completedCount} aria-label="runs finished" /> {e.completedCount}/{e.runCount}</span>],
+              ["Passed", String(e.passedCount)],
+              ["Failed", String(e.failedCount)],
+              ["Average score", score(e.avgScore)],
+              ["Version", e.version ?? "—"],
+              ["Created", <Time iso={e.createdAt} />],
+              ["Completed", <Time iso={e.completedAt} />],
+            ]}
+          />
+          <ExperimentRuns detail={e} />
+        </>
+      )}
+    </Page>
+  );
+}
+
+function ExperimentRuns({ detail }: { detail: Detail }) {
+  return (
+    <Table
+      rows={detail.runs}
+      head={["Example", "Run", "Status", "Score", "Evaluators"]}
+      row={(r) => {
+        const results = detail.resultsByRun[r.id] ?? [];
+        return (
+          <tr key={r.id}>
+            <td>{r.exampleName ?? r.exampleId ?? "—"}</td>
+            <td>
+              <a href={href(["runs", r.id])}>{r.id}</a>
+            </td>
+            <td>
+              <Badge value={r.status} />
+            </td>
+            <td>{score(overall(results))}</td>
+            <td>
+              {results.map((x) => (
+                <div key={x.id}>
+                  {x.evaluatorName}: {score(x.score)} {x.passed === null ? "" : <Badge value={x.passed ? "passed" : "failed"} />}
+                  {x.error ? <span class="problem">{x.error}</span> : null}
+                </div>
+              ))}
+            </td>
+          </tr>
+        );
+      }}
+    />
+  );
+}
