@@ -2,6 +2,7 @@
 // and a run form generated from the workflow's inputs (file inputs by upload) that starts a manual run.
 import { useState } from "preact/hooks";
 import type { Automation, AutomationSummary } from "../../../client/index";
+import { TextField } from "../components/field";
 import { DataTable } from "../components/table";
 import { go, href } from "../router";
 import { Badge, Facts, Json, Page, Problem, Skeleton, Time, useAction, useLoad, useSession } from "../ui";
@@ -24,10 +25,7 @@ export function AutomationsList({ query }: { query: URLSearchParams }) {
           go(href(["automations"], { search: draft }));
         }}
       >
-        <label>
-          Search
-          <input type="search" value={draft} placeholder="slug, name or description" onInput={(e) => setDraft(e.currentTarget.value)} />
-        </label>
+        <TextField label="Search" type="search" value={draft} placeholder="slug, name or description" onValue={setDraft} />
         <div class="filter-buttons">
           <button type="submit">Search</button>
         </div>

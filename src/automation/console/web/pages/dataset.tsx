@@ -1,6 +1,7 @@
 // An automation's dataset: examples (browse, add, edit, run one, delete), import and export as ZIP.
 import { useEffect, useState } from "preact/hooks";
 import type { Example } from "../../../client/index";
+import { CodeField, SelectField, TextField } from "../components/field";
 import { SubNav } from "../components/subnav";
 import { DataTable } from "../components/table";
 import { go, href } from "../router";
@@ -70,13 +71,7 @@ export function Dataset({ automation }: { automation: string }) {
           </button>
           {canWrite ? (
             <>
-              <label>
-                Import mode
-                <select value={mode} onChange={(e) => setMode(e.currentTarget.value as "append" | "replace")}>
-                  <option value="append">append</option>
-                  <option value="replace">replace</option>
-                </select>
-              </label>
+              <SelectField label="Import mode" value={mode} options={["append", "replace"]} onValue={(v) => setMode(v as "append" | "replace")} />
               <label>
                 Import a dataset ZIP
                 <input
@@ -116,18 +111,9 @@ export function Dataset({ automation }: { automation: string }) {
               });
             }}
           >
-            <label>
-              Name
-              <input value={name} pattern="[a-z0-9][a-z0-9_\-]*" maxLength={128} onInput={(e) => setName(e.currentTarget.value)} />
-            </label>
-            <label>
-              Input (JSON)
-              <textarea class="code" rows={5} spellcheck={false} value={input} onInput={(e) => setInput(e.currentTarget.value)} />
-            </label>
-            <label>
-              Expected output (JSON)
-              <textarea class="code" rows={4} spellcheck={false} value={expected} onInput={(e) => setExpected(e.currentTarget.value)} />
-            </label>
+            <TextField label="Name" value={name} pattern="[a-z0-9][a-z0-9_\-]*" maxLength={128} onValue={setName} />
+            <CodeField label="Input (JSON)" rows={5} value={input} onValue={setInput} />
+            <CodeField label="Expected output (JSON)" rows={4} value={expected} onValue={setExpected} />
             <div class="row">
               <button type="submit" disabled={add.busy}>
                 Add example
@@ -180,7 +166,7 @@ export function ExampleEdit({ automation, example }: { automation: string; examp
     });
   }, [loaded.data]);
   const canWrite = can("automations:write");
-  const field = (k: keyof typeof form) => (e: Event) => setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value });
+  const field = (k: keyof typeof form) => (v: string) => setForm({ ...form, [k]: v });
   return (
     <Page title={`Example ${loaded.data?.name ?? example}`}>
       <SubNav automation={automation} />
@@ -206,26 +192,11 @@ export function ExampleEdit({ automation, example }: { automation: string; examp
           }}
         >
           <fieldset disabled={!canWrite} class="stack">
-            <label>
-              Name
-              <input value={form.name} onInput={field("name")} pattern="[a-z0-9][a-z0-9_\-]*" required />
-            </label>
-            <label>
-              Input (JSON)
-              <textarea class="code" rows={8} spellcheck={false} value={form.input} onInput={field("input")} />
-            </label>
-            <label>
-              Expected output (JSON)
-              <textarea class="code" rows={6} spellcheck={false} value={form.expected} onInput={field("expected")} />
-            </label>
-            <label>
-              Annotation
-              <input value={form.annotation} onInput={field("annotation")} />
-            </label>
-            <label>
-              Metadata (JSON)
-              <textarea class="code" rows={3} spellcheck={false} value={form.metadata} onInput={field("metadata")} />
-            </label>
+            <TextField label="Name" value={form.name} onValue={field("name")} pattern="[a-z0-9][a-z0-9_\-]*" required />
+            <CodeField label="Input (JSON)" rows={8} value={form.input} onValue={field("input")} />
+            <CodeField label="Expected output (JSON)" rows={6} value={form.expected} onValue={field("expected")} />
+            <TextField label="Annotation" value={form.annotation} onValue={field("annotation")} />
+            <CodeField label="Metadata (JSON)" rows={3} value={form.metadata} onValue={field("metadata")} />
           </fieldset>
           <p class="muted">
             Expected files: {loaded.data.expectedFiles.map((f) => f.name).join(", ") || "none"} · updated <Time iso={loaded.data.updatedAt ?? null} />

@@ -1,5 +1,6 @@
 // An automation's evaluators: the YAML, validated by the server when saved (its issues name the line).
 import { useEffect, useState } from "preact/hooks";
+import { CodeField } from "../components/field";
 import { SubNav } from "../components/subnav";
 import { Notice, Page, Problem, Skeleton, useAction, useLoad, useSession } from "../ui";
 
@@ -29,10 +30,7 @@ export function Evaluators({ automation }: { automation: string }) {
             });
           }}
         >
-          <label>
-            Evaluators (YAML)
-            <textarea class="code" rows={18} spellcheck={false} value={yaml} readOnly={!can("automations:write")} onInput={(e) => setYaml(e.currentTarget.value)} />
-          </label>
+          <CodeField label="Evaluators (YAML)" rows={18} value={yaml} readOnly={!can("automations:write")} onValue={setYaml} />
           {loaded.data ? (
             <p class="muted">
               {loaded.data.config.evaluators.length} evaluator(s), pass threshold {loaded.data.config.passThreshold}

@@ -1,5 +1,6 @@
 // Review health: coverage, correctness and its Wilson interval, per day/week/month as a chart.
 import { useEffect, useRef, useState } from "preact/hooks";
+import { SelectField } from "../components/field";
 import { SubNav } from "../components/subnav";
 import { go, href } from "../router";
 import { Facts, Json, Page, Problem, Skeleton, Time, useLoad, pct, useSession } from "../ui";
@@ -13,14 +14,7 @@ export function Health({ automation, query }: { automation: string; query: URLSe
     <Page title="Review health">
       <SubNav automation={automation} />
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          Bucket
-          <select value={bucket} onChange={(e) => go(href(["automations", automation, "health"], { bucket: e.currentTarget.value }))}>
-            <option value="day">day</option>
-            <option value="week">week</option>
-            <option value="month">month</option>
-          </select>
-        </label>
+        <SelectField label="Bucket" value={bucket} options={["day", "week", "month"]} onValue={(v) => go(href(["automations", automation, "health"], { bucket: v }))} />
       </form>
       <Problem error={health.error} />
       {!h ? (

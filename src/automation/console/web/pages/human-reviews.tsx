@@ -4,6 +4,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { taskConflict, type HumanReviewDecision, type HumanReviewTask } from "../../../client/index";
 import { errorText } from "../api";
+import { SelectField } from "../components/field";
 import { go, href } from "../router";
 import { Badge, Json, Notice, Page, Problem, Skeleton, Time, useLoad, useSession } from "../ui";
 import { ArtifactPreview } from "./preview";
@@ -283,16 +284,7 @@ export function HumanReviewTaskPage({ id }: { id: string }) {
             <section aria-labelledby="doc-h">
               <h2 id="doc-h">Document</h2>
               {task.files.length > 1 ? (
-                <label>
-                  File
-                  <select value={fileId ?? ""} onChange={(e) => setFileId(e.currentTarget.value)}>
-                    {task.files.map((f) => (
-                      <option key={f.fileId} value={f.fileId}>
-                        {f.filename}
-                      </option>
-                    ))}
-                  </select>
-                </label>
+                <SelectField label="File" value={fileId ?? ""} options={task.files.map((f) => [f.fileId, f.filename] as const)} onValue={setFileId} />
               ) : null}
               {file ? (
                 <ArtifactPreview key={file.fileId} name={file.filename} contentType={file.mimeType} load={async () => (await client.humanReviews.file(id, file.fileId)).blob()} />

@@ -2,6 +2,7 @@
 // dataset example of its automation.
 import { useEffect, useState } from "preact/hooks";
 import type { Review, Run } from "../../../client/index";
+import { CodeField, SelectField, TextField } from "../components/field";
 import { href } from "../router";
 import { Notice, Problem, Skeleton, useAction, useLoad, useSession } from "../ui";
 
@@ -78,23 +79,18 @@ export function RunReview({ run }: { run: Run }) {
               </label>
             ))}
           </fieldset>
-          <label>
-            Status
-            <select value={status} disabled={!canWrite} onChange={(e) => setStatus(e.currentTarget.value)}>
-              <option value="">default (correct closes)</option>
-              <option value="open">open</option>
-              <option value="closed">closed</option>
-              <option value="wont_fix">won't fix</option>
-            </select>
-          </label>
+          <SelectField
+            label="Status"
+            value={status}
+            disabled={!canWrite}
+            options={[["", "default (correct closes)"], "open", "closed", ["wont_fix", "won't fix"]]}
+            onValue={setStatus}
+          />
           <label>
             Note
             <textarea id="review-note" rows={3} value={note} disabled={!canWrite} onInput={(e) => setNote(e.currentTarget.value)} />
           </label>
-          <label>
-            Corrected output (JSON)
-            <textarea id="review-corrected" rows={6} class="code" value={corrected} disabled={!canWrite} onInput={(e) => setCorrected(e.currentTarget.value)} spellcheck={false} />
-          </label>
+          <CodeField label="Corrected output (JSON)" id="review-corrected" rows={6} value={corrected} disabled={!canWrite} onValue={setCorrected} />
           {canWrite ? (
             <div class="row">
               <button type="submit" disabled={save.busy}>
@@ -163,10 +159,7 @@ export function RunReview({ run }: { run: Run }) {
             });
           }}
         >
-          <label>
-            Example name
-            <input value={exampleName} placeholder="generated when empty" pattern="[a-z0-9][a-z0-9_\-]*" onInput={(e) => setExampleName(e.currentTarget.value)} />
-          </label>
+          <TextField label="Example name" value={exampleName} placeholder="generated when empty" pattern="[a-z0-9][a-z0-9_\-]*" onValue={setExampleName} />
           <button type="submit" disabled={promote.busy}>
             Promote to dataset example
           </button>
