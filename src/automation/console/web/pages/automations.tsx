@@ -3,6 +3,7 @@
 import { useState } from "preact/hooks";
 import type { Automation, AutomationSummary } from "../../../client/index";
 import { TextField } from "../components/field";
+import { FilterForm } from "../components/filters";
 import { DataTable } from "../components/table";
 import { go, href } from "../router";
 import { Badge, Facts, Json, Page, Problem, Skeleton, Time, useAction, useLoad, useSession } from "../ui";
@@ -17,19 +18,9 @@ export function AutomationsList({ query }: { query: URLSearchParams }) {
   const [draft, setDraft] = useState(search);
   return (
     <Page title="Automations">
-      <form
-        class="filters"
-        role="search"
-        onSubmit={(e) => {
-          e.preventDefault();
-          go(href(["automations"], { search: draft }));
-        }}
-      >
+      <FilterForm role="search" onApply={() => go(href(["automations"], { search: draft }))} buttons={<button type="submit">Search</button>}>
         <TextField label="Search" type="search" value={draft} placeholder="slug, name or description" onValue={setDraft} />
-        <div class="filter-buttons">
-          <button type="submit">Search</button>
-        </div>
-      </form>
+      </FilterForm>
       <Problem error={list.error} />
       <AutomationTable rows={list.data?.data} />
       {list.data ? (

@@ -1,6 +1,7 @@
 // Review health: coverage, correctness and its Wilson interval, per day/week/month as a chart.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { SelectField } from "../components/field";
+import { FilterForm } from "../components/filters";
 import { SubNav } from "../components/subnav";
 import { go, href } from "../router";
 import { Facts, Json, Page, Problem, Skeleton, Time, useLoad, pct, useSession } from "../ui";
@@ -13,9 +14,9 @@ export function Health({ automation, query }: { automation: string; query: URLSe
   return (
     <Page title="Review health">
       <SubNav automation={automation} />
-      <form class="filters" onSubmit={(e) => e.preventDefault()}>
+      <FilterForm>
         <SelectField label="Bucket" value={bucket} options={["day", "week", "month"]} onValue={(v) => go(href(["automations", automation, "health"], { bucket: v }))} />
-      </form>
+      </FilterForm>
       <Problem error={health.error} />
       {!h ? (
         <Skeleton rows={8} />

@@ -1,7 +1,9 @@
 // Runs: the list (the API's filters, cursor pages) and one run (live status, steps, input/output,
 // artifacts with previews, usage, trace, cancel/rerun, the run's review).
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import type { Artifact, Run, RunEvent, RunStep, RunUsage } from "../../../client/index";
+import { SelectField, TextField } from "../components/field";
+import { FilterForm, useAddressDraft } from "../components/filters";
 import { Table } from "../components/table";
 import { go, href } from "../router";
 import { Badge, bytes, duration, Facts, Json, Notice, Page, Problem, saveBlob, Skeleton, Time, useAction, useInterval, useLoad, useSession } from "../ui";
@@ -34,111 +36,46 @@ export function RunsList({ query }: { query: URLSearchParams }) {
   const params = Object.fromEntries(query.entries());
   const key = query.toString();
   const list = useLoad(() => client.runs.list({ limit: 50, ...params }), [key]);
-  const [draft, setDraft] = useState<Record<string, string>>(params);
-  // The form follows the address: after "Runs", "Clear", Back or a shared link it shows the filters
-  // the list was loaded with, so the next Apply does not send a filter the address no longer has.
-  useEffect(() => setDraft(Object.fromEntries(new URLSearchParams(key).entries())), [key]);
-  const set = (k: string, v: string) => setDraft((d) => ({ ...d, [k]: v }));
-  const apply = (e: Event) => {
-    e.preventDefault();
+  const { draft, set, clear } = useAddressDraft(query);
+  const apply = () => {
     const { cursor: _drop, ...rest } = draft;
     // A "to" day includes the whole day.
     if (rest.to && /^\d{4}-\d{2}-\d{2}$/.test(rest.to)) rest.to = `${rest.to}T23:59:59.999Z`;
     go(href(["runs"], rest));
   };
+  const any = (xs: string[]) => [["", "any"] as const, ...xs];
 
   return (
     <Page title="Runs">
-      <form class="filters" onSubmit={apply} aria-label="Filter runs">
-        <label>
-          Status
-          <select value={draft.status ?? ""} onChange={(e) => set("status", e.currentTarget.value)}>
-            <option value="">any</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Automation
-          <input placeholder="id or workflows.slug" value={draft.source ?? ""} onInput={(e) => set("source", e.currentTarget.value)} />
-        </label>
-        <label>
-          Trigger
-          <select value={draft.trigger ?? ""} onChange={(e) => set("trigger", e.currentTarget.value)}>
-            <option value="">any</option>
-            {TRIGGERS.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Batch / experiment
-          <input value={draft.batch_id ?? ""} onInput={(e) => set("batch_id", e.currentTarget.value)} />
-        </label>
-        <label>
-          From
-          <input type="date" value={draft.from ?? ""} onInput={(e) => set("from", e.currentTarget.value)} />
-        </label>
-        <label>
-          To
-          <input type="date" value={(draft.to ?? "").slice(0, 10)} onInput={(e) => set("to", e.currentTarget.value)} />
-        </label>
-        <label>
-          Review
-          <select value={draft.review_verdict ?? ""} onChange={(e) => set("review_verdict", e.currentTarget.value)}>
-            <option value="">any</option>
-            <option value="correct">correct</option>
-            <option value="incorrect">incorrect</option>
-          </select>
-        </label>
-        <label>
-          Review status
-          <select value={draft.review_status ?? ""} onChange={(e) => set("review_status", e.currentTarget.value)}>
-            <option value="">any</option>
-            <option value="open">open</option>
-            <option value="closed">closed</option>
-            <option value="wont_fix">won't fix</option>
-          </select>
-        </label>
-        <label>
-          Sort by
-          <select value={draft.sort ?? ""} onChange={(e) => set("sort", e.currentTarget.value)}>
-            <option value="">created</option>
-            <option value="startedAt">started</option>
-            <option value="completedAt">completed</option>
-          </select>
-        </label>
-        <label>
-          Order
-          <select value={draft.order ?? ""} onChange={(e) => set("order", e.currentTarget.value)}>
-            <option value="">newest first</option>
-            <option value="asc">oldest first</option>
-          </select>
-        </label>
-        <label>
-          Evaluation runs
-          <select value={draft.experiments ?? ""} onChange={(e) => set("experiments", e.currentTarget.value)}>
-            <option value="">included</option>
-            <option value="false">excluded</option>
-          </select>
-        </label>
-        <div class="filter-buttons">
-          <button type="submit">Apply</button>
-          <a class="button secondary" href="#/runs" onClick={() => setDraft({})}>
-            Clear
-          </a>
-          {list.loading && list.data ? (
-            <span class="muted" role="status">
-              Loading…
-            </span>
-          ) : null}
-        </div>
-      </form>
+      <FilterForm
+        label="Filter runs"
+        onApply={apply}
+        buttons={
+          <>
+            <button type="submit">Apply</button>
+            <a class="button secondary" href="#/runs" onClick={clear}>
+              Clear
+            </a>
+            {list.loading && list.data ? (
+              <span class="muted" role="status">
+                Loading…
+              </span>
+            ) : null}
+          </>
+        }
+      >
+        <SelectField label="Status" value={draft.status ?? ""} options={any(STATUSES)} onValue={(v) => set("status", v)} />
+        <TextField label="Automation" placeholder="id or workflows.slug" value={draft.source ?? ""} onValue={(v) => set("source", v)} />
+        <SelectField label="Trigger" value={draft.trigger ?? ""} options={any(TRIGGERS)} onValue={(v) => set("trigger", v)} />
+        <TextField label="Batch / experiment" value={draft.batch_id ?? ""} onValue={(v) => set("batch_id", v)} />
+        <TextField label="From" type="date" value={draft.from ?? ""} onValue={(v) => set("from", v)} />
+        <TextField label="To" type="date" value={(draft.to ?? "").slice(0, 10)} onValue={(v) => set("to", v)} />
+        <SelectField label="Review" value={draft.review_verdict ?? ""} options={any(["correct", "incorrect"])} onValue={(v) => set("review_verdict", v)} />
+        <SelectField label="Review status" value={draft.review_status ?? ""} options={[["", "any"], "open", "closed", ["wont_fix", "won't fix"]]} onValue={(v) => set("review_status", v)} />
+        <SelectField label="Sort by" value={draft.sort ?? ""} options={[["", "created"], ["startedAt", "started"], ["completedAt", "completed"]]} onValue={(v) => set("sort", v)} />
+        <SelectField label="Order" value={draft.order ?? ""} options={[["", "newest first"], ["asc", "oldest first"]]} onValue={(v) => set("order", v)} />
+        <SelectField label="Evaluation runs" value={draft.experiments ?? ""} options={[["", "included"], ["false", "excluded"]]} onValue={(v) => set("experiments", v)} />
+      </FilterForm>
       <p class="hint">Every other filter of the API works in the address too, e.g. <code>#/runs?example_id=ex_…</code> or <code>#/runs?has_corrections=true</code>.</p>
       <Problem error={list.error} />
       {!list.data && list.loading ? <Skeleton rows={10} /> : null}
