@@ -175,6 +175,16 @@ export function Facts({ rows }: { rows: [string, ComponentChildren][] }) {
   );
 }
 
+/** An action's outcome under its button row: its error, or its success message. */
+export function Outcome({ action }: { action: { error: unknown; done: string | null } }) {
+  return (
+    <>
+      <Problem error={action.error} />
+      {action.done ? <Notice>{action.done}</Notice> : null}
+    </>
+  );
+}
+
 /** Runs an action, showing its error or its success message under the button row. */
 export function useAction(): { busy: boolean; error: unknown; done: string | null; run(fn: () => Promise<string | void>): Promise<void> } {
   const [busy, setBusy] = useState(false);

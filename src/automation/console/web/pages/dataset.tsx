@@ -5,7 +5,7 @@ import { CodeField, SelectField, TextField } from "../components/field";
 import { SubNav } from "../components/subnav";
 import { DataTable } from "../components/table";
 import { go, href } from "../router";
-import { Notice, Page, Problem, saveBlob, Skeleton, Time, useAction, useLoad, useSession } from "../ui";
+import { Outcome, Page, Problem, saveBlob, Skeleton, Time, useAction, useLoad, useSession } from "../ui";
 
 const PAGE = 50;
 
@@ -91,8 +91,7 @@ export function Dataset({ automation }: { automation: string }) {
             </>
           ) : null}
         </div>
-        <Problem error={transfer.error} />
-        {transfer.done ? <Notice>{transfer.done}</Notice> : null}
+        <Outcome action={transfer} />
       </section>
       {canWrite ? (
         <section aria-labelledby="add-h">
@@ -230,8 +229,7 @@ export function ExampleEdit({ automation, example }: { automation: string; examp
               </button>
             </div>
           ) : null}
-          <Problem error={save.error} />
-          {save.done ? <Notice>{save.done}</Notice> : null}
+          <Outcome action={save} />
         </form>
       )}
     </Page>

@@ -2,7 +2,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { CodeField } from "../components/field";
 import { SubNav } from "../components/subnav";
-import { Notice, Page, Problem, Skeleton, useAction, useLoad, useSession } from "../ui";
+import { Outcome, Page, Problem, Skeleton, useAction, useLoad, useSession } from "../ui";
 
 export function Evaluators({ automation }: { automation: string }) {
   const { client, can } = useSession();
@@ -43,8 +43,7 @@ export function Evaluators({ automation }: { automation: string }) {
               </button>
             </div>
           ) : null}
-          <Problem error={save.error} />
-          {save.done ? <Notice>{save.done}</Notice> : null}
+          <Outcome action={save} />
         </form>
       )}
     </Page>

@@ -4,7 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import type { Review, Run } from "../../../client/index";
 import { CodeField, SelectField, TextField } from "../components/field";
 import { href } from "../router";
-import { Notice, Problem, Skeleton, useAction, useLoad, useSession } from "../ui";
+import { Outcome, Problem, Skeleton, useAction, useLoad, useSession } from "../ui";
 
 export function RunReview({ run }: { run: Run }) {
   const session = useSession();
@@ -114,8 +114,7 @@ export function RunReview({ run }: { run: Run }) {
               ) : null}
             </div>
           ) : null}
-          <Problem error={save.error} />
-          {save.done ? <Notice>{save.done}</Notice> : null}
+          <Outcome action={save} />
         </form>
       )}
 

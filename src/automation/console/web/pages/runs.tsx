@@ -6,7 +6,7 @@ import { SelectField, TextField } from "../components/field";
 import { FilterForm, useAddressDraft } from "../components/filters";
 import { Table } from "../components/table";
 import { go, href } from "../router";
-import { Badge, bytes, duration, Facts, Json, Notice, Page, Problem, saveBlob, Skeleton, Time, useAction, useInterval, useLoad, useSession } from "../ui";
+import { Badge, bytes, duration, Facts, Json, Outcome, Page, Problem, saveBlob, Skeleton, Time, useAction, useInterval, useLoad, useSession } from "../ui";
 import { ArtifactPreview } from "./preview";
 import { RunReview } from "./run-review";
 
@@ -175,8 +175,7 @@ export function RunDetail({ id }: { id: string }) {
         ) : null
       }
     >
-      <Problem error={action.error} />
-      {action.done ? <Notice>{action.done}</Notice> : null}
+      <Outcome action={action} />
       <Problem error={run.error} />
       {!r ? (
         <Skeleton rows={6} />
