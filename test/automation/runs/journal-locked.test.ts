@@ -34,7 +34,8 @@ async function setup() {
   dirs.push(dir);
   const engine = new TestEngine();
   engine.hold("second");
-  const ctx = await testContext({ dataDir: dir, workers: 1, busyTimeoutMs: 50 }, { log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
+  // SQLite itself (another process holding its write lock): on SQLite in the PostgreSQL pass too.
+  const ctx = await testContext({ dataDir: dir, db: undefined, workers: 1, busyTimeoutMs: 50 }, { log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
   const svc = runsOf(ctx, workflowRuntime(engine.execute));
   const tenant = await createTenant(ctx.storage.tenancy, ctx.clock, { name: "lock", slug: "lock" });
   await createAutomation(ctx.storage.automations, ctx.clock, tenant.id, threeSteps);
