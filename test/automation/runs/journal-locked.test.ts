@@ -13,6 +13,7 @@ import { workflowRuntime } from "../../../src/automation/runs/runtime-workflow";
 import { createTenant } from "../../../src/automation/tenancy/service";
 import { silentLogger } from "../../../src/kernel/logger";
 import { testContext } from "../app/harness";
+import { sql } from "../app/sql";
 import { TestEngine } from "./support";
 
 const dirs: string[] = [];
@@ -29,13 +30,13 @@ steps:
   - {name: third, type: transform.set, with: {fields: {c: 3}}}
 `;
 
-async function setup() {
+async function setup(backend: "sqlite" | "tested" = "sqlite") {
   const dir = mkdtempSync(join(tmpdir(), "runs-journal-locked-"));
   dirs.push(dir);
   const engine = new TestEngine();
   engine.hold("second");
   // SQLite itself (another process holding its write lock): on SQLite in the PostgreSQL pass too.
-  const ctx = await testContext({ dataDir: dir, db: undefined, workers: 1, busyTimeoutMs: 50 }, { log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
+  const ctx = await testContext({ dataDir: dir, ...(backend === "sqlite" ? { db: undefined } : {}), workers: 1, busyTimeoutMs: 50 }, { log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });
   const svc = runsOf(ctx, workflowRuntime(engine.execute));
   const tenant = await createTenant(ctx.storage.tenancy, ctx.clock, { name: "lock", slug: "lock" });
   await createAutomation(ctx.storage.automations, ctx.clock, tenant.id, threeSteps);
@@ -87,3 +88,25 @@ describe("a step record the database refused", () => {
     s.close();
   }, 40_000);
 });
+
+test("on the backend under test (PostgreSQL in its pass): a record refused for good fails the run instead of completing it", async () => {
+  const s = await setup("tested");
+  s.other.exec("COMMIT");
+  if (s.ctx.db.pg) {
+    await sql(s.ctx, `CREATE FUNCTION refuse_second() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+        IF NEW.path = 'second' AND NEW.status = 'completed' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`);
+    await sql(s.ctx, "CREATE TRIGGER refuse_second BEFORE INSERT OR UPDATE ON run_steps FOR EACH ROW EXECUTE FUNCTION refuse_second()");
+  } else {
+    s.other.exec(`CREATE TRIGGER refuse_second_insert BEFORE INSERT ON run_steps WHEN NEW.path = 'second' AND NEW.status = 'completed' BEGIN SELECT RAISE(ABORT, 'refused'); END;
+      CREATE TRIGGER refuse_second_update BEFORE UPDATE ON run_steps WHEN NEW.path = 'second' AND NEW.status = 'completed' BEGIN SELECT RAISE(ABORT, 'refused'); END;`);
+  }
+  s.engine.open("second");
+  await Bun.sleep(1000);
+  expect(await s.svc.store.status(s.id)).toBe("running");
+  await s.until(async () => (await s.svc.store.status(s.id)) !== "running", 15_000);
+  const run = (await s.svc.store.byId(s.id))!;
+  expect(run.status).toBe("failed");
+  expect(JSON.parse(run.error!).code).toBe("journal_write_failed");
+  await s.svc.stopWorkers(1000);
+  s.close();
+}, 40_000);
