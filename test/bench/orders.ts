@@ -6,6 +6,8 @@
 // second are created through the API (each creation moves the data version: reply caches miss, kept
 // lists catch up from the change log).
 // Then, on SQLite, token issuance/s and take+pass+accept cycles/s. Ratios are against the raw constant.
+// BENCH_BIN=path runs another order-server executable (an A/B against a build of an earlier commit, run
+// right before or after this one, as the automation benchmarks do).
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -62,7 +64,7 @@ function rssMb(pid: number): number {
 }
 
 // 1. The binary; a SQLite database and a PostgreSQL database (a server started here) of ORDERS orders each.
-const bin = await ensureBuilt("order-server");
+const bin = process.env.BENCH_BIN || (await ensureBuilt("order-server"));
 const env = { ORDER_OAUTH_CLIENTS: `${DEMO_CLIENT.id}:${DEMO_CLIENT.secret}`, ORDER_PROFILE: undefined, ORDER_DB: undefined, LOG_LEVEL: "warn" };
 const BASE_TIME = Date.parse("2026-01-01T00:00:00Z");
 
