@@ -73,7 +73,9 @@ export function Notice({ children }: { children: ComponentChildren }) {
 
 /** A page: its title (also the document's), optional actions, the body. */
 export function Page({ title, actions, children }: { title: string; actions?: ComponentChildren; children: ComponentChildren }) {
-  useEffect(() => {
+  // In the commit that shows the heading (a layout effect), not a frame later: a reader of the page
+  // (a screen reader, a test, a bookmark) never sees the new heading under the old page's title.
+  useLayoutEffect(() => {
     document.title = `${title} · Automation console`;
   }, [title]);
   return (
