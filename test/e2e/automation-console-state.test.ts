@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import puppeteer, { type Browser, type BrowserContext, type Page } from "puppeteer-core";
 import { automationPgUrl, ensureBuilt, startServer, type Server } from "./support";
+import { consoleApi } from "./console-api";
 
 type Json = Record<string, any>; // biome-ignore lint: test assertions index freely into response bodies
 
@@ -28,32 +29,7 @@ const problems: string[] = [];
 let allowed: { url: RegExp; status: number }[] = [];
 const contexts: BrowserContext[] = [];
 
-const api = async (method: string, path: string, body?: unknown): Promise<Json> => {
-  const r = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await r.text();
-  if (!r.ok) throw new Error(`${method} ${path} → ${r.status} ${text}`);
-  return text ? (JSON.parse(text) as Json) : {};
-};
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    await Bun.sleep(100);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-const runStatus = (id: string, wanted: string[]) =>
-  until(`run ${id} ${wanted}`, async () => {
-    const r = await api("GET", `/v1/runs/${id}`);
-    return wanted.includes(r.execution.status) ? r : undefined;
-  });
+const { api, until, runStatus } = consoleApi(() => base, KEY);
 
 function watch(p: Page): void {
   const isAllowed = (url: string, status: number) => allowed.some((a) => a.status === status && a.url.test(url));

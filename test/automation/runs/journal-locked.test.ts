@@ -14,21 +14,13 @@ import { createTenant } from "../../../src/automation/tenancy/service";
 import { silentLogger } from "../../../src/kernel/logger";
 import { testContext } from "../app/harness";
 import { sql } from "../app/sql";
-import { TestEngine } from "./support";
+import { TestEngine, threeSteps } from "./support";
 
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-const threeSteps = `
-name: three
-inputs: [{name: n, type: integer, required: true}]
-steps:
-  - {name: first, type: transform.set, with: {fields: {a: 1}}}
-  - {name: second, type: transform.set, with: {fields: {b: 2}}}
-  - {name: third, type: transform.set, with: {fields: {c: 3}}}
-`;
 
 async function setup(backend: "sqlite" | "tested" = "sqlite") {
   const dir = mkdtempSync(join(tmpdir(), "runs-journal-locked-"));

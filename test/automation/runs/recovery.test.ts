@@ -19,7 +19,7 @@ import { openSqlite } from "../../../src/kernel/db";
 import { silentLogger } from "../../../src/kernel/logger";
 import { migrations } from "../../../db/automation/index";
 import { testContext } from "../app/harness";
-import { json, TestEngine } from "./support";
+import { json, TestEngine, threeSteps } from "./support";
 import { sql } from "../app/sql";
 
 const dirs: string[] = [];
@@ -27,14 +27,6 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-const threeSteps = `
-name: three
-inputs: [{name: n, type: integer, required: true}]
-steps:
-  - {name: first, type: transform.set, with: {fields: {a: 1}}}
-  - {name: second, type: transform.set, with: {fields: {b: 2}}}
-  - {name: third, type: transform.set, with: {fields: {c: 3}}}
-`;
 
 async function server(dir: string, engine: TestEngine, workers = 2, over: Partial<AutomationConfig> = {}) {
   const ctx = await testContext({ dataDir: dir, workers, ...over }, { clock: new ManualClock(), log: silentLogger, blobs: createBlobStore(join(dir, "blobs")) });

@@ -11,6 +11,16 @@ import type { BlobMode } from "../files/stores";
 
 export { json, type Json };
 
+/** Three top-level steps (the recovery and journal tests hold the run at "second"). */
+export const threeSteps = `
+name: three
+inputs: [{name: n, type: integer, required: true}]
+steps:
+  - {name: first, type: transform.set, with: {fields: {a: 1}}}
+  - {name: second, type: transform.set, with: {fields: {b: 2}}}
+  - {name: third, type: transform.set, with: {fields: {c: 3}}}
+`;
+
 export class TestEngine {
   /** Executions per `runId/step` (a resumed run must not execute a finished step again). */
   executions = new Map<string, number>();
