@@ -154,6 +154,11 @@ describe("experiments compare", () => {
     expect((await compare(v1, v2, "&seed=99999999999")).status).toBe(400);
     expect(await issue(await compare(v1, "exp_nope"))).toEqual({ status: 404, field: "candidate" });
     expect(await issue(await compare("exp_nope", v2))).toEqual({ status: 404, field: "base" });
+    // The route's scope: runs:read (a key with only files:read is refused; runs:read is enough).
+    const filesOnly = await h.key(h.t.slug, ["files:read"]);
+    expect((await h.get(`${exps()}/compare?base=${v1}&candidate=${v2}`, filesOnly)).status).toBe(403);
+    const runsRead = await h.key(h.t.slug, ["runs:read"]);
+    expect((await h.get(`${exps()}/compare?base=${v1}&candidate=${v2}`, runsRead)).status).toBe(200);
     // Another tenant sees neither.
     const stranger = await h.tenant(`s${Math.random().toString(36).slice(2, 8)}`);
     expect((await h.get(`${exps()}/compare?base=${v1}&candidate=${v2}`, stranger.key)).status).toBe(404);
