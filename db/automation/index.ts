@@ -14,6 +14,7 @@ import m0103 from "./0103_run_offers.sql" with { type: "text" };
 import m0150 from "./0150_datasets.sql" with { type: "text" };
 import m0151 from "./0151_experiment_progress.sql" with { type: "text" };
 import m0160 from "./0160_experiment_batch_concurrency.sql" with { type: "text" };
+import m0161 from "./0161_experiment_trials.sql" with { type: "text" };
 import m0200 from "./0200_reviews.sql" with { type: "text" };
 import m0201 from "./0201_human_review_reply_request.sql" with { type: "text" };
 import m0250 from "./0250_templates_email.sql" with { type: "text" };
@@ -35,6 +36,7 @@ export const migrations: Migration[] = [
   { name: "0150_datasets", sql: m0150 },
   { name: "0151_experiment_progress", sql: m0151 },
   { name: "0160_experiment_batch_concurrency", sql: m0160 },
+  { name: "0161_experiment_trials", sql: m0161 },
   { name: "0200_reviews", sql: m0200 },
   { name: "0201_human_review_reply_request", sql: m0201 },
   { name: "0250_templates_email", sql: m0250 },

@@ -6,6 +6,7 @@ import type { Migration } from "../../../src/kernel/db";
 import init from "./0000_init.sql" with { type: "text" };
 import shared from "./0020_shared_state.sql" with { type: "text" };
 import offers from "./0103_run_offers.sql" with { type: "text" };
+import trials from "./0161_experiment_trials.sql" with { type: "text" };
 import replyRequest from "./0201_human_review_reply_request.sql" with { type: "text" };
 import schedules from "./0400_schedules.sql" with { type: "text" };
 import inbound from "./0410_inbound_email.sql" with { type: "text" };
@@ -14,6 +15,7 @@ export const automationPgMigrations: Migration[] = [
   { name: "0000_init", sql: init },
   { name: "0020_shared_state", sql: shared },
   { name: "0103_run_offers", sql: offers },
+  { name: "0161_experiment_trials", sql: trials },
   { name: "0201_human_review_reply_request", sql: replyRequest },
   { name: "0400_schedules", sql: schedules },
   { name: "0410_inbound_email", sql: inbound },

@@ -47,7 +47,7 @@ export async function startExampleRun(
   ctx: AutomationContext,
   actor: Actor,
   ex: ExampleRow,
-  opts: { experimentId?: string; version?: string; held?: boolean } = {},
+  opts: { experimentId?: string; version?: string; held?: boolean; trial?: number } = {},
 ): Promise<RunRow> {
   const { input, files } = await exampleInput(ctx, ex);
   const o = ex.overrides ? (JSON.parse(ex.overrides) as { steps?: unknown }) : null;
@@ -63,6 +63,7 @@ export async function startExampleRun(
     batchId: opts.experimentId,
     experimentId: opts.experimentId,
     evaluation: true,
+    trial: opts.trial,
     held: opts.held,
   });
   await ctx.storage.datasets.setLatestRun(ex.id, run.id);

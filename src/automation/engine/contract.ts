@@ -165,6 +165,19 @@ export interface ExecuteOptions {
   interrupt?: AbortSignal;
   /** Evaluation runs skip side-effect steps such as action.email. */
   evaluation?: boolean;
+  /** An evaluation run of a dataset example: templates read it as `eval` (`{{ eval.trial }}`). */
+  eval?: EvalContext;
+}
+
+/**
+ * What an evaluation run of an example knows about itself: the example, its experiment (null for a
+ * single example run) and the trial (1-based; 1 unless the experiment runs each example `trials` times),
+ * so a noisy step can seed its randomness by example and trial.
+ */
+export interface EvalContext {
+  exampleId: string;
+  experimentId: string | null;
+  trial: number;
 }
 
 export interface ExecuteResult {

@@ -26,7 +26,9 @@ function asStepError(e: unknown): StepError {
 }
 
 function templateData(scope: StepScope): Record<string, unknown> {
-  return { ...scope.vars, input: scope.input, env: scope.env, steps: scope.steps };
+  const data: Record<string, unknown> = { ...scope.vars, input: scope.input, env: scope.env, steps: scope.steps };
+  if (scope.eval) data.eval = scope.eval;
+  return data;
 }
 
 async function renderIn(scope: StepScope, value: unknown, what: string, skip?: (path: string) => boolean): Promise<unknown> {
@@ -181,7 +183,7 @@ class Runner {
       evaluation: this.opts.evaluation ?? false,
       children: (key) => step.children[key] ?? [],
       runBlock: (steps, prefix, s, sig) => this.runBlock(steps, prefix, s ?? scope, sig ?? signal),
-      childScope: (vars) => ({ input: scope.input, env: scope.env, steps: { ...scope.steps }, vars: { ...scope.vars, ...vars } }),
+      childScope: (vars) => ({ input: scope.input, env: scope.env, steps: { ...scope.steps }, vars: { ...scope.vars, ...vars }, eval: scope.eval }),
       render: (value) => renderIn(scope, value, step.name),
     };
   }
@@ -203,7 +205,7 @@ export async function execute(opts: ExecuteOptions): Promise<ExecuteResult> {
   const timer = runTimeout ? setTimeout(() => limit.abort(new StepError(`run exceeded its timeout of ${runTimeout} ms`, "run_timeout", { retryable: false })), runTimeout) : undefined;
   const models = workflow.defaultModel && opts.services.models ? preferModel(opts.services.models, workflow.defaultModel) : opts.services.models;
   const runner = new Runner({ ...opts, services: { ...opts.services, models } }, { ...workflow, settings: workflow.settings ?? {} });
-  const scope: StepScope = { input: applyInputDefaults(workflow, opts.input ?? {}), env: opts.services.env, steps: {}, vars: {} };
+  const scope: StepScope = { input: applyInputDefaults(workflow, opts.input ?? {}), env: opts.services.env, steps: {}, vars: {}, eval: opts.eval };
   try {
     // Steps see the run timeout and a hard interrupt, not the cancel: a cancel waits for the step boundary.
     await runner.runBlock(workflow.steps, "", scope, opts.interrupt ? AbortSignal.any([opts.interrupt, limit.signal]) : limit.signal);

@@ -2,7 +2,7 @@
 // knows kinds only through this interface (see registry.ts), so new kinds plug in without touching it.
 import type * as v from "valibot";
 import type { Step } from "../workflow/types";
-import type { EngineServices } from "./contract";
+import type { EngineServices, EvalContext } from "./contract";
 
 export interface StepScope {
   input: Record<string, unknown>;
@@ -11,6 +11,8 @@ export interface StepScope {
   steps: Record<string, { output: unknown; status: string }>;
   /** Loop variables (`item`, `index` or the names given by `as`/`indexAs`). */
   vars: Record<string, unknown>;
+  /** Evaluation runs of an example: `eval.exampleId`, `eval.experimentId`, `eval.trial`. */
+  eval?: EvalContext;
 }
 
 export interface BlockResult {

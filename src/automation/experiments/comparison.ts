@@ -7,6 +7,7 @@ import { OffThreadError } from "../offthread/pool";
 import { runOffThread } from "../offthread/run";
 import { compareScores, DEFAULT_RESAMPLES, pairedTests, type SideScores, workOf } from "./compare";
 import type { Comparison, ExampleRef } from "./model";
+import { exampleSides, type ResultIn, type RunIn } from "./trials";
 
 /** Above this many resampling steps the tests run on a worker thread (≈ 10 ms on one core). */
 const INLINE_WORK = 4_000_000;
@@ -21,6 +22,8 @@ export interface ExperimentRow {
   name: string | null;
   version: string | null;
   completedAt: string | null;
+  /** Runs per example (absent: 1). */
+  trials?: number;
 }
 
 /** The queries a comparison needs (the experiments' and evaluators' stores answer them). */
@@ -28,9 +31,9 @@ export interface CompareStores {
   experiments: {
     byId(id: string): Promise<ExperimentRow | undefined>;
     get(tenantId: string, id: string): Promise<ExperimentRow | undefined>;
-    runs(id: string): Promise<{ id: string; status: string; exampleId: string | null; exampleName: string | null; score: number | null; passed: boolean | null }[]>;
+    runs(id: string): Promise<RunIn[]>;
   };
-  evaluators: { resultsOfExperiment(experimentId: string): Promise<{ runId: string; evaluatorName: string; score: number | null }[]> };
+  evaluators: { resultsOfExperiment(experimentId: string): Promise<ResultIn[]> };
 }
 
 
@@ -64,34 +67,14 @@ export async function experimentPair(
   return [base, candidate];
 }
 
-const FINAL_UNSCORED = new Set(["cancelled", "rejected"]);
-
-/** Each example's run of the experiment (the first, should there be several) with its scores. */
+/**
+ * Each example of the experiment with its scores: with `trials` > 1 the mean over its scored trials
+ * (passed when more than half passed), so the paired analysis stays one pair per example.
+ */
 async function sideOf(stores: CompareStores, e: ExperimentRow): Promise<{ examples: Map<string, SideScores>; evaluators: string[] }> {
-  const scores = new Map<string, Record<string, number | null>>();
-  const evaluators: string[] = [];
-  const seen = new Set<string>();
-  for (const r of await stores.evaluators.resultsOfExperiment(e.id)) {
-    (scores.get(r.runId) ?? scores.set(r.runId, {}).get(r.runId)!)[r.evaluatorName] = r.score;
-    if (!seen.has(r.evaluatorName)) {
-      seen.add(r.evaluatorName);
-      evaluators.push(r.evaluatorName);
-    }
-  }
-  const examples = new Map<string, SideScores>();
-  for (const run of await stores.experiments.runs(e.id)) {
-    if (!run.exampleId || examples.has(run.exampleId)) continue;
-    // A cancelled run has no score: the example is there, its pair is not comparable.
-    const scored = run.passed !== null && !FINAL_UNSCORED.has(run.status);
-    examples.set(run.exampleId, {
-      exampleId: run.exampleId,
-      exampleName: run.exampleName,
-      score: scored ? run.score : null,
-      passed: scored ? run.passed : null,
-      scores: scored ? (scores.get(run.id) ?? {}) : {},
-    });
-  }
-  return { examples, evaluators };
+  const results = await stores.evaluators.resultsOfExperiment(e.id);
+  const evaluators = [...new Set(results.map((r) => r.evaluatorName))];
+  return { examples: exampleSides(await stores.experiments.runs(e.id), results), evaluators };
 }
 
 /** A random seed when none is given; the answer carries it so the numbers can be had again. */
@@ -136,7 +119,7 @@ export async function compareExperiments(
       throw err;
     });
   const stats = await compareScores(input, offThread ? tests : pairedTests);
-  const side = (e: ExperimentRow) => ({ id: e.id, name: e.name, version: e.version });
+  const side = (e: ExperimentRow) => ({ id: e.id, name: e.name, version: e.version, trials: e.trials ?? 1 });
   return {
     automationId: base.automationId,
     base: side(base),

@@ -19,7 +19,8 @@ async function rowsOf(ctx: AutomationContext, svc: Experiments, e: ExperimentRow
   const byRun = new Map((await svc.store.runs(e.id)).map((r) => [r.id, r]));
   return (await ctx.storage.evaluators.resultsOfExperiment(e.id)).map((r) => {
     const run = byRun.get(r.runId);
-    return { ...r, exampleId: run?.exampleId ?? null, exampleName: run?.exampleName ?? null, batchId: e.id };
+    const row = { ...r, exampleId: run?.exampleId ?? null, exampleName: run?.exampleName ?? null, batchId: e.id };
+    return e.trials > 1 ? { ...row, trial: run?.trial ?? 1 } : row;
   });
 }
 
@@ -35,7 +36,7 @@ export async function exportJson(ctx: AutomationContext, svc: Experiments, exper
   return {
     experiments: await Promise.all(experiments.map(async (e) => {
       // The export is free-form: it also carries the experiment's name and its cancellation.
-      const out: Record<string, unknown> = { ...(await svc.summary(e)), name: e.name, cancelledAt: e.cancelledAt, results: await rowsOf(ctx, svc, e) };
+      const out: Record<string, unknown> = { ...(await svc.summary(e)), name: e.name, cancelledAt: e.cancelledAt, ...(e.trials > 1 ? { trials: e.trials } : {}), results: await rowsOf(ctx, svc, e) };
       if (includeTrace) {
         const runs = ctx.storage.runs;
         out.traces = Object.fromEntries(await Promise.all((await svc.store.runs(e.id)).map(async (r) => [r.id, (await runs.steps(r.id)).map(stepView)])));

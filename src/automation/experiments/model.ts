@@ -2,6 +2,7 @@
 import * as v from "valibot";
 import { pageQuery, queryInt, wholeNumber } from "../http/validate";
 import { MAX_RESAMPLES, MIN_RESAMPLES, type StatsAnswer } from "./compare";
+import { MAX_TRIALS, MIN_TRIALS } from "./trials";
 
 /** More runs of one experiment in flight than this is no bound at all (as many as an experiment has examples). */
 export const MAX_BATCH_CONCURRENCY = 10_000;
@@ -13,6 +14,8 @@ export const CreateBody = v.strictObject({
   name: v.optional(v.pipe(v.string(), v.maxLength(200))),
   /** At most this many of the experiment's runs in flight at once (omitted: the server's workers bound them). */
   batchConcurrency: v.optional(v.nullable(wholeNumber("batchConcurrency", 1, MAX_BATCH_CONCURRENCY))),
+  /** Runs per example (default 1): each is an independent evaluation run, reported with its spread. */
+  trials: v.optional(wholeNumber("trials", MIN_TRIALS, MAX_TRIALS)),
 });
 
 const DateBound = v.pipe(
@@ -42,8 +45,9 @@ export type ExampleRef = { id: string; name: string | null };
 /** The answer of `GET …/experiments/compare` (the statistics are documented in compare.ts). */
 export type Comparison = {
   automationId: string;
-  base: { id: string; name: string | null; version: string | null };
-  candidate: { id: string; name: string | null; version: string | null };
+  /** `trials`: runs per example; a side's per-example value is the mean over its trials. */
+  base: { id: string; name: string | null; version: string | null; trials: number };
+  candidate: { id: string; name: string | null; version: string | null; trials: number };
   seed: number;
   resamples: number;
   alpha: number;

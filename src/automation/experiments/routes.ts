@@ -167,6 +167,14 @@ export const experimentRoutes = (ctx: AutomationContext) => {
       },
       detail("Get experiment"),
     )
+    .get(
+      "/automations/:id/experiments/:experimentId/trials",
+      async ({ auth, params }) => {
+        requireScope(auth, "runs:read");
+        return svc.trials(await svc.find(auth.tenantId, params.id, params.experimentId));
+      },
+      detail("Trial statistics of an experiment (mean, spread and pass rate per example and evaluator)"),
+    )
     .post(
       "/automations/:id/experiments/:experimentId/cancel",
       ({ auth, params }) => {

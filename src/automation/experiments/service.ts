@@ -9,6 +9,7 @@ import { fileRefs, inputPathOf, startExampleRun } from "../datasets/run";
 import { automationOf } from "../datasets/service";
 import type { ExampleRow } from "../datasets/store";
 import type { ExperimentRow, ExperimentStore } from "./store";
+import { type TrialStats, trialStats } from "./trials";
 import type { EvalResult } from "../evaluators/model";
 import { scoreRun } from "../evaluators/service";
 import { type Actor, runsOf } from "../runs/service";
@@ -87,6 +88,8 @@ export class Experiments {
       runId,
       exampleId: run.exampleId,
       exampleName: ex?.name ?? null,
+      // Only runs of a many-trial experiment have one: a one-trial experiment's lines are as they were.
+      ...(run.trial !== null ? { trial: run.trial } : {}),
       status: run.status,
       score: ev.score,
       passed: ev.passed,
@@ -170,6 +173,15 @@ export class Experiments {
     };
   }
 
+  /**
+   * Per example and per evaluator over its trials: mean, spread and pass rate, plus overall figures
+   * (`GET …/experiments/{id}/trials`; the SDKs' Experiment shapes admit no extra key).
+   */
+  async trials(e: ExperimentRow): Promise<TrialStats> {
+    const [summary, runs, results] = await Promise.all([this.summary(e), this.store.runs(e.id), this.ctx.storage.evaluators.resultsOfExperiment(e.id)]);
+    return trialStats(e, summary.status, runs, results);
+  }
+
   async find(tenantId: string, automationRef: string, id: string): Promise<ExperimentRow> {
     const a = await automationOf(this.ctx, tenantId, automationRef);
     const e = await this.store.get(tenantId, id);
@@ -194,7 +206,11 @@ export class Experiments {
    * first (its `$file` references exist); a run that still cannot start (its input does not match
    * the workflow) cancels the runs already created and answers 400 naming the example.
    */
-  async create(actor: Actor, automationRef: string, body: { examples?: string[]; version?: string; name?: string; batchConcurrency?: number | null }): Promise<{ id: string; runs: { id: string; exampleId: string | null }[]; total: number }> {
+  async create(
+    actor: Actor,
+    automationRef: string,
+    body: { examples?: string[]; version?: string; name?: string; batchConcurrency?: number | null; trials?: number },
+  ): Promise<{ id: string; runs: { id: string; exampleId: string | null }[]; total: number }> {
     const a = await automationOf(this.ctx, actor.tenantId, automationRef);
     const exStore = this.ctx.storage.datasets;
     let examples: ExampleRow[];
@@ -214,22 +230,28 @@ export class Experiments {
     for (const ex of examples) await checkFileRefs(this.ctx, ex);
     const id = newId("exp");
     const now = this.now();
+    const trials = body.trials ?? 1;
+    // Trial by trial over the dataset, so an experiment cut short (cancelled, or a creation that died)
+    // has the early trials of every example rather than every trial of a few. One-trial runs carry no trial.
+    const jobs = Array.from({ length: trials }, (_, t) => examples.map((ex) => ({ ex, trial: trials > 1 ? t + 1 : undefined }))).flat();
     await this.store.insert({
       id, tenantId: actor.tenantId, automationId: a.id, automationType: a.type, name: body.name ?? null, version: source.versionLabel ?? source.versionId,
-      runTotal: examples.length, readyAt: null, createdAt: now, completedAt: null, cancelledAt: null,
-      batchConcurrency: body.batchConcurrency ?? null,
+      runTotal: jobs.length, readyAt: null, createdAt: now, completedAt: null, cancelledAt: null,
+      batchConcurrency: body.batchConcurrency ?? null, trials,
     });
     this.creating.add(id);
     const runs: RunRow[] = [];
     try {
-      for (let i = 0; i < examples.length; i += CREATE_CHUNK) {
-        const chunk = examples.slice(i, i + CREATE_CHUNK);
-        const settled = await Promise.allSettled(chunk.map((ex) => startExampleRun(this.ctx, actor, ex, { experimentId: id, version: source.versionId, held: !!body.batchConcurrency })));
+      for (let i = 0; i < jobs.length; i += CREATE_CHUNK) {
+        const chunk = jobs.slice(i, i + CREATE_CHUNK);
+        const settled = await Promise.allSettled(
+          chunk.map(({ ex, trial }) => startExampleRun(this.ctx, actor, ex, { experimentId: id, version: source.versionId, held: !!body.batchConcurrency, trial })),
+        );
         for (const s of settled) if (s.status === "fulfilled") runs.push(s.value);
         const failed = settled.findIndex((s) => s.status === "rejected");
         if (failed >= 0) {
           const err = (settled[failed] as PromiseRejectedResult).reason as Error;
-          throw Invalid(`example ${chunk[failed].name} cannot run: ${err.message}`, { field: "examples", code: "example_invalid" });
+          throw Invalid(`example ${chunk[failed].ex.name} cannot run: ${err.message}`, { field: "examples", code: "example_invalid" });
         }
         // Large bounded experiments start their first runs while the rest are still being created.
         await this.release(id);

@@ -15,6 +15,8 @@ export interface ExperimentRow {
   cancelledAt: string | null;
   /** At most this many of its runs in flight at once (null = bounded by the server's workers only). */
   batchConcurrency: number | null;
+  /** Runs per example (1–20): each example runs this many times, each run an independent trial. */
+  trials: number;
 }
 
 /** Counted from the runs and their recorded evaluations (never stored), so they equal the rows whatever crashed when. */
@@ -32,6 +34,8 @@ export interface ExperimentRunRow {
   status: string;
   exampleId: string | null;
   exampleName: string | null;
+  /** 1-based trial of an experiment with `trials` > 1; null when it runs each example once. */
+  trial: number | null;
   createdAt: string;
   completedAt: string | null;
   score: number | null;

@@ -41,6 +41,8 @@ export interface StartRequest {
   exampleId?: string;
   experimentId?: string;
   evaluation?: boolean;
+  /** Which trial (1-based) of its experiment the run is, when the experiment runs each example more than once. */
+  trial?: number;
   /** Inserted `created`, outside the queue: its experiment queues it when its concurrency allows. */
   held?: boolean;
   /** The x-request-id of the API request starting the run; the run's log lines carry it. */
@@ -246,6 +248,7 @@ export class RunService {
         exampleId: req.exampleId ?? null,
         experimentId: req.experimentId ?? null,
         evaluation: req.evaluation ? 1 : 0,
+        trial: req.trial ?? null,
         input: JSON.stringify(input),
         metadata: req.metadata ? JSON.stringify(req.metadata) : null,
         overrides: req.overrides?.steps ? JSON.stringify(req.overrides) : null,
@@ -401,6 +404,7 @@ export class RunService {
       exampleId: src.exampleId ?? undefined,
       experimentId: src.experimentId ?? undefined,
       evaluation: src.evaluation === 1,
+      trial: src.trial ?? undefined,
       retry: { number: src.retryNumber + 1, previousRunId: src.id },
       copyFilesFrom: src.id,
       requestId: opts.requestId,

@@ -197,6 +197,7 @@ async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, int
       signal,
       interrupt,
       evaluation: run.evaluation === 1,
+      eval: run.evaluation === 1 && run.exampleId ? { exampleId: run.exampleId, experimentId: run.experimentId, trial: run.trial ?? 1 } : undefined,
     });
   } catch (err) {
     if (leftToResume(signal)) return;

@@ -87,7 +87,7 @@ describe("store contracts on SQLite and PostgreSQL", () => {
     const out = await onBoth(async (b) => {
       const ex = b.storage.experiments;
       for (let i = 0; i < 5; i++) {
-        await ex.insert({ id: `exp_${i}`, tenantId: "t1", automationId: "a1", automationType: "workflow", name: `e${i}`, version: null, runTotal: 0, readyAt: null, createdAt: at(i * 10), completedAt: null, cancelledAt: null, batchConcurrency: i === 0 ? 2 : null });
+        await ex.insert({ id: `exp_${i}`, tenantId: "t1", automationId: "a1", automationType: "workflow", name: `e${i}`, version: null, runTotal: 0, readyAt: null, createdAt: at(i * 10), completedAt: null, cancelledAt: null, batchConcurrency: i === 0 ? 2 : null, trials: i === 1 ? 3 : 1 });
       }
       for (let i = 0; i < 3; i++) await seedRun(b, `run_${i}`, { created: 50 + i, experimentId: "exp_0", exampleId: "ex_1", evaluation: true, status: i === 2 ? "running" : "completed" });
       const early = await ex.completeIfDone("exp_0", at(60)); // not ready yet
@@ -109,6 +109,7 @@ describe("store contracts on SQLite and PostgreSQL", () => {
         runs: await ex.runs("exp_0"),
         exp0: await ex.get("t1", "exp_0"),
         exp1: (await ex.byId("exp_1"))?.cancelledAt,
+        exp1Trials: (await ex.byId("exp_1"))?.trials,
         unfinished: (await ex.unfinished()).map((r) => r.id).sort(),
       };
     });
@@ -117,7 +118,9 @@ describe("store contracts on SQLite and PostgreSQL", () => {
     expect(out.sqlite.page.total).toBe(5);
     expect(out.sqlite.page.rows.map((r) => r.id)).toEqual(["exp_3", "exp_2"]);
     expect(out.sqlite.stats).toEqual({ runCount: 3, started: 3, scored: 3, passed: 1, failed: 2, avgScore: 0.5 });
-    expect(out.sqlite.exp0).toMatchObject({ runTotal: 3, readyAt: at(61), completedAt: at(65), batchConcurrency: 2 });
+    expect(out.sqlite.exp0).toMatchObject({ runTotal: 3, readyAt: at(61), completedAt: at(65), batchConcurrency: 2, trials: 1 });
+    expect(out.sqlite.exp1Trials).toBe(3);
+    expect(out.sqlite.runs.map((r) => r.trial)).toEqual([null, null, null]);
   }, 60_000);
 
   test("datasets: names and paths taken once (also when 8 creators race), replace, pins kept with files, display order", async () => {

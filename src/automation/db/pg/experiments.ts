@@ -5,15 +5,15 @@ import type { ExperimentRow, ExperimentRunRow, ExperimentStats, ExperimentStore 
 import { int, type Pg, plain, plainRows } from "./rows";
 
 const COLS = `id, tenant_id AS "tenantId", automation_id AS "automationId", automation_type AS "automationType", name, version, run_total AS "runTotal",
-  ready_at AS "readyAt", created_at AS "createdAt", completed_at AS "completedAt", cancelled_at AS "cancelledAt", batch_concurrency AS "batchConcurrency"`;
+  ready_at AS "readyAt", created_at AS "createdAt", completed_at AS "completedAt", cancelled_at AS "cancelledAt", batch_concurrency AS "batchConcurrency", trials`;
 const FINISHED = "('completed', 'failed', 'cancelled', 'rejected')";
 
 export class PgExperimentStore implements ExperimentStore {
   constructor(readonly pg: Pg) {}
 
   async insert(r: ExperimentRow): Promise<void> {
-    await this.pg`INSERT INTO experiments (id, tenant_id, automation_id, automation_type, name, version, run_total, ready_at, created_at, completed_at, cancelled_at, batch_concurrency)
-      VALUES (${r.id}, ${r.tenantId}, ${r.automationId}, ${r.automationType}, ${r.name}, ${r.version}, ${r.runTotal}, ${r.readyAt}, ${r.createdAt}, ${r.completedAt}, ${r.cancelledAt}, ${r.batchConcurrency})`;
+    await this.pg`INSERT INTO experiments (id, tenant_id, automation_id, automation_type, name, version, run_total, ready_at, created_at, completed_at, cancelled_at, batch_concurrency, trials)
+      VALUES (${r.id}, ${r.tenantId}, ${r.automationId}, ${r.automationType}, ${r.name}, ${r.version}, ${r.runTotal}, ${r.readyAt}, ${r.createdAt}, ${r.completedAt}, ${r.cancelledAt}, ${r.batchConcurrency}, ${r.trials})`;
   }
 
   async remove(id: string): Promise<void> {
@@ -57,7 +57,7 @@ export class PgExperimentStore implements ExperimentStore {
   }
 
   async runs(id: string): Promise<ExperimentRunRow[]> {
-    const rows = await this.pg`SELECT r.id, r.status, r.example_id AS "exampleId", x.name AS "exampleName", r.created_at AS "createdAt", r.completed_at AS "completedAt", e.score, e.passed
+    const rows = await this.pg`SELECT r.id, r.status, r.example_id AS "exampleId", x.name AS "exampleName", r.trial, r.created_at AS "createdAt", r.completed_at AS "completedAt", e.score, e.passed
       FROM runs r LEFT JOIN dataset_examples x ON x.id = r.example_id LEFT JOIN run_evaluations e ON e.run_id = r.id
       WHERE r.experiment_id = ${id} ORDER BY r.created_at, r.id`;
     return plainRows<ExperimentRunRow>(rows);

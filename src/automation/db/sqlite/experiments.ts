@@ -4,7 +4,7 @@ import type { Database } from "bun:sqlite";
 import type { ExperimentRow, ExperimentRunRow, ExperimentStats, ExperimentStore } from "../../experiments/store";
 
 const COLS =
-  "id, tenant_id AS tenantId, automation_id AS automationId, automation_type AS automationType, name, version, run_total AS runTotal, ready_at AS readyAt, created_at AS createdAt, completed_at AS completedAt, cancelled_at AS cancelledAt, batch_concurrency AS batchConcurrency";
+  "id, tenant_id AS tenantId, automation_id AS automationId, automation_type AS automationType, name, version, run_total AS runTotal, ready_at AS readyAt, created_at AS createdAt, completed_at AS completedAt, cancelled_at AS cancelledAt, batch_concurrency AS batchConcurrency, trials";
 
 /** Ready, not completed yet, and every run of it scored. */
 const DONE = `completed_at IS NULL AND ready_at IS NOT NULL
@@ -16,9 +16,9 @@ export class SqliteExperimentStore implements ExperimentStore {
   async insert(r: ExperimentRow): Promise<void> {
     this.sqlite
       .query(
-        "INSERT INTO experiments (id, tenant_id, automation_id, automation_type, name, version, run_total, ready_at, created_at, completed_at, cancelled_at, batch_concurrency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO experiments (id, tenant_id, automation_id, automation_type, name, version, run_total, ready_at, created_at, completed_at, cancelled_at, batch_concurrency, trials) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       )
-      .run(r.id, r.tenantId, r.automationId, r.automationType, r.name, r.version, r.runTotal, r.readyAt, r.createdAt, r.completedAt, r.cancelledAt, r.batchConcurrency);
+      .run(r.id, r.tenantId, r.automationId, r.automationType, r.name, r.version, r.runTotal, r.readyAt, r.createdAt, r.completedAt, r.cancelledAt, r.batchConcurrency, r.trials);
   }
 
   async remove(id: string): Promise<void> {
@@ -66,7 +66,7 @@ export class SqliteExperimentStore implements ExperimentStore {
   async runs(id: string): Promise<ExperimentRunRow[]> {
     return this.sqlite
       .query<Omit<ExperimentRunRow, "passed"> & { passed: number | null }, [string]>(
-        `SELECT r.id, r.status, r.example_id AS exampleId, x.name AS exampleName, r.created_at AS createdAt, r.completed_at AS completedAt, e.score, e.passed
+        `SELECT r.id, r.status, r.example_id AS exampleId, x.name AS exampleName, r.trial, r.created_at AS createdAt, r.completed_at AS completedAt, e.score, e.passed
          FROM runs r LEFT JOIN dataset_examples x ON x.id = r.example_id LEFT JOIN run_evaluations e ON e.run_id = r.id
          WHERE r.experiment_id = ? ORDER BY r.created_at, r.id`,
       )

@@ -26,6 +26,8 @@ export const runs = sqliteTable(
     exampleId: text("example_id"),
     experimentId: text("experiment_id"),
     evaluation: integer("evaluation").notNull().default(0),
+    /** Which trial (1-based) of an experiment with `trials` > 1 the run is; null otherwise (0161). */
+    trial: integer("trial"),
     input: text("input").notNull(), // JSON
     metadata: text("metadata"), // JSON
     overrides: text("overrides"), // JSON
