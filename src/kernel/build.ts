@@ -2,8 +2,31 @@
 // compile through `compile` too, so tests and `bun run build` always produce the same binaries.
 import { mkdirSync, readdirSync, renameSync } from "node:fs";
 import { basename, join } from "node:path";
+import { version as repoVersion } from "../../package.json";
 
 export const root = join(import.meta.dir, "../..");
+
+/** What `--version` prints (src/kernel/build-info.ts), injected into the executable with `--define`. */
+export interface BuildInfo {
+  version: string;
+  commit: string;
+  date: string;
+}
+
+/**
+ * The repository's version, its HEAD commit (short; `-dirty` when tracked files differ from it; `unknown`
+ * outside a git checkout) and the build time: now, or SOURCE_DATE_EPOCH for a reproducible build.
+ */
+export function currentBuildInfo(version = repoVersion): BuildInfo {
+  const git = (...args: string[]) => Bun.spawnSync(["git", ...args], { cwd: root, stdout: "pipe", stderr: "ignore" });
+  const head = git("rev-parse", "--short=12", "HEAD");
+  const commit = head.exitCode === 0 ? head.stdout.toString().trim() + (git("diff", "--quiet", "HEAD").exitCode === 0 ? "" : "-dirty") : "unknown";
+  const epoch = Number(process.env.SOURCE_DATE_EPOCH);
+  const date = (Number.isFinite(epoch) && process.env.SOURCE_DATE_EPOCH ? new Date(epoch * 1000) : new Date()).toISOString().replace(/\.\d{3}Z$/, "Z");
+  return { version, commit, date };
+}
+
+let defaultInfo: BuildInfo | undefined;
 
 // Executables precompiled to bytecode for a faster start (quotas runs in shell prompts). Their entry
 // must not use top-level await. They are also split into ESM chunks, so a run loads only the code its
@@ -20,19 +43,30 @@ const WORKER_ENTRIES: Record<string, string[]> = {
 /**
  * Compiles bin/<name>.ts into `outfile` atomically (a temp name, then rename), so a binary that a
  * test or a user is running is never overwritten in place. Throws with the compiler's output.
+ * `target` is a Bun compile target (`bun-linux-arm64`, ...; default: this machine); a Windows target
+ * needs an `outfile` ending in `.exe`. `env` reaches the compiler (e.g. BUN_INSTALL_CACHE_DIR).
  */
-export async function compile(name: string, outfile = join(root, "dist", name)): Promise<string> {
+export async function compile(
+  name: string,
+  outfile = join(root, "dist", name),
+  opts: { target?: string; info?: BuildInfo; env?: Record<string, string | undefined> } = {},
+): Promise<string> {
   mkdirSync(join(outfile, ".."), { recursive: true });
-  const tmp = `${outfile}.${process.pid}.tmp`;
+  // bun appends .exe to a Windows outfile that lacks it: keep the suffix last.
+  const tmp = outfile.endsWith(".exe") ? `${outfile.slice(0, -4)}.${process.pid}.tmp.exe` : `${outfile}.${process.pid}.tmp`;
+  const info = opts.info ?? (defaultInfo ??= currentBuildInfo());
   const proc = Bun.spawn(
     [
-      process.execPath, "build", "--compile", "--target", "bun",
+      process.execPath, "build", "--compile", "--target", opts.target ?? "bun",
       "--minify-whitespace", "--minify-syntax",
       "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig",
+      "--define", `BUILD_VERSION=${JSON.stringify(info.version)}`,
+      "--define", `BUILD_COMMIT=${JSON.stringify(info.commit)}`,
+      "--define", `BUILD_DATE=${JSON.stringify(info.date)}`,
       ...(FAST_START.has(name) ? fastStartFlags : []),
       join("bin", `${name}.ts`), ...(WORKER_ENTRIES[name] ?? []), "--outfile", tmp,
     ],
-    { cwd: root, stdout: "pipe", stderr: "pipe" },
+    { cwd: root, stdout: "pipe", stderr: "pipe", env: { ...process.env, ...opts.env } },
   );
   const [code, out, err] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   if (code !== 0) throw new Error(`build of ${name} failed:\n${out}${err}`);

@@ -15,6 +15,7 @@ import { usesCostToday } from "./background/prerender";
 import type { Io } from "./core/io";
 import { availableUpdate, checkRegistry, readUpdate, updatePath } from "./fetch/update";
 import { PACKAGE_NAME, VERSION } from "./core/version";
+import { versionLine } from "../kernel/build-info";
 
 export type { Io } from "./core/io";
 
@@ -29,7 +30,7 @@ export async function main(argv: string[], env: Env = process.env, io: Io = defa
     return 0;
   }
   if (mode === "version") {
-    io.out(`${VERSION}\n`);
+    io.out(`${versionLine("quotas")}\n`);
     return 0;
   }
   const ctx = makeCtx(env);

@@ -295,7 +295,9 @@ describe("command line", () => {
   test("--version and --help", async () => {
     h = tempHome();
     const v = await run(["--version"], runEnv(h, []));
-    expect(v).toEqual({ stdout: `${pkg.version}\n`, stderr: "", code: 0 });
+    // version, commit and build date, injected at build time (src/kernel/build-info.ts)
+    expect(v.code).toBe(0);
+    expect(v.stdout).toMatch(new RegExp(`^quotas ${pkg.version.replaceAll(".", "\\.")} \\(commit [0-9a-f]{12}(-dirty)?, built \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ\\)\n$`));
     const help = await run(["--help"], runEnv(h, []));
     for (const flag of ["--json", "--pretty", "--raw", "--provider", "--statusline", "--format", "--no-icons", "--no-update-check", "--check-update", "--version", "--help", "QUOTAS_ENDPOINT_", "QUOTAS_TIMEOUT_MS"]) {
       expect(help.stdout).toContain(flag);

@@ -88,7 +88,7 @@ Examples:
 Environment:
   QUOTAS_ENDPOINT_<PROVIDER>   base URL override, e.g. QUOTAS_ENDPOINT_CLAUDE=http://127.0.0.1:9999
   QUOTAS_TIMEOUT_MS            per-provider timeout in ms (default 10000)
-  npm_config_registry          registry for the update check (default https://registry.npmjs.org)
+  npm_config_registry          registry for the update check (else registry= in ~/.npmrc or npm's global npmrc, else https://registry.npmjs.org)
   XDG_CONFIG_HOME, XDG_CACHE_HOME, XDG_DATA_HOME   config.toml, cache.json/update.json, opencode auth
 
 Config: $XDG_CONFIG_HOME/quotas/config.toml (else ~/.config/quotas/config.toml)

@@ -1,6 +1,7 @@
-// The npm package's name and version (its own manifest, not the repository's package.json), embedded
-// at build time: the compiled binary has no package.json.
+// The npm package's name and version. The version is the release's (injected at build time, see
+// src/kernel/build-info.ts); src/quotas/manifest.json carries the same number for the package manifest.
 import pkg from "../manifest.json";
+import { buildVersion } from "../../kernel/build-info";
 
 export const PACKAGE_NAME: string = pkg.name;
-export const VERSION: string = pkg.version;
+export const VERSION: string = buildVersion;

@@ -39,7 +39,41 @@ export function updateDue(ctx: Ctx, state: UpdateState | null): boolean {
   return !state || ctx.clock.now().getTime() - Date.parse(state.checked_at) > UPDATE_TTL_MS || Number.isNaN(Date.parse(state.checked_at));
 }
 
-export const registryUrl = (ctx: Ctx) => (ctx.env.npm_config_registry || "https://registry.npmjs.org").replace(/\/+$/, "");
+const DEFAULT_REGISTRY = "https://registry.npmjs.org";
+
+/** `registry=` of an npmrc file (`${VAR}` expanded from the environment), or undefined. */
+function npmrcRegistry(ctx: Ctx, path: string | undefined): string | undefined {
+  const text = path ? readText(path) : undefined;
+  const m = text && /^[ \t]*registry[ \t]*=[ \t]*(\S.*?)[ \t]*$/m.exec(text);
+  return m ? m[1].replace(/^(["'])(.*)\1$/, "$2").replace(/\$\{([^}]+)\}/g, (_, name: string) => ctx.env[name] ?? "") : undefined;
+}
+
+/** npm's global prefix: npm_config_prefix, else the one this executable was installed under by npm. */
+function npmPrefix(ctx: Ctx): string | undefined {
+  const env = ctx.env.npm_config_prefix || ctx.env.NPM_CONFIG_PREFIX;
+  if (env) return env;
+  const at = process.execPath.indexOf("/lib/node_modules/");
+  return at > 0 ? process.execPath.slice(0, at) : undefined;
+}
+
+/**
+ * The registry the user's npm is configured for, read the way npm reads it (without starting npm):
+ * the npm_config_registry environment variable (set when npm runs us, or by the user), else `registry=`
+ * in the user's npmrc (NPM_CONFIG_USERCONFIG or ~/.npmrc), else in the global npmrc
+ * (NPM_CONFIG_GLOBALCONFIG or <prefix>/etc/npmrc), else registry.npmjs.org. A project's .npmrc is not
+ * read: the command is global.
+ */
+export function registryUrl(ctx: Ctx): string {
+  const e = ctx.env;
+  const prefix = npmPrefix(ctx);
+  const url =
+    e.npm_config_registry ||
+    e.NPM_CONFIG_REGISTRY ||
+    npmrcRegistry(ctx, e.npm_config_userconfig || e.NPM_CONFIG_USERCONFIG || join(ctx.home, ".npmrc")) ||
+    npmrcRegistry(ctx, e.npm_config_globalconfig || e.NPM_CONFIG_GLOBALCONFIG || (prefix ? join(prefix, "etc/npmrc") : undefined)) ||
+    DEFAULT_REGISTRY;
+  return url.replace(/\/+$/, "");
+}
 
 /** Numeric semver compare (pre-releases sort before their release). */
 export function newer(a: string, b: string): boolean {
