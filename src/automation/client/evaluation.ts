@@ -4,8 +4,9 @@ import { enc, type FileInput, resolveFile } from "./files";
 import type { Transport } from "./transport";
 import type { EvalResult, Example } from "./types";
 import type { Comparison } from "../experiments/model";
+import type { ExampleTrials, OverallSpread, Spread, TrialStats } from "../experiments/trials";
 
-export type { Comparison };
+export type { Comparison, ExampleTrials, OverallSpread, Spread, TrialStats };
 
 export interface ExampleMutation {
   name?: string | null;
@@ -41,10 +42,25 @@ export interface ExperimentCreate {
   examples?: string[];
   version?: string;
   name?: string;
+  /** At most this many of its runs in flight at once. */
+  batchConcurrency?: number | null;
+  /** Runs per example, 1–20 (default 1); the workflow reads the run's trial as `{{ eval.trial }}`. */
+  trials?: number;
 }
 
 export type ExperimentLine =
-  | { type: "run"; runId: string; exampleId: string | null; exampleName: string | null; status: string; score: number | null; passed: boolean; results: EvalResult[] }
+  | {
+      type: "run";
+      runId: string;
+      exampleId: string | null;
+      exampleName: string | null;
+      /** Present on runs of an experiment with `trials` > 1 (1-based). */
+      trial?: number;
+      status: string;
+      score: number | null;
+      passed: boolean;
+      results: EvalResult[];
+    }
   | { type: "summary"; experiment: Experiment };
 
 type Folder = "input" | "expected";
@@ -170,6 +186,10 @@ export class ExperimentsResource {
    */
   compare(automation: string, query: { base: string; candidate: string; seed?: number; resamples?: number }): Promise<Comparison> {
     return this.http.json({ method: "GET", path: path(automation, "/experiments/compare"), query: { ...query } });
+  }
+  /** Per example and per evaluator over the experiment's trials: mean, spread (sd, min, max) and pass rate, plus overall figures. */
+  trials(automation: string, experimentId: string): Promise<TrialStats> {
+    return this.http.json({ method: "GET", path: path(automation, `/experiments/${enc(experimentId)}/trials`) });
   }
   /** `{id, automationId}` of an experiment known only by id. */
   resolve(experimentId: string): Promise<{ id: string; automationId: string }> {

@@ -19,7 +19,7 @@ export * from "./errors";
 export type * from "./types";
 export type { FileInput, UploadOptions } from "./files";
 export type { TemplateSource } from "./documents";
-export type { ExampleMutation, Experiment, ExperimentCreate, ExperimentDetail, ExperimentLine } from "./evaluation";
+export type { Comparison, ExampleMutation, ExampleTrials, Experiment, ExperimentCreate, ExperimentDetail, ExperimentLine, OverallSpread, Spread, TrialStats } from "./evaluation";
 export type { RunTarget, RunOptions, RunAndWaitOptions } from "./runs";
 export type { ReviewHealth, ReviewHealthCounts, ReviewHealthQuery, ReviewInput, Promotion } from "./reviews";
 export type { HumanReviewListQuery, TaskConflictInfo } from "./human-reviews";
