@@ -284,6 +284,77 @@ browserTest("two experiments side by side, the changed example first", async () 
   await shot("experiment");
 });
 
+// A score drawn per example and trial (seeded by input.x and eval.trial); version 2 lowers it by 0.3.
+const noisy = (version: string, shift: number, salt = 0) => `
+name: noisy-console
+version: ${version}
+inputs: [{name: x, type: integer, required: true}]
+steps:
+  - {name: draw, type: transform.script, with: {inputs: {x: "{{ input.x }}", trial: "{{ eval.trial }}"}, function: "function script(x, trial) { var t = (Math.imul(x + 1, 2654435761) ^ Math.imul(trial + ${salt}, 40503)) >>> 0; t = Math.imul(t ^ (t >>> 15), t | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); var u = ((t ^ (t >>> 14)) >>> 0) / 4294967296; return { score: Math.min(1, Math.max(0, 0.6 + ${shift} + 0.4 * (u - 0.5))) } }"}}
+output: {score: "{{ steps.draw.output.score }}"}
+`;
+
+browserTest("trials as spread bars on the experiment page; the compare page leads with the verdict table", async () => {
+  const wf = await api("POST", "/v1/automations", { yaml: noisy("1.0.0", 0) });
+  await api("POST", `/v1/automations/${wf.id}/versions`, { yaml: noisy("2.0.0", -0.3, 7919), version: "2.0.0", activate: false });
+  await api("PUT", `/v1/automations/${wf.id}/evaluators`, {
+    yaml: "passThreshold: 0.5\nevaluators:\n  - {name: quality, type: custom-script, config: {passThreshold: 0.5, script: 'function scoreScript(expected, actual) { return actual.score }'}}\n",
+  });
+  for (let x = 0; x < 8; x++) await api("POST", `/v1/automations/${wf.id}/examples`, { name: `x-${x}`, input: { x }, expected: { score: 1 } });
+  const finished = (id: string) =>
+    until(`experiment ${id}`, async () => {
+      const e = await api("GET", `/v1/automations/${wf.id}/experiments/${id}`);
+      return e.status === "completed" ? e : undefined;
+    });
+  const a = await api("POST", `/v1/automations/${wf.id}/experiments`, { trials: 3 });
+  const b = await api("POST", `/v1/automations/${wf.id}/experiments`, { trials: 3, version: "2.0.0" });
+  await finished(a.id);
+  await finished(b.id);
+
+  await open(`#/automations/${wf.id}/experiments/${a.id}`, a.id);
+  await page.waitForSelector("table.trials tbody tr svg.spread-bar");
+  await settled();
+  const stats = await api("GET", `/v1/automations/${wf.id}/experiments/${a.id}/trials`);
+  const bars = await page.$$eval("table.trials tbody tr", (trs) =>
+    trs.map((tr) => ({
+      name: (tr as { querySelector(s: string): { textContent: string | null } | null }).querySelector("td")?.textContent ?? "",
+      bars: [...(tr as unknown as { querySelectorAll(s: string): Iterable<{ getAttribute(n: string): string | null }> }).querySelectorAll("svg.spread-bar")].map((s) => ({
+        min: Number(s.getAttribute("data-min")),
+        max: Number(s.getAttribute("data-max")),
+        mean: Number(s.getAttribute("data-mean")),
+        label: s.getAttribute("aria-label") ?? "",
+      })),
+    })),
+  );
+  expect(bars).toHaveLength(8);
+  for (const row of bars) {
+    const ex = (stats.examples as Json[]).find((e) => e.exampleName === row.name)!;
+    expect(row.bars).toHaveLength(2); // overall and the quality evaluator
+    expect(row.bars[0]).toMatchObject({ min: ex.overall.min, max: ex.overall.max, mean: ex.overall.mean });
+    expect(row.bars[0].label).toContain("over 3 trials");
+    expect(row.bars[0].max).toBeGreaterThan(row.bars[0].min); // the trials drew different scores
+  }
+  await shot("experiment-trials");
+
+  await open(`#/automations/${wf.id}/compare?a=${a.id}&b=${b.id}`, "Compare experiments");
+  await page.waitForSelector("table.verdicts tbody tr");
+  await page.waitForSelector("table.compare tbody tr");
+  await settled();
+  // The verdict table comes first, above the example-by-example table.
+  expect(await page.evaluate(`[...document.querySelectorAll("table")].map((t) => t.className)`)).toEqual(["verdicts", "compare"]);
+  const verdicts = await page.$$eval("table.verdicts tbody tr", (trs) =>
+    trs.map((tr) => [...(tr as unknown as { children: Iterable<{ textContent: string | null }> }).children].map((c) => (c.textContent ?? "").trim())),
+  );
+  const cmp = await api("GET", `/v1/automations/${wf.id}/experiments/compare?base=${a.id}&candidate=${b.id}`);
+  expect(verdicts.map((r) => r[0])).toEqual(["quality", "Overall score", "Pass rate"]);
+  expect(verdicts[0][1]).toBe(cmp.evaluators[0].baseMean.toFixed(3));
+  expect(verdicts[0][2]).toBe(cmp.evaluators[0].candidateMean.toFixed(3));
+  expect(verdicts[0][6]).toBe("regressed");
+  expect(verdicts[1][6]).toBe("regressed");
+  expect(await text("section[aria-labelledby=verdicts-h] p")).toContain("mean over its trials (A: 3, B: 3)");
+  await shot("compare-verdicts");
+});
+
 browserTest("a workflow output holding <script> stays text", async () => {
   const name = "<script>window.__pwned = 1</script><img src=/x-pwned onerror=window.__pwned=2>";
   const run = await api("POST", "/v1/runs?wait_for_completion=30", { target: "workflows.hello", input: { name } });

@@ -40,4 +40,24 @@ describe("console compare", () => {
     expect(rows.filter((r) => r.changed).map((r) => r.name).sort()).toEqual(["only", "other", "scored"]);
     expect(rows.find((r) => r.name === "only")!.right).toBeUndefined();
   });
+
+  test("with trials: an example's side is the mean over its runs, passed when most of them passed", () => {
+    const trials = (id: string, scores: Record<string, (number | null)[]>): ExperimentDetail => {
+      const runs = Object.entries(scores).flatMap(([name, xs]) => xs.map((_, i) => ({ id: `${id}-${name}-${i}`, status: "completed", exampleId: `ex_${name}`, exampleName: name, createdAt: "", completedAt: "" })));
+      const resultsByRun = Object.fromEntries(runs.map((r) => [r.id, [result(r.id, scores[r.exampleName][Number(r.id.split("-").pop())], 1)]]));
+      return { id, runs, resultsByRun } as unknown as ExperimentDetail;
+    };
+    const rows = compareRows(trials("exp_a", { x: [1, 0.5, 0.9], y: [0.8, 0.8, null] }), trials("exp_b", { x: [0.2, 0.9, 0.1], y: [0.9, 0.6, 0.9] }));
+    const x = rows.find((r) => r.name === "x")!;
+    expect(x.left!.score).toBeCloseTo(0.8);
+    expect(x.left!.passed).toBe(true); // 1 and 0.9 pass (≥ 0.7), 0.5 fails: two of three
+    expect(x.right!.score).toBeCloseTo(0.4);
+    expect(x.right!.passed).toBe(false); // one of three
+    expect(x.delta).toBeCloseTo(-0.4);
+    expect(x.left!.run).toBe("exp_a-x-0");
+    const y = rows.find((r) => r.name === "y")!;
+    expect(y.left!.score).toBeCloseTo(0.8); // the unscored trial is left out
+    expect(y.right!.score).toBeCloseTo(0.8);
+    expect(rows[0].name).toBe("x");
+  });
 });

@@ -25,12 +25,25 @@ export interface Row {
   changed: boolean;
 }
 
+/**
+ * One experiment's side of an example: with one run per example that run's score and pass; with
+ * trials, the mean score over its scored runs and passed when more than half of them passed (as the
+ * compare route counts). `run` links the first.
+ */
 function side(d: Detail, exampleKey: string) {
-  const r = d.runs.find((x) => (x.exampleId ?? x.exampleName) === exampleKey);
-  if (!r) return undefined;
-  const results = d.resultsByRun[r.id] ?? [];
-  const passedAll = results.length ? results.every((x) => x.passed !== false) : null;
-  return { run: r.id, score: overall(results), passed: passedAll };
+  const runs = d.runs.filter((x) => (x.exampleId ?? x.exampleName) === exampleKey);
+  if (!runs.length) return undefined;
+  const per = runs.map((r) => {
+    const results = d.resultsByRun[r.id] ?? [];
+    return { score: overall(results), passed: results.length ? results.every((x) => x.passed !== false) : null };
+  });
+  const scores = per.map((p) => p.score).filter((x): x is number => x !== null);
+  const passes = per.map((p) => p.passed).filter((x): x is boolean => x !== null);
+  return {
+    run: runs[0].id,
+    score: scores.length ? scores.reduce((a, b) => a + b, 0) / scores.length : null,
+    passed: passes.length ? passes.filter(Boolean).length * 2 > passes.length : null,
+  };
 }
 
 /** Rows of two experiments by example: those whose score or pass/fail changed first, biggest change first. */

@@ -115,6 +115,7 @@ const TONE: Record<string, string> = {
   completed: "ok", approved: "ok", correct: "ok", passed: "ok", configured: "ok",
   failed: "bad", rejected: "bad", incorrect: "bad", cancelled: "muted", unconfigured: "muted",
   running: "live", pending: "live", queued: "live", created: "live", finalizing: "live", waiting: "warn",
+  improved: "ok", regressed: "bad", no_detectable_change: "muted",
 };
 
 export function Badge({ value }: { value: string | null | undefined }) {

@@ -1,9 +1,12 @@
-// Two experiments side by side by example, the examples whose score or pass/fail changed first.
+// Two experiments: first the verdict table of the compare route (per evaluator, the overall score and
+// the pass rate: means, paired delta, 95 % CI, p-value, verdict), then side by side by example, the
+// examples whose score or pass/fail changed first.
+import type { Comparison } from "../../../client/index";
 import { compareRows } from "../compare";
 import { SubNav } from "../components/subnav";
 import { Table } from "../components/table";
 import { href } from "../router";
-import { Badge, Facts, Notice, Page, Problem, Skeleton, useLoad, score, useSession } from "../ui";
+import { Badge, Facts, Notice, Page, Problem, Skeleton, pct, useLoad, score, useSession } from "../ui";
 
 export function Compare({ automation, left, right }: { automation: string; left: string | null; right: string | null }) {
   const { client } = useSession();
@@ -12,11 +15,16 @@ export function Compare({ automation, left, right }: { automation: string; left:
     [automation, left, right],
   );
   const rows = both.data ? compareRows(both.data[0], both.data[1]) : [];
+  const stats = useLoad(
+    () => (left && right ? client.experiments.compare(automation, { base: left, candidate: right }) : Promise.resolve(undefined)),
+    [automation, left, right],
+  );
   return (
     <Page title="Compare experiments">
       <SubNav automation={automation} />
       {!left || !right ? <Notice>Pick two experiments on the experiments page.</Notice> : null}
       <Problem error={both.error} />
+      {left && right ? <Verdicts stats={stats.data} error={stats.error} /> : null}
       {left && right && !both.data ? <Skeleton rows={6} /> : null}
       {both.data ? (
         <>
@@ -59,5 +67,62 @@ export function Compare({ automation, left, right }: { automation: string; left:
         </>
       ) : null}
     </Page>
+  );
+}
+
+const signed = (n: number | null) => (n === null ? "—" : `${n > 0 ? "+" : ""}${n.toFixed(3)}`);
+const pValue = (p: number) => (p < 0.001 ? "< 0.001" : p.toFixed(3));
+
+/** The compare route's answer as a table: is B better than A, per evaluator, overall and in pass rate. */
+function Verdicts({ stats, error }: { stats: Comparison | undefined; error: unknown }) {
+  if (error) return <Problem error={error} />;
+  if (!stats) return <Skeleton rows={3} />;
+  const rows = [...stats.evaluators.map((e) => ({ name: e.name, s: e as Comparison["overall"], p: e.adjustedPValue })), { name: "Overall score", s: stats.overall, p: stats.overall.pValue }];
+  const pr = stats.passRate;
+  const trials = stats.base.trials > 1 || stats.candidate.trials > 1 ? ` Per example, the mean over its trials (A: ${stats.base.trials}, B: ${stats.candidate.trials}).` : "";
+  return (
+    <section aria-labelledby="verdicts-h">
+      <h2 id="verdicts-h">Verdict</h2>
+      <p class="muted">
+        {stats.examples.shared} shared example(s), paired; 95 % bootstrap CI of B − A, permutation p (Holm-adjusted across evaluators), pass rate by McNemar; seed {stats.seed}.{trials}
+        {stats.examples.onlyBase.length + stats.examples.onlyCandidate.length > 0 ? ` ${stats.examples.onlyBase.length} only in A, ${stats.examples.onlyCandidate.length} only in B.` : ""}
+      </p>
+      <Table
+        class="verdicts"
+        rows={[...rows, null]}
+        head={["Measure", <span class="num">A mean</span>, <span class="num">B mean</span>, <span class="num">Delta</span>, "95 % CI", <span class="num">p</span>, "Verdict"]}
+        row={(r) =>
+          r ? (
+            <tr key={r.name}>
+              <th scope="row">{r.name}</th>
+              <td class="num">{score(r.s.baseMean)}</td>
+              <td class="num">{score(r.s.candidateMean)}</td>
+              <td class={`num ${r.s.verdict === "improved" ? "score-up" : r.s.verdict === "regressed" ? "score-down" : ""}`}>{signed(r.s.delta)}</td>
+              <td>{r.s.ci ? `[${signed(r.s.ci[0])}, ${signed(r.s.ci[1])}]` : "—"}</td>
+              <td class="num">{pValue(r.p)}</td>
+              <td>
+                <Badge value={r.s.verdict} />
+              </td>
+            </tr>
+          ) : (
+            <tr key="pass-rate">
+              <th scope="row">Pass rate</th>
+              <td class="num">{pct(pr.base)}</td>
+              <td class="num">{pct(pr.candidate)}</td>
+              <td class={`num ${pr.verdict === "improved" ? "score-up" : pr.verdict === "regressed" ? "score-down" : ""}`}>
+                {pr.base === null || pr.candidate === null ? "—" : `${pr.candidate >= pr.base ? "+" : ""}${((pr.candidate - pr.base) * 100).toFixed(1)} pts`}
+              </td>
+              <td class="muted">
+                {pr.passedOnlyBase} pass only in A, {pr.passedOnlyCandidate} only in B
+              </td>
+              <td class="num">{pValue(pr.pValue)}</td>
+              <td>
+                <Badge value={pr.verdict} />
+              </td>
+            </tr>
+          )
+        }
+      />
+    </section>
   );
 }

@@ -6,7 +6,8 @@ import { overall } from "../compare";
 import { SubNav } from "../components/subnav";
 import { DataTable, Table } from "../components/table";
 import { go, href } from "../router";
-import { Badge, Facts, Page, Problem, Skeleton, Time, useAction, useInterval, useLoad, score, useSession } from "../ui";
+import { SpreadBar } from "../components/spread";
+import { Badge, Facts, Page, Problem, Skeleton, Time, pct, useAction, useInterval, useLoad, score, useSession } from "../ui";
 
 export function Experiments({ automation }: { automation: string }) {
   const { client, can } = useSession();
@@ -108,10 +109,67 @@ export function ExperimentDetail({ automation, experiment }: { automation: strin
               ["Completed", <Time iso={e.completedAt} />],
             ]}
           />
+          <Trials automation={automation} detail={e} />
           <ExperimentRuns detail={e} />
         </>
       )}
     </Page>
+  );
+}
+
+/** Runs per example above one: the experiment ran its examples as trials (the wire shape has no trials key). */
+const manyTrials = (d: Detail) => new Set(d.runs.map((r) => r.exampleId ?? r.id)).size < d.runs.length;
+
+/** Each example's trials as spread bars (overall and per evaluator), with the overall figures above. */
+function Trials({ automation, detail }: { automation: string; detail: Detail }) {
+  const { client } = useSession();
+  const many = manyTrials(detail);
+  // Reloaded as runs are scored (the detail page polls while the experiment runs).
+  const stats = useLoad(() => (many ? client.experiments.trials(automation, detail.id) : Promise.resolve(undefined)), [automation, detail.id, many, detail.completedCount]);
+  const t = stats.data;
+  if (!many) return null;
+  return (
+    <section aria-labelledby="trials-h">
+      <h2 id="trials-h">Trials</h2>
+      <Problem error={stats.error} />
+      {!t ? (
+        <Skeleton rows={4} />
+      ) : (
+        <>
+          <Facts
+            rows={[
+              ["Trials per example", String(t.trials)],
+              ["Overall", <SpreadBar spread={t.overall} label="All trials" />],
+              ["Trial noise (within-example sd)", score(t.overall.withinSd)],
+              ["Pass rate (all trials)", pct(t.overall.passRate)],
+              ["Passed every trial (pass^k)", pct(t.overall.passAll)],
+              ["Passed a trial (pass@k)", pct(t.overall.passAny)],
+              ["Passed most trials", pct(t.overall.passMajority)],
+            ]}
+          />
+          <Table
+            class="trials"
+            rows={t.examples}
+            head={["Example", "Overall (min–max, mean marked)", ...t.evaluators.map((x) => x.name), "Passed"]}
+            row={(x) => (
+              <tr key={x.exampleId}>
+                <td>{x.exampleName ?? x.exampleId}</td>
+                <td>
+                  <SpreadBar spread={x.overall} label={`${x.exampleName ?? x.exampleId} overall`} />
+                </td>
+                {t.evaluators.map((ev) => {
+                  const s = x.evaluators.find((y) => y.name === ev.name);
+                  return <td key={ev.name}>{s ? <SpreadBar spread={s} label={`${x.exampleName ?? x.exampleId} ${ev.name}`} /> : "—"}</td>;
+                })}
+                <td>
+                  {x.overall.passed}/{x.overall.scored}
+                </td>
+              </tr>
+            )}
+          />
+        </>
+      )}
+    </section>
   );
 }
 
