@@ -2,8 +2,12 @@
 // and `{{ eval.trial }}`, run as an experiment with `trials: 3`. Three runs per example, each told its
 // trial; the trial statistics equal what the test computes from the runs' own outputs; a one-trial
 // experiment answers exactly the reference's keys, as before; bad `trials` is a 400 with nothing started.
-import { beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createAutomation } from "../../../src/automation/automations/service";
+import { experimentsOf } from "../../../src/automation/experiments/service";
 import { runsOf } from "../../../src/automation/runs/service";
 import { harness, json, type Harness, type Json } from "../app/harness";
 
@@ -40,6 +44,11 @@ const NAMES = ["ann", "bob", "cid", "dan", "eve"];
 type Schema = Record<string, unknown>;
 const ref = (await Bun.file(new URL("../compat/eigenpal-openapi.json", import.meta.url)).json()) as { components: { schemas: Record<string, Schema> } };
 const schema = (name: string) => ref.components.schemas[name] as { properties: Record<string, { items?: { properties: Record<string, unknown> } }> };
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 let h: Harness;
 let key: string;
@@ -213,5 +222,45 @@ describe("trials", () => {
     const lines = (await stream.text()).trim().split("\n").map((l) => JSON.parse(l));
     expect(lines.filter((l) => l.type === "run").map((l) => l.trial).sort()).toEqual([1, 2]);
     expect(lines.at(-1).experiment.runCount).toBe(2);
+  }, 60_000);
+
+  test("across a restart: a three-trial experiment stopped part-way completes with every (example, trial) run once", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "exp-trials-restart-"));
+    dirs.push(dir);
+    const config = { workers: 2, dataDir: dir };
+    const first = await harness(config);
+    const t = await first.tenant(`rs${Math.random().toString(36).slice(2, 8)}`);
+    const wf = await createAutomation(first.ctx.storage.automations, first.clock, t.id, FLOW);
+    const at = `/v1/automations/${wf.id}`;
+    const req = (hh: Harness, method: string, path: string, body?: unknown) => hh.req(method, path, { key: t.key, body });
+    await req(first, "PUT", `${at}/evaluators`, { yaml: EVALUATORS });
+    for (const who of NAMES.slice(0, 4)) await req(first, "POST", `${at}/examples`, { name: who, input: { who }, expected: { who } });
+    const e = await json(await req(first, "POST", `${at}/experiments`, { trials: 3, batchConcurrency: 2 }));
+    expect(e.total).toBe(12);
+    runsOf(first.ctx).startWorkers();
+    for (let i = 0; i < 3000 && (await json(await req(first, "GET", `${at}/experiments/${e.id}`))).completedCount < 3; i++) await Bun.sleep(5);
+    await runsOf(first.ctx).stopWorkers(1000);
+    const part = await json(await req(first, "GET", `${at}/experiments/${e.id}`));
+    expect(part.status).not.toBe("completed");
+    expect(part.runCount).toBe(12);
+    await first.ctx.db.close();
+
+    const second = await harness(config);
+    runsOf(second.ctx).startWorkers();
+    await experimentsOf(second.ctx).recover();
+    let done: Json = {};
+    for (let i = 0; i < 3000 && done.status !== "completed"; i++) {
+      done = await json(await req(second, "GET", `${at}/experiments/${e.id}`));
+      await Bun.sleep(10);
+    }
+    expect(done).toMatchObject({ status: "completed", runCount: 12, completedCount: 12 });
+    const stats = await json(await req(second, "GET", `${at}/experiments/${e.id}/trials`));
+    expect(stats.examples).toHaveLength(4);
+    for (const ex of stats.examples as Json[]) {
+      expect(ex.runs.map((r: Json) => r.trial)).toEqual([1, 2, 3]);
+      // Each run ran as the trial it is stored as (a resumed run too).
+      for (const r of ex.runs as Json[]) expect((await json(await req(second, "GET", `/v1/runs/${r.id}`))).output.trial).toBe(r.trial);
+    }
+    await runsOf(second.ctx).stopWorkers(1000);
   }, 60_000);
 });
