@@ -40,13 +40,14 @@ export function tarGz(entries: Entry[], mtime: number): Uint8Array {
     if (pad) parts.push(new Uint8Array(pad));
   }
   parts.push(new Uint8Array(1024)); // two zero blocks end the archive
-  return Bun.gzipSync(Buffer.concat(parts), { level: 9 });
+  // level 6: level 9 takes twice as long for 2.5 % less (docs/benchmarks.md)
+  return Bun.gzipSync(Buffer.concat(parts), { level: 6 });
 }
 
-/** A zip of `entries` (deflate level 9; unix mode bits kept in the external attributes). */
+/** A zip of `entries` (deflate level 6; unix mode bits kept in the external attributes). */
 export function zip(entries: Entry[], mtime: number): Uint8Array {
-  const files: Record<string, [Uint8Array, { level: 9; mtime: Date; os: number; attrs: number }]> = {};
-  for (const e of entries) files[e.path] = [e.data, { level: 9, mtime: new Date(mtime * 1000), os: 3, attrs: (0o100000 | e.mode) << 16 }];
+  const files: Record<string, [Uint8Array, { level: 6; mtime: Date; os: number; attrs: number }]> = {};
+  for (const e of entries) files[e.path] = [e.data, { level: 6, mtime: new Date(mtime * 1000), os: 3, attrs: (0o100000 | e.mode) << 16 }];
   return zipSync(files);
 }
 

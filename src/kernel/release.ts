@@ -1,4 +1,4 @@
-// `bun run release [--targets a,b] [--version X.Y.Z] [--out DIR]`: cross-compiles the three executables
+// `bun run release [--targets a,b] [--products a,b] [--version X.Y.Z] [--out DIR]`: cross-compiles the three executables
 // for every target (src/kernel/targets.ts) and writes dist/release/:
 //   <server>-<version>-<target>.tar.gz (.zip for Windows): <server>-<version>-<target>/{<server>, LICENSE, README.md}
 //   SHA256SUMS                         sha256sum -c input for the archives
@@ -14,8 +14,8 @@ import { type Entry, sha256sums, tarGz, zip } from "./archive";
 import { type BuildInfo, compile, currentBuildInfo, root } from "./build";
 import { parseTargets, type Target, TARGETS } from "./targets";
 
-export const SERVERS = ["order-server", "automation-server"] as const;
-const PRODUCTS = [...SERVERS, "quotas"] as const;
+export const SERVERS = ["order-server", "automation-server"];
+export const PRODUCTS = [...SERVERS, "quotas"];
 
 // semver.org's grammar without build metadata (npm ignores `+...`, so two releases would collide).
 const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?$/;
@@ -29,6 +29,8 @@ export class ReleaseError extends Error {
 
 export interface ReleaseOptions {
   targets: Target[];
+  /** Which executables (default all three); a partial release is for tests and trial runs. */
+  products: string[];
   version: string;
   out: string;
   log?: (line: string) => void;
@@ -37,6 +39,7 @@ export interface ReleaseOptions {
 /** Parses the command line; throws ReleaseError (one line) for anything it cannot take. */
 export function parseReleaseArgs(argv: string[]): ReleaseOptions {
   let targets = TARGETS;
+  let products = PRODUCTS;
   let version = repoVersion;
   let out = join(root, "dist/release");
   for (let i = 0; i < argv.length; i++) {
@@ -52,13 +55,17 @@ export function parseReleaseArgs(argv: string[]): ReleaseOptions {
       } catch (err) {
         throw new ReleaseError((err as Error).message, 2);
       }
+    } else if (flag === "--products") {
+      products = value().split(",").filter(Boolean);
+      const unknown = products.filter((p) => !PRODUCTS.includes(p));
+      if (unknown.length || !products.length) throw new ReleaseError(`unknown product ${unknown.map((p) => `"${p}"`).join(", ")}; valid: ${PRODUCTS.join(", ")}`, 2);
     } else if (flag === "--version") version = value();
     else if (flag === "--out") out = resolve(value());
-    else throw new ReleaseError(`unknown argument ${argv[i]} (takes --targets a,b --version X.Y.Z --out DIR)`, 2);
+    else throw new ReleaseError(`unknown argument ${argv[i]} (takes --targets a,b --products a,b --version X.Y.Z --out DIR)`, 2);
   }
   if (!SEMVER.test(version)) throw new ReleaseError(`version "${version}" is not a semver release number (X.Y.Z or X.Y.Z-pre, no "v", no build metadata)`, 2);
   if (/(^|[.-])dirty([.-]|$)/.test(version)) throw new ReleaseError(`version "${version}" marks a modified working tree: commit, then release a clean version`, 2);
-  return { targets, version, out };
+  return { targets, products, version, out };
 }
 
 const archiveName = (server: string, version: string, t: Target) => `${server}-${version}-${t.name}${t.os === "win32" ? ".zip" : ".tar.gz"}`;
@@ -113,7 +120,7 @@ export async function release(opts: ReleaseOptions): Promise<{ files: string[]; 
     await fetchRuntimes(opts.targets, tmp, log);
     const built = new Map<string, string>();
     for (const t of opts.targets) {
-      for (const name of PRODUCTS) {
+      for (const name of PRODUCTS.filter((p) => opts.products.includes(p))) {
         const t0 = performance.now();
         const out = join(tmp, "bin", t.name, `${name}${t.exe}`);
         try {
@@ -126,11 +133,12 @@ export async function release(opts: ReleaseOptions): Promise<{ files: string[]; 
         log(`built ${name} for ${t.name} in ${((performance.now() - t0) / 1000).toFixed(1)} s (${(statSync(out).size / 1e6).toFixed(1)} MB)`);
       }
     }
+    if (!opts.products.length) throw new ReleaseError("nothing to build", 2);
     const license = readFileSync(join(root, "LICENSE"));
     const mtime = Math.floor(Date.parse(info.date) / 1000);
     const archives: { name: string; data: Uint8Array }[] = [];
     for (const t of opts.targets) {
-      for (const server of SERVERS) {
+      for (const server of SERVERS.filter((p) => opts.products.includes(p))) {
         const t0 = performance.now();
         const dir = `${server}-${info.version}-${t.name}`;
         const entries: Entry[] = [
@@ -146,8 +154,8 @@ export async function release(opts: ReleaseOptions): Promise<{ files: string[]; 
       }
     }
     writeFileSync(join(tmp, "SHA256SUMS"), sha256sums(archives));
-    writeNpmPackages(opts.targets.map((t) => ({ target: t, binary: built.get(`${t.name}/quotas`)! })), join(tmp, "npm"), info.version);
-    writeFileSync(join(tmp, "release.json"), `${JSON.stringify({ ...info, targets: opts.targets.map((t) => t.name), archives: archives.map((a) => a.name) }, null, 2)}\n`);
+    if (opts.products.includes("quotas")) writeNpmPackages(opts.targets.map((t) => ({ target: t, binary: built.get(`${t.name}/quotas`)! })), join(tmp, "npm"), info.version);
+    writeFileSync(join(tmp, "release.json"), `${JSON.stringify({ ...info, targets: opts.targets.map((t) => t.name), products: opts.products, archives: archives.map((a) => a.name) }, null, 2)}\n`);
     mkdirSync(dirname(opts.out), { recursive: true });
     rmSync(opts.out, { recursive: true, force: true });
     renameSync(tmp, opts.out);
