@@ -104,12 +104,14 @@ test("a real difference under the noise fails the gate (exit 1); JUnit XML parse
   expect(t.code).toBe(1);
   expect(t.stdout).toContain(`${EXAMPLES} shared examples`);
   expect(t.stdout).toMatch(/^quality .*regressed$/m);
+  expect(t.stdout).toContain("trials per example: base 3, candidate 3");
   const j = gate(["--base", exp["1.0.0"], "--candidate", exp["2.0.0"], "--format", "junit", ...viaDb()]);
   expect(j.code).toBe(1);
   const report = junit(j.stdout);
   expect(report.cases).toEqual(["evaluator quality", "overall score", "pass rate"]);
   expect(report.failures).toContain("evaluator quality");
   expect(report.failures).toContain("overall score");
+  expect(j.stdout).toContain('<property name="baseTrials" value="3"/>');
 }, 60_000);
 
 test("a difference that is only noise passes the gate (exit 0), both ways; JUnit XML parses without failures", () => {

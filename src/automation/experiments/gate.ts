@@ -158,6 +158,9 @@ function tableOf(c: Comparison, failures: string[]): string {
   const lines = [
     `base ${c.base.id}${c.base.version ? ` (${c.base.version})` : ""} → candidate ${c.candidate.id}${c.candidate.version ? ` (${c.candidate.version})` : ""}: ${c.examples.shared} shared examples, seed ${c.seed}, ${c.resamples} resamples`,
   ];
+  // `trials` is absent from a server that predates trials: one run per example then.
+  const [tb, tc] = [c.base.trials ?? 1, c.candidate.trials ?? 1];
+  if (tb > 1 || tc > 1) lines.push(`trials per example: base ${tb}, candidate ${tc} (an example's score is the mean over its trials; passed = passed most of them)`);
   if (c.examples.onlyBase.length) lines.push(`only in base (not compared): ${names(c.examples.onlyBase)}`);
   if (c.examples.onlyCandidate.length) lines.push(`only in candidate (not compared): ${names(c.examples.onlyCandidate)}`);
   if (c.examples.unscored.length) lines.push(`unscored on one side (not compared): ${names(c.examples.unscored)}`);
@@ -207,7 +210,7 @@ export function junitOf(c: Comparison): string {
       return x.failure ? `${open}>\n      <failure type="regressed" message="${xml(x.failure)}">${xml(x.failure)}</failure>\n    </testcase>` : `${open}/>`;
     })
     .join("\n");
-  const props = [["base", c.base.id], ["candidate", c.candidate.id], ["seed", String(c.seed)], ["resamples", String(c.resamples)], ["sharedExamples", String(c.examples.shared)]]
+  const props = [["base", c.base.id], ["candidate", c.candidate.id], ["seed", String(c.seed)], ["resamples", String(c.resamples)], ["sharedExamples", String(c.examples.shared)], ["baseTrials", String(c.base.trials ?? 1)], ["candidateTrials", String(c.candidate.trials ?? 1)]]
     .map(([k, v]) => `      <property name="${k}" value="${xml(v)}"/>`)
     .join("\n");
   return `<?xml version="1.0" encoding="UTF-8"?>
