@@ -23,6 +23,25 @@ beforeAll(async () => {
 afterAll(() => close());
 
 describe("client ↔ real server: evaluation", () => {
+  test("trials: created with trials, the stream says each run's trial, the spread typed; a bad value is a ValidationError", async () => {
+    const wf = await client.automations.create(flow.replace("client-eval", "client-trials"));
+    const target = `workflows.${wf.slug}`;
+    await client.evaluators.update(target, "evaluators:\n  - {name: exact, type: exact-diff}\n");
+    await client.examples.create(target, { name: "ann", input: { who: "Ann" }, expected: { greeting: "Hello, Ann!" } });
+    await expect(client.experiments.create(target, { trials: 21 })).rejects.toBeInstanceOf(ValidationError);
+    const lines: ExperimentLine[] = [];
+    for await (const line of client.experiments.stream(target, { trials: 2 })) lines.push(line);
+    const runs = lines.filter((l) => l.type === "run");
+    expect(runs.map((l) => (l.type === "run" ? l.trial : undefined)).sort()).toEqual([1, 2]);
+    const summary = lines.at(-1);
+    if (summary?.type !== "summary") throw new Error("no summary line");
+    expect(summary.experiment.runCount).toBe(2);
+    const stats = await client.experiments.trials(target, summary.experiment.id);
+    expect(stats.trials).toBe(2);
+    expect(stats.examples[0].overall).toMatchObject({ n: 2, mean: 1, sd: 0, min: 1, max: 1, passRate: 1 });
+    expect(stats.overall.passAll).toBe(1);
+  });
+
   test("examples, files, evaluators, an experiment streamed, scores, export, dataset ZIP", async () => {
     const wf = await client.automations.create(flow);
     const target = `workflows.${wf.slug}`;
