@@ -2,7 +2,7 @@ import { afterEach } from "bun:test";
 // Test doubles for the engine's collaborators: an in-memory run journal and services with in-memory
 // files. They are real implementations of the contract, not mocks of the engine.
 import { systemClock } from "../../../src/kernel/clock";
-import type { EngineServices, ExecuteResult, FileRef, RunJournal, StepRecord } from "../../../src/automation/engine/contract";
+import type { EngineServices, EvalContext, ExecuteResult, FileRef, RunJournal, StepRecord } from "../../../src/automation/engine/contract";
 import { execute } from "../../../src/automation/engine/execute";
 import { parseWorkflow, type Workflow } from "../../../src/automation/workflow";
 
@@ -70,7 +70,7 @@ export function workflow(yaml: string): Workflow {
 export async function run(
   yaml: string | Workflow,
   input: Record<string, unknown> = {},
-  opts: { journal?: MemoryJournal; services?: EngineServices; signal?: AbortSignal; evaluation?: boolean } = {},
+  opts: { journal?: MemoryJournal; services?: EngineServices; signal?: AbortSignal; evaluation?: boolean; eval?: EvalContext } = {},
 ): Promise<ExecuteResult & { journal: MemoryJournal }> {
   const journal = opts.journal ?? new MemoryJournal();
   const result = await execute({
@@ -80,6 +80,7 @@ export async function run(
     services: opts.services ?? testServices(),
     signal: opts.signal ?? new AbortController().signal,
     evaluation: opts.evaluation,
+    eval: opts.eval,
   });
   return { ...result, journal };
 }

@@ -2,6 +2,26 @@ import { describe, expect, test } from "bun:test";
 import { run, testServices } from "./support";
 
 describe("templates", () => {
+  test("an evaluation run reads eval (example, experiment, trial), also inside a loop; other runs have none", async () => {
+    const yaml = `name: t
+steps:
+  - name: s
+    type: transform.set
+    with: {fields: {trial: "{{ eval.trial }}", example: "{{ eval.exampleId }}", experiment: "{{ eval.experimentId }}", text: "t{{ eval.trial }}"}}
+  - name: each
+    type: control.foreach
+    items: [1, 2]
+    steps:
+      - {name: inner, type: transform.set, with: {fields: {trial: "{{ eval.trial }}", item: "{{ item }}"}}}
+`;
+    const r = await run(yaml, {}, { evaluation: true, eval: { exampleId: "ex_1", experimentId: "exp_1", trial: 3 } });
+    expect(r.status).toBe("completed");
+    expect((r.output as Record<string, unknown>).s).toEqual({ trial: 3, example: "ex_1", experiment: "exp_1", text: "t3" });
+    expect(r.journal.record("each[1].inner").output).toEqual({ trial: 3, item: 2 });
+    const plain = await run(yaml);
+    expect((plain.output as Record<string, unknown>).s).toEqual({ trial: null, example: null, experiment: null, text: "t" });
+  });
+
   test("a value that is exactly one {{ expr }} keeps its JSON type; mixed text renders to a string", async () => {
     const r = await run(
       `name: t
