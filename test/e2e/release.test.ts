@@ -83,8 +83,8 @@ describe("darwin and windows", () => {
         const file = join(out, "bin", target, name);
         expect(machO(file)).toEqual({ magic: MH_MAGIC_64, cputype: cpu });
         const bytes = readFileSync(file);
-        expect(bytes.indexOf(`commit ${info.commit}`)).toBe(-1); // assembled at run time from the three values...
-        expect(bytes.indexOf(info.commit)).toBeGreaterThan(0); // ...each injected by --define
+        // the values --define injected (what --version prints, which cannot run here)
+        expect(bytes.indexOf(info.commit)).toBeGreaterThan(0);
         expect(bytes.indexOf(info.date)).toBeGreaterThan(0);
       }
     }
