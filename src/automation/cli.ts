@@ -22,6 +22,7 @@ import { backupCommand, restoreCommand } from "./backup";
 import { experimentsCommand } from "./experiments/gate";
 
 const USAGE = `Usage: automation-server [serve] [options]
+       automation-server --version   version, commit and build date
        automation-server worker --db postgres://… [--workers N] [--port PORT]
        automation-server migrate [--data-dir DIR | --db postgres://…] [--json]
        automation-server migrate --from DATA_DIR --to postgres://… [--json]

@@ -78,7 +78,7 @@ function readme(server: string, info: BuildInfo, t: Target): string {
 A self-contained executable: no runtime to install. Built from commit ${info.commit} on ${info.date}.
 
     ${t.os === "win32" ? exe : `./${exe}`} --version
-    ${t.os === "win32" ? exe : `./${exe}`} --demo --port 8080     # try it with demo data
+    ${t.os === "win32" ? exe : `./${exe}`} ${server === "order-server" ? "--profile demo" : "--demo"} --port 8080   # try it with demo data
     ${t.os === "win32" ? exe : `./${exe}`} --help                 # every flag and environment variable
 
 Check the download against SHA256SUMS of the release (\`sha256sum -c SHA256SUMS --ignore-missing\`).

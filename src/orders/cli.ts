@@ -10,6 +10,7 @@ import { orderFlags, orderHelpExtra, startOrderServer } from "./server";
 const USAGE = `Usage: order-server [options]
        order-server backup --to FILE [--db FILE]
        order-server restore --from FILE --db FILE
+       order-server --version        version, commit and build date
 
 The marketplace order API (OAuth2 password grant; SQLite, or PostgreSQL for N instances).`;
 
