@@ -306,7 +306,23 @@ browserTest("trials as spread bars on the experiment page; the compare page lead
       const e = await api("GET", `/v1/automations/${wf.id}/experiments/${id}`);
       return e.status === "completed" ? e : undefined;
     });
-  const a = await api("POST", `/v1/automations/${wf.id}/experiments`, { trials: 3 });
+  // Started from the experiments page with three trials; 21 is refused with the server's message first.
+  await open(`#/automations/${wf.id}/experiments`, "Experiments");
+  const runDataset = async (trials: string) => {
+    await page.click("input.trials-input");
+    await page.keyboard.down("Control");
+    await page.keyboard.press("a");
+    await page.keyboard.up("Control");
+    await page.keyboard.type(trials);
+    await page.evaluate(`[...document.querySelectorAll("button")].find((b) => b.textContent.includes("Run the whole dataset")).click()`);
+  };
+  allowed = [{ url: /\/experiments$/, status: 400 }];
+  await runDataset("21");
+  await page.waitForSelector("[role=alert]");
+  expect(await text("[role=alert]")).toContain("trials must be between 1 and 20");
+  await runDataset("3");
+  await page.waitForFunction(`location.hash.includes("/experiments/exp_")`);
+  const a = { id: (await page.evaluate("location.hash") as string).split("/").pop()! };
   const b = await api("POST", `/v1/automations/${wf.id}/experiments`, { trials: 3, version: "2.0.0" });
   await finished(a.id);
   await finished(b.id);

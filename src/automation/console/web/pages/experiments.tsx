@@ -13,6 +13,8 @@ export function Experiments({ automation }: { automation: string }) {
   const { client, can } = useSession();
   const list = useLoad(() => client.experiments.list(automation, { limit: 100 }), [automation]);
   const [picked, setPicked] = useState<string[]>([]);
+  // Runs per example; the server refuses what is not a whole number 1–20 (its message shows).
+  const [trials, setTrials] = useState(1);
   const start = useAction();
   const running = (list.data?.data ?? []).some((e) => e.status !== "completed");
   useInterval(list.reload, 1500, running);
@@ -30,9 +32,20 @@ export function Experiments({ automation }: { automation: string }) {
             <span class="muted">Select two to compare</span>
           )}
           {can("runs:write") ? (
-            <button type="button" class="secondary" disabled={start.busy} onClick={() => start.run(async () => void go(href(["automations", automation, "experiments", (await client.experiments.create(automation, {})).id])))}>
-              Run the whole dataset
-            </button>
+            <>
+              <label class="inline">
+                Trials
+                <input type="number" class="trials-input" min={1} max={20} step={1} value={trials} onInput={(e) => setTrials(Number(e.currentTarget.value))} />
+              </label>
+              <button
+                type="button"
+                class="secondary"
+                disabled={start.busy}
+                onClick={() => start.run(async () => void go(href(["automations", automation, "experiments", (await client.experiments.create(automation, trials === 1 ? {} : { trials })).id])))}
+              >
+                Run the whole dataset
+              </button>
+            </>
           ) : null}
         </>
       }
