@@ -1,13 +1,13 @@
 // Experiments: the list (progress, pass/fail counts, average score; pick two to compare) and one
 // experiment with its per-example runs and scores.
 import { useState } from "preact/hooks";
-import type { ExperimentDetail as Detail } from "../../../client/index";
+import type { ExperimentDetail as Detail, TrialStats } from "../../../client/index";
 import { overall } from "../compare";
 import { SubNav } from "../components/subnav";
 import { DataTable, Table } from "../components/table";
 import { go, href } from "../router";
 import { SpreadBar } from "../components/spread";
-import { Badge, Facts, Page, Problem, Skeleton, Time, pct, useAction, useInterval, useLoad, score, useSession } from "../ui";
+import { Badge, Facts, type Loaded, Page, Problem, Skeleton, Time, pct, useAction, useInterval, useLoad, score, useSession } from "../ui";
 
 export function Experiments({ automation }: { automation: string }) {
   const { client, can } = useSession();
@@ -92,6 +92,10 @@ export function ExperimentDetail({ automation, experiment }: { automation: strin
   const cancel = useAction();
   const e = loaded.data;
   useInterval(loaded.reload, 1000, !!e && e.status !== "completed");
+  // Trials of an experiment that ran its examples more than once, reloaded as its runs are scored.
+  const many = !!e && manyTrials(e);
+  const trialStats = useLoad(() => (many ? client.experiments.trials(automation, experiment) : Promise.resolve(undefined)), [automation, experiment, many, e?.completedCount]);
+  const stats = many ? trialStats : undefined;
   return (
     <Page
       title={`Experiment ${experiment}`}
@@ -122,8 +126,8 @@ export function ExperimentDetail({ automation, experiment }: { automation: strin
               ["Completed", <Time iso={e.completedAt} />],
             ]}
           />
-          <Trials automation={automation} detail={e} />
-          <ExperimentRuns detail={e} />
+          {stats ? <Trials stats={stats} /> : null}
+          <ExperimentRuns detail={e} trialOf={stats?.data ? new Map(stats.data.examples.flatMap((x) => x.runs.map((r) => [r.id, r.trial] as const))) : undefined} />
         </>
       )}
     </Page>
@@ -134,13 +138,8 @@ export function ExperimentDetail({ automation, experiment }: { automation: strin
 const manyTrials = (d: Detail) => new Set(d.runs.map((r) => r.exampleId ?? r.id)).size < d.runs.length;
 
 /** Each example's trials as spread bars (overall and per evaluator), with the overall figures above. */
-function Trials({ automation, detail }: { automation: string; detail: Detail }) {
-  const { client } = useSession();
-  const many = manyTrials(detail);
-  // Reloaded as runs are scored (the detail page polls while the experiment runs).
-  const stats = useLoad(() => (many ? client.experiments.trials(automation, detail.id) : Promise.resolve(undefined)), [automation, detail.id, many, detail.completedCount]);
+function Trials({ stats }: { stats: Loaded<TrialStats | undefined> }) {
   const t = stats.data;
-  if (!many) return null;
   return (
     <section aria-labelledby="trials-h">
       <h2 id="trials-h">Trials</h2>
@@ -186,16 +185,17 @@ function Trials({ automation, detail }: { automation: string; detail: Detail }) 
   );
 }
 
-function ExperimentRuns({ detail }: { detail: Detail }) {
+function ExperimentRuns({ detail, trialOf }: { detail: Detail; trialOf?: Map<string, number> }) {
   return (
     <Table
       rows={detail.runs}
-      head={["Example", "Run", "Status", "Score", "Evaluators"]}
+      head={trialOf ? ["Example", "Trial", "Run", "Status", "Score", "Evaluators"] : ["Example", "Run", "Status", "Score", "Evaluators"]}
       row={(r) => {
         const results = detail.resultsByRun[r.id] ?? [];
         return (
           <tr key={r.id}>
             <td>{r.exampleName ?? r.exampleId ?? "—"}</td>
+            {trialOf ? <td>{trialOf.get(r.id) ?? "—"}</td> : null}
             <td>
               <a href={href(["runs", r.id])}>{r.id}</a>
             </td>
