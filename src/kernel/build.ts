@@ -28,6 +28,9 @@ export function currentBuildInfo(version = repoVersion): BuildInfo {
 
 let defaultInfo: BuildInfo | undefined;
 
+/** The compiler processes running now: a release stopped midway kills them before it cleans up. */
+export const running = new Set<Bun.Subprocess>();
+
 // Executables precompiled to bytecode for a faster start (quotas runs in shell prompts). Their entry
 // must not use top-level await. They are also split into ESM chunks, so a run loads only the code its
 // mode imports (the statusline's chunk is a fraction of the whole tool).
@@ -68,6 +71,8 @@ export async function compile(
     ],
     { cwd: root, stdout: "pipe", stderr: "pipe", env: { ...process.env, ...opts.env } },
   );
+  running.add(proc);
+  void proc.exited.then(() => running.delete(proc));
   const [code, out, err] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   if (code !== 0) throw new Error(`build of ${name} failed:\n${out}${err}`);
   renameSync(tmp, outfile);

@@ -11,7 +11,7 @@ import { dirname, join, resolve } from "node:path";
 import { version as repoVersion } from "../../package.json";
 import { writeNpmPackages } from "../quotas/npm-package";
 import { type Entry, sha256sums, tarGz, zip } from "./archive";
-import { type BuildInfo, compile, currentBuildInfo, root } from "./build";
+import { type BuildInfo, compile, currentBuildInfo, root, running } from "./build";
 import { parseTargets, type Target, TARGETS } from "./targets";
 
 export const SERVERS = ["order-server", "automation-server"];
@@ -97,6 +97,8 @@ async function fetchRuntimes(targets: Target[], tmp: string, log: (l: string) =>
   for (const t of targets) {
     const out = join(tmp, `runtime-check-${t.name}${t.exe}`);
     const p = Bun.spawn([process.execPath, "build", "--compile", "--target", t.bun, stub, "--outfile", out], { cwd: tmp, stdout: "pipe", stderr: "pipe" });
+    running.add(p);
+    void p.exited.then(() => running.delete(p));
     const [code, stdout, stderr] = await Promise.all([p.exited, new Response(p.stdout).text(), new Response(p.stderr).text()]);
     rmSync(out, { force: true });
     if (code !== 0) {
@@ -116,6 +118,16 @@ export async function release(opts: ReleaseOptions): Promise<{ files: string[]; 
   const tmp = `${opts.out}.${process.pid}.tmp`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
+  // Ctrl-C or a CI timeout mid-build: leave no temp dir of a few GB behind either.
+  // The compiler children go first, or one would write into the removed directory after us.
+  const interrupted = async (signal: NodeJS.Signals) => {
+    const children = [...running];
+    for (const c of children) c.kill("SIGKILL");
+    await Promise.all(children.map((c) => c.exited));
+    rmSync(tmp, { recursive: true, force: true });
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  };
+  process.once("SIGINT", interrupted).once("SIGTERM", interrupted);
   try {
     await fetchRuntimes(opts.targets, tmp, log);
     const built = new Map<string, string>();
@@ -133,7 +145,6 @@ export async function release(opts: ReleaseOptions): Promise<{ files: string[]; 
         log(`built ${name} for ${t.name} in ${((performance.now() - t0) / 1000).toFixed(1)} s (${(statSync(out).size / 1e6).toFixed(1)} MB)`);
       }
     }
-    if (!opts.products.length) throw new ReleaseError("nothing to build", 2);
     const license = readFileSync(join(root, "LICENSE"));
     const mtime = Math.floor(Date.parse(info.date) / 1000);
     const archives: { name: string; data: Uint8Array }[] = [];
@@ -163,6 +174,8 @@ export async function release(opts: ReleaseOptions): Promise<{ files: string[]; 
   } catch (err) {
     rmSync(tmp, { recursive: true, force: true });
     throw err;
+  } finally {
+    process.off("SIGINT", interrupted).off("SIGTERM", interrupted);
   }
 }
 

@@ -60,6 +60,21 @@ describe("bad input: one clear line, non-zero exit, no release directory", () =>
   });
 });
 
+test("a release stopped by SIGTERM mid-build removes its temp dir and writes no release", async () => {
+  const out = join(dir, "stopped");
+  const p = Bun.spawn([process.execPath, "src/kernel/release.ts", "--targets", "linux-x64", "--products", "order-server", "--out", out], { cwd: root, stdout: "pipe", stderr: "pipe" });
+  const tmp = `${out}.${p.pid}.tmp`;
+  const until = Date.now() + 60_000;
+  while (!existsSync(join(tmp, "bin")) && p.exitCode === null && Date.now() < until) await Bun.sleep(20);
+  expect(existsSync(tmp)).toBe(true);
+  p.kill("SIGTERM");
+  expect(await p.exited).toBe(143);
+  expect(existsSync(tmp)).toBe(false);
+  expect(existsSync(out)).toBe(false);
+  await Bun.sleep(5000); // longer than a compile: no compiler child lives on to write into it again
+  expect(readdirSync(dir).filter((f) => f.startsWith("stopped"))).toEqual([]);
+}, 120_000);
+
 describe("darwin and windows", () => {
   let out: string;
   let info: { version: string; commit: string; date: string; archives: string[] };
