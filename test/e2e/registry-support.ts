@@ -38,8 +38,13 @@ export function ensureVerdaccio(): Promise<string> {
       rmSync(tmp, { recursive: true, force: true });
       throw new Error(`npm install verdaccio@${VERDACCIO} failed:\n${r.stderr}`);
     }
-    rmSync(cacheDir, { recursive: true, force: true });
-    renameSync(tmp, cacheDir);
+    // Another test process may have finished first (and may be running its Verdaccio): keep its copy.
+    try {
+      renameSync(tmp, cacheDir);
+    } catch {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+    if (!existsSync(mod)) throw new Error(`verdaccio is not in ${cacheDir} after installing it`);
     return mod;
   })());
 }
