@@ -53,9 +53,9 @@ export function buildApp(ctx: AutomationContext) {
   let doc: ReturnType<typeof openApiDocument> | undefined;
   let whole: AnyElysia | undefined;
   // Elysia defaults to SO_REUSEPORT, which would let a second server silently share a busy port.
-  // systemRouter off: every request goes through fetch, which observeHttp wraps (ids, log line, metrics);
-  // Elysia then finds the path itself: standardHostname off so a short Host ("x") still routes.
-  const app = new Elysia({ serve: { reusePort: false, development: false }, systemRouter: false, handler: { standardHostname: false } })
+  // Bun's own router finds the route (observeHttp wraps each route's handler and the fallback fetch);
+  // standardHostname off so Elysia's fallback still finds the path behind a short Host ("x").
+  const app = new Elysia({ serve: { reusePort: false, development: false }, handler: { standardHostname: false } })
     .onRequest(({ request, set }) => {
       set.headers["x-request-id"] = requestIdOf(request);
     })

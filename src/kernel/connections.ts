@@ -7,14 +7,16 @@
 // working after half a second gets the old 120 s (`server.timeout`) until it answers; NDJSON and SSE
 // answers keep 120 s between chunks and close the connection when they end.
 //
-// Bun.serve gives no hook when it accepts a connection, and a Request's connection cannot be reached
-// once its answer is sent, so connections are counted from their requests: `requestIP` gives the
-// client's address and port, and a connection is counted from its first request until it answered
-// with `Connection: close` or has been idle for longer than Bun keeps an idle socket. A connection
-// that would go over `--max-connections-per-address` or `--max-connections` is not refused: its
-// answer carries `Connection: close`, so it never stays open idle. Nothing is refused, so /health
-// keeps answering whoever asks.
-import { readFileSync } from "node:fs";
+// Bun.serve gives no hook when it accepts a connection, and asking for a request's client address
+// (`server.requestIP`: a system call and an object per request) cost about 8 µs a request, a third of
+// what a whole `GET /health` costs. So connections are counted from the kernel's socket table instead,
+// off the request path: every quarter second a sweep counts the process's descriptors (one directory
+// read), and only when they could be over a bound reads the server port's sockets from
+// /proc/net/tcp{,6} by client address. Over a bound, the server closes every idle connection
+// (`server.closeIdleConnections()`: keep-alive connections with no request in flight), and until the next sweep the answers to addresses over their bound carry
+// `Connection: close`. Nothing is refused, so /health keeps answering whoever asks. The bounds need
+// Linux's /proc; elsewhere only the idle timeout applies (documented).
+import { closeSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import type { Server } from "bun";
 import type { FlagSpec } from "./config";
 import { FatalError } from "./errors";
@@ -32,12 +34,12 @@ export const connectionFlags = {
     type: "number",
     default: 256,
     value: "N",
-    help: "connections one client address may keep open; the answers of further ones carry Connection: close (logged)",
+    help: "connections one client address may keep open; over it, idle connections are closed and its answers carry Connection: close (logged; Linux)",
   },
   "max-connections": {
     type: "number",
     value: "N",
-    help: "open connections in all; past it the answers of new connections carry Connection: close (default: three quarters of the open-file limit, less 64)",
+    help: "open connections in all; past it, idle connections are closed and answers carry Connection: close (default: three quarters of the open-file limit, less 64; Linux)",
   },
 } satisfies Record<string, FlagSpec>;
 
@@ -81,28 +83,111 @@ export function connectionLimits(v: { "idle-timeout"?: number; "max-connections-
 const BUSY_S = 120;
 /** A handler still working after this long gets BUSY_S instead of the idle timeout. */
 const BUSY_AFTER_MS = 500;
+/** How often the bounds are checked. */
+const SWEEP_MS = 250;
 const STREAMING = /^(application\/x-ndjson|text\/event-stream)/;
-
-interface Conn {
-  /** The request being answered on this connection, if any. */
-  req: Request | undefined;
-  since: number;
-  seen: number;
-  extended: boolean;
-}
 
 type Handler = (request: Request) => unknown;
 
+interface InFlight {
+  since: number;
+  extended: boolean;
+}
+
+/** Open connections to a port: in all and by client address (the keys `addressKey` makes). */
+export interface SocketCount {
+  total: number;
+  byAddress: Map<string, number>;
+}
+
 /**
- * An Elysia higher-order function (`app.wrap`) counting connections by their requests and keeping
- * slow handlers and streamed answers from being cut by the short idle timeout. `server` is read
- * per request (the app is wrapped before it listens).
+ * A client address as one key for both sources: `requestIP`'s text (`127.0.0.1`, `::ffff:127.0.0.1`,
+ * `::1`) and /proc/net/tcp's hex. IPv4 and IPv4-mapped IPv6 give the dotted quad; other IPv6 the
+ * eight groups in full, lowercase.
+ */
+export function addressKey(text: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(text);
+  if (mapped) return mapped[1]!;
+  if (!text.includes(":")) return text;
+  const [head, tail] = text.toLowerCase().split("::") as [string, string | undefined];
+  const h = head ? head.split(":") : [];
+  const t = tail ? tail.split(":") : [];
+  const groups = tail === undefined ? h : [...h, ...Array(8 - h.length - t.length).fill("0"), ...t];
+  return groups.map((g) => g.padStart(4, "0")).join(":");
+}
+
+/** /proc/net/tcp's `0100007F` (little-endian words) as an address key. */
+function hexAddressKey(hex: string): string {
+  const words = hex.match(/.{8}/g) ?? [];
+  const bytes = words.flatMap((w) => [w.slice(6, 8), w.slice(4, 6), w.slice(2, 4), w.slice(0, 2)].map((b) => Number.parseInt(b, 16)));
+  if (bytes.length === 4) return bytes.join(".");
+  if (bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 255 && bytes[11] === 255) return bytes.slice(12).join(".");
+  const groups: string[] = [];
+  for (let i = 0; i < 16; i += 2) groups.push(((bytes[i]! << 8) | bytes[i + 1]!).toString(16).padStart(4, "0"));
+  return groups.join(":");
+}
+
+/**
+ * The kernel's socket tables (/proc/net/tcp and tcp6), opened once and read again from the start on
+ * every look: a process at its open-file limit cannot open a file, and that is when the look matters.
+ * Undefined where there are none (not Linux).
+ */
+export function socketTables(): { read: (port: number) => SocketCount; close: () => void } | undefined {
+  const fds: number[] = [];
+  for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    try {
+      fds.push(openSync(file, "r"));
+    } catch {}
+  }
+  if (fds.length === 0) return undefined;
+  const chunk = Buffer.allocUnsafe(256 * 1024);
+  const close = () => {
+    for (const fd of fds.splice(0)) closeSync(fd);
+  };
+  const read = (port: number): SocketCount => {
+    const count: SocketCount = { total: 0, byAddress: new Map() };
+    const suffix = `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+    for (const fd of fds) {
+      let text = "";
+      for (let at = 0; ; ) {
+        const n = readSync(fd, chunk, 0, chunk.length, at);
+        if (n <= 0) break;
+        text += chunk.toString("latin1", 0, n);
+        at += n;
+      }
+      for (const line of text.split("\n")) {
+        // "  12: 0100007F:1F90 0100007F:C2A8 01 ...": local address:port, remote address:port, state
+        const f = line.trim().split(/\s+/, 4);
+        if (f.length < 4 || !f[1]!.endsWith(suffix) || f[3] === "0A" || f[3] === "06") continue;
+        const remote = hexAddressKey(f[2]!.slice(0, f[2]!.indexOf(":")));
+        count.total++;
+        count.byAddress.set(remote, (count.byAddress.get(remote) ?? 0) + 1);
+      }
+    }
+    return count;
+  };
+  return { read, close };
+}
+
+/** The number of descriptors this process holds (Linux); Infinity when none is left to look. */
+function openDescriptors(): number | undefined {
+  try {
+    return readdirSync("/proc/self/fd").length;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === "EMFILE" || code === "ENFILE" ? Number.POSITIVE_INFINITY : undefined;
+  }
+}
+
+/**
+ * An Elysia higher-order function (`app.wrap`) keeping slow handlers and streamed answers from being
+ * cut by the short idle timeout, and the connections within their bounds (see the top of this file).
+ * `server` is read when needed (the app is wrapped before it listens).
  */
 export function connectionGuard(limits: ConnectionLimits, server: () => Server<unknown> | undefined, log?: Logger) {
-  const byAddress = new Map<string, Map<number, Conn>>();
-  let open = 0;
-  // Bun closes an idle socket at the end of the 4 s tick its timeout falls in.
-  const goneAfterMs = Math.ceil(limits.idleS / 4) * 4000 + 1000;
+  const inFlight = new Map<Request, InFlight>();
+  /** Addresses over their bound at the last sweep (keys of `addressKey`); empty almost always. */
+  let over = new Set<string>();
   const warned = new Map<string, number>();
   const warn = (what: string, fields: Record<string, unknown>) => {
     const now = Date.now();
@@ -110,98 +195,92 @@ export function connectionGuard(limits: ConnectionLimits, server: () => Server<u
     warned.set(what, now + 60_000);
     log?.warn(`connection bound reached: ${what}`, fields);
   };
-  const forget = (address: string, port: number) => {
-    const conns = byAddress.get(address);
-    if (!conns?.delete(port)) return;
-    open--;
-    if (conns.size === 0) byAddress.delete(address);
+  // Below this many descriptors no bound can be reached: the socket table is not read.
+  const baseline = openDescriptors() ?? 0;
+  const quiet = Math.min(limits.perAddress, limits.total) + baseline;
+  const sockets = socketTables();
+
+  const bounds = (srv: Server<unknown>) => {
+    if (over.size > 0) over = new Set();
+    const fds = openDescriptors();
+    if (fds === undefined || fds <= quiet || srv.port === undefined || !sockets) return;
+    const open = sockets.read(srv.port);
+    const next = new Set<string>();
+    for (const [address, n] of open.byAddress) {
+      if (n > limits.perAddress) {
+        next.add(address);
+        warn(`per address (--max-connections-per-address ${limits.perAddress})`, { address, open: n });
+      }
+    }
+    // Out of descriptors: the bound in all is reached whatever the table says.
+    const overTotal = open.total > limits.total || fds === Number.POSITIVE_INFINITY;
+    if (overTotal) warn(`in all (--max-connections ${limits.total})`, { open: open.total, addresses: open.byAddress.size });
+    if (next.size === 0 && !overTotal) return;
+    // Every idle connection goes (the honest clients' keep-alive ones too: they reconnect); answers
+    // to the addresses over their bound close theirs until the next sweep.
+    srv.closeIdleConnections();
+    over = overTotal ? new Set(open.byAddress.keys()) : next;
   };
 
   const sweep = setInterval(() => {
     const srv = server();
+    if (!srv) return;
     const now = Date.now();
-    for (const [address, conns] of byAddress) {
-      for (const [port, c] of conns) {
-        if (c.req) {
-          if (!c.extended && now - c.since >= BUSY_AFTER_MS && srv) {
-            c.extended = true;
-            try {
-              srv.timeout(c.req, BUSY_S);
-            } catch {}
-          }
-        } else if (now - c.seen > goneAfterMs) {
-          forget(address, port);
-        }
+    for (const [request, f] of inFlight) {
+      if (!f.extended && now - f.since >= BUSY_AFTER_MS) {
+        f.extended = true;
+        try {
+          srv.timeout(request, BUSY_S);
+        } catch {}
       }
     }
     for (const [what, until] of warned) if (until <= now) warned.delete(what);
-  }, BUSY_AFTER_MS);
+    bounds(srv);
+  }, SWEEP_MS);
   sweep.unref();
 
-  return (fn: Handler): Handler =>
+  const wrap = (fn: Handler): Handler =>
     (request: Request): unknown => {
       const srv = server();
-      const ip = srv?.requestIP(request);
-      if (!srv || !ip) return fn(request);
-      const { address, port } = ip;
-      let conns = byAddress.get(address);
-      let c = conns?.get(port);
+      if (!srv) return fn(request);
+      const f: InFlight = { since: Date.now(), extended: false };
+      inFlight.set(request, f);
       let close = false;
-      if (!c) {
-        if ((conns?.size ?? 0) >= limits.perAddress) {
-          close = true;
-          warn(`per address (--max-connections-per-address ${limits.perAddress})`, { address, open: conns?.size ?? 0 });
-        } else if (open >= limits.total) {
-          close = true;
-          warn(`in all (--max-connections ${limits.total})`, { open, addresses: byAddress.size });
-        } else {
-          c = { req: undefined, since: 0, seen: 0, extended: false };
-          if (!conns) byAddress.set(address, (conns = new Map()));
-          conns.set(port, c);
-          open++;
-        }
+      if (over.size > 0) {
+        const ip = srv.requestIP(request);
+        close = ip !== null && over.has(addressKey(ip.address));
       }
-      if (c) {
-        c.req = request;
-        c.since = Date.now();
-      }
-      const done = () => {
-        if (!c) return;
-        c.req = undefined;
-        c.seen = Date.now();
-      };
       const settle = (res: unknown): unknown => {
-        done();
+        inFlight.delete(request);
         if (!(res instanceof Response)) return res;
         const streaming = STREAMING.test(res.headers.get("content-type") ?? "");
         if (streaming) srv.timeout(request, BUSY_S);
         // A handler that got the long timeout closes its connection with the answer: shortening the
         // timeout again here raced the answer (the socket had been silent for longer than the short
-        // timeout, so Bun could cut it before the answer was written: ECONNRESET in a CI run).
-        const extended = c?.extended === true;
-        if (c) c.extended = false;
-        // A streamed answer would leave its connection with the long timeout once it ends.
-        if (close || streaming || extended) {
-          if (c && !streaming) forget(address, port); // a stream keeps its connection (counted) until it ends
-          return closing(res);
-        }
-        if (c && res.headers.get("connection")?.toLowerCase() === "close") forget(address, port);
-        return res;
+        // timeout, so Bun could cut it before the answer was written: ECONNRESET in a CI run). A
+        // streamed answer would leave its connection with the long timeout once it ends.
+        return close || streaming || f.extended ? closing(res) : res;
       };
       let out: unknown;
       try {
         out = fn(request);
       } catch (err) {
-        done();
+        inFlight.delete(request);
         throw err;
       }
       return out instanceof Promise
         ? out.then(settle, (err) => {
-            done();
+            inFlight.delete(request);
             throw err;
           })
         : settle(out);
     };
+  /** Ends the sweep and closes the socket tables (when the server stops). */
+  const stop = () => {
+    clearInterval(sweep);
+    sockets?.close();
+  };
+  return { wrap, stop };
 }
 
 /** `res` with `Connection: close`, so Bun closes the socket once it is sent. */

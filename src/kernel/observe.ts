@@ -8,17 +8,20 @@ import { newId } from "./ids";
 import type { Logger } from "./logger";
 import type { Metrics } from "./metrics";
 
-const ids = new WeakMap<Request, string>();
-const notes = new WeakMap<Request, Record<string, string>>();
-/** Requests made from another one (a body wrapped for its deadline) → the request the server received. */
-const origins = new WeakMap<Request, Request>();
+// The id and the log fields ride on the request object itself (a symbol-keyed property: cheaper on every
+// request than a WeakMap entry, and invisible to anything else).
+const ID = Symbol("requestId");
+const NOTES = Symbol("requestNotes");
+/** On a request made from another one (a body wrapped for its deadline): the request the server received. */
+const ORIGIN = Symbol("requestOrigin");
+type Marked = Request & { [ID]?: string; [NOTES]?: Record<string, string>; [ORIGIN]?: Request };
 
 /**
  * Declares `derived` a stand-in for `from` (same request, another object, e.g. with a wrapped body):
  * both then have one request id and one set of log fields.
  */
 export function derivedRequest(derived: Request, from: Request): void {
-  origins.set(derived, origins.get(from) ?? from);
+  (derived as Marked)[ORIGIN] = (from as Marked)[ORIGIN] ?? from;
 }
 
 /** A client's request id is kept when it is 1-128 characters of `[A-Za-z0-9_.:-]`, else a new `req_…`. */
@@ -28,20 +31,15 @@ export function acceptedRequestId(given: string | null): string {
 
 /** The request's id (assigned on first ask, so apps used without `observeHttp` still get one). */
 export function requestIdOf(received: Request): string {
-  const request = origins.get(received) ?? received;
-  let id = ids.get(request);
-  if (!id) {
-    id = acceptedRequestId(request.headers.get("x-request-id"));
-    ids.set(request, id);
-  }
-  return id;
+  const request: Marked = (received as Marked)[ORIGIN] ?? received;
+  return (request[ID] ??= acceptedRequestId(request.headers.get("x-request-id")));
 }
 
 /** Adds fields to the request's log line (the tenant or user it authenticated as). Never secrets. */
 export function noteRequest(received: Request, fields: Record<string, string>): void {
-  const request = origins.get(received) ?? received;
-  const had = notes.get(request);
-  notes.set(request, had ? { ...had, ...fields } : fields);
+  const request: Marked = (received as Marked)[ORIGIN] ?? received;
+  const had = request[NOTES];
+  request[NOTES] = had ? { ...had, ...fields } : fields;
 }
 
 interface RouteEntry {
@@ -99,16 +97,18 @@ export interface ObserveOptions {
 export const UNMATCHED = "<unmatched>";
 
 /**
- * Wraps `app.fetch` (used by `app.listen` and `app.handle`) with request ids, the per-request log line
- * and the HTTP metrics. Call it last, once every route is registered; the app needs
- * `systemRouter: false` so Bun's own router does not bypass fetch.
+ * Wraps every request of `app` (an Elysia higher-order function, `app.wrap`) with the request id, the
+ * per-request log line and the HTTP metrics. With Bun's own router (Elysia's default `systemRouter`)
+ * a matched route's handler and the fallback `fetch` (unmatched paths, `/metrics`) both run through
+ * it, and it sees the final status of every answer, errors included (Elysia's after-response hook
+ * does not). Call it last, once every route is registered.
  */
 export function observeHttp<A extends AnyElysia>(app: A, opts: ObserveOptions): A {
   const template = routeTemplates(app.routes);
   const { log, metrics } = opts;
   // The level is fixed for the process: with LOG_LEVEL=warn no request line is built at all.
   const logRequests = log.enabled?.("info") ?? true;
-  const wrap = (inner: (request: Request) => Response | Promise<Response>) => async (request: Request): Promise<Response> => {
+  const wrap = (inner: (request: Request) => unknown) => async (request: Request): Promise<Response> => {
     const t0 = performance.now();
     const id = requestIdOf(request);
     const url = request.url;
@@ -121,7 +121,7 @@ export function observeHttp<A extends AnyElysia>(app: A, opts: ObserveOptions): 
     metrics?.httpInFlight.inc();
     let response: Response;
     try {
-      response = await inner(request);
+      response = (await inner(request)) as Response;
     } finally {
       metrics?.httpInFlight.dec();
     }
@@ -142,30 +142,24 @@ export function observeHttp<A extends AnyElysia>(app: A, opts: ObserveOptions): 
         status: response.status,
         ms: Math.round(seconds * 10_000) / 10,
         requestId: id,
-        ...notes.get(request),
+        ...(((request as Marked)[ORIGIN] ?? request) as Marked)[NOTES],
       });
     }
     return response;
   };
-  const wrappers = new WeakSet<object>();
-  const install = () => {
-    const current = app.fetch;
-    if (wrappers.has(current)) return;
-    const handle = wrap(current);
-    wrappers.add(handle);
-    Object.defineProperty(app, "fetch", { value: handle, configurable: true, writable: true });
-  };
-  install();
-  // Elysia recompiles its handler once listening (and redefines fetch): wrap the new one too.
-  const compile = app.compile.bind(app);
-  Object.defineProperty(app, "compile", {
-    value: () => {
-      const compiled = compile();
-      install();
-      return compiled;
-    },
-    configurable: true,
-    writable: true,
-  });
+  app.wrap(once(wrap) as unknown as Parameters<A["wrap"]>[0]);
   return app;
+}
+
+/**
+ * A higher-order function for `app.wrap` that wraps each handler once. Elysia calls a higher-order
+ * function with the handler on every request; the wrapper is made the first time and reused.
+ */
+export function once<H extends (request: Request) => unknown>(wrap: (fn: H) => H): (fn: H) => H {
+  const made = new WeakMap<H, H>();
+  return (fn) => {
+    let w = made.get(fn);
+    if (!w) made.set(fn, (w = wrap(fn)));
+    return w;
+  };
 }

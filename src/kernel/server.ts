@@ -5,6 +5,7 @@ import type { FlagSpec } from "./config";
 import { type ConnectionLimits, connectionGuard, connectionLimits } from "./connections";
 import { FatalError } from "./errors";
 import type { Logger } from "./logger";
+import { once } from "./observe";
 
 /** `--ready-file PATH`: for supervisors and tests that start a server with `--port 0`. */
 export const readyFileFlag = {
@@ -69,7 +70,7 @@ export function listen(
   const limits = opts.connections ?? connectionLimits({});
   const guard = connectionGuard(limits, () => app.server ?? undefined, opts.log);
   const timed = bodyTimeout(opts.bodyTimeoutMs ?? 30_000);
-  app.wrap(((fn: (request: Request) => unknown) => guard(timed(fn))) as Parameters<typeof app.wrap>[0]);
+  app.wrap(once((fn: (request: Request) => unknown) => guard.wrap(timed(fn))) as Parameters<typeof app.wrap>[0]);
   try {
     app.listen({
       port: opts.port,
@@ -91,6 +92,7 @@ export function listen(
     url: `http://${host}:${server.port}`,
     port: server.port!,
     stop: async () => {
+      guard.stop();
       await server.stop(false);
     },
   };

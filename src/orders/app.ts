@@ -33,9 +33,9 @@ export function createOrderApp(config: OrderConfig, storage: OrderStorage, s: Or
   const allowed = (path: string) => [...new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))];
 
   // Elysia defaults to SO_REUSEPORT, which would let a second server silently share a busy port.
-  // systemRouter off: every request goes through fetch, which observeHttp wraps (ids, log line, metrics);
-  // Elysia then finds the path itself: standardHostname off so a short Host ("x") still routes.
-  const app = new Elysia({ serve: { reusePort: false, development: false }, systemRouter: false, handler: { standardHostname: false } })
+  // Bun's own router finds the route (observeHttp wraps each route's handler and the fallback fetch);
+  // standardHostname off so Elysia's fallback still finds the path behind a short Host ("x").
+  const app = new Elysia({ serve: { reusePort: false, development: false }, handler: { standardHostname: false } })
     .options("/*", () => preflight())
     // Replies built as Response objects (lists, errors, OpenAPI) carry CORS_HEADERS themselves: merging
     // headers into a finished Response is Elysia's slow path.

@@ -2,7 +2,7 @@
 // idleTimeout covers both); the flags' values are checked. Real sockets on port 0, a tiny Elysia app.
 import { describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
-import { connectionLimits } from "../../src/kernel/connections";
+import { addressKey, connectionLimits, socketTables } from "../../src/kernel/connections";
 import { listen } from "../../src/kernel/server";
 
 describe("idle timeout of 2 s", () => {
@@ -48,5 +48,36 @@ describe("connectionLimits", () => {
     expect(() => connectionLimits({ "idle-timeout": 300 })).toThrow("--idle-timeout");
     expect(() => connectionLimits({ "max-connections": 20_000 }, 20_000)).toThrow("below the open-file limit");
     expect(() => connectionLimits({ "max-connections-per-address": 0 })).toThrow("--max-connections-per-address");
+  });
+});
+
+describe("the socket table (the bounds are counted from it)", () => {
+  test("counts the connections to one port by client address, as requestIP names them", async () => {
+    const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const other = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const clients = await Promise.all([
+      ...Array.from({ length: 3 }, () => Bun.connect({ hostname: "127.0.0.1", port: server.port, socket: { data() {} } })),
+      Bun.connect({ hostname: "127.0.0.1", port: other.port, socket: { data() {} } }),
+    ]);
+    const tables = socketTables();
+    try {
+      expect(tables).toBeDefined(); // Linux
+      const count = tables!.read(server.port);
+      expect(count.total).toBe(3);
+      expect([...count.byAddress]).toEqual([[addressKey("127.0.0.1"), 3]]);
+      expect(tables!.read(other.port).total).toBe(1);
+    } finally {
+      tables?.close();
+      for (const c of clients) c.end();
+      server.stop(true);
+      other.stop(true);
+    }
+  });
+
+  test("addresses as one key whatever their spelling", () => {
+    expect(addressKey("127.0.0.1")).toBe("127.0.0.1");
+    expect(addressKey("::ffff:10.1.2.3")).toBe("10.1.2.3");
+    expect(addressKey("::1")).toBe("0000:0000:0000:0000:0000:0000:0000:0001");
+    expect(addressKey("2001:DB8::8:800:200C:417A")).toBe("2001:0db8:0000:0000:0008:0800:200c:417a");
   });
 });
