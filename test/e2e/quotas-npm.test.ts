@@ -134,4 +134,16 @@ test("every package of a release carries the same version", () => {
   const main = manifests.find((m) => m.name === "quotas");
   expect(main.optionalDependencies).toEqual({ "@quotas/linux-x64": version, "@quotas/linux-x64-musl": version, "@quotas/linux-arm64": version });
   expect(manifests.find((m) => m.name === "@quotas/linux-x64-musl")).toMatchObject({ os: ["linux"], cpu: ["x64"], libc: ["musl"], files: ["bin/quotas"] });
+  // each holds the executable for its machine: ELF for x86-64 (62) or AArch64 (183), loaded by its libc
+  for (const [dirName, machine, loader] of [
+    ["quotas-linux-x64", 62, "/lib64/ld-linux-x86-64.so.2"],
+    ["quotas-linux-x64-musl", 62, "/lib/ld-musl-x86_64.so.1"],
+    ["quotas-linux-arm64", 183, "/lib/ld-linux-aarch64.so.1"],
+  ] as const) {
+    const exe = readFileSync(join(root, dirName, "bin/quotas"));
+    expect(exe.readUInt32BE(0)).toBe(0x7f454c46);
+    expect(exe.readUInt16LE(18)).toBe(machine);
+    expect(exe.indexOf(`${loader}\0`)).toBeGreaterThan(0);
+    expect(exe.indexOf(`${loader}\0`)).toBeLessThan(4096); // PT_INTERP, near the start
+  }
 });
