@@ -81,16 +81,20 @@ export function connectionLimits(v: { "idle-timeout"?: number; "max-connections-
 
 /** How long a handler (or a streamed answer between chunks) may stay silent: Bun's old default. */
 const BUSY_S = 120;
-/** A handler still working after this long gets BUSY_S instead of the idle timeout. */
-const BUSY_AFTER_MS = 500;
-/** How often the bounds are checked. */
+/** How often the bounds are checked and slow handlers looked for. */
 const SWEEP_MS = 250;
+/** A handler still working after this many sweeps (0.5-0.75 s) gets BUSY_S instead of the idle timeout. */
+const BUSY_AFTER_SWEEPS = 3;
 const STREAMING = /^(application\/x-ndjson|text\/event-stream)/;
 
 type Handler = (request: Request) => unknown;
 
+/** A request being answered: the sweep gives it the long timeout once it has seen it for half a second. */
 interface InFlight {
-  since: number;
+  request: Request;
+  /** The sweep count when it arrived. */
+  tick: number;
+  done: boolean;
   extended: boolean;
 }
 
@@ -185,7 +189,9 @@ function openDescriptors(): number | undefined {
  * `server` is read when needed (the app is wrapped before it listens).
  */
 export function connectionGuard(limits: ConnectionLimits, server: () => Server<unknown> | undefined, log?: Logger) {
-  const inFlight = new Map<Request, InFlight>();
+  // Requests in arrival order, appended per request (no Date.now, no map) and compacted by the sweep.
+  let inFlight: InFlight[] = [];
+  let tick = 0;
   /** Addresses over their bound at the last sweep (keys of `addressKey`); empty almost always. */
   let over = new Set<string>();
   const warned = new Map<string, number>();
@@ -225,15 +231,20 @@ export function connectionGuard(limits: ConnectionLimits, server: () => Server<u
   const sweep = setInterval(() => {
     const srv = server();
     if (!srv) return;
-    const now = Date.now();
-    for (const [request, f] of inFlight) {
-      if (!f.extended && now - f.since >= BUSY_AFTER_MS) {
+    tick++;
+    const still: InFlight[] = [];
+    for (const f of inFlight) {
+      if (f.done) continue;
+      if (!f.extended && tick - f.tick >= BUSY_AFTER_SWEEPS) {
         f.extended = true;
         try {
-          srv.timeout(request, BUSY_S);
+          srv.timeout(f.request, BUSY_S);
         } catch {}
       }
+      still.push(f);
     }
+    inFlight = still;
+    const now = Date.now();
     for (const [what, until] of warned) if (until <= now) warned.delete(what);
     bounds(srv);
   }, SWEEP_MS);
@@ -243,15 +254,15 @@ export function connectionGuard(limits: ConnectionLimits, server: () => Server<u
     (request: Request): unknown => {
       const srv = server();
       if (!srv) return fn(request);
-      const f: InFlight = { since: Date.now(), extended: false };
-      inFlight.set(request, f);
+      const f: InFlight = { request, tick, done: false, extended: false };
+      inFlight.push(f);
       let close = false;
       if (over.size > 0) {
         const ip = srv.requestIP(request);
         close = ip !== null && over.has(addressKey(ip.address));
       }
       const settle = (res: unknown): unknown => {
-        inFlight.delete(request);
+        f.done = true;
         if (!(res instanceof Response)) return res;
         const streaming = STREAMING.test(res.headers.get("content-type") ?? "");
         if (streaming) srv.timeout(request, BUSY_S);
@@ -265,12 +276,12 @@ export function connectionGuard(limits: ConnectionLimits, server: () => Server<u
       try {
         out = fn(request);
       } catch (err) {
-        inFlight.delete(request);
+        f.done = true;
         throw err;
       }
       return out instanceof Promise
         ? out.then(settle, (err) => {
-            inFlight.delete(request);
+            f.done = true;
             throw err;
           })
         : settle(out);

@@ -108,13 +108,18 @@ export function observeHttp<A extends AnyElysia>(app: A, opts: ObserveOptions): 
   const { log, metrics } = opts;
   // The level is fixed for the process: with LOG_LEVEL=warn no request line is built at all.
   const logRequests = log.enabled?.("info") ?? true;
+  const needPath = logRequests || metrics !== undefined;
   const wrap = (inner: (request: Request) => unknown) => async (request: Request): Promise<Response> => {
-    const t0 = performance.now();
+    const t0 = needPath ? performance.now() : 0;
     const id = requestIdOf(request);
-    const url = request.url;
-    const at = url.indexOf("/", url.indexOf("//") + 2);
-    const q = url.indexOf("?", at);
-    const path = at === -1 ? "/" : url.slice(at, q === -1 ? undefined : q);
+    // The path only when something uses it: /metrics on this port, a metric's label, a log line.
+    let path = "";
+    if (needPath) {
+      const url = request.url;
+      const at = url.indexOf("/", url.indexOf("//") + 2);
+      const q = url.indexOf("?", at);
+      path = at === -1 ? "/" : url.slice(at, q === -1 ? undefined : q);
+    }
     if (opts.serveMetrics && metrics && path === "/metrics" && (request.method === "GET" || request.method === "HEAD")) {
       return metrics.scrape();
     }
@@ -125,8 +130,6 @@ export function observeHttp<A extends AnyElysia>(app: A, opts: ObserveOptions): 
     } finally {
       metrics?.httpInFlight.dec();
     }
-    const seconds = (performance.now() - t0) / 1000;
-    const route = template(request.method, path) ?? UNMATCHED;
     if (!response.headers.has("x-request-id")) {
       try {
         response.headers.set("x-request-id", id);
@@ -134,6 +137,9 @@ export function observeHttp<A extends AnyElysia>(app: A, opts: ObserveOptions): 
         // A response with immutable headers (a proxied fetch) goes out without the echo.
       }
     }
+    if (!needPath) return response;
+    const seconds = (performance.now() - t0) / 1000;
+    const route = template(request.method, path) ?? UNMATCHED;
     metrics?.request(request.method, route, response.status, seconds);
     if (logRequests) {
       log.info("request", {
