@@ -5,6 +5,7 @@
 import type { Migration } from "../../src/kernel/db";
 import m0000 from "./0000_foundation.sql" with { type: "text" };
 import m0020 from "./0020_shared_state.sql" with { type: "text" };
+import m0030 from "./0030_people.sql" with { type: "text" };
 import m0050 from "./0050_files.sql" with { type: "text" };
 import m0060 from "./0060_upload_sessions_direct.sql" with { type: "text" };
 import m0100 from "./0100_runs.sql" with { type: "text" };
@@ -15,6 +16,7 @@ import m0150 from "./0150_datasets.sql" with { type: "text" };
 import m0151 from "./0151_experiment_progress.sql" with { type: "text" };
 import m0160 from "./0160_experiment_batch_concurrency.sql" with { type: "text" };
 import m0161 from "./0161_experiment_trials.sql" with { type: "text" };
+import m0170 from "./0170_backtests.sql" with { type: "text" };
 import m0200 from "./0200_reviews.sql" with { type: "text" };
 import m0201 from "./0201_human_review_reply_request.sql" with { type: "text" };
 import m0250 from "./0250_templates_email.sql" with { type: "text" };
@@ -27,6 +29,7 @@ import m0410 from "./0410_inbound_email.sql" with { type: "text" };
 export const migrations: Migration[] = [
   { name: "0000_foundation", sql: m0000 },
   { name: "0020_shared_state", sql: m0020 },
+  { name: "0030_people", sql: m0030 },
   { name: "0050_files", sql: m0050 },
   { name: "0060_upload_sessions_direct", sql: m0060 },
   { name: "0100_runs", sql: m0100 },
@@ -37,6 +40,7 @@ export const migrations: Migration[] = [
   { name: "0151_experiment_progress", sql: m0151 },
   { name: "0160_experiment_batch_concurrency", sql: m0160 },
   { name: "0161_experiment_trials", sql: m0161 },
+  { name: "0170_backtests", sql: m0170 },
   { name: "0200_reviews", sql: m0200 },
   { name: "0201_human_review_reply_request", sql: m0201 },
   { name: "0250_templates_email", sql: m0250 },

@@ -18,6 +18,7 @@ import { datasetRoutes } from "./datasets/routes";
 import { modelsRoutes } from "./models/routes";
 import { templateRoutes } from "./templates/routes";
 import { agentRoutes } from "./agents/routes";
+import { backtestRoutes } from "./backtests/routes";
 import { experimentRoutes } from "./experiments/routes";
 import { humanReviewRoutes } from "./human-review/routes";
 import { emailRoutes } from "./email/routes";
@@ -40,6 +41,7 @@ const api = (ctx: AutomationContext, prefix: string) =>
     .use(templateRoutes(ctx))
     .use(agentRoutes(ctx))
     .use(experimentRoutes(ctx))
+    .use(backtestRoutes(ctx))
     .use(humanReviewRoutes(ctx))
     .use(emailRoutes(ctx))
     .use(reviewRoutes(ctx));
@@ -56,9 +58,6 @@ export function buildApp(ctx: AutomationContext) {
   // Bun's own router finds the route (observeHttp wraps each route's handler and the fallback fetch);
   // standardHostname off so Elysia's fallback still finds the path behind a short Host ("x").
   const app = new Elysia({ serve: { reusePort: false, development: false }, handler: { standardHostname: false } })
-    .onRequest(({ request, set }) => {
-      set.headers["x-request-id"] = requestIdOf(request);
-    })
     // The web console owns `/` and its hashed assets; every other path falls through to the API.
     .onRequest(({ request }) => (ctx.config.console === false ? undefined : consoleResponse(request)))
     .onTransform({ as: "global" }, ({ query, params }) => {

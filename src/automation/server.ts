@@ -10,6 +10,7 @@ import { automationMetrics, meteredBlobs, timeStatements } from "./metrics";
 import { listen, onShutdownSignal, type Running } from "../kernel/server";
 import { buildApp } from "./app";
 import { openStorage } from "./db/open";
+import { backtestsOf } from "./backtests/service";
 import { experimentsOf } from "./experiments/service";
 import { runsOf, SHUTDOWN_GRACE_MS } from "./runs/service";
 import { stopSandboxes } from "./engine/sandbox/isolate";
@@ -110,6 +111,7 @@ export async function checkSharedBlobs(ctx: AutomationContext): Promise<void> {
 export async function work(ctx: AutomationContext, opts: { port?: number; handleSignals?: boolean }): Promise<{ worker: string; url?: string; shutdown(): Promise<void> }> {
   const runs = runsOf(ctx);
   experimentsOf(ctx).recover().catch((err) => ctx.log.error("experiment recovery failed", { error: (err as Error)?.stack ?? String(err) }));
+  backtestsOf(ctx).recover().catch((err) => ctx.log.error("backtest recovery failed", { error: (err as Error)?.stack ?? String(err) }));
   await runs.startWorkers();
   let running: Running | undefined;
   if (opts.port !== undefined) {
@@ -146,6 +148,7 @@ export function serve(ctx: AutomationContext, opts: { handleSignals?: boolean } 
   const metricsPort = ctx.metrics && ops?.metrics.where === "port" ? serveMetricsPort(ctx.metrics.kernel, ctx.config.hostname, ops.metrics.port, ctx.log) : undefined;
   runsOf(ctx).startWorkers();
   experimentsOf(ctx).recover().catch((err) => ctx.log.error("experiment recovery failed", { error: (err as Error)?.stack ?? String(err) }));
+  backtestsOf(ctx).recover().catch((err) => ctx.log.error("backtest recovery failed", { error: (err as Error)?.stack ?? String(err) }));
   const sweeper = startSweeper(ctx);
   const smtp = ctx.config.smtp ? startSmtp(ctx, ctx.config.smtp, ctx.config.hostname) : undefined;
   const scheduler = schedulerOf(ctx);

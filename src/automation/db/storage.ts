@@ -5,6 +5,7 @@
 // transaction), never a read-then-write in a service. This module imports no implementation.
 import type { AgentStore } from "../agents/store";
 import type { AutomationStore, FoundationStats } from "../automations/store";
+import type { BacktestStore } from "../backtests/store";
 import type { DatasetStore } from "../datasets/store";
 import type { EmailStore } from "../email/store";
 import type { EvaluatorStore } from "../evaluators/store";
@@ -31,6 +32,8 @@ export interface AutomationStorage {
   evaluators: EvaluatorStore;
   datasets: DatasetStore;
   experiments: ExperimentStore;
+  /** Backtests: past runs replayed on a candidate version (backtests/store.ts declares it). */
+  backtests: BacktestStore;
   reviews: ReviewStore;
   models: ModelCallStore;
   humanReview: HumanReviewStore;

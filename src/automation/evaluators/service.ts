@@ -108,15 +108,33 @@ export async function scoreRun(ctx: AutomationContext, run: RunRow): Promise<boo
   if (run.status === "cancelled" || run.status === "rejected") return store.record({ ...record, score: null, passed: false }, []);
   const ex = await ctx.storage.datasets.byId(run.exampleId);
   const expected = ex?.expected ? (JSON.parse(ex.expected) as unknown) : null;
+  // Expected files (the example's `expected/` folder) are compared with the run's output files by exact-diff.
+  const expectedFiles = ex ? await ctx.storage.datasets.files(ex.id, "expected") : [];
+  const s = await scoreAgainst(ctx, run, expected, expectedFiles, { at });
+  return store.record({ ...record, score: s.score, passed: s.passed }, s.results);
+}
+
+/**
+ * Scores a finished run's output (and output files) against an expected value with the automation's
+ * evaluators, recording nothing: scoreRun records it for an example run; backtests score a replay and
+ * the run it replays against the same expected value. A failed run scores 0 on every evaluator.
+ * `meterAs`: the run whose usage an llm-judge's model calls count in (default: the scored run).
+ */
+export async function scoreAgainst(
+  ctx: AutomationContext,
+  run: RunRow,
+  expected: unknown,
+  expectedFiles: FileDigest[],
+  opts: { at?: string; meterAs?: RunRow } = {},
+): Promise<{ score: number | null; passed: boolean; results: EvalResult[] }> {
+  const at = opts.at ?? ctx.clock.now().toISOString();
   const actual = run.output ? (JSON.parse(run.output) as unknown) : null;
   const config = await configOf(ctx, run.automationId);
   const runError = run.status === "failed" ? ((run.error ? (JSON.parse(run.error) as { message?: string }) : {}).message ?? "the run failed") : null;
-  // Expected files (the example's `expected/` folder) are compared with the run's output files by exact-diff.
-  const expectedFiles = ex ? await ctx.storage.datasets.files(ex.id, "expected") : [];
   const files = expectedFiles.length ? { expected: expectedFiles, actual: await ctx.storage.runs.files(run.id, "output") } : undefined;
   const rows: EvalResult[] = [];
   for (const e of config.evaluators) {
-    const s: Score = runError ? { score: 0, passed: false, details: null, error: `the run failed: ${runError}` } : await judge(ctx, run, e, expected, actual, files);
+    const s: Score = runError ? { score: 0, passed: false, details: null, error: `the run failed: ${runError}` } : await judge(ctx, opts.meterAs ?? run, e, expected, actual, files);
     rows.push({
       id: newId("evr"),
       runId: run.id,
@@ -135,5 +153,5 @@ export async function scoreRun(ctx: AutomationContext, run: RunRow): Promise<boo
     });
   }
   const total = overall(rows.map((r) => ({ weight: r.weight ?? 0, score: r.score })));
-  return store.record({ ...record, score: total, passed: total !== null && total >= config.passThreshold }, rows);
+  return { score: total, passed: total !== null && total >= config.passThreshold, results: rows };
 }

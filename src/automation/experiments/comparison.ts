@@ -5,7 +5,7 @@
 import { Conflict, DomainError, Invalid, NotFound } from "../../kernel/errors";
 import { OffThreadError } from "../offthread/pool";
 import { runOffThread } from "../offthread/run";
-import { compareScores, DEFAULT_RESAMPLES, pairedTests, type SideScores, workOf } from "./compare";
+import { type CompareInput, compareScores, DEFAULT_RESAMPLES, pairedTests, type SideScores, type StatsAnswer, workOf } from "./compare";
 import type { Comparison, ExampleRef } from "./model";
 import { exampleSides, type ResultIn, type RunIn } from "./trials";
 
@@ -107,18 +107,7 @@ export async function compareExperiments(
   const evaluators = b.evaluators.filter((n) => candidateEvaluators.has(n));
   const seed = opts.seed ?? randomSeed();
   const resamples = opts.resamples ?? DEFAULT_RESAMPLES;
-  const input = { pairs, evaluators, seed, resamples };
-  const work = workOf(input);
-  if (work > MAX_WORK) {
-    throw Invalid(`${pairs.length} examples × ${evaluators.length + 1} measures × ${resamples} resamples is more resampling than one comparison does: lower resamples`, { field: "resamples", code: "too_much_work" });
-  }
-  const offThread = !opts.inline && work > INLINE_WORK;
-  const tests = (job: Parameters<typeof pairedTests>[0]) =>
-    runOffThread("experiments.pairedTests", job, { deadlineMs: DEADLINE_MS }).catch((err) => {
-      if (err instanceof OffThreadError) throw new DomainError("unavailable", `the comparison did not finish (${err.reason}): try again, or with fewer resamples`, { code: "comparison_unfinished" });
-      throw err;
-    });
-  const stats = await compareScores(input, offThread ? tests : pairedTests);
+  const stats = await pairedStats({ pairs, evaluators, seed, resamples }, opts.inline);
   const side = (e: ExperimentRow) => ({ id: e.id, name: e.name, version: e.version, trials: e.trials ?? 1 });
   return {
     automationId: base.automationId,
@@ -131,6 +120,24 @@ export async function compareExperiments(
     evaluatorsNotShared: { onlyBase: b.evaluators.filter((n) => !candidateEvaluators.has(n)), onlyCandidate: c.evaluators.filter((n) => !b.evaluators.includes(n)) },
     ...stats,
   };
+}
+
+/**
+ * The statistics of compare.ts over paired scores (experiments' examples, a backtest's runs): refused
+ * when the resampling is too big, on a worker thread when it is big, inline otherwise.
+ */
+export async function pairedStats(input: CompareInput, inline = false): Promise<StatsAnswer> {
+  const work = workOf(input);
+  if (work > MAX_WORK) {
+    throw Invalid(`${input.pairs.length} examples × ${input.evaluators.length + 1} measures × ${input.resamples} resamples is more resampling than one comparison does: lower resamples`, { field: "resamples", code: "too_much_work" });
+  }
+  const offThread = !inline && work > INLINE_WORK;
+  const tests = (job: Parameters<typeof pairedTests>[0]) =>
+    runOffThread("experiments.pairedTests", job, { deadlineMs: DEADLINE_MS }).catch((err) => {
+      if (err instanceof OffThreadError) throw new DomainError("unavailable", `the comparison did not finish (${err.reason}): try again, or with fewer resamples`, { code: "comparison_unfinished" });
+      throw err;
+    });
+  return compareScores(input, offThread ? tests : pairedTests);
 }
 
 /** Whether a CI gate fails: a significant regression of an evaluator, the overall score or the pass rate. */

@@ -4,6 +4,7 @@
 import { Elysia } from "elysia";
 import type { AutomationContext } from "../context";
 import { jsonParser } from "../http/body";
+import { ndjsonResponse } from "../http/ndjson";
 import { parseWith } from "../http/validate";
 import { authenticateRequest, authPlugin, requireScope } from "../tenancy/auth";
 import { MAX_EVALUATOR_YAML_BYTES, PutBody } from "../evaluators/model";
@@ -86,31 +87,7 @@ export const experimentRoutes = (ctx: AutomationContext) => {
         requireScope(auth, "runs:write");
         const b = parseWith(CreateBody, body);
         const created = await svc.create({ tenantId: auth.tenantId, keyId: auth.keyId, keyName: auth.keyName }, params.id, { ...b, version: b.version ?? b.sourceRef });
-        const enc = new TextEncoder();
-        let stop = () => {};
-        const stream = new ReadableStream<Uint8Array>({
-          start(controller) {
-            const emit = (line: ProgressLine) => {
-              try {
-                controller.enqueue(enc.encode(`${JSON.stringify(line)}\n`));
-              } catch {
-                stop();
-              }
-            };
-            stop = svc.follow(created.id, emit, () => {
-              try {
-                controller.close();
-              } catch {}
-            });
-          },
-          // The client went away: stop following; the experiment itself goes on.
-          cancel() {
-            stop();
-          },
-        });
-        return new Response(stream, {
-          headers: { "content-type": "application/x-ndjson", "x-experiment-id": created.id, "cache-control": "no-store" },
-        });
+        return ndjsonResponse<ProgressLine>((emit, done) => svc.follow(created.id, emit, done), { "x-experiment-id": created.id });
       },
       { parse, ...detail("Create automation experiment with NDJSON progress") },
     )

@@ -45,6 +45,8 @@ export interface StartRequest {
   trial?: number;
   /** Inserted `created`, outside the queue: its experiment queues it when its concurrency allows. */
   held?: boolean;
+  /** A replay of a past run (backtests): that run's input files (its `input` already refers to them by `$file`). */
+  copyFilesFrom?: string;
   /** The x-request-id of the API request starting the run; the run's log lines carry it. */
   requestId?: string;
   /**

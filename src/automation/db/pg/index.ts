@@ -4,6 +4,7 @@ import type { AutomationStorage } from "../storage";
 import { PgAgentStore } from "./agents";
 import { PgDatasetStore } from "./datasets";
 import { PgEvaluatorStore } from "./evaluators";
+import { PgBacktestStore } from "./backtests";
 import { PgExperimentStore } from "./experiments";
 import { PgHumanReviewStore } from "./human-review";
 import { PgInboundStore } from "./inbound";
@@ -35,6 +36,7 @@ export function pgStorage(pg: SQL): AutomationStorage {
     evaluators: new PgEvaluatorStore(pg),
     datasets: new PgDatasetStore(pg),
     experiments: new PgExperimentStore(pg),
+    backtests: new PgBacktestStore(pg),
     reviews: new PgReviewStore(pg),
     models: new PgModelCallStore(pg),
     agents: new PgAgentStore(pg),

@@ -2,6 +2,7 @@
 import type { Database } from "bun:sqlite";
 import type { AutomationStorage } from "../storage";
 import { SqliteAgentStore } from "./agents";
+import { SqliteBacktestStore } from "./backtests";
 import { SqliteDatasetStore } from "./datasets";
 import { SqliteEvaluatorStore } from "./evaluators";
 import { SqliteExperimentStore } from "./experiments";
@@ -30,6 +31,7 @@ export function sqliteStorage(sqlite: Database): AutomationStorage {
     evaluators: new SqliteEvaluatorStore(sqlite),
     datasets: new SqliteDatasetStore(sqlite),
     experiments: new SqliteExperimentStore(sqlite),
+    backtests: new SqliteBacktestStore(sqlite),
     reviews: new SqliteReviewStore(sqlite),
     models: new SqliteModelCallStore(sqlite),
     schedules: sqliteScheduleStore(sqlite),
