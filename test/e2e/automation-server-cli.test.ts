@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureBuilt } from "./support";
+import { ensureBuilt, startServer } from "./support";
 
 // Spawning compiled binaries is slow on a loaded machine; timing never decides these tests.
 setDefaultTimeout(60_000);
@@ -67,6 +67,21 @@ describe("automation-server admin CLI", () => {
     const after = JSON.parse(run("keys", "list", "--tenant", "acme", "--json").out).keys as { id: string; revokedAt: string | null }[];
     expect(after.find((k) => k.id === key.id)?.revokedAt).toMatch(/Z$/);
     expect(after.find((k) => k.id === star.id)?.revokedAt).toBeNull();
+  });
+
+  test("a key revoked by the CLI is refused at once by a running server that had it in memory", async () => {
+    // The server remembers key lookups while the database's data version stands (issue 42); the
+    // CLI's commit moves it, so the very next request looks the key up again.
+    const made = JSON.parse(run("keys", "create", "--tenant", "acme", "--scopes", "runs:read", "--json").out) as { id: string; key: string };
+    const server = await startServer([bin, "--data-dir", join(dir, "data")], { sqlite: true });
+    try {
+      const check = () => fetch(`${server.url}/v1/auth/check`, { headers: { authorization: `Bearer ${made.key}` } }).then((r) => r.status);
+      for (let i = 0; i < 20; i++) expect(await check()).toBe(200);
+      expect(run("keys", "revoke", made.id, "--json").code).toBe(0);
+      expect(await check()).toBe(401);
+    } finally {
+      await server.kill("SIGTERM");
+    }
   });
 
   test("bad input: one clear line and a non-zero exit, no stack trace", () => {

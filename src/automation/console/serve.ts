@@ -67,7 +67,14 @@ export function consoleAssets(): Promise<Assets> {
  */
 export function consoleResponse(request: Request): Promise<Response> | undefined {
   if (request.method !== "GET" && request.method !== "HEAD") return undefined;
-  const path = new URL(request.url).pathname;
+  // Every request passes here (an onRequest hook): the path by string search, not a URL object, and
+  // API paths (`/v1/…`, `/api/…`) out at the first character test.
+  const url = request.url;
+  const at = url.indexOf("/", url.indexOf("//") + 2);
+  if (at === -1) return undefined;
+  const q = url.indexOf("?", at);
+  const path = q === -1 ? url.slice(at) : url.slice(at, q);
+  if (path.startsWith("/v1/") || path.startsWith("/api/")) return undefined;
   if (path !== "/" && path !== "/index.html" && !/^\/[\w.-]+\.(js|css|svg|png|woff2?)$/.test(path)) return undefined;
   return load().then((all) => answer(request, path, all.get(path === "/index.html" ? "/" : path)));
 }

@@ -1,7 +1,7 @@
 import { and, eq, gt, lte, sql } from "drizzle-orm";
 import type { OrdersDb } from "../db/handle.sqlite";
 import { loginFailures, tokens, users } from "../db/schema.sqlite";
-import type { DataVersion } from "../db/version.sqlite";
+import type { DataVersion } from "../../kernel/data-version";
 import type { Caller } from "../users/model";
 import { TokenCache } from "./cache";
 import type { ThrottleStore, TokenStore } from "./store";

@@ -8,7 +8,7 @@ import { SqliteUserStore } from "../users/store.sqlite";
 import type { OrdersDb } from "./handle.sqlite";
 import * as schema from "./schema.sqlite";
 import type { OrderStorage } from "./storage";
-import { DataVersion } from "./version.sqlite";
+import { DataVersion } from "../../kernel/data-version";
 
 /** Opens the order database (file or `:memory:`) with its embedded migrations applied. */
 export function openOrdersDb(path: string): OrdersDb {

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gte, inArray, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { OrdersDb } from "../db/handle.sqlite";
-import type { DataVersion } from "../db/version.sqlite";
+import type { DataVersion } from "../../kernel/data-version";
 import { ledger, orderCounts, orders, users } from "../db/schema.sqlite";
 import { COMPLETED, IN_PROGRESS, type OrderRow, READY, type SortKey, WAITING } from "./model";
 import { type Built, changeOf, DEEP, FILTER_COLUMN, inOrder, type LogRow, type Plan, planOf, Positions, SORT_COLUMN } from "./positions";

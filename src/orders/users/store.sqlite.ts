@@ -1,7 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { OrdersDb } from "../db/handle.sqlite";
 import { ledger, users } from "../db/schema.sqlite";
-import type { DataVersion } from "../db/version.sqlite";
+import type { DataVersion } from "../../kernel/data-version";
 import type { Account } from "./model";
 import type { NewUser, UserRow, UserStore } from "./store";
 
