@@ -1,7 +1,7 @@
 // Wire schemas of backtests (valibot).
 import * as v from "valibot";
 import { pageQuery, queryInt, wholeNumber } from "../http/validate";
-import { MAX_RESAMPLES, MIN_RESAMPLES } from "../experiments/compare";
+import { MAX_RESAMPLES, MIN_RESAMPLES, type Regression, type StatsAnswer } from "../experiments/compare";
 
 /** At most this many past runs per backtest. */
 export const MAX_BACKTEST_RUNS = 10_000;
@@ -53,3 +53,75 @@ export const ListQuery = v.object({ ...pageQuery });
 export const ReportQuery = v.object({
   resamples: v.optional(queryInt(MIN_RESAMPLES, MAX_RESAMPLES)),
 });
+
+/** One side of a replayed run: the overall score, pass, and each evaluator's score. */
+export interface BacktestSide {
+  score: number | null;
+  passed: boolean;
+  evaluators: Record<string, number | null>;
+}
+
+export interface BacktestSummary {
+  id: string;
+  automationId: string;
+  status: "queued" | "running" | "completed";
+  /** The active version whose runs were replayed. */
+  base: { versionId: string; version: string | null };
+  candidate: { versionId: string; version: string | null };
+  selection: Select;
+  /** Items by state; `done` = scored + skipped + cancelled. */
+  progress: { total: number; done: number; pending: number; started: number; scored: number; skipped: number; cancelled: number };
+  createdAt: string;
+  completedAt: string | null;
+  cancelledAt: string | null;
+}
+
+/** `broke` (passed → failed), `score_down`, `fixed` (failed → passed), `score_up`: in this order in a report. */
+export type BacktestChange = "broke" | "score_down" | "fixed" | "score_up";
+
+export interface ChangedRun {
+  originalRunId: string;
+  replayRunId: string | null;
+  change: BacktestChange;
+  /** What both sides were scored against: the original `output`, or a reviewer's `correction`. */
+  expectedFrom: "output" | "correction" | null;
+  base: BacktestSide;
+  candidate: BacktestSide;
+  links: { original: string | null; replay: string | null };
+}
+
+export interface BacktestReport extends Omit<StatsAnswer, "regressions"> {
+  seed: number;
+  resamples: number;
+  alpha: number;
+  /** Runs scored on both sides (the pairs of the statistics). */
+  pairs: number;
+  regressions: (Omit<Regression, "exampleId" | "exampleName"> & { originalRunId: string; replayRunId: string | null })[];
+}
+
+export interface BacktestDetail extends BacktestSummary {
+  /** Runs not replayed, with why (input files past their retention, a candidate refusing the input). */
+  skipped: { originalRunId: string; reason: string | null }[];
+  /** From here on only once completed. */
+  changedCount?: number;
+  changes?: { broke: number; fixed: number; scoreDown: number; scoreUp: number };
+  changed?: ChangedRun[];
+  expectedFrom?: { output: number; correction: number };
+  report?: BacktestReport | null;
+  reportIssue?: string;
+}
+
+/** A line of `GET …/backtests/{id}/progress`. */
+export type BacktestLine =
+  | {
+      type: "run";
+      originalRunId: string;
+      replayRunId: string | null;
+      state: "scored" | "skipped" | "cancelled";
+      reason?: string;
+      expectedFrom?: "output" | "correction";
+      base?: { score: number | null; passed: boolean; scores: Record<string, number | null> };
+      candidate?: { score: number | null; passed: boolean; scores: Record<string, number | null> };
+      change?: BacktestChange | null;
+    }
+  | { type: "summary"; backtest: BacktestSummary };

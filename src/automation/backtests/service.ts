@@ -18,7 +18,7 @@ import { DEFAULT_RESAMPLES, type SideScores, type StatsAnswer } from "../experim
 import { pairedStats, randomSeed } from "../experiments/comparison";
 import { type Actor, runsOf } from "../runs/service";
 import { isTerminal, type RunRow } from "../runs/store";
-import { DEFAULT_BACKTEST_RUNS, type Select, SELECTABLE_STATUSES } from "./model";
+import { type BacktestDetail, type BacktestSummary, type ChangedRun, DEFAULT_BACKTEST_RUNS, type Select, SELECTABLE_STATUSES } from "./model";
 import type { BacktestRow, BacktestStore, ItemRow, SideRecord } from "./store";
 
 export type ProgressLine = Record<string, unknown> & { type: "run" | "summary" };
@@ -223,7 +223,7 @@ export class Backtests {
     }
   }
 
-  async summary(b: BacktestRow) {
+  async summary(b: BacktestRow): Promise<BacktestSummary> {
     const c = await this.store.counts(b.id);
     const done = c.scored + c.skipped + c.cancelled;
     return {
@@ -241,7 +241,7 @@ export class Backtests {
   }
 
   /** Status and progress; once completed, the comparison: changed runs first, then the statistics of compare. */
-  async detail(b: BacktestRow, opts: { resamples?: number } = {}) {
+  async detail(b: BacktestRow, opts: { resamples?: number } = {}): Promise<BacktestDetail> {
     const summary = await this.summary(b);
     const items = await this.store.items(b.id);
     const skipped = items.filter((i) => i.state === "skipped").map((i) => ({ originalRunId: i.originalRunId, reason: i.reason }));
@@ -251,7 +251,7 @@ export class Backtests {
       .map((i) => ({ i, change: changeOf(i.base, i.candidate) }))
       .filter((x): x is { i: (typeof scored)[number]; change: Change } => x.change !== null)
       .sort((x, y) => CHANGE_ORDER[x.change] - CHANGE_ORDER[y.change] || Math.abs((y.i.candidate.score ?? 0) - (y.i.base.score ?? 0)) - Math.abs((x.i.candidate.score ?? 0) - (x.i.base.score ?? 0)))
-      .map(({ i, change }) => ({
+      .map(({ i, change }): ChangedRun => ({
         originalRunId: i.originalRunId,
         replayRunId: i.replayRunId,
         change,

@@ -4,6 +4,7 @@
 //   const wf = await client.automations.create(yaml);
 //   const run = await client.run(`workflows.${wf.slug}`, { invoice }, { waitForCompletion: 30 });
 import { AutomationsResource } from "./automations";
+import { BacktestsResource } from "./backtests";
 import { EmailServersResource, TemplatesResource } from "./documents";
 import { AutomationError } from "./errors";
 import { DatasetResource, EvaluatorsResource, ExamplesResource, ExperimentsResource } from "./evaluation";
@@ -20,6 +21,7 @@ export type * from "./types";
 export type { FileInput, UploadOptions } from "./files";
 export type { TemplateSource } from "./documents";
 export type { Comparison, ExampleMutation, ExampleTrials, Experiment, ExperimentCreate, ExperimentDetail, ExperimentLine, OverallSpread, Spread, TrialStats } from "./evaluation";
+export type { BacktestDetail, BacktestLine, BacktestSelect, BacktestSummary, ChangedRun } from "./backtests";
 export type { RunTarget, RunOptions, RunAndWaitOptions } from "./runs";
 export type { ReviewHealth, ReviewHealthCounts, ReviewHealthQuery, ReviewInput, Promotion } from "./reviews";
 export type { HumanReviewListQuery, TaskConflictInfo } from "./human-reviews";
@@ -53,6 +55,7 @@ export class AutomationClient {
   readonly dataset: DatasetResource;
   readonly evaluators: EvaluatorsResource;
   readonly experiments: ExperimentsResource;
+  readonly backtests: BacktestsResource;
   readonly templates: TemplatesResource;
   readonly emailServers: EmailServersResource;
   readonly reviews: ReviewsResource;
@@ -84,6 +87,7 @@ export class AutomationClient {
     this.dataset = new DatasetResource(this.http);
     this.evaluators = new EvaluatorsResource(this.http);
     this.experiments = new ExperimentsResource(this.http);
+    this.backtests = new BacktestsResource(this.http);
     this.templates = new TemplatesResource(this.http);
     this.emailServers = new EmailServersResource(this.http);
     this.reviews = new ReviewsResource(this.http);

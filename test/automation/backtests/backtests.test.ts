@@ -6,6 +6,7 @@
 // and bad requests are 400s with nothing started.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createAutomation } from "../../../src/automation/automations/service";
+import { AutomationClient, ValidationError } from "../../../src/automation/client";
 import { runsOf } from "../../../src/automation/runs/service";
 import { harness, json, type Harness, type Json } from "../app/harness";
 
@@ -42,6 +43,8 @@ output: {size: "{{ steps.size.output.size }}"}
 let h: Harness;
 let key: string;
 let tenantId: string;
+let tenantSlug: string;
+let wfAutomation: string;
 let base: string;
 /** The production runs: id, kind, n. */
 const runs: { id: string; kind: string; n: number }[] = [];
@@ -66,6 +69,8 @@ beforeAll(async () => {
   key = t.key;
   const wf = await createAutomation(h.ctx.storage.automations, h.clock, t.id, V1);
   tenantId = t.id;
+  tenantSlug = t.slug;
+  wfAutomation = wf.id;
   base = `/v1/automations/${wf.id}`;
   runsOf(h.ctx).startWorkers();
   for (let i = 0; i < 30; i++) {
@@ -248,5 +253,41 @@ describe("backtests", () => {
     expect(done.skipped).toEqual([{ originalRunId: ids[0], reason: expect.stringContaining("past its retention") }]);
     expect(done.changedCount).toBe(0);
     expect(done.report.pairs).toBe(1);
+  }, 60_000);
+
+  test("scopes as experiments: runs:read reads, starting and cancelling need runs:write", async () => {
+    const reader = await h.key(tenantSlug, ["runs:read"]);
+    const r = await h.req("POST", `${base}/backtests`, { key: reader, body: { candidate: "2.0.0" } });
+    expect(r.status).toBe(403);
+    expect((await h.req("GET", `${base}/backtests`, { key: reader })).status).toBe(200);
+    const some = (await json(await call("GET", `${base}/backtests`))).data[0].id;
+    expect((await h.req("GET", `${base}/backtests/${some}`, { key: reader })).status).toBe(200);
+    expect((await h.req("POST", `${base}/backtests/${some}/cancel`, { key: reader })).status).toBe(403);
+    // Another tenant's key does not see them.
+    const other = await h.tenant(`ot${Math.random().toString(36).slice(2, 8)}`);
+    expect((await h.req("GET", `${base}/backtests/${some}`, { key: other.key })).status).toBe(404);
+  });
+
+  test("client: backtests.create, progress, get, list, cancel", async () => {
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => h.app.handle(req) });
+    try {
+      const client = new AutomationClient({ baseUrl: `http://127.0.0.1:${server.port}`, apiKey: key, retryBaseMs: 1 });
+      const none = await client.backtests.create(wfAutomation, { candidate: "2.0.0", select: { from: "2099-01-01T00:00:00Z" } }).catch((e) => e);
+      expect(none).toBeInstanceOf(ValidationError);
+      const { id, total } = await client.backtests.create(wfAutomation, { candidate: "2.0.0", select: { runIds: [runs[0].id, runs[1].id, runs[2].id] } });
+      expect(total).toBe(3);
+      const lines = [];
+      for await (const line of client.backtests.progress(wfAutomation, id)) lines.push(line);
+      expect(lines.filter((l) => l.type === "run")).toHaveLength(3);
+      expect(lines.at(-1)?.type).toBe("summary");
+      const got = await client.backtests.get(wfAutomation, id);
+      expect(got.status).toBe("completed");
+      // runs[0] is a corrected "a" run (fixed), runs[1] a "b" run (broke), runs[2] a "c" run (unchanged).
+      expect(got.changed?.map((c) => [c.originalRunId, c.change])).toEqual([[runs[1].id, "broke"], [runs[0].id, "fixed"]]);
+      expect((await client.backtests.list(wfAutomation, { limit: 100 })).data.some((b) => b.id === id)).toBe(true);
+      expect((await client.backtests.cancel(wfAutomation, id)).cancelledAt).toBeNull(); // completed: nothing to cancel
+    } finally {
+      server.stop(true);
+    }
   }, 60_000);
 });
