@@ -11,6 +11,7 @@ import { openApiDocument } from "./http/openapi";
 import { aliasQuery } from "./http/query";
 import { forOfficialSdk } from "./http/sdk-compat";
 import { tenancyRoutes } from "./tenancy/routes";
+import { peopleRoutes } from "./people/routes";
 import { automationRoutes } from "./automations/routes";
 import { filesRoutes } from "./files/routes";
 import { runsRoutes } from "./runs/routes";
@@ -32,6 +33,7 @@ export const API_PREFIXES = ["/v1", "/api/v1"] as const;
 const api = (ctx: AutomationContext, prefix: string) =>
   new Elysia({ prefix })
     .use(tenancyRoutes(ctx))
+    .use(peopleRoutes(ctx))
     .use(automationRoutes(ctx))
     .use(scheduleRoutes(ctx))
     .use(filesRoutes(ctx))

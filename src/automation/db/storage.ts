@@ -14,6 +14,7 @@ import type { FileStore } from "../files/store";
 import type { HumanReviewStore } from "../human-review/store";
 import type { InboundStore } from "../inbound/store";
 import type { ModelCallStore } from "../models/store";
+import type { PeopleStore } from "../people/store";
 import type { ReviewStore } from "../reviews/store";
 import type { Notifications, RunStore } from "../runs/store";
 import type { ScheduleStore } from "../schedules/store";
@@ -41,6 +42,8 @@ export interface AutomationStorage {
   files: FileStore;
   email: EmailStore;
   tenancy: TenancyStore;
+  /** Users, memberships, sessions, one-time links and sign-in throttles (people/store.ts declares it). */
+  people: PeopleStore;
   automations: AutomationStore;
   /** Row counts for the metrics gauges. */
   stats: FoundationStats;

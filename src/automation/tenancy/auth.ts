@@ -8,6 +8,7 @@ import type { AutomationContext } from "../context";
 import type { Auth } from "./model";
 import { takeToken } from "./rate-limit";
 import { authenticate, authenticateKey } from "./service";
+import { authenticateSession, sessionCookie } from "./session";
 
 export { requireScope, hasScope } from "./service";
 export type { Auth } from "./model";
@@ -49,6 +50,11 @@ async function identify(ctx: AutomationContext, request: Request, token?: string
   // go through the header parser, which accepts any case and explains a wrong scheme.
   if (token !== undefined && header?.startsWith("Bearer ") && /^\S+$/.test(token.trim())) {
     return authenticateKey(ctx.storage.tenancy, ctx.clock, token.trim());
+  }
+  // A person's session cookie is read only when there is no Authorization header: keys cost what they did.
+  if (header === null) {
+    const cookie = sessionCookie(request.headers.get("cookie"));
+    if (cookie !== undefined) return authenticateSession(ctx, request, cookie);
   }
   return authenticate(ctx.storage.tenancy, ctx.clock, header);
 }

@@ -22,6 +22,8 @@ export interface Auth {
   keyId: string;
   keyName: string | null;
   scopes: string[];
+  /** Set when a person's session cookie authenticated the request (keyId is then the session's `ses_` id). */
+  person?: { userId: string; email: string; name: string; role: string; sessionId: string; csrf: string };
 }
 
 export interface KeyInfo {

@@ -12,11 +12,11 @@ export const tenancyRoutes = (ctx: AutomationContext) =>
       tenantId: auth.tenantId,
       tenantSlug: auth.tenantSlug,
       tenantName: auth.tenantName,
-      // API keys belong to tenants, not users, on this server.
-      userId: null,
+      // API keys belong to tenants, not users; a session is a person's (keyId: its public `ses_` id).
+      userId: auth.person?.userId ?? null,
       keyId: auth.keyId,
-      email: null,
-      name: auth.keyName,
+      email: auth.person?.email ?? null,
+      name: auth.person?.name ?? auth.keyName,
       scope: auth.scopes,
       wildcardGranted: auth.scopes.includes("*"),
     }),

@@ -144,9 +144,10 @@ export function hasScope(scopes: string[], needed: string): boolean {
   );
 }
 
-/** Throws 403 unless the key carries `needed`. */
+/** Throws 403 unless the key carries `needed`; a session carries its role's scopes (roles.ts), so this one check decides both. */
 export function requireScope(auth: Auth, needed: string): void {
   if (!hasScope(auth.scopes, needed)) {
-    throw Forbidden(`this API key lacks the scope ${needed}`, { code: "insufficient_scope" });
+    const who = auth.person ? `the role ${auth.person.role}` : "this API key";
+    throw Forbidden(`${who} lacks the scope ${needed}`, { code: "insufficient_scope" });
   }
 }

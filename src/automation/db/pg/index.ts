@@ -17,6 +17,7 @@ import { PgFileStore } from "./files";
 import { PgEmailStore } from "./email";
 import { PgAutomationStore, PgFoundationStats } from "./automations";
 import { PgTenancyStore } from "./tenancy";
+import { PgPeopleStore } from "./people";
 import { PgNotifications } from "./notifications";
 import { PgRateLimitStore } from "./rate-limits";
 import { PgSecretStore } from "./secrets";
@@ -45,6 +46,7 @@ export function pgStorage(pg: SQL): AutomationStorage {
     // Its exactly-once key (the run's dedupe key) is written by the run insert.
     inbound: new PgInboundStore(pg),
     tenancy: new PgTenancyStore(pg, notifications),
+    people: new PgPeopleStore(pg),
     automations: new PgAutomationStore(pg),
     stats: new PgFoundationStats(pg),
     // LISTEN on the client's one listening connection, opened by the first subscribe.

@@ -17,6 +17,7 @@ import { SqliteFileStore } from "./files";
 import { SqliteEmailStore } from "./email";
 import { SqliteAutomationStore, SqliteFoundationStats } from "./automations";
 import { SqliteTenancyStore } from "./tenancy";
+import { SqlitePeopleStore } from "./people";
 import { SqliteNotifications } from "./notifications";
 import { sqliteRateLimitStore } from "./rate-limits";
 import { sqliteSecretStore } from "./secrets";
@@ -42,6 +43,7 @@ export function sqliteStorage(sqlite: Database): AutomationStorage {
     files: new SqliteFileStore(sqlite),
     email: new SqliteEmailStore(sqlite),
     tenancy: new SqliteTenancyStore(sqlite),
+    people: new SqlitePeopleStore(sqlite),
     automations: new SqliteAutomationStore(sqlite),
     stats: new SqliteFoundationStats(sqlite),
     // Delivered within the process: it is the database's only one.

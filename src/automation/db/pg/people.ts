@@ -1,0 +1,210 @@
+// People on PostgreSQL (db/automation/pg/0030_people.sql). A taken e-mail is the unique index's answer;
+// a link is redeemed under a row lock on it, so two racing redemptions use it once. The per-request
+// session lookup is one query and is never remembered in memory: disabling a user or removing a
+// membership ends their sessions on every instance at the next request.
+import type { TenantRow } from "../tables/foundation";
+import type { InvitationRow, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, UserRow, UserStatus } from "../../people/store";
+import { isUniqueViolation, type Pg, plain, plainRows } from "./rows";
+
+const USER = `id, email, email_key AS "emailKey", name, status, password_hash AS "passwordHash", created_at AS "createdAt"`;
+const MEMBER = `user_id AS "userId", tenant_id AS "tenantId", role, created_at AS "createdAt"`;
+const INVITE = `id, hash, kind, email, tenant_id AS "tenantId", role, created_at AS "createdAt", expires_at AS "expiresAt", used_at AS "usedAt"`;
+
+export class PgPeopleStore implements PeopleStore {
+  constructor(readonly pg: Pg) {}
+
+  private async user(db: Pg, ref: string): Promise<UserRow | undefined> {
+    const [r] = await db.unsafe(`SELECT ${USER} FROM users WHERE id = $1 OR email_key = $2`, [ref, ref.toLowerCase()]);
+    return r ? plain<UserRow>(r) : undefined;
+  }
+
+  private async insertUser(db: Pg, u: UserRow): Promise<void> {
+    await db`INSERT INTO users (id, email, email_key, name, status, password_hash, created_at)
+      VALUES (${u.id}, ${u.email}, ${u.emailKey}, ${u.name}, ${u.status}, ${u.passwordHash}, ${u.createdAt})`;
+  }
+
+  private async upsertMembership(db: Pg, m: MembershipRow): Promise<void> {
+    await db`INSERT INTO memberships (user_id, tenant_id, role, created_at) VALUES (${m.userId}, ${m.tenantId}, ${m.role}, ${m.createdAt})
+      ON CONFLICT (user_id, tenant_id) DO UPDATE SET role = excluded.role`;
+  }
+
+  private async tenant(db: Pg, ref: string): Promise<TenantRow | undefined> {
+    const [r] = await db.unsafe(`SELECT id, slug, name, created_at AS "createdAt" FROM tenants WHERE id = $1 OR slug = $1 LIMIT 1`, [ref]);
+    return r ? plain<TenantRow>(r) : undefined;
+  }
+
+  async countUsers(): Promise<number> {
+    const [r] = await this.pg`SELECT count(*)::int AS n FROM users`;
+    return Number(r.n);
+  }
+
+  async createUser(user: UserRow, membership?: Omit<MembershipRow, "userId">): Promise<"ok" | "email_taken"> {
+    try {
+      return await this.pg.begin(async (tx) => {
+        await this.insertUser(tx, user);
+        if (membership) await this.upsertMembership(tx, { ...membership, userId: user.id });
+        return "ok" as const;
+      });
+    } catch (err) {
+      if (isUniqueViolation(err, "users_email_key_unique")) return "email_taken";
+      throw err;
+    }
+  }
+
+  findUser(ref: string): Promise<UserRow | undefined> {
+    return this.user(this.pg, ref);
+  }
+
+  async listUsers(tenantId?: string): Promise<{ user: UserRow; memberships: MembershipRow[] }[]> {
+    const users = plainRows<UserRow>(
+      tenantId
+        ? await this.pg.unsafe(`SELECT ${USER} FROM users WHERE id IN (SELECT user_id FROM memberships WHERE tenant_id = $1) ORDER BY id`, [tenantId])
+        : await this.pg.unsafe(`SELECT ${USER} FROM users ORDER BY id`),
+    );
+    const all = plainRows<MembershipRow>(await this.pg.unsafe(`SELECT ${MEMBER} FROM memberships ORDER BY tenant_id`));
+    return users.map((user) => ({ user, memberships: all.filter((m) => m.userId === user.id) }));
+  }
+
+  async setStatus(userId: string, status: UserStatus): Promise<UserRow | undefined> {
+    return this.pg.begin(async (tx) => {
+      await tx`UPDATE users SET status = ${status} WHERE id = ${userId}`;
+      if (status === "disabled") await tx`DELETE FROM sessions WHERE user_id = ${userId}`;
+      return this.user(tx, userId);
+    });
+  }
+
+  async setRole(userId: string, tenantId: string, role: Role, at: string): Promise<"ok" | "no_user" | "no_tenant"> {
+    return this.pg.begin(async (tx) => {
+      if (!(await tx`SELECT 1 FROM users WHERE id = ${userId} FOR SHARE`).length) return "no_user" as const;
+      if (!(await tx`SELECT 1 FROM tenants WHERE id = ${tenantId} FOR SHARE`).length) return "no_tenant" as const;
+      await this.upsertMembership(tx, { userId, tenantId, role, createdAt: at });
+      return "ok" as const;
+    });
+  }
+
+  async removeMembership(userId: string, tenantId: string): Promise<boolean> {
+    return this.pg.begin(async (tx) => {
+      await tx`DELETE FROM sessions WHERE user_id = ${userId} AND tenant_id = ${tenantId}`;
+      return (await tx`DELETE FROM memberships WHERE user_id = ${userId} AND tenant_id = ${tenantId} RETURNING 1`).length > 0;
+    });
+  }
+
+  async memberships(userId: string): Promise<MembershipRow[]> {
+    return plainRows<MembershipRow>(await this.pg.unsafe(`SELECT ${MEMBER} FROM memberships WHERE user_id = $1 ORDER BY created_at, tenant_id`, [userId]));
+  }
+
+  async addInvitation(row: InvitationRow, replaceKind = false): Promise<void> {
+    await this.pg.begin(async (tx) => {
+      if (replaceKind) await tx`DELETE FROM invitations WHERE kind = ${row.kind} AND used_at IS NULL`;
+      await tx`INSERT INTO invitations (id, hash, kind, email, tenant_id, role, created_at, expires_at, used_at)
+        VALUES (${row.id}, ${row.hash}, ${row.kind}, ${row.email}, ${row.tenantId}, ${row.role}, ${row.createdAt}, ${row.expiresAt}, ${row.usedAt})`;
+    });
+  }
+
+  async findInvitation(hash: string, now: string): Promise<InvitationRow | undefined> {
+    const [r] = await this.pg.unsafe(`SELECT ${INVITE} FROM invitations WHERE hash = $1 AND used_at IS NULL AND expires_at > $2`, [hash, now]);
+    return r ? plain<InvitationRow>(r) : undefined;
+  }
+
+  async redeem(hash: string, now: string, user: UserRow, tenant?: TenantRow): Promise<Redeemed> {
+    try {
+      return await this.pg.begin(async (tx): Promise<Redeemed> => {
+        const [r] = await tx.unsafe(`SELECT ${INVITE} FROM invitations WHERE hash = $1 FOR UPDATE`, [hash]);
+        if (!r) return { outcome: "unknown" };
+        const inv = plain<InvitationRow>(r);
+        if (inv.usedAt) return { outcome: "used" };
+        if (Date.parse(inv.expiresAt) <= Date.parse(now)) return { outcome: "expired" };
+        let target: TenantRow | undefined;
+        let role: Role;
+        let member = await this.user(tx, user.emailKey);
+        if (inv.kind === "setup") {
+          // Two setup links cannot both make an owner: the first user's insert is serialized by this lock.
+          await tx`LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE`;
+          const [c] = await tx`SELECT count(*)::int AS n FROM users`;
+          if (Number(c.n) > 0) return { outcome: "setup_done" };
+          if (!tenant) return { outcome: "unknown" };
+          target = await this.tenant(tx, tenant.slug);
+          if (!target) {
+            await tx`INSERT INTO tenants (id, slug, name, created_at) VALUES (${tenant.id}, ${tenant.slug}, ${tenant.name}, ${tenant.createdAt})`;
+            target = tenant;
+          }
+          role = "owner";
+        } else {
+          target = inv.tenantId ? await this.tenant(tx, inv.tenantId) : undefined;
+          if (!target || !inv.role) return { outcome: "unknown" };
+          role = inv.role;
+        }
+        if (!member) {
+          await this.insertUser(tx, user);
+          member = user;
+        }
+        await this.upsertMembership(tx, { userId: member.id, tenantId: target.id, role, createdAt: now });
+        await tx`UPDATE invitations SET used_at = ${now} WHERE id = ${inv.id}`;
+        return { outcome: "ok", user: member, tenant: target, role };
+      });
+    } catch (err) {
+      if (isUniqueViolation(err, "users_email_key_unique")) return { outcome: "email_taken" };
+      if (isUniqueViolation(err, "tenants_slug_unique")) return { outcome: "slug_taken" };
+      throw err;
+    }
+  }
+
+  async addSession(row: SessionRow): Promise<void> {
+    await this.pg`INSERT INTO sessions (id, hash, user_id, tenant_id, csrf, created_at, last_seen_at, expires_at)
+      VALUES (${row.id}, ${row.hash}, ${row.userId}, ${row.tenantId}, ${row.csrf}, ${row.createdAt}, ${row.lastSeenAt}, ${row.expiresAt})`;
+  }
+
+  async session(hash: string, now: string, idleMs: number): Promise<SessionLookup | undefined> {
+    const idleSince = new Date(Date.parse(now) - idleMs).toISOString();
+    const [r] = await this.pg`SELECT s.id, s.hash, s.user_id AS "userId", s.tenant_id AS "tenantId", s.csrf, s.created_at AS "createdAt",
+        s.last_seen_at AS "lastSeenAt", s.expires_at AS "expiresAt",
+        u.email AS "uEmail", u.email_key AS "uEmailKey", u.name AS "uName", u.status AS "uStatus", u.password_hash AS "uPassword", u.created_at AS "uCreatedAt",
+        t.slug AS "tSlug", t.name AS "tName", t.created_at AS "tCreatedAt", m.role
+      FROM sessions s JOIN users u ON u.id = s.user_id JOIN memberships m ON m.user_id = s.user_id AND m.tenant_id = s.tenant_id
+        JOIN tenants t ON t.id = s.tenant_id
+      WHERE s.hash = ${hash} AND s.expires_at > ${now} AND s.last_seen_at > ${idleSince} AND u.status = 'active'`;
+    if (!r) return undefined;
+    const { uEmail, uEmailKey, uName, uStatus, uPassword, uCreatedAt, tSlug, tName, tCreatedAt, role, ...session } = plain<Record<string, string>>(r);
+    return {
+      session: session as unknown as SessionRow,
+      user: { id: session.userId, email: uEmail, emailKey: uEmailKey, name: uName, status: uStatus as UserStatus, passwordHash: uPassword ?? null, createdAt: uCreatedAt },
+      tenant: { id: session.tenantId, slug: tSlug, name: tName, createdAt: tCreatedAt },
+      role: role as Role,
+    };
+  }
+
+  async touchSession(id: string, at: string): Promise<void> {
+    await this.pg`UPDATE sessions SET last_seen_at = ${at} WHERE id = ${id}`;
+  }
+
+  async deleteSession(id: string): Promise<void> {
+    await this.pg`DELETE FROM sessions WHERE id = ${id}`;
+  }
+
+  async deleteSessions(userId: string): Promise<number> {
+    return (await this.pg`DELETE FROM sessions WHERE user_id = ${userId} RETURNING 1`).length;
+  }
+
+  async failures(subjects: string[], nowMs: number, windowMs: number) {
+    const rows = await this.pg`SELECT subject, failures, window_start_ms AS "windowStartMs" FROM sign_in_failures
+      WHERE subject IN ${this.pg(subjects)} AND window_start_ms > ${nowMs - windowMs}`;
+    return subjects.map((subject) => {
+      const r = rows.find((x: { subject: string }) => x.subject === subject);
+      return { subject, failures: r ? Number(r.failures) : 0, windowStartMs: r ? Number(r.windowStartMs) : nowMs };
+    });
+  }
+
+  async addFailure(subjects: string[], nowMs: number, windowMs: number): Promise<void> {
+    // Sorted: two sign-ins failing at once lock the rows in the same order.
+    for (const s of [...subjects].sort()) {
+      await this.pg`INSERT INTO sign_in_failures (subject, failures, window_start_ms) VALUES (${s}, 1, ${nowMs})
+        ON CONFLICT (subject) DO UPDATE SET
+          failures = CASE WHEN sign_in_failures.window_start_ms > ${nowMs - windowMs} THEN sign_in_failures.failures + 1 ELSE 1 END,
+          window_start_ms = CASE WHEN sign_in_failures.window_start_ms > ${nowMs - windowMs} THEN sign_in_failures.window_start_ms ELSE ${nowMs} END`;
+    }
+  }
+
+  async clearFailures(subject: string): Promise<void> {
+    await this.pg`DELETE FROM sign_in_failures WHERE subject = ${subject}`;
+  }
+}

@@ -1,0 +1,209 @@
+// People on SQLite (db/automation/0030_people.sql): users, memberships, sessions, one-time links and
+// sign-in throttles. Writes that check first run in IMMEDIATE transactions; the per-request session
+// lookup is one statement prepared once per connection.
+import type { Database, Statement } from "bun:sqlite";
+import type { TenantRow } from "../tables/foundation";
+import type { InvitationRow, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, UserRow, UserStatus } from "../../people/store";
+
+const USER = "id, email, email_key AS emailKey, name, status, password_hash AS passwordHash, created_at AS createdAt";
+const MEMBER = "user_id AS userId, tenant_id AS tenantId, role, created_at AS createdAt";
+const INVITE = "id, hash, kind, email, tenant_id AS tenantId, role, created_at AS createdAt, expires_at AS expiresAt, used_at AS usedAt";
+
+type LookupRow = SessionRow & {
+  uEmail: string; uEmailKey: string; uName: string; uStatus: UserStatus; uPassword: string | null; uCreatedAt: string;
+  tSlug: string; tName: string; tCreatedAt: string; role: Role;
+};
+
+export class SqlitePeopleStore implements PeopleStore {
+  private readonly byHash: Statement<LookupRow, [string, string, string]>;
+  private readonly touch: Statement<unknown, [string, string]>;
+
+  constructor(readonly sqlite: Database) {
+    this.byHash = sqlite.prepare<LookupRow, [string, string, string]>(
+      `SELECT s.id, s.hash, s.user_id AS userId, s.tenant_id AS tenantId, s.csrf, s.created_at AS createdAt, s.last_seen_at AS lastSeenAt, s.expires_at AS expiresAt,
+         u.email AS uEmail, u.email_key AS uEmailKey, u.name AS uName, u.status AS uStatus, u.password_hash AS uPassword, u.created_at AS uCreatedAt,
+         t.slug AS tSlug, t.name AS tName, t.created_at AS tCreatedAt, m.role
+       FROM sessions s JOIN users u ON u.id = s.user_id JOIN memberships m ON m.user_id = s.user_id AND m.tenant_id = s.tenant_id
+         JOIN tenants t ON t.id = s.tenant_id
+       WHERE s.hash = ?1 AND s.expires_at > ?2 AND s.last_seen_at > ?3 AND u.status = 'active'`,
+    );
+    this.touch = sqlite.prepare("UPDATE sessions SET last_seen_at = ? WHERE id = ?");
+  }
+
+  private user(ref: string): UserRow | undefined {
+    return this.sqlite.query<UserRow, [string, string]>(`SELECT ${USER} FROM users WHERE id = ?1 OR email_key = ?2`).get(ref, ref.toLowerCase()) ?? undefined;
+  }
+
+  private insertUser(u: UserRow): void {
+    this.sqlite
+      .query("INSERT INTO users (id, email, email_key, name, status, password_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+      .run(u.id, u.email, u.emailKey, u.name, u.status, u.passwordHash, u.createdAt);
+  }
+
+  private upsertMembership(m: MembershipRow): void {
+    this.sqlite
+      .query("INSERT INTO memberships (user_id, tenant_id, role, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (user_id, tenant_id) DO UPDATE SET role = excluded.role")
+      .run(m.userId, m.tenantId, m.role, m.createdAt);
+  }
+
+  private tenant(ref: string): TenantRow | undefined {
+    return this.sqlite.query<TenantRow, [string]>("SELECT id, slug, name, created_at AS createdAt FROM tenants WHERE id = ?1 OR slug = ?1 LIMIT 1").get(ref) ?? undefined;
+  }
+
+  async countUsers(): Promise<number> {
+    return (this.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM users").get() as { n: number }).n;
+  }
+
+  async createUser(user: UserRow, membership?: Omit<MembershipRow, "userId">): Promise<"ok" | "email_taken"> {
+    return this.sqlite.transaction(() => {
+      if (this.user(user.emailKey)) return "email_taken" as const;
+      this.insertUser(user);
+      if (membership) this.upsertMembership({ ...membership, userId: user.id });
+      return "ok" as const;
+    }).immediate();
+  }
+
+  async findUser(ref: string): Promise<UserRow | undefined> {
+    return this.user(ref);
+  }
+
+  async listUsers(tenantId?: string): Promise<{ user: UserRow; memberships: MembershipRow[] }[]> {
+    const users = tenantId
+      ? this.sqlite.query<UserRow, [string]>(`SELECT ${USER} FROM users WHERE id IN (SELECT user_id FROM memberships WHERE tenant_id = ?) ORDER BY id`).all(tenantId)
+      : this.sqlite.query<UserRow, []>(`SELECT ${USER} FROM users ORDER BY id`).all();
+    const all = this.sqlite.query<MembershipRow, []>(`SELECT ${MEMBER} FROM memberships ORDER BY tenant_id`).all();
+    return users.map((user) => ({ user, memberships: all.filter((m) => m.userId === user.id) }));
+  }
+
+  async setStatus(userId: string, status: UserStatus): Promise<UserRow | undefined> {
+    return this.sqlite.transaction(() => {
+      this.sqlite.query("UPDATE users SET status = ? WHERE id = ?").run(status, userId);
+      if (status === "disabled") this.sqlite.query("DELETE FROM sessions WHERE user_id = ?").run(userId);
+      return this.user(userId);
+    }).immediate();
+  }
+
+  async setRole(userId: string, tenantId: string, role: Role, at: string): Promise<"ok" | "no_user" | "no_tenant"> {
+    return this.sqlite.transaction(() => {
+      if (!this.sqlite.query("SELECT 1 FROM users WHERE id = ?").get(userId)) return "no_user" as const;
+      if (!this.sqlite.query("SELECT 1 FROM tenants WHERE id = ?").get(tenantId)) return "no_tenant" as const;
+      this.upsertMembership({ userId, tenantId, role, createdAt: at });
+      return "ok" as const;
+    }).immediate();
+  }
+
+  async removeMembership(userId: string, tenantId: string): Promise<boolean> {
+    return this.sqlite.transaction(() => {
+      this.sqlite.query("DELETE FROM sessions WHERE user_id = ? AND tenant_id = ?").run(userId, tenantId);
+      return this.sqlite.query("DELETE FROM memberships WHERE user_id = ? AND tenant_id = ?").run(userId, tenantId).changes > 0;
+    }).immediate();
+  }
+
+  async memberships(userId: string): Promise<MembershipRow[]> {
+    return this.sqlite.query<MembershipRow, [string]>(`SELECT ${MEMBER} FROM memberships WHERE user_id = ? ORDER BY created_at, tenant_id`).all(userId);
+  }
+
+  async addInvitation(row: InvitationRow, replaceKind = false): Promise<void> {
+    this.sqlite.transaction(() => {
+      if (replaceKind) this.sqlite.query("DELETE FROM invitations WHERE kind = ? AND used_at IS NULL").run(row.kind);
+      this.sqlite
+        .query("INSERT INTO invitations (id, hash, kind, email, tenant_id, role, created_at, expires_at, used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        .run(row.id, row.hash, row.kind, row.email, row.tenantId, row.role, row.createdAt, row.expiresAt, row.usedAt);
+    }).immediate();
+  }
+
+  async findInvitation(hash: string, now: string): Promise<InvitationRow | undefined> {
+    return this.sqlite.query<InvitationRow, [string, string]>(`SELECT ${INVITE} FROM invitations WHERE hash = ? AND used_at IS NULL AND expires_at > ?`).get(hash, now) ?? undefined;
+  }
+
+  async redeem(hash: string, now: string, user: UserRow, tenant?: TenantRow): Promise<Redeemed> {
+    return this.sqlite.transaction((): Redeemed => {
+      const inv = this.sqlite.query<InvitationRow, [string]>(`SELECT ${INVITE} FROM invitations WHERE hash = ?`).get(hash);
+      if (!inv) return { outcome: "unknown" };
+      if (inv.usedAt) return { outcome: "used" };
+      if (inv.expiresAt <= now) return { outcome: "expired" };
+      let target: TenantRow | undefined;
+      let role: Role;
+      let member = this.user(user.emailKey);
+      if (inv.kind === "setup") {
+        if ((this.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM users").get() as { n: number }).n > 0) return { outcome: "setup_done" };
+        if (!tenant) return { outcome: "unknown" };
+        target = this.tenant(tenant.slug);
+        if (!target) {
+          if (this.tenant(tenant.id)) return { outcome: "slug_taken" };
+          this.sqlite.query("INSERT INTO tenants (id, slug, name, created_at) VALUES (?, ?, ?, ?)").run(tenant.id, tenant.slug, tenant.name, tenant.createdAt);
+          target = tenant;
+        }
+        role = "owner";
+      } else {
+        target = inv.tenantId ? this.tenant(inv.tenantId) : undefined;
+        if (!target || !inv.role) return { outcome: "unknown" };
+        role = inv.role;
+      }
+      if (member && inv.kind === "setup") return { outcome: "email_taken" };
+      if (!member) {
+        this.insertUser(user);
+        member = user;
+      }
+      this.upsertMembership({ userId: member.id, tenantId: target.id, role, createdAt: now });
+      this.sqlite.query("UPDATE invitations SET used_at = ? WHERE id = ?").run(now, inv.id);
+      return { outcome: "ok", user: member, tenant: target, role };
+    }).immediate();
+  }
+
+  async addSession(row: SessionRow): Promise<void> {
+    this.sqlite
+      .query("INSERT INTO sessions (id, hash, user_id, tenant_id, csrf, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+      .run(row.id, row.hash, row.userId, row.tenantId, row.csrf, row.createdAt, row.lastSeenAt, row.expiresAt);
+  }
+
+  async session(hash: string, now: string, idleMs: number): Promise<SessionLookup | undefined> {
+    const r = this.byHash.get(hash, now, new Date(Date.parse(now) - idleMs).toISOString());
+    if (!r) return undefined;
+    const { uEmail, uEmailKey, uName, uStatus, uPassword, uCreatedAt, tSlug, tName, tCreatedAt, role, ...session } = r;
+    return {
+      session,
+      user: { id: session.userId, email: uEmail, emailKey: uEmailKey, name: uName, status: uStatus, passwordHash: uPassword, createdAt: uCreatedAt },
+      tenant: { id: session.tenantId, slug: tSlug, name: tName, createdAt: tCreatedAt },
+      role,
+    };
+  }
+
+  async touchSession(id: string, at: string): Promise<void> {
+    this.touch.run(at, id);
+  }
+
+  async deleteSession(id: string): Promise<void> {
+    this.sqlite.query("DELETE FROM sessions WHERE id = ?").run(id);
+  }
+
+  async deleteSessions(userId: string): Promise<number> {
+    return this.sqlite.query("DELETE FROM sessions WHERE user_id = ?").run(userId).changes;
+  }
+
+  async failures(subjects: string[], nowMs: number, windowMs: number) {
+    const q = this.sqlite.query<{ failures: number; windowStartMs: number }, [string, number]>(
+      "SELECT failures, window_start_ms AS windowStartMs FROM sign_in_failures WHERE subject = ? AND window_start_ms > ?",
+    );
+    return subjects.map((subject) => {
+      const r = q.get(subject, nowMs - windowMs);
+      return { subject, failures: r?.failures ?? 0, windowStartMs: r?.windowStartMs ?? nowMs };
+    });
+  }
+
+  async addFailure(subjects: string[], nowMs: number, windowMs: number): Promise<void> {
+    const q = this.sqlite.query(
+      `INSERT INTO sign_in_failures (subject, failures, window_start_ms) VALUES (?1, 1, ?2)
+       ON CONFLICT (subject) DO UPDATE SET
+         failures = CASE WHEN sign_in_failures.window_start_ms > ?2 - ?3 THEN sign_in_failures.failures + 1 ELSE 1 END,
+         window_start_ms = CASE WHEN sign_in_failures.window_start_ms > ?2 - ?3 THEN sign_in_failures.window_start_ms ELSE ?2 END`,
+    );
+    this.sqlite.transaction(() => {
+      for (const s of subjects) q.run(s, nowMs, windowMs);
+    }).immediate();
+  }
+
+  async clearFailures(subject: string): Promise<void> {
+    this.sqlite.query("DELETE FROM sign_in_failures WHERE subject = ?").run(subject);
+  }
+}
