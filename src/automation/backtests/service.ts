@@ -339,15 +339,16 @@ export class Backtests {
       triggers: s.trigger,
       reviewVerdict: s.reviewVerdict,
       runIds: s.runIds ? [...new Set(s.runIds)] : undefined,
-      limit: s.limit ?? (s.runIds ? s.runIds.length : DEFAULT_BACKTEST_RUNS),
+      // Explicit ids are all looked up (each must be selectable); `limit` then keeps the most recent.
+      limit: s.runIds ? s.runIds.length : (s.limit ?? DEFAULT_BACKTEST_RUNS),
     });
     if (s.runIds) {
       const found = new Set(runIds);
-      const missing = [...new Set(s.runIds)].filter((id) => !found.has(id));
-      if (missing.length && !s.limit) {
-        const i = s.runIds.indexOf(missing[0]);
-        throw Invalid(`run ${missing[0]} is not a finished run of ${a.slug}'s active version matching the selection`, { field: `select.runIds.${i}`, code: "run_not_selectable" });
+      const missing = s.runIds.findIndex((id) => !found.has(id));
+      if (missing >= 0) {
+        throw Invalid(`run ${s.runIds[missing]} is not a finished run of ${a.slug}'s active version matching the selection`, { field: `select.runIds.${missing}`, code: "run_not_selectable" });
       }
+      if (s.limit) runIds.splice(s.limit);
     }
     if (runIds.length === 0) {
       throw Invalid(`the selection matches no finished run of ${a.slug}'s active version${active.versionLabel ? ` (${active.versionLabel})` : ""}: nothing to replay`, { field: "select", code: "no_runs_selected" });

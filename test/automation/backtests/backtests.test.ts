@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createAutomation } from "../../../src/automation/automations/service";
 import { AutomationClient, ValidationError } from "../../../src/automation/client";
+import { backtestsOf } from "../../../src/automation/backtests/service";
 import { runsOf } from "../../../src/automation/runs/service";
 import { harness, json, type Harness, type Json } from "../app/harness";
 
@@ -289,5 +290,29 @@ describe("backtests", () => {
     } finally {
       server.stop(true);
     }
+  }, 60_000);
+
+  test("recovery: a replay a crashed process started but did not record is adopted, not started again", async () => {
+    const svc = backtestsOf(h.ctx);
+    const bt = await json(await call("GET", `${base}/backtests`)); // any backtest gives the versions
+    const any = (await svc.store.byId(bt.data[0].id))!;
+    // What a process that died between starting the first replay and recording it leaves behind.
+    const id = `bt_crash${Math.random().toString(36).slice(2, 10)}`;
+    const picked = [runs[3], runs[4], runs[5]];
+    await svc.store.create({ ...any, id, runTotal: 3, completedAt: null, cancelledAt: null, createdAt: h.clock.now().toISOString() }, picked.map((r) => r.id));
+    const orphan = await runsOf(h.ctx).start(
+      { tenantId, keyId: "" },
+      { target: wfAutomation, input: { kind: picked[0].kind, n: picked[0].n }, version: any.candidateVersionId, trigger: "eval", batchId: id, evaluation: true, dedupeKey: `backtest:${id}:${picked[0].id}` },
+    );
+    await svc.recover();
+    const done = await finished(`${base}/backtests/${id}`);
+    expect(done.progress).toMatchObject({ total: 3, scored: 3 });
+    const items = await svc.store.items(id);
+    expect(items.find((i) => i.originalRunId === picked[0].id)?.replayRunId).toBe(orphan.id);
+    const replays = await json(await call("GET", `/v1/runs?batchId=${id}&limit=100&experiments=include`));
+    expect(replays.runs).toHaveLength(3);
+    // A second recovery (another instance starting) changes nothing.
+    await svc.recover();
+    expect((await json(await call("GET", `/v1/runs?batchId=${id}&limit=100&experiments=include`))).runs).toHaveLength(3);
   }, 60_000);
 });
