@@ -14,6 +14,8 @@ import { checkSharedBlobs, createContext, ensureDataDir, serve, work } from "./s
 import { writeReadyFile } from "../kernel/server";
 import { DEMO_KEY, runDemo } from "./demo/seed";
 import { keysCommand, tenantsCommand } from "./tenancy/cli";
+import { usersCommand } from "./people/cli";
+import { setupToken } from "./people/service";
 import { workflowsCommand } from "./automations/cli";
 import { agentsCommand } from "./agents/cli";
 import { seedDemoAgent } from "./agents/demo";
@@ -32,6 +34,7 @@ const USAGE = `Usage: automation-server [serve] [options]
        automation-server keys create --tenant SLUG [--scopes LIST] [--name NAME] [--json]
        automation-server keys list --tenant SLUG [--json]
        automation-server keys revoke KEY_ID [--json]
+       automation-server users create|list|disable|enable|set-role|invite ... (users --help)
        automation-server workflows push FILE.yaml --tenant SLUG [--json]
        automation-server agents add --tenant SLUG --repo PATH_OR_URL [--slug SLUG] [--json]
        automation-server agents sync AGENT --tenant SLUG [--json]
@@ -60,6 +63,8 @@ export async function main(argv: string[]): Promise<void> {
       return tenantsCommand(rest);
     case "keys":
       return keysCommand(rest);
+    case "users":
+      return usersCommand(rest);
     case "workflows":
       return workflowsCommand(rest);
     case "agents":
@@ -98,6 +103,9 @@ async function serveCommand(argv: string[]): Promise<void> {
   if (demo) banner.push(demo.banner(running.url));
   // The key rides after `#`: browsers never send the fragment, so it stays out of every request log.
   if (demo && config.console !== false) banner.push(`  console    ${running.url}/#/signin?key=${DEMO_KEY}\n\n`);
+  // No user yet: a one-time link (24 h, stored hashed, voided by the next start's) creates the first owner.
+  const setup = await setupToken({ people: ctx.storage.people, tenancy: ctx.storage.tenancy, clock: ctx.clock });
+  if (setup) banner.push(`first owner: open ${(config.publicUrlFromRequest ? running.url : config.publicUrl).replace(/\/+$/, "")}/v1/auth/setup?token=${setup} (one use, 24 h)\n`);
   if (demoAgent) banner.push(`${demoAgent.agent ? `  agent      ${demoAgent.agent} (runs need --models)` : `  note       ${demoAgent.note}`}\n\n`);
   process.stdout.write(banner.join(""));
   writeReadyFile(values["ready-file"], running.url, smtp ? [smtp.url] : []);

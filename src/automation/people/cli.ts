@@ -1,0 +1,151 @@
+// `users create|list|disable|enable|set-role|invite`: flags (or prompts in a terminal), --json output.
+// Passwords never ride on the command line (shell history, `ps`): prompted in a terminal, or read from
+// stdin with --password-stdin.
+import * as p from "@clack/prompts";
+import { systemClock } from "../../kernel/clock";
+import { helpText, parseFlags } from "../../kernel/config";
+import { FatalError, UsageError } from "../../kernel/errors";
+import { askText, asCliError, interactive, openAdminStorage, printJson } from "../admin";
+import { storageFlags } from "../config";
+import { createUser, invite, listUsers, setRole, setStatus, type PeopleDeps } from "./service";
+import type { UserInfo } from "./model";
+
+const common = {
+  ...storageFlags,
+  json: { type: "boolean", help: "print one JSON object" },
+  help: { type: "boolean", short: "h", help: "show this help" },
+} as const;
+
+const createFlags = {
+  email: { type: "string", value: "EMAIL", help: "the user's e-mail (unique, any case)" },
+  name: { type: "string", value: "NAME", help: "display name" },
+  tenant: { type: "string", value: "SLUG", help: "with --role: make the user a member of this tenant" },
+  role: { type: "string", value: "ROLE", help: "owner, admin, developer, reviewer or viewer" },
+  "password-stdin": { type: "boolean", help: "read the password from stdin (else prompted in a terminal; without one the user signs in after an invitation)" },
+  ...common,
+} as const;
+const listFlags = { tenant: { type: "string", value: "SLUG", help: "only this tenant's members" }, ...common } as const;
+const userFlags = { ...common } as const;
+const roleFlags = { tenant: createFlags.tenant, role: createFlags.role, ...common } as const;
+const inviteFlags = {
+  tenant: createFlags.tenant,
+  role: createFlags.role,
+  "public-url": { type: "string", env: "AUTOMATION_PUBLIC_URL", value: "URL", help: "the server's address, the base of the link (default http://localhost:8081)" },
+  ...common,
+} as const;
+
+const USAGE = `Usage: automation-server users create --email EMAIL --name NAME [--tenant SLUG --role ROLE] [--password-stdin] [--json]
+       automation-server users list [--tenant SLUG] [--json]
+       automation-server users disable USER [--json]      (USER: id or e-mail; ends their sessions at once)
+       automation-server users enable USER [--json]
+       automation-server users set-role USER --tenant SLUG --role ROLE [--json]
+       automation-server users invite EMAIL --role ROLE --tenant SLUG [--public-url URL] [--json]
+
+People who sign in to the API and the console. Roles: owner, admin, developer, reviewer, viewer
+(docs/automation/people.md). An invitation is a one-time link that works for 7 days.`;
+
+export async function usersCommand(argv: string[]): Promise<void> {
+  const [sub, ...rest] = argv;
+  if (sub === "--help" || sub === "-h" || sub === undefined) {
+    process.stdout.write(helpText(USAGE, common));
+    if (sub === undefined) throw new UsageError("missing subcommand: users create|list|disable|enable|set-role|invite");
+    return;
+  }
+  switch (sub) {
+    case "create":
+      return create(rest);
+    case "list":
+      return list(rest);
+    case "disable":
+    case "enable":
+      return status(rest, sub);
+    case "set-role":
+      return role(rest);
+    case "invite":
+      return inviteCommand(rest);
+    default:
+      throw new UsageError(`unknown command "users ${sub}"`);
+  }
+}
+
+async function withPeople<T>(values: { "data-dir": string; db?: string }, body: (d: PeopleDeps) => Promise<T>): Promise<T> {
+  const db = await openAdminStorage(values);
+  try {
+    return await body({ people: db.storage.people, tenancy: db.storage.tenancy, clock: systemClock });
+  } catch (err) {
+    return asCliError(err);
+  } finally {
+    await db.close();
+  }
+}
+
+function line(u: UserInfo): string {
+  return `${u.id}  ${u.email}  ${u.name}  ${u.status}  ${u.memberships.map((m) => `${m.tenantId}:${m.role}`).join(",") || "no tenant"}\n`;
+}
+
+async function readPassword(fromStdin: boolean | undefined): Promise<string | undefined> {
+  if (fromStdin) return (await Bun.stdin.text()).replace(/\r?\n$/, "");
+  if (!interactive()) return undefined;
+  const answer = await p.password({ message: "Password (12 characters or more; empty: none yet)" });
+  if (p.isCancel(answer)) throw new FatalError("cancelled");
+  return String(answer) || undefined;
+}
+
+async function create(argv: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(argv, createFlags);
+  if (values.help) return void process.stdout.write(helpText("Usage: automation-server users create --email EMAIL --name NAME [--tenant SLUG --role ROLE] [--password-stdin] [--json]\n\nCreates a user.", createFlags));
+  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  if ((values.tenant === undefined) !== (values.role === undefined)) throw new UsageError("--tenant and --role go together");
+  const email = values.email ?? (await askText("email", "E-mail"));
+  const name = values.name ?? (await askText("name", "Name"));
+  const password = await readPassword(values["password-stdin"]);
+  const u = await withPeople(values, (d) => createUser(d, { email, name, password, tenant: values.tenant, role: values.role }));
+  if (values.json) return printJson(u);
+  process.stdout.write(`created user ${u.email} (${u.id})${u.memberships.length ? ` as ${u.memberships[0]!.role} of ${values.tenant}` : ""}\n`);
+}
+
+async function list(argv: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(argv, listFlags);
+  if (values.help) return void process.stdout.write(helpText("Usage: automation-server users list [--tenant SLUG] [--json]\n\nLists users and their roles (never passwords).", listFlags));
+  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const users = await withPeople(values, (d) => listUsers(d, values.tenant));
+  if (values.json) return printJson({ users });
+  if (!users.length) return void process.stdout.write("no users\n");
+  for (const u of users) process.stdout.write(line(u));
+}
+
+async function status(argv: string[], sub: "disable" | "enable"): Promise<void> {
+  const { values, positionals } = parseFlags(argv, userFlags);
+  if (values.help) return void process.stdout.write(helpText(`Usage: automation-server users ${sub} USER [--json]\n\n${sub === "disable" ? "Disables a user: their sessions end at once, on every instance." : "Enables a disabled user."}`, userFlags));
+  if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
+  const ref = positionals[0] ?? (await askText("USER", "User id or e-mail"));
+  const u = await withPeople(values, (d) => setStatus(d, ref, sub === "disable" ? "disabled" : "active"));
+  if (values.json) return printJson(u);
+  process.stdout.write(`${u.email} is ${u.status}\n`);
+}
+
+async function role(argv: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(argv, roleFlags);
+  if (values.help) return void process.stdout.write(helpText("Usage: automation-server users set-role USER --tenant SLUG --role ROLE [--json]\n\nSets (or adds) the user's role in the tenant.", roleFlags));
+  if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
+  const ref = positionals[0] ?? (await askText("USER", "User id or e-mail"));
+  const tenant = values.tenant ?? (await askText("tenant", "Tenant slug"));
+  const r = values.role ?? (await askText("role", "Role", "reviewer"));
+  const u = await withPeople(values, (d) => setRole(d, ref, tenant, r));
+  if (values.json) return printJson(u);
+  process.stdout.write(`${u.email} is ${r} of ${tenant}\n`);
+}
+
+async function inviteCommand(argv: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(argv, inviteFlags);
+  if (values.help) return void process.stdout.write(helpText("Usage: automation-server users invite EMAIL --role ROLE --tenant SLUG [--public-url URL] [--json]\n\nMakes a one-time invitation link (7 days), shown once.", inviteFlags));
+  if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
+  const email = positionals[0] ?? (await askText("EMAIL", "E-mail to invite"));
+  const tenant = values.tenant ?? (await askText("tenant", "Tenant slug"));
+  const r = values.role ?? (await askText("role", "Role", "reviewer"));
+  const out = await withPeople(values, (d) => invite(d, { email, role: r, tenant }));
+  const base = (values["public-url"] ?? "http://localhost:8081").replace(/\/+$/, "");
+  const link = `${base}/v1/auth/invitations/accept?token=${out.token}`;
+  if (values.json) return printJson({ id: out.id, email, role: r, tenantId: out.tenantId, expiresAt: out.expiresAt, token: out.token, link });
+  process.stdout.write(`invitation for ${email} as ${r} of ${tenant}, one use, until ${out.expiresAt}; shown only once:\n\n  ${link}\n\n`);
+}
