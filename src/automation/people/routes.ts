@@ -48,7 +48,8 @@ const field = (name: string, label: string, type = "text", extra = "") => `<p><l
 
 /** Whether the cookie must carry `Secure`: the request came over https, or --public-url is https. */
 function secure(ctx: AutomationContext, request: Request): boolean {
-  return publicUrlFor(ctx, request).startsWith("https:") || ctx.config.publicUrl.startsWith("https:") || new URL(request.url).protocol === "https:";
+  const forwarded = request.headers.get("x-forwarded-proto")?.split(",")[0]!.trim().toLowerCase() === "https";
+  return forwarded || publicUrlFor(ctx, request).startsWith("https:") || ctx.config.publicUrl.startsWith("https:") || new URL(request.url).protocol === "https:";
 }
 
 function cookieHeader(ctx: AutomationContext, request: Request, value: string, maxAgeS: number): string {

@@ -11,7 +11,7 @@ import { decodePathParam, parseWith } from "../http/validate";
 import { contentDisposition } from "../files/filename";
 import { multipartBoundary, readMultipart, readText } from "../files/multipart";
 import { parseRange } from "../files/range";
-import { authPlugin, requireScope } from "../tenancy/auth";
+import { authenticateRequest, authPlugin, requireScope } from "../tenancy/auth";
 import { authenticate } from "../tenancy/service";
 import { artifact, eventView, type Expand, listItem, runView, sourceView, stepView, traceView, usageView } from "./envelope";
 import { INLINE_MAX_BYTES, type IncomingFile } from "./inputs";
@@ -116,7 +116,9 @@ const zipRoutes = (ctx: AutomationContext, svc: RunService) =>
         if (!run) throw Unauthorized("the download token is not valid", { code: "token_invalid" });
         tenantId = run.tenantId;
       } else {
-        const auth = await authenticate(ctx.storage.tenancy, ctx.clock, request.headers.get("authorization"));
+        // A person's session (no Authorization header) resolves like every route's; keys as they always did here.
+        const header = request.headers.get("authorization");
+        const auth = header === null ? await authenticateRequest(ctx, request) : await authenticate(ctx.storage.tenancy, ctx.clock, header);
         requireScope(auth, "runs:read");
         tenantId = auth.tenantId;
       }

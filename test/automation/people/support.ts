@@ -11,8 +11,8 @@ export interface Person {
   userId: string;
 }
 
-export async function peopleHarness() {
-  const h = await harness();
+export async function peopleHarness(over: Parameters<typeof harness>[0] = {}) {
+  const h = await harness(over);
   const t = await h.tenant("acme");
   const deps = { people: h.ctx.storage.people, tenancy: h.ctx.storage.tenancy, clock: h.clock };
   let n = 0;
