@@ -6,6 +6,7 @@ import type { AutomationContext } from "../context";
 import { contentDisposition } from "../files/filename";
 import { jsonParser } from "../http/body";
 import { domainIssues } from "../http/envelope";
+import { requestIdOf } from "../../kernel/observe";
 import { parseWith } from "../http/validate";
 import { authenticateRequest, authPlugin, requireScope } from "../tenancy/auth";
 import { ApproveBody, FieldBody, ListQuery, RejectBody } from "./model";
@@ -15,7 +16,7 @@ import { blobResponse } from "../files/download";
 const detail = (summary: string) => ({ detail: { summary, tags: ["Human reviews"] } });
 
 /** The answer of a write, or the 409 body with the task's current version and status. */
-async function reply(set: { status?: number | string; headers: Record<string, string | number> }, act: () => Promise<Answer>): Promise<unknown> {
+async function reply(request: Request, set: { status?: number | string }, act: () => Promise<Answer>): Promise<unknown> {
   try {
     const a = await act();
     set.status = a.status;
@@ -23,7 +24,7 @@ async function reply(set: { status?: number | string; headers: Record<string, st
   } catch (e) {
     if (!(e instanceof TaskConflict)) throw e;
     set.status = 409;
-    return { issues: domainIssues(e), requestId: String(set.headers["x-request-id"] ?? ""), error: e.error, currentVersion: e.currentVersion, status: e.taskStatus };
+    return { issues: domainIssues(e), requestId: requestIdOf(request), error: e.error, currentVersion: e.currentVersion, status: e.taskStatus };
   }
 }
 
@@ -49,28 +50,28 @@ export const humanReviewRoutes = (ctx: AutomationContext) => {
     )
     .put(
       "/human-reviews/:id/fields",
-      ({ auth, params, body, set }) => {
+      ({ auth, params, body, set, request }) => {
         requireScope(auth, "reviews:write");
         const b = parseWith(FieldBody, body);
-        return reply(set, () => setField(ctx, auth, params.id, b));
+        return reply(request, set, () => setField(ctx, auth, params.id, b));
       },
       { parse, ...detail("Set and confirm one field of a task") },
     )
     .post(
       "/human-reviews/:id/approve",
-      ({ auth, params, body, set }) => {
+      ({ auth, params, body, set, request }) => {
         requireScope(auth, "reviews:write");
         const b = parseWith(ApproveBody, body);
-        return reply(set, () => approve(ctx, auth, params.id, b));
+        return reply(request, set, () => approve(ctx, auth, params.id, b));
       },
       { parse, ...detail("Approve a task: the run resumes with the reviewed data") },
     )
     .post(
       "/human-reviews/:id/reject",
-      ({ auth, params, body, set }) => {
+      ({ auth, params, body, set, request }) => {
         requireScope(auth, "reviews:write");
         const b = parseWith(RejectBody, body);
-        return reply(set, () => reject(ctx, auth, params.id, b));
+        return reply(request, set, () => reject(ctx, auth, params.id, b));
       },
       { parse, ...detail("Reject a task: the run ends rejected") },
     )

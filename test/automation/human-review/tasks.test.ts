@@ -51,7 +51,11 @@ describe("human-review tasks", () => {
 
     const stale = await r.put(`${base}/fields`, { path: "/lines/0/qty", value: 2, expectedVersion: 1, idempotencyKey: "k-qty" });
     expect(stale.status).toBe(409);
-    expect(await json(stale)).toMatchObject({ error: "version_conflict", currentVersion: 2, status: "pending" });
+    const conflict = await json(stale);
+    expect(conflict).toMatchObject({ error: "version_conflict", currentVersion: 2, status: "pending" });
+    // The conflict names the request it answers, as every envelope does.
+    expect(conflict.requestId).toMatch(/^req_/);
+    expect(conflict.requestId).toBe(stale.headers.get("x-request-id"));
 
     // The replayed key answers as the first time (version 2), not with a conflict.
     const replay = await r.put(`${base}/fields`, { path: "/total", value: 120, expectedVersion: 1, idempotencyKey: "k-total" });
