@@ -48,7 +48,7 @@ const KNOWN_CIRCLES: Record<string, { why: string; units: string[] }> = {
     units: [
       "admin.ts", "agents", "app.ts", "automations", "client", "config.ts", "console", "context.ts", "datasets", "db", "email",
       "engine", "evaluators", "evaluators/store.ts", "experiments", "files", "http", "human-review", "inbound", "key-material.ts",
-      "metrics.ts", "models", "models/store.ts", "offthread", "reviews", "reviews/store.ts", "runs", "runs/store.ts", "schedules",
+      "metrics.ts", "models", "models/store.ts", "offthread", "people", "reviews", "reviews/store.ts", "runs", "runs/store.ts", "schedules",
       "server.ts", "templates", "tenancy", "workflow",
     ].map((u) => A + u),
   },

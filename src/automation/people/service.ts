@@ -231,7 +231,8 @@ export async function signIn(
   }
   await d.people.clearFailures(subjects[0]);
   if (previous !== undefined) {
-    const old = await d.people.session(hashSecret(previous), new Date(nowMs).toISOString(), Number.MAX_SAFE_INTEGER / 2);
+    // Any unexpired session with that id (idle or not): a session is never older than its absolute expiry.
+    const old = await d.people.session(hashSecret(previous), new Date(nowMs).toISOString(), SESSION_ABSOLUTE_MS);
     if (old) await d.people.deleteSession(old.session.id);
   }
   const tenant = await tenantOf(d, membership.tenantId);
