@@ -12,6 +12,7 @@ import { Dataset, ExampleEdit } from "./pages/dataset";
 import { Evaluators } from "./pages/evaluators";
 import { ExperimentDetail, Experiments } from "./pages/experiments";
 import { Compare } from "./pages/compare";
+import { BacktestDetail, Backtests } from "./pages/backtests";
 import { Health } from "./pages/health";
 import { EmailServers, Models, Templates } from "./pages/catalog";
 
@@ -34,6 +35,8 @@ function Screen({ route }: { route: Route }) {
   if (a === "automations" && b && c === "evaluators") return <Evaluators automation={b} />;
   if (a === "automations" && b && c === "experiments" && d) return <ExperimentDetail automation={b} experiment={d} />;
   if (a === "automations" && b && c === "experiments") return <Experiments automation={b} />;
+  if (a === "automations" && b && c === "backtests" && d) return <BacktestDetail automation={b} backtest={d} />;
+  if (a === "automations" && b && c === "backtests") return <Backtests automation={b} />;
   if (a === "automations" && b && c === "compare") return <Compare automation={b} left={route.query.get("a")} right={route.query.get("b")} />;
   if (a === "automations" && b && c === "health") return <Health automation={b} query={route.query} />;
   if (a === "automations" && b) return <AutomationDetail id={b} />;

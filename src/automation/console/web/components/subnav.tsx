@@ -8,6 +8,7 @@ export function SubNav({ automation }: { automation: string }) {
       <a href={href(["automations", automation, "dataset"])}>Dataset</a>
       <a href={href(["automations", automation, "evaluators"])}>Evaluators</a>
       <a href={href(["automations", automation, "experiments"])}>Experiments</a>
+      <a href={href(["automations", automation, "backtests"])}>Backtests</a>
       <a href={href(["automations", automation, "health"])}>Review health</a>
     </nav>
   );

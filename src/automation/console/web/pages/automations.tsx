@@ -7,6 +7,7 @@ import { FilterForm } from "../components/filters";
 import { DataTable } from "../components/table";
 import { go, href } from "../router";
 import { Badge, Facts, Json, Page, Problem, Skeleton, Time, useAction, useLoad, useSession } from "../ui";
+import { ReplayForm } from "./backtests";
 
 const PAGE = 50;
 
@@ -100,7 +101,7 @@ export function AutomationDetail({ id }: { id: string }) {
         <DataTable
           rows={versions.data?.data}
           skeleton={2}
-          head={["Version", "Id", "Source", "Current", "Created", "YAML"]}
+          head={["Version", "Id", "Source", "Current or backtest", "Created", "YAML"]}
           row={(v) => <VersionRow key={v.id} automation={id} version={v} />}
         />
       </section>
@@ -124,7 +125,7 @@ function triggerText(t: Automation["triggers"]): string {
 }
 
 function VersionRow({ automation, version }: { automation: string; version: { id: string; version: string | null; sourceRef: string | null; isCurrent: boolean; createdAt: string } }) {
-  const { client } = useSession();
+  const { client, can } = useSession();
   const [open, setOpen] = useState(false);
   const yaml = useLoad(() => (open ? client.automations.versions.yaml(automation, version.id) : Promise.resolve(undefined)), [open]);
   return (
@@ -133,7 +134,7 @@ function VersionRow({ automation, version }: { automation: string; version: { id
         <td>{version.version ?? <span class="muted">untagged</span>}</td>
         <td class="mono">{version.id}</td>
         <td>{version.sourceRef ?? "—"}</td>
-        <td>{version.isCurrent ? "current" : ""}</td>
+        <td>{version.isCurrent ? "current" : can("runs:write") && version.version ? <ReplayForm automation={automation} version={version} /> : ""}</td>
         <td>
           <Time iso={version.createdAt} />
         </td>

@@ -77,8 +77,6 @@ const pValue = (p: number) => (p < 0.001 ? "< 0.001" : p.toFixed(3));
 function Verdicts({ stats, error }: { stats: Comparison | undefined; error: unknown }) {
   if (error) return <Problem error={error} />;
   if (!stats) return <Skeleton rows={3} />;
-  const rows = [...stats.evaluators.map((e) => ({ name: e.name, s: e as Comparison["overall"], p: e.adjustedPValue })), { name: "Overall score", s: stats.overall, p: stats.overall.pValue }];
-  const pr = stats.passRate;
   const trials = stats.base.trials > 1 || stats.candidate.trials > 1 ? ` Per example, the mean over its trials (A: ${stats.base.trials}, B: ${stats.candidate.trials}).` : "";
   return (
     <section aria-labelledby="verdicts-h">
@@ -87,42 +85,54 @@ function Verdicts({ stats, error }: { stats: Comparison | undefined; error: unkn
         {stats.examples.shared} shared example(s), paired; 95 % bootstrap CI of B − A, permutation p (Holm-adjusted across evaluators), pass rate by McNemar; seed {stats.seed}.{trials}
         {stats.examples.onlyBase.length + stats.examples.onlyCandidate.length > 0 ? ` ${stats.examples.onlyBase.length} only in A, ${stats.examples.onlyCandidate.length} only in B.` : ""}
       </p>
-      <Table
-        class="verdicts"
-        rows={[...rows, null]}
-        head={["Measure", <span class="num">A mean</span>, <span class="num">B mean</span>, <span class="num">Delta</span>, "95 % CI", <span class="num">p</span>, "Verdict"]}
-        row={(r) =>
-          r ? (
-            <tr key={r.name}>
-              <th scope="row">{r.name}</th>
-              <td class="num">{score(r.s.baseMean)}</td>
-              <td class="num">{score(r.s.candidateMean)}</td>
-              <td class={`num ${r.s.verdict === "improved" ? "score-up" : r.s.verdict === "regressed" ? "score-down" : ""}`}>{signed(r.s.delta)}</td>
-              <td>{r.s.ci ? `[${signed(r.s.ci[0])}, ${signed(r.s.ci[1])}]` : "—"}</td>
-              <td class="num">{pValue(r.p)}</td>
-              <td>
-                <Badge value={r.s.verdict} />
-              </td>
-            </tr>
-          ) : (
-            <tr key="pass-rate">
-              <th scope="row">Pass rate</th>
-              <td class="num">{pct(pr.base)}</td>
-              <td class="num">{pct(pr.candidate)}</td>
-              <td class={`num ${pr.verdict === "improved" ? "score-up" : pr.verdict === "regressed" ? "score-down" : ""}`}>
-                {pr.base === null || pr.candidate === null ? "—" : `${pr.candidate >= pr.base ? "+" : ""}${((pr.candidate - pr.base) * 100).toFixed(1)} pts`}
-              </td>
-              <td class="muted">
-                {pr.passedOnlyBase} pass only in A, {pr.passedOnlyCandidate} only in B
-              </td>
-              <td class="num">{pValue(pr.pValue)}</td>
-              <td>
-                <Badge value={pr.verdict} />
-              </td>
-            </tr>
-          )
-        }
-      />
+      <VerdictTable stats={stats} />
     </section>
+  );
+}
+
+/**
+ * Per evaluator, the overall score and the pass rate: A and B means, paired delta, 95 % CI, p-value
+ * and verdict (also the backtest page's, where A is the original runs and B their replays).
+ */
+export function VerdictTable({ stats, labels = ["A", "B"] }: { stats: Pick<Comparison, "overall" | "evaluators" | "passRate">; labels?: [string, string] }) {
+  const rows = [...stats.evaluators.map((e) => ({ name: e.name, s: e as Comparison["overall"], p: e.adjustedPValue })), { name: "Overall score", s: stats.overall, p: stats.overall.pValue }];
+  const pr = stats.passRate;
+  return (
+    <Table
+      class="verdicts"
+      rows={[...rows, null]}
+      head={["Measure", <span class="num">{labels[0]} mean</span>, <span class="num">{labels[1]} mean</span>, <span class="num">Delta</span>, "95 % CI", <span class="num">p</span>, "Verdict"]}
+      row={(r) =>
+        r ? (
+          <tr key={r.name}>
+            <th scope="row">{r.name}</th>
+            <td class="num">{score(r.s.baseMean)}</td>
+            <td class="num">{score(r.s.candidateMean)}</td>
+            <td class={`num ${r.s.verdict === "improved" ? "score-up" : r.s.verdict === "regressed" ? "score-down" : ""}`}>{signed(r.s.delta)}</td>
+            <td>{r.s.ci ? `[${signed(r.s.ci[0])}, ${signed(r.s.ci[1])}]` : "—"}</td>
+            <td class="num">{pValue(r.p)}</td>
+            <td>
+              <Badge value={r.s.verdict} />
+            </td>
+          </tr>
+        ) : (
+          <tr key="pass-rate">
+            <th scope="row">Pass rate</th>
+            <td class="num">{pct(pr.base)}</td>
+            <td class="num">{pct(pr.candidate)}</td>
+            <td class={`num ${pr.verdict === "improved" ? "score-up" : pr.verdict === "regressed" ? "score-down" : ""}`}>
+              {pr.base === null || pr.candidate === null ? "—" : `${pr.candidate >= pr.base ? "+" : ""}${((pr.candidate - pr.base) * 100).toFixed(1)} pts`}
+            </td>
+            <td class="muted">
+              {pr.passedOnlyBase} pass only in {labels[0]}, {pr.passedOnlyCandidate} only in {labels[1]}
+            </td>
+            <td class="num">{pValue(pr.pValue)}</td>
+            <td>
+              <Badge value={pr.verdict} />
+            </td>
+          </tr>
+        )
+      }
+    />
   );
 }

@@ -1,0 +1,179 @@
+// Backtests: the list of one automation's backtests, the "replay the last N runs on this version" form
+// a version row offers, and one backtest: its progress, then the runs whose outcome changed (broke
+// first, with both runs linked) and the verdict table of compare (originals against replays).
+import { useState } from "preact/hooks";
+import type { ChangedRun } from "../../../client/index";
+import { SubNav } from "../components/subnav";
+import { DataTable, Table } from "../components/table";
+import { go, href } from "../router";
+import { Badge, Facts, Notice, Page, Problem, Skeleton, Time, score, useAction, useInterval, useLoad, useSession } from "../ui";
+import { VerdictTable } from "./compare";
+
+/** A version row's form: replays the active version's last N finished runs on `version`, then opens the backtest. */
+export function ReplayForm({ automation, version }: { automation: string; version: { id: string; version: string | null } }) {
+  const { client } = useSession();
+  const [n, setN] = useState(100);
+  const start = useAction();
+  const name = version.version ?? version.id;
+  return (
+    <form
+      class="inline replay"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void start.run(async () => void go(href(["automations", automation, "backtests", (await client.backtests.create(automation, { candidate: version.id, select: { limit: n } })).id])));
+      }}
+    >
+      <label class="inline">
+        Replay the last
+        <input type="number" class="trials-input" min={1} max={10000} step={1} value={n} aria-label={`Runs to replay on ${name}`} onInput={(e) => setN(Number(e.currentTarget.value))} />
+        runs on this version
+      </label>
+      <button type="submit" class="secondary" disabled={start.busy}>
+        Backtest <span class="sr-only">{name}</span>
+      </button>
+      <Problem error={start.error} />
+    </form>
+  );
+}
+
+export function Backtests({ automation }: { automation: string }) {
+  const { client } = useSession();
+  const list = useLoad(() => client.backtests.list(automation, { limit: 100 }), [automation]);
+  useInterval(list.reload, 1500, (list.data?.data ?? []).some((b) => b.status !== "completed"));
+  return (
+    <Page title="Backtests">
+      <SubNav automation={automation} />
+      <p class="muted">
+        A backtest replays past runs of the active version on another version, with no side effects, and compares them. Start one from a version on the <a href={href(["automations", automation])}>automation page</a>.
+      </p>
+      <Problem error={list.error} />
+      <DataTable
+        rows={list.data?.data}
+        skeleton={4}
+        empty="No backtests yet."
+        head={["Backtest", "Status", "Progress", "Replayed on", "Runs of", "Created"]}
+        row={(b) => (
+          <tr key={b.id}>
+            <td>
+              <a href={href(["automations", automation, "backtests", b.id])}>{b.id}</a>
+            </td>
+            <td>
+              <Badge value={b.status} />
+            </td>
+            <td>
+              <progress class="progress" max={b.progress.total || 1} value={b.progress.done} aria-label={`${b.progress.done} of ${b.progress.total} runs replayed`} /> {b.progress.done}/{b.progress.total}
+            </td>
+            <td>{b.candidate.version ?? b.candidate.versionId}</td>
+            <td>{b.base.version ?? b.base.versionId}</td>
+            <td>
+              <Time iso={b.createdAt} />
+            </td>
+          </tr>
+        )}
+      />
+    </Page>
+  );
+}
+
+const CHANGE: Record<ChangedRun["change"], string> = { broke: "broke", score_down: "score down", fixed: "fixed", score_up: "score up" };
+
+export function BacktestDetail({ automation, backtest }: { automation: string; backtest: string }) {
+  const { client, can } = useSession();
+  const loaded = useLoad(() => client.backtests.get(automation, backtest), [automation, backtest]);
+  const cancel = useAction();
+  const b = loaded.data;
+  useInterval(loaded.reload, 1000, !!b && b.status !== "completed");
+  return (
+    <Page
+      title={`Backtest ${backtest}`}
+      actions={
+        b && b.status !== "completed" && can("runs:write") ? (
+          <button type="button" class="danger" disabled={cancel.busy} onClick={() => cancel.run(async () => void (await client.backtests.cancel(automation, backtest), loaded.reload()))}>
+            Cancel backtest
+          </button>
+        ) : null
+      }
+    >
+      <SubNav automation={automation} />
+      <Problem error={loaded.error} />
+      <Problem error={cancel.error} />
+      {!b ? <Skeleton rows={6} /> : null}
+      {b ? (
+        <>
+          <Facts
+            rows={[
+              ["Status", <Badge value={b.status} />],
+              ["Progress", <><progress class="progress" max={b.progress.total || 1} value={b.progress.done} aria-label={`${b.progress.done} of ${b.progress.total} runs replayed`} /> {b.progress.done}/{b.progress.total}</>],
+              ["Runs of (A)", b.base.version ?? b.base.versionId],
+              ["Replayed on (B)", b.candidate.version ?? b.candidate.versionId],
+              ["Scored / skipped / cancelled", `${b.progress.scored} / ${b.progress.skipped} / ${b.progress.cancelled}`],
+              ["Truth", b.expectedFrom ? `${b.expectedFrom.correction} reviewer correction(s), ${b.expectedFrom.output} original output(s)` : "—"],
+              ["Created", <Time iso={b.createdAt} />],
+            ]}
+          />
+          {b.status !== "completed" ? <Notice>The report appears when every selected run is replayed and scored.</Notice> : null}
+          {b.report ? (
+            <section aria-labelledby="bt-verdicts-h">
+              <h2 id="bt-verdicts-h">Verdict</h2>
+              <p class="muted">
+                {b.report.pairs} run(s), each original (A) paired with its replay (B), both scored against the reviewer's correction where there is one, else the original output; seed {b.report.seed}.
+              </p>
+              <VerdictTable stats={b.report} labels={["A", "B"]} />
+            </section>
+          ) : b.reportIssue ? (
+            <Notice>{b.reportIssue}</Notice>
+          ) : null}
+          {b.changes ? (
+            <section aria-labelledby="bt-changed-h">
+              <h2 id="bt-changed-h">Changed runs</h2>
+              <p class="muted">
+                {b.changes.broke} broke, {b.changes.fixed} fixed, {b.changes.scoreDown} scored lower, {b.changes.scoreUp} scored higher
+                {b.changedCount && b.changed && b.changedCount > b.changed.length ? ` (the first ${b.changed.length} shown)` : ""}.
+              </p>
+              <Table
+                class="compare"
+                rows={b.changed ?? []}
+                head={["Change", "Score A", "Score B", "Truth", "Original", "Replay"]}
+                row={(c) => (
+                  <tr key={c.originalRunId} class="changed">
+                    <td>
+                      <span class={c.change === "broke" || c.change === "score_down" ? "score-down" : "score-up"}>{CHANGE[c.change]}</span>
+                    </td>
+                    <td>
+                      {score(c.base.score)} {c.base.passed ? null : <Badge value="failed" />}
+                    </td>
+                    <td>
+                      {score(c.candidate.score)} {c.candidate.passed ? null : <Badge value="failed" />}
+                    </td>
+                    <td>{c.expectedFrom === "correction" ? "correction" : "output"}</td>
+                    <td>
+                      <a class="mono" href={href(["runs", c.originalRunId])}>{c.originalRunId}</a>
+                    </td>
+                    <td>{c.replayRunId ? <a class="mono" href={href(["runs", c.replayRunId])}>{c.replayRunId}</a> : "—"}</td>
+                  </tr>
+                )}
+              />
+            </section>
+          ) : null}
+          {b.skipped.length ? (
+            <section aria-labelledby="bt-skipped-h">
+              <h2 id="bt-skipped-h">Skipped runs</h2>
+              <Table
+                rows={b.skipped}
+                head={["Run", "Why"]}
+                row={(s) => (
+                  <tr key={s.originalRunId}>
+                    <td>
+                      <a class="mono" href={href(["runs", s.originalRunId])}>{s.originalRunId}</a>
+                    </td>
+                    <td>{s.reason ?? "—"}</td>
+                  </tr>
+                )}
+              />
+            </section>
+          ) : null}
+        </>
+      ) : null}
+    </Page>
+  );
+}
