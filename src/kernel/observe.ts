@@ -162,10 +162,7 @@ export function observeHttp<A extends AnyElysia>(app: A, opts: ObserveOptions): 
  * function with the handler on every request; the wrapper is made the first time and reused.
  */
 export function once<H extends (request: Request) => unknown>(wrap: (fn: H) => H): (fn: H) => H {
-  const made = new WeakMap<H, H>();
-  return (fn) => {
-    let w = made.get(fn);
-    if (!w) made.set(fn, (w = wrap(fn)));
-    return w;
-  };
+  // The wrapper rides on the handler itself (a symbol-keyed property): one property read per request.
+  const made = Symbol("wrapped");
+  return (fn) => ((fn as H & { [made]?: H })[made] ??= wrap(fn));
 }
