@@ -371,6 +371,49 @@ browserTest("trials as spread bars on the experiment page; the compare page lead
   await shot("compare-verdicts");
 });
 
+browserTest("a backtest started from a version: 'replay the last N runs', then the verdict and the changed runs with both runs linked", async () => {
+  // v1 gets kind "a" wrong; v2 gets "a" right and "b" wrong. One "a" run is corrected by a reviewer.
+  const flow = (version: string, script: string) =>
+    `name: bt-console\nversion: ${version}\ninputs: [{name: kind, type: string, required: true}, {name: n, type: integer, required: true}]\nsteps:\n  - name: calc\n    type: transform.script\n    with: {inputs: {kind: "{{ input.kind }}", n: "{{ input.n }}"}, function: "${script}"}\noutput: {total: "{{ steps.calc.output.total }}"}\n`;
+  const wf = await api("POST", "/v1/automations", { yaml: flow("1.0.0", "function script(kind, n) { return { total: kind === 'a' ? Number(n) + 1 : Number(n) * 2 } }") });
+  const runs: { id: string; kind: string; n: number }[] = [];
+  for (let i = 0; i < 6; i++) {
+    const kind = "ab"[i % 2];
+    const r = await api("POST", "/v1/runs?wait_for_completion=30", { target: wf.id, input: { kind, n: i + 2 } });
+    expect(r.execution.status).toBe("completed");
+    runs.push({ id: r.id, kind, n: i + 2 });
+  }
+  await api("PUT", `/v1/runs/${runs[0].id}/reviews`, { verdict: "incorrect", correctedOutput: { total: runs[0].n * 2 } });
+  await api("POST", `/v1/automations/${wf.id}/versions`, { yaml: flow("2.0.0", "function script(kind, n) { return { total: kind === 'b' ? Number(n) * 2 + 1 : Number(n) * 2 } }"), version: "2.0.0", activate: false });
+
+  await open(`#/automations/${wf.id}`, "bt-console");
+  await page.waitForSelector("form.replay input");
+  await page.click("form.replay input");
+  await page.keyboard.down("Control");
+  await page.keyboard.press("a");
+  await page.keyboard.up("Control");
+  await page.keyboard.type("6");
+  await page.click("form.replay button[type=submit]");
+  await page.waitForFunction(`location.hash.includes("/backtests/bt_")`);
+  await page.waitForSelector("section[aria-labelledby=bt-changed-h] table tbody tr", { timeout: 60_000 });
+  await settled();
+  const id = (await page.evaluate("location.hash") as string).split("/").pop()!;
+  const report = await api("GET", `/v1/automations/${wf.id}/backtests/${id}`);
+  expect(report.status).toBe("completed");
+  // Broke: the two uncorrected "a" runs (their output was the truth) and the three "b" runs; fixed: the corrected one.
+  expect(report.changes).toEqual({ broke: 5, fixed: 1, scoreDown: 0, scoreUp: 0 });
+  const rows = await page.$$eval("section[aria-labelledby=bt-changed-h] table tbody tr", (trs) =>
+    trs.map((tr) => [...(tr as unknown as { querySelectorAll(s: string): Iterable<{ textContent: string | null }> }).querySelectorAll("td")].map((c) => (c.textContent ?? "").trim())),
+  );
+  expect(rows.map((r) => r[0])).toEqual(["broke", "broke", "broke", "broke", "broke", "fixed"]);
+  expect(rows[5][3]).toBe("correction");
+  expect(rows[5][4]).toBe(runs[0].id);
+  expect(rows.map((r) => r[5])).toEqual(report.changed.map((c: Json) => c.replayRunId));
+  const verdicts = await page.$$eval("table.verdicts tbody tr th", (ths) => ths.map((t) => (t.textContent ?? "").trim()));
+  expect(verdicts).toEqual(["exact-diff", "Overall score", "Pass rate"]);
+  await shot("backtest");
+});
+
 browserTest("a workflow output holding <script> stays text", async () => {
   const name = "<script>window.__pwned = 1</script><img src=/x-pwned onerror=window.__pwned=2>";
   const run = await api("POST", "/v1/runs?wait_for_completion=30", { target: "workflows.hello", input: { name } });
