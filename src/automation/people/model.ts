@@ -26,6 +26,7 @@ export const SetupBody = v.strictObject({
 });
 export const AcceptBody = v.strictObject({ token: Token, name: PersonName, password: Password });
 export const SetRoleBody = v.strictObject({ role: RoleName });
+export const InviteBody = v.strictObject({ email: Email, role: RoleName });
 
 export interface UserInfo {
   id: string;

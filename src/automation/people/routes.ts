@@ -8,8 +8,8 @@ import { publicUrlFor } from "../http/public-url";
 import { parseWith } from "../http/validate";
 import { authenticateRequest, authPlugin, requireScope, type Auth } from "../tenancy/auth";
 import { SESSION_ABSOLUTE_MS, SESSION_COOKIE, sessionCookie } from "../tenancy/session";
-import { AcceptBody, SetRoleBody, SetupBody, SignInBody } from "./model";
-import { acceptInvitation, completeSetup, describeLink, listUsers, removeMember, setRole, signIn, signOut, signOutEverywhere, type PeopleDeps } from "./service";
+import { AcceptBody, InviteBody, SetRoleBody, SetupBody, SignInBody } from "./model";
+import { acceptInvitation, completeSetup, describeLink, invite, listUsers, removeMember, setRole, signIn, signOut, signOutEverywhere, type PeopleDeps } from "./service";
 
 const FORM_LIMIT = 64 * 1024;
 
@@ -170,6 +170,20 @@ export const peopleRoutes = (ctx: AutomationContext) => {
           return { data: users.map((u) => ({ ...u, role: u.memberships.find((m) => m.tenantId === auth.tenantId)?.role ?? null, memberships: undefined })) };
         },
         { detail: { summary: "The tenant's members", tags: ["People"] } },
+      )
+      .post(
+        "/members/invitations",
+        async ({ auth, body, request, set }) => {
+          requireScope(auth, "members:write");
+          const b = parseWith(InviteBody, body);
+          if (b.role === "owner" && !auth.scopes.includes("*")) throw Forbidden("only an owner invites an owner", { code: "insufficient_scope" });
+          const out = await invite(deps, { email: b.email, role: b.role, tenant: auth.tenantId });
+          set.status = 201;
+          set.headers["cache-control"] = "no-store";
+          // The link is shown once: only its hash is kept.
+          return { id: out.id, email: b.email, role: b.role, expiresAt: out.expiresAt, link: `${publicUrlFor(ctx, request)}/v1/auth/invitations/accept?token=${out.token}` };
+        },
+        { parse: authedParse, detail: { summary: "Invite a person to this tenant (a one-time link, 7 days, shown once)", tags: ["People"] } },
       )
       .put(
         "/members/:userId",

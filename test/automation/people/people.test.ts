@@ -257,4 +257,22 @@ describe("the session as a principal", () => {
     expect((await as(h, viewer, "GET", "/v1/runs")).status).toBe(401);
     expect((await as(h, owner, "PUT", `/v1/members/${admin.userId}`, { body: { role: "owner" } })).status).toBe(200);
   });
+
+  test("an admin invites through the API: a one-time link for their own tenant; owners only by owners", async () => {
+    const { h, person } = await peopleHarness();
+    const admin = await person("admin");
+    const reviewer = await person("reviewer");
+    expect((await as(h, reviewer, "POST", "/v1/members/invitations", { body: { email: "new@example.com", role: "viewer" } })).status).toBe(403);
+    expect((await as(h, admin, "POST", "/v1/members/invitations", { body: { email: "boss@example.com", role: "owner" } })).status).toBe(403);
+    const r = await as(h, admin, "POST", "/v1/members/invitations", { body: { email: "new@example.com", role: "developer" } });
+    expect(r.status).toBe(201);
+    const inv = await json(r);
+    expect(inv).toMatchObject({ email: "new@example.com", role: "developer" });
+    const token = new URL(inv.link).searchParams.get("token")!;
+    const accepted = await h.req("POST", "/v1/auth/invitations/accept", { body: { token, name: "New", password: PASSWORD } });
+    expect(await json(accepted)).toMatchObject({ role: "developer", tenant: { slug: "acme" } });
+    const bad = await as(h, admin, "POST", "/v1/members/invitations", { body: { email: "not an address", role: "developer" } });
+    expect(bad.status).toBe(400);
+    expect((await json(bad)).issues[0].field).toBe("email");
+  });
 });
