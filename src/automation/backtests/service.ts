@@ -208,6 +208,14 @@ export class Backtests {
       if (other) return adopt(other);
       return skip(`the candidate cannot run its input: ${(err as Error).message}`);
     }
+    if (!(await this.store.markStarted(b.id, item.originalRunId, replay.id, this.now()))) {
+      // The item left `pending` meanwhile (the backtest was cancelled): this replay is nobody's.
+      const now = (await this.store.items(b.id)).find((i) => i.originalRunId === item.originalRunId);
+      if (now?.replayRunId !== replay.id) {
+        await runsOf(this.ctx).cancel(b.tenantId, replay.id).catch(() => {});
+        return;
+      }
+    }
     await adopt(replay.id);
   }
 
