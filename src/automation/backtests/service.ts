@@ -24,7 +24,7 @@ import type { BacktestRow, BacktestStore, ItemRow, SideRecord } from "./store";
 export type ProgressLine = Record<string, unknown> & { type: "run" | "summary" };
 
 /** Replays of one backtest in flight at once (per process doing the starting); the pool's workers run them. */
-const windowOf = (workers: number) => Math.max(8, workers * 4);
+const windowOf = (workers: number) => Math.max(32, workers * 8);
 /** Changed runs listed in a report at most (`changedCount` counts all). */
 const MAX_CHANGED = 1000;
 const keyOf = (backtestId: string, runId: string) => `backtest:${backtestId}:${runId}`;
@@ -68,7 +68,7 @@ export class Backtests {
     if (!run || run.evaluation !== 1 || !run.batchId?.startsWith("bt_") || !run.dedupeKey?.startsWith("backtest:")) return;
     const originalRunId = run.dedupeKey.slice(`backtest:${run.batchId}:`.length);
     // The replay may end before its start was recorded on the item (a free worker runs it at once).
-    await this.store.markStarted(run.batchId, originalRunId, run.id, this.now());
+    if (!(await this.store.itemByReplay(run.id))) await this.store.markStarted(run.batchId, originalRunId, run.id, this.now());
     await this.settle(run.batchId, originalRunId, run);
     await this.pump(run.batchId);
   }
@@ -153,9 +153,9 @@ export class Backtests {
         this.again.delete(backtestId);
         const b = await this.store.byId(backtestId);
         if (!b || b.completedAt || b.cancelledAt) break;
-        const c = await this.store.counts(backtestId);
-        const room = windowOf(this.ctx.config.workers) - c.started;
-        if (room <= 0 || c.pending === 0) break;
+        // Index reads of the few items in flight and the next pending ones (counting all items per finish would be quadratic).
+        const room = windowOf(this.ctx.config.workers) - (await this.store.started(backtestId)).length;
+        if (room <= 0) break;
         const items = await this.store.pending(backtestId, room);
         await Promise.all(items.map((i) => this.replay(b, i)));
         if (items.length > 0) this.again.add(backtestId);

@@ -136,6 +136,8 @@ export class PgBacktestStore implements BacktestStore {
   }
 
   async completeIfDone(id: string, at: string): Promise<boolean> {
+    // Asked after every scored run: a read answers the common "not yet" without locking the row.
+    if ((await this.pg`SELECT 1 FROM backtest_items WHERE backtest_id = ${id} AND state IN ('pending', 'started') LIMIT 1`).length) return false;
     const r = await this.pg`UPDATE backtests SET completed_at = ${at} WHERE id = ${id} AND completed_at IS NULL
       AND NOT EXISTS (SELECT 1 FROM backtest_items WHERE backtest_id = ${id} AND state IN ('pending', 'started'))`;
     return r.count === 1;

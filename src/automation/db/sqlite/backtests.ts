@@ -141,6 +141,8 @@ export class SqliteBacktestStore implements BacktestStore {
   }
 
   async completeIfDone(id: string, at: string): Promise<boolean> {
+    // Asked after every scored run: a read answers the common "not yet" without taking the write lock.
+    if (this.sqlite.query("SELECT 1 FROM backtest_items WHERE backtest_id = ? AND state IN ('pending', 'started') LIMIT 1").get(id)) return false;
     return (
       this.sqlite
         .query(
