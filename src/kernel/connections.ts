@@ -91,7 +91,8 @@ type Handler = (request: Request) => unknown;
 
 /** A request being answered: the sweep gives it the long timeout once it has seen it for half a second. */
 interface InFlight {
-  request: Request;
+  /** Dropped once answered, so a finished request is not kept alive until the next sweep. */
+  request: Request | undefined;
   /** The sweep count when it arrived. */
   tick: number;
   done: boolean;
@@ -238,7 +239,7 @@ export function connectionGuard(limits: ConnectionLimits, server: () => Server<u
       if (!f.extended && tick - f.tick >= BUSY_AFTER_SWEEPS) {
         f.extended = true;
         try {
-          srv.timeout(f.request, BUSY_S);
+          if (f.request) srv.timeout(f.request, BUSY_S);
         } catch {}
       }
       still.push(f);
@@ -250,41 +251,33 @@ export function connectionGuard(limits: ConnectionLimits, server: () => Server<u
   }, SWEEP_MS);
   sweep.unref();
 
-  const wrap = (fn: Handler): Handler =>
-    (request: Request): unknown => {
+  const wrap =
+    (fn: Handler): Handler =>
+    async (request: Request): Promise<unknown> => {
       const srv = server();
       if (!srv) return fn(request);
       const f: InFlight = { request, tick, done: false, extended: false };
       inFlight.push(f);
-      let close = false;
+      let res: unknown;
+      try {
+        res = await fn(request);
+      } finally {
+        f.done = true;
+        f.request = undefined;
+      }
+      if (!(res instanceof Response)) return res;
+      const streaming = STREAMING.test(res.headers.get("content-type") ?? "");
+      if (streaming) srv.timeout(request, BUSY_S);
+      // A handler that got the long timeout closes its connection with the answer: shortening the
+      // timeout again here raced the answer (the socket had been silent for longer than the short
+      // timeout, so Bun could cut it before the answer was written: ECONNRESET in a CI run). A
+      // streamed answer would leave its connection with the long timeout once it ends.
+      if (streaming || f.extended) return closing(res);
       if (over.size > 0) {
         const ip = srv.requestIP(request);
-        close = ip !== null && over.has(addressKey(ip.address));
+        if (ip !== null && over.has(addressKey(ip.address))) return closing(res);
       }
-      const settle = (res: unknown): unknown => {
-        f.done = true;
-        if (!(res instanceof Response)) return res;
-        const streaming = STREAMING.test(res.headers.get("content-type") ?? "");
-        if (streaming) srv.timeout(request, BUSY_S);
-        // A handler that got the long timeout closes its connection with the answer: shortening the
-        // timeout again here raced the answer (the socket had been silent for longer than the short
-        // timeout, so Bun could cut it before the answer was written: ECONNRESET in a CI run). A
-        // streamed answer would leave its connection with the long timeout once it ends.
-        return close || streaming || f.extended ? closing(res) : res;
-      };
-      let out: unknown;
-      try {
-        out = fn(request);
-      } catch (err) {
-        f.done = true;
-        throw err;
-      }
-      return out instanceof Promise
-        ? out.then(settle, (err) => {
-            f.done = true;
-            throw err;
-          })
-        : settle(out);
+      return res;
     };
   /** Ends the sweep and closes the socket tables (when the server stops). */
   const stop = () => {
