@@ -94,6 +94,10 @@ async function serveCommand(argv: string[]): Promise<void> {
   const served = serve(ctx);
   const { running, metricsUrl } = served;
   const smtp = await served.smtp;
+  // No user yet: a one-time link (24 h, stored hashed, voided by the next start's) creates the first owner.
+  // Made before the log line: nothing awaited between the log line and the banner, so whoever reads
+  // stdout and stderr together sees the address line first.
+  const setup = await setupToken({ people: ctx.storage.people, tenancy: ctx.storage.tenancy, clock: ctx.clock });
   ctx.log.info("automation-server listening", { url: running.url, dataDir: config.dataDir, database: ctx.db.describe, ...(smtp ? { smtp: smtp.url } : {}) });
   // One write: whoever reads the address line (a supervisor, a test) has the rest of the banner with it.
   const banner = [`automation-server listening on ${running.url} (API under ${running.url}/v1, OpenAPI ${running.url}/openapi/json)\n`, `database on ${ctx.db.describe}\n`];
@@ -103,8 +107,6 @@ async function serveCommand(argv: string[]): Promise<void> {
   if (demo) banner.push(demo.banner(running.url));
   // The key rides after `#`: browsers never send the fragment, so it stays out of every request log.
   if (demo && config.console !== false) banner.push(`  console    ${running.url}/#/signin?key=${DEMO_KEY}\n\n`);
-  // No user yet: a one-time link (24 h, stored hashed, voided by the next start's) creates the first owner.
-  const setup = await setupToken({ people: ctx.storage.people, tenancy: ctx.storage.tenancy, clock: ctx.clock });
   if (setup) banner.push(`first owner: open ${(config.publicUrlFromRequest ? running.url : config.publicUrl).replace(/\/+$/, "")}/v1/auth/setup?token=${setup} (one use, 24 h)\n`);
   if (demoAgent) banner.push(`${demoAgent.agent ? `  agent      ${demoAgent.agent} (runs need --models)` : `  note       ${demoAgent.note}`}\n\n`);
   process.stdout.write(banner.join(""));
