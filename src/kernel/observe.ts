@@ -24,6 +24,14 @@ export function derivedRequest(derived: Request, from: Request): void {
   (derived as Marked)[ORIGIN] = (from as Marked)[ORIGIN] ?? from;
 }
 
+/** The path of an absolute request URL, without its query: by string search, no URL object (every request asks). */
+export function pathOf(url: string): string {
+  const at = url.indexOf("/", url.indexOf("//") + 2);
+  if (at === -1) return "/";
+  const q = url.indexOf("?", at);
+  return q === -1 ? url.slice(at) : url.slice(at, q);
+}
+
 /** A client's request id is kept when it is 1-128 characters of `[A-Za-z0-9_.:-]`, else a new `req_…`. */
 export function acceptedRequestId(given: string | null): string {
   return given && /^[\w.:-]{1,128}$/.test(given) ? given : newId("req");
@@ -113,13 +121,7 @@ export function observeHttp<A extends AnyElysia>(app: A, opts: ObserveOptions): 
     const t0 = needPath ? performance.now() : 0;
     const id = requestIdOf(request);
     // The path only when something uses it: /metrics on this port, a metric's label, a log line.
-    let path = "";
-    if (needPath) {
-      const url = request.url;
-      const at = url.indexOf("/", url.indexOf("//") + 2);
-      const q = url.indexOf("?", at);
-      path = at === -1 ? "/" : url.slice(at, q === -1 ? undefined : q);
-    }
+    const path = needPath ? pathOf(request.url) : "";
     if (opts.serveMetrics && metrics && path === "/metrics" && (request.method === "GET" || request.method === "HEAD")) {
       return metrics.scrape();
     }

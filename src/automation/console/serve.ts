@@ -3,6 +3,7 @@
 // on first request with Bun.build. Hash routes (`/#/runs/...`) keep every page on `/`, so the server
 // knows two kinds of path only: `/` and the hashed assets the HTML names.
 import page from "./web/index.html";
+import { pathOf } from "../../kernel/observe";
 
 /** No inline script, nothing from another origin; blob: for previews of artifacts fetched with the key. */
 export const CONSOLE_CSP = [
@@ -69,11 +70,7 @@ export function consoleResponse(request: Request): Promise<Response> | undefined
   if (request.method !== "GET" && request.method !== "HEAD") return undefined;
   // Every request passes here (an onRequest hook): the path by string search, not a URL object, and
   // API paths (`/v1/…`, `/api/…`) out at the first character test.
-  const url = request.url;
-  const at = url.indexOf("/", url.indexOf("//") + 2);
-  if (at === -1) return undefined;
-  const q = url.indexOf("?", at);
-  const path = q === -1 ? url.slice(at) : url.slice(at, q);
+  const path = pathOf(request.url);
   if (path.startsWith("/v1/") || path.startsWith("/api/")) return undefined;
   if (path !== "/" && path !== "/index.html" && !/^\/[\w.-]+\.(js|css|svg|png|woff2?)$/.test(path)) return undefined;
   return load().then((all) => answer(request, path, all.get(path === "/index.html" ? "/" : path)));
