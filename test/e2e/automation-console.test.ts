@@ -329,6 +329,11 @@ browserTest("trials as spread bars on the experiment page; the compare page lead
 
   await open(`#/automations/${wf.id}/experiments/${a.id}`, a.id);
   await page.waitForSelector("table.trials tbody tr svg.spread-bar");
+  // The last scores can land after the experiment completed: the page keeps reloading until they are in.
+  await page.waitForFunction(
+    `[...document.querySelectorAll("table.trials tbody tr")].every((tr) => (tr.querySelector("svg.spread-bar")?.getAttribute("aria-label") ?? "").includes("over 3 trials"))`,
+    { timeout: 30_000 },
+  );
   await settled();
   const stats = await api("GET", `/v1/automations/${wf.id}/experiments/${a.id}/trials`);
   const bars = await page.$$eval("table.trials tbody tr", (trs) =>

@@ -96,6 +96,12 @@ export function ExperimentDetail({ automation, experiment }: { automation: strin
   const many = !!e && manyTrials(e);
   const trialStats = useLoad(() => (many ? client.experiments.trials(automation, experiment) : Promise.resolve(undefined)), [automation, experiment, many, e?.completedCount]);
   const stats = many ? trialStats : undefined;
+  // A run counts as completed before its evaluators' scores are recorded: the last scores can land after
+  // the experiment completed. Keep reloading while a completed run has no verdict yet (at most 30 s after
+  // completion, so an experiment whose automation has no evaluator does not poll for ever).
+  const unscored = !!trialStats.data?.examples.some((x) => x.runs.some((r) => r.status === "completed" && r.passed === null));
+  const recent = !e?.completedAt || Date.now() - Date.parse(e.completedAt) < 30_000;
+  useInterval(trialStats.reload, 1000, many && unscored && recent);
   return (
     <Page
       title={`Experiment ${experiment}`}
