@@ -11,6 +11,7 @@ import { DatasetResource, EvaluatorsResource, ExamplesResource, ExperimentsResou
 import { FilesResource } from "./files";
 import { HumanReviewsResource } from "./human-reviews";
 import { ModelsResource } from "./models";
+import { AuditResource, AuthSessionsResource, MembersResource } from "./people";
 import { DEFAULT_MULTIPART_MAX_BYTES, RunsResource, type RunAndWaitOptions, type RunOptions, type RunTarget } from "./runs";
 import { ReviewsResource } from "./reviews";
 import { Transport } from "./transport";
@@ -28,12 +29,18 @@ export type { HumanReviewListQuery, TaskConflictInfo } from "./human-reviews";
 export { taskConflict } from "./human-reviews";
 export { filesToPreUpload, DEFAULT_MULTIPART_MAX_BYTES } from "./runs";
 export { parseRetryAfter } from "./transport";
+export type { AuditEntry, AuditPage, AuditQuery, CurrentSession, Invitation, Member, SessionInfo, SessionLine, SignInInput } from "./people";
 
 export interface ClientOptions {
   /** Default `AUTOMATION_BASE_URL`, else http://localhost:8081. */
   baseUrl?: string;
-  /** Default `AUTOMATION_API_KEY`; required. */
+  /** Default `AUTOMATION_API_KEY`; required unless `session` is given. */
   apiKey?: string;
+  /**
+   * A browser's cookie session instead of a key (the console): no Authorization header, the cookie
+   * goes along (`credentials: "same-origin"`), and writes carry `x-csrf-token` when a token is given.
+   */
+  session?: { csrfToken?: string };
   /** Per request, default 60 000. */
   timeoutMs?: number;
   /** Retries on 429/5xx/timeouts/network errors, default 3. */
@@ -61,11 +68,16 @@ export class AutomationClient {
   readonly reviews: ReviewsResource;
   readonly humanReviews: HumanReviewsResource;
   readonly models: ModelsResource;
+  /** Password sign-in and the signed-in person's sessions. */
+  readonly sessions: AuthSessionsResource;
+  readonly members: MembersResource;
+  readonly audit: AuditResource;
   private readonly http: Transport;
 
   constructor(options: ClientOptions = {}, env: Record<string, string | undefined> = process.env) {
-    const apiKey = options.apiKey ?? env.AUTOMATION_API_KEY;
-    if (!apiKey) {
+    const session = options.session;
+    const apiKey = session ? undefined : (options.apiKey ?? env.AUTOMATION_API_KEY);
+    if (!apiKey && !session) {
       throw new AutomationError("no API key: pass { apiKey } or set AUTOMATION_API_KEY", { status: 0 });
     }
     const baseUrl = options.baseUrl ?? env.AUTOMATION_BASE_URL ?? "http://localhost:8081";
@@ -73,6 +85,7 @@ export class AutomationClient {
     this.http = new Transport({
       baseUrl,
       apiKey,
+      session,
       timeoutMs: options.timeoutMs ?? 60_000,
       maxRetries: options.maxRetries ?? 3,
       retryBaseMs: options.retryBaseMs ?? 250,
@@ -93,13 +106,16 @@ export class AutomationClient {
     this.reviews = new ReviewsResource(this.http);
     this.humanReviews = new HumanReviewsResource(this.http);
     this.models = new ModelsResource(this.http);
+    this.sessions = new AuthSessionsResource(this.http);
+    this.members = new MembersResource(this.http);
+    this.audit = new AuditResource(this.http);
   }
 
   get baseUrl(): string {
     return this.http.opts.baseUrl;
   }
 
-  /** Who this key is (`GET /v1/auth/check`). */
+  /** Who this key (or session) is (`GET /v1/auth/check`). */
   authCheck(): Promise<AuthCheck> {
     return this.http.json({ method: "GET", path: "/v1/auth/check" });
   }

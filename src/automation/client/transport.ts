@@ -1,10 +1,13 @@
-// One HTTP call with the client's policy: Bearer auth, a per-request timeout, retries with backoff on
+// One HTTP call with the client's policy: Bearer auth (or a browser's session cookie), a per-request timeout, retries with backoff on
 // 429/5xx/timeouts/network errors (honouring Retry-After), and typed errors for the rest.
 import { AutomationError, errorFor, TimeoutError, type ApiErrorEnvelope } from "./errors";
 
 export interface TransportOptions {
   baseUrl: string;
-  apiKey: string;
+  /** Absent in session mode. */
+  apiKey?: string;
+  /** Cookie session (a browser): the cookie goes along; writes send the CSRF token. */
+  session?: { csrfToken?: string };
   timeoutMs: number;
   maxRetries: number;
   /** First backoff step; doubles per attempt (250 ms → 500 ms → 1 s ...). */
@@ -32,6 +35,8 @@ export interface RequestSpec {
 
 /** A fetch body, named the same under Bun's types and the DOM's (the console's build). */
 type FetchBody = NonNullable<Parameters<typeof fetch>[1]>["body"];
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 const RETRIABLE = (status: number) => status === 408 || status === 429 || status >= 500;
 
@@ -77,7 +82,9 @@ export class Transport {
 
   private async send<T>(spec: RequestSpec, read: (r: Response) => Promise<T>, stream = false): Promise<T> {
     const headers: Record<string, string> = { ...this.opts.defaultHeaders, ...spec.headers };
-    if (spec.auth !== false) headers.authorization = `Bearer ${this.opts.apiKey}`;
+    const session = this.opts.session;
+    if (spec.auth !== false && this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
+    if (spec.auth !== false && session?.csrfToken && !SAFE_METHODS.has(spec.method.toUpperCase())) headers["x-csrf-token"] = session.csrfToken;
     let body: Blob | FormData | Uint8Array | string | undefined = spec.body;
     if (spec.json !== undefined) {
       body = JSON.stringify(spec.json);
@@ -101,7 +108,7 @@ export class Transport {
       };
       let res: Response;
       try {
-        res = await fetch(url, { method: spec.method, headers, body: body as FetchBody, signal: ctl.signal });
+        res = await fetch(url, { method: spec.method, headers, body: body as FetchBody, signal: ctl.signal, ...(session && spec.auth !== false ? { credentials: "same-origin" as const } : {}) });
       } catch (err) {
         done();
         if (spec.signal?.aborted) throw spec.signal.reason ?? err;

@@ -1,0 +1,146 @@
+// People: password sign-in and the person's sessions (`/v1/auth/sessions`), the tenant's members
+// (`/v1/members`) and the audit trail (`/v1/audit`). Sign-in sends no credentials of the client's own:
+// it is what makes a session (a browser keeps the cookie the answer sets).
+import { enc } from "./files";
+import type { Transport } from "./transport";
+import type { SessionInfo } from "../people/model";
+
+export type { SessionInfo };
+
+export interface SignInInput {
+  email: string;
+  password: string;
+  /** Tenant id or slug; default the person's first tenant. */
+  tenant?: string;
+  /** The second factor's current code, when the server answered 401 `totp_required`. */
+  totp?: string;
+}
+
+/** `GET /v1/auth/sessions/current`: the signed-in person, their tenant and role. */
+export interface CurrentSession extends SessionInfo {
+  id: string;
+  createdAt: string;
+}
+
+/** One of the person's sessions (`GET /v1/auth/sessions`). */
+export interface SessionLine {
+  id: string;
+  createdAt: string;
+  lastSeenAt: string | null;
+  expiresAt: string;
+  current: boolean;
+  userAgent?: string | null;
+  address?: string | null;
+}
+
+export interface Member {
+  id: string;
+  email: string;
+  name: string;
+  status: "active" | "disabled";
+  createdAt: string;
+  role: string | null;
+}
+
+/** An invitation as made: its one-time link is in this answer only. */
+export interface Invitation {
+  id: string;
+  email: string;
+  role: string;
+  expiresAt: string;
+  link: string;
+}
+
+export interface Actor {
+  type: string;
+  id: string;
+  name: string | null;
+}
+
+export interface AuditEntry {
+  id: string;
+  at: string;
+  actor: Actor;
+  action: string;
+  resource: { type: string; id: string | null } | null;
+  requestId: string | null;
+  outcome: string;
+  status?: number | null;
+}
+
+export interface AuditQuery {
+  actor?: string;
+  action?: string;
+  resource?: string;
+  since?: string;
+  until?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+export interface AuditPage {
+  data: AuditEntry[];
+  nextCursor?: string | null;
+  hasMore?: boolean;
+}
+
+export class AuthSessionsResource {
+  constructor(private readonly http: Transport) {}
+
+  /** Signs in with e-mail and password (`POST /v1/auth/sessions`); the answer's cookie is the session. */
+  create(input: SignInInput): Promise<SessionInfo> {
+    return this.http.json({ method: "POST", path: "/v1/auth/sessions", json: input, auth: false });
+  }
+
+  current(): Promise<CurrentSession> {
+    return this.http.json({ method: "GET", path: "/v1/auth/sessions/current" });
+  }
+
+  async list(): Promise<SessionLine[]> {
+    return (await this.http.json<{ data: SessionLine[] }>({ method: "GET", path: "/v1/auth/sessions" })).data;
+  }
+
+  /** Ends one of the person's sessions. */
+  end(id: string): Promise<void> {
+    return this.http.json({ method: "DELETE", path: `/v1/auth/sessions/${enc(id)}` });
+  }
+
+  /** Signs out (this session). */
+  signOut(): Promise<void> {
+    return this.http.json({ method: "DELETE", path: "/v1/auth/sessions/current" });
+  }
+
+  /** Ends every session of the person. */
+  signOutEverywhere(): Promise<{ ended: number }> {
+    return this.http.json({ method: "DELETE", path: "/v1/auth/sessions" });
+  }
+}
+
+export class MembersResource {
+  constructor(private readonly http: Transport) {}
+
+  async list(): Promise<Member[]> {
+    return (await this.http.json<{ data: Member[] }>({ method: "GET", path: "/v1/members" })).data;
+  }
+
+  invite(input: { email: string; role: string }): Promise<Invitation> {
+    return this.http.json({ method: "POST", path: "/v1/members/invitations", json: input });
+  }
+
+  setRole(userId: string, role: string): Promise<Member> {
+    return this.http.json({ method: "PUT", path: `/v1/members/${enc(userId)}`, json: { role } });
+  }
+
+  remove(userId: string): Promise<void> {
+    return this.http.json({ method: "DELETE", path: `/v1/members/${enc(userId)}` });
+  }
+}
+
+export class AuditResource {
+  constructor(private readonly http: Transport) {}
+
+  /** A page of the audit trail, newest first; `nextCursor` asks for the next. */
+  list(query: AuditQuery = {}): Promise<AuditPage> {
+    return this.http.json({ method: "GET", path: "/v1/audit", query: { ...query } });
+  }
+}
