@@ -6,10 +6,15 @@ import type { Migration } from "../../../src/kernel/db";
 import init from "./0000_init.sql" with { type: "text" };
 import shared from "./0020_shared_state.sql" with { type: "text" };
 import people from "./0030_people.sql" with { type: "text" };
+import keysPeople from "./0031_keys_people.sql" with { type: "text" };
+import peopleTotp from "./0032_people_totp.sql" with { type: "text" };
+import audit from "./0040_audit.sql" with { type: "text" };
 import offers from "./0103_run_offers.sql" with { type: "text" };
+import triggerEmail from "./0104_run_trigger_email.sql" with { type: "text" };
 import trials from "./0161_experiment_trials.sql" with { type: "text" };
 import backtests from "./0170_backtests.sql" with { type: "text" };
 import replyRequest from "./0201_human_review_reply_request.sql" with { type: "text" };
+import decisionActor from "./0202_decision_actor.sql" with { type: "text" };
 import schedules from "./0400_schedules.sql" with { type: "text" };
 import inbound from "./0410_inbound_email.sql" with { type: "text" };
 
@@ -17,10 +22,15 @@ export const automationPgMigrations: Migration[] = [
   { name: "0000_init", sql: init },
   { name: "0020_shared_state", sql: shared },
   { name: "0030_people", sql: people },
+  { name: "0031_keys_people", sql: keysPeople },
+  { name: "0032_people_totp", sql: peopleTotp },
+  { name: "0040_audit", sql: audit },
   { name: "0103_run_offers", sql: offers },
+  { name: "0104_run_trigger_email", sql: triggerEmail },
   { name: "0161_experiment_trials", sql: trials },
   { name: "0170_backtests", sql: backtests },
   { name: "0201_human_review_reply_request", sql: replyRequest },
+  { name: "0202_decision_actor", sql: decisionActor },
   { name: "0400_schedules", sql: schedules },
   { name: "0410_inbound_email", sql: inbound },
 ];

@@ -7,6 +7,7 @@ import { ndjsonResponse } from "../http/ndjson";
 import { parseWith } from "../http/validate";
 import { authenticateRequest, authPlugin, requireScope } from "../tenancy/auth";
 import { CreateBody, ListQuery, ReportQuery } from "./model";
+import { startedBy } from "../runs/service";
 import { backtestsOf, type ProgressLine } from "./service";
 
 const detail = (summary: string) => ({ detail: { summary, tags: ["Evaluation"] } });
@@ -22,7 +23,7 @@ export const backtestRoutes = (ctx: AutomationContext) => {
       async ({ auth, params, body, set }) => {
         requireScope(auth, "runs:write");
         const b = parseWith(CreateBody, body);
-        const out = await svc.create({ tenantId: auth.tenantId, keyId: auth.keyId, keyName: auth.keyName }, params.id, b);
+        const out = await svc.create(startedBy(auth), params.id, b);
         set.status = 202;
         return out;
       },

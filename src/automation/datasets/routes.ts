@@ -26,6 +26,7 @@ import {
   uploadFiles,
 } from "./service";
 import type { Folder } from "./store";
+import { startedBy } from "../runs/service";
 import { streamResponse } from "../files/download";
 
 const detail = (summary: string) => ({ detail: { summary, tags: ["Evaluation"] } });
@@ -174,7 +175,7 @@ export const datasetRoutes = (ctx: AutomationContext) => {
       async ({ auth, params, set }) => {
         requireScope(auth, "runs:write");
         const ex = await findExample(ctx, auth.tenantId, params.id, params.exampleId);
-        const run = await startExampleRun(ctx, { tenantId: auth.tenantId, keyId: auth.keyId, keyName: auth.keyName }, ex);
+        const run = await startExampleRun(ctx, startedBy(auth), ex);
         set.status = 201;
         return { id: run.id, type: run.type, batchId: run.batchId, finished: false as const };
       },

@@ -9,7 +9,7 @@ import { parseWith } from "../http/validate";
 import { authenticateRequest, authPlugin, requireScope } from "../tenancy/auth";
 import { MAX_EVALUATOR_YAML_BYTES, PutBody } from "../evaluators/model";
 import { getEvaluators, putEvaluators } from "../evaluators/service";
-import { runsOf } from "../runs/service";
+import { runsOf, startedBy } from "../runs/service";
 import { automationOf } from "../datasets/service";
 import { exportCsv, exportJson } from "./export";
 import { CompareQuery, CreateBody, dateBound, ExportQuery, ListQuery } from "./model";
@@ -75,7 +75,7 @@ export const experimentRoutes = (ctx: AutomationContext) => {
       async ({ auth, params, body, set }) => {
         requireScope(auth, "runs:write");
         const b = parseWith(CreateBody, body);
-        const out = await svc.create({ tenantId: auth.tenantId, keyId: auth.keyId, keyName: auth.keyName }, params.id, { ...b, version: b.version ?? b.sourceRef });
+        const out = await svc.create(startedBy(auth), params.id, { ...b, version: b.version ?? b.sourceRef });
         set.status = 202;
         return out;
       },
@@ -86,7 +86,7 @@ export const experimentRoutes = (ctx: AutomationContext) => {
       async ({ auth, params, body }) => {
         requireScope(auth, "runs:write");
         const b = parseWith(CreateBody, body);
-        const created = await svc.create({ tenantId: auth.tenantId, keyId: auth.keyId, keyName: auth.keyName }, params.id, { ...b, version: b.version ?? b.sourceRef });
+        const created = await svc.create(startedBy(auth), params.id, { ...b, version: b.version ?? b.sourceRef });
         return ndjsonResponse<ProgressLine>((emit, done) => svc.follow(created.id, emit, done), { "x-experiment-id": created.id });
       },
       { parse, ...detail("Create automation experiment with NDJSON progress") },

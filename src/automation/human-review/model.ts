@@ -59,7 +59,15 @@ export interface HumanReviewTask extends HumanReviewSummary {
   instructions: string | null;
   schema: unknown;
   fieldMetadata: Record<string, unknown>;
-  decision: { status: "approved" | "rejected"; by: string | null; at: string | null; reason: string | null } | null;
+  decision: {
+    status: "approved" | "rejected";
+    /** A person's e-mail, or a key's name (its id when it has none). */
+    by: string | null;
+    at: string | null;
+    reason: string | null;
+    /** Who `by` is: {type: "user" | "key", id, name} (decisions recorded before 0202 kept only a key id, which is then both). */
+    actor: { type: "user" | "key"; id: string; name: string } | null;
+  } | null;
 }
 
 export interface HumanReviewList {

@@ -7,6 +7,8 @@
 import { DomainError, Invalid, NotFound } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
+import { actorOf, byText, storedActor } from "../tenancy/actor";
+import type { Auth } from "../tenancy/model";
 import { openBlob } from "../files/service";
 import { runsOf } from "../runs/service";
 import type { ApproveBody, FieldBody, HumanReviewList, HumanReviewSummary, HumanReviewTask, ListQuery, RejectBody, TaskFile } from "./model";
@@ -26,16 +28,19 @@ export class TaskConflict extends DomainError {
   }
 }
 
-/** Who acts: the API key (the platform has no users). */
-export interface Reviewer {
-  tenantId: string;
-  keyId: string;
-}
+/** Who acts: the request's principal, a person or an API key (tenancy/actor.ts names them). */
+export type Reviewer = Pick<Auth, "tenantId" | "keyId" | "keyName" | "person">;
 
 /** A stored answer: what the route sends (status + body). */
 export interface Answer {
   status: number;
   body: unknown;
+}
+
+/** The decision's `by` (a person's e-mail, a key's name) and the id behind it. */
+function decidedBy(who: Reviewer): { by: string; byId: string } {
+  const a = actorOf(who);
+  return { by: byText(a), byId: a.id };
 }
 
 const parse = (s: string | null): unknown => (s == null ? null : JSON.parse(s));
@@ -85,7 +90,7 @@ function detail(t: TaskRow, decisions: DecisionRow[]): HumanReviewTask {
     instructions: t.instructions,
     schema: meta.schema ?? null,
     fieldMetadata: meta.fieldMetadata ?? {},
-    decision: t.status === "approved" || t.status === "rejected" ? { status: t.status, by: t.decidedBy, at: t.decidedAt, reason: t.reason } : null,
+    decision: t.status === "approved" || t.status === "rejected" ? { status: t.status, by: t.decidedBy, at: t.decidedAt, reason: t.reason, actor: storedActor(t.decidedBy, t.decidedById) } : null,
   };
 }
 
@@ -149,7 +154,7 @@ async function mutate(
   const at = ctx.clock.now().toISOString();
   const { idempotencyKey: key, ...body } = action.body;
   const { expectedVersion } = body;
-  const request = fingerprint({ action: action.name, by: who.keyId, body });
+  const request = fingerprint({ action: action.name, by: actorOf(who).id, body });
   const r: TaskActResult = await ctx.storage.humanReview.act(who.tenantId, id, { expectedVersion, key, request, at }, plan, detail);
   switch (r.kind) {
     case "done":
@@ -189,7 +194,7 @@ export function setField(ctx: AutomationContext, who: Reviewer, id: string, b: F
         originalValue: JSON.stringify(hit.value),
         currentValue: JSON.stringify(b.value),
         confirmed: b.confirmed,
-        by: who.keyId,
+        by: byText(actorOf(who)),
       },
     };
   });
@@ -204,7 +209,7 @@ export async function approve(ctx: AutomationContext, who: Reviewer, id: string,
         issues: open.map((d) => ({ field: d.path, message: `${d.path} must be confirmed before approval`, code: "unconfirmed_field" })),
       });
     }
-    return { decide: { status: "approved", by: who.keyId, output: currentData(t, decisions) } };
+    return { decide: { status: "approved", ...decidedBy(who), output: currentData(t, decisions) } };
   });
   runsOf(ctx).queued();
   return answer;
@@ -215,7 +220,7 @@ export async function reject(ctx: AutomationContext, who: Reviewer, id: string, 
   let runId: string | undefined;
   const answer = await mutate(ctx, who, id, { name: "reject", body: b }, (t) => {
     runId = t.runId;
-    return { decide: { status: "rejected", by: who.keyId, reason: b.reason } };
+    return { decide: { status: "rejected", ...decidedBy(who), reason: b.reason } };
   });
   if (runId) runsOf(ctx).finished(runId);
   return answer;

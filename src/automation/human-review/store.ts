@@ -19,6 +19,8 @@ export interface TaskRow {
   instructions: string | null;
   meta: string | null;
   decidedBy: string | null;
+  /** The id behind `decidedBy` (usr_… or a key's id; 0202): null for tasks decided before. */
+  decidedById: string | null;
   decidedAt: string | null;
   reason: string | null;
   createdAt: string;
@@ -40,7 +42,7 @@ export interface DecisionRow {
   version: number;
 }
 
-export type NewTask = Omit<TaskRow, "confirmedCount" | "version" | "decidedBy" | "decidedAt" | "reason" | "updatedAt">;
+export type NewTask = Omit<TaskRow, "confirmedCount" | "version" | "decidedBy" | "decidedById" | "decidedAt" | "reason" | "updatedAt">;
 export type NewDecision = Omit<DecisionRow, "taskId" | "confirmed" | "confirmedBy" | "confirmedAt" | "version">;
 
 export interface ListTasks {
@@ -56,7 +58,7 @@ export interface TaskWrite {
   /** Sets a field's reviewed value (a new decision row when the step had not selected the field). */
   field?: { id: string; path: string; position: number; originalValue: string; currentValue: string; confirmed: boolean; by: string };
   /** Approve: the run goes back to the queue with its parked step completed as `output`. Reject: the run ends `rejected`. */
-  decide?: { status: "approved"; by: string; output: unknown } | { status: "rejected"; by: string; reason: string };
+  decide?: { status: "approved"; by: string; byId: string; output: unknown } | { status: "rejected"; by: string; byId: string; reason: string };
 }
 
 /** The outcome of `HumanReviewStore.act`; anything but "done"/"replay" wrote nothing. */

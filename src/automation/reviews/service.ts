@@ -6,6 +6,8 @@ import { Conflict, Invalid, NotFound } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
 import { findAutomation } from "../automations/service";
 import type { AutomationContext } from "../context";
+import { actorOf } from "../tenancy/actor";
+import type { Auth } from "../tenancy/model";
 import { contentTypeOf, createExample, type NewExampleFile } from "../datasets/service";
 import type { BlobInfo } from "../files/blobs";
 import { type Part, readText } from "../files/multipart";
@@ -15,11 +17,11 @@ import { runsOf } from "../runs/service";
 import { isTerminal, type RunRow } from "../runs/store";
 import type { HealthQuery, Review, ReviewBody } from "./model";
 
-/** Who reviews: the API key (the platform has no user accounts, so no e-mail either). */
-export interface Reviewer {
-  tenantId: string;
-  keyId: string;
-}
+/**
+ * Who reviews: the request's principal. `reviewedBy`/`closedBy` are the person's user id (with their
+ * e-mail beside it) or the key's id (no e-mail), as the reference describes them.
+ */
+export type Reviewer = Pick<Auth, "tenantId" | "keyId" | "keyName" | "person">;
 
 const parse = (s: string | null): unknown => (s == null ? null : JSON.parse(s));
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
@@ -80,6 +82,7 @@ export async function getReview(ctx: AutomationContext, tenantId: string, runId:
 export async function putReview(ctx: AutomationContext, who: Reviewer, runId: string, b: ReviewBody) {
   const run = await finishedRun(ctx, who.tenantId, runId);
   const now = ctx.clock.now().toISOString();
+  const actor = actorOf(who);
   const saved = await ctx.storage.reviews.put(run.id, (prev, stored) => {
     const verdict = b.verdict ?? null;
     const status = b.status ?? (verdict === "correct" ? "closed" : "open");
@@ -118,11 +121,11 @@ export async function putReview(ctx: AutomationContext, who: Reviewer, runId: st
       note,
       correctedOutput,
       correctionCount: (corrections ?? stored).length,
-      reviewedBy: who.keyId,
-      reviewedByEmail: null,
+      reviewedBy: actor.id,
+      reviewedByEmail: actor.email,
       reviewedAt: now,
-      closedBy: closing ? (wasClosed ? prev!.closedBy : who.keyId) : null,
-      closedByEmail: null,
+      closedBy: closing ? (wasClosed ? prev!.closedBy : actor.id) : null,
+      closedByEmail: closing ? (wasClosed ? prev!.closedByEmail : actor.email) : null,
       closedAt: closing ? (wasClosed ? prev!.closedAt : now) : null,
       closedNote: closing ? (wasClosed ? prev!.closedNote : note || null) : null,
       createdAt: prev?.createdAt ?? now,

@@ -114,7 +114,7 @@ async function base(store: Stores, r: RunRow, has?: FinishedRun["has"]) {
     source: sourceView(r),
     trigger: {
       type: r.triggerType,
-      by: r.triggeredBy ? { id: r.triggeredBy, name: r.triggeredByName, email: "" } : null,
+      by: r.triggeredBy ? { id: r.triggeredBy, name: r.triggeredByName, email: r.triggeredByEmail ?? "" } : null,
       ...(r.triggerDetail ? (parse(r.triggerDetail) as Record<string, unknown>) : {}),
     },
     ...(r.exampleId || r.experimentId ? { eval: { example: r.exampleId, exampleId: r.exampleId, ...(scored ?? { score: null, passed: null }) } } : {}),

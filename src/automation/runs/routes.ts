@@ -16,7 +16,7 @@ import { authenticate } from "../tenancy/service";
 import { artifact, eventView, type Expand, listItem, runView, sourceView, stepView, traceView, usageView } from "./envelope";
 import { INLINE_MAX_BYTES, type IncomingFile } from "./inputs";
 import { ArtifactsQuery, FileValue, GetQuery, ListQuery, RerunQuery, StartBody, TokenBody, WaitQuery } from "./model";
-import { type RunService, runsOf, type StartRequest } from "./service";
+import { type RunService, runsOf, startedBy, type StartRequest } from "./service";
 import { isTerminal, type RunRow } from "./store";
 import { checkZipToken } from "./token";
 import { publicUrlFor } from "../http/public-url";
@@ -146,7 +146,7 @@ export const runsRoutes = (ctx: AutomationContext) => {
         requireScope(auth, "runs:write");
         const q = parseWith(WaitQuery, query);
         const body = await readStart(request);
-        const run = await svc.start({ tenantId: auth.tenantId, keyId: auth.keyId, keyName: auth.keyName }, { ...body, version: q.version, trigger: triggerOf(request), requestId: requestIdOf(request) });
+        const run = await svc.start(startedBy(auth), { ...body, version: q.version, trigger: triggerOf(request), requestId: requestIdOf(request) });
         return answerStarted(svc, run, q.waitForCompletion, set);
       },
       { parse: keepBody, ...detail("Start a run") },
@@ -223,7 +223,7 @@ export const runsRoutes = (ctx: AutomationContext) => {
       async ({ auth, params, query, set, request }) => {
         requireScope(auth, "runs:write");
         const q = parseWith(RerunQuery, query);
-        const run = await svc.rerun({ tenantId: auth.tenantId, keyId: auth.keyId, keyName: auth.keyName }, params.id, { version: q.version, requestId: requestIdOf(request) });
+        const run = await svc.rerun(startedBy(auth), params.id, { version: q.version, requestId: requestIdOf(request) });
         return answerStarted(svc, run, q.waitForCompletion, set);
       },
       { parse: keepBody, ...detail("Rerun a run") },

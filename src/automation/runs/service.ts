@@ -1,6 +1,8 @@
 // The runs rules: start (resolve target + version, snapshot files, validate input, enqueue), wait,
 // read, list with a stable cursor, cancel, rerun, artifacts. Knows nothing of HTTP.
 import { Invalid, NotFound, TooLarge } from "../../kernel/errors";
+import { actorOf } from "../tenancy/actor";
+import type { Auth } from "../tenancy/model";
 import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
 import { releaseOwner, retainBlob, openBlob } from "../files/service";
@@ -20,11 +22,22 @@ import { executeRun } from "./worker";
 import { type ZipEntry, zipStream } from "./zip";
 import { Cancelled } from "../engine/errors";
 
-/** Who starts a run: the API key (its id and name become `trigger.by`); an empty keyId (a schedule, an e-mail) gives `by: null`. */
+/**
+ * Who starts a run: a person (their user id, name and e-mail) or an API key (its id and name) become
+ * `trigger.by` (`startedBy(auth)` makes one from a request's principal); an empty keyId (a schedule, an
+ * e-mail) gives `by: null`.
+ */
 export interface Actor {
   tenantId: string;
   keyId: string;
   keyName?: string | null;
+  email?: string | null;
+}
+
+/** The run's starter from a request's principal: the person, not their session, when a person signed in. */
+export function startedBy(auth: Auth): Actor {
+  const a = actorOf(auth);
+  return { tenantId: auth.tenantId, keyId: a.id, keyName: a.name, email: a.email };
 }
 
 export interface StartRequest {
@@ -246,6 +259,7 @@ export class RunService {
         triggerType: req.trigger ?? "api",
         triggeredBy: actor.keyId || null,
         triggeredByName: actor.keyName ?? null,
+        triggeredByEmail: actor.email ?? null,
         batchId: req.batchId ?? null,
         exampleId: req.exampleId ?? null,
         experimentId: req.experimentId ?? null,
@@ -438,7 +452,7 @@ export class RunService {
       const source = await resolveTarget(this.ctx.storage.automations, parent.tenantId, target, { version: opts.version, trigger: "workflow" });
       childId = newRunId();
       const { input: scalars, files } = splitInputFiles(input);
-      await this.prepareRun({ tenantId: parent.tenantId, keyId: parent.triggeredBy ?? parent.id, keyName: parent.triggeredByName }, source, childId, scalars, files, {
+      await this.prepareRun({ tenantId: parent.tenantId, keyId: parent.triggeredBy ?? parent.id, keyName: parent.triggeredByName, email: parent.triggeredByEmail }, source, childId, scalars, files, {
         target,
         trigger: "workflow",
         status: "running",

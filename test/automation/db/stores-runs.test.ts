@@ -430,7 +430,7 @@ describe("runs store contract on SQLite and PostgreSQL", () => {
       const taskId = parks[0]!;
       const before = await hr.get("t1", taskId);
       const confirm = (t: TaskRow, d: DecisionRow[]): TaskWrite => ({ field: { id: "hrd_x", path: d[0].path, position: 0, originalValue: d[0].originalValue!, currentValue: "13", confirmed: true, by: "ann" } });
-      const approve = (): TaskWrite => ({ decide: { status: "approved", by: "ann", output: { total: 13 } } });
+      const approve = (): TaskWrite => ({ decide: { status: "approved", by: "ann", byId: "usr_ann", output: { total: 13 } } });
       const field = await hr.act("t1", taskId, { expectedVersion: 1, at: at(4), request: "r-field" }, confirm, (t) => t.version);
       // Six reviewers approve version 2 at once: one wins, the others see the decided task.
       const racing = await Promise.all(Array.from({ length: 6 }, (_, i) => hr.act("t1", taskId, { expectedVersion: 2, at: at(5), key: `k${i}`, request: "r-approve" }, approve, (t) => ({ status: t.status, version: t.version }))));

@@ -10,7 +10,7 @@ import { type Pg, plain, plainRows } from "./rows";
 const TASK_COLUMNS = `id, tenant_id AS "tenantId", run_id AS "runId", step_path AS "stepPath", automation_id AS "automationId",
   automation_name AS "automationName", source_label AS "sourceLabel", status, required_count AS "requiredCount",
   confirmed_count AS "confirmedCount", version, data::text AS data, files::text AS files, instructions, meta::text AS meta,
-  decided_by AS "decidedBy", decided_at AS "decidedAt", reason, created_at AS "createdAt", updated_at AS "updatedAt"`;
+  decided_by AS "decidedBy", decided_by_id AS "decidedById", decided_at AS "decidedAt", reason, created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 const DECISION_COLUMNS = `id, task_id AS "taskId", position, path, original_value::text AS "originalValue", current_value::text AS "currentValue",
   required::int AS required, reason, confirmed::int AS confirmed, confirmed_by AS "confirmedBy", confirmed_at AS "confirmedAt", version`;
@@ -140,7 +140,7 @@ export class PgHumanReviewStore implements HumanReviewStore {
 
   private async writeDecision(tx: Pg, t: TaskRow, d: NonNullable<TaskWrite["decide"]>, at: string): Promise<void> {
     const reason = d.status === "rejected" ? d.reason : null;
-    await tx`UPDATE human_review_tasks SET status = ${d.status}, decided_by = ${d.by}, decided_at = ${at}, reason = ${reason}, version = version + 1, updated_at = ${at}
+    await tx`UPDATE human_review_tasks SET status = ${d.status}, decided_by = ${d.by}, decided_by_id = ${d.byId}, decided_at = ${at}, reason = ${reason}, version = version + 1, updated_at = ${at}
       WHERE id = ${t.id}`;
     const moved =
       d.status === "approved"

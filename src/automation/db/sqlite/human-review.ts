@@ -8,7 +8,7 @@ import type { DecisionRow, HumanReviewStore, ListTasks, NewDecision, NewTask, Ta
 
 const TASK_COLUMNS = `id, tenant_id AS tenantId, run_id AS runId, step_path AS stepPath, automation_id AS automationId,
   automation_name AS automationName, source_label AS sourceLabel, status, required_count AS requiredCount,
-  confirmed_count AS confirmedCount, version, data, files, instructions, meta, decided_by AS decidedBy,
+  confirmed_count AS confirmedCount, version, data, files, instructions, meta, decided_by AS decidedBy, decided_by_id AS decidedById,
   decided_at AS decidedAt, reason, created_at AS createdAt, updated_at AS updatedAt`;
 
 const DECISION_COLUMNS = `id, task_id AS taskId, position, path, original_value AS originalValue, current_value AS currentValue,
@@ -143,8 +143,8 @@ export class SqliteHumanReviewStore implements HumanReviewStore {
   private writeDecision(t: TaskRow, d: NonNullable<TaskWrite["decide"]>, at: string): void {
     const reason = d.status === "rejected" ? d.reason : null;
     this.sqlite
-      .query("UPDATE human_review_tasks SET status = ?, decided_by = ?, decided_at = ?, reason = ?, version = version + 1, updated_at = ? WHERE id = ?")
-      .run(d.status, d.by, at, reason, at, t.id);
+      .query("UPDATE human_review_tasks SET status = ?, decided_by = ?, decided_by_id = ?, decided_at = ?, reason = ?, version = version + 1, updated_at = ? WHERE id = ?")
+      .run(d.status, d.by, d.byId, at, reason, at, t.id);
     const moved =
       d.status === "approved"
         ? this.runs.requeueIn(t.runId, at, t.stepPath, d.output, { type: "resumed", status: "pending", message: `human review ${t.id} approved`, metadata: { taskId: t.id } })

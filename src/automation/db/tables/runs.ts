@@ -22,6 +22,8 @@ export const runs = sqliteTable(
     triggerType: text("trigger_type"),
     triggeredBy: text("triggered_by"),
     triggeredByName: text("triggered_by_name"),
+    /** The e-mail of the person who started the run (0104); null for keys, schedules and e-mail. */
+    triggeredByEmail: text("triggered_by_email"),
     batchId: text("batch_id"),
     exampleId: text("example_id"),
     experimentId: text("experiment_id"),
