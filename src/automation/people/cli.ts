@@ -1,13 +1,14 @@
-// `users create|list|disable|enable|set-role|invite`: flags (or prompts in a terminal), --json output.
+// `users create|list|disable|enable|set-role|invite|reset-link|reset-totp`: flags (or prompts in a terminal), --json output.
 // Passwords never ride on the command line (shell history, `ps`): prompted in a terminal, or read from
 // stdin with --password-stdin.
 import * as p from "@clack/prompts";
 import { systemClock } from "../../kernel/clock";
 import { helpText, parseFlags } from "../../kernel/config";
-import { FatalError, UsageError } from "../../kernel/errors";
+import { FatalError, NotFound, UsageError } from "../../kernel/errors";
 import { askText, asCliError, interactive, openAdminStorage, printJson } from "../admin";
 import { storageFlags } from "../config";
-import { createUser, invite, listUsers, setRole, setStatus, type PeopleDeps } from "./service";
+import { createUser, invite, listUsers, resetLink, setRole, setStatus, type PeopleDeps } from "./service";
+import { resetTotp } from "./totp";
 import type { UserInfo } from "./model";
 
 const common = {
@@ -33,6 +34,7 @@ const inviteFlags = {
   "public-url": { type: "string", env: "AUTOMATION_PUBLIC_URL", value: "URL", help: "the server's address, the base of the link (default http://localhost:8081)" },
   ...common,
 } as const;
+const resetFlags = { "public-url": inviteFlags["public-url"], ...common } as const;
 
 const USAGE = `Usage: automation-server users create --email EMAIL --name NAME [--tenant SLUG --role ROLE] [--password-stdin] [--json]
        automation-server users list [--tenant SLUG] [--json]
@@ -40,6 +42,8 @@ const USAGE = `Usage: automation-server users create --email EMAIL --name NAME [
        automation-server users enable USER [--json]
        automation-server users set-role USER --tenant SLUG --role ROLE [--json]
        automation-server users invite EMAIL --role ROLE --tenant SLUG [--public-url URL] [--json]
+       automation-server users reset-link USER [--public-url URL] [--json]   (a one-time password reset link, 1 hour)
+       automation-server users reset-totp USER [--json]   (removes a lost second factor)
 
 People who sign in to the API and the console. Roles: owner, admin, developer, reviewer, viewer
 (docs/automation/people.md). An invitation is a one-time link that works for 7 days.`;
@@ -48,7 +52,7 @@ export async function usersCommand(argv: string[]): Promise<void> {
   const [sub, ...rest] = argv;
   if (sub === "--help" || sub === "-h" || sub === undefined) {
     process.stdout.write(helpText(USAGE, common));
-    if (sub === undefined) throw new UsageError("missing subcommand: users create|list|disable|enable|set-role|invite");
+    if (sub === undefined) throw new UsageError("missing subcommand: users create|list|disable|enable|set-role|invite|reset-link|reset-totp");
     return;
   }
   switch (sub) {
@@ -63,6 +67,10 @@ export async function usersCommand(argv: string[]): Promise<void> {
       return role(rest);
     case "invite":
       return inviteCommand(rest);
+    case "reset-link":
+      return resetLinkCommand(rest);
+    case "reset-totp":
+      return resetTotpCommand(rest);
     default:
       throw new UsageError(`unknown command "users ${sub}"`);
   }
@@ -148,4 +156,31 @@ async function inviteCommand(argv: string[]): Promise<void> {
   const link = `${base}/v1/auth/invitations/accept?token=${out.token}`;
   if (values.json) return printJson({ id: out.id, email, role: r, tenantId: out.tenantId, expiresAt: out.expiresAt, token: out.token, link });
   process.stdout.write(`invitation for ${email} as ${r} of ${tenant}, one use, until ${out.expiresAt}; shown only once:\n\n  ${link}\n\n`);
+}
+
+async function resetLinkCommand(argv: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(argv, resetFlags);
+  if (values.help) return void process.stdout.write(helpText("Usage: automation-server users reset-link USER [--public-url URL] [--json]\n\nMakes a one-time password reset link (1 hour), shown once. Using it sets a new password and ends\nevery session of the user. USER: id or e-mail.", resetFlags));
+  if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
+  const ref = positionals[0] ?? (await askText("USER", "User id or e-mail"));
+  const out = await withPeople(values, (d) => resetLink(d, ref));
+  const base = (values["public-url"] ?? "http://localhost:8081").replace(/\/+$/, "");
+  const link = `${base}/v1/auth/reset?token=${out.token}`;
+  if (values.json) return printJson({ id: out.id, userId: out.userId, email: out.email, expiresAt: out.expiresAt, token: out.token, link });
+  process.stdout.write(`password reset for ${out.email}, one use, until ${out.expiresAt}; shown only once:\n\n  ${link}\n\n`);
+}
+
+async function resetTotpCommand(argv: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(argv, userFlags);
+  if (values.help) return void process.stdout.write(helpText("Usage: automation-server users reset-totp USER [--json]\n\nRemoves the user's second factor (a lost phone); they sign in with the password alone and may enroll\nagain (at once, when their tenant requires one).", userFlags));
+  if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
+  const ref = positionals[0] ?? (await askText("USER", "User id or e-mail"));
+  const u = await withPeople(values, async (d) => {
+    const found = await d.people.findUser(ref);
+    if (!found) throw NotFound(`no user "${ref}"`, { field: "user" });
+    await resetTotp(d, found.id);
+    return found;
+  });
+  if (values.json) return printJson({ userId: u.id, email: u.email, totp: false });
+  process.stdout.write(`${u.email} has no second factor now\n`);
 }

@@ -15,7 +15,25 @@ export const Password = v.pipe(v.string("password must be a string"), v.maxLengt
 const Token = v.pipe(v.string("token must be a string"), v.regex(/^[A-Za-z0-9_-]{1,128}$/, "token is malformed"));
 const TenantRef = v.pipe(v.string(), v.minLength(1), v.maxLength(100));
 
-export const SignInBody = v.strictObject({ email: v.pipe(v.string("email must be a string"), v.maxLength(254)), password: Password, tenant: v.optional(TenantRef) });
+/** A TOTP code as people type it: six digits, spaces allowed ("123 456"). */
+export const TotpCode = v.pipe(
+  v.string("code must be a string"),
+  v.maxLength(20, "code is malformed"),
+  v.transform((s) => s.replace(/\s+/g, "")),
+  v.regex(/^\d{6}$/, "code must be the 6 digits of the authenticator app"),
+);
+export const SignInBody = v.strictObject({
+  email: v.pipe(v.string("email must be a string"), v.maxLength(254)),
+  password: Password,
+  tenant: v.optional(TenantRef),
+  /** The second factor's current code, when the account has one. */
+  totp: v.optional(TotpCode),
+});
+export const TotpCodeBody = v.strictObject({ code: TotpCode });
+export const ResetBody = v.strictObject({ token: Token, password: Password });
+export const TenantSettingsBody = v.strictObject({ requireTotp: v.boolean("requireTotp must be true or false") });
+/** A single-use sign-in code in the address (the demo's link). */
+export const SignInCode = Token;
 export const SetupBody = v.strictObject({
   token: Token,
   email: Email,
@@ -45,4 +63,6 @@ export interface SessionInfo {
   scopes: string[];
   csrfToken: string;
   expiresAt: string;
+  /** The tenant requires a second factor this person has not confirmed: the session may only enroll one. */
+  totpEnrollmentRequired?: true;
 }

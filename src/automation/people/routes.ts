@@ -1,15 +1,33 @@
-// HTTP of people: password sign-in and sign-out (the session cookie), the first owner's setup link and
-// invitation links (a small HTML form each, or a JSON POST), and the tenant's members for admins.
+// HTTP of people: password sign-in (with the TOTP second factor) and sign-out (the session cookie), the
+// first owner's setup link, invitation and password reset links (a small HTML form each, or a JSON POST),
+// single-use sign-in codes (the demo's link), enrolling a second factor, the tenant's people settings,
+// and the tenant's members for admins.
 import { Elysia } from "elysia";
-import { Forbidden } from "../../kernel/errors";
+import { DomainError, Forbidden } from "../../kernel/errors";
 import type { AutomationContext } from "../context";
 import { jsonParser, readLimited } from "../http/body";
 import { publicUrlFor } from "../http/public-url";
 import { parseWith } from "../http/validate";
 import { authenticateRequest, authPlugin, requireScope, type Auth } from "../tenancy/auth";
 import { SESSION_ABSOLUTE_MS, SESSION_COOKIE, sessionCookie } from "../tenancy/session";
-import { AcceptBody, InviteBody, SetRoleBody, SetupBody, SignInBody } from "./model";
-import { acceptInvitation, completeSetup, describeLink, invite, listUsers, removeMember, setRole, signIn, signOut, signOutEverywhere, type PeopleDeps } from "./service";
+import { AcceptBody, InviteBody, ResetBody, SetRoleBody, SetupBody, SignInBody, SignInCode, TenantSettingsBody, TotpCodeBody } from "./model";
+import {
+  acceptInvitation,
+  completeSetup,
+  describeLink,
+  invite,
+  listUsers,
+  redeemSignInCode,
+  removeMember,
+  resetLink,
+  resetPassword,
+  setRole,
+  signIn,
+  signOut,
+  signOutEverywhere,
+  type PeopleDeps,
+} from "./service";
+import { confirmTotp, disableTotp, enrollTotp, totpStatus } from "./totp";
 
 const FORM_LIMIT = 64 * 1024;
 
@@ -62,7 +80,15 @@ function personOf(auth: Auth): NonNullable<Auth["person"]> {
 }
 
 export const peopleRoutes = (ctx: AutomationContext) => {
-  const deps: PeopleDeps = { people: ctx.storage.people, tenancy: ctx.storage.tenancy, clock: ctx.clock };
+  const deps: PeopleDeps = { people: ctx.storage.people, tenancy: ctx.storage.tenancy, clock: ctx.clock, secretKey: ctx.config.secretKey };
+  /** A session id the browser brings along: never kept, sign-in ends it and mints a new one. */
+  const previousSession = (request: Request): string | undefined => {
+    try {
+      return sessionCookie(request.headers.get("cookie"));
+    } catch {
+      return undefined;
+    }
+  };
   const signInParse = jsonParser(FORM_LIMIT);
   const authedParse = jsonParser(FORM_LIMIT, (request) => authenticateRequest(ctx, request));
   return (
@@ -72,12 +98,7 @@ export const peopleRoutes = (ctx: AutomationContext) => {
         async ({ body, request, server, set }) => {
           const b = parseWith(SignInBody, body);
           // A session id the browser brings along is never kept: sign-in ends it and mints a new one.
-          let previous: string | undefined;
-          try {
-            previous = sessionCookie(request.headers.get("cookie"));
-          } catch {
-            previous = undefined;
-          }
+          const previous = previousSession(request);
           const address = server?.requestIP(request)?.address ?? "unknown";
           const { cookie, info } = await signIn(deps, b, address, previous);
           set.status = 201;
@@ -143,6 +164,61 @@ export const peopleRoutes = (ctx: AutomationContext) => {
         },
         { parse: jsonOrForm, detail: { summary: "Accept an invitation with its one-time token", tags: ["People"], security: [] } },
       )
+      .get(
+        "/auth/code",
+        async ({ query, request }) => {
+          // A GET that signs in: the demo's link is opened from a terminal. The code works once and for 10
+          // minutes, so the address a browser keeps in its history signs nobody in later.
+          try {
+            const code = parseWith(SignInCode, typeof query.code === "string" ? query.code : "", "code");
+            const { cookie } = await redeemSignInCode(deps, code, previousSession(request));
+            return new Response(null, {
+              status: 303,
+              headers: { location: "/", "set-cookie": cookieHeader(ctx, request, cookie, SESSION_ABSOLUTE_MS / 1000), "cache-control": "no-store", "referrer-policy": "no-referrer" },
+            });
+          } catch (err) {
+            if (!(err instanceof DomainError)) throw err;
+            const why =
+              err.code === "link_used"
+                ? "This sign-in link was already used: it works once. Start the server again for a new one, or sign in with a password."
+                : err.code === "link_expired"
+                  ? "This sign-in link has expired (it works for 10 minutes). Start the server again for a new one, or sign in with a password."
+                  : err.kind === "unauthorized"
+                    ? "This sign-in link's user is disabled or no longer a member."
+                    : "This sign-in link is unknown: check it was copied whole.";
+            return page("Sign-in link not valid", `<p>${escape(why)}</p><p><a href="/">Sign in</a></p>`, err.status);
+          }
+        },
+        { detail: { summary: "Redeem a single-use sign-in code (sets the session cookie, 303 to the console)", tags: ["People"], security: [] } },
+      )
+      .get(
+        "/auth/reset",
+        async ({ query }) => {
+          const token = typeof query.token === "string" ? query.token : "";
+          let email = "";
+          try {
+            const link = await describeLink(deps, token);
+            if (link.kind !== "reset") throw new Error("not a reset link");
+            email = link.email ?? "";
+          } catch {
+            return page("Reset link not valid", "<p>This password reset link is unknown, used or expired. Ask an admin for a new one.</p>", 404);
+          }
+          return page(
+            "Choose a new password",
+            `<p>For ${escape(email)}. Every session of this account ends.</p><form method="post" action="reset"><input type="hidden" name="token" value="${escape(token)}">${field("password", "New password (12 characters or more)", "password", 'required minlength="12" autocomplete="new-password"')}<p><button>Set password</button></p></form>`,
+          );
+        },
+        { detail: { hide: true } },
+      )
+      .post(
+        "/auth/reset",
+        async ({ body, request }) => {
+          const out = await resetPassword(deps, parseWith(ResetBody, body));
+          if (isForm(request)) return page("Password changed", `<p>The password of ${escape(out.user.email)} is changed. <a href="/">Sign in</a>.</p>`);
+          return out;
+        },
+        { parse: jsonOrForm, detail: { summary: "Set a new password with a one-time reset link's token (ends every session of the user)", tags: ["People"], security: [] } },
+      )
       .use(authPlugin(ctx))
       .delete(
         "/auth/sessions/current",
@@ -161,6 +237,69 @@ export const peopleRoutes = (ctx: AutomationContext) => {
           return { ended };
         },
         { detail: { summary: "Sign out everywhere (every session of this person)", tags: ["People"] } },
+      )
+      .get(
+        "/auth/totp",
+        async ({ auth }) => totpStatus(deps, personOf(auth).userId, auth.tenantId),
+        { detail: { summary: "Whether this person has a second factor (TOTP), one pending, and whether the tenant requires one", tags: ["People"] } },
+      )
+      .post(
+        "/auth/totp/enroll",
+        async ({ auth, set }) => {
+          const p = personOf(auth);
+          set.headers["cache-control"] = "no-store";
+          return enrollTotp(deps, { id: p.userId, email: p.email });
+        },
+        { detail: { summary: "Enroll a TOTP second factor: {secret, uri} for the authenticator app, pending until confirmed", tags: ["People"] } },
+      )
+      .post(
+        "/auth/totp/confirm",
+        async ({ auth, body }) => {
+          const p = personOf(auth);
+          await confirmTotp(deps, p.userId, parseWith(TotpCodeBody, body).code);
+          return totpStatus(deps, p.userId, auth.tenantId);
+        },
+        { parse: authedParse, detail: { summary: "Confirm the enrolled second factor with a current code (then sign-in asks for one)", tags: ["People"] } },
+      )
+      .delete(
+        "/auth/totp",
+        async ({ auth, body }) => {
+          const p = personOf(auth);
+          await disableTotp(deps, p.userId, parseWith(TotpCodeBody, body).code);
+          return totpStatus(deps, p.userId, auth.tenantId);
+        },
+        { parse: authedParse, detail: { summary: "Remove the second factor, with a current code", tags: ["People"] } },
+      )
+      .get(
+        "/tenant/settings",
+        async ({ auth }) => {
+          requireScope(auth, "members:read");
+          return deps.people.tenantSettings(auth.tenantId);
+        },
+        { detail: { summary: "The tenant's people settings (requireTotp)", tags: ["People"] } },
+      )
+      .put(
+        "/tenant/settings",
+        async ({ auth, body }) => {
+          // Tenant settings are the owner's: no role but owner holds `tenant:write` (only `*` grants it).
+          requireScope(auth, "tenant:write");
+          const b = parseWith(TenantSettingsBody, body);
+          await deps.people.setTenantSettings(auth.tenantId, b, ctx.clock.now().toISOString());
+          return deps.people.tenantSettings(auth.tenantId);
+        },
+        { parse: authedParse, detail: { summary: "Set the tenant's people settings (owners): requireTotp", tags: ["People"] } },
+      )
+      .post(
+        "/members/:userId/reset-link",
+        async ({ auth, params, request, set }) => {
+          requireScope(auth, "members:write");
+          const out = await resetLink(deps, params.userId, { tenantId: auth.tenantId, mayTouchOwners: auth.scopes.includes("*") });
+          set.status = 201;
+          set.headers["cache-control"] = "no-store";
+          // Shown once: only its hash is kept.
+          return { id: out.id, userId: out.userId, email: out.email, expiresAt: out.expiresAt, link: `${publicUrlFor(ctx, request)}/v1/auth/reset?token=${out.token}` };
+        },
+        { detail: { summary: "Make a one-time password reset link for a member (1 hour, shown once)", tags: ["People"] } },
       )
       .get(
         "/members",

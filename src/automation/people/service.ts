@@ -1,5 +1,6 @@
-// The rules of people: users and memberships, one-time links (the first owner's setup, invitations),
-// password sign-in with throttles, and sessions. Plain functions over the stores; routes and the CLI
+// The rules of people: users and memberships, one-time links (the first owner's setup, invitations,
+// password resets, single-use sign-in codes), password sign-in with throttles and the second factor
+// (totp.ts), and sessions. Plain functions over the stores; routes and the CLI
 // call them. Every secret leaves here once (a link, a cookie value) and is kept only as its sha256.
 import type { Clock } from "../../kernel/clock";
 import { Conflict, Forbidden, Invalid, NotFound, RateLimited, Unauthorized } from "../../kernel/errors";
@@ -12,18 +13,25 @@ import type { TenancyStore } from "../tenancy/store";
 import { slugify } from "../tenancy/service";
 import { Email, PersonName, RoleName, type SessionInfo, type UserInfo } from "./model";
 import { checkPassword, hashPassword, verifyPassword } from "./passwords";
-import type { InvitationRow, PeopleStore, Redeemed, Role, UserRow } from "./store";
+import type { InvitationRow, MembershipRow, PeopleStore, Redeemed, Role, UserRow } from "./store";
+import { secondFactor } from "./totp";
 
 export interface PeopleDeps {
   people: PeopleStore;
   tenancy: TenancyStore;
   clock: Clock;
+  /** Material of the key that seals TOTP secrets (the server's secret key); only the server's routes need it. */
+  secretKey?: string;
 }
 
 /** How long an invitation link works. */
 export const INVITE_TTL_MS = 7 * 24 * 3600_000;
 /** How long the first owner's setup link works (a new start prints a new one while no user exists). */
 export const SETUP_TTL_MS = 24 * 3600_000;
+/** How long a password reset link works: long enough to pass on, short enough not to linger in a chat. */
+export const RESET_TTL_MS = 3600_000;
+/** How long a single-use sign-in code (the demo's link) works. */
+export const SIGNIN_CODE_TTL_MS = 10 * 60_000;
 /** Failed sign-ins are counted in windows this long, per account and per client address. */
 export const THROTTLE_WINDOW_MS = 15 * 60_000;
 export const ACCOUNT_FAILURES = 10;
@@ -205,7 +213,7 @@ async function throttled(d: PeopleDeps, subjects: [string, string], nowMs: numbe
  */
 export async function signIn(
   d: PeopleDeps,
-  input: { email: string; password: string; tenant?: string },
+  input: { email: string; password: string; tenant?: string; totp?: string },
   address: string,
   previous?: string,
 ): Promise<{ cookie: string; info: SessionInfo }> {
@@ -229,7 +237,20 @@ export async function signIn(
     }
     throw Unauthorized(input.tenant === undefined ? "this user is a member of no tenant" : `this user is not a member of "${input.tenant}"`, { field: "tenant", code: "unauthorized" });
   }
+  // The second factor is asked only after the password was right; a wrong code counts as a failure.
+  const factor = await secondFactor(d, user, input.totp);
+  if (factor === "missing") throw Unauthorized("this account has a second factor: send the current code of its authenticator app as `totp`", { field: "totp", code: "totp_required" });
+  if (factor === "wrong") {
+    await d.people.addFailure(subjects, nowMs, THROTTLE_WINDOW_MS);
+    await throttled(d, subjects, nowMs);
+    throw Unauthorized("wrong, expired or already used code: enter the current code of your authenticator app", { field: "totp", code: "invalid_code" });
+  }
   await d.people.clearFailures(subjects[0]);
+  return newSession(d, user, membership, nowMs, previous);
+}
+
+/** A new session of `user` in the membership's tenant; a session id the client already had is ended, never kept. */
+async function newSession(d: PeopleDeps, user: UserRow, membership: MembershipRow, nowMs: number, previous?: string): Promise<{ cookie: string; info: SessionInfo }> {
   if (previous !== undefined) {
     // Any unexpired session with that id (idle or not): a session is never older than its absolute expiry.
     const old = await d.people.session(hashSecret(previous), new Date(nowMs).toISOString(), SESSION_ABSOLUTE_MS);
@@ -250,8 +271,15 @@ export async function signIn(
       scopes: [...ROLE_SCOPES[membership.role]],
       csrfToken: csrf,
       expiresAt,
+      ...(await enrollmentRequired(d, user.id, tenant.id)),
     },
   };
+}
+
+/** `{totpEnrollmentRequired: true}` when the tenant requires a second factor the user has not confirmed. */
+async function enrollmentRequired(d: PeopleDeps, userId: string, tenantId: string): Promise<{ totpEnrollmentRequired?: true }> {
+  if (!(await d.people.tenantSettings(tenantId)).requireTotp) return {};
+  return (await d.people.totp(userId)).secret === null ? { totpEnrollmentRequired: true } : {};
 }
 
 export function signOut(d: PeopleDeps, sessionId: string): Promise<void> {
@@ -260,4 +288,89 @@ export function signOut(d: PeopleDeps, sessionId: string): Promise<void> {
 
 export function signOutEverywhere(d: PeopleDeps, userId: string): Promise<number> {
   return d.people.deleteSessions(userId);
+}
+
+/**
+ * A one-time password reset link (1 hour) for a user, shown once. From the members API (`tenantId`: the
+ * caller's tenant), the user must be a member there and nowhere else (a reset changes the password for
+ * every tenant, so one tenant's admin cannot take over another tenant's member), and only an owner resets
+ * an owner. The CLI (the server's operator) passes no tenant and may reset anyone.
+ */
+export async function resetLink(
+  d: PeopleDeps,
+  ref: string,
+  opts: { tenantId?: string; mayTouchOwners?: boolean } = {},
+): Promise<{ id: string; token: string; email: string; userId: string; expiresAt: string }> {
+  const u = await userOf(d, ref);
+  if (opts.tenantId !== undefined) {
+    const ms = await d.people.memberships(u.id);
+    const here = ms.find((m) => m.tenantId === opts.tenantId);
+    if (!here) throw NotFound(`no member "${ref}"`, { field: "user" });
+    if (ms.some((m) => m.tenantId !== opts.tenantId)) throw Forbidden("this person is a member of other tenants too: the server's operator makes their reset link (automation-server users reset-link)", { code: "member_elsewhere" });
+    if (opts.mayTouchOwners === false && here.role === "owner") throw Forbidden("only an owner resets an owner's password", { code: "insufficient_scope" });
+  }
+  const token = newSecret();
+  const now = d.clock.now();
+  const row: InvitationRow = {
+    id: newId("inv"),
+    hash: hashSecret(token),
+    kind: "reset",
+    email: u.email,
+    tenantId: opts.tenantId ?? null,
+    role: null,
+    createdAt: now.toISOString(),
+    expiresAt: new Date(now.getTime() + RESET_TTL_MS).toISOString(),
+    usedAt: null,
+  };
+  await d.people.addInvitation(row);
+  return { id: row.id, token, email: u.email, userId: u.id, expiresAt: row.expiresAt };
+}
+
+/**
+ * Redeems a reset link: the new password (the same rules as any) replaces the old, every session of the
+ * user ends, and the account's failed sign-ins are forgotten, in one transaction with the link's use.
+ */
+export async function resetPassword(d: PeopleDeps, input: { token: string; password: string }): Promise<{ user: { id: string; email: string; name: string }; sessionsEnded: number }> {
+  checkPassword(input.password);
+  const passwordHash = await hashPassword(input.password);
+  const r = await d.people.resetPassword(hashSecret(input.token), d.clock.now().toISOString(), passwordHash);
+  if (r.outcome !== "ok") return redeemed(r) as never;
+  await d.people.clearFailures(`account:${r.user.emailKey}`);
+  return { user: { id: r.user.id, email: r.user.email, name: r.user.name }, sessionsEnded: r.ended };
+}
+
+/** A single-use sign-in code (10 minutes) for a member of a tenant: the demo's link. Shown once, kept hashed. */
+export async function signInCode(d: PeopleDeps, input: { email: string; tenant: string }): Promise<{ code: string; expiresAt: string }> {
+  const u = await userOf(d, input.email);
+  const t = await tenantOf(d, input.tenant);
+  if (!(await d.people.memberships(u.id)).some((m) => m.tenantId === t.id)) throw NotFound(`${u.email} is not a member of "${input.tenant}"`, { field: "tenant" });
+  const code = newSecret();
+  const now = d.clock.now();
+  await d.people.addInvitation({
+    id: newId("inv"),
+    hash: hashSecret(code),
+    kind: "signin",
+    email: u.email,
+    tenantId: t.id,
+    role: null,
+    createdAt: now.toISOString(),
+    expiresAt: new Date(now.getTime() + SIGNIN_CODE_TTL_MS).toISOString(),
+    usedAt: null,
+  });
+  return { code, expiresAt: new Date(now.getTime() + SIGNIN_CODE_TTL_MS).toISOString() };
+}
+
+/**
+ * Redeems a sign-in code: a session exactly as a password sign-in makes one (used twice → 409
+ * `link_used`, expired → 400 `link_expired`, unknown → 404 `link_unknown`). The code is spent even when
+ * the user was disabled or left the tenant since: it is good for one attempt.
+ */
+export async function redeemSignInCode(d: PeopleDeps, code: string, previous?: string): Promise<{ cookie: string; info: SessionInfo }> {
+  const nowMs = d.clock.now().getTime();
+  const r = await d.people.useLink(hashSecret(code), new Date(nowMs).toISOString(), "signin");
+  if (r.outcome !== "ok") return redeemed(r) as never;
+  const user = r.link.email ? await d.people.findUser(r.link.email) : undefined;
+  const membership = user ? (await d.people.memberships(user.id)).find((m) => m.tenantId === r.link.tenantId) : undefined;
+  if (!user || user.status !== "active" || !membership) throw Unauthorized("this sign-in code's user is disabled or no longer a member", { field: "code", code: "unauthorized" });
+  return newSession(d, user, membership, nowMs, previous);
 }

@@ -1,6 +1,8 @@
 // What people need from storage: users, their memberships (one role per tenant), browser sessions,
-// one-time links (setup, invitations) and sign-in throttles. db/sqlite/people.ts and db/pg/people.ts
-// implement it; this module imports no implementation. Every secret arrives here already hashed.
+// one-time links (setup, invitations, password resets, sign-in codes), TOTP second factors, the
+// tenant's people settings and sign-in throttles. db/sqlite/people.ts and db/pg/people.ts
+// implement it; this module imports no implementation. Every secret arrives here already hashed
+// (links, sessions, passwords) or sealed (TOTP secrets, which must be read back to check a code).
 import type { TenantRow } from "../tenancy/store";
 
 export type Role = "owner" | "admin" | "developer" | "reviewer" | "viewer";
@@ -39,11 +41,17 @@ export interface SessionRow {
   expiresAt: string;
 }
 
+export type LinkKind = "setup" | "invite" | "reset" | "signin";
+
 export interface InvitationRow {
   id: string;
   /** sha256 of the link's token. */
   hash: string;
-  kind: "setup" | "invite";
+  /**
+   * `setup` (the first owner), `invite` (e-mail, tenant, role), `reset` (a password reset for the user
+   * with `email`), `signin` (a single-use sign-in code for `email` into `tenantId`).
+   */
+  kind: LinkKind;
   email: string | null;
   tenantId: string | null;
   role: Role | null;
@@ -58,7 +66,30 @@ export interface SessionLookup {
   user: UserRow;
   tenant: TenantRow;
   role: Role;
+  /**
+   * The tenant requires a second factor and the user has none confirmed: the session may only enroll
+   * one (people/enrollment.ts). Decided at each lookup, so turning the requirement on applies at once.
+   */
+  enrollTotp?: boolean;
 }
+
+/** A user's TOTP state: both secrets sealed (secrets.ts, bound to the user's id). */
+export interface TotpRow {
+  /** The confirmed secret; null when the user has no second factor. */
+  secret: string | null;
+  /** A secret enrolled but not yet confirmed with a code. */
+  pending: string | null;
+  /** The 30 s step of the last code accepted; a code is refused unless its step is later. */
+  lastStep: number | null;
+}
+
+export interface TenantPeopleSettings {
+  /** Every member must have a confirmed TOTP second factor. */
+  requireTotp: boolean;
+}
+
+/** What using a single-use link of one kind decided; nothing is written unless "ok". */
+export type Used = { outcome: "ok"; link: InvitationRow } | { outcome: "unknown" | "used" | "expired" };
 
 /** What redeeming a one-time link decided; "ok" carries the user it made (or found) and the tenant. */
 export type Redeemed =
@@ -92,6 +123,17 @@ export interface PeopleStore {
    * any user exists ("setup_done"). Nothing is written unless the answer is "ok".
    */
   redeem(hash: string, now: string, user: UserRow, tenant?: TenantRow): Promise<Redeemed>;
+  /**
+   * Marks an unused, unexpired link of `kind` used (a sign-in code), in one transaction; a link of
+   * another kind is "unknown".
+   */
+  useLink(hash: string, now: string, kind: LinkKind): Promise<Used>;
+  /**
+   * Redeems a password reset link in one transaction: the link is marked used, the user with its e-mail
+   * gets `passwordHash`, and every session of theirs is deleted. "unknown" for a link of another kind
+   * or a user that no longer exists; nothing is written unless "ok".
+   */
+  resetPassword(hash: string, now: string, passwordHash: string): Promise<{ outcome: "ok"; user: UserRow; ended: number } | { outcome: "unknown" | "used" | "expired" }>;
   /** An unused, unexpired link by hash (for the form that shows what it will do). */
   findInvitation(hash: string, now: string): Promise<InvitationRow | undefined>;
 
@@ -118,4 +160,26 @@ export interface PeopleStore {
   addFailure(subjects: string[], nowMs: number, windowMs: number): Promise<void>;
   /** Forgets a subject's failures (a successful sign-in clears its account's count). */
   clearFailures(subject: string): Promise<void>;
+
+  /** The user's TOTP state (all null when none). */
+  totp(userId: string): Promise<TotpRow>;
+  /** Stores (or with null drops) the pending, unconfirmed secret; the confirmed one is untouched. */
+  setTotpPending(userId: string, sealed: string | null): Promise<void>;
+  /**
+   * Makes the pending secret the confirmed one, when it is still `sealed` (a newer enrollment voids an
+   * older confirmation), and records `step` as used; false when the pending secret changed.
+   */
+  confirmTotp(userId: string, sealed: string, step: number): Promise<boolean>;
+  /** Drops the user's second factor (confirmed and pending) and its last step. */
+  clearTotp(userId: string): Promise<void>;
+  /**
+   * Records `step` as the last accepted one when it is later than the one recorded: one conditional
+   * update, so a code is accepted once across instances even when two sign-ins race; false otherwise.
+   */
+  useTotpStep(userId: string, step: number): Promise<boolean>;
+
+  /** The tenant's people settings (the defaults when never set). */
+  tenantSettings(tenantId: string): Promise<TenantPeopleSettings>;
+  /** Sets the tenant's people settings. */
+  setTenantSettings(tenantId: string, settings: TenantPeopleSettings, at: string): Promise<void>;
 }

@@ -5,6 +5,8 @@
 // disabled user or a removed membership is refused by every instance at its next request.
 import { Forbidden, Invalid, Unauthorized } from "../../kernel/errors";
 import { hashSecret } from "../../kernel/ids";
+import { pathOf } from "../../kernel/observe";
+import { allowedWhileEnrolling } from "../people/enrollment";
 import type { AutomationContext } from "../context";
 import { publicUrlFor } from "../http/public-url";
 import type { Auth } from "./model";
@@ -55,6 +57,9 @@ export async function authenticateSession(ctx: AutomationContext, request: Reque
   const found = await ctx.storage.people.session(hashSecret(value), now, SESSION_IDLE_MS);
   if (!found) throw Unauthorized("the session has expired or was signed out: sign in again", { field: "cookie", code: "unauthorized" });
   const { session, user, tenant, role } = found;
+  if (found.enrollTotp && !allowedWhileEnrolling(request.method, pathOf(request.url))) {
+    throw Forbidden("this tenant requires a second factor: enroll one first (POST /v1/auth/totp/enroll, then POST /v1/auth/totp/confirm)", { code: "totp_enrollment_required" });
+  }
   if (!SAFE_METHODS.has(request.method)) {
     const token = request.headers.get("x-csrf-token");
     const origin = request.headers.get("origin");

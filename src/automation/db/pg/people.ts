@@ -1,9 +1,9 @@
-// People on PostgreSQL (db/automation/pg/0030_people.sql). A taken e-mail is the unique index's answer;
+// People on PostgreSQL (db/automation/pg/0030_people.sql, 0032_people_totp.sql). A taken e-mail is the unique index's answer;
 // a link is redeemed under a row lock on it, so two racing redemptions use it once. The per-request
 // session lookup is one query and is never remembered in memory: disabling a user or removing a
 // membership ends their sessions on every instance at the next request.
 import type { TenantRow } from "../tables/foundation";
-import type { InvitationRow, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, UserRow, UserStatus } from "../../people/store";
+import type { InvitationRow, LinkKind, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, TenantPeopleSettings, TotpRow, Used, UserRow, UserStatus } from "../../people/store";
 import { isUniqueViolation, type Pg, plain, plainRows } from "./rows";
 
 const USER = `id, email, email_key AS "emailKey", name, status, password_hash AS "passwordHash", created_at AS "createdAt"`;
@@ -101,6 +101,39 @@ export class PgPeopleStore implements PeopleStore {
     });
   }
 
+  /** The link by hash under a row lock, and whether it may be used now (unused, unexpired, of `kind`). */
+  private async usable(tx: Pg, hash: string, now: string, kind: LinkKind): Promise<{ outcome: "unknown" | "used" | "expired" } | InvitationRow> {
+    const [r] = await tx.unsafe(`SELECT ${INVITE} FROM invitations WHERE hash = $1 FOR UPDATE`, [hash]);
+    if (!r) return { outcome: "unknown" };
+    const inv = plain<InvitationRow>(r);
+    if (inv.kind !== kind) return { outcome: "unknown" };
+    if (inv.usedAt) return { outcome: "used" };
+    if (Date.parse(inv.expiresAt) <= Date.parse(now)) return { outcome: "expired" };
+    return inv;
+  }
+
+  async useLink(hash: string, now: string, kind: LinkKind): Promise<Used> {
+    return this.pg.begin(async (tx): Promise<Used> => {
+      const inv = await this.usable(tx, hash, now, kind);
+      if ("outcome" in inv) return inv;
+      await tx`UPDATE invitations SET used_at = ${now} WHERE id = ${inv.id}`;
+      return { outcome: "ok", link: { ...inv, usedAt: now } };
+    });
+  }
+
+  async resetPassword(hash: string, now: string, passwordHash: string) {
+    return this.pg.begin(async (tx) => {
+      const inv = await this.usable(tx, hash, now, "reset");
+      if ("outcome" in inv) return inv;
+      const user = inv.email ? await this.user(tx, inv.email) : undefined;
+      if (!user) return { outcome: "unknown" as const };
+      await tx`UPDATE users SET password_hash = ${passwordHash} WHERE id = ${user.id}`;
+      const ended = (await tx`DELETE FROM sessions WHERE user_id = ${user.id} RETURNING 1`).length;
+      await tx`UPDATE invitations SET used_at = ${now} WHERE id = ${inv.id}`;
+      return { outcome: "ok" as const, user: { ...user, passwordHash }, ended };
+    });
+  }
+
   async findInvitation(hash: string, now: string): Promise<InvitationRow | undefined> {
     const [r] = await this.pg.unsafe(`SELECT ${INVITE} FROM invitations WHERE hash = $1 AND used_at IS NULL AND expires_at > $2`, [hash, now]);
     return r ? plain<InvitationRow>(r) : undefined;
@@ -114,6 +147,8 @@ export class PgPeopleStore implements PeopleStore {
         const inv = plain<InvitationRow>(r);
         if (inv.usedAt) return { outcome: "used" };
         if (Date.parse(inv.expiresAt) <= Date.parse(now)) return { outcome: "expired" };
+        // A reset link or a sign-in code makes no member.
+        if (inv.kind !== "setup" && inv.kind !== "invite") return { outcome: "unknown" };
         let target: TenantRow | undefined;
         let role: Role;
         let member = await this.user(tx, user.emailKey);
@@ -159,17 +194,19 @@ export class PgPeopleStore implements PeopleStore {
     const [r] = await this.pg`SELECT s.id, s.hash, s.user_id AS "userId", s.tenant_id AS "tenantId", s.csrf, s.created_at AS "createdAt",
         s.last_seen_at AS "lastSeenAt", s.expires_at AS "expiresAt",
         u.email AS "uEmail", u.email_key AS "uEmailKey", u.name AS "uName", u.status AS "uStatus", u.password_hash AS "uPassword", u.created_at AS "uCreatedAt",
-        t.slug AS "tSlug", t.name AS "tName", t.created_at AS "tCreatedAt", m.role
+        t.slug AS "tSlug", t.name AS "tName", t.created_at AS "tCreatedAt", m.role,
+        (u.totp_secret IS NULL AND coalesce(ts.require_totp, false)) AS "enrollTotp"
       FROM sessions s JOIN users u ON u.id = s.user_id JOIN memberships m ON m.user_id = s.user_id AND m.tenant_id = s.tenant_id
-        JOIN tenants t ON t.id = s.tenant_id
+        JOIN tenants t ON t.id = s.tenant_id LEFT JOIN tenant_settings ts ON ts.tenant_id = s.tenant_id
       WHERE s.hash = ${hash} AND s.expires_at > ${now} AND s.last_seen_at > ${idleSince} AND u.status = 'active'`;
     if (!r) return undefined;
-    const { uEmail, uEmailKey, uName, uStatus, uPassword, uCreatedAt, tSlug, tName, tCreatedAt, role, ...session } = plain<Record<string, string>>(r);
+    const { uEmail, uEmailKey, uName, uStatus, uPassword, uCreatedAt, tSlug, tName, tCreatedAt, role, enrollTotp, ...session } = plain<Record<string, string>>(r);
     return {
       session: session as unknown as SessionRow,
       user: { id: session.userId, email: uEmail, emailKey: uEmailKey, name: uName, status: uStatus as UserStatus, passwordHash: uPassword ?? null, createdAt: uCreatedAt },
       tenant: { id: session.tenantId, slug: tSlug, name: tName, createdAt: tCreatedAt },
       role: role as Role,
+      enrollTotp: (enrollTotp as unknown) === true,
     };
   }
 
@@ -206,5 +243,41 @@ export class PgPeopleStore implements PeopleStore {
 
   async clearFailures(subject: string): Promise<void> {
     await this.pg`DELETE FROM sign_in_failures WHERE subject = ${subject}`;
+  }
+
+  async totp(userId: string): Promise<TotpRow> {
+    const [r] = await this.pg`SELECT totp_secret AS secret, totp_pending AS pending, totp_last_step AS "lastStep" FROM users WHERE id = ${userId}`;
+    if (!r) return { secret: null, pending: null, lastStep: null };
+    return { secret: r.secret ?? null, pending: r.pending ?? null, lastStep: r.lastStep === null ? null : Number(r.lastStep) };
+  }
+
+  async setTotpPending(userId: string, sealed: string | null): Promise<void> {
+    await this.pg`UPDATE users SET totp_pending = ${sealed} WHERE id = ${userId}`;
+  }
+
+  async confirmTotp(userId: string, sealed: string, step: number): Promise<boolean> {
+    const r = await this.pg`UPDATE users SET totp_secret = totp_pending, totp_pending = NULL, totp_last_step = ${step}
+      WHERE id = ${userId} AND totp_pending = ${sealed} RETURNING 1`;
+    return r.length > 0;
+  }
+
+  async clearTotp(userId: string): Promise<void> {
+    await this.pg`UPDATE users SET totp_secret = NULL, totp_pending = NULL, totp_last_step = NULL WHERE id = ${userId}`;
+  }
+
+  async useTotpStep(userId: string, step: number): Promise<boolean> {
+    const r = await this.pg`UPDATE users SET totp_last_step = ${step}
+      WHERE id = ${userId} AND totp_secret IS NOT NULL AND (totp_last_step IS NULL OR totp_last_step < ${step}) RETURNING 1`;
+    return r.length > 0;
+  }
+
+  async tenantSettings(tenantId: string): Promise<TenantPeopleSettings> {
+    const [r] = await this.pg`SELECT require_totp AS "requireTotp" FROM tenant_settings WHERE tenant_id = ${tenantId}`;
+    return { requireTotp: r?.requireTotp === true };
+  }
+
+  async setTenantSettings(tenantId: string, settings: TenantPeopleSettings, at: string): Promise<void> {
+    await this.pg`INSERT INTO tenant_settings (tenant_id, require_totp, updated_at) VALUES (${tenantId}, ${settings.requireTotp}, ${at})
+      ON CONFLICT (tenant_id) DO UPDATE SET require_totp = excluded.require_totp, updated_at = excluded.updated_at`;
   }
 }

@@ -1,9 +1,9 @@
-// People on SQLite (db/automation/0030_people.sql): users, memberships, sessions, one-time links and
-// sign-in throttles. Writes that check first run in IMMEDIATE transactions; the per-request session
+// People on SQLite (db/automation/0030_people.sql, 0032_people_totp.sql): users, memberships, sessions,
+// one-time links, TOTP second factors, tenant settings and sign-in throttles. Writes that check first run in IMMEDIATE transactions; the per-request session
 // lookup is one statement prepared once per connection.
 import type { Database, Statement } from "bun:sqlite";
 import type { TenantRow } from "../tables/foundation";
-import type { InvitationRow, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, UserRow, UserStatus } from "../../people/store";
+import type { InvitationRow, LinkKind, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, TenantPeopleSettings, TotpRow, Used, UserRow, UserStatus } from "../../people/store";
 
 const USER = "id, email, email_key AS emailKey, name, status, password_hash AS passwordHash, created_at AS createdAt";
 const MEMBER = "user_id AS userId, tenant_id AS tenantId, role, created_at AS createdAt";
@@ -11,7 +11,7 @@ const INVITE = "id, hash, kind, email, tenant_id AS tenantId, role, created_at A
 
 type LookupRow = SessionRow & {
   uEmail: string; uEmailKey: string; uName: string; uStatus: UserStatus; uPassword: string | null; uCreatedAt: string;
-  tSlug: string; tName: string; tCreatedAt: string; role: Role;
+  tSlug: string; tName: string; tCreatedAt: string; role: Role; enrollTotp: number;
 };
 
 export class SqlitePeopleStore implements PeopleStore {
@@ -22,9 +22,10 @@ export class SqlitePeopleStore implements PeopleStore {
     this.byHash = sqlite.prepare<LookupRow, [string, string, string]>(
       `SELECT s.id, s.hash, s.user_id AS userId, s.tenant_id AS tenantId, s.csrf, s.created_at AS createdAt, s.last_seen_at AS lastSeenAt, s.expires_at AS expiresAt,
          u.email AS uEmail, u.email_key AS uEmailKey, u.name AS uName, u.status AS uStatus, u.password_hash AS uPassword, u.created_at AS uCreatedAt,
-         t.slug AS tSlug, t.name AS tName, t.created_at AS tCreatedAt, m.role
+         t.slug AS tSlug, t.name AS tName, t.created_at AS tCreatedAt, m.role,
+         (u.totp_secret IS NULL AND coalesce(ts.require_totp, 0) = 1) AS enrollTotp
        FROM sessions s JOIN users u ON u.id = s.user_id JOIN memberships m ON m.user_id = s.user_id AND m.tenant_id = s.tenant_id
-         JOIN tenants t ON t.id = s.tenant_id
+         JOIN tenants t ON t.id = s.tenant_id LEFT JOIN tenant_settings ts ON ts.tenant_id = s.tenant_id
        WHERE s.hash = ?1 AND s.expires_at > ?2 AND s.last_seen_at > ?3 AND u.status = 'active'`,
     );
     this.touch = sqlite.prepare("UPDATE sessions SET last_seen_at = ? WHERE id = ?");
@@ -112,6 +113,37 @@ export class SqlitePeopleStore implements PeopleStore {
     }).immediate();
   }
 
+  /** The link by hash, and whether it may be used now (unused, unexpired, of `kind`). */
+  private usable(hash: string, now: string, kind: LinkKind): { outcome: "unknown" | "used" | "expired" } | InvitationRow {
+    const inv = this.sqlite.query<InvitationRow, [string]>(`SELECT ${INVITE} FROM invitations WHERE hash = ?`).get(hash);
+    if (!inv || inv.kind !== kind) return { outcome: "unknown" };
+    if (inv.usedAt) return { outcome: "used" };
+    if (inv.expiresAt <= now) return { outcome: "expired" };
+    return inv;
+  }
+
+  async useLink(hash: string, now: string, kind: LinkKind): Promise<Used> {
+    return this.sqlite.transaction((): Used => {
+      const inv = this.usable(hash, now, kind);
+      if ("outcome" in inv) return inv;
+      this.sqlite.query("UPDATE invitations SET used_at = ? WHERE id = ?").run(now, inv.id);
+      return { outcome: "ok", link: { ...inv, usedAt: now } };
+    }).immediate();
+  }
+
+  async resetPassword(hash: string, now: string, passwordHash: string) {
+    return this.sqlite.transaction(() => {
+      const inv = this.usable(hash, now, "reset");
+      if ("outcome" in inv) return inv;
+      const user = inv.email ? this.user(inv.email) : undefined;
+      if (!user) return { outcome: "unknown" as const };
+      this.sqlite.query("UPDATE users SET password_hash = ? WHERE id = ?").run(passwordHash, user.id);
+      const ended = this.sqlite.query("DELETE FROM sessions WHERE user_id = ?").run(user.id).changes;
+      this.sqlite.query("UPDATE invitations SET used_at = ? WHERE id = ?").run(now, inv.id);
+      return { outcome: "ok" as const, user: { ...user, passwordHash }, ended };
+    }).immediate();
+  }
+
   async findInvitation(hash: string, now: string): Promise<InvitationRow | undefined> {
     return this.sqlite.query<InvitationRow, [string, string]>(`SELECT ${INVITE} FROM invitations WHERE hash = ? AND used_at IS NULL AND expires_at > ?`).get(hash, now) ?? undefined;
   }
@@ -122,6 +154,8 @@ export class SqlitePeopleStore implements PeopleStore {
       if (!inv) return { outcome: "unknown" };
       if (inv.usedAt) return { outcome: "used" };
       if (inv.expiresAt <= now) return { outcome: "expired" };
+      // A reset link or a sign-in code makes no member.
+      if (inv.kind !== "setup" && inv.kind !== "invite") return { outcome: "unknown" };
       let target: TenantRow | undefined;
       let role: Role;
       let member = this.user(user.emailKey);
@@ -160,12 +194,13 @@ export class SqlitePeopleStore implements PeopleStore {
   async session(hash: string, now: string, idleMs: number): Promise<SessionLookup | undefined> {
     const r = this.byHash.get(hash, now, new Date(Date.parse(now) - idleMs).toISOString());
     if (!r) return undefined;
-    const { uEmail, uEmailKey, uName, uStatus, uPassword, uCreatedAt, tSlug, tName, tCreatedAt, role, ...session } = r;
+    const { uEmail, uEmailKey, uName, uStatus, uPassword, uCreatedAt, tSlug, tName, tCreatedAt, role, enrollTotp, ...session } = r;
     return {
       session,
       user: { id: session.userId, email: uEmail, emailKey: uEmailKey, name: uName, status: uStatus, passwordHash: uPassword, createdAt: uCreatedAt },
       tenant: { id: session.tenantId, slug: tSlug, name: tName, createdAt: tCreatedAt },
       role,
+      enrollTotp: enrollTotp === 1,
     };
   }
 
@@ -205,5 +240,50 @@ export class SqlitePeopleStore implements PeopleStore {
 
   async clearFailures(subject: string): Promise<void> {
     this.sqlite.query("DELETE FROM sign_in_failures WHERE subject = ?").run(subject);
+  }
+
+  async totp(userId: string): Promise<TotpRow> {
+    const r = this.sqlite
+      .query<TotpRow, [string]>("SELECT totp_secret AS secret, totp_pending AS pending, totp_last_step AS lastStep FROM users WHERE id = ?")
+      .get(userId);
+    return r ?? { secret: null, pending: null, lastStep: null };
+  }
+
+  async setTotpPending(userId: string, sealed: string | null): Promise<void> {
+    this.sqlite.query("UPDATE users SET totp_pending = ? WHERE id = ?").run(sealed, userId);
+  }
+
+  async confirmTotp(userId: string, sealed: string, step: number): Promise<boolean> {
+    return (
+      this.sqlite
+        .query("UPDATE users SET totp_secret = totp_pending, totp_pending = NULL, totp_last_step = ? WHERE id = ? AND totp_pending = ?")
+        .run(step, userId, sealed).changes > 0
+    );
+  }
+
+  async clearTotp(userId: string): Promise<void> {
+    this.sqlite.query("UPDATE users SET totp_secret = NULL, totp_pending = NULL, totp_last_step = NULL WHERE id = ?").run(userId);
+  }
+
+  async useTotpStep(userId: string, step: number): Promise<boolean> {
+    return (
+      this.sqlite
+        .query("UPDATE users SET totp_last_step = ?1 WHERE id = ?2 AND totp_secret IS NOT NULL AND (totp_last_step IS NULL OR totp_last_step < ?1)")
+        .run(step, userId).changes > 0
+    );
+  }
+
+  async tenantSettings(tenantId: string): Promise<TenantPeopleSettings> {
+    const r = this.sqlite.query<{ requireTotp: number }, [string]>("SELECT require_totp AS requireTotp FROM tenant_settings WHERE tenant_id = ?").get(tenantId);
+    return { requireTotp: r?.requireTotp === 1 };
+  }
+
+  async setTenantSettings(tenantId: string, settings: TenantPeopleSettings, at: string): Promise<void> {
+    this.sqlite
+      .query(
+        `INSERT INTO tenant_settings (tenant_id, require_totp, updated_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT (tenant_id) DO UPDATE SET require_totp = excluded.require_totp, updated_at = excluded.updated_at`,
+      )
+      .run(tenantId, settings.requireTotp ? 1 : 0, at);
   }
 }
