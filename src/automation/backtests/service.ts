@@ -8,6 +8,7 @@
 // repeated after a crash finds the replay instead of making a second one; an item moves
 // pending → started → scored by conditional updates, so it is scored once. Start-up scores replays that
 // ended while no process was here and starts what is still pending.
+import { follow, type Followers } from "../../kernel/follow";
 import { DomainError, Invalid, NotFound } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
@@ -44,7 +45,7 @@ function changeOf(base: SideRecord, candidate: SideRecord): Change | null {
 
 export class Backtests {
   readonly store: BacktestStore;
-  private listeners = new Map<string, Set<(line: ProgressLine) => void>>();
+  private listeners: Followers<ProgressLine> = new Map();
   private pumping = new Set<string>();
   private again = new Set<string>();
   /** Reports by (backtest, resamples): a completed backtest's report never changes (seeded). */
@@ -401,44 +402,21 @@ export class Backtests {
    * The returned function unsubscribes (the backtest goes on).
    */
   follow(id: string, emit: (line: ProgressLine) => void, done: () => void): () => void {
-    const sent = new Set<string>();
-    let closed = false;
-    let chain = Promise.resolve();
-    const queue = (job: () => Promise<void>) => {
-      chain = chain.then(job).catch((err) => this.ctx.log.error("following a backtest failed", { backtestId: id, error: (err as Error)?.stack ?? String(err) }));
-    };
-    const sendRun = (line: ProgressLine) => {
-      if (closed || sent.has(line.originalRunId as string)) return;
-      sent.add(line.originalRunId as string);
-      emit(line);
-    };
-    const catchUp = async () => {
-      for (const i of await this.store.items(id)) if (i.state !== "pending" && i.state !== "started") sendRun(this.itemLine(i));
-    };
-    const send = async (line: ProgressLine) => {
-      if (closed) return;
-      if (line.type === "run") return sendRun(line);
-      await catchUp();
-      if (closed) return;
-      emit(line);
-      stop();
-      done();
-    };
-    const set = this.listeners.get(id) ?? new Set();
-    this.listeners.set(id, set);
-    const listener = (line: ProgressLine) => queue(() => send(line));
-    set.add(listener);
-    const stop = () => {
-      closed = true;
-      set.delete(listener);
-      if (set.size === 0 && this.listeners.get(id) === set) this.listeners.delete(id);
-    };
-    queue(async () => {
-      await catchUp();
-      const b = await this.store.byId(id);
-      if (b?.completedAt) await send({ type: "summary", backtest: await this.summary(b) });
-    });
-    return stop;
+    return follow<ProgressLine>(
+      {
+        followers: this.listeners,
+        id,
+        keyOf: (line) => (line.type === "run" ? (line.originalRunId as string) : undefined),
+        settled: async (sent) => (await this.store.items(id)).filter((i) => i.state !== "pending" && i.state !== "started" && !sent.has(i.originalRunId)).map((i) => this.itemLine(i)),
+        final: async () => {
+          const b = await this.store.byId(id);
+          return b?.completedAt ? { type: "summary", backtest: await this.summary(b) } : undefined;
+        },
+        onError: (err) => this.ctx.log.error("following a backtest failed", { backtestId: id, error: (err as Error)?.stack ?? String(err) }),
+      },
+      emit,
+      done,
+    );
   }
 }
 

@@ -2,6 +2,7 @@
 // id), scored as each finishes (the runs service's finished hook), `queued → running → completed`,
 // NDJSON progress, cancel, exports. After a crash, start-up scores runs that ended unscored and
 // completes experiments whose runs are all done; counters are counted from rows, never kept aside.
+import { follow, type Followers } from "../../kernel/follow";
 import { Invalid, NotFound } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
@@ -27,7 +28,7 @@ export type ProgressLine = Record<string, unknown> & { type: "run" | "summary" }
 
 export class Experiments {
   readonly store: ExperimentStore;
-  private listeners = new Map<string, Set<(line: ProgressLine) => void>>();
+  private listeners: Followers<ProgressLine> = new Map();
   /** Experiments whose runs this process is still creating (recovery leaves them alone; other processes' by their age). */
   private creating = new Set<string>();
 
@@ -285,50 +286,29 @@ export class Experiments {
    * then the summary. The returned function unsubscribes (the experiment goes on).
    */
   follow(id: string, emit: (line: ProgressLine) => void, done: () => void): () => void {
-    const sent = new Set<string>();
-    let closed = false;
-    // Lines are handled one at a time in the order they came, so a summary waits for the catch-up before it.
-    let chain = Promise.resolve();
-    const queue = (job: () => Promise<void>) => {
-      chain = chain.then(job).catch((err) => this.ctx.log.error("following an experiment failed", { experimentId: id, error: (err as Error)?.stack ?? String(err) }));
-    };
-    const sendRun = (line: ProgressLine) => {
-      if (closed || sent.has(line.runId as string)) return;
-      sent.add(line.runId as string);
-      emit(line);
-    };
-    const catchUp = async () => {
-      for (const r of await this.store.runs(id)) {
-        if (r.passed === null || sent.has(r.id)) continue;
-        const line = await this.runLine(r.id);
-        if (line) sendRun(line);
-      }
-    };
-    const send = async (line: ProgressLine) => {
-      if (closed) return;
-      if (line.type === "run") return sendRun(line);
-      // Runs scored concurrently may report after the one that completed the experiment: send them first.
-      await catchUp();
-      if (closed) return;
-      emit(line);
-      stop();
-      done();
-    };
-    const set = this.listeners.get(id) ?? new Set();
-    this.listeners.set(id, set);
-    const listener = (line: ProgressLine) => queue(() => send(line));
-    set.add(listener);
-    const stop = () => {
-      closed = true;
-      set.delete(listener);
-      if (set.size === 0 && this.listeners.get(id) === set) this.listeners.delete(id);
-    };
-    queue(async () => {
-      await catchUp();
-      const e = await this.store.byId(id);
-      if (e?.completedAt) await send({ type: "summary", experiment: await this.summary(e) });
-    });
-    return stop;
+    return follow<ProgressLine>(
+      {
+        followers: this.listeners,
+        id,
+        keyOf: (line) => (line.type === "run" ? (line.runId as string) : undefined),
+        settled: async (sent) => {
+          const lines: ProgressLine[] = [];
+          for (const r of await this.store.runs(id)) {
+            if (r.passed === null || sent.has(r.id)) continue;
+            const line = await this.runLine(r.id);
+            if (line) lines.push(line);
+          }
+          return lines;
+        },
+        final: async () => {
+          const e = await this.store.byId(id);
+          return e?.completedAt ? { type: "summary", experiment: await this.summary(e) } : undefined;
+        },
+        onError: (err) => this.ctx.log.error("following an experiment failed", { experimentId: id, error: (err as Error)?.stack ?? String(err) }),
+      },
+      emit,
+      done,
+    );
   }
 }
 
