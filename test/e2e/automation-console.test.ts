@@ -103,7 +103,7 @@ beforeAll(async () => {
     env: { AUTOMATION_DATA_DIR: undefined, AUTOMATION_CONSOLE: undefined },
   });
   base = server.url;
-  // The demo banner (with the sign-in link) follows the first line.
+  // The demo banner (with the single-use sign-in link) follows the first line.
   const out = await until("the demo sign-in link", async () => (/console\s+(\S+)/.test(server.output()) ? server.output() : undefined), 30_000);
   signInLink = /console\s+(\S+)/.exec(out)![1];
   profile = mkdtempSync(join(tmpdir(), "automation-console-chromium-"));
@@ -125,20 +125,39 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-browserTest("the demo link signs in; the key leaves the address bar and never reaches the server", async () => {
-  expect(signInLink).toBe(`${base}/#/signin?key=${KEY}`);
+browserTest("the demo link signs in once with a single-use code; the key is never in an address", async () => {
+  // The printed link carries a code that works once, within 10 minutes: no reusable secret.
+  expect(signInLink.startsWith(`${base}/v1/auth/code?code=`)).toBe(true);
+  expect(signInLink).toMatch(/\?code=[A-Za-z0-9_-]{43}$/);
+  expect(signInLink).not.toContain("eak_");
   const home = await fetch(`${base}/`);
   expect(home.headers.get("content-security-policy")).toContain("script-src 'self'");
   expect(await home.text()).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/); // no inline script
 
+  // Opened in a browser of its own: it lands on the console with the demo owner's session cookie.
+  const other = await browser.createBrowserContext();
+  try {
+    const p = await other.newPage();
+    await p.goto(signInLink);
+    expect(new URL(p.url()).pathname).toBe("/");
+    const check = (await p.evaluate(`fetch("/v1/auth/check").then((r) => r.json())`)) as { email: string; tenantSlug: string; wildcardGranted: boolean };
+    expect(check).toMatchObject({ email: "demo@example.com", tenantSlug: "demo", wildcardGranted: true });
+    // The same address again (from the history): used, a clear page, no session.
+    const again = await p.goto(signInLink);
+    expect(again!.status()).toBe(409);
+    expect(await p.evaluate("document.body.textContent")).toContain("already used");
+  } finally {
+    await other.close();
+  }
+
+  // Programs (and the rest of this file) use the demo key; it leaves the address bar and reaches no server in a URL.
   await page.goto(`${base}/#/signin`);
-  await page.waitForSelector("#api-key");
+  await page.waitForSelector("#signin-title");
   await shot("signin");
-  await page.goto(signInLink);
+  await page.goto(`${base}/#/signin?key=${KEY}`);
   await page.waitForSelector('nav[aria-label="Main"]');
   await page.waitForSelector("#page-title");
   expect(page.url()).not.toContain(KEY);
-  expect(await page.evaluate("sessionStorage.getItem('automation-console.key')")).toBe(KEY);
   // The browser did ask for the page, and no request it made (page, assets, API) carried the key in its URL.
   expect(requested.some((u) => u.startsWith(`${base}/`))).toBe(true);
   expect(requested.filter((u) => u.includes(KEY))).toEqual([]);

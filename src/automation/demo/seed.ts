@@ -1,9 +1,12 @@
-// `--demo`: a demo tenant with a known API key (printed at startup) and the example workflows of
-// demo/workflows/. Idempotent: a restart over the same data dir keeps what is there.
+// `--demo`: a demo tenant with a known API key (printed at startup, for programs), a demo owner who
+// signs in to the console by a single-use code (people/service.ts: 10 minutes, once, stored hashed; a
+// new one each start), and the example workflows of demo/workflows/. Idempotent: a restart over the
+// same data dir keeps what is there.
 import { DomainError } from "../../kernel/errors";
 import { createAutomation, hasWorkflow } from "../automations/service";
 import { parseSource } from "../automations/workflow-source";
 import type { AutomationContext } from "../context";
+import { createUser, signInCode } from "../people/service";
 import { createTenant, findTenant } from "../tenancy/service";
 import { DEMO_TEMPLATE_PLACEHOLDER, seedDemoDocuments } from "./documents";
 import { demoWorkflows } from "./workflows/index";
@@ -12,11 +15,18 @@ import { seedDemoEvaluation } from "./evaluation/index";
 /** Known on purpose: the demo is for trying the API locally, never for production data. */
 export const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
 export const DEMO_TENANT = "demo";
+/** The demo owner: no password (they sign in by the start's single-use link, or a reset link). */
+export const DEMO_EMAIL = "demo@example.com";
 
 export interface DemoResult {
   tenantId: string;
   workflows: string[];
   banner(url: string): string;
+  /**
+   * A new single-use sign-in link for the demo owner (10 minutes): `<base>/v1/auth/code?code=…`. The
+   * code is no reusable secret: once used or expired, the address a browser keeps signs nobody in.
+   */
+  signInLink(base: string): Promise<{ link: string; expiresAt: string }>;
 }
 
 /** Runs `create`; a conflict (another start created the same thing meanwhile) counts as done. */
@@ -42,7 +52,13 @@ export async function runDemo(ctx: AutomationContext): Promise<DemoResult> {
     workflows.push(`workflows.${slug}`);
   }
   await seedDemoEvaluation(ctx, tenantId);
+  const people = { people: ctx.storage.people, tenancy, clock: ctx.clock };
+  if (!(await ctx.storage.people.findUser(DEMO_EMAIL))) await unlessRaced(() => createUser(people, { email: DEMO_EMAIL, name: "Demo owner", tenant: tenantId, role: "owner" }));
   return {
+    signInLink: async (base) => {
+      const { code, expiresAt } = await signInCode(people, { email: DEMO_EMAIL, tenant: tenantId });
+      return { link: `${base.replace(/\/+$/, "")}/v1/auth/code?code=${code}`, expiresAt };
+    },
     tenantId,
     workflows,
     banner: (url) =>
