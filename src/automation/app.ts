@@ -25,6 +25,8 @@ import { humanReviewRoutes } from "./human-review/routes";
 import { emailRoutes } from "./email/routes";
 import { reviewRoutes } from "./reviews/routes";
 import { scheduleRoutes } from "./schedules/routes";
+import { auditRoutes } from "./audit/routes";
+import { auditHttp } from "./audit/http";
 import { consoleResponse } from "./console/serve";
 
 /** The same routes are served under both prefixes (the SDKs use either). */
@@ -46,7 +48,8 @@ const api = (ctx: AutomationContext, prefix: string) =>
     .use(backtestRoutes(ctx))
     .use(humanReviewRoutes(ctx))
     .use(emailRoutes(ctx))
-    .use(reviewRoutes(ctx));
+    .use(reviewRoutes(ctx))
+    .use(auditRoutes(ctx));
 
 export function buildApp(ctx: AutomationContext) {
   const methodsByPath: { pattern: RegExp; method: string }[] = [];
@@ -152,6 +155,8 @@ export function buildApp(ctx: AutomationContext) {
     const source = r.path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*");
     methodsByPath.push({ pattern: new RegExp(`^${source}/?$`), method: r.method });
   }
+  // Every state-changing API request goes to the audit trail (audit/http.ts), written after its answer.
+  auditHttp(app, ctx);
   return observeHttp(app, { log: ctx.log, metrics: ctx.metrics?.kernel, serveMetrics: ctx.config.ops?.metrics.where === "api" });
 }
 

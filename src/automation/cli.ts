@@ -12,9 +12,10 @@ import { join } from "node:path";
 import { dbUrl, serveConfig, serveFlags, storageFlags } from "./config";
 import { checkSharedBlobs, createContext, ensureDataDir, serve, work } from "./server";
 import { writeReadyFile } from "../kernel/server";
-import { DEMO_EMAIL, runDemo } from "./demo/seed";
+import { DEMO_KEY, runDemo } from "./demo/seed";
 import { keysCommand, tenantsCommand } from "./tenancy/cli";
 import { usersCommand } from "./people/cli";
+import { auditCommand } from "./audit/cli";
 import { setupToken } from "./people/service";
 import { workflowsCommand } from "./automations/cli";
 import { agentsCommand } from "./agents/cli";
@@ -35,6 +36,8 @@ const USAGE = `Usage: automation-server [serve] [options]
        automation-server keys list --tenant SLUG [--json]
        automation-server keys revoke KEY_ID [--json]
        automation-server users create|list|disable|enable|set-role|invite ... (users --help)
+       automation-server audit export --since TIME [--until TIME] --tenant SLUG   (NDJSON)
+       automation-server audit verify [--tenant SLUG]
        automation-server workflows push FILE.yaml --tenant SLUG [--json]
        automation-server agents add --tenant SLUG --repo PATH_OR_URL [--slug SLUG] [--json]
        automation-server agents sync AGENT --tenant SLUG [--json]
@@ -65,6 +68,8 @@ export async function main(argv: string[]): Promise<void> {
       return keysCommand(rest);
     case "users":
       return usersCommand(rest);
+    case "audit":
+      return auditCommand(rest);
     case "workflows":
       return workflowsCommand(rest);
     case "agents":
@@ -98,7 +103,6 @@ async function serveCommand(argv: string[]): Promise<void> {
   // Made before the log line: nothing awaited between the log line and the banner, so whoever reads
   // stdout and stderr together sees the address line first.
   const setup = await setupToken({ people: ctx.storage.people, tenancy: ctx.storage.tenancy, clock: ctx.clock });
-  const demoLink = demo && config.console !== false ? await demo.signInLink(config.publicUrlFromRequest ? running.url : config.publicUrl) : undefined;
   ctx.log.info("automation-server listening", { url: running.url, dataDir: config.dataDir, database: ctx.db.describe, ...(smtp ? { smtp: smtp.url } : {}) });
   // One write: whoever reads the address line (a supervisor, a test) has the rest of the banner with it.
   const banner = [`automation-server listening on ${running.url} (API under ${running.url}/v1, OpenAPI ${running.url}/openapi/json)\n`, `database on ${ctx.db.describe}\n`];
@@ -106,8 +110,8 @@ async function serveCommand(argv: string[]): Promise<void> {
   if (metricsUrl) banner.push(`metrics on ${metricsUrl}\n`);
   else if (ctx.metrics) banner.push(`metrics on ${running.url}/metrics\n`);
   if (demo) banner.push(demo.banner(running.url));
-  // A single-use code (10 minutes), not the key: nothing a browser keeps in its history signs anyone in later.
-  if (demoLink) banner.push(`  console    ${demoLink.link}\n             (signs in as ${DEMO_EMAIL}: one use, within 10 minutes; a new link each start)\n\n`);
+  // The key rides after `#`: browsers never send the fragment, so it stays out of every request log.
+  if (demo && config.console !== false) banner.push(`  console    ${running.url}/#/signin?key=${DEMO_KEY}\n\n`);
   if (setup) banner.push(`first owner: open ${(config.publicUrlFromRequest ? running.url : config.publicUrl).replace(/\/+$/, "")}/v1/auth/setup?token=${setup} (one use, 24 h)\n`);
   if (demoAgent) banner.push(`${demoAgent.agent ? `  agent      ${demoAgent.agent} (runs need --models)` : `  note       ${demoAgent.note}`}\n\n`);
   process.stdout.write(banner.join(""));

@@ -98,6 +98,12 @@ export const serveFlags = {
     value: "N",
     help: "requests per second per API key, over it 429 with Retry-After (0 = no limit)",
   },
+  "audit-retention": {
+    type: "string",
+    env: "AUTOMATION_AUDIT_RETENTION",
+    value: "DURATION",
+    help: "prune audit entries older than this (e.g. 365d), from each chain's oldest end, at start and hourly; default: keep forever",
+  },
   models: {
     type: "string",
     env: "AUTOMATION_MODELS",
@@ -207,6 +213,7 @@ export function serveConfig(v: FlagValues<typeof serveFlags>): AutomationConfig 
     publicUrlFromRequest: v["public-url"] === undefined,
     signingSecret: "",
     rateLimit,
+    ...auditRetention(v["audit-retention"]),
     secretKey: secretKeyFrom(v["secret-key-file"]),
     resendUrl: resendUrl(v["resend-url"]),
     ...blobConfig(v),
@@ -230,6 +237,13 @@ function outboundAllow(raw: string | undefined): string[] {
     throw new UsageError((err as Error).message);
   }
   return entries;
+}
+
+function auditRetention(raw: string | undefined): Pick<AutomationConfig, "auditRetentionMs"> {
+  if (raw === undefined) return {};
+  const ms = parseDuration(raw, "audit-retention");
+  if (ms < 60_000) throw new UsageError(`--audit-retention must be at least 1m (got ${raw}); leave it out to keep entries forever`);
+  return { auditRetentionMs: ms };
 }
 
 function uploadTtl(raw: string): number {

@@ -49,6 +49,8 @@ export interface AutomationConfig {
   bodyTimeoutMs?: number;
   /** Idle keep-alive timeout and connection bounds (`--idle-timeout`, `--max-connections*`); absent = defaults. */
   connections?: ConnectionLimits;
+  /** How long audit entries are kept (`--audit-retention`); absent = forever. */
+  auditRetentionMs?: number;
   /** Requests per second per API key (burst the same); absent or 0 = no limit. */
   rateLimit?: number;
   /**

@@ -22,6 +22,7 @@ import { schedulerOf } from "./schedules/scheduler";
 import { createGateway } from "./models/gateway";
 import { startSmtp, type SmtpReceiver } from "./inbound/smtp";
 import { keyMaterial } from "./key-material";
+import { auditOf, startRetention } from "./audit/service";
 
 export interface ContextDeps {
   clock?: Clock;
@@ -153,13 +154,16 @@ export function serve(ctx: AutomationContext, opts: { handleSignals?: boolean } 
   const smtp = ctx.config.smtp ? startSmtp(ctx, ctx.config.smtp, ctx.config.hostname) : undefined;
   const scheduler = schedulerOf(ctx);
   scheduler.start();
+  const retention = startRetention(ctx);
   let closed: Promise<void> | undefined;
   const shutdown = () =>
     (closed ??= (async () => {
       metricsPort?.stop();
       // A message cut off before its 250 is retried by its sender; one answered 250 is committed.
       const mail = smtp?.then((s) => s.stop(), () => {});
-      await Promise.all([mail, running.stop(), scheduler.stop(), runsOf(ctx).stopWorkers(), sweeper.stop()]);
+      await Promise.all([mail, running.stop(), scheduler.stop(), runsOf(ctx).stopWorkers(), sweeper.stop(), retention.stop()]);
+      // The audit entries of the last answers are written before the database closes.
+      await auditOf(ctx).drain();
       stopSandboxes();
       await ctx.db.close();
     })());

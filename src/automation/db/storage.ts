@@ -4,6 +4,7 @@
 // A multi-step invariant is one store method (decided inside the database: a conditional update, a
 // transaction), never a read-then-write in a service. This module imports no implementation.
 import type { AgentStore } from "../agents/store";
+import type { AuditStore } from "../audit/store";
 import type { AutomationStore, FoundationStats } from "../automations/store";
 import type { BacktestStore } from "../backtests/store";
 import type { DatasetStore } from "../datasets/store";
@@ -44,6 +45,8 @@ export interface AutomationStorage {
   tenancy: TenancyStore;
   /** Users, memberships, sessions, one-time links and sign-in throttles (people/store.ts declares it). */
   people: PeopleStore;
+  /** The audit trail: per-tenant hash chains of every state-changing request and sign-in (audit/store.ts declares it). */
+  audit: AuditStore;
   automations: AutomationStore;
   /** Row counts for the metrics gauges. */
   stats: FoundationStats;

@@ -8,6 +8,7 @@ import type { AutomationContext } from "../context";
 import { jsonParser, readLimited } from "../http/body";
 import { publicUrlFor } from "../http/public-url";
 import { parseWith } from "../http/validate";
+import { noteAudit } from "../audit/http";
 import { authenticateRequest, authPlugin, requireScope, type Auth } from "../tenancy/auth";
 import { SESSION_ABSOLUTE_MS, SESSION_COOKIE, sessionCookie } from "../tenancy/session";
 import { AcceptBody, InviteBody, ResetBody, SetRoleBody, SetupBody, SignInBody, SignInCode, TenantSettingsBody, TotpCodeBody } from "./model";
@@ -100,7 +101,10 @@ export const peopleRoutes = (ctx: AutomationContext) => {
           // A session id the browser brings along is never kept: sign-in ends it and mints a new one.
           const previous = previousSession(request);
           const address = server?.requestIP(request)?.address ?? "unknown";
+          // The audit trail: an attempt is the attempted e-mail's until it succeeds, then the user's.
+          noteAudit(request, { actor: { type: "anonymous", id: null, name: b.email.trim() }, email: b.email.trim() });
           const { cookie, info } = await signIn(deps, b, address, previous);
+          noteAudit(request, { tenantId: info.tenant.id, actor: { type: "user", id: info.user.id, name: info.user.email } });
           set.status = 201;
           set.headers["set-cookie"] = cookieHeader(ctx, request, cookie, SESSION_ABSOLUTE_MS / 1000);
           set.headers["cache-control"] = "no-store";

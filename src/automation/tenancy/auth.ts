@@ -36,6 +36,11 @@ export function authenticateRequest(ctx: AutomationContext, request: Request, to
 /** One lookup per request: the body parser's check and the route's `auth` share it, and the request counts once. */
 const seen = new WeakMap<Request, Promise<Auth>>();
 
+/** The principal the request authenticated as (or the refusal), when it was asked for; the audit trail reads it after the response. */
+export function authOf(request: Request): Promise<Auth> | undefined {
+  return seen.get(request);
+}
+
 async function identify(ctx: AutomationContext, request: Request, token?: string): Promise<Auth> {
   const header = request.headers.get("authorization");
   // @elysiajs/bearer also reads `?access_token=`. We refuse it: a key in a URL ends up in access

@@ -8,7 +8,7 @@ export const ROLES = ["owner", "admin", "developer", "reviewer", "viewer"] as co
 const VIEWER = ["automations:read", "runs:read", "files:read", "reviews:read", "templates:read"];
 const REVIEWER = [...VIEWER, "reviews:write", "datasets:write"];
 const DEVELOPER = ["automations:*", "runs:*", "files:*", "reviews:*", "datasets:*", "templates:*", "email:read"];
-const ADMIN = [...DEVELOPER, "email:*", "members:*", "keys:*"];
+const ADMIN = [...DEVELOPER, "email:*", "members:*", "keys:*", "audit:read"];
 
 /** What each role may do, in the scopes API keys carry (`*` = everything, including tenant settings). */
 export const ROLE_SCOPES: Record<Role, readonly string[]> = {

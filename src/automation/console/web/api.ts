@@ -1,15 +1,29 @@
-// The console's session: the API key in sessionStorage (gone when the tab closes), one client of our
-// client library per key, and the key's scopes, which decide what the console shows and offers.
-import { AutomationClient, AutomationError, type AuthCheck } from "../../client/index";
+// The console's session. A person signs in with e-mail and password: the server sets an HttpOnly
+// session cookie the page never sees, and the console keeps only the session's CSRF token (in memory)
+// for its writes. An operator of programs may still sign in with an API key, kept in sessionStorage
+// (gone when the tab closes). Either way one client of our client library per session, and the
+// scopes (the key's, or the person's role's) decide what the console shows and offers.
+import { AutomationClient, AutomationError, type AuthCheck, type SignInInput } from "../../client/index";
 
 const STORAGE = "automation-console.key";
 
+/** The signed-in person of a cookie session (absent when signed in with an API key). */
+export interface Person {
+  id: string;
+  email: string;
+  name: string;
+  role: string;
+  /** The session's id (`ses_…`), to mark it in "My sessions". */
+  sessionId: string | null;
+}
+
 export interface Session {
   client: AutomationClient;
-  /** The same key, marking the runs it starts as `manual` (the console's run form). */
+  /** The same credentials, marking the runs it starts as `manual` (the console's run form). */
   manual: AutomationClient;
   auth: AuthCheck;
-  /** Whether the key grants `resource:read|write` (`*`, `resource:*`, and write implies read). */
+  person: Person | null;
+  /** Whether the session grants `resource:read|write` (`*`, `resource:*`, and write implies read). */
   can(needed: string): boolean;
 }
 
@@ -21,8 +35,11 @@ export function forgetKey(): void {
   sessionStorage.removeItem(STORAGE);
 }
 
-/** Fired on `window` when any call of a signed-in session answers 401 (the key was revoked or expired). */
+/** Fired on `window` when any call of a signed-in session answers 401 (session ended, key revoked or expired). */
 export const UNAUTHORIZED = "automation-console:unauthorized";
+
+/** Fired on `window` by a page that ended this browser's own session (My sessions): back to sign-in. */
+export const SIGNED_OUT = "automation-console:signed-out";
 
 /**
  * The client, with every call of it and of its resources (`client.runs.list`, ...) watched for a 401,
@@ -48,22 +65,96 @@ function watchAuth<T extends object>(target: T, depth = 0): T {
   });
 }
 
-/** Checks the key against `/v1/auth/check`; only a key that works is stored. */
-export async function signIn(key: string): Promise<Session> {
-  // The environment argument is explicit: a browser has no process.env.
-  const options = { baseUrl: location.origin, apiKey: key.trim(), maxRetries: 1, timeoutMs: 30_000 };
-  const plain = new AutomationClient(options, {});
-  // Checked unwatched: a key refused at sign-in is the sign-in form's error, not a session that ended.
-  const auth = await plain.authCheck();
-  const client = watchAuth(plain);
-  const manual = watchAuth(new AutomationClient({ ...options, defaultHeaders: { "x-eigenpal-trigger": "manual" } }, {}));
-  sessionStorage.setItem(STORAGE, key.trim());
-  const scopes = auth.scope;
-  const can = (needed: string) => {
+// The environment argument is explicit: a browser has no process.env.
+const base = { maxRetries: 1, timeoutMs: 30_000 };
+const keyClient = (key: string, headers?: Record<string, string>) => new AutomationClient({ ...base, baseUrl: location.origin, apiKey: key, defaultHeaders: headers }, {});
+const cookieClient = (csrfToken?: string, headers?: Record<string, string>) => new AutomationClient({ ...base, baseUrl: location.origin, session: { csrfToken }, defaultHeaders: headers }, {});
+
+function canOf(scopes: string[]): (needed: string) => boolean {
+  return (needed) => {
     const [resource, action] = needed.split(":");
     return scopes.some((s) => s === "*" || s === needed || s === `${resource}:*` || (action === "read" && s === `${resource}:write`));
   };
-  return { client, manual, auth, can };
+}
+
+const MANUAL = { "x-eigenpal-trigger": "manual" };
+
+/** Checks the key against `/v1/auth/check`; only a key that works is stored. */
+export async function signInWithKey(key: string): Promise<Session> {
+  const plain = keyClient(key.trim());
+  // Checked unwatched: a key refused at sign-in is the sign-in form's error, not a session that ended.
+  const auth = await plain.authCheck();
+  sessionStorage.setItem(STORAGE, key.trim());
+  return { client: watchAuth(plain), manual: watchAuth(keyClient(key.trim(), MANUAL)), auth, person: null, can: canOf(auth.scope) };
+}
+
+/** A cookie session's console session, from its CSRF token. */
+async function personSession(csrfToken: string | undefined, person: Omit<Person, "sessionId"> & { sessionId?: string | null }): Promise<Session> {
+  const plain = cookieClient(csrfToken);
+  const auth = await plain.authCheck();
+  return {
+    client: watchAuth(plain),
+    manual: watchAuth(cookieClient(csrfToken, MANUAL)),
+    auth,
+    person: { ...person, sessionId: person.sessionId ?? auth.keyId ?? null },
+    can: canOf(auth.scope),
+  };
+}
+
+/**
+ * Signs a person in (`POST /v1/auth/sessions`; the answer sets the cookie). A 401 whose issue code is
+ * `totp_required` asks for the second factor: the caller asks for the code and calls again with it.
+ */
+export async function signInWithPassword(input: SignInInput): Promise<Session> {
+  const info = await cookieClient().sessions.create(input);
+  forgetKey();
+  return personSession(info.csrfToken, { ...info.user, role: info.role });
+}
+
+/**
+ * The session this browser already has, if any: a key of this tab, else the session cookie, asked
+ * with `GET /v1/auth/sessions/current` (null when it answers 401: signed out).
+ */
+export async function restoreSession(): Promise<Session | null> {
+  const key = storedKey();
+  if (key) return signInWithKey(key);
+  const plain = cookieClient();
+  try {
+    const cur = await plain.sessions.current();
+    return await personSession(cur.csrfToken, { ...cur.user, role: cur.role, sessionId: cur.id });
+  } catch (err) {
+    if (!(err instanceof AutomationError)) throw err;
+    if (err.status === 401) return null;
+    // A server without /v1/auth/sessions/current: who the cookie is comes from /v1/auth/check, and
+    // writes pass on the same-origin check (the browser sends Origin).
+    if (err.status !== 404) throw err;
+    try {
+      const auth = await plain.authCheck();
+      if (!auth.userId) return null;
+      return await personSession(undefined, { id: auth.userId, email: auth.email ?? "", name: auth.name ?? "", role: "", sessionId: auth.keyId });
+    } catch (e) {
+      if (e instanceof AutomationError && e.status === 401) return null;
+      throw e;
+    }
+  }
+}
+
+/** Ends the session: a person's on the server (`DELETE /v1/auth/sessions/current`), a key's in this tab. */
+export async function signOut(session: Session): Promise<void> {
+  forgetKey();
+  if (!session.person) return;
+  try {
+    await cookieClient(undefined).sessions.signOut();
+  } catch (err) {
+    if (!(err instanceof AutomationError && err.status === 401)) throw err; // already ended
+  }
+}
+
+/** Whether a failed sign-in asks for the second factor (or the factor given was wrong). */
+export function totpIssue(err: unknown): "totp_required" | "invalid_code" | undefined {
+  if (!(err instanceof AutomationError) || err.status !== 401) return undefined;
+  const code = err.issues.find((i) => i.code === "totp_required" || i.code === "invalid_code")?.code;
+  return code as "totp_required" | "invalid_code" | undefined;
 }
 
 /** One line for a failed call: the server's issues (with the field they name) and the request id. */

@@ -1,6 +1,6 @@
-// The console's shell: sign-in, navigation (only what the key's scopes allow) and the page per route.
-import { useEffect, useState } from "preact/hooks";
-import { errorText, forgetKey, signIn, storedKey, UNAUTHORIZED, type Session } from "./api";
+// The console's shell: sign-in, navigation (only what the session's scopes allow) and the page per route.
+import { useEffect, useRef, useState } from "preact/hooks";
+import { errorText, forgetKey, restoreSession, SIGNED_OUT, signOut, UNAUTHORIZED, type Session } from "./api";
 import { href, parseHash, useRoute, type Route } from "./router";
 import { Page, Problem, SessionContext } from "./ui";
 import { SignIn } from "./pages/signin";
@@ -15,6 +15,10 @@ import { Compare } from "./pages/compare";
 import { BacktestDetail, Backtests } from "./pages/backtests";
 import { Health } from "./pages/health";
 import { EmailServers, Models, Templates } from "./pages/catalog";
+import { Members } from "./pages/members";
+import { Keys } from "./pages/keys";
+import { Audit } from "./pages/audit";
+import { MySessions } from "./pages/sessions";
 
 const NAV: { label: string; to: string; first: string; scope?: string }[] = [
   { label: "Runs", to: "#/runs", first: "runs", scope: "runs:read" },
@@ -24,6 +28,9 @@ const NAV: { label: string; to: string; first: string; scope?: string }[] = [
   { label: "Templates", to: "#/templates", first: "templates", scope: "templates:read" },
   { label: "E-mail servers", to: "#/email-servers", first: "email-servers", scope: "email:read" },
   { label: "Models", to: "#/models", first: "models" },
+  { label: "Members", to: "#/members", first: "members", scope: "members:read" },
+  { label: "Keys", to: "#/keys", first: "keys", scope: "keys:read" },
+  { label: "Audit", to: "#/audit", first: "audit", scope: "audit:read" },
 ];
 
 function Screen({ route }: { route: Route }) {
@@ -47,6 +54,10 @@ function Screen({ route }: { route: Route }) {
   if (a === "templates") return <Templates />;
   if (a === "email-servers") return <EmailServers />;
   if (a === "models") return <Models />;
+  if (a === "members") return <Members />;
+  if (a === "keys") return <Keys />;
+  if (a === "audit") return <Audit query={route.query} />;
+  if (a === "sessions") return <MySessions />;
   return (
     <Page title="Not found">
       <p>
@@ -65,29 +76,49 @@ function nextAfterSignIn(route: Route): string | undefined {
 export function App() {
   const route = useRoute();
   const [session, setSession] = useState<Session | null>(null);
-  const [restoring, setRestoring] = useState(() => storedKey() !== null);
+  // A `#/signin?key=…` link signs in by itself; any other address first asks who this browser is.
+  const [restoring, setRestoring] = useState(() => !(route.parts[0] === "signin" && route.query.has("key")));
   const [error, setError] = useState<unknown>(null);
+  // The way the last session was signed in, so the form offers the same again (a key's operator gets the key field).
+  const [preferKey, setPreferKey] = useState(false);
+  const current = useRef<Session | null>(null);
+  current.current = session;
 
-  // A stored key signs in again after a reload; one that stopped working is forgotten.
+  // After a reload: the tab's key, else the session cookie (`GET /v1/auth/sessions/current`).
+  // A stored key that stopped working is forgotten.
   useEffect(() => {
-    const key = storedKey();
-    if (!key) return;
-    signIn(key).then(setSession, (err) => {
-      forgetKey();
-      setError(err);
-    }).finally(() => setRestoring(false));
+    if (!restoring) return;
+    restoreSession()
+      .then(setSession, (err) => {
+        setPreferKey(true);
+        forgetKey();
+        setError(err);
+      })
+      .finally(() => setRestoring(false));
   }, []);
 
-  // A key revoked (or expired) while signed in: back to the sign-in form, staying on this address,
-  // so signing in again returns to the same page.
+  // A session ended or a key revoked (or expired) while signed in: back to the sign-in form, staying
+  // on this address, so signing in again returns to the same page.
   useEffect(() => {
     const on = (e: Event) => {
+      setPreferKey(current.current !== null && current.current.person === null);
       forgetKey();
       setSession(null);
       setError(new Error(`Signed out: ${errorText((e as CustomEvent).detail)}. Sign in again to come back to this page.`));
     };
+    // This browser's session ended from "My sessions": the sign-in form, nothing to come back to.
+    const out = () => {
+      setPreferKey(false);
+      setError(null);
+      setSession(null);
+      location.hash = "#/signin";
+    };
     addEventListener(UNAUTHORIZED, on);
-    return () => removeEventListener(UNAUTHORIZED, on);
+    addEventListener(SIGNED_OUT, out);
+    return () => {
+      removeEventListener(UNAUTHORIZED, on);
+      removeEventListener(SIGNED_OUT, out);
+    };
   }, []);
 
   // Moving focus to the new page's heading tells screen readers the page changed.
@@ -103,12 +134,24 @@ export function App() {
     dispatchEvent(new HashChangeEvent("hashchange"));
   };
 
+  const leave = async (s: Session) => {
+    setPreferKey(s.person === null);
+    try {
+      await signOut(s);
+      setError(null);
+    } catch (err) {
+      setError(err);
+    }
+    setSession(null);
+    location.hash = "#/signin";
+  };
+
   if (restoring) return <p class="boot">Signing in…</p>;
   if (!session || route.parts[0] === "signin") {
     return (
       <main id="main" class="signin-main">
         <Problem error={error} />
-        <SignIn route={route} session={session} next={nextAfterSignIn(route)} onSignedIn={onSignedIn} />
+        <SignIn key={preferKey ? "key" : "password"} route={route} session={session} next={nextAfterSignIn(route)} preferKey={preferKey} onSignedIn={onSignedIn} />
       </main>
     );
   }
@@ -136,18 +179,21 @@ export function App() {
             </ul>
           </nav>
           <div class="who">
-            <span title={`key ${session.auth.keyId}; scopes ${session.auth.scope.join(", ")}`}>
-              {session.auth.tenantName} <span class="muted">({session.auth.scope.join(", ")})</span>
-            </span>
-            <button
-              type="button"
-              class="link"
-              onClick={() => {
-                forgetKey();
-                setSession(null);
-                location.hash = "#/signin";
-              }}
-            >
+            {session.person ? (
+              <>
+                <span title={`${session.person.email} in ${session.auth.tenantName}; role ${session.person.role || "?"}; scopes ${session.auth.scope.join(", ")}`}>
+                  {session.person.name || session.person.email} <span class="muted">({session.person.role ? `${session.person.role}, ` : ""}{session.auth.tenantName})</span>
+                </span>
+                <a href="#/sessions" aria-current={first === "sessions" ? "page" : undefined}>
+                  My sessions
+                </a>
+              </>
+            ) : (
+              <span title={`key ${session.auth.keyId}; scopes ${session.auth.scope.join(", ")}`}>
+                {session.auth.tenantName} <span class="muted">({session.auth.scope.join(", ")})</span>
+              </span>
+            )}
+            <button type="button" class="link" onClick={() => void leave(session)}>
               Sign out
             </button>
           </div>

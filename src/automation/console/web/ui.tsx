@@ -116,6 +116,8 @@ const TONE: Record<string, string> = {
   failed: "bad", rejected: "bad", incorrect: "bad", cancelled: "muted", unconfigured: "muted",
   running: "live", pending: "live", queued: "live", created: "live", finalizing: "live", waiting: "warn",
   improved: "ok", regressed: "bad", no_detectable_change: "muted",
+  active: "ok", disabled: "muted", success: "ok", ok: "ok", failure: "bad", denied: "bad", error: "bad", throttled: "warn",
+  revoked: "muted", expired: "muted",
 };
 
 export function Badge({ value }: { value: string | null | undefined }) {

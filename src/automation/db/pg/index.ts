@@ -18,6 +18,7 @@ import { PgEmailStore } from "./email";
 import { PgAutomationStore, PgFoundationStats } from "./automations";
 import { PgTenancyStore } from "./tenancy";
 import { PgPeopleStore } from "./people";
+import { PgAuditStore } from "./audit";
 import { PgNotifications } from "./notifications";
 import { PgRateLimitStore } from "./rate-limits";
 import { PgSecretStore } from "./secrets";
@@ -47,6 +48,8 @@ export function pgStorage(pg: SQL): AutomationStorage {
     inbound: new PgInboundStore(pg),
     tenancy: new PgTenancyStore(pg, notifications),
     people: new PgPeopleStore(pg),
+    // Appends lock the chain head row: instances never fork a tenant's chain.
+    audit: new PgAuditStore(pg),
     automations: new PgAutomationStore(pg),
     stats: new PgFoundationStats(pg),
     // LISTEN on the client's one listening connection, opened by the first subscribe.

@@ -18,6 +18,7 @@ import { SqliteEmailStore } from "./email";
 import { SqliteAutomationStore, SqliteFoundationStats } from "./automations";
 import { SqliteTenancyStore } from "./tenancy";
 import { SqlitePeopleStore } from "./people";
+import { SqliteAuditStore } from "./audit";
 import { SqliteNotifications } from "./notifications";
 import { sqliteRateLimitStore } from "./rate-limits";
 import { sqliteSecretStore } from "./secrets";
@@ -44,6 +45,7 @@ export function sqliteStorage(sqlite: Database): AutomationStorage {
     email: new SqliteEmailStore(sqlite),
     tenancy: new SqliteTenancyStore(sqlite),
     people: new SqlitePeopleStore(sqlite),
+    audit: new SqliteAuditStore(sqlite),
     automations: new SqliteAutomationStore(sqlite),
     stats: new SqliteFoundationStats(sqlite),
     // Delivered within the process: it is the database's only one.

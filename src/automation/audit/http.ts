@@ -1,0 +1,100 @@
+// The one mechanism that feeds the audit trail: a wrap around every request of the app (as observeHttp
+// is) that, once a state-changing API request (POST, PUT, PATCH, DELETE under /v1 or /api/v1 that
+// matched a route) has its answer, queues an entry: who (the request's principal, or what the route
+// noted), the action and resource from the route, the outcome from the final status (errors included).
+// The entry is written after the response by the context's AuditWriter; the response never waits.
+import type { AnyElysia } from "elysia";
+import { once, pathOf, requestIdOf, routeTemplates } from "../../kernel/observe";
+import type { AutomationContext } from "../context";
+import { authOf, type Auth } from "../tenancy/auth";
+import { actionOf, auditOf, outcomeOf, resourceOf } from "./service";
+import { type ActorType, type AuditInput, NO_TENANT } from "./store";
+import { newId } from "../../kernel/ids";
+
+/** What a route knows that the principal does not say (the sign-in route: who tried, who got in). */
+export interface AuditNote {
+  tenantId?: string | null;
+  actor?: { type: ActorType; id: string | null; name: string | null };
+  /** An attempted e-mail: when no tenant is noted, the entry goes to that user's first tenant (none when unknown). */
+  email?: string;
+}
+
+const notes = new WeakMap<Request, AuditNote>();
+
+/** Adds to what the request's audit entry says (later notes win field by field). */
+export function noteAudit(request: Request, note: AuditNote): void {
+  notes.set(request, { ...notes.get(request), ...note });
+}
+
+const CHANGES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+const apiPath = (path: string) => path.startsWith("/v1/") || path.startsWith("/api/v1/");
+
+/**
+ * Wraps `app` so every state-changing API request is recorded. Call it once every route is
+ * registered (it reads the route table), before observeHttp (which then wraps this).
+ */
+export function auditHttp<A extends AnyElysia>(app: A, ctx: AutomationContext): A {
+  const template = routeTemplates(app.routes);
+  const writer = auditOf(ctx);
+  const wrap = (inner: (request: Request) => unknown) => async (request: Request): Promise<Response> => {
+    const response = (await inner(request)) as Response;
+    if (!CHANGES.has(request.method)) return response;
+    const path = pathOf(request.url);
+    if (!apiPath(path)) return response;
+    // No route, nothing attempted on anything: an unknown path is not an act (and would let anyone flood the trail).
+    const route = template(request.method, path);
+    if (!route) return response;
+    const at = ctx.clock.now().toISOString();
+    let address: string | null = null;
+    try {
+      address = app.server?.requestIP(request)?.address ?? null;
+    } catch {
+      address = null;
+    }
+    // A create without an id in its path: the id its answer carries is the resource (read from a copy).
+    const created = response.status < 300 && !route.includes(":") && request.method === "POST" && response.headers.get("content-type")?.includes("json") ? (response.clone() as Response) : undefined;
+    writer.track(gather(ctx, request, response.status, route, path, at, address, created));
+    return response;
+  };
+  app.wrap(once(wrap) as unknown as Parameters<A["wrap"]>[0]);
+  return app;
+}
+
+function actorOf(auth: Auth | undefined): NonNullable<AuditNote["actor"]> {
+  if (!auth) return { type: "anonymous", id: null, name: null };
+  if (auth.person) return { type: "user", id: auth.person.userId, name: auth.person.email };
+  return { type: "key", id: auth.keyId, name: auth.keyName };
+}
+
+async function gather(ctx: AutomationContext, request: Request, status: number, route: string, path: string, at: string, address: string | null, created?: Response): Promise<AuditInput> {
+  const note = notes.get(request);
+  const auth = await authOf(request)?.catch(() => undefined);
+  let tenantKey = note?.tenantId ?? auth?.tenantId ?? NO_TENANT;
+  if (note?.tenantId === undefined && !auth && note?.email) {
+    const user = await ctx.storage.people.findUser(note.email);
+    if (user) tenantKey = (await ctx.storage.people.memberships(user.id))[0]?.tenantId ?? NO_TENANT;
+  }
+  let createdId: string | undefined;
+  if (created) {
+    const body = (await created.json().catch(() => undefined)) as { id?: unknown } | undefined;
+    if (typeof body?.id === "string") createdId = body.id;
+  }
+  const actor = note?.actor ?? actorOf(auth);
+  const resource = resourceOf(route, path, createdId);
+  return {
+    id: newId("aud"),
+    at,
+    tenantKey: tenantKey ?? NO_TENANT,
+    actorType: actor.type,
+    actorId: actor.id,
+    actorName: actor.name,
+    action: actionOf(request.method, route),
+    resourceType: resource.type,
+    resourceId: resource.id,
+    requestId: requestIdOf(request),
+    address,
+    outcome: outcomeOf(status),
+    status,
+  };
+}

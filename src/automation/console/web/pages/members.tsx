@@ -1,0 +1,133 @@
+// Members of the tenant (admins: `members:read`): who, their role, and for `members:write` an
+// invitation form (the one-time link is shown once), a role per member and removal. Only an owner
+// makes, changes or removes owners; the form offers what the server would accept.
+import { useState } from "preact/hooks";
+import type { Invitation, Member } from "../../../client/index";
+import { SelectField, TextField } from "../components/field";
+import { FilterForm } from "../components/filters";
+import { ShownOnce } from "../components/once";
+import { DataTable } from "../components/table";
+import { Badge, Outcome, Page, Problem, Time, useAction, useLoad, useSession } from "../ui";
+
+export const ROLES = ["owner", "admin", "developer", "reviewer", "viewer"] as const;
+
+export function Members() {
+  const session = useSession();
+  const { client } = session;
+  const list = useLoad(() => client.members.list(), []);
+  const canWrite = session.can("members:write");
+  const isOwner = session.auth.scope.includes("*");
+  // An admin cannot raise anyone to owner (nor touch an owner): the server says 403 anyway.
+  const roles = isOwner ? ROLES : ROLES.filter((r) => r !== "owner");
+  const me = session.person?.id;
+
+  return (
+    <Page title="Members">
+      {canWrite ? <Invite roles={roles} onInvited={list.reload} /> : null}
+      <Problem error={list.error} />
+      <DataTable
+        rows={list.data}
+        empty="No members."
+        head={["Name", "E-mail", "Role", "Status", "Since", canWrite ? <span class="sr-only">Actions</span> : ""]}
+        row={(m) => <MemberRow key={m.id} member={m} editable={canWrite && m.id !== me && (isOwner || m.role !== "owner")} roles={roles} onChanged={list.reload} />}
+      />
+    </Page>
+  );
+}
+
+function MemberRow({ member: m, editable, roles, onChanged }: { member: Member; editable: boolean; roles: readonly string[]; onChanged(): void }) {
+  const { client } = useSession();
+  const action = useAction();
+  return (
+    <tr>
+      <td>{m.name}</td>
+      <td>{m.email}</td>
+      <td>
+        {editable ? (
+          <SelectField
+            label={<span class="sr-only">Role of {m.email}</span>}
+            value={m.role ?? ""}
+            options={roles}
+            disabled={action.busy}
+            onValue={(role) =>
+              void action.run(async () => {
+                await client.members.setRole(m.id, role);
+                onChanged();
+                return `${m.email} is now ${role}.`;
+              })
+            }
+          />
+        ) : (
+          (m.role ?? "—")
+        )}
+        <Outcome action={action} />
+      </td>
+      <td>
+        <Badge value={m.status} />
+      </td>
+      <td>
+        <Time iso={m.createdAt} />
+      </td>
+      <td>
+        {editable ? (
+          <button
+            type="button"
+            class="danger"
+            disabled={action.busy}
+            aria-label={`Remove ${m.email}`}
+            onClick={() => {
+              if (!confirm(`Remove ${m.email} from this tenant? Their sessions here end at once.`)) return;
+              void action.run(async () => {
+                await client.members.remove(m.id);
+                onChanged();
+              });
+            }}
+          >
+            Remove
+          </button>
+        ) : null}
+      </td>
+    </tr>
+  );
+}
+
+function Invite({ roles, onInvited }: { roles: readonly string[]; onInvited(): void }) {
+  const { client } = useSession();
+  const [email, setEmail] = useState("");
+  const [role, setRole] = useState("reviewer");
+  const [made, setMade] = useState<Invitation | null>(null);
+  const action = useAction();
+  return (
+    <section aria-labelledby="invite-h">
+      <h2 id="invite-h">Invite a person</h2>
+      <FilterForm
+        label="Invite a person"
+        onApply={() =>
+          void action.run(async () => {
+            setMade(null);
+            const inv = await client.members.invite({ email: email.trim(), role });
+            setMade(inv);
+            setEmail("");
+            onInvited();
+          })
+        }
+        buttons={
+          <button type="submit" disabled={action.busy}>
+            {action.busy ? "Inviting…" : "Invite"}
+          </button>
+        }
+      >
+        <TextField label="E-mail" id="invite-email" value={email} onValue={setEmail} required />
+        <SelectField label="Role" id="invite-role" value={role} options={roles} onValue={setRole} />
+      </FilterForm>
+      <Outcome action={action} />
+      {made ? (
+        <ShownOnce
+          label={`Invitation link for ${made.email} (${made.role})`}
+          value={made.link}
+          note={`Shown only now: send it to ${made.email} yourself. It works once, until ${new Date(made.expiresAt).toLocaleString()}.`}
+        />
+      ) : null}
+    </section>
+  );
+}

@@ -1,0 +1,266 @@
+// People in the web console (issue 37), in Chromium against the compiled automation-server on a fresh
+// data dir: the printed setup link makes the owner through its form; the owner signs in with e-mail and
+// password, invites a reviewer from the Members page; the reviewer accepts the link, signs in and sees
+// no admin pages; the owner makes a key in the Keys page and a program uses it; a session ended
+// mid-way returns to sign-in, and signing in again lands on the page that was open.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { ensureBuilt, startServer, type Server } from "./support";
+
+const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find(existsSync);
+const OWNER = { email: "owner@example.test", name: "Olga Owner", password: "tangerine-walrus-orbit-7" };
+const REVIEWER = { email: "rita@example.test", name: "Rita Reviewer", password: "lantern-pebble-quarry-9" };
+
+let dir: string;
+let profile: string;
+let server: Server;
+let base: string;
+let browser: Browser;
+/** What went wrong in a page since the test began; `allowed` lets a test expect an HTTP error. */
+const problems: string[] = [];
+let allowed: { url: RegExp; status: number }[] = [];
+
+function watch(p: Page): void {
+  const isAllowed = (url: string, status: number) => allowed.some((a) => a.status === status && a.url.test(url));
+  p.on("console", (m) => {
+    if (process.env.DEBUG_CONSOLE) console.log("console:", m.type(), m.text());
+    if (m.type() !== "error") return;
+    const url = m.location()?.url ?? "";
+    const status = Number(/status of (\d{3})/.exec(m.text())?.[1] ?? 0);
+    if (status && isAllowed(url, status)) return;
+    problems.push(`console error: ${m.text()} ${url}`);
+  });
+  p.on("pageerror", (e) => problems.push(`page error: ${(e as Error).message ?? String(e)}`));
+  p.on("response", (r) => {
+    if (r.status() >= 400 && !isAllowed(r.url(), r.status())) problems.push(`HTTP ${r.status()}: ${r.request().method()} ${r.url()}`);
+  });
+}
+
+async function newPage(): Promise<Page> {
+  const context = await browser.createBrowserContext();
+  const p = await context.newPage();
+  await p.setViewport({ width: 1280, height: 900 });
+  watch(p);
+  p.on("dialog", (d) => void d.accept());
+  return p;
+}
+
+const titled = (p: Page, heading: string) => p.waitForFunction(`document.querySelector("#page-title")?.textContent?.includes(${JSON.stringify(heading)})`, { timeout: 30_000 });
+const settled = (p: Page) => p.waitForFunction('!document.querySelector("[aria-busy=true]")', { timeout: 30_000 });
+const navLinks = (p: Page) => p.$$eval('nav[aria-label="Main"] a', (as) => as.map((a) => (a as { textContent: string | null }).textContent ?? ""));
+const bodyHas = (p: Page, s: string) => p.waitForFunction(`document.body.textContent.includes(${JSON.stringify(s)})`, { timeout: 30_000 });
+
+/** Fills the console's sign-in form and waits for the signed-in shell. */
+async function signIn(p: Page, who: { email: string; password: string }): Promise<void> {
+  await p.waitForSelector("#email");
+  await p.click("#email", { count: 3 });
+  await p.type("#email", who.email);
+  await p.type("#password", who.password);
+  await p.keyboard.press("Enter");
+  await p.waitForSelector('nav[aria-label="Main"]', { timeout: 30_000 });
+}
+
+/** A cookie session made by the API, as a program (or another browser) would. */
+async function apiSession(who: { email: string; password: string }): Promise<{ cookie: string; csrf: string }> {
+  const r = await fetch(`${base}/v1/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: who.email, password: who.password }) });
+  expect(r.status).toBe(201);
+  const cookie = (r.headers.get("set-cookie") ?? "").split(";")[0]!;
+  return { cookie, csrf: ((await r.json()) as { csrfToken: string }).csrfToken };
+}
+
+/** Whether the server has this route yet (other parts of issue 37 land beside the console). */
+async function has(method: string, path: string): Promise<boolean> {
+  const s = await apiSession(OWNER);
+  const r = await fetch(`${base}${path}`, { method, headers: { cookie: s.cookie, "x-csrf-token": s.csrf } });
+  await r.body?.cancel();
+  return r.status !== 404;
+}
+
+function browserTest(name: string, fn: () => Promise<void>, timeoutMs = 120_000): void {
+  test(
+    name,
+    async () => {
+      problems.length = 0;
+      allowed = [];
+      await fn();
+      await Bun.sleep(200);
+      expect(problems).toEqual([]);
+    },
+    timeoutMs,
+  );
+}
+
+beforeAll(async () => {
+  if (!CHROMIUM) throw new Error("chromium is not installed (apt-get install chromium)");
+  const built = await ensureBuilt("automation-server");
+  dir = mkdtempSync(join(tmpdir(), "automation-console-people-"));
+  const bin = join(dir, "automation-server");
+  copyFileSync(built, bin);
+  server = await startServer([bin, "--host", "127.0.0.1", "--workers", "1", "--data-dir", join(dir, "data")], {
+    cwd: dir,
+    env: { AUTOMATION_DATA_DIR: undefined, AUTOMATION_CONSOLE: undefined },
+  });
+  base = server.url;
+  profile = mkdtempSync(join(tmpdir(), "automation-console-people-chromium-"));
+  browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    userDataDir: profile,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close().catch(() => {});
+  if (server && server.proc.exitCode === null) await server.kill("SIGKILL");
+  if (profile) rmSync(profile, { recursive: true, force: true });
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+let owner: Page;
+let inviteLink: string;
+
+browserTest("the setup link makes the owner through its form; the owner signs in with e-mail and password", async () => {
+  const m = /first owner: open \S+?(\/v1\/auth\/setup\?token=[A-Za-z0-9_-]+)/.exec(server.output());
+  expect(m).not.toBeNull();
+  owner = await newPage();
+  await owner.goto(`${base}${m![1]}`);
+  await owner.type("input[name=email]", OWNER.email);
+  await owner.type("input[name=name]", OWNER.name);
+  await owner.type("input[name=password]", OWNER.password);
+  await owner.click("input[name=tenantName]", { count: 3 });
+  await owner.type("input[name=tenantName]", "Acme");
+  await Promise.all([owner.waitForNavigation(), owner.click("button")]);
+  expect(await owner.$eval("h1", (h) => (h as { textContent: string | null }).textContent)).toBe("Owner created");
+
+  // Signed out, the console asks the server who this browser is: 401, then the sign-in form.
+  allowed = [{ url: /\/v1\/auth\/sessions\/current$/, status: 401 }];
+  await owner.goto(`${base}/`);
+  await owner.waitForSelector("#email");
+  expect(await owner.$("#api-key")).toBeNull(); // the key form is the secondary choice
+  allowed.push({ url: /\/v1\/auth\/sessions$/, status: 401 });
+  await owner.type("#email", OWNER.email);
+  await owner.type("#password", "not-the-password-at-all");
+  await owner.keyboard.press("Enter");
+  await owner.waitForSelector(".problem[role=alert]");
+  expect(await owner.$eval(".problem[role=alert]", (el) => (el as { textContent: string | null }).textContent)).toStartWith("401 ");
+  await owner.click("#password", { count: 3 });
+  await signIn(owner, OWNER);
+  await titled(owner, "Runs");
+  const nav = await navLinks(owner);
+  for (const item of ["Runs", "Automations", "Members", "Keys"]) expect(nav).toContain(item);
+  expect(await owner.$eval(".who", (el) => (el as { textContent: string | null }).textContent)).toContain(OWNER.name);
+  // No key anywhere in the page's storage: the session is the HttpOnly cookie.
+  expect(await owner.evaluate("sessionStorage.length + localStorage.length")).toBe(0);
+  expect(await owner.evaluate("document.cookie")).toBe("");
+  // A reload keeps the person signed in (the cookie, asked through /v1/auth/sessions/current).
+  await owner.reload();
+  await owner.waitForSelector('nav[aria-label="Main"]');
+});
+
+browserTest("the owner invites a reviewer from the Members page; the link is shown once", async () => {
+  await owner.goto(`${base}/#/members`);
+  await titled(owner, "Members");
+  await settled(owner);
+  await bodyHas(owner, OWNER.email);
+  await owner.type("#invite-email", REVIEWER.email);
+  await owner.select("#invite-role", "reviewer");
+  await owner.click("section[aria-labelledby=invite-h] button[type=submit]");
+  await owner.waitForSelector("[data-testid=shown-once]");
+  inviteLink = await owner.$eval("[data-testid=shown-once]", (el) => (el as unknown as { value: string }).value);
+  expect(inviteLink).toContain("/v1/auth/invitations/accept?token=");
+});
+
+browserTest("the reviewer accepts the link, signs in and sees no admin pages", async () => {
+  const p = await newPage();
+  try {
+    await p.goto(inviteLink.replace(/^https?:\/\/[^/]+/, base));
+    await p.type("input[name=name]", REVIEWER.name);
+    await p.type("input[name=password]", REVIEWER.password);
+    await Promise.all([p.waitForNavigation(), p.click("button")]);
+    expect(await p.$eval("h1", (h) => (h as { textContent: string | null }).textContent)).toBe("Welcome");
+    allowed = [{ url: /\/v1\/auth\/sessions\/current$/, status: 401 }];
+    await p.goto(`${base}/`);
+    await signIn(p, REVIEWER);
+    await titled(p, "Runs");
+    const nav = await navLinks(p);
+    expect(nav).toContain("Human review");
+    for (const item of ["Members", "Keys", "Audit"]) expect(nav).not.toContain(item);
+    expect(await p.$eval(".who", (el) => (el as { textContent: string | null }).textContent)).toContain("reviewer");
+    // The members list of the owner now has the reviewer.
+    await owner.goto(`${base}/#/runs`);
+    await owner.goto(`${base}/#/members`);
+    await settled(owner);
+    await bodyHas(owner, REVIEWER.email);
+  } finally {
+    await p.browserContext().close();
+  }
+});
+
+browserTest("the owner makes a scoped key in the Keys page; a program uses it", async () => {
+  if (!(await has("GET", "/v1/keys"))) {
+    console.warn("skipped: the server has no /v1/keys yet");
+    return;
+  }
+  await owner.goto(`${base}/#/keys`);
+  await titled(owner, "Keys");
+  await settled(owner);
+  await owner.type("#key-name", "nightly export");
+  await owner.click('input[name=scope][value="runs:read"]');
+  await owner.click("section[aria-labelledby=new-key-h] button[type=submit]");
+  await owner.waitForSelector("[data-testid=shown-once]");
+  const key = await owner.$eval("[data-testid=shown-once]", (el) => (el as unknown as { value: string }).value);
+  expect(key).toStartWith("eak_");
+  // As curl would: the key alone, no cookie.
+  const check = await fetch(`${base}/v1/auth/check`, { headers: { authorization: `Bearer ${key}` } });
+  expect(check.status).toBe(200);
+  expect(((await check.json()) as { scope: string[] }).scope).toEqual(["runs:read"]);
+  await bodyHas(owner, "nightly export");
+  // Revoked in the page (confirmed), the key stops working.
+  await owner.click('button[aria-label="Revoke nightly export"]');
+  await owner.waitForFunction('document.body.textContent.includes("revoked")');
+  const after = await fetch(`${base}/v1/auth/check`, { headers: { authorization: `Bearer ${key}` } });
+  expect(after.status).toBe(401);
+});
+
+browserTest("My sessions lists this browser's session", async () => {
+  if (!(await has("GET", "/v1/auth/sessions"))) {
+    console.warn("skipped: the server has no GET /v1/auth/sessions yet");
+    return;
+  }
+  await owner.goto(`${base}/#/sessions`);
+  await titled(owner, "My sessions");
+  await settled(owner);
+  await bodyHas(owner, "this browser");
+});
+
+browserTest("a session ended mid-way returns to sign-in; signing in again lands on the page that was open", async () => {
+  await owner.goto(`${base}/#/members`);
+  await titled(owner, "Members");
+  await settled(owner);
+  // Signed out everywhere from elsewhere (the API, with another session of the same person).
+  const s = await apiSession(OWNER);
+  const out = await fetch(`${base}/v1/auth/sessions`, { method: "DELETE", headers: { cookie: s.cookie, "x-csrf-token": s.csrf } });
+  expect(out.status).toBe(200);
+  allowed = [{ url: /\/v1\//, status: 401 }];
+  await owner.goto(`${base}/#/runs?status=failed`); // its next call answers 401
+  await owner.waitForSelector("#email", { timeout: 30_000 });
+  expect(await owner.$('nav[aria-label="Main"]')).toBeNull();
+  expect(await owner.$eval("[role=alert]", (el) => (el as { textContent: string | null }).textContent)).toContain("Signed out: 401");
+  await signIn(owner, OWNER);
+  await titled(owner, "Runs");
+  expect(await owner.evaluate("location.hash")).toBe("#/runs?status=failed");
+});
+
+browserTest("sign out ends the session on the server", async () => {
+  await owner.goto(`${base}/#/runs`);
+  await titled(owner, "Runs");
+  await owner.click(".who button");
+  await owner.waitForSelector("#email");
+  allowed = [{ url: /\/v1\/auth\/sessions\/current$/, status: 401 }];
+  await owner.reload();
+  await owner.waitForSelector("#email"); // the cookie no longer signs in
+});
