@@ -12,6 +12,7 @@ import { FilesResource } from "./files";
 import { HumanReviewsResource } from "./human-reviews";
 import { ModelsResource } from "./models";
 import { AuditResource, AuthSessionsResource, MembersResource } from "./people";
+import { KeysResource } from "./keys";
 import { DEFAULT_MULTIPART_MAX_BYTES, RunsResource, type RunAndWaitOptions, type RunOptions, type RunTarget } from "./runs";
 import { ReviewsResource } from "./reviews";
 import { Transport } from "./transport";
@@ -30,6 +31,7 @@ export { taskConflict } from "./human-reviews";
 export { filesToPreUpload, DEFAULT_MULTIPART_MAX_BYTES } from "./runs";
 export { parseRetryAfter } from "./transport";
 export type { AuditEntry, AuditPage, AuditQuery, CurrentSession, Invitation, Member, SessionInfo, SessionLine, SignInInput } from "./people";
+export type { KeyCreate, KeyInfo, KeyPage, MadeKey } from "./keys";
 
 export interface ClientOptions {
   /** Default `AUTOMATION_BASE_URL`, else http://localhost:8081. */
@@ -72,6 +74,8 @@ export class AutomationClient {
   readonly sessions: AuthSessionsResource;
   readonly members: MembersResource;
   readonly audit: AuditResource;
+  /** API keys made through the API: create (the secret shown once), list, revoke. */
+  readonly keys: KeysResource;
   private readonly http: Transport;
 
   constructor(options: ClientOptions = {}, env: Record<string, string | undefined> = process.env) {
@@ -109,6 +113,7 @@ export class AutomationClient {
     this.sessions = new AuthSessionsResource(this.http);
     this.members = new MembersResource(this.http);
     this.audit = new AuditResource(this.http);
+    this.keys = new KeysResource(this.http);
   }
 
   get baseUrl(): string {

@@ -11,6 +11,7 @@ import { parseWith } from "../http/validate";
 import { noteAudit } from "../audit/http";
 import { authenticateRequest, authPlugin, requireScope, type Auth } from "../tenancy/auth";
 import { SESSION_ABSOLUTE_MS, SESSION_COOKIE, sessionCookie } from "../tenancy/session";
+import { currentSession, endMySession, mySessions, noteClient } from "./sessions";
 import { AcceptBody, InviteBody, ResetBody, SetRoleBody, SetupBody, SignInBody, SignInCode, TenantSettingsBody, TotpCodeBody } from "./model";
 import {
   acceptInvitation,
@@ -104,6 +105,7 @@ export const peopleRoutes = (ctx: AutomationContext) => {
           // The audit trail: an attempt is the attempted e-mail's until it succeeds, then the user's.
           noteAudit(request, { actor: { type: "anonymous", id: null, name: b.email.trim() }, email: b.email.trim() });
           const { cookie, info } = await signIn(deps, b, address, previous);
+          await noteClient(deps, cookie, request.headers.get("user-agent"), address === "unknown" ? null : address);
           noteAudit(request, { tenantId: info.tenant.id, actor: { type: "user", id: info.user.id, name: info.user.email } });
           set.status = 201;
           set.headers["set-cookie"] = cookieHeader(ctx, request, cookie, SESSION_ABSOLUTE_MS / 1000);
@@ -241,6 +243,21 @@ export const peopleRoutes = (ctx: AutomationContext) => {
           return { ended };
         },
         { detail: { summary: "Sign out everywhere (every session of this person)", tags: ["People"] } },
+      )
+      .get("/auth/sessions", async ({ auth }) => ({ data: await mySessions(deps, auth) }), {
+        detail: { summary: "My sessions: the signed-in person's live sessions, newest first (people only, not API keys)", tags: ["People"] },
+      })
+      .get("/auth/sessions/current", ({ auth, set }) => {
+        set.headers["cache-control"] = "no-store";
+        return currentSession(auth);
+      }, { detail: { summary: "The current session: user, tenant, role, scopes and the CSRF token (people only)", tags: ["People"] } })
+      .delete(
+        "/auth/sessions/:id",
+        async ({ auth, params, set }) => {
+          await endMySession(deps, auth, params.id);
+          set.status = 204;
+        },
+        { detail: { summary: "End one of my sessions (another person's is a 404)", tags: ["People"] } },
       )
       .get(
         "/auth/totp",

@@ -39,6 +39,10 @@ export interface SessionRow {
   lastSeenAt: string;
   /** Absolute expiry. */
   expiresAt: string;
+  /** The client that signed in (its User-Agent, cut to 200 characters), for "my sessions"; null when unknown. */
+  userAgent?: string | null;
+  /** The client's address at sign-in; null when unknown. */
+  address?: string | null;
 }
 
 export type LinkKind = "setup" | "invite" | "reset" | "signin";
@@ -150,6 +154,12 @@ export interface PeopleStore {
   deleteSession(id: string): Promise<void>;
   /** Deletes every session of the user (sign out everywhere); how many. */
   deleteSessions(userId: string): Promise<number>;
+  /** The user's live sessions at `now` (unexpired, seen within `idleMs`), in every tenant, newest first. */
+  sessionsOf(userId: string, now: string, idleMs: number): Promise<SessionRow[]>;
+  /** Deletes one of the user's sessions; false when the user has none with that id (another's included). */
+  endSession(userId: string, id: string): Promise<boolean>;
+  /** Records the client the session with this hash signed in from. */
+  setSessionClient(hash: string, client: { userAgent: string | null; address: string | null }): Promise<void>;
 
   /**
    * The failures counted against each subject in its current window (`windowMs` from its first failure

@@ -77,6 +77,6 @@ export async function authenticateSession(ctx: AutomationContext, request: Reque
     keyId: session.id,
     keyName: user.email,
     scopes: [...ROLE_SCOPES[role]],
-    person: { userId: user.id, email: user.email, name: user.name, role, sessionId: session.id, csrf: session.csrf },
+    person: { userId: user.id, email: user.email, name: user.name, role, sessionId: session.id, csrf: session.csrf, createdAt: session.createdAt, expiresAt: session.expiresAt },
   };
 }

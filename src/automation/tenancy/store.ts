@@ -6,20 +6,46 @@ import type { ApiKeyRow, TenantRow } from "../db/tables/foundation";
 
 export type { ApiKeyRow, TenantRow };
 
+/** A key to store: who made it and its expiry may be left out (null: the shell made it, it never expires). */
+export type NewApiKey = Omit<ApiKeyRow, "createdByUser" | "createdByKey" | "expiresAt"> & Partial<Pick<ApiKeyRow, "createdByUser" | "createdByKey" | "expiresAt">>;
+
+/** A key as `GET /v1/keys` lists it: the row and the name of whoever made it (the user's, or the maker key's). */
+export type KeyLine = ApiKeyRow & { creatorName: string | null };
+
+/**
+ * A live key and its tenant. `makerRole` is the role its user (`createdByUser`) holds in the key's tenant
+ * now, null for a key no person owns (made on the shell): the key never grants more than that role.
+ */
+export interface Authenticated {
+  key: ApiKeyRow;
+  tenant: TenantRow;
+  makerRole: string | null;
+}
+
 /** Tenants and their API keys (only a key's sha256 is stored). */
 export interface TenancyStore {
   /** A new tenant with its first key, in one transaction; "slug_taken" (nothing written) when a tenant has the slug. */
-  createTenant(t: TenantRow, firstKey: ApiKeyRow): Promise<"ok" | "slug_taken">;
+  createTenant(t: TenantRow, firstKey: NewApiKey): Promise<"ok" | "slug_taken">;
   /** By id (`ten_...`) or slug. */
   findTenant(ref: string): Promise<TenantRow | undefined>;
   /** Adds a key to the tenant named by id or slug; undefined (nothing written) when there is no such tenant. */
-  addKey(tenantRef: string, key: Omit<ApiKeyRow, "tenantId">): Promise<ApiKeyRow | undefined>;
-  /** The tenant's keys (revoked too), by id. */
-  keys(tenantId: string): Promise<ApiKeyRow[]>;
-  /** Revokes a key once (the first time stays); the key as it is afterwards, undefined when unknown. */
-  revokeKey(id: string, at: string): Promise<ApiKeyRow | undefined>;
-  /** The live (unrevoked) key with this sha256 and its tenant: one indexed lookup, on every request. */
-  authenticate(hash: string): Promise<{ key: ApiKeyRow; tenant: TenantRow } | undefined>;
+  addKey(tenantRef: string, key: Omit<NewApiKey, "tenantId">): Promise<ApiKeyRow | undefined>;
+  /** The tenant's keys (revoked too), by id, with their makers' names. */
+  keys(tenantId: string): Promise<KeyLine[]>;
+  /**
+   * Revokes a key once (the first time stays); the key as it is afterwards, undefined when unknown (or,
+   * with `tenantId`, another tenant's: nothing is written then).
+   */
+  revokeKey(id: string, at: string, tenantId?: string): Promise<ApiKeyRow | undefined>;
+  /**
+   * The live key with this sha256 and its tenant: one indexed lookup, on every request. Live: unrevoked,
+   * and, when a person owns it, that person is active and still a member of the key's tenant (so
+   * disabling or removing them stops their keys at every instance's next request, and re-enabling or
+   * re-adding them brings the keys back). Expiry is the caller's to check (the clock is injected).
+   * Implementations that remember answers must forget them when a user's status, role or membership
+   * changes, on every instance, before the change's caller hears back.
+   */
+  authenticate(hash: string): Promise<Authenticated | undefined>;
   /** Records a key's last use (bookkeeping: callers ignore its failure). */
   touchKey(id: string, at: string): Promise<void>;
 }

@@ -29,6 +29,9 @@ const key = (id: string, tenantId: string, o: Partial<ApiKeyRow> = {}): ApiKeyRo
   createdAt: at(1),
   lastUsedAt: null,
   revokedAt: null,
+  createdByUser: null,
+  createdByKey: null,
+  expiresAt: null,
   ...o,
 });
 
@@ -158,5 +161,37 @@ describe("key lookups remembered on PostgreSQL, across instances", () => {
     const forgotten = Date.now() - t0;
     expect(forgotten).toBeLessThan(1000);
     console.log(`[tenancy] remembered ${served} ms after a silent revocation (bound ${KEY_CACHE_MS} ms); a revocation on another instance forgotten after ${forgotten} ms`);
+  }, 60_000);
+
+  test("a person's key: disabling them (or a new role) on one instance is seen by the other at once, not after the memory lapses", async () => {
+    const [a, b] = await twoInstances();
+    expect(await a.storage.tenancy.createTenant({ id: "ten_a", slug: "acme", name: "Acme", createdAt: at(0) }, key("key_1", "ten_a"))).toBe("ok");
+    const user = { id: "usr_1", email: "a@example.com", emailKey: "a@example.com", name: "A", status: "active" as const, passwordHash: null, createdAt: at(0) };
+    expect(await a.storage.people.createUser(user, { tenantId: "ten_a", role: "admin", createdAt: at(0) })).toBe("ok");
+    const { tenantId: _, ...mine } = key("key_p", "", { createdByUser: "usr_1" });
+    expect(await a.storage.tenancy.addKey("acme", mine)).toBeDefined();
+    // B remembers the lookup (a silent change straight in the table is not seen).
+    for (let i = 0; ; i++) {
+      expect((await b.storage.tenancy.authenticate("hash-key_p"))?.makerRole).toBe("admin");
+      await Bun.sleep(20);
+      await a.pg!`UPDATE memberships SET role = 'viewer' WHERE user_id = 'usr_1'`;
+      const seen = (await b.storage.tenancy.authenticate("hash-key_p"))?.makerRole;
+      await a.pg!`UPDATE memberships SET role = 'admin' WHERE user_id = 'usr_1'`;
+      if (seen === "admin") break;
+      expect(i).toBeLessThan(100);
+    }
+    const t0 = Date.now();
+    await a.storage.people.setRole("usr_1", "ten_a", "viewer", at(5));
+    expect((await a.storage.tenancy.authenticate("hash-key_p"))?.makerRole).toBe("viewer");
+    while ((await b.storage.tenancy.authenticate("hash-key_p"))?.makerRole !== "viewer") await Bun.sleep(5);
+    await a.storage.people.setStatus("usr_1", "disabled");
+    expect(await a.storage.tenancy.authenticate("hash-key_p")).toBeUndefined();
+    while (await b.storage.tenancy.authenticate("hash-key_p")) await Bun.sleep(5);
+    const forgotten = Date.now() - t0;
+    expect(forgotten).toBeLessThan(1000);
+    // The shell's key (no person) is untouched; re-enabling brings the person's key back.
+    expect(await b.storage.tenancy.authenticate("hash-key_1")).toBeDefined();
+    await a.storage.people.setStatus("usr_1", "active");
+    expect((await b.storage.tenancy.authenticate("hash-key_p"))?.makerRole).toBe("viewer");
   }, 60_000);
 });

@@ -5,6 +5,7 @@
 import type { TenantRow } from "../tables/foundation";
 import type { InvitationRow, LinkKind, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, TenantPeopleSettings, TotpRow, Used, UserRow, UserStatus } from "../../people/store";
 import { isUniqueViolation, type Pg, plain, plainRows } from "./rows";
+import { keysMayHaveChanged } from "./tenancy";
 
 const USER = `id, email, email_key AS "emailKey", name, status, password_hash AS "passwordHash", created_at AS "createdAt"`;
 const MEMBER = `user_id AS "userId", tenant_id AS "tenantId", role, created_at AS "createdAt"`;
@@ -31,6 +32,15 @@ export class PgPeopleStore implements PeopleStore {
   private async tenant(db: Pg, ref: string): Promise<TenantRow | undefined> {
     const [r] = await db.unsafe(`SELECT id, slug, name, created_at AS "createdAt" FROM tenants WHERE id = $1 OR slug = $1 LIMIT 1`, [ref]);
     return r ? plain<TenantRow>(r) : undefined;
+  }
+
+  /**
+   * The user's status, role or membership changes in `tx`: every instance forgets the lookups of their
+   * keys (the notification goes out with the commit; this instance forgets at once, and again on arrival).
+   */
+  private async keysChange(tx: Pg, userId: string): Promise<void> {
+    await tx`SELECT pg_notify('keys.revoked', ${userId})`;
+    keysMayHaveChanged(this.pg, userId);
   }
 
   async countUsers(): Promise<number> {
@@ -68,6 +78,7 @@ export class PgPeopleStore implements PeopleStore {
   async setStatus(userId: string, status: UserStatus): Promise<UserRow | undefined> {
     return this.pg.begin(async (tx) => {
       await tx`UPDATE users SET status = ${status} WHERE id = ${userId}`;
+      await this.keysChange(tx, userId);
       if (status === "disabled") await tx`DELETE FROM sessions WHERE user_id = ${userId}`;
       return this.user(tx, userId);
     });
@@ -78,6 +89,7 @@ export class PgPeopleStore implements PeopleStore {
       if (!(await tx`SELECT 1 FROM users WHERE id = ${userId} FOR SHARE`).length) return "no_user" as const;
       if (!(await tx`SELECT 1 FROM tenants WHERE id = ${tenantId} FOR SHARE`).length) return "no_tenant" as const;
       await this.upsertMembership(tx, { userId, tenantId, role, createdAt: at });
+      await this.keysChange(tx, userId);
       return "ok" as const;
     });
   }
@@ -85,6 +97,7 @@ export class PgPeopleStore implements PeopleStore {
   async removeMembership(userId: string, tenantId: string): Promise<boolean> {
     return this.pg.begin(async (tx) => {
       await tx`DELETE FROM sessions WHERE user_id = ${userId} AND tenant_id = ${tenantId}`;
+      await this.keysChange(tx, userId);
       return (await tx`DELETE FROM memberships WHERE user_id = ${userId} AND tenant_id = ${tenantId} RETURNING 1`).length > 0;
     });
   }
@@ -220,6 +233,23 @@ export class PgPeopleStore implements PeopleStore {
 
   async deleteSessions(userId: string): Promise<number> {
     return (await this.pg`DELETE FROM sessions WHERE user_id = ${userId} RETURNING 1`).length;
+  }
+
+  async sessionsOf(userId: string, now: string, idleMs: number): Promise<SessionRow[]> {
+    const idleSince = new Date(Date.parse(now) - idleMs).toISOString();
+    return plainRows<SessionRow>(
+      await this.pg`SELECT id, hash, user_id AS "userId", tenant_id AS "tenantId", csrf, created_at AS "createdAt", last_seen_at AS "lastSeenAt",
+          expires_at AS "expiresAt", user_agent AS "userAgent", address
+        FROM sessions WHERE user_id = ${userId} AND expires_at > ${now} AND last_seen_at > ${idleSince} ORDER BY created_at DESC, id DESC`,
+    );
+  }
+
+  async endSession(userId: string, id: string): Promise<boolean> {
+    return (await this.pg`DELETE FROM sessions WHERE id = ${id} AND user_id = ${userId} RETURNING 1`).length > 0;
+  }
+
+  async setSessionClient(hash: string, client: { userAgent: string | null; address: string | null }): Promise<void> {
+    await this.pg`UPDATE sessions SET user_agent = ${client.userAgent}, address = ${client.address} WHERE hash = ${hash}`;
   }
 
   async failures(subjects: string[], nowMs: number, windowMs: number) {

@@ -3,6 +3,7 @@
 // lookup is one statement prepared once per connection.
 import type { Database, Statement } from "bun:sqlite";
 import type { TenantRow } from "../tables/foundation";
+import { keysMayHaveChanged } from "./tenancy";
 import type { InvitationRow, LinkKind, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, TenantPeopleSettings, TotpRow, Used, UserRow, UserStatus } from "../../people/store";
 
 const USER = "id, email, email_key AS emailKey, name, status, password_hash AS passwordHash, created_at AS createdAt";
@@ -79,6 +80,8 @@ export class SqlitePeopleStore implements PeopleStore {
   async setStatus(userId: string, status: UserStatus): Promise<UserRow | undefined> {
     return this.sqlite.transaction(() => {
       this.sqlite.query("UPDATE users SET status = ? WHERE id = ?").run(status, userId);
+      // The user's keys live only while they are active: remembered lookups go.
+      keysMayHaveChanged(this.sqlite);
       if (status === "disabled") this.sqlite.query("DELETE FROM sessions WHERE user_id = ?").run(userId);
       return this.user(userId);
     }).immediate();
@@ -89,12 +92,15 @@ export class SqlitePeopleStore implements PeopleStore {
       if (!this.sqlite.query("SELECT 1 FROM users WHERE id = ?").get(userId)) return "no_user" as const;
       if (!this.sqlite.query("SELECT 1 FROM tenants WHERE id = ?").get(tenantId)) return "no_tenant" as const;
       this.upsertMembership({ userId, tenantId, role, createdAt: at });
+      // The user's keys never grant more than their role: remembered lookups go.
+      keysMayHaveChanged(this.sqlite);
       return "ok" as const;
     }).immediate();
   }
 
   async removeMembership(userId: string, tenantId: string): Promise<boolean> {
     return this.sqlite.transaction(() => {
+      keysMayHaveChanged(this.sqlite);
       this.sqlite.query("DELETE FROM sessions WHERE user_id = ? AND tenant_id = ?").run(userId, tenantId);
       return this.sqlite.query("DELETE FROM memberships WHERE user_id = ? AND tenant_id = ?").run(userId, tenantId).changes > 0;
     }).immediate();
@@ -214,6 +220,24 @@ export class SqlitePeopleStore implements PeopleStore {
 
   async deleteSessions(userId: string): Promise<number> {
     return this.sqlite.query("DELETE FROM sessions WHERE user_id = ?").run(userId).changes;
+  }
+
+  async sessionsOf(userId: string, now: string, idleMs: number): Promise<SessionRow[]> {
+    return this.sqlite
+      .query<SessionRow, [string, string, string]>(
+        `SELECT id, hash, user_id AS userId, tenant_id AS tenantId, csrf, created_at AS createdAt, last_seen_at AS lastSeenAt, expires_at AS expiresAt,
+           user_agent AS userAgent, address
+         FROM sessions WHERE user_id = ? AND expires_at > ? AND last_seen_at > ? ORDER BY created_at DESC, id DESC`,
+      )
+      .all(userId, now, new Date(Date.parse(now) - idleMs).toISOString());
+  }
+
+  async endSession(userId: string, id: string): Promise<boolean> {
+    return this.sqlite.query("DELETE FROM sessions WHERE id = ? AND user_id = ?").run(id, userId).changes > 0;
+  }
+
+  async setSessionClient(hash: string, client: { userAgent: string | null; address: string | null }): Promise<void> {
+    this.sqlite.query("UPDATE sessions SET user_agent = ?, address = ? WHERE hash = ?").run(client.userAgent, client.address, hash);
   }
 
   async failures(subjects: string[], nowMs: number, windowMs: number) {

@@ -21,6 +21,16 @@ export const apiKeys = sqliteTable("api_keys", {
   createdAt: text("created_at").notNull(),
   lastUsedAt: text("last_used_at"),
   revokedAt: text("revoked_at"),
+  /**
+   * The user the key belongs to (0031): its maker, or the owner of the key that made it; null for keys
+   * made on the server's shell. The key works only while this user is active and a member of the key's
+   * tenant, and never beyond what their role there grants.
+   */
+  createdByUser: text("created_by_user"),
+  /** The key that made this one (a key made with a key); null when a person or the shell made it. */
+  createdByKey: text("created_by_key"),
+  /** After this the key is refused like a revoked one; null: never. */
+  expiresAt: text("expires_at"),
 });
 
 export const automations = sqliteTable("automations", {
