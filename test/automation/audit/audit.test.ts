@@ -1,0 +1,170 @@
+// The audit trail through HTTP (issue 37): state-changing requests by key and by session name the
+// right actor; sign-in success, failure and throttling are recorded; GET /v1/audit filters and pages,
+// is refused to roles without audit:read and shows only the caller's tenant; chains stay whole under
+// concurrent writes.
+import { describe, expect, test } from "bun:test";
+import { json } from "../app/harness";
+import { as, PASSWORD, peopleHarness } from "../people/support";
+import { actionOf, auditOf, verifyChain, type AuditEntry } from "../../../src/automation/audit/service";
+import { NO_TENANT } from "../../../src/automation/audit/store";
+
+const workflow = `
+name: audit-one
+inputs: [{name: n, type: integer, required: true}]
+steps:
+  - {name: a, type: transform.set, with: {fields: {n: "{{ input.n }}"}}}
+`;
+
+async function entries(h: Awaited<ReturnType<typeof peopleHarness>>["h"], key: string, query = ""): Promise<{ data: AuditEntry[]; nextCursor: string | null; hasMore: boolean }> {
+  await auditOf(h.ctx).drain();
+  const r = await h.req("GET", `/v1/audit${query}`, { key });
+  expect(r.status).toBe(200);
+  return json(r);
+}
+
+describe("audit trail", () => {
+  test("a key's request and a session's request name their actor, action, resource, request id and outcome", async () => {
+    const { h, t, person } = await peopleHarness();
+    const admin = await person("admin");
+    const dev = await person("developer");
+    const key = await h.key("acme", ["*"]);
+    const keyId = (await json(await h.req("GET", "/v1/auth/check", { key }))).keyId as string;
+
+    expect((await h.req("POST", "/v1/automations", { key, body: { yaml: workflow }, headers: { "x-request-id": "req-make-automation" } })).status).toBe(201);
+    const run = await h.req("POST", "/v1/runs", { key, body: { target: "workflows.audit-one", input: { n: 1 } } });
+    expect(run.status).toBe(201);
+    const runId = (await json(run)).id as string;
+    const cancel = await as(h, dev, "POST", `/v1/runs/${runId}/cancel`);
+    expect(cancel.status).toBeLessThan(500);
+    expect((await as(h, admin, "PUT", `/v1/members/${dev.userId}`, { body: { role: "viewer" } })).status).toBe(200);
+
+    const page = await entries(h, t.key);
+    const byAction = (a: string) => page.data.find((e) => e.action === a)!;
+    const made = byAction("automations.create");
+    expect(made.actor).toEqual({ type: "key", id: keyId, name: null });
+    expect(made.requestId).toBe("req-make-automation");
+    expect(made.outcome).toBe("success");
+    expect(made.tenantId).toBe(t.id);
+    const created = byAction("runs.create");
+    expect(created.resource).toEqual({ type: "runs", id: runId });
+    expect(created.status).toBe(201);
+    const cancelled = byAction("runs.cancel");
+    expect(cancelled.actor).toEqual({ type: "user", id: dev.userId, name: dev.email });
+    expect(cancelled.resource).toEqual({ type: "runs", id: runId });
+    const role = byAction("members.update");
+    expect(role.actor).toEqual({ type: "user", id: admin.userId, name: admin.email });
+    expect(role.resource).toEqual({ type: "members", id: dev.userId });
+    // Reads are not recorded.
+    expect(page.data.some((e) => e.action.endsWith(".read") || e.action === "audit")).toBe(false);
+    // Newest first, positions of one chain.
+    const positions = page.data.map((e) => e.position);
+    expect(positions).toEqual([...positions].sort((a, b) => b - a));
+  });
+
+  test("sign-in: success as the user, failure as the attempted e-mail, throttled; unknown e-mails and bad keys go to the chain without tenant", async () => {
+    const { h, t, person } = await peopleHarness();
+    const who = await person("viewer");
+    expect((await h.req("POST", "/v1/auth/sessions", { body: { email: who.email, password: PASSWORD } })).status).toBe(201);
+    let refused = 0;
+    for (;;) {
+      const r = await h.req("POST", "/v1/auth/sessions", { body: { email: who.email, password: "wrong wrong wrong 1" } });
+      if (r.status === 429) break;
+      expect(r.status).toBe(401);
+      refused++;
+    }
+    expect(refused).toBeGreaterThanOrEqual(9);
+    expect((await h.req("POST", "/v1/auth/sessions", { body: { email: "nobody@example.com", password: "wrong wrong wrong 1" } })).status).toBe(401);
+    expect((await h.req("POST", "/v1/runs", { key: "eak_not_a_key_0123456789", body: {} })).status).toBe(401);
+
+    const signIns = (await entries(h, t.key, "?action=auth.sessions.create&limit=100")).data;
+    // The person() helper's sign-in and the one above.
+    expect(signIns.filter((e) => e.outcome === "success").map((e) => e.actor)).toEqual([1, 2].map(() => ({ type: "user", id: who.userId, name: who.email })));
+    const failed = signIns.filter((e) => e.outcome === "failure");
+    expect(failed.length).toBe(refused);
+    expect(failed.every((e) => e.actor.type === "anonymous" && e.actor.name === who.email && e.status === 401)).toBe(true);
+    const throttled = signIns.filter((e) => e.outcome === "throttled");
+    expect(throttled.map((e) => [e.status, e.actor.name])).toEqual([[429, who.email]]);
+
+    const none = await h.ctx.storage.audit.list({ tenantKey: NO_TENANT }, 10);
+    expect(none.find((e) => e.actorName === "nobody@example.com")).toMatchObject({ actorType: "anonymous", action: "auth.sessions.create", outcome: "failure" });
+    expect(none.find((e) => e.action === "runs.create")).toMatchObject({ actorType: "anonymous", actorId: null, outcome: "failure", status: 401 });
+  });
+
+  test("filters by actor, action, resource and time; cursor paging; 403 without audit:read; only the caller's tenant", async () => {
+    const { h, t, person } = await peopleHarness();
+    const other = await h.tenant("other");
+    const key = await h.key("acme", ["*"]);
+    const keyId = (await json(await h.req("GET", "/v1/auth/check", { key }))).keyId as string;
+    const admin = await person("admin");
+    for (let i = 0; i < 5; i++) {
+      await h.req("POST", "/v1/members/invitations", { key, body: { email: `i${i}@example.com`, role: "viewer" } });
+      h.clock.advance(60_000);
+    }
+    const mid = h.clock.now().toISOString();
+    for (let i = 0; i < 3; i++) {
+      await as(h, admin, "POST", "/v1/members/invitations", { body: { email: `j${i}@example.com`, role: "viewer" } });
+      h.clock.advance(60_000);
+    }
+    await h.req("POST", "/v1/members/invitations", { key: other.key, body: { email: "elsewhere@example.com", role: "viewer" } });
+
+    expect((await entries(h, t.key, `?actor=${keyId}`)).data.length).toBe(5);
+    expect((await entries(h, t.key, `?actor=${admin.userId}&action=members.invitations.create`)).data.length).toBe(3);
+    expect((await entries(h, t.key, `?since=${encodeURIComponent(mid)}&action=members.invitations.create`)).data.length).toBe(3);
+    expect((await entries(h, t.key, `?until=${encodeURIComponent(mid)}&action=members.invitations.create`)).data.length).toBe(5);
+    expect((await entries(h, t.key, `?resource=${admin.userId}`)).data.length).toBe(0);
+
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page: Awaited<ReturnType<typeof entries>> = await entries(h, t.key, `?action=members.invitations.create&limit=3${cursor ? `&cursor=${cursor}` : ""}`);
+      seen.push(...page.data.map((e) => e.id));
+      expect(page.hasMore).toBe(page.nextCursor !== null);
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor);
+    expect(pages).toBe(3);
+    expect(new Set(seen).size).toBe(8);
+    expect(seen.some((id) => id === undefined)).toBe(false);
+    // The other tenant's act is not in acme's trail, and is in its own.
+    expect((await entries(h, t.key, "?limit=200")).data.some((e) => e.tenantId !== t.id)).toBe(false);
+    expect((await entries(h, other.key)).data.map((e) => e.action)).toEqual(["members.invitations.create"]);
+
+    expect((await h.req("GET", "/v1/audit?cursor=nonsense", { key: t.key })).status).toBe(400);
+    expect((await h.req("GET", "/v1/audit?since=yesterday", { key: t.key })).status).toBe(400);
+    for (const role of ["developer", "reviewer", "viewer"]) {
+      const p = await person(role);
+      const r = await as(h, p, "GET", "/v1/audit");
+      expect([role, r.status]).toEqual([role, 403]);
+    }
+    expect((await as(h, admin, "GET", "/v1/audit")).status).toBe(200);
+    expect((await h.req("GET", "/v1/audit", { key: await h.key("acme", ["runs:*", "members:*"]) })).status).toBe(403);
+    expect((await h.req("GET", "/v1/audit", { key: await h.key("acme", ["audit:read"]) })).status).toBe(200);
+  });
+
+  test("concurrent writes keep one unforked chain per tenant", async () => {
+    const { h, t } = await peopleHarness();
+    const other = await h.tenant("other");
+    await Promise.all(
+      Array.from({ length: 60 }, (_, i) => h.req("POST", "/v1/members/invitations", { key: i % 2 ? t.key : other.key, body: { email: `c${i}@example.com`, role: "viewer" } })),
+    );
+    await auditOf(h.ctx).drain();
+    for (const tenant of [t.id, other.id]) {
+      const v = await verifyChain(h.ctx.storage.audit, tenant);
+      expect(v).toMatchObject({ ok: true, entries: 30 });
+    }
+  });
+
+  test("action names", () => {
+    expect(actionOf("POST", "/v1/runs")).toBe("runs.create");
+    expect(actionOf("POST", "/api/v1/runs")).toBe("runs.create");
+    expect(actionOf("POST", "/v1/runs/:id/cancel")).toBe("runs.cancel");
+    expect(actionOf("DELETE", "/v1/members/:userId")).toBe("members.delete");
+    expect(actionOf("PUT", "/v1/members/:userId")).toBe("members.update");
+    expect(actionOf("POST", "/v1/automations/:id/versions")).toBe("automations.versions.create");
+    expect(actionOf("POST", "/v1/automations/:id/versions/:versionId/promote")).toBe("automations.versions.promote");
+    expect(actionOf("PATCH", "/v1/automations/:id/examples/:exampleId/input/*")).toBe("automations.examples.input.update");
+    expect(actionOf("POST", "/v1/human-reviews/:id/approve")).toBe("human-reviews.approve");
+    expect(actionOf("POST", "/v1/auth/sessions")).toBe("auth.sessions.create");
+  });
+});
