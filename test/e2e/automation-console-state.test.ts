@@ -266,7 +266,9 @@ browserTest("the runs filter form follows the address: after Runs or Clear it sh
 browserTest("a shared deep link survives the sign-in", async () => {
   const run = await api("POST", "/v1/runs?wait_for_completion=30", { target: "workflows.hello", input: { name: "link" } });
   const p = await person();
+  allowed = [{ url: /\/v1\/auth\/sessions\/current$/, status: 401 }]; // signed out: no session cookie
   await p.goto(`${base}/#/runs/${run.id}`);
+  await (await p.waitForSelector("#use-key"))!.click(); // the key form is the second choice, beside e-mail and password
   await p.waitForSelector("#api-key");
   await p.type("#api-key", KEY);
   await p.keyboard.press("Enter");

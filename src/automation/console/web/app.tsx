@@ -101,7 +101,8 @@ export function App() {
   // on this address, so signing in again returns to the same page.
   useEffect(() => {
     const on = (e: Event) => {
-      setPreferKey(current.current !== null && current.current.person === null);
+      // Several calls can answer 401 at once: only the first (the session still set) decides the form.
+      if (current.current) setPreferKey(current.current.person === null);
       forgetKey();
       setSession(null);
       setError(new Error(`Signed out: ${errorText((e as CustomEvent).detail)}. Sign in again to come back to this page.`));

@@ -147,7 +147,8 @@ export function RunReview({ run }: { run: Run }) {
         </label>
       ) : null}
 
-      {session.can("automations:write") ? (
+      {/* The API's rule: promoting needs reviews:write and datasets:write (a reviewer has both). */}
+      {session.can("reviews:write") && session.can("datasets:write") ? (
         <form
           class="row promote"
           onSubmit={(e) => {
