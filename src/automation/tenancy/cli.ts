@@ -97,7 +97,7 @@ async function keysCreate(argv: string[]): Promise<void> {
 
 async function keysList(argv: string[]): Promise<void> {
   const { values, positionals } = parseFlags(argv, keyListFlags);
-  if (values.help) return void process.stdout.write(helpText("Usage: automation-server keys list --tenant SLUG [--json]\n\nLists a tenant's API keys (never the keys themselves).", keyListFlags));
+  if (values.help) return void process.stdout.write(helpText("Usage: automation-server keys list --tenant SLUG [--json]\n\nLists a tenant's API keys (never the keys themselves): those made here and those people made through POST /v1/keys (with who made them and their expiry). A person's keys work only while the person is an active member of the tenant.", keyListFlags));
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const tenant = values.tenant ?? (await askText("tenant", "Tenant slug"));
   const db = await openAdminStorage(values);
@@ -105,9 +105,15 @@ async function keysList(argv: string[]): Promise<void> {
     const keys = await listKeys(db.storage.tenancy, tenant);
     if (values.json) return printJson({ keys });
     if (!keys.length) return void process.stdout.write("no keys\n");
+    const now = new Date().toISOString();
     for (const k of keys) {
-      const state = k.revokedAt ? `revoked ${k.revokedAt}` : `last used ${k.lastUsedAt ?? "never"}`;
-      process.stdout.write(`${k.id}  …${k.hint}  ${k.scopes.join(",")}  ${k.name ?? ""}  created ${k.createdAt}  ${state}\n`);
+      const state = k.revokedAt
+        ? `revoked ${k.revokedAt}`
+        : k.expiresAt && k.expiresAt <= now
+          ? `expired ${k.expiresAt}`
+          : `last used ${k.lastUsedAt ?? "never"}${k.expiresAt ? `  expires ${k.expiresAt}` : ""}`;
+      const by = k.createdBy ? `  by ${k.createdBy.type} ${k.createdBy.name ?? k.createdBy.id}` : "";
+      process.stdout.write(`${k.id}  …${k.hint}  ${k.scopes.join(",")}  ${k.name ?? ""}  created ${k.createdAt}${by}  ${state}\n`);
     }
   } catch (err) {
     asCliError(err);
