@@ -19,7 +19,7 @@ async function entries(h: Awaited<ReturnType<typeof peopleHarness>>["h"], key: s
   await auditOf(h.ctx).drain();
   const r = await h.req("GET", `/v1/audit${query}`, { key });
   expect(r.status).toBe(200);
-  return json(r);
+  return (await json(r)) as unknown as { data: AuditEntry[]; nextCursor: string | null; hasMore: boolean };
 }
 
 describe("audit trail", () => {
