@@ -126,6 +126,87 @@ describe("people on the compiled binary", () => {
     expect(cli("users", "list", "--json").out).not.toContain("argon2");
   });
 
+  test("a reviewer decides a paused run's task: the task, the run and the audit trail name her; disabling her ends her session on a second instance at its next request", async () => {
+    const INVOICE = [
+      "name: invoice-check",
+      "inputs:",
+      "  - {name: total, type: number, required: true}",
+      "steps:",
+      "  - name: extract",
+      "    type: transform.set",
+      '    with: {fields: {total: "{{ input.total }}"}}',
+      "  - name: check",
+      "    type: control.human_review",
+      "    with:",
+      '      data: "{{ steps.extract.output }}"',
+      "      fieldMetadata: {/total: {confidence: 0.4, label: Total}}",
+      "      selection: {mode: confidence, threshold: 0.8}",
+      "output:",
+      '  total: "{{ steps.check.output.total }}"',
+      "",
+    ].join("\n");
+    // An owner and a reviewer in a tenant of their own (the first test made the server's first owner).
+    for (const [email, role] of [["olga@example.com", "owner"], ["rhea@example.com", "reviewer"]] as const) {
+      const made = Bun.spawnSync([bin, "users", "create", "--email", email, "--name", email.split("@")[0]!, "--tenant", "acme", "--role", role, "--password-stdin", "--data-dir", data, ...(automationPgUrl(data) ? ["--db", automationPgUrl(data)!] : [])], {
+        stdin: Buffer.from(`${PASSWORD}\n`),
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      expect(made.stderr.toString()).toBe("");
+      expect(made.exitCode).toBe(0);
+    }
+    const olga = await signIn("olga@example.com");
+    const rhea = await signIn("rhea@example.com");
+    const send = (who: { cookie: string }, method: string, path: string, body?: unknown) =>
+      fetch(`${server.url}${path}`, { method, headers: { cookie: who.cookie, ...(body === undefined ? {} : { "content-type": "application/json", origin: server.url }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+    expect((await send(olga, "POST", "/v1/automations", { yaml: INVOICE })).status).toBe(201);
+    const run = (await (await send(olga, "POST", "/v1/runs", { target: "workflows.invoice-check", input: { total: 99.5 } })).json()) as { id: string };
+    let task: { id: string; version: number } | undefined;
+    for (let i = 0; i < 500 && !task; i++) {
+      const list = (await (await send(rhea, "GET", "/v1/human-reviews?limit=50")).json()) as { tasks: { id: string; executionId: string; version: number }[] };
+      task = list.tasks.find((t) => t.executionId === run.id);
+      if (!task) await Bun.sleep(20);
+    }
+    expect(task).toBeDefined();
+    const set = await send(rhea, "PUT", `/v1/human-reviews/${task!.id}/fields`, { path: "/total", value: 120, expectedVersion: task!.version, idempotencyKey: "e2e-total" });
+    expect(set.status).toBe(200);
+    const approved = await send(rhea, "POST", `/v1/human-reviews/${task!.id}/approve`, { expectedVersion: task!.version + 1 });
+    expect(approved.status).toBe(200);
+    const decided = (await (await send(olga, "GET", `/v1/human-reviews/${task!.id}`)).json()) as { decision: { by: string; actor: { type: string; id: string } } };
+    expect(decided.decision.by).toBe("rhea@example.com");
+    expect(decided.decision.actor.type).toBe("user");
+    let done: { execution: { status: string }; output: unknown; trigger: { by: { email: string } } } | undefined;
+    for (let i = 0; i < 500; i++) {
+      done = (await (await send(olga, "GET", `/v1/runs/${run.id}`)).json()) as typeof done;
+      if (done!.execution.status === "completed") break;
+      await Bun.sleep(20);
+    }
+    expect(done!.execution.status).toBe("completed");
+    expect(done!.output).toEqual({ total: 120 });
+    expect(done!.trigger.by.email).toBe("olga@example.com");
+    // The run's review trail: the reviewer reviews it, named by her user id and e-mail.
+    const review = (await (await send(rhea, "PUT", `/v1/runs/${run.id}/reviews`, { verdict: "correct" })).json()) as { review: { reviewedByEmail: string } };
+    expect(review.review.reviewedByEmail).toBe("rhea@example.com");
+    // The audit trail names her for the approval (the owner reads it; the reviewer may not).
+    const audit = (await (await send(olga, "GET", `/v1/audit?resource=${task!.id}&limit=50`)).json()) as { data: { action: string; actor: { type: string; name: string }; outcome: string }[] };
+    const approval = audit.data.find((e) => e.action.includes("approve"));
+    expect(approval).toMatchObject({ actor: { type: "user", name: "rhea@example.com" }, outcome: "success" });
+    expect((await send(rhea, "GET", "/v1/audit")).status).toBe(403);
+
+    // A second instance on the same database (the data dir's SQLite file, or the same PostgreSQL).
+    const second = await startServer([bin, "--data-dir", data, "--workers", automationPgUrl(data) ? "0" : "1", ...(automationPgUrl(data) ? ["--db", automationPgUrl(data)!] : [])]);
+    try {
+      expect((await fetch(`${second.url}/v1/runs`, { headers: { cookie: rhea.cookie } })).status).toBe(200);
+      expect(cli("users", "disable", "rhea@example.com", "--json").code).toBe(0);
+      for (const url of [second.url, server.url]) {
+        const after = await fetch(`${url}/v1/runs`, { headers: { cookie: rhea.cookie } });
+        expect(after.status).toBe(401);
+      }
+    } finally {
+      await second.kill();
+    }
+  });
+
   test("users --help lists the subcommands", () => {
     const r = Bun.spawnSync([bin, "users", "--help"], { stdout: "pipe", stderr: "pipe" });
     expect(r.exitCode).toBe(0);
