@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { dbUrl, serveConfig, serveFlags, storageFlags } from "./config";
 import { checkSharedBlobs, createContext, ensureDataDir, serve, work } from "./server";
 import { writeReadyFile } from "../kernel/server";
-import { DEMO_KEY, runDemo } from "./demo/seed";
+import { DEMO_EMAIL, runDemo } from "./demo/seed";
 import { keysCommand, tenantsCommand } from "./tenancy/cli";
 import { usersCommand } from "./people/cli";
 import { auditCommand } from "./audit/cli";
@@ -103,6 +103,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   // Made before the log line: nothing awaited between the log line and the banner, so whoever reads
   // stdout and stderr together sees the address line first.
   const setup = await setupToken({ people: ctx.storage.people, tenancy: ctx.storage.tenancy, clock: ctx.clock });
+  const demoLink = demo && config.console !== false ? await demo.signInLink(config.publicUrlFromRequest ? running.url : config.publicUrl) : undefined;
   ctx.log.info("automation-server listening", { url: running.url, dataDir: config.dataDir, database: ctx.db.describe, ...(smtp ? { smtp: smtp.url } : {}) });
   // One write: whoever reads the address line (a supervisor, a test) has the rest of the banner with it.
   const banner = [`automation-server listening on ${running.url} (API under ${running.url}/v1, OpenAPI ${running.url}/openapi/json)\n`, `database on ${ctx.db.describe}\n`];
@@ -110,8 +111,8 @@ async function serveCommand(argv: string[]): Promise<void> {
   if (metricsUrl) banner.push(`metrics on ${metricsUrl}\n`);
   else if (ctx.metrics) banner.push(`metrics on ${running.url}/metrics\n`);
   if (demo) banner.push(demo.banner(running.url));
-  // The key rides after `#`: browsers never send the fragment, so it stays out of every request log.
-  if (demo && config.console !== false) banner.push(`  console    ${running.url}/#/signin?key=${DEMO_KEY}\n\n`);
+  // A single-use code (10 minutes), not the key: nothing a browser keeps in its history signs anyone in later.
+  if (demoLink) banner.push(`  console    ${demoLink.link}\n             (signs in as ${DEMO_EMAIL}: one use, within 10 minutes; a new link each start)\n\n`);
   if (setup) banner.push(`first owner: open ${(config.publicUrlFromRequest ? running.url : config.publicUrl).replace(/\/+$/, "")}/v1/auth/setup?token=${setup} (one use, 24 h)\n`);
   if (demoAgent) banner.push(`${demoAgent.agent ? `  agent      ${demoAgent.agent} (runs need --models)` : `  note       ${demoAgent.note}`}\n\n`);
   process.stdout.write(banner.join(""));
