@@ -7,9 +7,11 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Secret, TOTP } from "otpauth";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
-import { ensureBuilt, startServer, type Server } from "./support";
+import { ensureBuilt, root, startServer, type Server } from "./support";
 
+const SHOTS = join(root, "docs", "automation", "console");
 const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find(existsSync);
 const OWNER = { email: "owner@example.test", name: "Olga Owner", password: "tangerine-walrus-orbit-7" };
 const REVIEWER = { email: "rita@example.test", name: "Rita Reviewer", password: "lantern-pebble-quarry-9" };
@@ -37,6 +39,12 @@ function watch(p: Page): void {
   p.on("response", (r) => {
     if (r.status() >= 400 && !isAllowed(r.url(), r.status())) problems.push(`HTTP ${r.status()}: ${r.request().method()} ${r.url()}`);
   });
+}
+
+/** A screenshot for docs/automation/console.md. */
+async function shot(p: Page, name: string): Promise<void> {
+  await p.evaluate("document.activeElement && document.activeElement.blur && document.activeElement.blur()");
+  await p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 }
 
 async function newPage(): Promise<Page> {
@@ -195,6 +203,7 @@ browserTest("the reviewer accepts the link, signs in and sees no admin pages", a
     await owner.goto(`${base}/#/members`);
     await settled(owner);
     await bodyHas(owner, REVIEWER.email);
+    await shot(owner, "members");
   } finally {
     await p.browserContext().close();
   }
@@ -219,11 +228,34 @@ browserTest("the owner makes a scoped key in the Keys page; a program uses it", 
   expect(check.status).toBe(200);
   expect(((await check.json()) as { scope: string[] }).scope).toEqual(["runs:read"]);
   await bodyHas(owner, "nightly export");
+  await shot(owner, "keys");
   // Revoked in the page (confirmed), the key stops working.
   await owner.click('button[aria-label="Revoke nightly export"]');
   await owner.waitForFunction('document.body.textContent.includes("revoked")');
   const after = await fetch(`${base}/v1/auth/check`, { headers: { authorization: `Bearer ${key}` } });
   expect(after.status).toBe(401);
+});
+
+browserTest("the Audit page lists who did what and filters by action (in the address)", async () => {
+  if (!(await has("GET", "/v1/audit"))) {
+    console.warn("skipped: the server has no /v1/audit yet");
+    return;
+  }
+  await owner.goto(`${base}/#/audit`);
+  await titled(owner, "Audit");
+  await settled(owner);
+  await bodyHas(owner, "members.invitations.create");
+  await bodyHas(owner, OWNER.name);
+  // The filter goes to the address (a link to share) and to the API.
+  await owner.type("form.filters input[placeholder='e.g. keys.create']", "members.invitations.create");
+  await owner.keyboard.press("Enter");
+  await owner.waitForFunction('location.hash === "#/audit?action=members.invitations.create"');
+  await settled(owner);
+  const actions = await owner.$$eval("table.audit tbody tr td:nth-child(3)", (tds) => tds.map((td) => (td as { textContent: string | null }).textContent));
+  expect(actions).toEqual(["members.invitations.create"]);
+  await owner.goto(`${base}/#/audit`);
+  await settled(owner);
+  await shot(owner, "audit");
 });
 
 browserTest("My sessions lists this browser's session", async () => {
@@ -235,6 +267,46 @@ browserTest("My sessions lists this browser's session", async () => {
   await titled(owner, "My sessions");
   await settled(owner);
   await bodyHas(owner, "this browser");
+});
+
+browserTest("a person sets up a second factor in My sessions; sign-in then asks for its code", async () => {
+  if (!(await has("GET", "/v1/auth/totp"))) {
+    console.warn("skipped: the server has no /v1/auth/totp yet");
+    return;
+  }
+  const p = await newPage();
+  try {
+    allowed = [{ url: /\/v1\/auth\/sessions(\/current)?$/, status: 401 }];
+    await p.goto(`${base}/#/sessions`);
+    await signIn(p, REVIEWER);
+    await titled(p, "My sessions");
+    await settled(p);
+    await p.waitForSelector("[data-testid=totp-state]");
+    const [setUp] = await p.$$("xpath///button[contains(., 'Set up a second factor')]");
+    await setUp!.click();
+    await p.waitForSelector("[data-testid=shown-once]");
+    const secret = await p.$eval("[data-testid=shown-once]", (el) => (el as unknown as { value: string }).value);
+    const totp = new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30 });
+    await p.type("#totp-confirm", totp.generate());
+    await p.keyboard.press("Enter");
+    await p.waitForFunction('document.querySelector("[data-testid=totp-state]")?.textContent?.startsWith("On")');
+    await shot(p, "sessions");
+    // Signed out and in again: the password alone is not enough; the form asks for the code.
+    await p.click(".who button");
+    await p.waitForSelector("#email");
+    await p.type("#email", REVIEWER.email);
+    await p.type("#password", REVIEWER.password);
+    await p.keyboard.press("Enter");
+    await p.waitForSelector("#totp");
+    expect(await p.$("[role=alert]")).toBeNull(); // asked, not refused
+    await shot(p, "signin-totp");
+    // A code is used once: the next period's code (the server accepts ±1 step).
+    await p.type("#totp", totp.generate({ timestamp: Date.now() + 30_000 }));
+    await p.keyboard.press("Enter");
+    await p.waitForSelector('nav[aria-label="Main"]', { timeout: 30_000 });
+  } finally {
+    await p.browserContext().close();
+  }
 });
 
 browserTest("a session ended mid-way returns to sign-in; signing in again lands on the page that was open", async () => {

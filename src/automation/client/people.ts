@@ -62,7 +62,7 @@ export interface AuditEntry {
   at: string;
   actor: Actor;
   action: string;
-  resource: { type: string; id: string | null } | null;
+  resource: { type: string | null; id: string | null } | null;
   requestId: string | null;
   outcome: string;
   status?: number | null;
@@ -82,6 +82,13 @@ export interface AuditPage {
   data: AuditEntry[];
   nextCursor?: string | null;
   hasMore?: boolean;
+}
+
+/** `GET /v1/auth/totp`: the person's second factor, one enrolled but not confirmed yet, and the tenant's rule. */
+export interface SecondFactorStatus {
+  enabled: boolean;
+  pending: boolean;
+  required: boolean;
 }
 
 export class AuthSessionsResource {
@@ -113,6 +120,26 @@ export class AuthSessionsResource {
   /** Ends every session of the person. */
   signOutEverywhere(): Promise<{ ended: number }> {
     return this.http.json({ method: "DELETE", path: "/v1/auth/sessions" });
+  }
+
+  /** The signed-in person's second factor (TOTP). */
+  secondFactor(): Promise<SecondFactorStatus> {
+    return this.http.json({ method: "GET", path: "/v1/auth/totp" });
+  }
+
+  /** Starts enrolling a TOTP second factor: the secret and its `otpauth://` URI, pending until confirmed. */
+  enrollSecondFactor(): Promise<{ secret: string; uri: string }> {
+    return this.http.json({ method: "POST", path: "/v1/auth/totp/enroll", json: {} });
+  }
+
+  /** Confirms the enrolled factor with a current code; from then on sign-in asks for one. */
+  confirmSecondFactor(code: string): Promise<SecondFactorStatus> {
+    return this.http.json({ method: "POST", path: "/v1/auth/totp/confirm", json: { code } });
+  }
+
+  /** Removes the second factor, with a current code. */
+  removeSecondFactor(code: string): Promise<SecondFactorStatus> {
+    return this.http.json({ method: "DELETE", path: "/v1/auth/totp", json: { code } });
   }
 }
 

@@ -15,6 +15,8 @@ export interface Person {
   role: string;
   /** The session's id (`ses_…`), to mark it in "My sessions". */
   sessionId: string | null;
+  /** The tenant requires a second factor this person has not confirmed: the session may only enroll one. */
+  mustEnroll: boolean;
 }
 
 export interface Session {
@@ -89,14 +91,14 @@ export async function signInWithKey(key: string): Promise<Session> {
 }
 
 /** A cookie session's console session, from its CSRF token. */
-async function personSession(csrfToken: string | undefined, person: Omit<Person, "sessionId"> & { sessionId?: string | null }): Promise<Session> {
+async function personSession(csrfToken: string | undefined, person: Omit<Person, "sessionId" | "mustEnroll"> & { sessionId?: string | null; mustEnroll?: boolean }): Promise<Session> {
   const plain = cookieClient(csrfToken);
   const auth = await plain.authCheck();
   return {
     client: watchAuth(plain),
     manual: watchAuth(cookieClient(csrfToken, MANUAL)),
     auth,
-    person: { ...person, sessionId: person.sessionId ?? auth.keyId ?? null },
+    person: { ...person, sessionId: person.sessionId ?? auth.keyId ?? null, mustEnroll: person.mustEnroll ?? false },
     can: canOf(auth.scope),
   };
 }
@@ -108,7 +110,7 @@ async function personSession(csrfToken: string | undefined, person: Omit<Person,
 export async function signInWithPassword(input: SignInInput): Promise<Session> {
   const info = await cookieClient().sessions.create(input);
   forgetKey();
-  return personSession(info.csrfToken, { ...info.user, role: info.role });
+  return personSession(info.csrfToken, { ...info.user, role: info.role, mustEnroll: info.totpEnrollmentRequired === true });
 }
 
 /**
@@ -125,6 +127,12 @@ export async function restoreSession(): Promise<Session | null> {
   } catch (err) {
     if (!(err instanceof AutomationError)) throw err;
     if (err.status === 401) return null;
+    // Held at enrollment (the tenant requires a second factor): only who it is and enrolling answer.
+    // Its writes pass on the same-origin check (the browser sends Origin).
+    if (err.status === 403 && err.issues.some((i) => i.code === "totp_enrollment_required")) {
+      const auth = await plain.authCheck();
+      return personSession(undefined, { id: auth.userId ?? "", email: auth.email ?? "", name: auth.name ?? "", role: "", sessionId: auth.keyId, mustEnroll: true });
+    }
     // A server without /v1/auth/sessions/current: who the cookie is comes from /v1/auth/check, and
     // writes pass on the same-origin check (the browser sends Origin).
     if (err.status !== 404) throw err;

@@ -19,6 +19,7 @@ import { Members } from "./pages/members";
 import { Keys } from "./pages/keys";
 import { Audit } from "./pages/audit";
 import { MySessions } from "./pages/sessions";
+import { EnrollRequired } from "./pages/second-factor";
 
 const NAV: { label: string; to: string; first: string; scope?: string }[] = [
   { label: "Runs", to: "#/runs", first: "runs", scope: "runs:read" },
@@ -158,6 +159,8 @@ export function App() {
   }
 
   const first = route.parts[0] ?? "runs";
+  // Held at enrollment: the server answers nothing else, so the console offers nothing else.
+  const held = session.person?.mustEnroll === true;
   return (
     <SessionContext.Provider value={session}>
       <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById("main")?.focus())}>
@@ -170,7 +173,7 @@ export function App() {
           </a>
           <nav aria-label="Main">
             <ul>
-              {NAV.filter((n) => !n.scope || session.can(n.scope)).map((n) => (
+              {NAV.filter((n) => !held && (!n.scope || session.can(n.scope))).map((n) => (
                 <li key={n.to}>
                   <a href={n.to} aria-current={first === n.first ? "page" : undefined}>
                     {n.label}
@@ -200,7 +203,7 @@ export function App() {
           </div>
         </header>
         <main id="main" tabIndex={-1}>
-          {route.parts.length === 0 ? <Screen route={parseHash(href(["runs"]))} /> : <Screen route={route} />}
+          {held ? <EnrollRequired /> : route.parts.length === 0 ? <Screen route={parseHash(href(["runs"]))} /> : <Screen route={route} />}
         </main>
       </div>
     </SessionContext.Provider>

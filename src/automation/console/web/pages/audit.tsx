@@ -45,9 +45,9 @@ export function Audit({ query }: { query: URLSearchParams }) {
           </>
         }
       >
-        <TextField label="Actor" placeholder="usr_…, key_… or e-mail" value={draft.actor ?? ""} onValue={(v) => set("actor", v)} />
-        <TextField label="Action" placeholder="e.g. members.invite" value={draft.action ?? ""} onValue={(v) => set("action", v)} />
-        <TextField label="Resource" placeholder="e.g. run_… or runs" value={draft.resource ?? ""} onValue={(v) => set("resource", v)} />
+        <TextField label="Actor" placeholder="usr_… or key_…" value={draft.actor ?? ""} onValue={(v) => set("actor", v)} />
+        <TextField label="Action" placeholder="e.g. keys.create" value={draft.action ?? ""} onValue={(v) => set("action", v)} />
+        <TextField label="Resource" placeholder="an id, e.g. run_…" value={draft.resource ?? ""} onValue={(v) => set("resource", v)} />
         <TextField label="Since" type="date" value={(draft.since ?? "").slice(0, 10)} onValue={(v) => set("since", v)} />
         <TextField label="Until" type="date" value={(draft.until ?? "").slice(0, 10)} onValue={(v) => set("until", v)} />
       </FilterForm>

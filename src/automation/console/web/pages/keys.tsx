@@ -2,7 +2,7 @@
 // making a key (its name, scopes among those the person has, an expiry) whose secret is shown once,
 // and revoking with a confirmation. A key belongs to its maker: disabling the maker disables it.
 import { useState } from "preact/hooks";
-import type { AutomationClient } from "../../../client/index";
+import type { KeyInfo } from "../../../client/index";
 import { TextField } from "../components/field";
 import { FilterForm } from "../components/filters";
 import { ShownOnce } from "../components/once";
@@ -12,28 +12,7 @@ import { Badge, Outcome, Page, Problem, Time, useAction, useLoad, useSession } f
 /** Every resource a scope names (`<resource>:read|write`), in the order the form lists them. */
 const RESOURCES = ["runs", "automations", "files", "reviews", "datasets", "templates", "email", "members", "keys", "audit"];
 
-/** A key as `GET /v1/keys` lists it (never its secret). */
-interface KeyLine {
-  id: string;
-  name: string | null;
-  hint: string;
-  scopes: string[];
-  createdAt: string;
-  expiresAt: string | null;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-  createdBy: { type: string; id: string; name: string | null } | null;
-}
-
-/** `/v1/keys` through the client's transport (the client's `keys` resource where it has one). */
-interface KeysApi {
-  list(): Promise<{ data: KeyLine[] }>;
-  create(input: { name: string; scopes: string[]; expiresInDays?: number }): Promise<KeyLine & { key: string }>;
-  revoke(id: string): Promise<unknown>;
-}
-const keysOf = (client: AutomationClient): KeysApi => (client as unknown as { keys: KeysApi }).keys;
-
-function state(k: KeyLine, now: number): string {
+function state(k: KeyInfo, now: number): string {
   if (k.revokedAt) return "revoked";
   if (k.expiresAt && Date.parse(k.expiresAt) <= now) return "expired";
   return "active";
@@ -42,7 +21,7 @@ function state(k: KeyLine, now: number): string {
 export function Keys() {
   const session = useSession();
   const { client } = session;
-  const list = useLoad(() => keysOf(client).list(), []);
+  const list = useLoad(() => client.keys.list({ limit: 100 }), []);
   const canWrite = session.can("keys:write");
   const revoke = useAction();
   const now = Date.now();
@@ -55,6 +34,7 @@ export function Keys() {
       {canWrite ? <NewKey onMade={list.reload} /> : null}
       <Problem error={list.error} />
       <Outcome action={revoke} />
+      {list.data && list.data.total > list.data.data.length ? <p class="hint">The newest {list.data.data.length} of {list.data.total} keys.</p> : null}
       <DataTable
         rows={list.data?.data}
         empty="No keys."
@@ -91,7 +71,7 @@ export function Keys() {
                     onClick={() => {
                       if (!confirm(`Revoke key ${k.name ?? k.id}? Programs using it get 401 from their next request.`)) return;
                       void revoke.run(async () => {
-                        await keysOf(client).revoke(k.id);
+                        await client.keys.revoke(k.id);
                         list.reload();
                         return `Key ${k.name ?? k.id} revoked.`;
                       });
@@ -131,7 +111,7 @@ function NewKey({ onMade }: { onMade(): void }) {
             setSecret(null);
             if (!scopes.length) throw new Error("Pick at least one scope.");
             const d = days.trim() ? Number(days) : undefined;
-            const made = await keysOf(client).create({ name: name.trim(), scopes, ...(d ? { expiresInDays: d } : {}) });
+            const made = await client.keys.create({ name: name.trim(), scopes, ...(d ? { expiresInDays: d } : {}) });
             setSecret({ name: made.name ?? made.id, key: made.key });
             setName("");
             setScopes([]);

@@ -3,6 +3,7 @@
 import { DataTable } from "../components/table";
 import { SIGNED_OUT } from "../api";
 import { Notice, Outcome, Page, Problem, Time, useAction, useLoad, useSession } from "../ui";
+import { SecondFactor } from "./second-factor";
 
 export function MySessions() {
   const session = useSession();
@@ -87,6 +88,7 @@ export function MySessions() {
           </tr>
         )}
       />
+      <SecondFactor />
     </Page>
   );
 }
