@@ -198,6 +198,9 @@ browserTest("the reviewer accepts the link, signs in and sees no admin pages", a
     expect(nav).toContain("Human review");
     for (const item of ["Members", "Keys", "Audit"]) expect(nav).not.toContain(item);
     expect(await p.$eval(".who", (el) => (el as { textContent: string | null }).textContent)).toContain("reviewer");
+    await p.goto(`${base}/#/human-reviews`);
+    await titled(p, "Human review"); // the reviewer's queue
+    await settled(p);
     // The members list of the owner now has the reviewer.
     await owner.goto(`${base}/#/runs`);
     await owner.goto(`${base}/#/members`);

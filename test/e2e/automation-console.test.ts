@@ -151,8 +151,10 @@ browserTest("the demo link signs in once with a single-use code; the key is neve
   }
 
   // Programs (and the rest of this file) use the demo key; it leaves the address bar and reaches no server in a URL.
+  // Signed out, the console first asks whether this browser has a person's session cookie (401: no).
+  allowed = [{ url: /\/v1\/auth\/sessions\/current$/, status: 401 }];
   await page.goto(`${base}/#/signin`);
-  await page.waitForSelector("#signin-title");
+  await page.waitForSelector("#email");
   await shot("signin");
   await page.goto(`${base}/#/signin?key=${KEY}`);
   await page.waitForSelector('nav[aria-label="Main"]');
@@ -162,7 +164,7 @@ browserTest("the demo link signs in once with a single-use code; the key is neve
   expect(requested.some((u) => u.startsWith(`${base}/`))).toBe(true);
   expect(requested.filter((u) => u.includes(KEY))).toEqual([]);
   // Every navigation entry is scoped: the demo key has "*", so all of them show.
-  expect(await page.$$eval('nav[aria-label="Main"] a', (as) => as.length)).toBe(7);
+  expect(await page.$$eval('nav[aria-label="Main"] a', (as) => as.length)).toBe(10); // with Members, Keys and Audit
 });
 
 let runWithFile: string;
@@ -478,6 +480,11 @@ browserTest("every other page renders without an error; light, dark and phone", 
   await open("#/email-servers", "E-mail servers");
   await shot("email-servers");
   await open("#/models", "Models");
+  // The admin pages a `*` key may read (their screenshots come from automation-console-people.test.ts).
+  await open("#/members", "Members");
+  await open("#/keys", "Keys");
+  await open("#/audit", "Audit");
+  await open("#/sessions", "My sessions"); // a key has no sessions: a notice
   await open("#/evaluation", "Evaluation");
   await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "dark" }]);
   await open(`#/runs/${runWithFile}`, runWithFile);
@@ -523,8 +530,8 @@ browserTest("a wrong key is refused with the API's message and nothing is stored
   const other = await context.newPage();
   watch(other);
   try {
-    allowed = [{ url: /\/v1\/auth\/check$/, status: 401 }];
-    await other.goto(`${base}/#/signin`);
+    allowed = [{ url: /\/v1\/auth\/check$/, status: 401 }, { url: /\/v1\/auth\/sessions\/current$/, status: 401 }];
+    await other.goto(`${base}/#/signin?with=key`); // the key form (the second choice beside e-mail and password)
     await other.waitForSelector("#api-key");
     await other.type("#api-key", "eak_not_a_key");
     await other.keyboard.press("Enter");
