@@ -48,6 +48,15 @@ describe("the demo's single-use sign-in link", () => {
     expect(second.status).toBe(303);
   }, 60_000);
 
+  test("the same code opened twice at once signs in once", async () => {
+    const { h, deps, person } = await peopleHarness();
+    const owner = await person("owner");
+    const { code } = await signInCode(deps, { email: owner.email, tenant: "acme" });
+    const answers = await Promise.all([1, 2, 3].map(() => h.req("GET", `/v1/auth/code?code=${code}`)));
+    expect(answers.map((r) => r.status).sort()).toEqual([303, 409, 409]);
+    expect(answers.filter((r) => r.headers.get("set-cookie") !== null)).toHaveLength(1);
+  });
+
   test("an expired, unknown or malformed code is a clear page that signs nobody in", async () => {
     const { h, deps, person } = await peopleHarness();
     const owner = await person("owner");

@@ -91,6 +91,16 @@ describe("password reset links", () => {
     expect((await h.req("POST", "/v1/auth/reset", { body: { token: invToken, password: NEW_PASSWORD } })).status).toBe(404);
   });
 
+  test("two redemptions racing: one sets the password, the other is told the link was used", async () => {
+    const { h, deps, person } = await peopleHarness();
+    const dev = await person("developer");
+    const { token } = await resetLink(deps, dev.email);
+    const answers = await Promise.all(["first-long-passphrase-1", "second-long-passphrase-2"].map((password) => h.req("POST", "/v1/auth/reset", { body: { token, password } })));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 409]);
+    const won = answers.findIndex((r) => r.status === 200) === 0 ? "first-long-passphrase-1" : "second-long-passphrase-2";
+    await signIn(h, dev.email, won);
+  });
+
   test("who may make one: members:write, an owner for an owner, only members of this tenant alone", async () => {
     const { h, deps, person } = await peopleHarness();
     const admin = await person("admin");

@@ -119,6 +119,16 @@ describe("TOTP second factor", () => {
     expect((await h.req("POST", "/v1/auth/sessions", signInBody(p, { totp: code(secret, now, 1) }))).status).toBe(201);
   });
 
+  test("two sign-ins racing with the same code: one session, the other refused", async () => {
+    const { h, person } = await peopleHarness();
+    const p = await person("developer");
+    const secret = await enrolled(h, p);
+    h.clock.advance(30_000);
+    const c = code(secret, h.clock.now().getTime());
+    const answers = await Promise.all([1, 2, 3].map(() => h.req("POST", "/v1/auth/sessions", signInBody(p, { totp: c }))));
+    expect(answers.map((r) => r.status).sort()).toEqual([201, 401, 401]);
+  });
+
   test("wrong codes count as failed sign-ins: 10 for one account → 429", async () => {
     const { h, person } = await peopleHarness();
     const p = await person("viewer");
