@@ -210,6 +210,6 @@ describe("people on the compiled binary", () => {
   test("users --help lists the subcommands", () => {
     const r = Bun.spawnSync([bin, "users", "--help"], { stdout: "pipe", stderr: "pipe" });
     expect(r.exitCode).toBe(0);
-    for (const sub of ["create", "list", "disable", "set-role", "invite"]) expect(r.stdout.toString()).toContain(`users ${sub}`);
+    for (const sub of ["create", "list", "disable", "set-role", "invite", "reset-link", "reset-totp"]) expect(r.stdout.toString()).toContain(`users ${sub}`);
   });
 });
