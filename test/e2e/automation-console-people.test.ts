@@ -239,7 +239,7 @@ browserTest("the owner makes a scoped key in the Keys page; a program uses it", 
   expect(after.status).toBe(401);
 });
 
-browserTest("the Audit page lists who did what and filters by action (in the address)", async () => {
+browserTest("the Audit page lists who did what, filters by action (in the address) and loads more", async () => {
   if (!(await has("GET", "/v1/audit"))) {
     console.warn("skipped: the server has no /v1/audit yet");
     return;
@@ -256,6 +256,14 @@ browserTest("the Audit page lists who did what and filters by action (in the add
   await settled(owner);
   const actions = await owner.$$eval("table.audit tbody tr td:nth-child(3)", (tds) => tds.map((td) => (td as { textContent: string | null }).textContent));
   expect(actions).toEqual(["members.invitations.create"]);
+  // Pages of two (`limit` in the address): "Load more" appends the next page under the first.
+  await owner.goto(`${base}/#/audit?limit=2`);
+  await settled(owner);
+  const rows = () => owner.$$eval("table.audit tbody tr", (trs) => trs.length);
+  expect(await rows()).toBe(2);
+  const [more] = await owner.$$("xpath///button[contains(., 'Load more')]");
+  await more!.click();
+  await owner.waitForFunction('document.querySelectorAll("table.audit tbody tr").length === 4');
   await owner.goto(`${base}/#/audit`);
   await settled(owner);
   await shot(owner, "audit");

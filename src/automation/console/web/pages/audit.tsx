@@ -18,7 +18,9 @@ export function Audit({ query }: { query: URLSearchParams }) {
   const { client } = useSession();
   const key = query.toString();
   const filters = { actor: query.get("actor") || undefined, action: query.get("action") || undefined, resource: query.get("resource") || undefined, since: day(query.get("since") ?? undefined, false), until: day(query.get("until") ?? undefined, true) };
-  const first = useLoad(() => client.audit.list({ ...filters, limit: PAGE }), [key]);
+  // A page's size: 50, or `limit` from the address (1-200, the API's bounds).
+  const limit = Math.min(200, Math.max(1, Number(query.get("limit")) || PAGE));
+  const first = useLoad(() => client.audit.list({ ...filters, limit }), [key]);
   // The pages loaded with "Load more" after the first, and the cursor of the next one.
   const [more, setMore] = useState<AuditEntry[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
@@ -35,7 +37,7 @@ export function Audit({ query }: { query: URLSearchParams }) {
       <FilterForm
         label="Filter the audit trail"
         role="search"
-        onApply={() => go(href(["audit"], draft))}
+        onApply={() => go(href(["audit"], { ...draft, limit: query.get("limit") }))}
         buttons={
           <>
             <button type="submit">Apply</button>
@@ -84,7 +86,7 @@ export function Audit({ query }: { query: URLSearchParams }) {
             disabled={loadMore.busy}
             onClick={() =>
               void loadMore.run(async () => {
-                const next = await client.audit.list({ ...filters, limit: PAGE, cursor });
+                const next = await client.audit.list({ ...filters, limit, cursor });
                 setMore((m) => [...m, ...next.data]);
                 setCursor(next.nextCursor ?? null);
               })
