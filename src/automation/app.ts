@@ -26,7 +26,7 @@ import { emailRoutes } from "./email/routes";
 import { reviewRoutes } from "./reviews/routes";
 import { scheduleRoutes } from "./schedules/routes";
 import { auditRoutes } from "./audit/routes";
-import { auditHttp } from "./audit/http";
+import { auditHttp, noteAnswer } from "./audit/http";
 import { consoleResponse } from "./console/serve";
 
 /** The same routes are served under both prefixes (the SDKs use either). */
@@ -82,6 +82,7 @@ export function buildApp(ctx: AutomationContext) {
       }
       aliasQuery(query as Record<string, unknown>);
     })
+    .onAfterHandle({ as: "global" }, ({ request, responseValue }) => noteAnswer(request, responseValue))
     .onAfterHandle({ as: "global" }, ({ request, responseValue }) => forOfficialSdk(request, responseValue))
     .onError({ as: "global" }, ({ request, error: raised, code, path }) => {
       const requestId = requestIdOf(request);

@@ -1,5 +1,6 @@
 -- The audit trail (SQLite 0040_audit): per-tenant hash chains, their heads (appends lock the head row,
--- so instances never fork a chain) and the anchors retention leaves.
+-- so instances never fork a chain) and the anchors retention leaves. No secondary index: appends stay
+-- cheap; the list's filters scan a tenant's chain by its primary key.
 CREATE TABLE audit_entries (
 	tenant_key text COLLATE "C" NOT NULL,
 	seq bigint NOT NULL,
@@ -19,10 +20,6 @@ CREATE TABLE audit_entries (
 	hash text COLLATE "C" NOT NULL,
 	PRIMARY KEY (tenant_key, seq)
 );
---> statement-breakpoint
-CREATE UNIQUE INDEX audit_entries_id ON audit_entries (id);
---> statement-breakpoint
-CREATE INDEX audit_entries_at ON audit_entries (tenant_key, at);
 --> statement-breakpoint
 CREATE TABLE audit_chains (
 	tenant_key text COLLATE "C" PRIMARY KEY,

@@ -32,5 +32,5 @@ export function canonical(e: AuditInput, prevHash: string): string {
 }
 
 export function entryHash(e: AuditInput, prevHash: string): string {
-  return new Bun.CryptoHasher("sha256").update(canonical(e, prevHash)).digest("hex");
+  return Bun.SHA256.hash(canonical(e, prevHash), "hex");
 }

@@ -20,6 +20,18 @@ export interface AuditNote {
 }
 
 const notes = new WeakMap<Request, AuditNote>();
+/** The id a create's handler answered with (its resource), noted before the answer is serialized. */
+const createdIds = new WeakMap<Request, string>();
+
+/**
+ * An onAfterHandle hook (app.ts): remembers the `id` of what a POST's handler returned, so the entry of
+ * a create names what it made without reading the serialized answer again.
+ */
+export function noteAnswer(request: Request, value: unknown): void {
+  if (request.method !== "POST" || value === null || typeof value !== "object") return;
+  const id = (value as { id?: unknown }).id;
+  if (typeof id === "string") createdIds.set(request, id);
+}
 
 /** Adds to what the request's audit entry says (later notes win field by field). */
 export function noteAudit(request: Request, note: AuditNote): void {
@@ -52,9 +64,7 @@ export function auditHttp<A extends AnyElysia>(app: A, ctx: AutomationContext): 
     } catch {
       address = null;
     }
-    // A create without an id in its path: the id its answer carries is the resource (read from a copy).
-    const created = response.status < 300 && !route.includes(":") && request.method === "POST" && response.headers.get("content-type")?.includes("json") ? (response.clone() as Response) : undefined;
-    writer.track(gather(ctx, request, response.status, route, path, at, address, created));
+    writer.track(gather(ctx, request, response.status, route, path, at, address));
     return response;
   };
   app.wrap(once(wrap) as unknown as Parameters<A["wrap"]>[0]);
@@ -67,7 +77,7 @@ function actorOf(auth: Auth | undefined): NonNullable<AuditNote["actor"]> {
   return { type: "key", id: auth.keyId, name: auth.keyName };
 }
 
-async function gather(ctx: AutomationContext, request: Request, status: number, route: string, path: string, at: string, address: string | null, created?: Response): Promise<AuditInput> {
+async function gather(ctx: AutomationContext, request: Request, status: number, route: string, path: string, at: string, address: string | null): Promise<AuditInput> {
   const note = notes.get(request);
   const auth = await authOf(request)?.catch(() => undefined);
   let tenantKey = note?.tenantId ?? auth?.tenantId ?? NO_TENANT;
@@ -75,11 +85,8 @@ async function gather(ctx: AutomationContext, request: Request, status: number, 
     const user = await ctx.storage.people.findUser(note.email);
     if (user) tenantKey = (await ctx.storage.people.memberships(user.id))[0]?.tenantId ?? NO_TENANT;
   }
-  let createdId: string | undefined;
-  if (created) {
-    const body = (await created.json().catch(() => undefined)) as { id?: unknown } | undefined;
-    if (typeof body?.id === "string") createdId = body.id;
-  }
+  // A create without an id in its path: the id its answer carries is the resource.
+  const createdId = status < 300 && !route.includes(":") ? createdIds.get(request) : undefined;
   const actor = note?.actor ?? actorOf(auth);
   const resource = resourceOf(route, path, createdId);
   return {

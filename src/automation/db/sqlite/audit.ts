@@ -1,7 +1,7 @@
 // The audit trail on SQLite (db/automation/0040_audit.sql). An append is one IMMEDIATE transaction:
 // it reads each chain's head, inserts the entries linked to it and moves the head, so appends (from
 // this process or another on the same file) are serialized and a chain never forks.
-import type { Database } from "bun:sqlite";
+import type { Database, Statement } from "bun:sqlite";
 import { entryHash, GENESIS } from "../../audit/chain";
 import type { AuditAnchor, AuditFilter, AuditInput, AuditRow, AuditStore, ChainPoint } from "../../audit/store";
 
@@ -19,27 +19,43 @@ function where(f: AuditFilter): { sql: string; args: (string | number)[] } {
   return { sql: parts.join(" AND "), args };
 }
 
+/** Rows per INSERT statement: one statement for a batch's rows costs less than one per row. */
+const CHUNK = 32;
+const TUPLE = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+const insertSql = (rows: number) =>
+  `INSERT INTO audit_entries (tenant_key, seq, id, at, actor_type, actor_id, actor_name, action, resource_type, resource_id, request_id, address, outcome, status, prev_hash, hash)
+   VALUES ${Array.from({ length: rows }, () => TUPLE).join(", ")}`;
+
+type Bind = string | number | null;
+
 export class SqliteAuditStore implements AuditStore {
-  constructor(readonly sqlite: Database) {}
+  private readonly headOf: Statement<ChainPoint, [string]>;
+  private readonly insertChunk: Statement<unknown, Bind[]>;
+  private readonly move: Statement<unknown, [string, number, string]>;
+
+  constructor(readonly sqlite: Database) {
+    this.headOf = sqlite.prepare<ChainPoint, [string]>("SELECT seq, hash FROM audit_chains WHERE tenant_key = ?");
+    this.insertChunk = sqlite.prepare<unknown, Bind[]>(insertSql(CHUNK));
+    this.move = sqlite.prepare("INSERT INTO audit_chains (tenant_key, seq, hash) VALUES (?, ?, ?) ON CONFLICT (tenant_key) DO UPDATE SET seq = excluded.seq, hash = excluded.hash");
+  }
 
   async append(entries: AuditInput[]): Promise<void> {
     if (entries.length === 0) return;
-    const head = this.sqlite.query<ChainPoint, [string]>("SELECT seq, hash FROM audit_chains WHERE tenant_key = ?");
-    const insert = this.sqlite.query(
-      `INSERT INTO audit_entries (tenant_key, seq, id, at, actor_type, actor_id, actor_name, action, resource_type, resource_id, request_id, address, outcome, status, prev_hash, hash)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    const move = this.sqlite.query("INSERT INTO audit_chains (tenant_key, seq, hash) VALUES (?, ?, ?) ON CONFLICT (tenant_key) DO UPDATE SET seq = excluded.seq, hash = excluded.hash");
     this.sqlite.transaction(() => {
       const heads = new Map<string, ChainPoint>();
+      const values: Bind[] = [];
       for (const e of entries) {
-        const at = heads.get(e.tenantKey) ?? head.get(e.tenantKey) ?? this.start(e.tenantKey);
+        const at = heads.get(e.tenantKey) ?? this.headOf.get(e.tenantKey) ?? this.start(e.tenantKey);
         const seq = at.seq + 1;
         const hash = entryHash(e, at.hash);
-        insert.run(e.tenantKey, seq, e.id, e.at, e.actorType, e.actorId, e.actorName, e.action, e.resourceType, e.resourceId, e.requestId, e.address, e.outcome, e.status, at.hash, hash);
+        values.push(e.tenantKey, seq, e.id, e.at, e.actorType, e.actorId, e.actorName, e.action, e.resourceType, e.resourceId, e.requestId, e.address, e.outcome, e.status, at.hash, hash);
         heads.set(e.tenantKey, { seq, hash });
       }
-      for (const [key, h] of heads) move.run(key, h.seq, h.hash);
+      const width = 16;
+      let i = 0;
+      for (; i + CHUNK <= entries.length; i += CHUNK) this.insertChunk.run(...values.slice(i * width, (i + CHUNK) * width));
+      if (i < entries.length) this.sqlite.query<unknown, Bind[]>(insertSql(entries.length - i)).run(...values.slice(i * width));
+      for (const [key, h] of heads) this.move.run(key, h.seq, h.hash);
     }).immediate();
   }
 
