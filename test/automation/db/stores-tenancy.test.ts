@@ -3,6 +3,9 @@
 // SQLite: an in-memory database; PostgreSQL: a fresh database on the test server.
 import { afterAll, describe, expect, test } from "bun:test";
 import type { SQL } from "bun";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { openStorage, type OpenedStorage } from "../../../src/automation/db/open";
 import { KEY_CACHE_MS } from "../../../src/automation/db/pg/tenancy";
 import type { ApiKeyRow } from "../../../src/automation/db/tables/foundation";
@@ -198,4 +201,38 @@ describe("key lookups remembered on PostgreSQL, across instances", () => {
     await a.storage.people.setStatus("usr_1", "active");
     expect((await b.storage.tenancy.authenticate("hash-key_p"))?.makerRole).toBe(next);
   }, 60_000);
+});
+
+describe("key lookups remembered on SQLite, across connections", () => {
+  test("a person disabled through another connection (the CLI, another server on the file) is refused at the next turn; through this one at once", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tenancy-keys-"));
+    const a = await openStorage({ dataDir: dir });
+    const b = await openStorage({ dataDir: dir });
+    try {
+      expect(await a.storage.tenancy.createTenant({ id: "ten_a", slug: "acme", name: "Acme", createdAt: at(0) }, key("key_1", "ten_a"))).toBe("ok");
+      const user = { id: "usr_1", email: "a@example.com", emailKey: "a@example.com", name: "A", status: "active" as const, passwordHash: null, createdAt: at(0) };
+      expect(await a.storage.people.createUser(user, { tenantId: "ten_a", role: "admin", createdAt: at(0) })).toBe("ok");
+      const { tenantId: _, ...mine } = key("key_p", "", { createdByUser: "usr_1" });
+      expect(await a.storage.tenancy.addKey("acme", mine)).toBeDefined();
+      await Bun.sleep(0);
+      expect((await b.storage.tenancy.authenticate("hash-key_p"))?.makerRole).toBe("admin");
+      // Through the other connection: seen once a turn has passed (the data version is read once per turn).
+      await a.storage.people.setStatus("usr_1", "disabled");
+      await Bun.sleep(0);
+      expect(await b.storage.tenancy.authenticate("hash-key_p")).toBeUndefined();
+      await a.storage.people.setStatus("usr_1", "active");
+      await Bun.sleep(0);
+      expect((await b.storage.tenancy.authenticate("hash-key_p"))?.makerRole).toBe("admin");
+      // Through the same connection: its own writes do not move the data version; the store forgets at once.
+      await b.storage.people.setRole("usr_1", "ten_a", "viewer", at(5));
+      expect((await b.storage.tenancy.authenticate("hash-key_p"))?.makerRole).toBe("viewer");
+      await b.storage.people.removeMembership("usr_1", "ten_a");
+      expect(await b.storage.tenancy.authenticate("hash-key_p")).toBeUndefined();
+      expect(await b.storage.tenancy.authenticate("hash-key_1")).toBeDefined();
+    } finally {
+      await a.close();
+      await b.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
