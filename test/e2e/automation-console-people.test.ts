@@ -207,6 +207,19 @@ browserTest("the reviewer accepts the link, signs in and sees no admin pages", a
     await settled(owner);
     await bodyHas(owner, REVIEWER.email);
     await shot(owner, "members");
+    // A role changed in the page is the member's role in the API; and back.
+    const roleOf = async () => {
+      const s = await apiSession(OWNER);
+      const r = await fetch(`${base}/v1/members`, { headers: { cookie: s.cookie } });
+      return ((await r.json()) as { data: { email: string; role: string }[] }).data.find((m) => m.email === REVIEWER.email)?.role;
+    };
+    const select = `xpath///label[contains(., "Role of ${REVIEWER.email}")]/select`;
+    await (await owner.waitForSelector(select))!.select("viewer");
+    await bodyHas(owner, `${REVIEWER.email} is now viewer.`);
+    expect(await roleOf()).toBe("viewer");
+    await (await owner.waitForSelector(select))!.select("reviewer");
+    await bodyHas(owner, `${REVIEWER.email} is now reviewer.`);
+    expect(await roleOf()).toBe("reviewer");
   } finally {
     await p.browserContext().close();
   }
@@ -253,14 +266,13 @@ browserTest("the Audit page lists who did what, filters by action (in the addres
   await owner.type("form.filters input[placeholder='e.g. keys.create']", "members.invitations.create");
   await owner.keyboard.press("Enter");
   await owner.waitForFunction('location.hash === "#/audit?action=members.invitations.create"');
-  await settled(owner);
+  // The previous rows stay until the filtered ones arrive: wait for the table to hold only the action.
+  await owner.waitForFunction('[...document.querySelectorAll("table.audit tbody tr td:nth-child(3)")].every((td) => td.textContent === "members.invitations.create")');
   const actions = await owner.$$eval("table.audit tbody tr td:nth-child(3)", (tds) => tds.map((td) => (td as { textContent: string | null }).textContent));
   expect(actions).toEqual(["members.invitations.create"]);
   // Pages of two (`limit` in the address): "Load more" appends the next page under the first.
   await owner.goto(`${base}/#/audit?limit=2`);
-  await settled(owner);
-  const rows = () => owner.$$eval("table.audit tbody tr", (trs) => trs.length);
-  expect(await rows()).toBe(2);
+  await owner.waitForFunction('document.querySelectorAll("table.audit tbody tr").length === 2');
   const [more] = await owner.$$("xpath///button[contains(., 'Load more')]");
   await more!.click();
   await owner.waitForFunction('document.querySelectorAll("table.audit tbody tr").length === 4');
@@ -346,4 +358,17 @@ browserTest("sign out ends the session on the server", async () => {
   allowed = [{ url: /\/v1\/auth\/sessions\/current$/, status: 401 }];
   await owner.reload();
   await owner.waitForSelector("#email"); // the cookie no longer signs in
+});
+
+browserTest("the owner removes the reviewer (after a confirmation); they are no longer listed", async () => {
+  allowed = [{ url: /\/v1\/auth\/sessions\/current$/, status: 401 }];
+  await owner.goto(`${base}/#/members`);
+  await signIn(owner, OWNER);
+  await titled(owner, "Members");
+  await settled(owner);
+  await bodyHas(owner, REVIEWER.email);
+  await owner.click(`button[aria-label="Remove ${REVIEWER.email}"]`); // the dialog is accepted
+  await owner.waitForFunction(`!document.body.textContent.includes(${JSON.stringify(REVIEWER.email)})`);
+  const r = await fetch(`${base}/v1/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: REVIEWER.email, password: REVIEWER.password }) });
+  expect(r.status).not.toBe(201); // no tenant left to sign in to
 });
