@@ -48,12 +48,13 @@ const keyCreateFlags = {
   tenant: { type: "string", value: "SLUG", help: "tenant slug or id" },
   scopes: { type: "string", value: "LIST", help: "comma list of scopes, e.g. runs:read,runs:write (default *)" },
   name: { type: "string", value: "NAME", help: "a label for the key" },
+  "expires-in-days": { type: "string", value: "N", help: "the key stops working N days from now (1-3650; default never)" },
   ...common,
 } as const;
 const keyListFlags = { tenant: keyCreateFlags.tenant, ...common } as const;
 const keyRevokeFlags = { ...common } as const;
 
-const KEYS_USAGE = `Usage: automation-server keys create --tenant SLUG [--scopes LIST] [--name NAME] [--json]
+const KEYS_USAGE = `Usage: automation-server keys create --tenant SLUG [--scopes LIST] [--name NAME] [--expires-in-days N] [--json]
        automation-server keys list --tenant SLUG [--json]
        automation-server keys revoke KEY_ID [--json]`;
 
@@ -74,7 +75,7 @@ export async function keysCommand(argv: string[]): Promise<void> {
 
 async function keysCreate(argv: string[]): Promise<void> {
   const { values, positionals } = parseFlags(argv, keyCreateFlags);
-  if (values.help) return void process.stdout.write(helpText("Usage: automation-server keys create --tenant SLUG [--scopes LIST] [--name NAME] [--json]\n\nCreates an API key, shown once.", keyCreateFlags));
+  if (values.help) return void process.stdout.write(helpText("Usage: automation-server keys create --tenant SLUG [--scopes LIST] [--name NAME] [--expires-in-days N] [--json]\n\nCreates an API key, shown once. People with keys:write make theirs through POST /v1/keys.", keyCreateFlags));
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const tenant = values.tenant ?? (await askText("tenant", "Tenant slug"));
   let scopes = values.scopes?.split(",").map((s) => s.trim()).filter(Boolean);
@@ -85,9 +86,12 @@ async function keysCreate(argv: string[]): Promise<void> {
   }
   const db = await openAdminStorage(values);
   try {
-    const k = await createKey(db.storage.tenancy, systemClock, { tenant, scopes: scopes ?? ["*"], name: values.name ?? null });
-    if (values.json) return printJson({ id: k.id, key: k.key, tenantId: k.tenantId, scopes: k.scopes });
-    process.stdout.write(`created API key ${k.id} (scopes ${k.scopes.join(",")}), shown only once:\n\n  ${k.key}\n\n`);
+    const days = values["expires-in-days"];
+    if (days !== undefined && !/^\d+$/.test(days)) throw new UsageError(`--expires-in-days must be a whole number of days, got "${days}"`);
+    const k = await createKey(db.storage.tenancy, systemClock, { tenant, scopes: scopes ?? ["*"], name: values.name ?? null, expiresInDays: days === undefined ? undefined : Number(days) });
+    if (values.json) return printJson({ id: k.id, key: k.key, tenantId: k.tenantId, scopes: k.scopes, expiresAt: k.expiresAt });
+    const until = k.expiresAt ? `, until ${k.expiresAt}` : "";
+    process.stdout.write(`created API key ${k.id} (scopes ${k.scopes.join(",")}${until}), shown only once:\n\n  ${k.key}\n\n`);
   } catch (err) {
     asCliError(err);
   } finally {

@@ -16,6 +16,7 @@ export interface CreatedKey {
   key: string;
   tenantId: string;
   scopes: string[];
+  expiresAt: string | null;
 }
 
 export interface CreatedTenant {
@@ -75,13 +76,20 @@ export async function requireTenant(store: TenancyStore, ref: string): Promise<T
   return t;
 }
 
-export async function createKey(store: TenancyStore, clock: Clock, input: { tenant: string; scopes?: string[]; name?: string | null }): Promise<CreatedKey> {
+/** A key made on the server's shell: no person owns it; it expires after `expiresInDays` (1-3650) when given. */
+export async function createKey(
+  store: TenancyStore,
+  clock: Clock,
+  input: { tenant: string; scopes?: string[]; name?: string | null; expiresInDays?: number },
+): Promise<CreatedKey> {
   const scopes = [...new Set(parseWith(Scopes, input.scopes ?? ["*"], "scopes"))];
   const name = input.name == null ? null : parseWith(v.pipe(v.string(), v.maxLength(200)), input.name, "name");
+  const days = input.expiresInDays === undefined ? undefined : parseWith(KeyCreateBody.entries.expiresInDays, input.expiresInDays, "expiresInDays");
   const { row, key } = newKey(clock, scopes, name);
-  const added = await store.addKey(input.tenant, row);
+  const expiresAt = days === undefined ? null : new Date(clock.now().getTime() + days * 86_400_000).toISOString();
+  const added = await store.addKey(input.tenant, { ...row, expiresAt });
   if (!added) throw NotFound(`no tenant "${input.tenant}"`, { field: "tenant" });
-  return { id: added.id, key, tenantId: added.tenantId, scopes };
+  return { id: added.id, key, tenantId: added.tenantId, scopes, expiresAt };
 }
 
 function keyInfo(row: KeyLine): KeyInfo {

@@ -101,6 +101,17 @@ describe("keys made by people", () => {
 
   });
 
+  test("a key made on the shell may expire too (keys create --expires-in-days)", async () => {
+    const { h, t } = await peopleHarness();
+    const k = await createKey(h.ctx.storage.tenancy, h.clock, { tenant: t.slug, scopes: ["runs:read"], name: "nightly", expiresInDays: 2 });
+    expect(k.expiresAt).toBe(new Date(h.clock.now().getTime() + 2 * DAY).toISOString());
+    expect((await h.req("GET", "/v1/runs", { key: k.key })).status).toBe(200);
+    h.clock.advance(2 * DAY);
+    expect((await h.req("GET", "/v1/runs", { key: k.key })).status).toBe(401);
+    const err = await createKey(h.ctx.storage.tenancy, h.clock, { tenant: t.slug, expiresInDays: 0 }).catch((e: Error & { kind?: string }) => e);
+    expect([(err as { kind?: string }).kind, (err as Error).message]).toEqual(["invalid", "expiresInDays is at least 1"]);
+  });
+
   test("no escalation: a key grants at most what its maker holds; reviewers may not make keys", async () => {
     const { h, t, person } = await peopleHarness();
     const admin = await person("admin");
