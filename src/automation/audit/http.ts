@@ -3,6 +3,7 @@
 // matched a route) has its answer, queues an entry: who (the request's principal, or what the route
 // noted), the action and resource from the route, the outcome from the final status (errors included).
 // The entry is written after the response by the context's AuditWriter; the response never waits.
+// Nothing here rejects: an entry that cannot be gathered would be lost.
 import type { AnyElysia } from "elysia";
 import { once, pathOf, requestIdOf, routeTemplates } from "../../kernel/observe";
 import type { AutomationContext } from "../context";
@@ -64,7 +65,7 @@ export function auditHttp<A extends AnyElysia>(app: A, ctx: AutomationContext): 
     } catch {
       address = null;
     }
-    writer.track(gather(ctx, request, response.status, route, path, at, address));
+    writer.push(gather(ctx, request, response.status, route, path, at, address));
     return response;
   };
   app.wrap(once(wrap) as unknown as Parameters<A["wrap"]>[0]);
@@ -79,11 +80,24 @@ function actorOf(auth: Auth | undefined): NonNullable<AuditNote["actor"]> {
 
 async function gather(ctx: AutomationContext, request: Request, status: number, route: string, path: string, at: string, address: string | null): Promise<AuditInput> {
   const note = notes.get(request);
-  const auth = await authOf(request)?.catch(() => undefined);
+  let auth: Auth | undefined;
+  const asked = authOf(request);
+  if (asked) {
+    try {
+      auth = await asked;
+    } catch {
+      auth = undefined; // refused: the entry is anonymous
+    }
+  }
   let tenantKey = note?.tenantId ?? auth?.tenantId ?? NO_TENANT;
   if (note?.tenantId === undefined && !auth && note?.email) {
-    const user = await ctx.storage.people.findUser(note.email);
-    if (user) tenantKey = (await ctx.storage.people.memberships(user.id))[0]?.tenantId ?? NO_TENANT;
+    // Never rejects (the writer would lose the entry): a failed lookup leaves it in the chain without tenant.
+    try {
+      const user = await ctx.storage.people.findUser(note.email);
+      if (user) tenantKey = (await ctx.storage.people.memberships(user.id))[0]?.tenantId ?? NO_TENANT;
+    } catch {
+      tenantKey = NO_TENANT;
+    }
   }
   // A create without an id in its path: the id its answer carries is the resource.
   const createdId = status < 300 && !route.includes(":") ? createdIds.get(request) : undefined;

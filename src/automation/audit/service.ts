@@ -76,14 +76,13 @@ export function outcomeOf(status: number): Outcome {
 }
 
 /**
- * Appends entries after the responses they describe: an entry is gathered (its principal may still be
- * resolving) then queued; the queue is written in batches, one transaction each, in the order entries
- * were queued. `drain` waits for everything queued and being gathered: the server awaits it before it
- * closes the database, so a clean shutdown loses nothing.
+ * Appends entries after the responses they describe: an entry may still be gathered when queued (its
+ * principal resolving: a promise); the queue is written in batches, one transaction each, in the order
+ * entries were queued. `drain` waits for everything queued: the server awaits it before it closes the
+ * database, so a clean shutdown loses nothing.
  */
 export class AuditWriter {
-  private queue: AuditInput[] = [];
-  private gathering = new Set<Promise<unknown>>();
+  private queue: (AuditInput | Promise<AuditInput>)[] = [];
   private running: Promise<void> | undefined;
 
   constructor(
@@ -91,19 +90,7 @@ export class AuditWriter {
     private readonly log: Logger,
   ) {}
 
-  /** An entry still being gathered (undefined: nothing to record). */
-  track(entry: Promise<AuditInput | undefined>): void {
-    const p = entry.then(
-      (e) => {
-        if (e) this.push(e);
-      },
-      (err) => this.log.error("audit entry not recorded", { error: (err as Error)?.stack ?? String(err) }),
-    );
-    this.gathering.add(p);
-    p.finally(() => this.gathering.delete(p));
-  }
-
-  push(entry: AuditInput): void {
+  push(entry: AuditInput | Promise<AuditInput>): void {
     this.queue.push(entry);
     this.kick();
   }
@@ -120,8 +107,13 @@ export class AuditWriter {
     // One turn of the event loop: entries of requests answered together share a transaction.
     await new Promise((resolve) => setImmediate(resolve));
     while (this.queue.length) {
-      const batch = this.queue.splice(0, BATCH);
-      for (let attempt = 1; ; attempt++) {
+      const settled = await Promise.allSettled(this.queue.splice(0, BATCH));
+      const batch: AuditInput[] = [];
+      for (const s of settled) {
+        if (s.status === "fulfilled") batch.push(s.value);
+        else this.log.error("audit entry not recorded", { error: (s.reason as Error)?.stack ?? String(s.reason) });
+      }
+      for (let attempt = 1; batch.length; attempt++) {
         try {
           await this.store.append(batch);
           break;
@@ -136,10 +128,9 @@ export class AuditWriter {
     }
   }
 
-  /** Resolves when every entry gathered or queued so far is written. */
+  /** Resolves when every entry queued so far is written. */
   async drain(): Promise<void> {
-    while (this.gathering.size || this.queue.length || this.running) {
-      await Promise.allSettled([...this.gathering]);
+    while (this.queue.length || this.running) {
       this.kick();
       await this.running;
     }

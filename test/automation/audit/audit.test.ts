@@ -3,7 +3,11 @@
 // is refused to roles without audit:read and shows only the caller's tenant; chains stay whole under
 // concurrent writes.
 import { describe, expect, test } from "bun:test";
-import { json } from "../app/harness";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { harness, json, type Harness } from "../app/harness";
+import { atFileEnd } from "../../support/file-end";
 import { as, PASSWORD, peopleHarness } from "../people/support";
 import { actionOf, auditOf, verifyChain, type AuditEntry } from "../../../src/automation/audit/service";
 import { NO_TENANT } from "../../../src/automation/audit/store";
@@ -153,6 +157,22 @@ describe("audit trail", () => {
       const v = await verifyChain(h.ctx.storage.audit, tenant);
       expect(v).toMatchObject({ ok: true, entries: 30 });
     }
+  });
+
+  test("two instances on one database append to one chain without forking it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "audit-two-"));
+    atFileEnd(() => rmSync(dir, { recursive: true, force: true }));
+    const a = await harness({ dataDir: dir });
+    const b = await harness({ dataDir: dir });
+    const t = await a.tenant("acme");
+    const send = (h: Harness, i: number) => h.req("POST", "/v1/members/invitations", { key: t.key, body: { email: `two${i}@example.com`, role: "viewer" } });
+    for (let round = 0; round < 4; round++) {
+      await Promise.all(Array.from({ length: 20 }, (_, i) => send(i % 2 ? a : b, round * 20 + i)));
+      await Promise.all([auditOf(a.ctx).drain(), auditOf(b.ctx).drain()]);
+    }
+    expect(await verifyChain(a.ctx.storage.audit, t.id)).toMatchObject({ ok: true, entries: 80 });
+    const rows = await b.ctx.storage.audit.range({ tenantKey: t.id }, 0, 200);
+    expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: 80 }, (_, i) => i + 1));
   });
 
   test("action names", () => {
