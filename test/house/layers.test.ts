@@ -37,6 +37,8 @@ const CONTRACT_VALUES: Record<string, string> = {
   examplePin: "datasets/store.ts: the blob-pin owner of an example's files",
   reviewPin: "reviews/store.ts: the blob-pin owner of a run's corrected files",
   itemOf: "backtests/store.ts: the item row both backends hand out, from their columns (scores as the interface types them)",
+  entryHash: "audit/store.ts: the hash of an audit entry both backends compute inside their append transaction",
+  GENESIS: "audit/store.ts: the predecessor hash of an audit chain's first entry",
 };
 
 /** Circles between folders still there, each with why; a feature's store.ts and db/tables/ count as units of their own. */
@@ -47,7 +49,7 @@ const KNOWN_CIRCLES: Record<string, { why: string; units: string[] }> = {
       "reach the start-up wiring (context.ts, config.ts, admin.ts), and the store contracts speak types of model files " +
       "(engine/contract.ts, models/contract.ts, reviews/model.ts, evaluators/model.ts) that reach back; the rest of issue 35",
     units: [
-      "admin.ts", "agents", "app.ts", "automations", "backtests", "client", "config.ts", "console", "context.ts", "datasets", "db", "email",
+      "admin.ts", "agents", "app.ts", "audit", "automations", "backtests", "client", "config.ts", "console", "context.ts", "datasets", "db", "email",
       "engine", "evaluators", "evaluators/store.ts", "experiments", "files", "http", "human-review", "inbound", "key-material.ts",
       "metrics.ts", "models", "models/store.ts", "offthread", "people", "reviews", "reviews/store.ts", "runs", "runs/store.ts", "schedules",
       "server.ts", "templates", "tenancy", "workflow",

@@ -5,7 +5,8 @@ import { helpText, parseFlags } from "../../kernel/config";
 import { FatalError, UsageError } from "../../kernel/errors";
 import { asCliError, openAdminStorage, printJson } from "../admin";
 import { storageFlags } from "../config";
-import type { AutomationStorage } from "../db/storage";
+
+type AutomationStorage = Awaited<ReturnType<typeof openAdminStorage>>["storage"];
 import { exportAudit, isoBound, verifyChain, type Verdict } from "./service";
 import { NO_TENANT } from "./store";
 

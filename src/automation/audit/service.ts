@@ -6,9 +6,7 @@
 import { Invalid } from "../../kernel/errors";
 import type { Logger } from "../../kernel/logger";
 import type { AutomationContext } from "../context";
-import { entryHash, GENESIS } from "./chain";
-import type { ActorType, AuditFilter, AuditInput, AuditRow, AuditStore, Outcome } from "./store";
-import { NO_TENANT } from "./store";
+import { entryHash, GENESIS, NO_TENANT, type ActorType, type AuditFilter, type AuditInput, type AuditRow, type AuditStore, type Outcome } from "./store";
 
 /** How often retention prunes (also once at start). */
 export const RETENTION_EVERY_MS = 60 * 60 * 1000;

@@ -2,8 +2,7 @@
 // first locks the head row of every chain it extends (an upsert that returns the head, taken in key
 // order so two batches never deadlock), then inserts the linked entries and moves the heads: two
 // instances appending to one chain wait for each other instead of forking it.
-import { entryHash, GENESIS } from "../../audit/chain";
-import type { AuditAnchor, AuditFilter, AuditInput, AuditRow, AuditStore, ChainPoint } from "../../audit/store";
+import { entryHash, GENESIS, type AuditAnchor, type AuditFilter, type AuditInput, type AuditRow, type AuditStore, type ChainPoint } from "../../audit/store";
 import { int, type Pg, plain, plainRows } from "./rows";
 
 const ROW = `tenant_key AS "tenantKey", seq, id, at, actor_type AS "actorType", actor_id AS "actorId", actor_name AS "actorName", action,

@@ -2,8 +2,7 @@
 // it reads each chain's head, inserts the entries linked to it and moves the head, so appends (from
 // this process or another on the same file) are serialized and a chain never forks.
 import type { Database, Statement } from "bun:sqlite";
-import { entryHash, GENESIS } from "../../audit/chain";
-import type { AuditAnchor, AuditFilter, AuditInput, AuditRow, AuditStore, ChainPoint } from "../../audit/store";
+import { entryHash, GENESIS, type AuditAnchor, type AuditFilter, type AuditInput, type AuditRow, type AuditStore, type ChainPoint } from "../../audit/store";
 
 const ROW = `tenant_key AS tenantKey, seq, id, at, actor_type AS actorType, actor_id AS actorId, actor_name AS actorName, action,
   resource_type AS resourceType, resource_id AS resourceId, request_id AS requestId, address, outcome, status, prev_hash AS prevHash, hash`;
