@@ -225,6 +225,24 @@ browserTest("the reviewer accepts the link, signs in and sees no admin pages", a
   }
 });
 
+browserTest("Members: a password reset link shown once; requiring a second factor waits for the owner's own", async () => {
+  await owner.goto(`${base}/#/runs`);
+  await owner.goto(`${base}/#/members`);
+  await titled(owner, "Members");
+  await settled(owner);
+  await owner.click(`button[aria-label="Password reset link for ${REVIEWER.email}"]`);
+  await owner.waitForSelector("[data-testid=shown-once]");
+  const link = await owner.$eval("[data-testid=shown-once]", (el) => (el as unknown as { value: string }).value);
+  expect(link).toContain("/v1/auth/reset?token=");
+  const form = await fetch(link.replace(/^https?:\/\/[^/]+/, base));
+  expect(form.status).toBe(200); // the reset form (not used here: it would end the reviewer's sessions)
+  await form.body?.cancel();
+  // Requiring a second factor of every member is offered once the owner has one: without, it would
+  // hold the owner at enrollment too.
+  await owner.waitForSelector("[data-testid=totp-own-first]");
+  expect(await owner.$eval("#require-totp", (el) => (el as unknown as { disabled: boolean }).disabled)).toBe(true);
+});
+
 browserTest("the owner makes a scoped key in the Keys page; a program uses it", async () => {
   if (!(await has("GET", "/v1/keys"))) {
     console.warn("skipped: the server has no /v1/keys yet");

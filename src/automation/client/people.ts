@@ -51,6 +51,20 @@ export interface Invitation {
   link: string;
 }
 
+/** A password reset link as made: the link is in this answer only (1 hour, once). */
+export interface ResetLink {
+  id: string;
+  userId: string;
+  email: string;
+  expiresAt: string;
+  link: string;
+}
+
+/** The tenant's people settings. */
+export interface TenantPeopleSettings {
+  requireTotp: boolean;
+}
+
 export interface Actor {
   type: string;
   id: string;
@@ -160,6 +174,21 @@ export class MembersResource {
 
   remove(userId: string): Promise<void> {
     return this.http.json({ method: "DELETE", path: `/v1/members/${enc(userId)}` });
+  }
+
+  /** A one-time password reset link for a member (shown once). */
+  resetLink(userId: string): Promise<ResetLink> {
+    return this.http.json({ method: "POST", path: `/v1/members/${enc(userId)}/reset-link` });
+  }
+
+  /** The tenant's people settings (`members:read`). */
+  settings(): Promise<TenantPeopleSettings> {
+    return this.http.json({ method: "GET", path: "/v1/tenant/settings" });
+  }
+
+  /** Sets the tenant's people settings (owners: `tenant:write`). */
+  setSettings(settings: TenantPeopleSettings): Promise<TenantPeopleSettings> {
+    return this.http.json({ method: "PUT", path: "/v1/tenant/settings", json: settings });
   }
 }
 

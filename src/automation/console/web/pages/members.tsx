@@ -2,7 +2,7 @@
 // invitation form (the one-time link is shown once), a role per member and removal. Only an owner
 // makes, changes or removes owners; the form offers what the server would accept.
 import { useState } from "preact/hooks";
-import type { Invitation, Member } from "../../../client/index";
+import type { Invitation, Member, ResetLink } from "../../../client/index";
 import { SelectField, TextField } from "../components/field";
 import { FilterForm } from "../components/filters";
 import { ShownOnce } from "../components/once";
@@ -20,6 +20,8 @@ export function Members() {
   // An admin cannot raise anyone to owner (nor touch an owner): the server says 403 anyway.
   const roles = isOwner ? ROLES : ROLES.filter((r) => r !== "owner");
   const me = session.person?.id;
+  // A reset link made on a row, shown once under the table.
+  const [reset, setReset] = useState<ResetLink | null>(null);
 
   return (
     <Page title="Members">
@@ -29,13 +31,60 @@ export function Members() {
         rows={list.data}
         empty="No members."
         head={["Name", "E-mail", "Role", "Status", "Since", canWrite ? <span class="sr-only">Actions</span> : ""]}
-        row={(m) => <MemberRow key={m.id} member={m} editable={canWrite && m.id !== me && (isOwner || m.role !== "owner")} roles={roles} onChanged={list.reload} />}
+        row={(m) => <MemberRow key={m.id} member={m} editable={canWrite && m.id !== me && (isOwner || m.role !== "owner")} roles={roles} onChanged={list.reload} onReset={setReset} />}
       />
+      {reset ? (
+        <ShownOnce
+          label={`Password reset link for ${reset.email}`}
+          value={reset.link}
+          note={`Shown only now: send it to ${reset.email} yourself. It works once, until ${new Date(reset.expiresAt).toLocaleString()}, and ends every session they have.`}
+        />
+      ) : null}
+      <TenantSettings />
     </Page>
   );
 }
 
-function MemberRow({ member: m, editable, roles, onChanged }: { member: Member; editable: boolean; roles: readonly string[]; onChanged(): void }) {
+/** The tenant's people settings: whether every member needs a second factor (owners change it). */
+function TenantSettings() {
+  const session = useSession();
+  const { client } = session;
+  const settings = useLoad(() => client.members.settings(), []);
+  // Turning the rule on holds every member without a factor at enrollment, the person turning it on
+  // included: offered only once their own factor is set up (a key has none to set up).
+  const mine = useLoad(() => (session.person ? client.sessions.secondFactor() : Promise.resolve(null)), []);
+  const action = useAction();
+  const canChange = session.can("tenant:write");
+  if (!settings.data) return <Problem error={settings.error} />;
+  const on = settings.data.requireTotp;
+  const ownFirst = !on && mine.data !== null && mine.data?.enabled !== true;
+  return (
+    <section aria-labelledby="settings-h">
+      <h2 id="settings-h">Settings</h2>
+      <label class="check">
+        <input
+          type="checkbox"
+          id="require-totp"
+          checked={on}
+          disabled={!canChange || ownFirst || action.busy}
+          onChange={(e) => {
+            const requireTotp = e.currentTarget.checked;
+            void action.run(async () => {
+              await client.members.setSettings({ requireTotp });
+              settings.reload();
+              return requireTotp ? "Every member now needs a second factor: those without one can only set it up at their next sign-in." : "A second factor is optional again.";
+            });
+          }}
+        />{" "}
+        Require a second factor (TOTP) of every member
+      </label>
+      {!canChange ? <p class="hint">Only an owner changes this.</p> : ownFirst ? <p class="hint" data-testid="totp-own-first">Set up your own second factor first (<a href="#/sessions">My sessions</a>): the rule would hold you at enrollment too.</p> : null}
+      <Outcome action={action} />
+    </section>
+  );
+}
+
+function MemberRow({ member: m, editable, roles, onChanged, onReset }: { member: Member; editable: boolean; roles: readonly string[]; onChanged(): void; onReset(link: ResetLink): void }) {
   const { client } = useSession();
   const action = useAction();
   return (
@@ -69,6 +118,17 @@ function MemberRow({ member: m, editable, roles, onChanged }: { member: Member; 
         <Time iso={m.createdAt} />
       </td>
       <td>
+        {editable ? (
+          <button
+            type="button"
+            class="secondary"
+            disabled={action.busy}
+            aria-label={`Password reset link for ${m.email}`}
+            onClick={() => void action.run(async () => onReset(await client.members.resetLink(m.id)))}
+          >
+            Reset link
+          </button>
+        ) : null}{" "}
         {editable ? (
           <button
             type="button"
