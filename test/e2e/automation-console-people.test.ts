@@ -390,3 +390,43 @@ browserTest("the owner removes the reviewer (after a confirmation); they are no 
   const r = await fetch(`${base}/v1/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: REVIEWER.email, password: REVIEWER.password }) });
   expect(r.status).not.toBe(201); // no tenant left to sign in to
 });
+
+browserTest("a tenant that requires a second factor holds a member without one at its setup, then opens", async () => {
+  const VIEWER = { email: "vic@example.test", name: "Vic Viewer", password: "marble-harbor-sketch-4" };
+  // The owner sets up their own factor (through the API here) and invites a viewer.
+  const s = await apiSession(OWNER);
+  const headers = { cookie: s.cookie, "x-csrf-token": s.csrf, "content-type": "application/json" };
+  const enrolled = (await (await fetch(`${base}/v1/auth/totp/enroll`, { method: "POST", headers, body: "{}" })).json()) as { secret: string };
+  const ownerTotp = new TOTP({ secret: Secret.fromBase32(enrolled.secret), digits: 6, period: 30 });
+  expect((await fetch(`${base}/v1/auth/totp/confirm`, { method: "POST", headers, body: JSON.stringify({ code: ownerTotp.generate() }) })).status).toBe(200);
+  const inv = (await (await fetch(`${base}/v1/members/invitations`, { method: "POST", headers, body: JSON.stringify({ email: VIEWER.email, role: "viewer" }) })).json()) as { link: string };
+  const token = new URL(inv.link).searchParams.get("token");
+  expect((await fetch(`${base}/v1/auth/invitations/accept`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token, name: VIEWER.name, password: VIEWER.password }) })).status).toBe(201);
+  // With their own factor on, the owner may now require one of everybody.
+  await owner.goto(`${base}/#/runs`);
+  await owner.goto(`${base}/#/members`);
+  await titled(owner, "Members");
+  await owner.waitForSelector("#require-totp:not([disabled])");
+  await owner.click("#require-totp");
+  await bodyHas(owner, "Every member now needs a second factor");
+
+  const p = await newPage();
+  try {
+    allowed = [{ url: /\/v1\/auth\/sessions\/current$/, status: 401 }];
+    await p.goto(`${base}/#/runs`);
+    await signIn(p, VIEWER);
+    await titled(p, "Set up a second factor");
+    expect(await navLinks(p)).toEqual([]); // nothing else is offered: the server answers nothing else
+    const [setUp] = await p.$$("xpath///button[contains(., 'Set up a second factor')]");
+    await setUp!.click();
+    await p.waitForSelector("[data-testid=shown-once]");
+    const secret = await p.$eval("[data-testid=shown-once]", (el) => (el as unknown as { value: string }).value);
+    await p.type("#totp-confirm", new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30 }).generate());
+    await p.keyboard.press("Enter");
+    // Confirmed: the console opens as usual, on the page the address names.
+    await titled(p, "Runs");
+    expect(await navLinks(p)).toContain("Runs");
+  } finally {
+    await p.browserContext().close();
+  }
+});
