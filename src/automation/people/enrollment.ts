@@ -6,6 +6,9 @@
 
 const ALLOWED = new Set([
   "GET /v1/auth/check",
+  // The console learns its CSRF token and role here after a reload, and lists the sessions it may end.
+  "GET /v1/auth/sessions/current",
+  "GET /v1/auth/sessions",
   "GET /v1/auth/totp",
   "POST /v1/auth/totp/enroll",
   "POST /v1/auth/totp/confirm",
@@ -15,5 +18,7 @@ const ALLOWED = new Set([
 
 /** Whether a session held at enrollment may make this request (`path` without the query). */
 export function allowedWhileEnrolling(method: string, path: string): boolean {
-  return ALLOWED.has(`${method} ${path.replace(/\/+$/, "")}`);
+  // The same routes are served under /api/v1 (app.ts's API_PREFIXES).
+  const route = path.replace(/\/+$/, "").replace(/^\/api\/v1\//, "/v1/");
+  return ALLOWED.has(`${method} ${route}`);
 }

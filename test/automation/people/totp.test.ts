@@ -196,6 +196,11 @@ describe("TOTP second factor", () => {
     const fresh: Person = { ...dev, cookie: r.headers.get("set-cookie")!.split(";")[0]! };
     expect((await as(h, fresh, "GET", "/v1/runs")).status).toBe(403);
     expect((await as(h, fresh, "GET", "/v1/auth/check")).status).toBe(200);
+    // The console's reload (its CSRF token and role) and My sessions work while held, under either prefix.
+    expect((await as(h, fresh, "GET", "/v1/auth/sessions/current")).status).toBe(200);
+    expect((await as(h, fresh, "GET", "/api/v1/auth/sessions/current")).status).toBe(200);
+    expect((await as(h, fresh, "GET", "/v1/auth/sessions")).status).toBe(200);
+    expect((await as(h, fresh, "GET", "/api/v1/runs")).status).toBe(403);
     expect(await json(await as(h, fresh, "GET", "/v1/auth/totp"))).toEqual({ enabled: false, pending: false, required: true });
     const secret = await enrolled(h, fresh);
     // Confirmed: the same session may now do what the role may.
