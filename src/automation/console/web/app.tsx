@@ -1,6 +1,6 @@
 // The console's shell: sign-in, navigation (only what the session's scopes allow) and the page per route.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { errorText, forgetKey, restoreSession, SIGNED_OUT, signOut, UNAUTHORIZED, type Session } from "./api";
+import { errorText, forgetKey, restoreSession, SIGNED_OUT, signOut, storedKey, UNAUTHORIZED, type Session } from "./api";
 import { href, parseHash, useRoute, type Route } from "./router";
 import { Page, Problem, SessionContext } from "./ui";
 import { SignIn } from "./pages/signin";
@@ -89,9 +89,10 @@ export function App() {
   // A stored key that stopped working is forgotten.
   useEffect(() => {
     if (!restoring) return;
+    const hadKey = storedKey() !== null;
     restoreSession()
       .then(setSession, (err) => {
-        setPreferKey(true);
+        setPreferKey(hadKey);
         forgetKey();
         setError(err);
       })
