@@ -123,7 +123,14 @@ export async function restoreSession(): Promise<Session | null> {
   const plain = cookieClient();
   try {
     const cur = await plain.sessions.current();
-    return await personSession(cur.csrfToken, { ...cur.user, role: cur.role, sessionId: cur.id });
+    // Whether the session is held at enrollment: the answer says so when the server puts it there,
+    // else the second factor's state (asked while the identity check runs, so no extra wait).
+    const held =
+      cur.totpEnrollmentRequired !== undefined
+        ? Promise.resolve(cur.totpEnrollmentRequired === true)
+        : plain.sessions.secondFactor().then((f) => f.required && !f.enabled, () => false);
+    const [session, mustEnroll] = await Promise.all([personSession(cur.csrfToken, { ...cur.user, role: cur.role, sessionId: cur.id }), held]);
+    return mustEnroll && session.person ? { ...session, person: { ...session.person, mustEnroll } } : session;
   } catch (err) {
     if (!(err instanceof AutomationError)) throw err;
     if (err.status === 401) return null;
