@@ -8,8 +8,15 @@
 import * as OTPAuth from "otpauth";
 import { Conflict, Invalid, NotFound } from "../../kernel/errors";
 import { deriveKey, open, seal, SecretUnreadable } from "../secrets";
-import type { PeopleDeps } from "./service";
-import type { UserRow } from "./store";
+import type { Clock } from "../../kernel/clock";
+import type { PeopleStore, UserRow } from "./store";
+
+/** What the second factor needs (service.ts's PeopleDeps has it; declared here so the two do not import each other). */
+interface TotpDeps {
+  people: PeopleStore;
+  clock: Clock;
+  secretKey?: string;
+}
 
 export const TOTP_ISSUER = "Automation server";
 export const TOTP_PERIOD_S = 30;
@@ -17,7 +24,7 @@ const TOTP_DIGITS = 6;
 /** Steps accepted either side of now: clocks of phones drift. */
 const TOTP_WINDOW = 1;
 
-function keyOf(d: PeopleDeps): Buffer {
+function keyOf(d: TotpDeps): Buffer {
   // Every server context has one (key-material.ts); a store used without a server (the CLI) never seals.
   if (!d.secretKey) throw new Error("no secret key configured: TOTP secrets cannot be sealed");
   return deriveKey(d.secretKey);
@@ -36,7 +43,7 @@ function matchStep(secret: string, code: string, nowMs: number): number | undefi
   return Math.floor(nowMs / 1000 / TOTP_PERIOD_S) + delta;
 }
 
-function opened(d: PeopleDeps, userId: string, sealed: string): string {
+function opened(d: TotpDeps, userId: string, sealed: string): string {
   try {
     return open(keyOf(d), sealed, aad(userId));
   } catch (err) {
@@ -48,7 +55,7 @@ function opened(d: PeopleDeps, userId: string, sealed: string): string {
 const invalidCode = (why = "wrong or expired code") => Invalid(`${why}: enter the current code of your authenticator app`, { field: "code", code: "invalid_code" });
 
 /** Whether the user has a confirmed second factor, one pending, and whether their tenant requires one. */
-export async function totpStatus(d: PeopleDeps, userId: string, tenantId: string): Promise<{ enabled: boolean; pending: boolean; required: boolean }> {
+export async function totpStatus(d: TotpDeps, userId: string, tenantId: string): Promise<{ enabled: boolean; pending: boolean; required: boolean }> {
   const t = await d.people.totp(userId);
   return { enabled: t.secret !== null, pending: t.pending !== null, required: (await d.people.tenantSettings(tenantId)).requireTotp };
 }
@@ -57,7 +64,7 @@ export async function totpStatus(d: PeopleDeps, userId: string, tenantId: string
  * Enrolls a new secret, pending until a code confirms it (a second enrollment replaces the pending one).
  * Refused while a confirmed one exists: replacing it would need no code, so it is removed first (with one).
  */
-export async function enrollTotp(d: PeopleDeps, user: { id: string; email: string }): Promise<{ secret: string; uri: string }> {
+export async function enrollTotp(d: TotpDeps, user: { id: string; email: string }): Promise<{ secret: string; uri: string }> {
   if ((await d.people.totp(user.id)).secret !== null) throw Conflict("a second factor is already set: remove it (DELETE /v1/auth/totp with a code) before enrolling another", { code: "totp_enabled" });
   const secret = new OTPAuth.Secret({ size: 20 }).base32;
   await d.people.setTotpPending(user.id, seal(keyOf(d), secret, aad(user.id)));
@@ -65,7 +72,7 @@ export async function enrollTotp(d: PeopleDeps, user: { id: string; email: strin
 }
 
 /** Confirms the pending secret with a code of it: from now on sign-in asks for a code. */
-export async function confirmTotp(d: PeopleDeps, userId: string, code: string): Promise<void> {
+export async function confirmTotp(d: TotpDeps, userId: string, code: string): Promise<void> {
   const t = await d.people.totp(userId);
   if (t.pending === null) throw NotFound("no second factor is being enrolled: POST /v1/auth/totp/enroll first", { code: "totp_not_enrolled" });
   const step = matchStep(opened(d, userId, t.pending), code, d.clock.now().getTime());
@@ -74,13 +81,13 @@ export async function confirmTotp(d: PeopleDeps, userId: string, code: string): 
 }
 
 /** Checks a code against the confirmed secret and uses up its step (true), or refuses it (false). */
-export async function checkTotp(d: PeopleDeps, userId: string, sealed: string, code: string): Promise<boolean> {
+export async function checkTotp(d: TotpDeps, userId: string, sealed: string, code: string): Promise<boolean> {
   const step = matchStep(opened(d, userId, sealed), code, d.clock.now().getTime());
   return step !== undefined && (await d.people.useTotpStep(userId, step));
 }
 
 /** Removes the second factor, proven by a current code (400 `invalid_code` otherwise). */
-export async function disableTotp(d: PeopleDeps, userId: string, code: string): Promise<void> {
+export async function disableTotp(d: TotpDeps, userId: string, code: string): Promise<void> {
   const t = await d.people.totp(userId);
   if (t.secret === null) throw NotFound("no second factor is set", { code: "totp_not_enabled" });
   if (!(await checkTotp(d, userId, t.secret, code))) throw invalidCode();
@@ -91,7 +98,7 @@ export async function disableTotp(d: PeopleDeps, userId: string, code: string): 
  * What sign-in needs after the password was right: "none" (no second factor), "ok" (the code matched
  * and is now used), "missing" or "wrong".
  */
-export async function secondFactor(d: PeopleDeps, user: UserRow, code: string | undefined): Promise<"none" | "ok" | "missing" | "wrong"> {
+export async function secondFactor(d: TotpDeps, user: UserRow, code: string | undefined): Promise<"none" | "ok" | "missing" | "wrong"> {
   const t = await d.people.totp(user.id);
   if (t.secret === null) return "none";
   if (code === undefined) return "missing";
@@ -99,6 +106,6 @@ export async function secondFactor(d: PeopleDeps, user: UserRow, code: string | 
 }
 
 /** Drops a user's second factor without a code: the operator's way back for someone who lost their phone. */
-export async function resetTotp(d: PeopleDeps, userId: string): Promise<void> {
+export async function resetTotp(d: TotpDeps, userId: string): Promise<void> {
   await d.people.clearTotp(userId);
 }
