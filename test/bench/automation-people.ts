@@ -25,13 +25,14 @@ if (Bun.spawnSync(["which", "wrk"]).exitCode !== 0) {
 const bin = await ensureBuilt("automation-server");
 const dir = mkdtempSync(join(tmpdir(), "people-bench-"));
 const data = join(dir, "data");
+const server = await startServer([bin, "--data-dir", data, "--workers", "2"]);
+// In the suite's PostgreSQL pass the server got a database of its own: the admin commands use it too.
 const pg = automationPgUrl(data);
 const admin = (args: string[], stdin?: string) => {
   const p = Bun.spawnSync([bin, ...args, "--data-dir", data, ...(pg ? ["--db", pg] : [])], { stdin: stdin === undefined ? "ignore" : Buffer.from(stdin), stdout: "pipe", stderr: "pipe" });
   if (p.exitCode !== 0) throw new Error(`${args.join(" ")}: ${p.stderr}`);
   return p.stdout.toString();
 };
-const server = await startServer([bin, "--data-dir", data, "--workers", "2"]);
 process.on("exit", () => {
   server.proc.kill("SIGKILL");
   rmSync(dir, { recursive: true, force: true });

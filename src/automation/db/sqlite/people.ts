@@ -3,6 +3,7 @@
 // lookup is one statement prepared once per connection.
 import type { Database, Statement } from "bun:sqlite";
 import type { TenantRow } from "../tables/foundation";
+import { DataVersion } from "../../../kernel/data-version";
 import { keysMayHaveChanged } from "./tenancy";
 import type { InvitationRow, LinkKind, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, TenantPeopleSettings, TotpRow, Used, UserRow, UserStatus } from "../../people/store";
 
@@ -15,11 +16,42 @@ type LookupRow = SessionRow & {
   tSlug: string; tName: string; tCreatedAt: string; role: Role; enrollTotp: number;
 };
 
+/**
+ * Methods that never change what a session lookup answers. Every other method of the store forgets the
+ * remembered lookups when it is called (a method added later is safe by default).
+ */
+const KEEP_LOOKUPS = new Set([
+  "countUsers", "findUser", "listUsers", "memberships", "findInvitation", "session", "touchSession", "sessionsOf",
+  "failures", "addFailure", "clearFailures", "totp", "tenantSettings", "addInvitation", "addSession", "setSessionClient", "useTotpStep",
+  // private reads
+  "user", "lookup",
+]);
+/** Sessions remembered at most; past it the memory starts over. */
+const SESSION_CACHE_MAX = 10_000;
+
 export class SqlitePeopleStore implements PeopleStore {
   private readonly byHash: Statement<LookupRow, [string, string, string]>;
   private readonly touch: Statement<unknown, [string, string]>;
+  /**
+   * Live session lookups by cookie hash, with the data version they were read at: a session costs what a
+   * key does (issue 37 asks ≤ 1.1×). Another connection's commit (a `users disable` from the shell,
+   * another server on the file) moves the version; this connection's own changes forget them all.
+   * Expiry is checked against the remembered row on every hit.
+   */
+  private readonly cache = new Map<string, { version: number; found: SessionLookup }>();
+  private readonly version: DataVersion;
 
   constructor(readonly sqlite: Database) {
+    this.version = new DataVersion(sqlite);
+    for (const name of Object.getOwnPropertyNames(SqlitePeopleStore.prototype)) {
+      if (name === "constructor" || KEEP_LOOKUPS.has(name)) continue;
+      const method = (this as unknown as Record<string, (...a: unknown[]) => unknown>)[name]!;
+      if (typeof method !== "function") continue;
+      (this as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
+        this.cache.clear();
+        return method.apply(this, args);
+      };
+    }
     this.byHash = sqlite.prepare<LookupRow, [string, string, string]>(
       `SELECT s.id, s.hash, s.user_id AS userId, s.tenant_id AS tenantId, s.csrf, s.created_at AS createdAt, s.last_seen_at AS lastSeenAt, s.expires_at AS expiresAt,
          u.email AS uEmail, u.email_key AS uEmailKey, u.name AS uName, u.status AS uStatus, u.password_hash AS uPassword, u.created_at AS uCreatedAt,
@@ -198,7 +230,20 @@ export class SqlitePeopleStore implements PeopleStore {
   }
 
   async session(hash: string, now: string, idleMs: number): Promise<SessionLookup | undefined> {
-    const r = this.byHash.get(hash, now, new Date(Date.parse(now) - idleMs).toISOString());
+    const idleCut = new Date(Date.parse(now) - idleMs).toISOString();
+    const version = this.version.current();
+    const hit = this.cache.get(hash);
+    if (hit?.version === version) return hit.found.session.expiresAt > now && hit.found.session.lastSeenAt > idleCut ? hit.found : undefined;
+    const found = this.lookup(hash, now, idleCut);
+    if (found) {
+      if (this.cache.size >= SESSION_CACHE_MAX) this.cache.clear();
+      this.cache.set(hash, { version, found });
+    }
+    return found;
+  }
+
+  private lookup(hash: string, now: string, idleCut: string): SessionLookup | undefined {
+    const r = this.byHash.get(hash, now, idleCut);
     if (!r) return undefined;
     const { uEmail, uEmailKey, uName, uStatus, uPassword, uCreatedAt, tSlug, tName, tCreatedAt, role, enrollTotp, ...session } = r;
     return {
@@ -212,6 +257,8 @@ export class SqlitePeopleStore implements PeopleStore {
 
   async touchSession(id: string, at: string): Promise<void> {
     this.touch.run(at, id);
+    // The remembered row follows (our own write does not move the data version).
+    for (const e of this.cache.values()) if (e.found.session.id === id) e.found.session.lastSeenAt = at;
   }
 
   async deleteSession(id: string): Promise<void> {
