@@ -52,7 +52,8 @@ export function auditHttp<A extends AnyElysia>(app: A, ctx: AutomationContext): 
   const writer = auditOf(ctx);
   const wrap = (inner: (request: Request) => unknown) => async (request: Request): Promise<Response> => {
     const response = (await inner(request)) as Response;
-    if (!CHANGES.has(request.method)) return response;
+    // A GET is recorded only when its route asked to be (the demo's sign-in link, a GET that signs in).
+    if (!CHANGES.has(request.method) && !notes.has(request)) return response;
     const path = pathOf(request.url);
     if (!apiPath(path)) return response;
     // No route, nothing attempted on anything: an unknown path is not an act (and would let anyone flood the trail).

@@ -177,7 +177,10 @@ export const peopleRoutes = (ctx: AutomationContext) => {
           // minutes, so the address a browser keeps in its history signs nobody in later.
           try {
             const code = parseWith(SignInCode, typeof query.code === "string" ? query.code : "", "code");
-            const { cookie } = await redeemSignInCode(deps, code, previousSession(request));
+            // Recorded as any sign-in is; a refused link is recorded anonymous (the catch below).
+            noteAudit(request, { actor: { type: "anonymous", id: null, name: null } });
+            const { cookie, info } = await redeemSignInCode(deps, code, previousSession(request));
+            noteAudit(request, { tenantId: info.tenant.id, actor: { type: "user", id: info.user.id, name: info.user.email } });
             return new Response(null, {
               status: 303,
               headers: { location: "/", "set-cookie": cookieHeader(ctx, request, cookie, SESSION_ABSOLUTE_MS / 1000), "cache-control": "no-store", "referrer-policy": "no-referrer" },

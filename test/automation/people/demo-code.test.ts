@@ -5,6 +5,8 @@
 // Runs on SQLite, and on PostgreSQL with AUTOMATION_TEST_DB=postgres.
 import { describe, expect, test } from "bun:test";
 import { json } from "../app/harness";
+import { auditOf } from "../../../src/automation/audit/service";
+import { NO_TENANT } from "../../../src/automation/audit/store";
 import { DEMO_EMAIL, runDemo } from "../../../src/automation/demo/seed";
 import { invite, resetLink, setStatus, signInCode } from "../../../src/automation/people/service";
 import { as, peopleHarness, signIn, PASSWORD } from "./support";
@@ -55,6 +57,15 @@ describe("the demo's single-use sign-in link", () => {
     const answers = await Promise.all([1, 2, 3].map(() => h.req("GET", `/v1/auth/code?code=${code}`)));
     expect(answers.map((r) => r.status).sort()).toEqual([303, 409, 409]);
     expect(answers.filter((r) => r.headers.get("set-cookie") !== null)).toHaveLength(1);
+    // Each attempt is in the audit trail as a sign-in is: the one that worked names the person, the
+    // refused ones are anonymous; the code itself is nowhere in it.
+    await auditOf(h.ctx).drain();
+    const key = await h.key("acme", ["audit:read"]);
+    const trail = await json(await h.req("GET", "/v1/audit?action=auth.code&limit=50", { key }));
+    expect(trail.data.map((e: { outcome: string; actor: { type: string; id: string | null } }) => `${e.outcome} ${e.actor.type} ${e.actor.id}`)).toEqual([`success user ${owner.userId}`]);
+    expect(JSON.stringify(trail)).not.toContain(code);
+    const anonymous = await h.ctx.storage.audit.list({ tenantKey: NO_TENANT }, 50);
+    expect(anonymous.filter((e) => e.action === "auth.code" && e.outcome === "failure")).toHaveLength(2);
   });
 
   test("an expired, unknown or malformed code is a clear page that signs nobody in", async () => {
