@@ -48,7 +48,8 @@ describe("automation-server admin CLI", () => {
     const c = run("keys", "create", "--tenant", "acme", "--scopes", "runs:read,runs:write", "--json");
     expect(c.code).toBe(0);
     const key = JSON.parse(c.out);
-    expect(Object.keys(key).sort()).toEqual(["id", "key", "scopes", "tenantId"]);
+    expect(Object.keys(key).sort()).toEqual(["expiresAt", "id", "key", "scopes", "tenantId"]);
+    expect(key.expiresAt).toBeNull();
     expect(key).toMatchObject({ tenantId: tenant.id, scopes: ["runs:read", "runs:write"] });
     expect(key.id).toMatch(/^key_/);
 

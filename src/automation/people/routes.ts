@@ -198,7 +198,8 @@ export const peopleRoutes = (ctx: AutomationContext) => {
             return page("Sign-in link not valid", `<p>${escape(why)}</p><p><a href="/">Sign in</a></p>`, err.status);
           }
         },
-        { detail: { summary: "Redeem a single-use sign-in code (sets the session cookie, 303 to the console)", tags: ["People"], security: [] } },
+        // A page for browsers (its refusals are HTML, not the envelope), hidden like the setup and invitation pages.
+        { detail: { hide: true } },
       )
       .get(
         "/auth/reset",
