@@ -30,7 +30,7 @@ function compatible(column: string, sqliteType: string, pgType: string): boolean
   if (t === "real") return pgType === "double precision";
   if (t === "integer") return ["integer", "bigint", "boolean"].includes(pgType);
   if (t !== "text") return false;
-  if (/_at$|^timestamp$/.test(column)) return pgType === "timestamp with time zone";
+  if (/_at$|^at$|^timestamp$/.test(column)) return pgType === "timestamp with time zone";
   return ["text", "json", "jsonb"].includes(pgType);
 }
 
