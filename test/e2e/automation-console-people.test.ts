@@ -214,7 +214,16 @@ browserTest("the reviewer accepts the link, signs in and sees no admin pages", a
       return ((await r.json()) as { data: { email: string; role: string }[] }).data.find((m) => m.email === REVIEWER.email)?.role;
     };
     const select = `xpath///label[contains(., "Role of ${REVIEWER.email}")]/select`;
-    await (await owner.waitForSelector(select))!.select("viewer");
+    // Once in a CI run on PostgreSQL the reviewer's row came without its role control for 30 s although
+    // the e-mail was on the page (not reproduced in reruns): the page is reloaded once before the test
+    // gives up, and which state it was in is printed.
+    const control = await owner.waitForSelector(select, { timeout: 10_000 }).catch(async () => {
+      console.error(`members page without the role control: ${String(await owner.evaluate("document.body.textContent"))}`);
+      await owner.reload();
+      await settled(owner);
+      return owner.waitForSelector(select);
+    });
+    await control!.select("viewer");
     await bodyHas(owner, `${REVIEWER.email} is now viewer.`);
     expect(await roleOf()).toBe("viewer");
     await (await owner.waitForSelector(select))!.select("reviewer");
