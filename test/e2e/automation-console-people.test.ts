@@ -4,20 +4,16 @@
 // no admin pages; the owner makes a key in the Keys page and a program uses it; a session ended
 // mid-way returns to sign-in, and signing in again lands on the page that was open.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Secret, TOTP } from "otpauth";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
-import { ensureBuilt, root, startServer, type Server } from "./support";
+import { type Browser, type Page } from "puppeteer-core";
+import { type ConsoleBrowser, startConsoleBrowser } from "./console-browser";
+import { root, type Server } from "./support";
 
 const SHOTS = join(root, "docs", "automation", "console");
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find(existsSync);
 const OWNER = { email: "owner@example.test", name: "Olga Owner", password: "tangerine-walrus-orbit-7" };
 const REVIEWER = { email: "rita@example.test", name: "Rita Reviewer", password: "lantern-pebble-quarry-9" };
 
-let dir: string;
-let profile: string;
 let server: Server;
 let base: string;
 let browser: Browser;
@@ -101,31 +97,15 @@ function browserTest(name: string, fn: () => Promise<void>, timeoutMs = 120_000)
   );
 }
 
+let started: ConsoleBrowser | undefined;
+
 beforeAll(async () => {
-  if (!CHROMIUM) throw new Error("chromium is not installed (apt-get install chromium)");
-  const built = await ensureBuilt("automation-server");
-  dir = mkdtempSync(join(tmpdir(), "automation-console-people-"));
-  const bin = join(dir, "automation-server");
-  copyFileSync(built, bin);
-  server = await startServer([bin, "--host", "127.0.0.1", "--workers", "1", "--data-dir", join(dir, "data")], {
-    cwd: dir,
-    env: { AUTOMATION_DATA_DIR: undefined, AUTOMATION_CONSOLE: undefined },
-  });
-  base = server.url;
-  profile = mkdtempSync(join(tmpdir(), "automation-console-people-chromium-"));
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    userDataDir: profile,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
+  started = await startConsoleBrowser("automation-console-people", ["--workers", "1"]);
+  ({ server, base, browser } = started);
 }, 180_000);
 
 afterAll(async () => {
-  await browser?.close().catch(() => {});
-  if (server && server.proc.exitCode === null) await server.kill("SIGKILL");
-  if (profile) rmSync(profile, { recursive: true, force: true });
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await started?.close();
 });
 
 let owner: Page;

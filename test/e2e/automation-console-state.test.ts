@@ -8,20 +8,17 @@
 //   returns to sign-in and back; the Review column; the trigger filter; descriptions; the Not-found
 //   title; a filter change marks the old rows as loading (issue 38).
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import puppeteer, { type Browser, type BrowserContext, type Page } from "puppeteer-core";
-import { automationPgUrl, ensureBuilt, startServer, type Server } from "./support";
+import { type Browser, type BrowserContext, type Page } from "puppeteer-core";
+import { type ConsoleBrowser, startConsoleBrowser } from "./console-browser";
+import { automationPgUrl, type Server } from "./support";
 import { consoleApi } from "./console-api";
 
 type Json = Record<string, any>; // biome-ignore lint: test assertions index freely into response bodies
 
 const KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find(existsSync);
 
 let dir: string;
-let profile: string;
 let server: Server;
 let base: string;
 let browser: Browser;
@@ -115,31 +112,15 @@ async function pausedInvoice(total: number): Promise<{ run: string; task: Json }
   return { run: started.id, task };
 }
 
+let started: ConsoleBrowser | undefined;
+
 beforeAll(async () => {
-  if (!CHROMIUM) throw new Error("chromium is not installed (apt-get install chromium)");
-  const built = await ensureBuilt("automation-server");
-  dir = mkdtempSync(join(tmpdir(), "automation-console-state-"));
-  const bin = join(dir, "automation-server");
-  copyFileSync(built, bin);
-  server = await startServer([bin, "--demo", "--host", "127.0.0.1", "--workers", "2", "--data-dir", join(dir, "data")], {
-    cwd: dir,
-    env: { AUTOMATION_DATA_DIR: undefined, AUTOMATION_CONSOLE: undefined },
-  });
-  base = server.url;
-  profile = mkdtempSync(join(tmpdir(), "automation-console-state-chromium-"));
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    userDataDir: profile,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
+  started = await startConsoleBrowser("automation-console-state", ["--demo", "--workers", "2"]);
+  ({ dir, server, base, browser } = started);
 }, 180_000);
 
 afterAll(async () => {
-  await browser?.close().catch(() => {});
-  if (server && server.proc.exitCode === null) await server.kill("SIGKILL");
-  if (profile) rmSync(profile, { recursive: true, force: true });
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await started?.close();
 });
 
 // ---- issue 36: two reviewers, one task ----
