@@ -44,7 +44,33 @@ export const ListAutomationsQuery = v.object({
   ...pageQuery,
 });
 
-export const ListVersionsQuery = v.object({ ...pageQuery });
+/** `expand=message` adds each version's message (ours: the SDKs' version shape has none). */
+export const ListVersionsQuery = v.object({ expand: expandQuery(["message"]), ...pageQuery });
+
+/**
+ * POST /automations/validate (ours): the YAML checked as a create (no `automation`) or as a new version
+ * of `automation` would check it, nothing stored.
+ */
+export const ValidateBody = v.strictObject({
+  yaml: v.string("yaml must be a string"),
+  automation: v.optional(v.pipe(v.string("automation must be a string"), v.minLength(1, "automation must not be empty"), v.maxLength(200, "automation is too long"))),
+});
+
+export interface ValidationIssue {
+  /** `yaml.<dotted path>` into the document, or `yaml` for the whole of it. */
+  field: string;
+  message: string;
+  code: string;
+  /** 1-based line of the document the issue sits on, when it sits on one. */
+  line?: number;
+}
+
+export interface ValidationResult {
+  valid: boolean;
+  issues: ValidationIssue[];
+  /** What the YAML declares, when it is valid. */
+  workflow: { name: string; version: string | null; description: string | null; triggers: Triggers; inputSchema: Record<string, unknown> | null } | null;
+}
 
 export interface Triggers {
   api: boolean;
@@ -88,6 +114,8 @@ export interface AutomationVersion {
   sourceRef: string | null;
   isCurrent: boolean;
   createdAt: string;
+  /** With `expand=message` on the list, and always on one version's detail (ours). */
+  message?: string | null;
 }
 
 export interface Page<T> {

@@ -3,7 +3,7 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type { DocumentDecoration } from "elysia";
 import type { GenericSchema } from "valibot";
-import { CreateAutomationBody, CreateVersionBody, RestoreBody, UpdateAutomationBody } from "./model";
+import { CreateAutomationBody, CreateVersionBody, RestoreBody, UpdateAutomationBody, ValidateBody } from "./model";
 
 type Schema = Record<string, unknown>;
 const str = { type: "string" };
@@ -145,12 +145,41 @@ const raw = {
     parameters: [idParam],
     responses: ok("200", "Trigger state", { type: "object", required: ["automationId", "type", "triggers"], properties: { automationId: str, type: str, triggers } }),
   },
-  versions: { summary: "List versions", tags, parameters: [idParam, ...pageParams], responses: ok("200", "Page of versions", page(version)) },
+  validate: {
+    summary: "Validate workflow YAML without storing anything (this server's addition)",
+    description:
+      "Checks the YAML as creating a workflow would (no automation) or as a new version of `automation` would: every issue with the field and 1-based line it sits on. Answers 200 with valid false rather than 400, since the YAML is the subject, not the request.",
+    tags,
+    requestBody: body(ValidateBody),
+    responses: ok("200", "The validation result", {
+      type: "object",
+      required: ["valid", "issues", "workflow"],
+      properties: {
+        valid: { type: "boolean" },
+        issues: { type: "array", items: { type: "object", required: ["field", "message", "code"], properties: { field: str, message: str, code: str, line: { type: "integer", minimum: 1 } } } },
+        workflow: nullable({
+          type: "object",
+          required: ["name", "version", "description", "triggers", "inputSchema"],
+          properties: { name: str, version: nullable(str), description: nullable(str), triggers, inputSchema: nullable({ type: "object" }) },
+        }),
+      },
+    }),
+  },
+  versions: {
+    summary: "List versions",
+    tags,
+    parameters: [
+      idParam,
+      ...pageParams,
+      { name: "expand", in: "query" as const, schema: { type: "string", enum: ["message"] }, description: "message adds each version's message (not part of the default public shape)" },
+    ],
+    responses: ok("200", "Page of versions", page({ ...version, properties: { ...(version.properties as Record<string, unknown>), message: nullable(str) } })),
+  },
   version: {
     summary: "One version with its YAML source (this server's addition)",
     tags,
     parameters: [idParam, { name: "versionId", in: "path" as const, required: true, schema: { type: "string" } }],
-    responses: ok("200", "The version and its YAML", { ...version, properties: { ...(version.properties as Record<string, unknown>), yaml: { type: "string" } } }),
+    responses: ok("200", "The version, its message and its YAML", { ...version, properties: { ...(version.properties as Record<string, unknown>), message: nullable(str), yaml: { type: "string" } } }),
   },
   createVersion: { summary: "Create a version (yaml or historyId)", tags, parameters: [idParam], requestBody: body(CreateVersionBody), responses: ok("201", "Created version", version) },
   promote: { summary: "Make a tagged version current", tags, parameters: [idParam], responses: ok("200", "Promoted version", version) },

@@ -7,7 +7,7 @@ import { docs } from "./openapi";
 import { parseWith } from "../http/validate";
 import { authenticateRequest, authPlugin, requireScope } from "../tenancy/auth";
 import { inboundOf } from "../inbound/service";
-import { CreateAutomationBody, CreateVersionBody, GetAutomationQuery, ListAutomationsQuery, ListVersionsQuery, MAX_YAML_BYTES, RestoreBody, UpdateAutomationBody } from "./model";
+import { CreateAutomationBody, CreateVersionBody, GetAutomationQuery, ListAutomationsQuery, ListVersionsQuery, MAX_YAML_BYTES, RestoreBody, UpdateAutomationBody, ValidateBody } from "./model";
 import {
   createAutomation,
   createVersion,
@@ -20,6 +20,7 @@ import {
   promoteVersion,
   restoreVersion,
   setStatus,
+  validateWorkflow,
 } from "./service";
 
 // JSON escaping can double a YAML's size on the wire; the 1 MiB rule is checked on the decoded YAML.
@@ -37,6 +38,17 @@ export const automationRoutes = (ctx: AutomationContext) => {
         return await createAutomation(ctx.storage.automations, ctx.clock, auth.tenantId, yaml);
       },
       { parse, detail: docs.create },
+    )
+    .post(
+      "/automations/validate",
+      async ({ auth, body }) => {
+        // A check a person makes while typing: it changes nothing, so reading automations is enough.
+        requireScope(auth, "automations:read");
+        const { yaml, automation } = parseWith(ValidateBody, body);
+        await prepareWorkflow(yaml);
+        return await validateWorkflow(ctx.storage.automations, auth.tenantId, yaml, automation);
+      },
+      { parse, detail: docs.validate },
     )
     .get(
       "/automations",

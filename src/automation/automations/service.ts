@@ -1,7 +1,7 @@
 // Automations and their versions: create from YAML, list/get by id or alias, triggers, and the
 // version rules (create from yaml or a copy, promote tagged rows, restore as an untagged snapshot).
 import type { Clock } from "../../kernel/clock";
-import { Conflict, Invalid, NotFound } from "../../kernel/errors";
+import { Conflict, Invalid, NotFound, TooLarge } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
 import type { AutomationRow, AutomationStore, VersionRefusal, VersionRow } from "./store";
 import type {
@@ -11,8 +11,11 @@ import type {
   CreateVersionInput,
   Page,
   Triggers,
+  ValidationIssue,
+  ValidationResult,
 } from "./model";
-import { SEMVER } from "./model";
+import { MAX_YAML_BYTES, SEMVER } from "./model";
+import { inputJsonSchema, parseWorkflow } from "../workflow/index";
 import { parseSource, type ParsedSource } from "./workflow-source";
 
 const NO_TRIGGERS: Triggers = { api: false, email: false, manual: false, cron: false };
@@ -39,7 +42,7 @@ function summary(a: AutomationRow, current: VersionRow | undefined, expand: read
   };
 }
 
-function versionView(a: AutomationRow, v: VersionRow): AutomationVersion {
+function versionView(a: AutomationRow, v: VersionRow, withMessage = false): AutomationVersion {
   return {
     id: v.id,
     automationId: a.id,
@@ -47,6 +50,7 @@ function versionView(a: AutomationRow, v: VersionRow): AutomationVersion {
     sourceRef: v.sourceRef,
     isCurrent: a.currentVersionId === v.id,
     createdAt: v.createdAt,
+    ...(withMessage ? { message: v.message } : {}),
   };
 }
 
@@ -162,12 +166,18 @@ export async function getTriggers(store: AutomationStore, tenantId: string, ref:
   return { automationId: a.id, type: a.type, triggers: triggersOf(await store.current(a)) };
 }
 
-export async function listVersions(store: AutomationStore, tenantId: string, ref: string, page: { limit: number; offset: number }): Promise<Page<AutomationVersion>> {
+export async function listVersions(
+  store: AutomationStore,
+  tenantId: string,
+  ref: string,
+  page: { limit: number; offset: number; expand?: readonly "message"[] },
+): Promise<Page<AutomationVersion>> {
   const a = await findAutomation(store, tenantId, ref);
   const current = await store.current(a);
   const untaggedHead = current && current.version === null ? current.id : null;
-  const { rows, total } = await store.versions(a.id, untaggedHead, page);
-  return { data: rows.map((v) => versionView(a, v)), total, limit: page.limit, offset: page.offset };
+  const { rows, total } = await store.versions(a.id, untaggedHead, { limit: page.limit, offset: page.offset });
+  const withMessage = page.expand?.includes("message") ?? false;
+  return { data: rows.map((v) => versionView(a, v, withMessage)), total, limit: page.limit, offset: page.offset };
 }
 
 /** One version with its YAML source (our addition: the console shows what each version ran). */
@@ -175,7 +185,7 @@ export async function getVersion(store: AutomationStore, tenantId: string, ref: 
   const a = await findAutomation(store, tenantId, ref);
   const v = await store.version(a.id, versionId);
   if (!v) throw NotFound(`version "${versionId}" not found`, { field: "versionId" });
-  return { ...versionView(a, v), yaml: v.yaml };
+  return { ...versionView(a, v, true), yaml: v.yaml };
 }
 
 function requireWorkflow(a: AutomationRow, what: string): void {
@@ -253,6 +263,57 @@ export async function restoreVersion(store: AutomationStore, clock: Clock, tenan
   const r = await store.addVersion(tenantId, row, true);
   if ("refused" in r) throw refusal(r.refused, ref, versionId);
   return versionView(r.automation, row);
+}
+
+/** The 1-based line of a top-level key (`name:`, `version:`), for issues about what it says. */
+function topLevelLine(yaml: string, key: string): number | undefined {
+  const i = yaml.split("\n").findIndex((l) => l.startsWith(`${key}:`) || l.startsWith(`"${key}":`));
+  return i === -1 ? undefined : i + 1;
+}
+
+/**
+ * What creating this workflow (no `ref`) or a version of `ref` would say of the YAML, without storing
+ * anything: the parser's issues with their lines, a bad `version:` tag, and the name rules (a new
+ * workflow's name is free; a version names its own workflow). Too large is a 413, as on create.
+ */
+export async function validateWorkflow(store: AutomationStore, tenantId: string, yaml: string, ref?: string): Promise<ValidationResult> {
+  if (Buffer.byteLength(yaml, "utf8") > MAX_YAML_BYTES) {
+    throw TooLarge(`yaml is larger than ${MAX_YAML_BYTES} bytes (1 MiB)`, { field: "yaml", code: "yaml_too_large" });
+  }
+  const a = ref === undefined ? undefined : await findAutomation(store, tenantId, ref);
+  if (a) requireWorkflow(a, "validating versions");
+  const r = parseWorkflow(yaml);
+  if (!r.ok) {
+    const issues = r.issues.map((i): ValidationIssue => ({ field: i.field === "<root>" ? "yaml" : `yaml.${i.field}`, message: i.message, code: i.code, ...(i.line ? { line: i.line } : {}) }));
+    return { valid: false, issues, workflow: null };
+  }
+  const w = r.workflow;
+  const issues: ValidationIssue[] = [];
+  const at = (key: string) => {
+    const line = topLevelLine(yaml, key);
+    return line ? { line } : {};
+  };
+  if (w.version !== undefined && !SEMVER.test(w.version)) {
+    issues.push({ field: "yaml.version", message: `version "${w.version}" is not a bare semver tag such as 1.2.0`, code: "invalid_version", ...at("version") });
+  }
+  if (a && w.name !== a.slug) {
+    issues.push({ field: "yaml.name", message: `the YAML names workflow "${w.name}" but this is "${a.slug}"`, code: "name_mismatch", ...at("name") });
+  }
+  if (!a && (await store.bySlug(tenantId, "workflow", w.name))) {
+    issues.push({ field: "yaml.name", message: `a workflow named "${w.name}" already exists; add a version to it instead`, code: "already_exists", ...at("name") });
+  }
+  const types = new Set(w.triggerMethods.map((t) => t.type));
+  return {
+    valid: issues.length === 0,
+    issues,
+    workflow: {
+      name: w.name,
+      version: w.version ?? null,
+      description: w.description ?? null,
+      triggers: { api: types.has("api"), email: types.has("email"), manual: types.has("manual"), cron: types.has("cron") },
+      inputSchema: inputJsonSchema(w),
+    },
+  };
 }
 
 /** Whether the tenant has a workflow of that slug. */

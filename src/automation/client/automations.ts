@@ -1,7 +1,7 @@
 // Automations (workflows and agents), their versions and triggers.
 import { enc } from "./files";
 import type { Transport } from "./transport";
-import type { Automation, AutomationSummary, AutomationVersion, Page, SchedulesResponse, Triggers } from "./types";
+import type { Automation, AutomationSummary, AutomationVersion, Page, SchedulesResponse, Triggers, ValidationResult } from "./types";
 
 export interface ListAutomationsQuery {
   search?: string;
@@ -13,8 +13,15 @@ export interface ListAutomationsQuery {
 export class VersionsResource {
   constructor(private readonly http: Transport) {}
 
-  list(automation: string, query: { limit?: number; offset?: number } = {}): Promise<Page<AutomationVersion>> {
-    return this.http.json({ method: "GET", path: `/v1/automations/${enc(automation)}/versions`, query: { ...query } });
+  /** `withMessage` asks for each version's message too (this server's `expand=message`). */
+  list(automation: string, query: { limit?: number; offset?: number; withMessage?: boolean } = {}): Promise<Page<AutomationVersion>> {
+    const { withMessage, ...page } = query;
+    return this.http.json({ method: "GET", path: `/v1/automations/${enc(automation)}/versions`, query: { ...page, ...(withMessage ? { expand: "message" } : {}) } });
+  }
+
+  /** One version with its message and YAML (this server's addition). */
+  get(automation: string, versionId: string): Promise<AutomationVersion & { yaml: string }> {
+    return this.http.json({ method: "GET", path: `/v1/automations/${enc(automation)}/versions/${enc(versionId)}` });
   }
 
   /** One version's YAML source (this server's addition). */
@@ -45,6 +52,14 @@ export class AutomationsResource {
   /** Creates a workflow from its YAML (this server's own call; hosted SDKs have none). */
   create(yaml: string): Promise<Automation> {
     return this.http.json({ method: "POST", path: "/v1/automations", json: { yaml } });
+  }
+
+  /**
+   * Checks workflow YAML as creating it (no `automation`) or as a new version of `automation` would,
+   * storing nothing: `{ valid, issues (with their lines), workflow }` (this server's addition).
+   */
+  validate(yaml: string, automation?: string, opts: { signal?: AbortSignal } = {}): Promise<ValidationResult> {
+    return this.http.json({ method: "POST", path: "/v1/automations/validate", json: automation === undefined ? { yaml } : { yaml, automation }, signal: opts.signal });
   }
 
   list(query: ListAutomationsQuery = {}): Promise<Page<AutomationSummary>> {

@@ -1,7 +1,7 @@
 // The wire types the client returns. Where the server declares a resource's wire shape (its model.ts),
 // this re-exports it: the client keeps no copy of a server type, and the compiler checks both sides
 // against one declaration. Type-only exports: the client bundles no server code.
-export type { AutomationDetail, AutomationSummary, AutomationVersion, Page, Triggers } from "../automations/model";
+export type { AutomationDetail, AutomationSummary, AutomationVersion, Page, Triggers, ValidationIssue, ValidationResult } from "../automations/model";
 export type { ScheduleView, SchedulesResponse } from "../schedules/model";
 export type { FileView as FileObject, UploadNegotiation, UploadView as UploadSession } from "../files/model";
 export type { ServerView as EmailServer } from "../email/model";

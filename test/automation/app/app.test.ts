@@ -115,7 +115,7 @@ describe("conventions", () => {
       (doc.paths[path][method].parameters as { name: string; in: string }[]).map((p) => `${p.in}:${p.name}`).sort();
     for (const prefix of ["/v1", "/api/v1"]) {
       expect(names(`${prefix}/automations`, "get")).toEqual(["query:expand", "query:limit", "query:offset", "query:search", "query:type"]);
-      expect(names(`${prefix}/automations/{id}/versions`, "get")).toEqual(["path:id", "query:limit", "query:offset"]);
+      expect(names(`${prefix}/automations/{id}/versions`, "get")).toEqual(["path:id", "query:expand", "query:limit", "query:offset"]);
       expect(names(`${prefix}/automations/{id}/versions/{versionId}/promote`, "post")).toEqual(["path:id", "path:versionId"]);
       expect(names(`${prefix}/files/uploads/{uploadId}/content`, "put")).toEqual(["path:uploadId", "query:expires", "query:signature"]);
     }
