@@ -144,7 +144,7 @@ export class PgHumanReviewStore implements HumanReviewStore {
       WHERE id = ${t.id}`;
     const moved =
       d.status === "approved"
-        ? await requeueIn(tx, t.runId, at, t.stepPath, d.output, { type: "resumed", status: "pending", message: `human review ${t.id} approved`, metadata: { taskId: t.id } })
+        ? await requeueIn(tx, t.runId, at, t.stepPath, d.output, { type: "resumed", status: "pending", message: `human review ${t.id} approved by ${d.by}`, metadata: { taskId: t.id, by: d.by, byId: d.byId } })
         : await endWaitingIn(tx, t.runId, at, t.stepPath, "rejected", { message: d.reason, code: "rejected" });
     if (!moved) throw new RunNotWaiting();
   }

@@ -147,7 +147,7 @@ export class SqliteHumanReviewStore implements HumanReviewStore {
       .run(d.status, d.by, d.byId, at, reason, at, t.id);
     const moved =
       d.status === "approved"
-        ? this.runs.requeueIn(t.runId, at, t.stepPath, d.output, { type: "resumed", status: "pending", message: `human review ${t.id} approved`, metadata: { taskId: t.id } })
+        ? this.runs.requeueIn(t.runId, at, t.stepPath, d.output, { type: "resumed", status: "pending", message: `human review ${t.id} approved by ${d.by}`, metadata: { taskId: t.id, by: d.by, byId: d.byId } })
         : this.runs.endWaitingIn(t.runId, at, t.stepPath, "rejected", { message: d.reason, code: "rejected" });
     if (!moved) throw new RunNotWaiting();
   }
