@@ -165,6 +165,28 @@ const raw = {
       },
     }),
   },
+  stepKinds: {
+    summary: "The step kinds workflow YAML may use, with their config keys (this server's addition)",
+    tags,
+    responses: ok("200", "Step kinds", {
+      type: "object",
+      required: ["data"],
+      properties: {
+        data: {
+          type: "array",
+          items: {
+            type: "object",
+            required: ["type", "configAt", "keys"],
+            properties: {
+              type: str,
+              configAt: { type: "string", enum: ["with", "step"] },
+              keys: { type: "array", items: { type: "object", required: ["name", "required"], properties: { name: str, required: { type: "boolean" } } } },
+            },
+          },
+        },
+      },
+    }),
+  },
   versions: {
     summary: "List versions",
     tags,

@@ -4,6 +4,7 @@ import type { AutomationContext } from "../context";
 import { jsonParser } from "../http/body";
 import { prepareWorkflow } from "../workflow/offthread";
 import { docs } from "./openapi";
+import { stepKindInfo } from "./step-kinds";
 import { parseWith } from "../http/validate";
 import { authenticateRequest, authPlugin, requireScope } from "../tenancy/auth";
 import { inboundOf } from "../inbound/service";
@@ -49,6 +50,14 @@ export const automationRoutes = (ctx: AutomationContext) => {
         return await validateWorkflow(ctx.storage.automations, auth.tenantId, yaml, automation);
       },
       { parse, detail: docs.validate },
+    )
+    .get(
+      "/step-kinds",
+      ({ auth }) => {
+        requireScope(auth, "automations:read");
+        return { data: stepKindInfo() };
+      },
+      { detail: docs.stepKinds },
     )
     .get(
       "/automations",

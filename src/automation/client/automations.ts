@@ -62,6 +62,11 @@ export class AutomationsResource {
     return this.http.json({ method: "POST", path: "/v1/automations/validate", json: automation === undefined ? { yaml } : { yaml, automation }, signal: opts.signal });
   }
 
+  /** The step kinds workflow YAML may use and their config keys (this server's addition). */
+  stepKinds(): Promise<{ data: { type: string; configAt: "with" | "step"; keys: { name: string; required: boolean }[] }[] }> {
+    return this.http.json({ method: "GET", path: "/v1/step-kinds" });
+  }
+
   list(query: ListAutomationsQuery = {}): Promise<Page<AutomationSummary>> {
     return this.http.json({ method: "GET", path: "/v1/automations", query: { ...query } });
   }

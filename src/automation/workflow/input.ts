@@ -46,6 +46,9 @@ export function validateRunInput(workflow: Workflow, input: unknown, opts: { all
     }
     const err = typeError(def, value);
     if (err) issues.push({ field: `input.${def.name}`, message: `input.${def.name} ${err}`, code: "invalid_type" });
+    else if (def.enum && !def.enum.includes(value as string | number)) {
+      issues.push({ field: `input.${def.name}`, message: `input.${def.name} must be one of ${def.enum.map((x) => JSON.stringify(x)).join(", ")}`, code: "invalid_value" });
+    }
   }
   if (!opts.allowUnknown) {
     for (const key of Object.keys(input)) {

@@ -31,6 +31,7 @@ export function inputJsonSchema(workflow: Workflow): JsonSchema {
       ...typeSchema(input.type),
       ...(input.description !== undefined ? { description: input.description } : {}),
       ...(input.default !== undefined ? { default: input.default } : {}),
+      ...(input.enum ? { enum: input.enum } : {}),
     };
   }
   const required = workflow.inputs.filter((i) => i.required).map((i) => i.name);

@@ -172,6 +172,15 @@ function parseInputs(raw: unknown[], out: Collector): WorkflowInput[] {
     if (seen.has(r.output.name)) return out.add(`inputs.${i}.name`, `duplicate input name "${r.output.name}"`, "duplicate_name");
     const bad = r.output.default === undefined ? undefined : typeError(r.output, r.output.default);
     if (bad) return out.add(`inputs.${i}.default`, `default ${bad}`, "invalid_value");
+    const allowed = r.output.enum;
+    if (allowed) {
+      if (!["string", "number", "integer"].includes(r.output.type)) return out.add(`inputs.${i}.enum`, "enum applies to string, number and integer inputs", "invalid_value");
+      const wrong = allowed.findIndex((x) => typeError(r.output, x));
+      if (wrong !== -1) return out.add(`inputs.${i}.enum.${wrong}`, `enum value ${JSON.stringify(allowed[wrong])} ${typeError(r.output, allowed[wrong])}`, "invalid_value");
+      if (r.output.default !== undefined && !allowed.includes(r.output.default as string | number)) {
+        return out.add(`inputs.${i}.default`, `default must be one of the enum's values (${allowed.map((x) => JSON.stringify(x)).join(", ")})`, "invalid_value");
+      }
+    }
     seen.add(r.output.name);
     inputs.push(r.output);
   });

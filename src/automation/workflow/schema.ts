@@ -13,6 +13,10 @@ export const inputSchema = v.strictObject({
   required: v.optional(v.boolean(), false),
   description: v.optional(v.string()),
   default: v.optional(v.unknown()),
+  /** The allowed values of a string, number or integer input (a select in the console's run form). */
+  enum: v.optional(
+    v.pipe(v.array(v.union([v.string(), v.number()], "must be strings or numbers"), "must be a list of the allowed values"), v.minLength(1, "must list at least one value")),
+  ),
 });
 
 export const workflowSchema = v.strictObject({

@@ -9,6 +9,8 @@ export interface WorkflowInput {
   required: boolean;
   description?: string;
   default?: unknown;
+  /** The allowed values (string, number and integer inputs). */
+  enum?: (string | number)[];
 }
 
 export type RetryPolicy = "never" | { mode: "automatic"; maxAttempts: number; delayMs?: number };

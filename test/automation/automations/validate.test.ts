@@ -108,3 +108,52 @@ describe("validate", () => {
     expect((await h.req("GET", `/v1/automations/${id}/versions?expand=yaml`, { key: t.key })).status).toBe(400);
   });
 });
+
+describe("step kinds", () => {
+  test("GET /v1/step-kinds lists the kinds YAML may use with their config keys, from the parser's schemas", async () => {
+    const { h, t, validate } = await setup();
+    const r = await h.req("GET", "/v1/step-kinds", { key: await h.key(t.id, ["automations:read"]) });
+    expect(r.status).toBe(200);
+    const { data } = await json(r);
+    const http = data.find((k: { type: string }) => k.type === "action.http");
+    expect(http.configAt).toBe("with");
+    expect(http.keys).toContainEqual({ name: "url", required: true });
+    expect(http.keys).toContainEqual({ name: "method", required: false });
+    expect(data.find((k: { type: string }) => k.type === "control.if").configAt).toBe("step");
+    // every listed kind is one the parser accepts
+    for (const k of data as { type: string }[]) {
+      const issues = (await validate({ yaml: `name: k\nsteps:\n  - name: s\n    type: ${k.type}\n` })).body.issues as { message: string }[];
+      expect(issues.some((i) => i.message.includes("unknown step type"))).toBe(false);
+    }
+    expect((await h.req("GET", "/v1/step-kinds", { key: await h.key(t.id, ["runs:read"]) })).status).toBe(403);
+  });
+});
+
+describe("input enums", () => {
+  const yaml = (inputs: string) =>
+    ["name: pick", "triggerMethods: [{type: api}, {type: manual}]", "inputs:", inputs, "steps:", "  - name: s", "    type: transform.set", '    with: {fields: {got: "{{ input.size }}"}}', ""].join("\n");
+
+  test("an input's enum reaches its JSON Schema, and a run with another value is a 400 naming the values", async () => {
+    const { h, t, validate } = await setup();
+    const good = yaml("  - {name: size, type: string, enum: [small, large], default: small}");
+    const v = await validate({ yaml: good });
+    expect(v.body.valid).toBe(true);
+    expect(v.body.workflow.inputSchema.properties.size).toMatchObject({ type: "string", enum: ["small", "large"], default: "small" });
+    await h.req("POST", "/v1/automations", { key: t.key, body: { yaml: good } });
+    const bad = await h.req("POST", "/v1/runs", { key: t.key, body: { target: "workflows.pick", input: { size: "huge" } } });
+    expect(bad.status).toBe(400);
+    expect((await json(bad)).issues[0]).toMatchObject({ field: "input.size", message: 'input.size must be one of "small", "large"' });
+    const ok = await h.req("POST", "/v1/runs", { key: t.key, body: { target: "workflows.pick", input: { size: "large" } } });
+    expect(ok.status).toBe(201);
+  });
+
+  test("an enum of the wrong type, on a boolean input, or a default outside it is an issue at its line", async () => {
+    const { validate } = await setup();
+    const wrongType = await validate({ yaml: yaml("  - {name: size, type: integer, enum: [1, two]}") });
+    expect(wrongType.body.issues[0]).toMatchObject({ field: "yaml.inputs.0.enum.1", line: 4 });
+    const onBool = await validate({ yaml: yaml("  - {name: size, type: boolean, enum: [true]}") });
+    expect(onBool.body.valid).toBe(false);
+    const outside = await validate({ yaml: yaml("  - {name: size, type: string, enum: [a, b], default: c}") });
+    expect(outside.body.issues[0]).toMatchObject({ field: "yaml.inputs.0.default", line: 4 });
+  });
+});
