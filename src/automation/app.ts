@@ -12,6 +12,7 @@ import { aliasQuery } from "./http/query";
 import { forOfficialSdk } from "./http/sdk-compat";
 import { tenancyRoutes } from "./tenancy/routes";
 import { peopleRoutes } from "./people/routes";
+import { ssoRoutes } from "./sso/routes";
 import { automationRoutes } from "./automations/routes";
 import { filesRoutes } from "./files/routes";
 import { runsRoutes } from "./runs/routes";
@@ -36,6 +37,7 @@ const api = (ctx: AutomationContext, prefix: string) =>
   new Elysia({ prefix })
     .use(tenancyRoutes(ctx))
     .use(peopleRoutes(ctx))
+    .use(ssoRoutes(ctx))
     .use(automationRoutes(ctx))
     .use(scheduleRoutes(ctx))
     .use(filesRoutes(ctx))

@@ -11,6 +11,7 @@ import { loadModelsFile, modelsFromEnv } from "./models/config";
 import { blobConfig, blobFlags } from "./files/blob-config";
 import { smtpConfig, smtpFlags } from "./inbound/config";
 import { parseOutboundAllow } from "./http/outbound";
+import { oidcConfig, oidcFlags } from "./sso/config";
 
 /** `90s`, `15m`, `1h`, `2d`, or a bare number of seconds → milliseconds. */
 export function parseDuration(raw: string, flag: string): number {
@@ -151,6 +152,7 @@ export const serveFlags = {
     help: "the sweeper leaves blobs, temp objects and abandoned uploads younger than this",
   },
   ...smtpFlags,
+  ...oidcFlags,
   ...opsFlags,
   help: { type: "boolean", short: "h", help: "show this help" },
 } satisfies Record<string, FlagSpec>;
@@ -225,6 +227,7 @@ export function serveConfig(v: FlagValues<typeof serveFlags>): AutomationConfig 
     bodyTimeoutMs: bodyTimeoutMs(v["body-timeout"]),
     connections: connectionLimits(v),
     ...smtpConfig(v),
+    ...oidcConfig(v),
     ...withModels(v.models),
   };
 }

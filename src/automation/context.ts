@@ -11,6 +11,7 @@ import type { BlobStore } from "./files/blobs";
 import type { ModelsConfig } from "./models/config";
 import type { ModelGateway } from "./models/contract";
 import type { SmtpConfig } from "./inbound/config";
+import type { OidcProviderConfig } from "./sso/config";
 
 export interface AutomationConfig {
   port: number;
@@ -80,6 +81,8 @@ export interface AutomationConfig {
   mailDomain?: string;
   /** The inbound SMTP receiver (`--smtp-port`); absent = not started. */
   smtp?: SmtpConfig;
+  /** OpenID Connect providers people may sign in with (`--oidc-issuer` …); absent = none. */
+  oidc?: OidcProviderConfig[];
 }
 
 export interface AutomationContext {

@@ -67,12 +67,13 @@ function page(title: string, body: string, status = 200): Response {
 const field = (name: string, label: string, type = "text", extra = "") => `<p><label>${label}<br><input name="${name}" type="${type}" ${extra}></label></p>`;
 
 /** Whether the cookie must carry `Secure`: the request came over https, or --public-url is https. */
-function secure(ctx: AutomationContext, request: Request): boolean {
+export function secure(ctx: AutomationContext, request: Request): boolean {
   const forwarded = request.headers.get("x-forwarded-proto")?.split(",")[0]!.trim().toLowerCase() === "https";
   return forwarded || publicUrlFor(ctx, request).startsWith("https:") || ctx.config.publicUrl.startsWith("https:") || new URL(request.url).protocol === "https:";
 }
 
-function cookieHeader(ctx: AutomationContext, request: Request, value: string, maxAgeS: number): string {
+/** The session cookie as every sign-in sets it (and sign-out clears it, with an empty value and 0). */
+export function cookieHeader(ctx: AutomationContext, request: Request, value: string, maxAgeS: number): string {
   return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeS}${secure(ctx, request) ? "; Secure" : ""}`;
 }
 

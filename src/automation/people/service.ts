@@ -249,8 +249,11 @@ export async function signIn(
   return newSession(d, user, membership, nowMs, previous);
 }
 
-/** A new session of `user` in the membership's tenant; a session id the client already had is ended, never kept. */
-async function newSession(d: PeopleDeps, user: UserRow, membership: MembershipRow, nowMs: number, previous?: string): Promise<{ cookie: string; info: SessionInfo }> {
+/**
+ * A new session of `user` in the membership's tenant; a session id the client already had is ended, never kept.
+ * Every way in ends here: password sign-in, sign-in codes, single sign-on (sso/service.ts).
+ */
+export async function newSession(d: PeopleDeps, user: UserRow, membership: MembershipRow, nowMs: number, previous?: string): Promise<{ cookie: string; info: SessionInfo }> {
   if (previous !== undefined) {
     // Any unexpired session with that id (idle or not): a session is never older than its absolute expiry.
     const old = await d.people.session(hashSecret(previous), new Date(nowMs).toISOString(), SESSION_ABSOLUTE_MS);

@@ -45,7 +45,8 @@ export interface SessionRow {
   address?: string | null;
 }
 
-export type LinkKind = "setup" | "invite" | "reset" | "signin";
+/** `oidc`: a single sign-on in progress (its state, hashed), used once by the provider's callback. */
+export type LinkKind = "setup" | "invite" | "reset" | "signin" | "oidc";
 
 export interface InvitationRow {
   id: string;
@@ -85,6 +86,17 @@ export interface TotpRow {
   pending: string | null;
   /** The 30 s step of the last code accepted; a code is refused unless its step is later. */
   lastStep: number | null;
+}
+
+/** An OpenID Connect identity (the issuer and the `sub` it gives the person) and the user it is. */
+export interface SsoIdentityRow {
+  issuer: string;
+  subject: string;
+  userId: string;
+  /** What the provider said at the last sign-in (informative: users are found by issuer and subject). */
+  email: string;
+  createdAt: string;
+  lastSignInAt: string;
 }
 
 export interface TenantPeopleSettings {
@@ -138,6 +150,8 @@ export interface PeopleStore {
    * or a user that no longer exists; nothing is written unless "ok".
    */
   resetPassword(hash: string, now: string, passwordHash: string): Promise<{ outcome: "ok"; user: UserRow; ended: number } | { outcome: "unknown" | "used" | "expired" }>;
+  /** Deletes the links of `kind` that expired before `before` (used or not); how many. */
+  pruneLinks(kind: LinkKind, before: string): Promise<number>;
   /** An unused, unexpired link by hash (for the form that shows what it will do). */
   findInvitation(hash: string, now: string): Promise<InvitationRow | undefined>;
 
@@ -192,4 +206,12 @@ export interface PeopleStore {
   tenantSettings(tenantId: string): Promise<TenantPeopleSettings>;
   /** Sets the tenant's people settings. */
   setTenantSettings(tenantId: string, settings: TenantPeopleSettings, at: string): Promise<void>;
+
+  /** The identity with this issuer and subject; undefined when unknown. */
+  ssoIdentity(issuer: string, subject: string): Promise<SsoIdentityRow | undefined>;
+  /**
+   * Records the identity as `userId`'s, or refreshes its e-mail and last sign-in when it is theirs
+   * already; "taken" (nothing written) when it is another user's.
+   */
+  linkSsoIdentity(row: SsoIdentityRow): Promise<"ok" | "taken">;
 }

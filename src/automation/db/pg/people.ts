@@ -1,9 +1,16 @@
 // People on PostgreSQL (db/automation/pg/0030_people.sql, 0032_people_totp.sql). A taken e-mail is the unique index's answer;
 // a link is redeemed under a row lock on it, so two racing redemptions use it once. The per-request
-// session lookup is one query and is never remembered in memory: disabling a user or removing a
-// membership ends their sessions on every instance at the next request.
+// session lookup is one query, and its answer is kept in memory for SESSION_CACHE_MS, as API keys are
+// (pg/tenancy.ts): every change that ends a session or changes what it may do (sign-out, disabling a
+// user, a role or membership change, a password reset, a second factor set or cleared, the tenant's
+// second-factor rule) sends `sessions.changed` with the session's, user's or tenant's id in the change's
+// own transaction, and every instance forgets those lookups when it arrives (milliseconds after the
+// commit). Should the listening connection drop, the memory is not used until it is back and emptied.
+// An expiry is checked on every answer from memory; an idle expiry another instance kept alive is asked
+// of the database again.
 import type { TenantRow } from "../tables/foundation";
-import type { InvitationRow, LinkKind, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, TenantPeopleSettings, TotpRow, Used, UserRow, UserStatus } from "../../people/store";
+import type { InvitationRow, LinkKind, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, SsoIdentityRow, TenantPeopleSettings, TotpRow, Used, UserRow, UserStatus } from "../../people/store";
+import type { Notifications } from "../../runs/store";
 import { isUniqueViolation, type Pg, plain, plainRows } from "./rows";
 import { keysMayHaveChanged } from "./tenancy";
 
@@ -11,8 +18,59 @@ const USER = `id, email, email_key AS "emailKey", name, status, password_hash AS
 const MEMBER = `user_id AS "userId", tenant_id AS "tenantId", role, created_at AS "createdAt"`;
 const INVITE = `id, hash, kind, email, tenant_id AS "tenantId", role, created_at AS "createdAt", expires_at AS "expiresAt", used_at AS "usedAt"`;
 
+/** The longest a session lookup is answered from memory (changes arrive sooner, by `sessions.changed`). */
+export const SESSION_CACHE_MS = 5_000;
+/** Session lookups remembered at most; past it the memory starts over. */
+const SESSION_CACHE_MAX = 10_000;
+
+/** Whether a remembered session is still within its absolute and idle expiry at `now`. */
+function unexpired(s: SessionRow, now: string, idleMs: number): boolean {
+  const t = Date.parse(now);
+  return Date.parse(s.expiresAt) > t && Date.parse(s.lastSeenAt) > t - idleMs;
+}
+
 export class PgPeopleStore implements PeopleStore {
-  constructor(readonly pg: Pg) {}
+  /** Session lookups by the cookie's hash, with when they were read; only while `sessions.changed` is listened to. */
+  private readonly cache = new Map<string, { at: number; found: SessionLookup }>();
+  private listening: "no" | "pending" | "yes" = "no";
+  /** Changes heard so far: a lookup that overlapped one is not remembered (it may predate it). */
+  private changes = 0;
+
+  constructor(
+    readonly pg: Pg,
+    private readonly notifications: Notifications,
+  ) {}
+
+  /** Subscribes once to session changes; the memory is used only once that stands. */
+  private listen(): void {
+    if (this.listening !== "no") return;
+    this.listening = "pending";
+    this.notifications.onReconnect(() => {
+      this.changes++;
+      this.cache.clear();
+    });
+    this.notifications
+      .subscribe("sessions.changed", (id) => this.forget(id))
+      .then(
+        () => void (this.listening = "yes"),
+        () => void (this.listening = "no"), // tried again at the next lookup
+      );
+  }
+
+  /** Forgets the lookups of a session, of a user's sessions, or of a tenant's (by the id). */
+  private forget(id: string): void {
+    this.changes++;
+    for (const [hash, e] of this.cache) {
+      const s = e.found.session;
+      if (s.id === id || s.userId === id || s.tenantId === id) this.cache.delete(hash);
+    }
+  }
+
+  /** Sessions of `id` (a session, user or tenant) end or change in `tx`: every instance forgets them (this one at once). */
+  private async sessionsChange(tx: Pg, id: string): Promise<void> {
+    await tx`SELECT pg_notify('sessions.changed', ${id})`;
+    this.forget(id);
+  }
 
   private async user(db: Pg, ref: string): Promise<UserRow | undefined> {
     const [r] = await db.unsafe(`SELECT ${USER} FROM users WHERE id = $1 OR email_key = $2`, [ref, ref.toLowerCase()]);
@@ -79,6 +137,7 @@ export class PgPeopleStore implements PeopleStore {
     return this.pg.begin(async (tx) => {
       await tx`UPDATE users SET status = ${status} WHERE id = ${userId}`;
       await this.keysChange(tx, userId);
+      await this.sessionsChange(tx, userId);
       if (status === "disabled") await tx`DELETE FROM sessions WHERE user_id = ${userId}`;
       return this.user(tx, userId);
     });
@@ -90,6 +149,7 @@ export class PgPeopleStore implements PeopleStore {
       if (!(await tx`SELECT 1 FROM tenants WHERE id = ${tenantId} FOR SHARE`).length) return "no_tenant" as const;
       await this.upsertMembership(tx, { userId, tenantId, role, createdAt: at });
       await this.keysChange(tx, userId);
+      await this.sessionsChange(tx, userId);
       return "ok" as const;
     });
   }
@@ -98,6 +158,7 @@ export class PgPeopleStore implements PeopleStore {
     return this.pg.begin(async (tx) => {
       await tx`DELETE FROM sessions WHERE user_id = ${userId} AND tenant_id = ${tenantId}`;
       await this.keysChange(tx, userId);
+      await this.sessionsChange(tx, userId);
       return (await tx`DELETE FROM memberships WHERE user_id = ${userId} AND tenant_id = ${tenantId} RETURNING 1`).length > 0;
     });
   }
@@ -142,9 +203,14 @@ export class PgPeopleStore implements PeopleStore {
       if (!user) return { outcome: "unknown" as const };
       await tx`UPDATE users SET password_hash = ${passwordHash} WHERE id = ${user.id}`;
       const ended = (await tx`DELETE FROM sessions WHERE user_id = ${user.id} RETURNING 1`).length;
+      await this.sessionsChange(tx, user.id);
       await tx`UPDATE invitations SET used_at = ${now} WHERE id = ${inv.id}`;
       return { outcome: "ok" as const, user: { ...user, passwordHash }, ended };
     });
+  }
+
+  async pruneLinks(kind: LinkKind, before: string): Promise<number> {
+    return (await this.pg`DELETE FROM invitations WHERE kind = ${kind} AND expires_at < ${before} RETURNING 1`).length;
   }
 
   async findInvitation(hash: string, now: string): Promise<InvitationRow | undefined> {
@@ -203,6 +269,21 @@ export class PgPeopleStore implements PeopleStore {
   }
 
   async session(hash: string, now: string, idleMs: number): Promise<SessionLookup | undefined> {
+    const hit = this.cache.get(hash);
+    if (hit && Date.now() - hit.at < SESSION_CACHE_MS && unexpired(hit.found.session, now, idleMs)) return hit.found;
+    this.listen();
+    const cacheable = this.listening === "yes";
+    const at = Date.now();
+    const seen = this.changes;
+    const found = await this.lookup(hash, now, idleMs);
+    if (found && cacheable && seen === this.changes) {
+      if (this.cache.size >= SESSION_CACHE_MAX) this.cache.clear();
+      this.cache.set(hash, { at, found });
+    }
+    return found;
+  }
+
+  private async lookup(hash: string, now: string, idleMs: number): Promise<SessionLookup | undefined> {
     const idleSince = new Date(Date.parse(now) - idleMs).toISOString();
     const [r] = await this.pg`SELECT s.id, s.hash, s.user_id AS "userId", s.tenant_id AS "tenantId", s.csrf, s.created_at AS "createdAt",
         s.last_seen_at AS "lastSeenAt", s.expires_at AS "expiresAt",
@@ -225,14 +306,22 @@ export class PgPeopleStore implements PeopleStore {
 
   async touchSession(id: string, at: string): Promise<void> {
     await this.pg`UPDATE sessions SET last_seen_at = ${at} WHERE id = ${id}`;
+    for (const e of this.cache.values()) if (e.found.session.id === id) e.found.session.lastSeenAt = at;
   }
 
   async deleteSession(id: string): Promise<void> {
-    await this.pg`DELETE FROM sessions WHERE id = ${id}`;
+    await this.pg.begin(async (tx) => {
+      await tx`DELETE FROM sessions WHERE id = ${id}`;
+      await this.sessionsChange(tx, id);
+    });
   }
 
   async deleteSessions(userId: string): Promise<number> {
-    return (await this.pg`DELETE FROM sessions WHERE user_id = ${userId} RETURNING 1`).length;
+    return this.pg.begin(async (tx) => {
+      const ended = (await tx`DELETE FROM sessions WHERE user_id = ${userId} RETURNING 1`).length;
+      await this.sessionsChange(tx, userId);
+      return ended;
+    });
   }
 
   async sessionsOf(userId: string, now: string, idleMs: number): Promise<SessionRow[]> {
@@ -245,7 +334,11 @@ export class PgPeopleStore implements PeopleStore {
   }
 
   async endSession(userId: string, id: string): Promise<boolean> {
-    return (await this.pg`DELETE FROM sessions WHERE id = ${id} AND user_id = ${userId} RETURNING 1`).length > 0;
+    return this.pg.begin(async (tx) => {
+      const ended = (await tx`DELETE FROM sessions WHERE id = ${id} AND user_id = ${userId} RETURNING 1`).length > 0;
+      if (ended) await this.sessionsChange(tx, id);
+      return ended;
+    });
   }
 
   async setSessionClient(hash: string, client: { userAgent: string | null; address: string | null }): Promise<void> {
@@ -286,13 +379,19 @@ export class PgPeopleStore implements PeopleStore {
   }
 
   async confirmTotp(userId: string, sealed: string, step: number): Promise<boolean> {
-    const r = await this.pg`UPDATE users SET totp_secret = totp_pending, totp_pending = NULL, totp_last_step = ${step}
-      WHERE id = ${userId} AND totp_pending = ${sealed} RETURNING 1`;
-    return r.length > 0;
+    return this.pg.begin(async (tx) => {
+      const r = await tx`UPDATE users SET totp_secret = totp_pending, totp_pending = NULL, totp_last_step = ${step}
+        WHERE id = ${userId} AND totp_pending = ${sealed} RETURNING 1`;
+      if (r.length > 0) await this.sessionsChange(tx, userId); // a session held at enrollment opens
+      return r.length > 0;
+    });
   }
 
   async clearTotp(userId: string): Promise<void> {
-    await this.pg`UPDATE users SET totp_secret = NULL, totp_pending = NULL, totp_last_step = NULL WHERE id = ${userId}`;
+    await this.pg.begin(async (tx) => {
+      await tx`UPDATE users SET totp_secret = NULL, totp_pending = NULL, totp_last_step = NULL WHERE id = ${userId}`;
+      await this.sessionsChange(tx, userId);
+    });
   }
 
   async useTotpStep(userId: string, step: number): Promise<boolean> {
@@ -307,7 +406,26 @@ export class PgPeopleStore implements PeopleStore {
   }
 
   async setTenantSettings(tenantId: string, settings: TenantPeopleSettings, at: string): Promise<void> {
-    await this.pg`INSERT INTO tenant_settings (tenant_id, require_totp, updated_at) VALUES (${tenantId}, ${settings.requireTotp}, ${at})
-      ON CONFLICT (tenant_id) DO UPDATE SET require_totp = excluded.require_totp, updated_at = excluded.updated_at`;
+    await this.pg.begin(async (tx) => {
+      await tx`INSERT INTO tenant_settings (tenant_id, require_totp, updated_at) VALUES (${tenantId}, ${settings.requireTotp}, ${at})
+        ON CONFLICT (tenant_id) DO UPDATE SET require_totp = excluded.require_totp, updated_at = excluded.updated_at`;
+      await this.sessionsChange(tx, tenantId);
+    });
+  }
+
+  async ssoIdentity(issuer: string, subject: string): Promise<SsoIdentityRow | undefined> {
+    const [r] = await this.pg.unsafe(
+      `SELECT issuer, subject, user_id AS "userId", email, created_at AS "createdAt", last_sign_in_at AS "lastSignInAt" FROM sso_identities WHERE issuer = $1 AND subject = $2`,
+      [issuer, subject],
+    );
+    return r ? plain<SsoIdentityRow>(r) : undefined;
+  }
+
+  async linkSsoIdentity(row: SsoIdentityRow): Promise<"ok" | "taken"> {
+    const r = await this.pg`INSERT INTO sso_identities (issuer, subject, user_id, email, created_at, last_sign_in_at)
+      VALUES (${row.issuer}, ${row.subject}, ${row.userId}, ${row.email}, ${row.createdAt}, ${row.lastSignInAt})
+      ON CONFLICT (issuer, subject) DO UPDATE SET email = excluded.email, last_sign_in_at = excluded.last_sign_in_at WHERE sso_identities.user_id = excluded.user_id
+      RETURNING 1`;
+    return r.length > 0 ? "ok" : "taken";
   }
 }

@@ -5,7 +5,7 @@ import type { Database, Statement } from "bun:sqlite";
 import type { TenantRow } from "../tables/foundation";
 import { DataVersion } from "../../../kernel/data-version";
 import { keysMayHaveChanged } from "./tenancy";
-import type { InvitationRow, LinkKind, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, TenantPeopleSettings, TotpRow, Used, UserRow, UserStatus } from "../../people/store";
+import type { InvitationRow, LinkKind, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, SsoIdentityRow, TenantPeopleSettings, TotpRow, Used, UserRow, UserStatus } from "../../people/store";
 
 const USER = "id, email, email_key AS emailKey, name, status, password_hash AS passwordHash, created_at AS createdAt";
 const MEMBER = "user_id AS userId, tenant_id AS tenantId, role, created_at AS createdAt";
@@ -23,6 +23,7 @@ type LookupRow = SessionRow & {
 const KEEP_LOOKUPS = new Set([
   "countUsers", "findUser", "listUsers", "memberships", "findInvitation", "session", "touchSession", "sessionsOf",
   "failures", "addFailure", "clearFailures", "totp", "tenantSettings", "addInvitation", "addSession", "setSessionClient", "useTotpStep",
+  "ssoIdentity", "linkSsoIdentity", "pruneLinks",
   // private reads
   "user", "lookup",
 ]);
@@ -180,6 +181,10 @@ export class SqlitePeopleStore implements PeopleStore {
       this.sqlite.query("UPDATE invitations SET used_at = ? WHERE id = ?").run(now, inv.id);
       return { outcome: "ok" as const, user: { ...user, passwordHash }, ended };
     }).immediate();
+  }
+
+  async pruneLinks(kind: LinkKind, before: string): Promise<number> {
+    return this.sqlite.query("DELETE FROM invitations WHERE kind = ? AND expires_at < ?").run(kind, before).changes;
   }
 
   async findInvitation(hash: string, now: string): Promise<InvitationRow | undefined> {
@@ -356,5 +361,25 @@ export class SqlitePeopleStore implements PeopleStore {
          ON CONFLICT (tenant_id) DO UPDATE SET require_totp = excluded.require_totp, updated_at = excluded.updated_at`,
       )
       .run(tenantId, settings.requireTotp ? 1 : 0, at);
+  }
+
+  async ssoIdentity(issuer: string, subject: string): Promise<SsoIdentityRow | undefined> {
+    return (
+      this.sqlite
+        .query<SsoIdentityRow, [string, string]>(
+          "SELECT issuer, subject, user_id AS userId, email, created_at AS createdAt, last_sign_in_at AS lastSignInAt FROM sso_identities WHERE issuer = ? AND subject = ?",
+        )
+        .get(issuer, subject) ?? undefined
+    );
+  }
+
+  async linkSsoIdentity(row: SsoIdentityRow): Promise<"ok" | "taken"> {
+    const r = this.sqlite
+      .query(
+        `INSERT INTO sso_identities (issuer, subject, user_id, email, created_at, last_sign_in_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (issuer, subject) DO UPDATE SET email = excluded.email, last_sign_in_at = excluded.last_sign_in_at WHERE sso_identities.user_id = excluded.user_id`,
+      )
+      .run(row.issuer, row.subject, row.userId, row.email, row.createdAt, row.lastSignInAt);
+    return r.changes > 0 ? "ok" : "taken";
   }
 }

@@ -1,0 +1,185 @@
+// Flags of single sign-on with an OpenID Connect provider (`serve --oidc-issuer URL --oidc-client-id ID
+// --oidc-client-secret S …`, or AUTOMATION_OIDC_* in the environment), checked with valibot into the
+// list of providers the server offers. One provider comes from the flags; the config is a list so that
+// more (and per-tenant ones) can join it later without changing what the routes see.
+import * as v from "valibot";
+import type { FlagSpec } from "../../kernel/config";
+import { UsageError } from "../../kernel/errors";
+import { ROLES } from "../tenancy/roles";
+import type { Role } from "../people/store";
+
+export const oidcFlags = {
+  "oidc-issuer": { type: "string", env: "AUTOMATION_OIDC_ISSUER", value: "URL", help: "single sign-on: the OpenID Connect issuer (https; http only on loopback), e.g. https://keycloak.example.com/realms/acme" },
+  "oidc-client-id": { type: "string", env: "AUTOMATION_OIDC_CLIENT_ID", value: "ID", help: "the client id registered at the issuer (redirect URI: <public-url>/v1/auth/oidc/<oidc-id>/callback)" },
+  "oidc-client-secret": { type: "string", env: "AUTOMATION_OIDC_CLIENT_SECRET", value: "SECRET", help: "the client's secret (prefer the environment: flags show in `ps`)" },
+  "oidc-id": { type: "string", env: "AUTOMATION_OIDC_ID", default: "sso", value: "SLUG", help: "the provider's id in addresses (/v1/auth/oidc/<id>/…)" },
+  "oidc-name": { type: "string", env: "AUTOMATION_OIDC_NAME", default: "Single sign-on", value: "NAME", help: "what the console's sign-in button says (\"Sign in with NAME\")" },
+  "oidc-scopes": { type: "string", env: "AUTOMATION_OIDC_SCOPES", default: "openid email profile", value: "LIST", help: "scopes asked for (space or comma list; openid is always asked)" },
+  "oidc-groups-claim": { type: "string", env: "AUTOMATION_OIDC_GROUPS_CLAIM", default: "groups", value: "PATH", help: "the claim holding the person's groups; a dotted path for nested ones (realm_access.roles)" },
+  "oidc-role-map": { type: "string", env: "AUTOMATION_OIDC_ROLE_MAP", value: "LIST", help: "GROUP=ROLE@TENANT,… : members of GROUP get ROLE in the tenant with that slug (the highest rule wins)" },
+  "oidc-default-role": { type: "string", env: "AUTOMATION_OIDC_DEFAULT_ROLE", value: "ROLE@TENANT", help: "the role of a person no rule matches (default: such a person is refused)" },
+  "oidc-allowed-domains": { type: "string", env: "AUTOMATION_OIDC_ALLOWED_DOMAINS", value: "LIST", help: "comma list of e-mail domains that may sign in (default: any the issuer vouches for)" },
+  "oidc-trust-email": {
+    type: "boolean",
+    env: "AUTOMATION_OIDC_TRUST_EMAIL",
+    help: "a person who already has a local account with the same (verified) e-mail becomes that user at their first SSO sign-in; default: refused until linked with `users link-sso`",
+  },
+} satisfies Record<string, FlagSpec>;
+
+export interface RoleRule {
+  group: string;
+  role: Role;
+  /** A tenant's slug (or id). */
+  tenant: string;
+}
+
+export interface OidcProviderConfig {
+  /** In addresses: /v1/auth/oidc/<id>/start. */
+  id: string;
+  name: string;
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  scopes: string[];
+  /** Dotted path of the groups claim. */
+  groupsClaim: string[];
+  roleMap: RoleRule[];
+  defaultRole?: { role: Role; tenant: string };
+  /** Lower-case e-mail domains; empty = any. */
+  allowedDomains: string[];
+  /** A local user with the same verified e-mail is taken as this person (else refused until linked). */
+  trustEmail: boolean;
+}
+
+const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/;
+const Slug = /^[a-z0-9][a-z0-9-]{0,39}$/;
+const Role = v.picklist(ROLES, `must name a role: ${ROLES.join(", ")}`);
+
+/** ROLE@TENANT */
+const RoleAt = v.pipe(
+  v.string(),
+  v.trim(),
+  v.regex(/^[^@\s]+@[^@\s]+$/, "must be ROLE@TENANT (e.g. viewer@acme)"),
+  v.transform((s) => ({ role: s.slice(0, s.indexOf("@")), tenant: s.slice(s.indexOf("@") + 1) })),
+  v.object({ role: Role, tenant: v.pipe(v.string(), v.minLength(1)) }),
+);
+
+const Rule = v.pipe(
+  v.string(),
+  v.trim(),
+  v.regex(/^[^=]+=[^=@\s]+@[^@\s]+$/, "must be GROUP=ROLE@TENANT (e.g. automation-admins=admin@acme)"),
+  v.transform((s) => {
+    const eq = s.lastIndexOf("=");
+    const [role, tenant] = s.slice(eq + 1).split("@") as [string, string];
+    return { group: s.slice(0, eq).trim(), role, tenant };
+  }),
+  v.object({ group: v.pipe(v.string(), v.minLength(1, "GROUP must not be empty")), role: Role, tenant: v.pipe(v.string(), v.minLength(1)) }),
+);
+
+const Issuer = v.pipe(
+  v.string(),
+  v.trim(),
+  v.url("must be a URL such as https://login.example.com/realms/acme"),
+  v.check((s) => {
+    const u = new URL(s);
+    return u.protocol === "https:" || (u.protocol === "http:" && LOOPBACK.test(u.hostname));
+  }, "must be https (http only for a provider on loopback)"),
+  v.check((s) => !new URL(s).search && !new URL(s).hash, "must have no query or fragment"),
+);
+
+const Domain = v.pipe(v.string(), v.regex(/^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, "must be an e-mail domain such as example.com"));
+
+const ProviderFlags = v.object({
+  id: v.pipe(v.string(), v.regex(Slug, "must be a slug: lower-case letters, digits and -")),
+  name: v.pipe(v.string(), v.trim(), v.minLength(1, "must not be empty"), v.maxLength(80, "must be at most 80 characters")),
+  issuer: Issuer,
+  clientId: v.pipe(v.string(), v.trim(), v.minLength(1, "must not be empty")),
+  clientSecret: v.pipe(v.string(), v.minLength(1, "must not be empty")),
+  scopes: v.array(v.pipe(v.string(), v.regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, "must be scope names"))),
+  groupsClaim: v.pipe(v.string(), v.trim(), v.regex(/^[^.\s]+(\.[^.\s]+)*$/, "must be a claim name or a dotted path such as realm_access.roles")),
+  roleMap: v.array(Rule),
+  defaultRole: v.optional(RoleAt),
+  allowedDomains: v.array(Domain),
+  trustEmail: v.boolean(),
+});
+
+const FLAG_OF: Record<string, string> = {
+  id: "oidc-id",
+  name: "oidc-name",
+  issuer: "oidc-issuer",
+  clientId: "oidc-client-id",
+  clientSecret: "oidc-client-secret",
+  scopes: "oidc-scopes",
+  groupsClaim: "oidc-groups-claim",
+  roleMap: "oidc-role-map",
+  defaultRole: "oidc-default-role",
+  allowedDomains: "oidc-allowed-domains",
+};
+
+type OidcValues = {
+  "oidc-issuer"?: string;
+  "oidc-client-id"?: string;
+  "oidc-client-secret"?: string;
+  "oidc-id": string;
+  "oidc-name": string;
+  "oidc-scopes": string;
+  "oidc-groups-claim": string;
+  "oidc-role-map"?: string;
+  "oidc-default-role"?: string;
+  "oidc-allowed-domains"?: string;
+  "oidc-trust-email"?: boolean;
+};
+
+const list = (s: string | undefined, sep = /,/) => (s ?? "").split(sep).map((x) => x.trim()).filter(Boolean);
+
+/** The providers the flags configure: none without --oidc-issuer; a clear one-line error for anything wrong. */
+export function oidcConfig(f: OidcValues): { oidc?: OidcProviderConfig[] } {
+  const given = (["oidc-issuer", "oidc-client-id", "oidc-client-secret"] as const).filter((k) => f[k] !== undefined);
+  const mapping = (["oidc-role-map", "oidc-default-role", "oidc-allowed-domains"] as const).filter((k) => f[k] !== undefined);
+  if (given.length === 0) {
+    if (mapping.length) throw new UsageError(`--${mapping[0]} needs --oidc-issuer, --oidc-client-id and --oidc-client-secret`);
+    return {};
+  }
+  if (given.length < 3) {
+    const missing = (["oidc-issuer", "oidc-client-id", "oidc-client-secret"] as const).filter((k) => f[k] === undefined);
+    throw new UsageError(`--${given[0]} needs --${missing.join(" and --")} (or AUTOMATION_${missing[0]!.toUpperCase().replace(/-/g, "_")})`);
+  }
+  const scopes = list(f["oidc-scopes"], /[\s,]+/);
+  const raw = {
+    id: f["oidc-id"],
+    name: f["oidc-name"],
+    issuer: f["oidc-issuer"],
+    clientId: f["oidc-client-id"],
+    clientSecret: f["oidc-client-secret"],
+    scopes: scopes.includes("openid") ? scopes : ["openid", ...scopes],
+    groupsClaim: f["oidc-groups-claim"],
+    roleMap: list(f["oidc-role-map"]),
+    defaultRole: f["oidc-default-role"],
+    allowedDomains: list(f["oidc-allowed-domains"]).map((d) => d.toLowerCase().replace(/^@/, "")),
+    trustEmail: f["oidc-trust-email"] ?? false,
+  };
+  const out = v.safeParse(ProviderFlags, raw);
+  if (!out.success) {
+    const issue = out.issues[0];
+    const path = issue.path ?? [];
+    const key = String(path[0]?.key ?? "");
+    const index = typeof path[1]?.key === "number" ? path[1].key : undefined;
+    const item = index !== undefined ? ` (${JSON.stringify((raw as unknown as Record<string, string[]>)[key]![index])})` : key === "clientSecret" ? "" : ` (got ${JSON.stringify((raw as Record<string, unknown>)[key])})`;
+    throw new UsageError(`--${FLAG_OF[key] ?? key} ${issue.message}${item}`);
+  }
+  const p = out.output;
+  if (p.roleMap.length === 0 && !p.defaultRole) {
+    throw new UsageError("--oidc-issuer needs --oidc-role-map GROUP=ROLE@TENANT,… or --oidc-default-role ROLE@TENANT: otherwise nobody could get in");
+  }
+  return {
+    oidc: [
+      {
+        ...p,
+        issuer: p.issuer.trim(),
+        groupsClaim: p.groupsClaim.split("."),
+        roleMap: p.roleMap as RoleRule[],
+        ...(p.defaultRole ? { defaultRole: p.defaultRole as { role: Role; tenant: string } } : {}),
+      },
+    ],
+  };
+}

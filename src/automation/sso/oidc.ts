@@ -1,0 +1,189 @@
+// The OpenID Connect relying party, over oauth4webapi (never a hand-written JWT check): the issuer's
+// discovery document (remembered for an hour, fetched again at once after a failure), the authorization
+// request with PKCE (S256), state and nonce, and the callback: the code exchanged at the token endpoint,
+// the ID token's claims checked (issuer, audience, expiry, nonce), its signature checked against the
+// issuer's JWKS (oauth4webapi's cache: a key it does not know makes it fetch the set again, so a rotation
+// is followed), then the UserInfo endpoint asked for what the ID token left out (e-mail, groups).
+import * as oauth from "oauth4webapi";
+import type { OidcProviderConfig } from "./config";
+
+/** A refusal of an SSO sign-in: `code` names it for the sign-in page, `message` says it to a person. */
+export class SsoRefused extends Error {
+  constructor(
+    readonly code: SsoRefusal,
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+    this.name = "SsoRefused";
+  }
+}
+
+export type SsoRefusal =
+  | "provider_unknown"
+  | "provider_down"
+  | "provider_refused"
+  | "flow_missing"
+  | "state_mismatch"
+  | "flow_used"
+  | "code_rejected"
+  | "token_issuer"
+  | "token_audience"
+  | "token_expired"
+  | "token_nonce"
+  | "token_signature"
+  | "token_invalid"
+  | "email_missing"
+  | "email_unverified"
+  | "domain_not_allowed"
+  | "no_role"
+  | "account_exists"
+  | "user_disabled";
+
+const DISCOVERY_TTL_MS = 3600_000;
+const TIMEOUT_MS = 10_000;
+
+/** What the sign-in needs from the provider, all of it checked. */
+export interface VerifiedClaims {
+  subject: string;
+  email?: string;
+  emailVerified: boolean;
+  name?: string;
+  /** The value at the groups claim's path (undefined when absent). */
+  groups: unknown;
+  /** The provider's session (`sid`), when it names one. */
+  sid?: string;
+}
+
+export class OidcClient {
+  private discovered?: { as: oauth.AuthorizationServer; at: number };
+  /** oauth4webapi's JWKS cache (it writes the set and when it was fetched here). */
+  private readonly jwks: oauth.JWKSCacheInput = {};
+  private readonly client: oauth.Client;
+  private readonly auth: oauth.ClientAuth;
+
+  constructor(readonly config: OidcProviderConfig) {
+    this.client = { client_id: config.clientId };
+    this.auth = oauth.ClientSecretBasic(config.clientSecret);
+  }
+
+  private options(): { signal: (url: string) => AbortSignal; [oauth.allowInsecureRequests]?: boolean } {
+    // http is accepted only for an issuer on loopback (config.ts): tests and a provider beside the server.
+    return { signal: () => AbortSignal.timeout(TIMEOUT_MS), ...(this.config.issuer.startsWith("http:") ? { [oauth.allowInsecureRequests]: true } : {}) };
+  }
+
+  /** The issuer's metadata; a provider that cannot be reached is a 503 `provider_down`. */
+  async server(nowMs: number): Promise<oauth.AuthorizationServer> {
+    if (this.discovered && nowMs - this.discovered.at < DISCOVERY_TTL_MS) return this.discovered.as;
+    const issuer = new URL(this.config.issuer);
+    try {
+      const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { ...this.options(), algorithm: "oidc" }));
+      if (!as.authorization_endpoint || !as.token_endpoint || !as.jwks_uri) throw new Error("the discovery document lacks an authorization, token or JWKS endpoint");
+      this.discovered = { as, at: nowMs };
+      return as;
+    } catch (err) {
+      this.discovered = undefined;
+      throw new SsoRefused("provider_down", `${this.config.name} cannot be reached (${reason(err)}); sign in with a password or try again later`, 503);
+    }
+  }
+
+  /** Where to send the browser: the authorization endpoint with PKCE S256, state and nonce. */
+  async authorizationUrl(nowMs: number, f: { redirectUri: string; state: string; nonce: string; verifier: string; loginHint?: string }): Promise<URL> {
+    const as = await this.server(nowMs);
+    const url = new URL(as.authorization_endpoint!);
+    url.searchParams.set("client_id", this.config.clientId);
+    url.searchParams.set("redirect_uri", f.redirectUri);
+    url.searchParams.set("response_type", "code");
+    url.searchParams.set("scope", this.config.scopes.join(" "));
+    url.searchParams.set("state", f.state);
+    url.searchParams.set("nonce", f.nonce);
+    url.searchParams.set("code_challenge", await oauth.calculatePKCECodeChallenge(f.verifier));
+    url.searchParams.set("code_challenge_method", "S256");
+    if (f.loginHint) url.searchParams.set("login_hint", f.loginHint);
+    return url;
+  }
+
+  /** The callback: the code exchanged and every check made; a refusal names what failed. */
+  async finish(nowMs: number, callback: URL, f: { redirectUri: string; state: string; nonce: string; verifier: string }): Promise<VerifiedClaims> {
+    const as = await this.server(nowMs);
+    let params: URLSearchParams;
+    try {
+      params = oauth.validateAuthResponse(as, this.client, callback.searchParams, f.state);
+    } catch (err) {
+      if (err instanceof oauth.AuthorizationResponseError) {
+        const why = err.cause.get("error_description") ?? err.cause.get("error") ?? "no reason given";
+        throw new SsoRefused("provider_refused", `${this.config.name} did not sign you in: ${why}`, 401);
+      }
+      throw new SsoRefused("state_mismatch", `the answer from ${this.config.name} does not belong to this sign-in (${reason(err)}); start again`, 400);
+    }
+    let response: Response;
+    try {
+      response = await oauth.authorizationCodeGrantRequest(as, this.client, this.auth, params, f.redirectUri, f.verifier, this.options());
+    } catch (err) {
+      throw new SsoRefused("provider_down", `${this.config.name}'s token endpoint cannot be reached (${reason(err)}); try again later`, 503);
+    }
+    let tokens: oauth.TokenEndpointResponse;
+    try {
+      tokens = await oauth.processAuthorizationCodeResponse(as, this.client, response, { expectedNonce: f.nonce, requireIdToken: true });
+      await oauth.validateApplicationLevelSignature(as, response, { ...this.options(), [oauth.jwksCache]: this.jwks });
+    } catch (err) {
+      throw refusalOf(err, this.config.name);
+    }
+    const idToken = oauth.getValidatedIdTokenClaims(tokens)!;
+    const claims: Record<string, unknown> = { ...idToken };
+    if (claims.email === undefined || claims.email_verified === undefined || at(claims, this.config.groupsClaim) === undefined) {
+      const fromUserInfo = await this.userInfo(as, tokens.access_token, idToken.sub).catch(() => undefined);
+      for (const [k, val] of Object.entries(fromUserInfo ?? {})) if (claims[k] === undefined) claims[k] = val;
+    }
+    return {
+      subject: idToken.sub,
+      email: typeof claims.email === "string" ? claims.email : undefined,
+      // Some providers send "true" as a string; anything else is not a verified e-mail.
+      emailVerified: claims.email_verified === true || claims.email_verified === "true",
+      name: typeof claims.name === "string" ? claims.name : undefined,
+      groups: at(claims, this.config.groupsClaim),
+      sid: typeof claims.sid === "string" ? claims.sid : undefined,
+    };
+  }
+
+  private async userInfo(as: oauth.AuthorizationServer, accessToken: string, subject: string): Promise<Record<string, unknown> | undefined> {
+    if (!as.userinfo_endpoint) return undefined;
+    const response = await oauth.userInfoRequest(as, this.client, accessToken, this.options());
+    return (await oauth.processUserInfoResponse(as, this.client, subject, response)) as Record<string, unknown>;
+  }
+}
+
+/** The value at a dotted path of the claims (`realm_access.roles`). */
+export function at(claims: Record<string, unknown>, path: string[]): unknown {
+  let cur: unknown = claims;
+  for (const key of path) {
+    if (cur === null || typeof cur !== "object" || Array.isArray(cur)) return undefined;
+    cur = (cur as Record<string, unknown>)[key];
+  }
+  return cur;
+}
+
+function reason(err: unknown): string {
+  const e = err as { cause?: { code?: string; message?: string }; message?: string; name?: string };
+  if (e?.name === "TimeoutError" || e?.name === "AbortError") return "no answer in time";
+  return e?.cause?.code ?? e?.message ?? String(err);
+}
+
+/** oauth4webapi's errors about the token response, as refusals a person can read. */
+function refusalOf(err: unknown, name: string): SsoRefused {
+  if (err instanceof oauth.ResponseBodyError) {
+    const why = typeof err.cause.error_description === "string" ? err.cause.error_description : err.error;
+    return new SsoRefused("code_rejected", `${name} refused the sign-in's code (${why}): a code works once; start again`, 401);
+  }
+  if (err instanceof oauth.OperationProcessingError) {
+    const claim = (err.cause as { claim?: string } | undefined)?.claim;
+    if (err.code === oauth.JWT_CLAIM_COMPARISON && claim === "iss") return new SsoRefused("token_issuer", `the ID token was issued by another issuer than ${name}`, 401);
+    if (err.code === oauth.JWT_CLAIM_COMPARISON && (claim === "aud" || claim === "azp")) return new SsoRefused("token_audience", `the ID token was issued for another client than this server`, 401);
+    if (err.code === oauth.JWT_CLAIM_COMPARISON && claim === "nonce") return new SsoRefused("token_nonce", "the ID token belongs to another sign-in (its nonce does not match); start again", 401);
+    if (err.code === oauth.JWT_TIMESTAMP_CHECK) return new SsoRefused("token_expired", "the ID token has expired or is not valid yet (check the clocks of this server and the provider)", 401);
+    if (err.code === oauth.KEY_SELECTION || /signature|"alg"/.test(err.message)) {
+      return new SsoRefused("token_signature", `the ID token is not signed by one of ${name}'s keys (unknown key, bad signature or an unsigned token)`, 401);
+    }
+  }
+  return new SsoRefused("token_invalid", `${name}'s answer could not be accepted (${reason(err)})`, 401);
+}

@@ -1,0 +1,179 @@
+// HTTP of single sign-on: the providers the console's sign-in page lists, the start of a sign-in (a
+// redirect to the provider, with the flow's state, nonce and PKCE verifier sealed in a short-lived
+// HttpOnly cookie and the state recorded to be used once), and the provider's callback, which ends in the
+// same session (and cookie) a password sign-in makes. A refusal makes no session: it answers with its
+// status (so the audit trail records it as refused) and a small page that sends the browser on to the
+// console's sign-in page, which says what went wrong.
+import { Elysia } from "elysia";
+import * as oauth from "oauth4webapi";
+import { hashSecret, newId } from "../../kernel/ids";
+import type { AutomationContext } from "../context";
+import { noteAudit } from "../audit/http";
+import { publicUrlFor } from "../http/public-url";
+import { cookieHeader, secure } from "../people/routes";
+import type { PeopleDeps } from "../people/service";
+import { SESSION_ABSOLUTE_MS, sessionCookie } from "../tenancy/session";
+import { deriveKey, open, seal } from "../secrets";
+import { OidcClient, SsoRefused } from "./oidc";
+import { ssoSignIn } from "./service";
+
+export const FLOW_COOKIE = "automation_oidc";
+/** How long a person may take at the provider. */
+const FLOW_TTL_MS = 10 * 60_000;
+const FLOW_PATH = "/v1/auth/oidc/";
+const PRUNE_EVERY_MS = 60_000;
+
+interface Flow {
+  /** provider id */
+  p: string;
+  s: string;
+  n: string;
+  v: string;
+  /** redirect URI sent at the start (the callback must send the same) */
+  r: string;
+  /** where the console goes after */
+  x: string;
+  /** expiry, ms */
+  e: number;
+}
+
+const stateHash = (state: string) => hashSecret(`oidc:${state}`);
+
+function flowCookie(header: string | null): string | undefined {
+  for (const part of (header ?? "").split(";")) {
+    const eq = part.indexOf("=");
+    if (eq > 0 && part.slice(0, eq).trim() === FLOW_COOKIE) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** Where the console may go after a sign-in: a path of this server, never another origin. */
+function safeNext(raw: unknown): string {
+  return typeof raw === "string" && raw.startsWith("/") && !raw.startsWith("//") && !raw.includes("\\") && raw.length <= 500 ? raw : "/";
+}
+
+export const ssoRoutes = (ctx: AutomationContext) => {
+  const providers = ctx.config.oidc ?? [];
+  const clients = new Map(providers.map((p) => [p.id, new OidcClient(p)]));
+  const deps: PeopleDeps = { people: ctx.storage.people, tenancy: ctx.storage.tenancy, clock: ctx.clock, secretKey: ctx.config.secretKey };
+  const key = () => deriveKey(ctx.config.secretKey ?? "");
+  let prunedAt = 0;
+
+  const flowHeader = (request: Request, value: string, maxAgeS: number) =>
+    `${FLOW_COOKIE}=${value}; Path=${FLOW_PATH}; HttpOnly; SameSite=Lax; Max-Age=${maxAgeS}${secure(ctx, request) ? "; Secure" : ""}`;
+
+  /** A refusal: its status, a short page that sends the browser to the console's sign-in page with the reason's code. */
+  const refused = (request: Request, err: SsoRefused, providerName: string): Response => {
+    const to = `/#/signin?sso_error=${encodeURIComponent(err.code)}`;
+    const body = `<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${escape(to)}"><title>Sign-in refused</title></head><body><main><h1>Sign-in with ${escape(providerName)} refused</h1><p id="reason" data-code="${escape(err.code)}">${escape(err.message)}</p><p><a href="${escape(to)}">Back to sign-in</a></p></main></body></html>`;
+    return new Response(body, {
+      status: err.status,
+      headers: {
+        "content-type": "text/html; charset=utf-8",
+        "content-security-policy": "default-src 'none'; frame-ancestors 'none'",
+        "referrer-policy": "no-referrer",
+        "cache-control": "no-store",
+        "set-cookie": flowHeader(request, "", 0),
+      },
+    });
+  };
+
+  return new Elysia()
+    .get(
+      "/auth/providers",
+      () => ({ data: providers.map((p) => ({ id: p.id, name: p.name, type: "oidc", start: `/v1/auth/oidc/${p.id}/start` })) }),
+      { detail: { summary: "The single sign-on providers people may sign in with (the console's sign-in page lists them)", tags: ["People"], security: [] } },
+    )
+    .get(
+      "/auth/oidc/:provider/start",
+      async ({ params, query, request }) => {
+        const client = clients.get(params.provider);
+        if (!client) {
+          noteAudit(request, { actor: { type: "anonymous", id: null, name: null } });
+          return refused(request, new SsoRefused("provider_unknown", `no single sign-on provider "${params.provider}" here`, 404), params.provider);
+        }
+        const nowMs = ctx.clock.now().getTime();
+        const state = oauth.generateRandomState();
+        const nonce = oauth.generateRandomNonce();
+        const verifier = oauth.generateRandomCodeVerifier();
+        const redirectUri = `${publicUrlFor(ctx, request)}/v1/auth/oidc/${client.config.id}/callback`;
+        const loginHint = typeof query.login_hint === "string" && query.login_hint.length <= 254 ? query.login_hint : undefined;
+        let url: URL;
+        try {
+          url = await client.authorizationUrl(nowMs, { redirectUri, state, nonce, verifier, loginHint });
+        } catch (err) {
+          if (!(err instanceof SsoRefused)) throw err;
+          noteAudit(request, { actor: { type: "anonymous", id: null, name: null } });
+          return refused(request, err, client.config.name);
+        }
+        const expiresAt = new Date(nowMs + FLOW_TTL_MS).toISOString();
+        if (nowMs - prunedAt > PRUNE_EVERY_MS) {
+          prunedAt = nowMs;
+          await ctx.storage.people.pruneLinks("oidc", new Date(nowMs).toISOString()).catch(() => {});
+        }
+        // The state, recorded (hashed) to be used once by the callback, on whichever instance it lands.
+        await ctx.storage.people.addInvitation({ id: newId("inv"), hash: stateHash(state), kind: "oidc", email: null, tenantId: null, role: null, createdAt: new Date(nowMs).toISOString(), expiresAt, usedAt: null });
+        const flow: Flow = { p: client.config.id, s: state, n: nonce, v: verifier, r: redirectUri, x: safeNext(query.next), e: nowMs + FLOW_TTL_MS };
+        return new Response(null, {
+          status: 303,
+          headers: { location: url.href, "set-cookie": flowHeader(request, encodeURIComponent(seal(key(), JSON.stringify(flow), `oidc-flow:${client.config.id}`)), FLOW_TTL_MS / 1000), "cache-control": "no-store", "referrer-policy": "no-referrer" },
+        });
+      },
+      { detail: { summary: "Start a single sign-on: redirects to the provider (PKCE S256, state, nonce)", tags: ["People"], security: [] } },
+    )
+    .get(
+      "/auth/oidc/:provider/callback",
+      async ({ params, request }) => {
+        // Recorded as any sign-in attempt is: anonymous until it succeeds, with the e-mail once it is known.
+        noteAudit(request, { actor: { type: "anonymous", id: null, name: null } });
+        const client = clients.get(params.provider);
+        if (!client) return refused(request, new SsoRefused("provider_unknown", `no single sign-on provider "${params.provider}" here`, 404), params.provider);
+        const name = client.config.name;
+        try {
+          const nowMs = ctx.clock.now().getTime();
+          const flow = readFlow(flowCookie(request.headers.get("cookie")), client.config.id, nowMs);
+          const callback = new URL(request.url);
+          if (callback.searchParams.get("state") !== flow.s) {
+            throw new SsoRefused("state_mismatch", `the answer from ${name} does not belong to the sign-in this browser started (wrong state); start again`, 400);
+          }
+          const used = await ctx.storage.people.useLink(stateHash(flow.s), new Date(nowMs).toISOString(), "oidc");
+          if (used.outcome !== "ok") throw new SsoRefused("flow_used", "this sign-in was already completed (or it expired): a provider's answer works once; start again", 400);
+          const claims = await client.finish(nowMs, callback, { redirectUri: flow.r, state: flow.s, nonce: flow.n, verifier: flow.v });
+          let previous: string | undefined;
+          try {
+            previous = sessionCookie(request.headers.get("cookie"));
+          } catch {
+            previous = undefined;
+          }
+          const { cookie, info } = await ssoSignIn(deps, client.config, claims, previous, (email) =>
+            noteAudit(request, { actor: { type: "anonymous", id: null, name: email }, email }),
+          );
+          noteAudit(request, { tenantId: info.tenant.id, actor: { type: "user", id: info.user.id, name: info.user.email } });
+          const headers = new Headers({ location: flow.x, "cache-control": "no-store", "referrer-policy": "no-referrer" });
+          headers.append("set-cookie", cookieHeader(ctx, request, cookie, SESSION_ABSOLUTE_MS / 1000));
+          headers.append("set-cookie", flowHeader(request, "", 0));
+          return new Response(null, { status: 303, headers });
+        } catch (err) {
+          if (!(err instanceof SsoRefused)) throw err;
+          ctx.log.info("sso sign-in refused", { provider: client.config.id, code: err.code, reason: err.message });
+          return refused(request, err, name);
+        }
+      },
+      { detail: { summary: "The provider's callback: checks the answer and signs in (sets the session cookie), or says why not", tags: ["People"], security: [] } },
+    );
+
+  function readFlow(raw: string | undefined, provider: string, nowMs: number): Flow {
+    const missing = new SsoRefused("flow_missing", "this browser has no sign-in in progress (it took more than 10 minutes, or cookies are blocked); start again", 400);
+    if (!raw) throw missing;
+    let flow: Flow;
+    try {
+      flow = JSON.parse(open(key(), decodeURIComponent(raw), `oidc-flow:${provider}`)) as Flow;
+    } catch {
+      throw missing;
+    }
+    if (flow.p !== provider || typeof flow.e !== "number" || flow.e < nowMs) throw missing;
+    return flow;
+  }
+};

@@ -1,0 +1,148 @@
+// The rules of single sign-on, after the provider's answer has been checked (oidc.ts): a verified e-mail
+// in an allowed domain, the roles the person's groups give (the server's role map, or the default role),
+// the user the identity is (known identity; else a local account with the same e-mail only when the
+// provider's e-mails are trusted; else a new user, no password), memberships made to follow the groups
+// in every tenant the map names, and then a session made exactly as a password sign-in makes one.
+import { newId } from "../../kernel/ids";
+import { parseWith } from "../http/validate";
+import { Email } from "../people/model";
+import { newSession, type PeopleDeps } from "../people/service";
+import type { Role, UserRow } from "../people/store";
+import type { SessionInfo } from "../people/model";
+import { ROLES } from "../tenancy/roles";
+import type { OidcProviderConfig } from "./config";
+import { SsoRefused, type VerifiedClaims } from "./oidc";
+
+/** Higher wins when two rules give one tenant a role. */
+const RANK: Record<Role, number> = Object.fromEntries(ROLES.map((r, i) => [r, ROLES.length - i])) as Record<Role, number>;
+
+/** The groups claim as a list of names: an array of strings, or one string. */
+export function groupsOf(value: unknown): string[] {
+  if (typeof value === "string") return [value];
+  if (Array.isArray(value)) return value.filter((g): g is string => typeof g === "string");
+  return [];
+}
+
+/**
+ * The role in each tenant (by the rule's tenant reference) the groups give; the default role when no
+ * rule matches and one is configured; empty when the person gets nothing.
+ */
+export function rolesFor(p: OidcProviderConfig, groups: string[]): Map<string, Role> {
+  const out = new Map<string, Role>();
+  for (const rule of p.roleMap) {
+    if (!groups.includes(rule.group)) continue;
+    const had = out.get(rule.tenant);
+    if (!had || RANK[rule.role] > RANK[had]) out.set(rule.tenant, rule.role);
+  }
+  if (out.size === 0 && p.defaultRole) out.set(p.defaultRole.tenant, p.defaultRole.role);
+  return out;
+}
+
+export interface SsoOutcome {
+  cookie: string;
+  info: SessionInfo;
+}
+
+/** The e-mail the refusal concerns, for the audit trail (set once the claims are read). */
+export type Noted = (email: string) => void;
+
+/**
+ * Signs the person the provider vouched for in: refuses (SsoRefused, nothing written) an unverified or
+ * missing e-mail, a domain not allowed, a person no rule gives a role, a local account not trusted to be
+ * theirs, a disabled user. Otherwise the memberships follow the groups and a session is made.
+ */
+export async function ssoSignIn(d: PeopleDeps, p: OidcProviderConfig, claims: VerifiedClaims, previous: string | undefined, note: Noted = () => {}): Promise<SsoOutcome> {
+  if (!claims.email) throw new SsoRefused("email_missing", `${p.name} did not say your e-mail address (ask for the email scope)`, 403);
+  let email: string;
+  try {
+    email = parseWith(Email, claims.email, "email");
+  } catch {
+    throw new SsoRefused("email_missing", `${p.name} gave an e-mail address that is not one`, 403);
+  }
+  note(email);
+  if (!claims.emailVerified) throw new SsoRefused("email_unverified", `${p.name} has not verified the e-mail ${email}: verify it there first`, 403);
+  const domain = email.slice(email.lastIndexOf("@") + 1).toLowerCase();
+  if (p.allowedDomains.length && !p.allowedDomains.includes(domain)) {
+    throw new SsoRefused("domain_not_allowed", `e-mail addresses at ${domain} may not sign in here`, 403);
+  }
+
+  // The tenants the map names, resolved; a rule naming a tenant that does not exist gives nothing.
+  const managed = new Map<string, { id: string; slug: string }>();
+  for (const ref of new Set([...p.roleMap.map((r) => r.tenant), ...(p.defaultRole ? [p.defaultRole.tenant] : [])])) {
+    const t = await d.tenancy.findTenant(ref);
+    if (t) managed.set(ref, { id: t.id, slug: t.slug });
+  }
+  const wanted = new Map<string, Role>();
+  for (const [ref, role] of rolesFor(p, groupsOf(claims.groups))) {
+    const t = managed.get(ref);
+    if (t) wanted.set(t.id, role);
+  }
+  const now = d.clock.now().toISOString();
+  /** The role follows the groups at every sign-in, in every tenant the map names: given, changed or taken away. */
+  const follow = async (user: UserRow) => {
+    const current = await d.people.memberships(user.id);
+    for (const t of new Set([...managed.values()].map((m) => m.id))) {
+      const role = wanted.get(t);
+      const had = current.find((m) => m.tenantId === t);
+      if (role && had?.role !== role) await d.people.setRole(user.id, t, role, now);
+      if (!role && had) await d.people.removeMembership(user.id, t);
+    }
+  };
+  if (wanted.size === 0) {
+    // Someone who signed in before and has lost their groups loses their memberships (and sessions) here too.
+    const known = await d.people.ssoIdentity(p.issuer, claims.subject);
+    const user = known ? await d.people.findUser(known.userId) : undefined;
+    if (user) await follow(user);
+    throw new SsoRefused("no_role", `your groups at ${p.name} give you no role here: ask an admin to add you to a group that does`, 403);
+  }
+
+  const user = await userFor(d, p, claims.subject, email, claims.name);
+  if (user.status !== "active") throw new SsoRefused("user_disabled", "this account is disabled here", 403);
+  await follow(user);
+  const [tenantId, role] = [...wanted][0]!;
+  return newSession(d, user, { userId: user.id, tenantId, role, createdAt: now }, d.clock.now().getTime(), previous);
+}
+
+/** The user this identity is: known, linked by a trusted e-mail, or new. */
+async function userFor(d: PeopleDeps, p: OidcProviderConfig, subject: string, email: string, name: string | undefined): Promise<UserRow> {
+  const now = d.clock.now().toISOString();
+  const link = async (user: UserRow) => {
+    if ((await d.people.linkSsoIdentity({ issuer: p.issuer, subject, userId: user.id, email, createdAt: now, lastSignInAt: now })) === "taken") {
+      throw new SsoRefused("account_exists", "this identity was just linked to another account; sign in again", 409);
+    }
+    return user;
+  };
+  const known = await d.people.ssoIdentity(p.issuer, subject);
+  if (known) {
+    const user = await d.people.findUser(known.userId);
+    if (user) return link(user);
+  }
+  const local = await d.people.findUser(email);
+  if (local) {
+    if (!p.trustEmail) {
+      throw new SsoRefused(
+        "account_exists",
+        `an account with the e-mail ${email} already exists here: sign in with its password, or ask the server's operator to link it (automation-server users link-sso, or --oidc-trust-email)`,
+        409,
+      );
+    }
+    return link(local);
+  }
+  const user: UserRow = {
+    id: newId("usr"),
+    email,
+    emailKey: email.toLowerCase(),
+    name: (name?.trim() || email.slice(0, email.indexOf("@"))).slice(0, 200),
+    status: "active",
+    passwordHash: null,
+    createdAt: now,
+  };
+  if ((await d.people.createUser(user)) === "email_taken") {
+    // Another instance made them a moment ago (two first sign-ins at once): that user, if the identity is theirs.
+    const again = await d.people.ssoIdentity(p.issuer, subject);
+    const made = again ? await d.people.findUser(again.userId) : undefined;
+    if (made) return made;
+    throw new SsoRefused("account_exists", `an account with the e-mail ${email} already exists here`, 409);
+  }
+  return link(user);
+}
