@@ -261,10 +261,12 @@ export interface RunStore {
  * - `runs.finished`: a run reached a terminal status. Waiters (`wait_for_completion`) read it again.
  * - `runs.cancel`: a cancel was requested for a run that is running. Its worker stops at the next step boundary.
  * - `keys.revoked` (payload: the key's id): an API key was revoked. Instances that remember key lookups forget it.
+ * - `sessions.changed` (payload: a session's, user's or tenant's id): sessions ended or what they may do changed.
+ *   Instances that remember session lookups forget those (pg/people.ts).
  * - `runs.assigned` (payload: `<worker> <offer token> <run id>[ <run row as JSON>]`): an insert took the
  *   worker's offer (RunStore.offer) and claimed the run for it. The row is left out when it would not fit.
  */
-export const CHANNELS = ["runs.queued", "runs.finished", "runs.cancel", "keys.revoked", "runs.assigned"] as const;
+export const CHANNELS = ["runs.queued", "runs.finished", "runs.cancel", "keys.revoked", "runs.assigned", "sessions.changed"] as const;
 export type Channel = (typeof CHANNELS)[number];
 
 /** A `runs.assigned` payload: the run claimed for `worker` by the insert that took its offer `token`; `run` is absent when it did not fit. */

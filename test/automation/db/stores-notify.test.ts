@@ -124,7 +124,7 @@ describe("notifications contract on SQLite and PostgreSQL", () => {
     const expected = {
       ascii: "RangeError: notification payload on runs.queued is 8000 bytes: at most 7999 (PostgreSQL's NOTIFY limit)",
       wide: "RangeError: notification payload on runs.queued is 8000 bytes: at most 7999 (PostgreSQL's NOTIFY limit)",
-      unknown: 'unknown notification channel "runs.nope" (one of runs.queued, runs.finished, runs.cancel, keys.revoked, runs.assigned)',
+      unknown: 'unknown notification channel "runs.nope" (one of runs.queued, runs.finished, runs.cancel, keys.revoked, runs.assigned, sessions.changed)',
       got: [7999],
     };
     expect(out).toEqual({ sqlite: expected, postgres: expected });

@@ -1,8 +1,13 @@
 // The people store's contract on both backends (same answers) and its races: an invitation redeemed
 // once when redemptions race, an e-mail taken once (any case) when creates race, one first owner when
 // setup links race, and sign-in failures counted in the database across two storages (two instances).
+// On PostgreSQL, session lookups remembered in memory: every change that ends a session or changes
+// what it may do, made through one instance's store, is seen by another instance at once.
 import { afterAll, describe, expect, test } from "bun:test";
+import { openStorage, type OpenedStorage } from "../../../src/automation/db/open";
+import { SESSION_CACHE_MS } from "../../../src/automation/db/pg/people";
 import type { InvitationRow, UserRow } from "../../../src/automation/people/store";
+import { freshPostgresDb } from "../../support/postgres";
 import { bothIn, type Backend } from "./backends";
 
 const opened: Backend[] = [];
@@ -92,4 +97,122 @@ describe("people store on SQLite and PostgreSQL", () => {
     expect(out.sqlite.counts).toEqual([2, 3, 0]);
     expect(out.sqlite.later).toEqual([0]);
   });
+});
+
+describe("session lookups remembered on PostgreSQL, across instances", () => {
+  const instances: OpenedStorage[] = [];
+  afterAll(async () => {
+    for (const i of instances.splice(0)) await i.close();
+  });
+  const NOW = at(10);
+  const IDLE = 12 * 3600_000;
+
+  test(`each change on instance A is seen by instance B at its next lookup after the notification; a silent change is remembered at most ${SESSION_CACHE_MS / 1000} s`, async () => {
+    const url = await freshPostgresDb();
+    const a = await openStorage({ dataDir: ":memory:", db: url, dbPool: 4 });
+    const b = await openStorage({ dataDir: ":memory:", db: url, dbPool: 4 });
+    instances.push(a, b);
+    const pa = a.storage.people;
+    const pb = b.storage.people;
+    await a.storage.tenancy.createTenant(
+      { id: "ten_a", slug: "acme", name: "Acme", createdAt: at(0) },
+      { id: "key_a", tenantId: "ten_a", name: null, hash: "h-a", hint: "a", scopes: '["*"]', createdAt: at(0), lastUsedAt: null, revokedAt: null },
+    );
+    for (const u of ["usr_1", "usr_2", "usr_3"]) expect(await pa.createUser(user(u, `${u}@example.com`), { tenantId: "ten_a", role: "developer", createdAt: at(1) })).toBe("ok");
+    let n = 0;
+    const session = async (userId: string) => {
+      const id = `ses_${++n}`;
+      await pa.addSession({ id, hash: `sh-${id}`, userId, tenantId: "ten_a", csrf: "c", createdAt: at(2), lastSeenAt: at(2), expiresAt: at(100_000) });
+      return { id, hash: `sh-${id}` };
+    };
+    // B looks the session up until its answer is remembered: a change straight in the table (no
+    // notification) is then not seen; the table is put back after each try.
+    const remembered = async (hash: string) => {
+      for (let i = 0; i < 200; i++) {
+        expect(await pb.session(hash, NOW, IDLE)).toBeDefined();
+        await a.pg!`UPDATE sessions SET expires_at = ${at(5)} WHERE hash = ${hash}`;
+        const held = await pb.session(hash, NOW, IDLE);
+        await a.pg!`UPDATE sessions SET expires_at = ${at(100_000)} WHERE hash = ${hash}`;
+        if (held) return;
+        await Bun.sleep(20);
+      }
+      throw new Error("the session lookup was never remembered");
+    };
+    /** How long B took to see `seen` after A's change (it must not take the memory's whole life). */
+    const seenAfter = async (change: () => Promise<unknown>, seen: () => Promise<boolean>) => {
+      const t0 = Date.now();
+      await change();
+      while (!(await seen())) {
+        expect(Date.now() - t0).toBeLessThan(1000);
+        await Bun.sleep(5);
+      }
+      return Date.now() - t0;
+    };
+    const took: Record<string, number> = {};
+
+    // A silent change (no notification): B answers from memory, never past SESSION_CACHE_MS.
+    const quiet = await session("usr_3");
+    await remembered(quiet.hash);
+    await a.pg!`UPDATE sessions SET expires_at = ${at(5)} WHERE hash = ${quiet.hash}`;
+    const since = Date.now();
+    while (await pb.session(quiet.hash, NOW, IDLE)) await Bun.sleep(50);
+    const served = Date.now() - since;
+    expect(served).toBeLessThanOrEqual(SESSION_CACHE_MS + 100);
+    // An expiry is checked on every answer from memory.
+    const s0 = await session("usr_1");
+    await remembered(s0.hash);
+    expect(await pb.session(s0.hash, at(100_001), IDLE)).toBeUndefined();
+    expect(await pb.session(s0.hash, new Date(Date.parse(at(2)) + IDLE + 1000).toISOString(), IDLE)).toBeUndefined();
+
+    // A new role.
+    await remembered(s0.hash);
+    took.role = await seenAfter(
+      () => pa.setRole("usr_1", "ten_a", "viewer", at(3)),
+      async () => (await pb.session(s0.hash, NOW, IDLE))?.role === "viewer",
+    );
+    // The tenant's second-factor rule, then a factor confirmed and cleared.
+    await remembered(s0.hash);
+    took.tenantRule = await seenAfter(
+      () => pa.setTenantSettings("ten_a", { requireTotp: true }, at(4)),
+      async () => (await pb.session(s0.hash, NOW, IDLE))?.enrollTotp === true,
+    );
+    await pa.setTotpPending("usr_1", "sealed");
+    await remembered(s0.hash);
+    took.totpConfirmed = await seenAfter(
+      () => pa.confirmTotp("usr_1", "sealed", 1),
+      async () => (await pb.session(s0.hash, NOW, IDLE))?.enrollTotp === false,
+    );
+    await remembered(s0.hash);
+    took.totpCleared = await seenAfter(
+      () => pa.clearTotp("usr_1"),
+      async () => (await pb.session(s0.hash, NOW, IDLE))?.enrollTotp === true,
+    );
+    await pa.setTenantSettings("ten_a", { requireTotp: false }, at(5));
+    // Sessions ended: one by its owner, one signed out, all of a person, by a password reset.
+    const ends: [string, string, (s: { id: string }) => Promise<unknown>][] = [
+      ["endSession", "usr_1", (s) => pa.endSession("usr_1", s.id)],
+      ["signOut", "usr_1", (s) => pa.deleteSession(s.id)],
+      ["everywhere", "usr_1", () => pa.deleteSessions("usr_1")],
+      [
+        "passwordReset",
+        "usr_2",
+        async () => {
+          await pa.addInvitation({ ...link("inv_reset"), kind: "reset", email: "usr_2@example.com", role: null });
+          expect((await pa.resetPassword("hash-inv_reset", at(20), "new-hash")).outcome).toBe("ok");
+        },
+      ],
+      ["membershipRemoved", "usr_2", () => pa.removeMembership("usr_2", "ten_a")],
+      ["disabled", "usr_3", () => pa.setStatus("usr_3", "disabled")],
+    ];
+    for (const [name, userId, end] of ends) {
+      if (name === "membershipRemoved") await pa.setRole("usr_2", "ten_a", "developer", at(21));
+      const s = await session(userId);
+      await remembered(s.hash);
+      took[name] = await seenAfter(
+        () => end(s),
+        async () => (await pb.session(s.hash, NOW, IDLE)) === undefined,
+      );
+    }
+    console.log(`[people] a silent change remembered ${served} ms (bound ${SESSION_CACHE_MS} ms); changes on A seen by B after (ms): ${JSON.stringify(took)}`);
+  }, 120_000);
 });

@@ -47,7 +47,7 @@ export function pgStorage(pg: SQL): AutomationStorage {
     // Its exactly-once key (the run's dedupe key) is written by the run insert.
     inbound: new PgInboundStore(pg),
     tenancy: new PgTenancyStore(pg, notifications),
-    people: new PgPeopleStore(pg),
+    people: new PgPeopleStore(pg, notifications),
     // Appends lock the chain head row: instances never fork a tenant's chain.
     audit: new PgAuditStore(pg),
     automations: new PgAutomationStore(pg),
