@@ -1,9 +1,10 @@
 // A person's browser session as a principal: the `automation_session` cookie (an opaque 256-bit
 // secret, stored as its sha256) resolves to the same `Auth` an API key does, with the role's scopes
 // (roles.ts), so `requireScope` decides for both. Read only when a request has no Authorization header:
-// keys cost what they did. Checked against the database on every request (PostgreSQL reads it each time;
-// SQLite's store remembers a lookup only while the database's data version stands), so a disabled user
-// or a removed membership is refused by every instance at its next request.
+// keys cost what they did. Checked against the database on every request, or against a lookup the store
+// remembers until a change forgets it on every instance (SQLite: while the database's data version
+// stands; PostgreSQL: at most 5 s, forgotten through `sessions.changed`), so a disabled user or a removed
+// membership is refused by every instance at its next request.
 import { Forbidden, Invalid, Unauthorized } from "../../kernel/errors";
 import { hashSecret } from "../../kernel/ids";
 import { pathOf } from "../../kernel/observe";
