@@ -1,0 +1,140 @@
+// A real OpenID Provider for the SSO tests: `oidc-provider` (the certified Node implementation) on
+// loopback, with one confidential client, a few people (claims and groups the test may change), a login
+// form a browser fills in (or `login_hint` naming a person, which signs them in at once for HTTP tests),
+// and a switch that rewrites the ID token the token endpoint answers with, to show that our side refuses
+// tokens a broken or hostile provider could send (another issuer or audience, expired, a wrong nonce,
+// an unknown key, `alg: none`).
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import Provider, { type KoaContextWithOIDC } from "oidc-provider";
+import * as jose from "jose";
+
+export interface TestPerson {
+  email: string;
+  email_verified: boolean;
+  name: string;
+  groups: string[];
+}
+
+export type Forgery = "issuer" | "audience" | "expired" | "nonce" | "unknown-key" | "alg-none";
+
+export interface TestProvider {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  people: Map<string, TestPerson>;
+  /** Rewrites the next ID tokens of the token endpoint (undefined: untouched). */
+  forge: Forgery | undefined;
+  close(): Promise<void>;
+}
+
+const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+export async function startProvider(opts: { redirectUris: string[]; people?: Record<string, TestPerson> }): Promise<TestProvider> {
+  const people = new Map(Object.entries(opts.people ?? {}));
+  const signing = await jose.generateKeyPair("RS256", { extractable: true });
+  const jwk = { ...(await jose.exportJWK(signing.privateKey)), kid: "test-key-1", alg: "RS256", use: "sig" };
+  const clientId = "automation-test";
+  const clientSecret = "test-secret-" + crypto.randomUUID();
+  const server: Server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const state: TestProvider = {
+    issuer,
+    clientId,
+    clientSecret,
+    people,
+    forge: undefined,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+
+  const provider = new Provider(issuer, {
+    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: opts.redirectUris, grant_types: ["authorization_code", "refresh_token"], response_types: ["code"] }],
+    jwks: { keys: [jwk] },
+    pkce: { required: () => true },
+    claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"], groups: ["groups", "realm_access"] },
+    scopes: ["openid", "email", "profile", "groups", "offline_access"],
+    features: { devInteractions: { enabled: false } },
+    interactions: { url: (_ctx: KoaContextWithOIDC, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
+    async findAccount(_ctx: KoaContextWithOIDC, id: string) {
+      const p = people.get(id);
+      if (!p) return undefined;
+      return {
+        accountId: id,
+        async claims() {
+          const now = people.get(id) ?? p;
+          return { sub: id, email: now.email, email_verified: now.email_verified, name: now.name, groups: now.groups, realm_access: { roles: now.groups } };
+        },
+      };
+    },
+    // First-party: consent is given (the scopes asked for) without a page.
+    async loadExistingGrant(ctx: KoaContextWithOIDC) {
+      const client = ctx.oidc.client!;
+      const existing = ctx.oidc.result?.consent?.grantId ?? ctx.oidc.session!.grantIdFor(client.clientId);
+      if (existing) return ctx.oidc.provider.Grant.find(existing);
+      const grant = new ctx.oidc.provider.Grant({ clientId: client.clientId, accountId: ctx.oidc.session!.accountId! });
+      grant.addOIDCScope("openid email profile groups offline_access");
+      await grant.save();
+      return grant;
+    },
+    ttl: { Session: 600, Interaction: 600, Grant: 600, AuthorizationCode: 60, AccessToken: 600, IdToken: 600, RefreshToken: 3600 },
+  });
+  provider.proxy = false;
+
+  // The token endpoint's answer, rewritten when the test asks.
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.path !== "/token" || !state.forge || ctx.status !== 200) return;
+    const body = ctx.body as { id_token?: string };
+    if (body.id_token) body.id_token = await forged(state.forge, body.id_token, jwk, issuer);
+  });
+
+  const callback = provider.callback();
+  server.on("request", async (req, res) => {
+    const url = new URL(req.url ?? "/", issuer);
+    const m = /^\/interaction\/([^/]+)(\/login)?$/.exec(url.pathname);
+    if (!m) return callback(req, res);
+    try {
+      const details = await provider.interactionDetails(req, res);
+      let login = details.params.login_hint as string | undefined;
+      if (m[2] && req.method === "POST") {
+        const body = await new Promise<string>((resolve) => {
+          let s = "";
+          req.on("data", (c) => (s += c));
+          req.on("end", () => resolve(s));
+        });
+        login = new URLSearchParams(body).get("login") ?? undefined;
+      }
+      if (login && people.has(login)) {
+        await provider.interactionFinished(req, res, { login: { accountId: login } }, { mergeWithLastSubmission: false });
+        return;
+      }
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      res.end(
+        `<!doctype html><title>Test provider: sign in</title><h1>Test provider</h1>${login ? `<p id="unknown">No such person: ${escape(login)}</p>` : ""}<form method="post" action="/interaction/${escape(m[1]!)}/login"><label>Login <input id="login" name="login" autofocus></label><button id="submit">Sign in</button></form>`,
+      );
+    } catch (err) {
+      res.writeHead(400, { "content-type": "text/plain" });
+      res.end(String(err));
+    }
+  });
+  return state;
+}
+
+async function forged(how: Forgery, idToken: string, jwk: jose.JWK, issuer: string): Promise<string> {
+  const claims = jose.decodeJwt(idToken);
+  const now = Math.floor(Date.now() / 1000);
+  if (how === "alg-none") return new jose.UnsecuredJWT(claims).encode();
+  const changed = { ...claims };
+  if (how === "issuer") changed.iss = "http://127.0.0.1:1/another-issuer";
+  if (how === "audience") changed.aud = "another-client";
+  if (how === "expired") Object.assign(changed, { iat: now - 7200, exp: now - 3600 });
+  if (how === "nonce") changed.nonce = "not-the-nonce-we-sent";
+  if (how === "unknown-key") {
+    const other = await jose.generateKeyPair("RS256");
+    return new jose.SignJWT(changed).setProtectedHeader({ alg: "RS256", kid: "unknown-kid" }).sign(other.privateKey);
+  }
+  const key = await jose.importJWK(jwk, "RS256");
+  void issuer;
+  return new jose.SignJWT(changed).setProtectedHeader({ alg: "RS256", kid: "test-key-1" }).sign(key);
+}

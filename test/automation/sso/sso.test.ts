@@ -1,0 +1,244 @@
+// Single sign-on (issue 43) through HTTP, against a real OpenID Provider (oidc-provider on loopback):
+// the sign-in lands with the role the groups give, the role follows the groups at each sign-in, a local
+// account is never taken silently, and every refusal (wrong state, a replayed answer, an ID token from
+// another issuer or audience, expired, with a wrong nonce, an unknown key or `alg: none`, an unverified
+// e-mail, a domain not allowed, a provider that is down) makes no session, says why, and is in the audit
+// trail. Runs on SQLite, and on PostgreSQL with AUTOMATION_TEST_DB=postgres.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { json, type Harness } from "../app/harness";
+import { auditOf } from "../../../src/automation/audit/service";
+import { NO_TENANT } from "../../../src/automation/audit/store";
+import { createUser } from "../../../src/automation/people/service";
+import { PASSWORD, signIn } from "../people/support";
+import { startProvider, type Forgery, type TestProvider } from "./provider";
+import { callbackWith, providerConfig, REDIRECT, ssoHarness, ssoSignIn } from "./support";
+
+let op: TestProvider;
+
+const person = (email: string, groups: string[], verified = true) => ({ email, email_verified: verified, name: email.split("@")[0]!, groups });
+
+beforeAll(async () => {
+  op = await startProvider({
+    redirectUris: [REDIRECT, "http://localhost/v1/auth/oidc/down/callback"],
+    people: {
+      ada: person("ada@example.com", ["automation-reviewers"]),
+      bob: person("bob@example.com", ["automation-admins", "automation-reviewers"]),
+      eve: person("eve@example.com", ["automation-admins"], false),
+      mal: person("mal@elsewhere.org", ["automation-admins"]),
+      carol: person("carol@example.com", ["staff"]),
+      dora: person("dora@example.com", ["automation-reviewers"]),
+      lin: person("lin@example.com", ["automation-admins"]),
+    },
+  });
+});
+afterAll(() => op.close());
+
+async function current(h: Harness, session: string) {
+  const r = await h.req("GET", "/v1/auth/sessions/current", { headers: { cookie: session } });
+  expect(r.status).toBe(200);
+  return json(r);
+}
+
+/** The audit trail's entries of the callback, newest first, as "outcome status actor-type actor-name". */
+async function callbackEntries(h: Harness): Promise<string[]> {
+  await auditOf(h.ctx).drain();
+  const rows = [];
+  for (const tenantKey of [(await h.ctx.storage.tenancy.findTenant("acme"))!.id, NO_TENANT]) {
+    rows.push(...(await h.ctx.storage.audit.list({ tenantKey }, 200)));
+  }
+  return rows.filter((e) => e.action === "auth.oidc.callback").map((e) => `${e.outcome} ${e.status} ${e.actorType} ${e.actorName}`);
+}
+
+/** A refusal: its status, no session cookie (the flow cookie cleared), the reason's code on the page that leads to the sign-in page. */
+async function expectRefused(a: { res: Response; session?: string }, status: number, code: string) {
+  expect(a.res.status).toBe(status);
+  expect(a.session).toBeUndefined();
+  expect(a.res.headers.getSetCookie().some((c) => c.startsWith("automation_session="))).toBe(false);
+  expect(a.res.headers.getSetCookie()).toContain(a.res.headers.getSetCookie().find((c) => c.startsWith("automation_oidc=;"))!);
+  const page = await a.res.text();
+  expect(page).toContain(`data-code="${code}"`);
+  expect(page).toContain(`url=/#/signin?sso_error=${code}`);
+  return page;
+}
+
+describe("single sign-on with an OpenID Connect provider", () => {
+  test("the console lists the provider; a sign-in lands in the console with the role the groups give, as a new user without a password", async () => {
+    const { h } = await ssoHarness(op);
+    const providers = await json(await h.req("GET", "/v1/auth/providers"));
+    expect(providers).toEqual({ data: [{ id: "sso", name: "Test SSO", type: "oidc", start: "/v1/auth/oidc/sso/start" }] });
+
+    const start = await h.req("GET", "/v1/auth/oidc/sso/start");
+    expect(start.status).toBe(303);
+    const to = new URL(start.headers.get("location")!);
+    expect(to.origin).toBe(op.issuer);
+    expect(to.searchParams.get("code_challenge_method")).toBe("S256");
+    expect(to.searchParams.get("redirect_uri")).toBe(REDIRECT);
+    expect(to.searchParams.get("state")).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    expect(to.searchParams.get("nonce")).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    // The verifier never leaves the server except sealed in the HttpOnly flow cookie.
+    expect(start.headers.get("set-cookie")).toMatch(/^automation_oidc=[^;]+; Path=\/v1\/auth\/oidc\/; HttpOnly; SameSite=Lax; Max-Age=600$/);
+
+    const bob = await ssoSignIn(h, "bob");
+    expect(bob.res.status).toBe(303);
+    expect(bob.res.headers.get("location")).toBe("/");
+    expect(bob.res.headers.getSetCookie().find((c) => c.startsWith("automation_session="))).toMatch(/^automation_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=604800$/);
+    // Admin wins over reviewer: the highest rule for the tenant.
+    expect(await current(h, bob.session!)).toMatchObject({ user: { email: "bob@example.com", name: "bob" }, tenant: { slug: "acme" }, role: "admin" });
+    const user = await h.ctx.storage.people.findUser("bob@example.com");
+    expect(user?.passwordHash).toBeNull();
+    // No password: a password sign-in for the SSO user is refused like any wrong password.
+    expect((await h.req("POST", "/v1/auth/sessions", { body: { email: "bob@example.com", password: PASSWORD } })).status).toBe(401);
+
+    const ada = await ssoSignIn(h, "ada");
+    expect(await current(h, ada.session!)).toMatchObject({ user: { email: "ada@example.com" }, role: "reviewer" });
+    // A reviewer decides reviews, an admin reads the audit trail, which shows the SSO identities.
+    expect((await h.req("GET", "/v1/audit", { headers: { cookie: ada.session! } })).status).toBe(403);
+    await auditOf(h.ctx).drain();
+    const trail = await json(await h.req("GET", "/v1/audit?action=auth.oidc.callback", { headers: { cookie: bob.session! } }));
+    expect(trail.data.map((e: { outcome: string; actor: { type: string; name: string } }) => `${e.outcome} ${e.actor.type} ${e.actor.name}`)).toEqual([
+      "success user ada@example.com",
+      "success user bob@example.com",
+    ]);
+  });
+
+  test("the role follows the groups at every sign-in: promoted, demoted, and gone with the last group", async () => {
+    const { h } = await ssoHarness(op);
+    const first = await ssoSignIn(h, "dora");
+    expect((await current(h, first.session!)).role).toBe("reviewer");
+
+    op.people.get("dora")!.groups = ["automation-admins"];
+    const promoted = await ssoSignIn(h, "dora");
+    expect((await current(h, promoted.session!)).role).toBe("admin");
+    // The earlier session reads the membership at each request: it is admin too now.
+    expect((await current(h, first.session!)).role).toBe("admin");
+
+    op.people.get("dora")!.groups = ["automation-reviewers"];
+    const demoted = await ssoSignIn(h, "dora");
+    expect((await current(h, demoted.session!)).role).toBe("reviewer");
+
+    op.people.get("dora")!.groups = [];
+    const gone = await ssoSignIn(h, "dora");
+    await expectRefused(gone, 403, "no_role");
+    // The membership is gone, and with it every session in the tenant.
+    expect((await h.req("GET", "/v1/auth/sessions/current", { headers: { cookie: demoted.session! } })).status).toBe(401);
+    const dora = await h.ctx.storage.people.findUser("dora@example.com");
+    expect(await h.ctx.storage.people.memberships(dora!.id)).toEqual([]);
+    op.people.get("dora")!.groups = ["automation-reviewers"];
+  });
+
+  test("groups in a nested claim (realm_access.roles), and a default role for people no rule matches", async () => {
+    const { h } = await ssoHarness(op, { groupsClaim: ["realm_access", "roles"], roleMap: [{ group: "automation-admins", role: "admin", tenant: "acme" }], defaultRole: { role: "viewer", tenant: "acme" } });
+    expect((await current(h, (await ssoSignIn(h, "lin")).session!)).role).toBe("admin");
+    expect((await current(h, (await ssoSignIn(h, "carol")).session!)).role).toBe("viewer");
+  });
+
+  test("a local account with the same e-mail is not taken silently; with --oidc-trust-email it is", async () => {
+    const { h, deps } = await ssoHarness(op);
+    await createUser(deps, { email: "ada@example.com", name: "Ada Local", password: PASSWORD, tenant: "acme", role: "developer" });
+    const refused = await ssoSignIn(h, "ada");
+    expect(await expectRefused(refused, 409, "account_exists")).toContain("already exists here");
+    expect(await h.ctx.storage.people.ssoIdentity(op.issuer, "ada")).toBeUndefined();
+    // The local account still signs in with its password, its role untouched.
+    expect((await current(h, (await signIn(h, "ada@example.com", PASSWORD)).cookie)).role).toBe("developer");
+
+    const trusting = await ssoHarness(op, { trustEmail: true });
+    const local = await createUser(trusting.deps, { email: "ada@example.com", name: "Ada Local", password: PASSWORD, tenant: "acme", role: "developer" });
+    const linked = await ssoSignIn(trusting.h, "ada");
+    expect(await current(trusting.h, linked.session!)).toMatchObject({ user: { id: local.id, name: "Ada Local" }, role: "reviewer" });
+    expect((await trusting.h.ctx.storage.people.ssoIdentity(op.issuer, "ada"))?.userId).toBe(local.id);
+  });
+
+  test("an answer for another sign-in (wrong state), or one used before (replayed), is refused", async () => {
+    const { h } = await ssoHarness(op);
+    const wrong = await ssoSignIn(h, "ada", { tamper: (u) => u.searchParams.set("state", "an-attacker-s-state-value-aaaaaaaaaaaaaaaaaaa") });
+    expect(await expectRefused(wrong, 400, "state_mismatch")).toContain("wrong state");
+
+    const once = await ssoSignIn(h, "ada");
+    expect(once.res.status).toBe(303);
+    const replayed = await callbackWith(h, once.callback, once.flow);
+    await expectRefused(replayed, 400, "flow_used");
+
+    // No flow cookie at all (another browser opening the address).
+    const elsewhere = await ssoSignIn(h, "ada", { tamper: () => {} });
+    await elsewhere.res.text();
+    await expectRefused(await callbackWith(h, elsewhere.callback, ""), 400, "flow_missing");
+
+    expect((await callbackEntries(h)).filter((e) => e.startsWith("failure 400 anonymous"))).toHaveLength(3);
+  });
+
+  test("a code the provider already exchanged is refused by the provider, and so by us", async () => {
+    const { h } = await ssoHarness(op);
+    // The same code, under a new flow of this browser: the provider refuses it at the token endpoint.
+    const once = await ssoSignIn(h, "ada");
+    expect(once.res.status).toBe(303);
+    const code = new URL(once.callback, "http://localhost").searchParams.get("code")!;
+    const other = await ssoSignIn(h, "ada", { tamper: (u) => u.searchParams.set("code", code) });
+    await expectRefused(other, 401, "code_rejected");
+  });
+
+  const forgeries: [Forgery, string, string][] = [
+    ["issuer", "token_issuer", "another issuer"],
+    ["audience", "token_audience", "another client"],
+    ["expired", "token_expired", "expired"],
+    ["nonce", "token_nonce", "nonce"],
+    ["unknown-key", "token_signature", "not signed by one of"],
+    ["alg-none", "token_signature", "not signed by one of"],
+  ];
+  for (const [forgery, code, says] of forgeries) {
+    test(`an ID token ${forgery === "alg-none" ? "with alg: none" : forgery === "unknown-key" ? "signed with an unknown key" : forgery === "expired" ? "that has expired" : `with a wrong ${forgery}`} is refused (${code})`, async () => {
+      const { h } = await ssoHarness(op);
+      op.forge = forgery;
+      try {
+        const a = await ssoSignIn(h, "bob");
+        expect(await expectRefused(a, 401, code)).toContain(says);
+      } finally {
+        op.forge = undefined;
+      }
+      expect(await callbackEntries(h)).toEqual(["failure 401 anonymous null"]);
+      expect(await h.ctx.storage.people.findUser("bob@example.com")).toBeUndefined();
+    });
+  }
+
+  test("an unverified e-mail, a domain not allowed: refused, recorded with the e-mail tried", async () => {
+    const { h } = await ssoHarness(op);
+    expect(await expectRefused(await ssoSignIn(h, "eve"), 403, "email_unverified")).toContain("has not verified the e-mail eve@example.com");
+    expect(await expectRefused(await ssoSignIn(h, "mal"), 403, "domain_not_allowed")).toContain("elsewhere.org");
+    expect(await h.ctx.storage.people.findUser("eve@example.com")).toBeUndefined();
+    expect(await h.ctx.storage.people.findUser("mal@elsewhere.org")).toBeUndefined();
+    expect((await callbackEntries(h)).sort()).toEqual(["denied 403 anonymous eve@example.com", "denied 403 anonymous mal@elsewhere.org"]);
+  });
+
+  test("a provider that is down: the start says so, password sign-in still works", async () => {
+    const closed = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const port = closed.port;
+    closed.stop(true);
+    const down = { ...providerConfig(op), id: "down", name: "Down SSO", issuer: `http://127.0.0.1:${port}` };
+    const { h, person } = await ssoHarness(op, {}, [down]);
+    expect((await json(await h.req("GET", "/v1/auth/providers"))).data.map((p: { id: string }) => p.id)).toEqual(["sso", "down"]);
+    const r = await h.req("GET", "/v1/auth/oidc/down/start");
+    expect(r.status).toBe(503);
+    expect(r.headers.get("location")).toBeNull();
+    const page = await r.text();
+    expect(page).toContain('data-code="provider_down"');
+    expect(page).toContain("Down SSO cannot be reached");
+    expect(page).toContain("sign in with a password");
+    const someone = await person("developer");
+    expect((await current(h, someone.cookie)).role).toBe("developer");
+    await auditOf(h.ctx).drain();
+    expect((await h.ctx.storage.audit.list({ tenantKey: NO_TENANT }, 50)).filter((e) => e.action === "auth.oidc.start").map((e) => `${e.outcome} ${e.status}`)).toEqual(["failure 503"]);
+    // An unknown provider is a clear page too.
+    expect((await h.req("GET", "/v1/auth/oidc/nope/start")).status).toBe(404);
+  });
+
+  test("the provider's own refusal (the person cancelled) is shown, no session", async () => {
+    const { h } = await ssoHarness(op);
+    const a = await ssoSignIn(h, "ada", {
+      tamper: (u) => {
+        u.searchParams.delete("code");
+        u.searchParams.set("error", "access_denied");
+        u.searchParams.set("error_description", "the person cancelled");
+      },
+    });
+    expect(await expectRefused(a, 401, "provider_refused")).toContain("the person cancelled");
+  });
+});
