@@ -16,6 +16,14 @@ export interface SignInInput {
   totp?: string;
 }
 
+/** A single sign-on provider people may sign in with (`GET /v1/auth/providers`); `start` is where a browser goes to begin. */
+export interface SignInProvider {
+  id: string;
+  name: string;
+  type: "oidc";
+  start: string;
+}
+
 /** `GET /v1/auth/sessions/current`: the signed-in person, their tenant and role. */
 export interface CurrentSession extends SessionInfo {
   id: string;
@@ -115,6 +123,11 @@ export class AuthSessionsResource {
 
   current(): Promise<CurrentSession> {
     return this.http.json({ method: "GET", path: "/v1/auth/sessions/current" });
+  }
+
+  /** The single sign-on providers of the server (public: the sign-in page lists them). */
+  async providers(): Promise<SignInProvider[]> {
+    return (await this.http.json<{ data: SignInProvider[] }>({ method: "GET", path: "/v1/auth/providers", auth: false })).data;
   }
 
   async list(): Promise<SessionLine[]> {

@@ -20,6 +20,8 @@ export type Forgery = "issuer" | "audience" | "expired" | "nonce" | "unknown-key
 
 export interface TestProvider {
   issuer: string;
+  /** Redirect URIs of the client: may be added to until the first request (the provider is made then). */
+  redirectUris: string[];
   clientId: string;
   clientSecret: string;
   people: Map<string, TestPerson>;
@@ -30,7 +32,7 @@ export interface TestProvider {
 
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-export async function startProvider(opts: { redirectUris: string[]; people?: Record<string, TestPerson> }): Promise<TestProvider> {
+export async function startProvider(opts: { redirectUris?: string[]; people?: Record<string, TestPerson> }): Promise<TestProvider> {
   const people = new Map(Object.entries(opts.people ?? {}));
   const signing = await jose.generateKeyPair("RS256", { extractable: true });
   const jwk = { ...(await jose.exportJWK(signing.privateKey)), kid: "test-key-1", alg: "RS256", use: "sig" };
@@ -41,6 +43,7 @@ export async function startProvider(opts: { redirectUris: string[]; people?: Rec
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const state: TestProvider = {
     issuer,
+    redirectUris: [...(opts.redirectUris ?? [])],
     clientId,
     clientSecret,
     people,
@@ -48,49 +51,56 @@ export async function startProvider(opts: { redirectUris: string[]; people?: Rec
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 
-  const provider = new Provider(issuer, {
-    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: opts.redirectUris, grant_types: ["authorization_code", "refresh_token"], response_types: ["code"] }],
-    jwks: { keys: [jwk] },
-    pkce: { required: () => true },
-    claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"], groups: ["groups", "realm_access"] },
-    scopes: ["openid", "email", "profile", "groups", "offline_access"],
-    features: { devInteractions: { enabled: false } },
-    interactions: { url: (_ctx: KoaContextWithOIDC, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
-    async findAccount(_ctx: KoaContextWithOIDC, id: string) {
-      const p = people.get(id);
-      if (!p) return undefined;
-      return {
-        accountId: id,
-        async claims() {
-          const now = people.get(id) ?? p;
-          return { sub: id, email: now.email, email_verified: now.email_verified, name: now.name, groups: now.groups, realm_access: { roles: now.groups } };
-        },
-      };
-    },
-    // First-party: consent is given (the scopes asked for) without a page.
-    async loadExistingGrant(ctx: KoaContextWithOIDC) {
-      const client = ctx.oidc.client!;
-      const existing = ctx.oidc.result?.consent?.grantId ?? ctx.oidc.session!.grantIdFor(client.clientId);
-      if (existing) return ctx.oidc.provider.Grant.find(existing);
-      const grant = new ctx.oidc.provider.Grant({ clientId: client.clientId, accountId: ctx.oidc.session!.accountId! });
-      grant.addOIDCScope("openid email profile groups offline_access");
-      await grant.save();
-      return grant;
-    },
-    ttl: { Session: 600, Interaction: 600, Grant: 600, AuthorizationCode: 60, AccessToken: 600, IdToken: 600, RefreshToken: 3600 },
-  });
-  provider.proxy = false;
+  // Made at the first request, so a test can register the redirect URI of a server it starts after this.
+  let made: ReturnType<typeof make> | undefined;
+  const make = () => {
+    const provider = new Provider(issuer, {
+      clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: state.redirectUris, grant_types: ["authorization_code", "refresh_token"], response_types: ["code"] }],
+      jwks: { keys: [jwk] },
+      pkce: { required: () => true },
+      claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"], groups: ["groups", "realm_access"] },
+      scopes: ["openid", "email", "profile", "groups", "offline_access"],
+      features: { devInteractions: { enabled: false } },
+      interactions: { url: (_ctx: KoaContextWithOIDC, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
+      async findAccount(_ctx: KoaContextWithOIDC, id: string) {
+        const p = people.get(id);
+        if (!p) return undefined;
+        return {
+          accountId: id,
+          async claims() {
+            const now = people.get(id) ?? p;
+            return { sub: id, email: now.email, email_verified: now.email_verified, name: now.name, groups: now.groups, realm_access: { roles: now.groups } };
+          },
+        };
+      },
+      // First-party: consent is given (the scopes asked for) without a page.
+      async loadExistingGrant(ctx: KoaContextWithOIDC) {
+        const client = ctx.oidc.client!;
+        const existing = ctx.oidc.result?.consent?.grantId ?? ctx.oidc.session!.grantIdFor(client.clientId);
+        if (existing) return ctx.oidc.provider.Grant.find(existing);
+        const grant = new ctx.oidc.provider.Grant({ clientId: client.clientId, accountId: ctx.oidc.session!.accountId! });
+        grant.addOIDCScope("openid email profile groups offline_access");
+        await grant.save();
+        return grant;
+      },
+      ttl: { Session: 600, Interaction: 600, Grant: 600, AuthorizationCode: 60, AccessToken: 600, IdToken: 600, RefreshToken: 3600 },
+    });
+    provider.proxy = false;
 
-  // The token endpoint's answer, rewritten when the test asks.
-  provider.use(async (ctx, next) => {
-    await next();
-    if (ctx.path !== "/token" || !state.forge || ctx.status !== 200) return;
-    const body = ctx.body as { id_token?: string };
-    if (body.id_token) body.id_token = await forged(state.forge, body.id_token, jwk, issuer);
-  });
+    // The token endpoint's answer, rewritten when the test asks.
+    provider.use(async (ctx, next) => {
+      await next();
+      if (ctx.path !== "/token" || !state.forge || ctx.status !== 200) return;
+      const body = ctx.body as { id_token?: string };
+      if (body.id_token) body.id_token = await forged(state.forge, body.id_token, jwk, issuer);
+    });
 
-  const callback = provider.callback();
+    return { provider, callback: provider.callback() };
+  };
+
   server.on("request", async (req, res) => {
+    made ??= make();
+    const { provider, callback } = made;
     const url = new URL(req.url ?? "/", issuer);
     const m = /^\/interaction\/([^/]+)(\/login)?$/.exec(url.pathname);
     if (!m) return callback(req, res);

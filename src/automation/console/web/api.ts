@@ -3,7 +3,7 @@
 // for its writes. An operator of programs may still sign in with an API key, kept in sessionStorage
 // (gone when the tab closes). Either way one client of our client library per session, and the
 // scopes (the key's, or the person's role's) decide what the console shows and offers.
-import { AutomationClient, AutomationError, type AuthCheck, type SignInInput } from "../../client/index";
+import { AutomationClient, AutomationError, type AuthCheck, type SignInInput, type SignInProvider } from "../../client/index";
 
 const STORAGE = "automation-console.key";
 
@@ -111,6 +111,11 @@ export async function signInWithPassword(input: SignInInput): Promise<Session> {
   const info = await cookieClient().sessions.create(input);
   forgetKey();
   return personSession(info.csrfToken, { ...info.user, role: info.role, mustEnroll: info.totpEnrollmentRequired === true });
+}
+
+/** The server's single sign-on providers for the sign-in page (none when the list cannot be read). */
+export async function signInProviders(): Promise<SignInProvider[]> {
+  return cookieClient().sessions.providers().catch(() => []);
 }
 
 /**

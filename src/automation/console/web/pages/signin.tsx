@@ -2,17 +2,50 @@
 // `totp_required`; optionally another tenant than their first. Operators of programs: "Sign in with
 // an API key" (also `#/signin?with=key`); `#/signin?key=…` (the link `--demo` prints) signs in at once:
 // the key sits after `#`, so it never reaches the server's logs, and is removed from the address bar.
+// Single sign-on: a link per provider the server lists (`GET /v1/auth/providers`); a refused SSO sign-in
+// comes back as `#/signin?sso_error=CODE`, and the page says what went wrong (fixed texts per code:
+// nothing from the address is shown as it is).
 import { useEffect, useRef, useState } from "preact/hooks";
-import { errorText, signInWithKey, signInWithPassword, totpIssue, type Session } from "../api";
+import type { SignInProvider } from "../../../client/index";
+import { errorText, signInProviders, signInWithKey, signInWithPassword, totpIssue, type Session } from "../api";
 import type { Route } from "../router";
 
 type Mode = "password" | "key";
+
+/** What the sign-in page says for each refusal of a single sign-on (sso/oidc.ts names them). */
+const SSO_REFUSALS: Record<string, string> = {
+  provider_unknown: "That single sign-on provider is not configured here.",
+  provider_down: "The single sign-on provider cannot be reached right now. Sign in with your password, or try again later.",
+  provider_refused: "The single sign-on provider did not sign you in (cancelled or refused there).",
+  flow_missing: "The single sign-on took too long or this browser blocked its cookie. Start again.",
+  state_mismatch: "The answer from the single sign-on provider did not belong to this sign-in (wrong state). Start again.",
+  flow_used: "That single sign-on answer was already used: each works once. Start again.",
+  code_rejected: "The single sign-on provider refused the sign-in code (already used or expired). Start again.",
+  token_issuer: "The sign-in was refused: the ID token came from another issuer.",
+  token_audience: "The sign-in was refused: the ID token was issued for another application.",
+  token_expired: "The sign-in was refused: the ID token has expired (check the clocks of this server and the provider).",
+  token_nonce: "The sign-in was refused: the ID token belongs to another sign-in (wrong nonce).",
+  token_signature: "The sign-in was refused: the ID token is not signed by the provider's keys.",
+  token_invalid: "The sign-in was refused: the provider's answer could not be accepted.",
+  email_missing: "The single sign-on provider did not give your e-mail address.",
+  email_unverified: "Your e-mail address is not verified at the single sign-on provider. Verify it there first.",
+  domain_not_allowed: "Your e-mail domain may not sign in here.",
+  no_role: "Your groups at the single sign-on provider give you no role here. Ask an admin to add you to a group that does.",
+  account_exists: "An account with your e-mail already exists here. Sign in with its password, or ask an admin to link it to single sign-on.",
+  user_disabled: "This account is disabled here.",
+};
 
 export function SignIn({ route, session, next, preferKey, onSignedIn }: { route: Route; session: Session | null; next?: string; preferKey?: boolean; onSignedIn(s: Session, next?: string): void }) {
   const fromLink = route.query.get("key");
   const [mode, setMode] = useState<Mode>(() => (fromLink || preferKey || route.query.get("with") === "key" ? "key" : "password"));
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const ssoError = route.query.get("sso_error");
+  const [error, setError] = useState<string | null>(ssoError ? (SSO_REFUSALS[ssoError] ?? "The single sign-on was refused.") : null);
+  const [providers, setProviders] = useState<SignInProvider[]>([]);
+
+  useEffect(() => {
+    void signInProviders().then(setProviders);
+  }, []);
 
   // `quiet`: a refusal the form answers itself (the second factor asked for) shows no error.
   const attempt = async (fn: () => Promise<Session>, quiet?: (err: unknown) => boolean) => {
@@ -44,6 +77,17 @@ export function SignIn({ route, session, next, preferKey, onSignedIn }: { route:
     <section class="signin" aria-labelledby="signin-title">
       <h1 id="signin-title">Automation console</h1>
       {session ? <p>Signed in to {session.auth.tenantName}{session.person ? ` as ${session.person.email}` : ""}. Sign in again:</p> : null}
+      {providers.length ? (
+        <div class="signin-providers">
+          {providers.map((p) => (
+            <p key={p.id}>
+              <a class="button" id={`sso-${p.id}`} href={`${p.start}${next?.startsWith("#/") ? `?next=${encodeURIComponent(`/${next}`)}` : ""}`}>
+                Sign in with {p.name}
+              </a>
+            </p>
+          ))}
+        </div>
+      ) : null}
       {mode === "password" ? <PasswordForm busy={busy} attempt={attempt} /> : <KeyForm busy={busy} attempt={attempt} />}
       {error ? (
         <p class="problem" role="alert">

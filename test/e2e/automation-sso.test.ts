@@ -1,0 +1,186 @@
+// Single sign-on (issue 43) end to end: the compiled automation-server trusts a real OpenID Provider
+// (oidc-provider on loopback, test/automation/sso/provider.ts); Chromium signs in through it from the
+// console's sign-in page, lands in the console with the role the person's groups give, decides a
+// human-review task, and the audit trail names the person. Refusals come back to the sign-in page with
+// a clear message and no session; bad SSO flags are one clear line and exit 2.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { type Browser, type Page } from "puppeteer-core";
+import { DEMO_KEY } from "../../src/automation/demo/seed";
+import { startProvider, type TestProvider } from "../automation/sso/provider";
+import { type ConsoleBrowser, startConsoleBrowser } from "./console-browser";
+import { ensureBuilt, start } from "./support";
+
+let op: TestProvider;
+let started: ConsoleBrowser | undefined;
+let base: string;
+let browser: Browser;
+
+const person = (email: string, groups: string[], verified = true) => ({ email, email_verified: verified, name: email.split("@")[0]!, groups });
+
+beforeAll(async () => {
+  op = await startProvider({
+    people: {
+      rita: person("rita@example.com", ["automation-reviewers"]),
+      eve: person("eve@example.com", ["automation-reviewers"], false),
+    },
+  });
+  started = await startConsoleBrowser("automation-sso", [
+    "--demo",
+    "--workers",
+    "1",
+    "--oidc-issuer",
+    op.issuer,
+    "--oidc-client-id",
+    op.clientId,
+    "--oidc-client-secret",
+    op.clientSecret,
+    "--oidc-name",
+    "Test SSO",
+    "--oidc-scopes",
+    "openid email profile groups",
+    "--oidc-role-map",
+    "automation-reviewers=reviewer@demo,automation-admins=admin@demo",
+    "--oidc-allowed-domains",
+    "example.com",
+  ]);
+  ({ base, browser } = started);
+  // Registered once the server's address is known (the provider is made at its first request).
+  op.redirectUris.push(`${base}/v1/auth/oidc/sso/callback`);
+}, 180_000);
+
+afterAll(async () => {
+  await started?.close();
+  await op?.close();
+});
+
+const asDemo = (method: string, path: string, body?: unknown) =>
+  fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${DEMO_KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+
+async function newPage(): Promise<Page> {
+  const context = await browser.createBrowserContext();
+  const p = await context.newPage();
+  await p.setViewport({ width: 1280, height: 900 });
+  return p;
+}
+
+/** From the console's sign-in page through the provider's login form, as `login`. */
+async function signInWithSso(p: Page, login: string): Promise<void> {
+  await (await p.waitForSelector("#sso-sso", { timeout: 30_000 }))!.click();
+  await p.waitForSelector("#login", { timeout: 30_000 });
+  expect(p.url().startsWith(op.issuer)).toBe(true);
+  await p.type("#login", login);
+  await Promise.all([p.waitForNavigation({ timeout: 30_000 }).catch(() => {}), p.click("#submit")]);
+}
+
+const INVOICE = [
+  "name: invoice-check",
+  "inputs:",
+  "  - {name: total, type: number, required: true}",
+  "steps:",
+  "  - name: extract",
+  "    type: transform.set",
+  '    with: {fields: {total: "{{ input.total }}"}}',
+  "  - name: check",
+  "    type: control.human_review",
+  "    with:",
+  '      data: "{{ steps.extract.output }}"',
+  "      fieldMetadata: {/total: {confidence: 0.4, label: Total}}",
+  "      selection: {mode: confidence, threshold: 0.8}",
+  "output:",
+  '  total: "{{ steps.check.output.total }}"',
+  "",
+].join("\n");
+
+test("Chromium signs in through the provider, lands in the console as a reviewer, decides a task; the audit trail names her", async () => {
+  const made = (await (await asDemo("POST", "/v1/automations", { yaml: INVOICE })).json()) as { id: string };
+  expect(made.id).toBeString();
+  const run = (await (await asDemo("POST", "/v1/runs", { target: "workflows.invoice-check", input: { total: 99.5 } })).json()) as { id: string };
+  let taskId: string | undefined;
+  for (let i = 0; i < 500 && !taskId; i++) {
+    const list = (await (await asDemo("GET", "/v1/human-reviews?limit=50")).json()) as { tasks: { id: string; executionId: string }[] };
+    taskId = list.tasks.find((t) => t.executionId === run.id)?.id;
+    if (!taskId) await Bun.sleep(20);
+  }
+  expect(taskId).toBeDefined();
+
+  const p = await newPage();
+  try {
+    await p.goto(`${base}/#/human-reviews`);
+    const button = await p.waitForSelector("#sso-sso", { timeout: 30_000 });
+    expect(await button!.evaluate((el) => el.textContent)).toBe("Sign in with Test SSO");
+    await signInWithSso(p, "rita");
+    // Back in the console, on the page that was asked for, as the role her groups give.
+    await p.waitForSelector('nav[aria-label="Main"]', { timeout: 30_000 });
+    expect(p.url()).toBe(`${base}/#/human-reviews`);
+    await p.waitForFunction('document.querySelector(".who")?.textContent?.includes("reviewer")', { timeout: 30_000 });
+    expect(await p.$eval(".who", (el) => el.textContent)).toContain("rita (reviewer, Demo)");
+    // The session cookie is HttpOnly: the page cannot read it.
+    expect(await p.evaluate("document.cookie")).not.toContain("automation_session");
+
+    await (await p.waitForSelector(`a[href="#/human-reviews/${taskId}"]`, { timeout: 30_000 }))!.click();
+    await p.waitForSelector("#field-_total");
+    await p.click("form.stack button[aria-keyshortcuts=a]");
+    await p.waitForFunction('document.body.textContent.includes("Approved: the run resumes")', { timeout: 30_000 });
+
+    const task = (await (await asDemo("GET", `/v1/human-reviews/${taskId}`)).json()) as { status: string; decision: { by: string; actor: { type: string; id: string } } };
+    expect(task.status).toBe("approved");
+    expect(task.decision.by).toBe("rita@example.com");
+    expect(task.decision.actor.type).toBe("user");
+
+    const trail = (await (await asDemo("GET", "/v1/audit?limit=200")).json()) as { data: { action: string; outcome: string; actor: { type: string; id: string | null; name: string | null } }[] };
+    const signedIn = trail.data.find((e) => e.action === "auth.oidc.callback");
+    expect(signedIn).toMatchObject({ outcome: "success", actor: { type: "user", id: task.decision.actor.id, name: "rita@example.com" } });
+    expect(trail.data.find((e) => e.action === "human-reviews.approve")).toMatchObject({ outcome: "success", actor: { type: "user", name: "rita@example.com" } });
+  } finally {
+    await p.browserContext().close();
+  }
+}, 120_000);
+
+test("refusals come back to the sign-in page with a clear message and no session; password sign-in is still offered", async () => {
+  const p = await newPage();
+  try {
+    // An unverified e-mail at the provider.
+    await p.goto(`${base}/#/signin`);
+    await signInWithSso(p, "eve");
+    await p.waitForSelector(".problem[role=alert]", { timeout: 30_000 });
+    expect(p.url()).toBe(`${base}/#/signin?sso_error=email_unverified`);
+    expect(await p.$eval(".problem[role=alert]", (el) => el.textContent)).toBe("Your e-mail address is not verified at the single sign-on provider. Verify it there first.");
+    expect(await p.$("#password")).not.toBeNull();
+    expect((await p.cookies()).map((c) => c.name)).not.toContain("automation_session");
+
+    // A provider's answer this browser did not ask for (no sign-in in progress here).
+    await p.goto(`${base}/v1/auth/oidc/sso/callback?code=stolen&state=stolen`);
+    await p.waitForSelector(".problem[role=alert]", { timeout: 30_000 });
+    expect(await p.$eval(".problem[role=alert]", (el) => el.textContent)).toContain("Start again");
+    expect((await p.cookies()).map((c) => c.name)).not.toContain("automation_session");
+  } finally {
+    await p.browserContext().close();
+  }
+  // Neither refusal made a member or a session; the server's log says why each was refused (the audit
+  // trail has them in its tenant-less chain: neither named a member of a tenant).
+  const members = (await (await asDemo("GET", "/v1/members")).json()) as { data: { email: string }[] };
+  expect(members.data.map((m) => m.email)).not.toContain("eve@example.com");
+  const log = started!.server.output();
+  expect(log).toMatch(/sso sign-in refused.*email_unverified/);
+  expect(log).toMatch(/sso sign-in refused.*flow_missing/);
+}, 120_000);
+
+test("SSO flags are checked at start: one clear line, exit 2", async () => {
+  const bin = await ensureBuilt("automation-server");
+  const cases: [string[], RegExp][] = [
+    [["--oidc-issuer", "http://login.example.com", "--oidc-client-id", "x", "--oidc-client-secret", "y", "--oidc-default-role", "viewer@demo"], /--oidc-issuer must be https \(http only for a provider on loopback\)/],
+    [["--oidc-issuer", "https://login.example.com", "--oidc-client-id", "x"], /--oidc-issuer needs --oidc-client-secret/],
+    [["--oidc-issuer", "https://login.example.com", "--oidc-client-id", "x", "--oidc-client-secret", "y", "--oidc-role-map", "admins=boss@demo"], /--oidc-role-map must name a role: owner, admin, developer, reviewer, viewer/],
+    [["--oidc-issuer", "https://login.example.com", "--oidc-client-id", "x", "--oidc-client-secret", "y"], /needs --oidc-role-map GROUP=ROLE@TENANT,… or --oidc-default-role ROLE@TENANT/],
+    [["--oidc-issuer", "https://login.example.com", "--oidc-client-id", "x", "--oidc-client-secret", "y", "--oidc-default-role", "viewer"], /--oidc-default-role must be ROLE@TENANT/],
+  ];
+  for (const [args, says] of cases) {
+    const p = start([bin, "serve", "--port", "0", "--data-dir", ":memory:", ...args]);
+    const code = await p.proc.exited;
+    expect(code).toBe(2);
+    const out = p.output().trim();
+    // One line naming the flag, then the usual pointer to --help; never a stack trace.
+    expect(out.split("\n")[0]).toMatch(says);
+    expect(out.split("\n").slice(1)).toEqual(["Run 'automation-server --help' for usage."]);
+  }
+}, 120_000);
