@@ -24,6 +24,16 @@ const BATCH = 500;
  * Parameters and `*` never appear in an action; they are the resource.
  */
 export function actionOf(method: string, route: string): string {
+  const key = `${method} ${route}`;
+  let action = actions.get(key);
+  if (action === undefined) actions.set(key, (action = deriveAction(method, route)));
+  return action;
+}
+
+/** Actions by method and route template (a route table is finite: each is derived once). */
+const actions = new Map<string, string>();
+
+function deriveAction(method: string, route: string): string {
   const statics = route
     .replace(/^\/(api\/)?v1(?=\/|$)/, "")
     .split("/")
