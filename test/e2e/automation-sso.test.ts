@@ -6,9 +6,11 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type Browser, type Page } from "puppeteer-core";
 import { DEMO_KEY } from "../../src/automation/demo/seed";
+import { join } from "node:path";
 import { startProvider, type TestProvider } from "../automation/sso/provider";
+import { atProvider } from "../automation/sso/support";
 import { type ConsoleBrowser, startConsoleBrowser } from "./console-browser";
-import { ensureBuilt, start } from "./support";
+import { automationPgUrl, ensureBuilt, start } from "./support";
 
 let op: TestProvider;
 let started: ConsoleBrowser | undefined;
@@ -22,6 +24,7 @@ beforeAll(async () => {
     people: {
       rita: person("rita@example.com", ["automation-reviewers"]),
       eve: person("eve@example.com", ["automation-reviewers"], false),
+      lena: person("lena@example.com", ["automation-reviewers"]),
     },
   });
   started = await startConsoleBrowser("automation-sso", [
@@ -163,6 +166,45 @@ test("refusals come back to the sign-in page with a clear message and no session
   const log = started!.server.output();
   expect(log).toMatch(/sso sign-in refused.*email_unverified/);
   expect(log).toMatch(/sso sign-in refused.*flow_missing/);
+}, 120_000);
+
+/** A sign-in through the provider as a program would drive it (HTTP, following redirects): our callback's answer. */
+async function ssoOverHttp(login: string): Promise<{ status: number; session?: string; page: string }> {
+  const startAt = await fetch(`${base}/v1/auth/oidc/sso/start?login_hint=${login}`, { redirect: "manual" });
+  expect(startAt.status).toBe(303);
+  const flow = startAt.headers.getSetCookie().find((c) => c.startsWith("automation_oidc="))!.split(";")[0]!;
+  const callback = await atProvider(startAt.headers.get("location")!, `${base}/`);
+  const r = await fetch(callback, { redirect: "manual", headers: { cookie: flow } });
+  const session = r.headers.getSetCookie().find((c) => /^automation_session=[^;]/.test(c))?.split(";")[0];
+  return { status: r.status, page: await r.text(), ...(session ? { session } : {}) };
+}
+
+/** The server's own shell command on its data (and its PostgreSQL database in the PostgreSQL pass). */
+async function shell(args: string[], stdin?: string): Promise<string> {
+  const dataDir = join(started!.dir, "data");
+  const pg = automationPgUrl(dataDir);
+  const p = Bun.spawn([join(started!.dir, "automation-server"), ...args, "--data-dir", dataDir, ...(pg ? ["--db", pg] : [])], { stdin: stdin === undefined ? "ignore" : new Blob([stdin]), stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = [await new Response(p.stdout).text(), await new Response(p.stderr).text(), await p.exited];
+  expect({ code, err }).toEqual({ code: 0, err: "" });
+  return out;
+}
+
+test("a local account with the same e-mail is refused until the operator links it (users link-sso); then its role follows the groups", async () => {
+  const made = JSON.parse(await shell(["users", "create", "--email", "lena@example.com", "--name", "Lena Local", "--tenant", "demo", "--role", "developer", "--password-stdin", "--json"], "lantern-pebble-quarry-9\n")) as { id: string };
+  const refused = await ssoOverHttp("lena");
+  expect(refused.status).toBe(409);
+  expect(refused.session).toBeUndefined();
+  expect(refused.page).toContain("already exists here");
+
+  expect(await shell(["users", "link-sso", "lena@example.com", "--issuer", op.issuer])).toContain(`the next sign-in of lena@example.com through ${op.issuer} becomes this user`);
+  const linked = await ssoOverHttp("lena");
+  expect(linked.status).toBe(303);
+  const cur = (await (await fetch(`${base}/v1/auth/sessions/current`, { headers: { cookie: linked.session! } })).json()) as { user: { id: string; name: string }; role: string };
+  expect(cur).toMatchObject({ user: { id: made.id, name: "Lena Local" }, role: "reviewer" });
+  // The leave was used once; the identity is linked for good.
+  expect((await ssoOverHttp("lena")).status).toBe(303);
+  // Her password still works too (SSO-only tenants are not built yet).
+  expect((await fetch(`${base}/v1/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "lena@example.com", password: "lantern-pebble-quarry-9" }) })).status).toBe(201);
 }, 120_000);
 
 test("SSO flags are checked at start: one clear line, exit 2", async () => {

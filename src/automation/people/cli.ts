@@ -1,4 +1,4 @@
-// `users create|list|disable|enable|set-role|invite|reset-link|reset-totp`: flags (or prompts in a terminal), --json output.
+// `users create|list|disable|enable|set-role|invite|reset-link|reset-totp|link-sso`: flags (or prompts in a terminal), --json output.
 // Passwords never ride on the command line (shell history, `ps`): prompted in a terminal, or read from
 // stdin with --password-stdin.
 import * as p from "@clack/prompts";
@@ -9,6 +9,7 @@ import { askText, asCliError, interactive, openAdminStorage, printJson } from ".
 import { storageFlags } from "../config";
 import { createUser, invite, listUsers, resetLink, setRole, setStatus, type PeopleDeps } from "./service";
 import { resetTotp } from "./totp";
+import { allowSsoLink } from "../sso/service";
 import type { UserInfo } from "./model";
 
 const common = {
@@ -35,6 +36,10 @@ const inviteFlags = {
   ...common,
 } as const;
 const resetFlags = { "public-url": inviteFlags["public-url"], ...common } as const;
+const linkFlags = {
+  issuer: { type: "string", env: "AUTOMATION_OIDC_ISSUER", value: "URL", help: "the provider's issuer, as the server's --oidc-issuer names it" },
+  ...common,
+} as const;
 
 const USAGE = `Usage: automation-server users create --email EMAIL --name NAME [--tenant SLUG --role ROLE] [--password-stdin] [--json]
        automation-server users list [--tenant SLUG] [--json]
@@ -44,6 +49,7 @@ const USAGE = `Usage: automation-server users create --email EMAIL --name NAME [
        automation-server users invite EMAIL --role ROLE --tenant SLUG [--public-url URL] [--json]
        automation-server users reset-link USER [--public-url URL] [--json]   (a one-time password reset link, 1 hour)
        automation-server users reset-totp USER [--json]   (removes a lost second factor)
+       automation-server users link-sso USER --issuer URL [--json]   (the next SSO sign-in with USER's e-mail becomes USER)
 
 People who sign in to the API and the console. Roles: owner, admin, developer, reviewer, viewer
 (docs/automation/people.md). An invitation is a one-time link that works for 7 days.`;
@@ -52,7 +58,7 @@ export async function usersCommand(argv: string[]): Promise<void> {
   const [sub, ...rest] = argv;
   if (sub === "--help" || sub === "-h" || sub === undefined) {
     process.stdout.write(helpText(USAGE, common));
-    if (sub === undefined) throw new UsageError("missing subcommand: users create|list|disable|enable|set-role|invite|reset-link|reset-totp");
+    if (sub === undefined) throw new UsageError("missing subcommand: users create|list|disable|enable|set-role|invite|reset-link|reset-totp|link-sso");
     return;
   }
   switch (sub) {
@@ -71,6 +77,8 @@ export async function usersCommand(argv: string[]): Promise<void> {
       return resetLinkCommand(rest);
     case "reset-totp":
       return resetTotpCommand(rest);
+    case "link-sso":
+      return linkSsoCommand(rest);
     default:
       throw new UsageError(`unknown command "users ${sub}"`);
   }
@@ -183,4 +191,23 @@ async function resetTotpCommand(argv: string[]): Promise<void> {
   });
   if (values.json) return printJson({ userId: u.id, email: u.email, totp: false });
   process.stdout.write(`${u.email} has no second factor now\n`);
+}
+
+async function linkSsoCommand(argv: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(argv, linkFlags);
+  if (values.help) {
+    return void process.stdout.write(
+      helpText(
+        "Usage: automation-server users link-sso USER --issuer URL [--json]\n\nLets the next single sign-on through the issuer with USER's e-mail (verified there) become USER,\nonce, within 7 days: without it (or --oidc-trust-email on the server) such a sign-in is refused.\nUSER: id or e-mail.",
+        linkFlags,
+      ),
+    );
+  }
+  if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
+  const ref = positionals[0] ?? (await askText("USER", "User id or e-mail"));
+  const issuer = values.issuer ?? (await askText("issuer", "Issuer URL"));
+  if (!/^https?:\/\/\S+$/.test(issuer)) throw new UsageError(`--issuer must be the provider's issuer URL (got ${issuer})`);
+  const out = await withPeople(values, (d) => allowSsoLink(d, ref, issuer.trim()));
+  if (values.json) return printJson(out);
+  process.stdout.write(`the next sign-in of ${out.email} through ${out.issuer} becomes this user (once, until ${out.expiresAt})\n`);
 }

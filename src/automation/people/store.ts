@@ -45,8 +45,11 @@ export interface SessionRow {
   address?: string | null;
 }
 
-/** `oidc`: a single sign-on in progress (its state, hashed), used once by the provider's callback. */
-export type LinkKind = "setup" | "invite" | "reset" | "signin" | "oidc";
+/**
+ * `oidc`: a single sign-on in progress (its state, hashed), used once by the provider's callback;
+ * `sso-link`: an operator's leave for the next SSO sign-in with a local user's e-mail to become that user.
+ */
+export type LinkKind = "setup" | "invite" | "reset" | "signin" | "oidc" | "sso-link";
 
 export interface InvitationRow {
   id: string;
@@ -150,6 +153,8 @@ export interface PeopleStore {
    * or a user that no longer exists; nothing is written unless "ok".
    */
   resetPassword(hash: string, now: string, passwordHash: string): Promise<{ outcome: "ok"; user: UserRow; ended: number } | { outcome: "unknown" | "used" | "expired" }>;
+  /** Deletes the link with this hash, whatever its state (an operator's leave given again replaces the old). */
+  deleteLink(hash: string): Promise<void>;
   /** Deletes the links of `kind` that expired before `before` (used or not); how many. */
   pruneLinks(kind: LinkKind, before: string): Promise<number>;
   /** An unused, unexpired link by hash (for the form that shows what it will do). */

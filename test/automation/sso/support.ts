@@ -31,11 +31,11 @@ export async function ssoHarness(op: TestProvider, over: Partial<OidcProviderCon
 }
 
 /** Follows the provider's redirects (with its cookies) until it sends the browser back to us; our callback's address. */
-export async function atProvider(location: string): Promise<string> {
+export async function atProvider(location: string, backTo = "http://localhost/"): Promise<string> {
   const jar = new Map<string, string>();
   let url = location;
   for (let i = 0; i < 10; i++) {
-    if (url.startsWith("http://localhost/")) return url;
+    if (url.startsWith(backTo)) return url;
     const r = await fetch(url, { redirect: "manual", headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join("; ") } });
     for (const c of r.headers.getSetCookie()) {
       const kv = c.split(";")[0]!;

@@ -209,6 +209,10 @@ export class PgPeopleStore implements PeopleStore {
     });
   }
 
+  async deleteLink(hash: string): Promise<void> {
+    await this.pg`DELETE FROM invitations WHERE hash = ${hash}`;
+  }
+
   async pruneLinks(kind: LinkKind, before: string): Promise<number> {
     return (await this.pg`DELETE FROM invitations WHERE kind = ${kind} AND expires_at < ${before} RETURNING 1`).length;
   }

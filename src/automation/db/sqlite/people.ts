@@ -23,7 +23,7 @@ type LookupRow = SessionRow & {
 const KEEP_LOOKUPS = new Set([
   "countUsers", "findUser", "listUsers", "memberships", "findInvitation", "session", "touchSession", "sessionsOf",
   "failures", "addFailure", "clearFailures", "totp", "tenantSettings", "addInvitation", "addSession", "setSessionClient", "useTotpStep",
-  "ssoIdentity", "linkSsoIdentity", "pruneLinks",
+  "ssoIdentity", "linkSsoIdentity", "pruneLinks", "deleteLink",
   // private reads
   "user", "lookup",
 ]);
@@ -181,6 +181,10 @@ export class SqlitePeopleStore implements PeopleStore {
       this.sqlite.query("UPDATE invitations SET used_at = ? WHERE id = ?").run(now, inv.id);
       return { outcome: "ok" as const, user: { ...user, passwordHash }, ended };
     }).immediate();
+  }
+
+  async deleteLink(hash: string): Promise<void> {
+    this.sqlite.query("DELETE FROM invitations WHERE hash = ?").run(hash);
   }
 
   async pruneLinks(kind: LinkKind, before: string): Promise<number> {
