@@ -37,6 +37,11 @@ export const running = new Set<Bun.Subprocess>();
 const FAST_START = new Set(["quotas"]);
 const fastStartFlags = ["--bytecode", "--splitting", "--format", "esm"];
 
+// Executables whose embedded web page is split into chunks: the automation console's first load
+// carries only its shell and pages, and the YAML editor and the diff come as chunks that the pages
+// needing them import() (Bun's HTML import splits only under --splitting).
+const SPLIT = new Set(["automation-server"]);
+
 // Worker-thread entries an executable starts with `new Worker(...)`: bundled as extra entry points,
 // so the binary embeds them under its project-root path (see src/automation/offthread/pool.ts).
 const WORKER_ENTRIES: Record<string, string[]> = {
@@ -66,7 +71,7 @@ export async function compile(
       "--define", `BUILD_VERSION=${JSON.stringify(info.version)}`,
       "--define", `BUILD_COMMIT=${JSON.stringify(info.commit)}`,
       "--define", `BUILD_DATE=${JSON.stringify(info.date)}`,
-      ...(FAST_START.has(name) ? fastStartFlags : []),
+      ...(FAST_START.has(name) ? fastStartFlags : SPLIT.has(name) ? ["--splitting"] : []),
       join("bin", `${name}.ts`), ...(WORKER_ENTRIES[name] ?? []), "--outfile", tmp,
     ],
     { cwd: root, stdout: "pipe", stderr: "pipe", env: { ...process.env, ...opts.env } },

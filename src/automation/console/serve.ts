@@ -41,9 +41,9 @@ function embedded(files: NonNullable<typeof page.files>): Assets {
   return out;
 }
 
-/** From source: bundle the HTML entry in memory, as the compiler would. */
+/** From source: bundle the HTML entry in memory, as the compiler would (split: the editor is a chunk of its own). */
 async function bundled(): Promise<Assets> {
-  const result = await Bun.build({ entrypoints: [page.index], target: "browser", minify: true });
+  const result = await Bun.build({ entrypoints: [page.index], target: "browser", minify: true, splitting: true });
   if (!result.success) throw new AggregateError(result.logs, "the console bundle failed");
   const out: Assets = new Map();
   for (const o of result.outputs) {

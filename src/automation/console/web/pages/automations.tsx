@@ -12,13 +12,13 @@ import { ReplayForm } from "./backtests";
 const PAGE = 50;
 
 export function AutomationsList({ query }: { query: URLSearchParams }) {
-  const { client } = useSession();
+  const { client, can } = useSession();
   const search = query.get("search") ?? "";
   const offset = Number(query.get("offset") ?? 0) || 0;
   const list = useLoad(() => client.automations.list({ search: search || undefined, limit: PAGE, offset }), [search, offset]);
   const [draft, setDraft] = useState(search);
   return (
-    <Page title="Automations">
+    <Page title="Automations" actions={can("automations:write") ? <a href={href(["automations", "new"])}>New automation</a> : undefined}>
       <FilterForm role="search" onApply={() => go(href(["automations"], { search: draft }))} buttons={<button type="submit">Search</button>}>
         <TextField label="Search" type="search" value={draft} placeholder="slug, name or description" onValue={setDraft} />
       </FilterForm>
@@ -87,6 +87,8 @@ export function AutomationDetail({ id }: { id: string }) {
           />
           <nav class="subnav" aria-label="About this automation">
             <a href={href(["runs"], { source: a.id })}>Runs</a>
+            {a.type === "workflow" ? <a href={href(["automations", a.id, "versions"])}>Versions and diff</a> : null}
+            {a.type === "workflow" && session.can("automations:write") ? <a href={href(["automations", a.id, "edit"])}>New version</a> : null}
             <a href={href(["automations", a.id, "dataset"])}>Dataset</a>
             <a href={href(["automations", a.id, "evaluators"])}>Evaluators</a>
             <a href={href(["automations", a.id, "experiments"])}>Experiments</a>
@@ -162,7 +164,10 @@ function VersionRow({ automation, version }: { automation: string; version: { id
   );
 }
 
-type Prop = { type?: string; format?: string; description?: string; default?: unknown };
+type Prop = { type?: string; format?: string; description?: string; default?: unknown; enum?: (string | number)[] };
+
+/** How long "Run and wait" holds the request for the result (the server's wait_for_completion). */
+const WAIT_SECONDS = 60;
 
 /** The run form: one field per workflow input, typed by the input's JSON Schema. */
 function RunForm({ automation }: { automation: Automation }) {
@@ -174,16 +179,22 @@ function RunForm({ automation }: { automation: Automation }) {
     Object.fromEntries(
       props.map(([name, p]) => {
         if (p.type === "boolean") return [name, p.default === true];
+        // A required choice without a default starts at its first value, as the select shows it.
+        if (p.enum && p.default === undefined && required.has(name)) return [name, String(p.enum[0])];
         if (p.default === undefined || p.format === "file") return [name, ""];
         return [name, typeof p.default === "string" ? p.default : JSON.stringify(p.default, null, 2)];
       }),
     ),
   );
   const [files, setFiles] = useState<Record<string, File | undefined>>({});
+  const [wait, setWait] = useState(false);
   const action = useAction();
 
   const submit = (e: Event) => {
     e.preventDefault();
+    // Which button sent the form: "Run and wait" holds the request until the run ends.
+    const waitForIt = (e as SubmitEvent).submitter?.getAttribute("value") === "wait";
+    setWait(waitForIt);
     void action.run(async () => {
       const input: Record<string, unknown> = {};
       for (const [name, p] of props) {
@@ -197,6 +208,7 @@ function RunForm({ automation }: { automation: Automation }) {
           continue;
         }
         if (typeof raw !== "string" || (raw === "" && !required.has(name))) continue;
+        if (raw === "" && p.default !== undefined) continue; // the server fills the default
         if (p.type === "number" || p.type === "integer") input[name] = Number(raw);
         else if (p.type === "object" || p.type === "array") {
           try {
@@ -206,7 +218,7 @@ function RunForm({ automation }: { automation: Automation }) {
           }
         } else input[name] = raw;
       }
-      const run = await session.manual.run(automation.id, input);
+      const run = await session.manual.run(automation.id, input, waitForIt ? { waitForCompletion: WAIT_SECONDS } : {});
       go(href(["runs", run.id]));
     });
   };
@@ -237,6 +249,21 @@ function RunForm({ automation }: { automation: Automation }) {
               <label key={name} for={id}>
                 {label}
                 <input id={id} name={name} type="file" required={required.has(name)} aria-describedby={described} onChange={(e) => setFiles({ ...files, [name]: e.currentTarget.files?.[0] })} />
+                {hint}
+              </label>
+            );
+          if (p.enum)
+            return (
+              <label key={name} for={id}>
+                {label}
+                <select id={id} name={name} required={required.has(name)} aria-describedby={described} value={values[name] as string} onChange={(e) => setValues({ ...values, [name]: e.currentTarget.value })}>
+                  {required.has(name) && p.default === undefined ? null : <option value="">{p.default === undefined ? "(none)" : `(default: ${String(p.default)})`}</option>}
+                  {p.enum.map((o) => (
+                    <option key={String(o)} value={String(o)}>
+                      {String(o)}
+                    </option>
+                  ))}
+                </select>
                 {hint}
               </label>
             );
@@ -273,9 +300,13 @@ function RunForm({ automation }: { automation: Automation }) {
           );
         })}
         <div class="row">
-          <button type="submit" disabled={action.busy}>
-            {action.busy ? "Starting…" : "Start manual run"}
+          <button type="submit" value="start" disabled={action.busy}>
+            {action.busy && !wait ? "Starting…" : "Start manual run"}
           </button>
+          <button type="submit" value="wait" class="secondary" disabled={action.busy}>
+            {action.busy && wait ? "Running…" : "Run and wait"}
+          </button>
+          {action.busy && wait ? <span class="muted" role="status">Waiting for the result (up to {WAIT_SECONDS} s)…</span> : null}
         </div>
         <Problem error={action.error} />
       </form>

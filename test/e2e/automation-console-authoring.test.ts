@@ -1,0 +1,296 @@
+// The console for people who build automations (issue 40), in Debian's chromium driven by
+// puppeteer-core against the compiled automation-server (--demo, --port 0), as a new user would:
+// write a workflow in the YAML editor with a mistake (the server's issue shows at its line and nothing
+// is stored), fix it, create it, run it from the form generated from its inputs (a PDF file input, an
+// enum, run and wait) and see its output; make version 2, diff it against version 1, promote 1 back,
+// restore 2 (untagged: the page says it needs a tag, and tagging it works); and a read-only key is
+// offered none of it. Screenshots: docs/automation/console/editor.png, versions.png, diff.png.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { PDFDocument, StandardFonts } from "pdf-lib";
+import { type Browser, type BrowserContext, type Page } from "puppeteer-core";
+import { type ConsoleBrowser, startConsoleBrowser } from "./console-browser";
+import { consoleApi } from "./console-api";
+import { automationPgUrl } from "./support";
+
+type Json = Record<string, any>; // biome-ignore lint: test assertions index freely into response bodies
+
+const KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
+const SHOTS = join(import.meta.dir, "../../docs/automation/console");
+
+let started: ConsoleBrowser | undefined;
+let base = "";
+let browser: Browser;
+const problems: string[] = [];
+let allowed: { url: RegExp; status: number }[] = [];
+const contexts: BrowserContext[] = [];
+const { api, runStatus } = consoleApi(() => base, KEY);
+
+function watch(p: Page): void {
+  const isAllowed = (url: string, status: number) => allowed.some((a) => a.status === status && a.url.test(url));
+  p.on("console", (m) => {
+    if (m.type() !== "error") return;
+    const url = m.location()?.url ?? "";
+    const status = Number(/status of (\d{3})/.exec(m.text())?.[1] ?? 0);
+    if (status && isAllowed(url, status)) return;
+    problems.push(`console error: ${m.text()} ${url}`);
+  });
+  p.on("pageerror", (e) => problems.push(`page error: ${(e as Error).message ?? String(e)}`));
+  // An aborted validate call (the person typed on) is not a failure.
+  p.on("requestfailed", (r) => {
+    if (r.failure()?.errorText === "net::ERR_ABORTED" && r.url().endsWith("/v1/automations/validate")) return;
+    problems.push(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText}`);
+  });
+  p.on("response", (r) => {
+    if (r.status() >= 400 && !isAllowed(r.url(), r.status())) problems.push(`HTTP ${r.status()}: ${r.request().method()} ${r.url()}`);
+  });
+}
+
+function browserTest(name: string, fn: () => Promise<void>, timeoutMs = 180_000): void {
+  test(
+    name,
+    async () => {
+      problems.length = 0;
+      allowed = [];
+      try {
+        await fn();
+        await Bun.sleep(200);
+      } finally {
+        for (const c of contexts.splice(0)) await c.close().catch(() => {});
+      }
+      expect(problems).toEqual([]);
+    },
+    timeoutMs,
+  );
+}
+
+async function signedIn(hash: string, heading: string, key = KEY): Promise<Page> {
+  const context = await browser.createBrowserContext();
+  contexts.push(context);
+  const p = await context.newPage();
+  await p.setViewport({ width: 1280, height: 900 });
+  watch(p);
+  await p.goto(`${base}/#/signin?key=${key}`);
+  await p.waitForSelector('nav[aria-label="Main"]');
+  await p.goto(`${base}/${hash}`);
+  await titled(p, heading);
+  return p;
+}
+
+const titled = (p: Page, heading: string) => p.waitForFunction(`document.querySelector("#page-title")?.textContent?.includes(${JSON.stringify(heading)})`, { timeout: 30_000 });
+const bodyHas = (p: Page, s: string) => p.waitForFunction(`document.body.textContent.includes(${JSON.stringify(s)})`, { timeout: 30_000 });
+const textOf = (p: Page, selector: string) => p.$eval(selector, (el) => (el as { textContent: string | null }).textContent ?? "");
+async function shot(p: Page, name: string): Promise<void> {
+  await p.evaluate("document.activeElement && document.activeElement.blur && document.activeElement.blur()");
+  await p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+// The editor lives in a shadow root (its styles are constructed style sheets there, which the CSP allows).
+const CM = ".editor-host >>> .cm-content";
+
+/** Replaces the editor's whole text: select all, then paste (a paste event with the text, as the clipboard gives it). */
+async function paste(p: Page, text: string): Promise<void> {
+  await p.click(CM);
+  await p.keyboard.down("Control");
+  await p.keyboard.press("a");
+  await p.keyboard.up("Control");
+  await p.$eval(CM, (el, t) => {
+    const data = new DataTransfer();
+    data.setData("text/plain", t);
+    el.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+  }, text);
+}
+
+/** The 1-based line numbers of the editor's lines that carry an error mark. */
+const markedLines = (p: Page) => p.$$eval(".editor-host >>> .cm-line", (lines) => lines.map((l, i) => (l.querySelector(".cm-lintRange-error") ? i + 1 : 0)).filter((n) => n > 0));
+
+// Line 11 names a step kind that does not exist (one letter too many).
+const v1 = (kind: string) => `name: greeter
+version: 1.0.0
+description: Greets someone about a document
+triggerMethods: [{type: api}, {type: manual}]
+inputs:
+  - {name: who, type: string, required: true}
+  - {name: tone, type: string, enum: [plain, loud], default: plain}
+  - {name: doc, type: file, required: true, description: The letter}
+steps:
+  - name: greet
+    type: ${kind}
+    with:
+      fields:
+        greeting: "Hello {{ input.who }} ({{ input.tone }})"
+        file: "{{ input.doc.filename }}"
+output:
+  greeting: "{{ steps.greet.output.greeting }}"
+  file: "{{ steps.greet.output.file }}"
+`;
+
+async function letterPdf(): Promise<string> {
+  const doc = await PDFDocument.create();
+  const page = doc.addPage([420, 300]);
+  page.drawText("Dear Ada, thank you for your letter.", { x: 30, y: 250, size: 14, font: await doc.embedFont(StandardFonts.Helvetica) });
+  const path = join(started!.dir, "letter.pdf");
+  writeFileSync(path, await doc.save());
+  return path;
+}
+
+beforeAll(async () => {
+  started = await startConsoleBrowser("automation-console-authoring", ["--demo", "--workers", "2"]);
+  ({ base, browser } = started);
+}, 180_000);
+
+afterAll(async () => {
+  await started?.close();
+});
+
+let automationId = "";
+
+browserTest("write a workflow with a mistake (the issue at its line, nothing stored), fix it, create it, run it from its form with a PDF and see the output", async () => {
+  const p = await signedIn("#/automations", "Automations");
+  await p.click('a[href="#/automations/new"]');
+  await titled(p, "New automation");
+  await p.waitForSelector(CM);
+  // the starter text is valid as it stands
+  await bodyHas(p, "No issues");
+
+  await paste(p, v1("transform.sett"));
+  await p.waitForSelector('.editor-issues li[data-line="11"]', { timeout: 30_000 });
+  expect(await textOf(p, ".editor-issues li")).toContain('unknown step type "transform.sett"');
+  await p.waitForSelector(".editor-host >>> .cm-lintRange-error");
+  expect(await markedLines(p)).toEqual([11]);
+  expect(await p.$eval("form button[type=submit]", (b) => (b as unknown as { disabled: boolean }).disabled)).toBe(true);
+  expect((await api("GET", "/v1/automations?search=greeter")).total).toBe(0);
+  await shot(p, "editor");
+
+  // The issue's line link puts the cursor on that line; the fix is typed there.
+  await p.click('.editor-issues li[data-line="11"] button');
+  await p.keyboard.press("End");
+  await p.keyboard.press("Backspace");
+  await bodyHas(p, "No issues: the server accepts this YAML.");
+  expect(await markedLines(p)).toEqual([]);
+  await p.waitForFunction('!document.querySelector("form button[type=submit]").disabled');
+  await p.click("form button[type=submit]");
+  await titled(p, "Automation greeter");
+  const made = await api("GET", "/v1/automations/workflows.greeter");
+  automationId = made.id;
+  expect(made.version).toBe("1.0.0");
+  expect(made.inputSchema.properties.tone.enum).toEqual(["plain", "loud"]);
+
+  // The run form, generated from the inputs: the enum is a select starting at its default.
+  await p.waitForSelector("form.run-form");
+  expect(await p.$eval("#input-tone", (s) => (s as unknown as { value: string }).value)).toBe("plain");
+  expect(await p.$$eval("#input-tone option", (os) => os.map((o) => (o as unknown as { value: string }).value))).toEqual(["", "plain", "loud"]);
+  await p.type("#input-who", "Ada");
+  await p.select("#input-tone", "loud");
+  const upload = await p.waitForSelector("#input-doc");
+  await (upload as unknown as { uploadFile(path: string): Promise<void> }).uploadFile(await letterPdf());
+  await p.click('form.run-form button[value="wait"]');
+  await p.waitForFunction('location.hash.startsWith("#/runs/")', { timeout: 90_000 });
+  const runId = decodeURIComponent((await p.evaluate('location.hash.split("/")[2]')) as string);
+  await p.waitForFunction('document.querySelector("[data-testid=run-status]")?.textContent === "completed"', { timeout: 60_000 });
+  await p.waitForFunction('document.querySelector("section[aria-labelledby=output-h] pre")?.textContent.includes("Hello Ada (loud)")', { timeout: 30_000 });
+  expect(await textOf(p, "section[aria-labelledby=output-h] pre")).toContain('"file": "letter.pdf"');
+  const run = await runStatus(runId, ["completed"]);
+  expect(run.trigger.type).toBe("manual");
+  expect(run.output).toEqual({ greeting: "Hello Ada (loud)", file: "letter.pdf" });
+});
+
+browserTest("version 2 from the editor, a diff against version 1, promote 1 back; a restore is untagged and the page says to tag it", async () => {
+  const p = await signedIn(`#/automations/${automationId}`, "Automation greeter");
+  await p.click(`a[href="#/automations/${automationId}/edit"]`);
+  await titled(p, "New version of greeter");
+  await p.waitForSelector(CM);
+  await bodyHas(p, "No issues");
+  // A name that is not this workflow's is the server's issue too.
+  await paste(p, v1("transform.set").replace("name: greeter", "name: greeter-2"));
+  await p.waitForSelector('.editor-issues li[data-line="1"]', { timeout: 30_000 });
+  expect(await textOf(p, ".editor-issues li")).toContain('but this is "greeter"');
+  await paste(p, v1("transform.set").replace("version: 1.0.0", "version: 2.0.0").replace("Hello {{", "Hi {{"));
+  await bodyHas(p, "No issues");
+  // A tag the server refuses is shown beside the tag field, and nothing is stored.
+  allowed = [{ url: /\/versions$/, status: 409 }];
+  await p.type("input[placeholder*=version]", "1.0.0");
+  await p.type('input[placeholder="What changed and why"]', "say hi");
+  await p.click("form button[type=submit]");
+  await p.waitForSelector("#tag-issue");
+  expect(await textOf(p, "#tag-issue")).toContain("version 1.0.0 already exists");
+  expect((await api("GET", `/v1/automations/${automationId}/versions`)).total).toBe(1);
+  await p.click("input[placeholder*=version]", { count: 3 });
+  await p.keyboard.press("Backspace"); // empty: the YAML's own version: 2.0.0
+  await p.click("form button[type=submit]");
+  await titled(p, "Versions of greeter");
+  await bodyHas(p, "Version 2.0.0 saved.");
+
+  const row = (tag: string) => `tr[data-version="${tag}"]`;
+  await p.waitForSelector(row("2.0.0"));
+  expect(await textOf(p, row("2.0.0"))).toContain("current");
+  expect(await textOf(p, row("2.0.0"))).toContain("say hi");
+  expect(await textOf(p, row("1.0.0"))).not.toContain("current");
+  await shot(p, "versions");
+
+  // The diff: A is 1.0.0 and B the current 2.0.0 by default.
+  await p.click("form button[type=submit]");
+  await titled(p, "1.0.0 → 2.0.0");
+  await p.waitForSelector("table.diff");
+  const changed = await p.$$eval("table.diff tr.diff-changed", (rows) => rows.map((r) => Array.from(r.querySelectorAll("td.code")).map((c) => c.textContent)));
+  expect(changed).toEqual([
+    ["removed: version: 1.0.0", "added: version: 2.0.0"],
+    ['removed:         greeting: "Hello {{ input.who }} ({{ input.tone }})"', 'added:         greeting: "Hi {{ input.who }} ({{ input.tone }})"'],
+  ]);
+  expect(await textOf(p, "[role=status]")).toContain("2 lines differ");
+  await shot(p, "diff");
+
+  // Promote 1.0.0 back.
+  await p.goBack();
+  await titled(p, "Versions of greeter");
+  await p.waitForSelector(`${row("1.0.0")} button`);
+  await p.click(`${row("1.0.0")} button`); // Promote
+  await bodyHas(p, "Version 1.0.0 is current now.");
+  expect((await api("GET", `/v1/automations/${automationId}`)).version).toBe("1.0.0");
+  await p.waitForFunction(`document.querySelector('${row("1.0.0")}').textContent.includes("current")`);
+
+  // Restore 2.0.0: a new untagged current version, which the page does not offer to promote.
+  const restore = await p.waitForSelector(`xpath/.//tr[@data-version="2.0.0"]//button[contains(., "Restore")]`);
+  await restore!.click();
+  await bodyHas(p, "It can be promoted again only once it is tagged");
+  await p.waitForSelector(row(""));
+  expect(await textOf(p, row(""))).toContain("Untagged: it can be promoted only once tagged.");
+  expect(await p.$(`xpath/.//tr[@data-version=""]//button[contains(., "Promote")]`)).toBeNull();
+  const after = await api("GET", `/v1/automations/${automationId}`);
+  expect(after.version).toBeNull();
+  expect(after.description).toBe("Greets someone about a document");
+  // Tagging it makes a tagged current copy.
+  await p.type(`${row("")} input[aria-label^="Tag for"]`, "2.0.1");
+  await p.click(`xpath/.//tr[@data-version=""]//button[contains(., "Tag it")]`);
+  await p.waitForSelector(row("2.0.1"));
+  expect((await api("GET", `/v1/automations/${automationId}`)).version).toBe("2.0.1");
+});
+
+browserTest("a read-only key is offered no new automation, no new version, no promote or restore and no run form", async () => {
+  const made = Bun.spawnSync(
+    [join(started!.dir, "automation-server"), "keys", "create", "--tenant", "demo", "--scopes", "automations:read,runs:read", "--json", "--data-dir", join(started!.dir, "data"), ...dbArgs()],
+    { env: { ...process.env, AUTOMATION_DATA_DIR: undefined } },
+  );
+  const key = (JSON.parse(made.stdout.toString()) as Json).key as string;
+  const p = await signedIn("#/automations", "Automations", key);
+  expect(await p.$('a[href="#/automations/new"]')).toBeNull();
+  await p.goto(`${base}/#/automations/${automationId}`);
+  await titled(p, "Automation greeter");
+  await p.waitForSelector(`a[href="#/automations/${automationId}/versions"]`);
+  expect(await p.$(`a[href="#/automations/${automationId}/edit"]`)).toBeNull();
+  expect(await p.$("form.run-form")).toBeNull();
+  await p.click(`a[href="#/automations/${automationId}/versions"]`);
+  await titled(p, "Versions of greeter");
+  await p.waitForSelector('tr[data-version="1.0.0"]');
+  expect(await p.$$eval("table button", (bs) => bs.length)).toBe(0);
+  await p.goto(`${base}/#/automations/new`);
+  await titled(p, "New automation");
+  await bodyHas(p, "Your role may not create automations");
+  expect(await p.$(CM)).toBeNull();
+});
+
+function dbArgs(): string[] {
+  const db = automationPgUrl(join(started!.dir, "data"));
+  return db ? ["--db", db] : [];
+}
