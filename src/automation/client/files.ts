@@ -151,6 +151,11 @@ export class FilesResource {
     return this.http.json({ method: "DELETE", path: `/v1/files/uploads/${enc(uploadId)}`, signal });
   }
 
+  /** The tenant's files, newest first (this server's addition). */
+  list(query: { limit?: number; offset?: number; purpose?: string } = {}, signal?: AbortSignal): Promise<{ data: FileObject[]; total: number; limit: number; offset: number }> {
+    return this.http.json({ method: "GET", path: "/v1/files", query: { ...query }, signal });
+  }
+
   get(fileId: string, signal?: AbortSignal): Promise<FileObject> {
     return this.http.json({ method: "GET", path: `/v1/files/${enc(fileId)}`, signal });
   }

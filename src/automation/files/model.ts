@@ -1,5 +1,6 @@
 // Wire shapes of the files API and the limits it enforces.
 import * as v from "valibot";
+import { pageQuery } from "../http/validate";
 
 /** Largest file accepted by any path (multipart or upload session). */
 export const FILE_MAX_BYTES = 1024 * 1024 * 1024; // = the server's request body cap
@@ -35,6 +36,9 @@ export const Purpose = v.pipe(
   v.string("purpose must be a string"),
   v.regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, "purpose must be a short lower-case label such as run-input"),
 );
+
+/** GET /files (ours): pages of the tenant's files, optionally of one purpose. */
+export const ListFilesQuery = v.object({ purpose: v.optional(Purpose), ...pageQuery });
 
 /** A bare MIME type (`type/subtype`, no parameters needed); stored lower-cased. */
 export const ContentType = v.pipe(

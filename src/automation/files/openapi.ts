@@ -78,6 +78,20 @@ const raw = {
     responses: ok("Uploaded file", file),
   },
   get: { summary: "Get file metadata", tags, parameters: id("id"), responses: ok("File", file) },
+  list: {
+    summary: "List files, newest first (this server's addition)",
+    tags,
+    parameters: [
+      { name: "purpose", in: "query" as const, required: false, schema: str, description: "only files of this purpose" },
+      { name: "limit", in: "query" as const, required: false, schema: { type: "integer", minimum: 1, maximum: 100, default: 50 } },
+      { name: "offset", in: "query" as const, required: false, schema: { type: "integer", minimum: 0, default: 0 } },
+    ],
+    responses: ok("Page of files", {
+      type: "object",
+      required: ["data", "total", "limit", "offset"],
+      properties: { data: { type: "array", items: file }, total: { type: "integer" }, limit: { type: "integer" }, offset: { type: "integer" } },
+    }),
+  },
   content: {
     summary: "Download file content (Range supported)",
     tags,

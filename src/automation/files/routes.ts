@@ -9,12 +9,12 @@ import { HttpRefusal } from "../http/envelope";
 import { parseWith } from "../http/validate";
 import { authPlugin, requireScope } from "../tenancy/auth";
 import { contentDisposition } from "./filename";
-import { CompleteUploadBody, CreateUploadBody } from "./model";
+import { CompleteUploadBody, CreateUploadBody, ListFilesQuery } from "./model";
 import { multipartBoundary, readMultipart } from "./multipart";
 import { docs } from "./openapi";
 import { redirectTo, responseBody } from "./download";
 import { parseRange } from "./range";
-import { deleteFile, getFile, openFile, uploadParts } from "./service";
+import { deleteFile, getFile, listFiles, openFile, uploadParts } from "./service";
 import { abortUpload, completeUpload, createUpload, getUpload, receiveUpload } from "./uploads";
 import { publicUrlFor } from "../http/public-url";
 
@@ -104,6 +104,14 @@ export const filesRoutes = (ctx: AutomationContext) =>
         return uploadMultipart(ctx, auth.tenantId, request);
       },
       { parse: "none", detail: docs.upload },
+    )
+    .get(
+      "/files",
+      ({ auth, query }) => {
+        requireScope(auth, "files:read");
+        return listFiles(ctx, auth.tenantId, parseWith(ListFilesQuery, query));
+      },
+      { detail: docs.list },
     )
     .post(
       "/files/uploads",

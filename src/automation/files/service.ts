@@ -135,6 +135,12 @@ export async function findFile(ctx: FilesContext, tenantId: string, id: string):
   return row;
 }
 
+/** GET /files (ours): the tenant's files, newest first, expired run inputs left out. */
+export async function listFiles(ctx: FilesContext, tenantId: string, page: { limit: number; offset: number; purpose?: string }): Promise<{ data: FileView[]; total: number; limit: number; offset: number }> {
+  const { rows, total } = await ctx.storage.files.listFiles(tenantId, ctx.clock.now().toISOString(), page);
+  return { data: rows.map(toView), total, limit: page.limit, offset: page.offset };
+}
+
 export async function getFile(ctx: FilesContext, tenantId: string, id: string): Promise<FileView> {
   return toView(await findFile(ctx, tenantId, id));
 }

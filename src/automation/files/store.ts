@@ -19,6 +19,8 @@ export type ReceiveResult = { kind: "received"; session: UploadSessionRow; previ
 export interface FileStore {
   insertFile(row: FileRow): Promise<void>;
   file(tenantId: string, id: string): Promise<FileRow | undefined>;
+  /** The tenant's files not expired at `now`, newest first (`files_tenant` index), and how many there are. */
+  listFiles(tenantId: string, now: string, page: { limit: number; offset: number; purpose?: string }): Promise<{ rows: FileRow[]; total: number }>;
   removeFile(id: string): Promise<void>;
   /** Files whose expiry passed at `now` (any tenant). */
   expiredFiles(now: string, limit: number): Promise<FileRow[]>;

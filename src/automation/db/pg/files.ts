@@ -40,6 +40,14 @@ export class PgFileStore implements FileStore {
     return (await this.files("tenant_id = $1 AND id = $2", [tenantId, id]))[0];
   }
 
+  async listFiles(tenantId: string, now: string, page: { limit: number; offset: number; purpose?: string }): Promise<{ rows: FileRow[]; total: number }> {
+    const where = `tenant_id = $1 AND (expires_at IS NULL OR expires_at > $2)${page.purpose === undefined ? "" : " AND purpose = $3"}`;
+    const args: unknown[] = page.purpose === undefined ? [tenantId, now] : [tenantId, now, page.purpose];
+    const rows = await this.files(`${where} ORDER BY created_at DESC, id DESC LIMIT ${page.limit} OFFSET ${page.offset}`, args);
+    const [{ n }] = plainRows<{ n: number }>(await this.pg.unsafe(`SELECT count(*)::float8 AS n FROM files WHERE ${where}`, args));
+    return { rows, total: n };
+  }
+
   async removeFile(id: string): Promise<void> {
     await this.pg`DELETE FROM files WHERE id = ${id}`;
   }

@@ -3,7 +3,7 @@
 // prepared once per connection: building a drizzle query costs far more than running it. Multi-step
 // moves run in one synchronous transaction, so nothing interleaves with them.
 import type { Database } from "bun:sqlite";
-import { and, eq, inArray, isNotNull, lte, ne, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, isNotNull, lte, ne, sql } from "drizzle-orm";
 import { dbOf, type Db } from "../client";
 import type { CompleteResult, FileStore, ReceiveResult } from "../../files/store";
 import { blobRefs, files, uploadSessions, type BlobRefRow, type FileRow, type UploadSessionRow } from "../tables/files";
@@ -61,6 +61,17 @@ export class SqliteFileStore implements FileStore {
 
   async removeFile(id: string): Promise<void> {
     this.q.fileRemove.run({ id });
+  }
+
+  async listFiles(tenantId: string, now: string, page: { limit: number; offset: number; purpose?: string }): Promise<{ rows: FileRow[]; total: number }> {
+    const where = and(
+      eq(files.tenantId, tenantId),
+      sql`(${files.expiresAt} IS NULL OR ${files.expiresAt} > ${now})`,
+      page.purpose === undefined ? undefined : eq(files.purpose, page.purpose),
+    );
+    const rows = this.db.select().from(files).where(where).orderBy(desc(files.createdAt), desc(files.id)).limit(page.limit).offset(page.offset).all();
+    const total = this.db.select({ n: sql<number>`count(*)` }).from(files).where(where).get()?.n ?? 0;
+    return { rows, total };
   }
 
   async expiredFiles(now: string, limit: number): Promise<FileRow[]> {
