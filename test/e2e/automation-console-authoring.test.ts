@@ -4,7 +4,8 @@
 // is stored), fix it, create it, run it from the form generated from its inputs (a PDF file input, an
 // enum, run and wait) and see its output; make version 2, diff it against version 1, promote 1 back,
 // restore 2 (untagged: the page says it needs a tag, and tagging it works); and a read-only key is
-// offered none of it. Screenshots: docs/automation/console/editor.png, versions.png, diff.png.
+// offered none of it; a 50 MB file uploaded in the Files page with its progress shown.
+// Screenshots: docs/automation/console/editor.png, versions.png, diff.png, files.png.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -275,6 +276,7 @@ browserTest("a read-only key is offered no new automation, no new version, no pr
   const key = (JSON.parse(made.stdout.toString()) as Json).key as string;
   const p = await signedIn("#/automations", "Automations", key);
   expect(await p.$('a[href="#/automations/new"]')).toBeNull();
+  expect(await p.$('nav[aria-label="Main"] a[href="#/files"]')).toBeNull(); // no files:read
   await p.goto(`${base}/#/automations/${automationId}`);
   await titled(p, "Automation greeter");
   await p.waitForSelector(`a[href="#/automations/${automationId}/versions"]`);
@@ -288,6 +290,36 @@ browserTest("a read-only key is offered no new automation, no new version, no pr
   await titled(p, "New automation");
   await bodyHas(p, "Your role may not create automations");
   expect(await p.$(CM)).toBeNull();
+});
+
+browserTest("Files: a 50 MB upload through an upload session shows its progress, lands in the list, and is deleted after a confirmation", async () => {
+  const big = join(started!.dir, "big.bin");
+  const data = new Uint8Array(50 * 1024 * 1024);
+  for (let i = 0; i < data.length; i += 4096) data[i] = i & 0xff;
+  writeFileSync(big, data);
+  const p = await signedIn("#/runs", "Runs");
+  await p.click('nav[aria-label="Main"] a[href="#/files"]');
+  await titled(p, "Files");
+  // Throttled to ~25 MB/s so the progress is seen on its way.
+  await p.emulateNetworkConditions({ download: -1, upload: 25 * 1024 * 1024, latency: 0 });
+  const input = await p.waitForSelector("#upload-file");
+  await (input as unknown as { uploadFile(path: string): Promise<void> }).uploadFile(big);
+  await p.waitForFunction('(() => { const b = document.querySelector("#upload-progress"); return b && b.value > 0 && b.value < b.max; })()', { timeout: 30_000 });
+  expect(await textOf(p, "label[for=upload-progress]")).toMatch(/^Uploading big\.bin: [\d.]+ (KiB|MiB) of 50\.0 MiB \(\d+ %\)$/);
+  await bodyHas(p, "Uploaded big.bin (50.0 MiB)");
+  await p.emulateNetworkConditions(null);
+  const listed = (await api("GET", "/v1/files")).data.find((f: Json) => f.filename === "big.bin");
+  expect(listed.size).toBe(50 * 1024 * 1024);
+  const bytes = new Uint8Array(await (await fetch(`${base}/v1/files/${listed.id}/content`, { headers: { authorization: `Bearer ${KEY}` } })).arrayBuffer());
+  expect(bytes.length).toBe(data.length);
+  expect(bytes[4096]).toBe(data[4096]);
+  await p.waitForSelector('tr[data-file="big.bin"]');
+  await shot(p, "files");
+
+  p.once("dialog", (d) => void d.accept());
+  await p.click(`xpath/.//tr[@data-file="big.bin"]//button[contains(., "Delete")]`);
+  await bodyHas(p, "Deleted big.bin.");
+  expect((await api("GET", "/v1/files")).data.some((f: Json) => f.id === listed.id)).toBe(false);
 });
 
 function dbArgs(): string[] {

@@ -8,6 +8,7 @@ import { RunDetail, RunsList } from "./pages/runs";
 import { AutomationDetail, AutomationsList } from "./pages/automations";
 import { NewAutomation, NewVersion } from "./pages/authoring";
 import { VersionDiff, Versions } from "./pages/versions";
+import { Files } from "./pages/files";
 import { HumanReviewQueue, HumanReviewTaskPage } from "./pages/human-reviews";
 import { Evaluation } from "./pages/evaluation";
 import { Dataset, ExampleEdit } from "./pages/dataset";
@@ -28,6 +29,7 @@ const NAV: { label: string; to: string; first: string; scope?: string }[] = [
   { label: "Automations", to: "#/automations", first: "automations", scope: "automations:read" },
   { label: "Human review", to: "#/human-reviews", first: "human-reviews", scope: "reviews:read" },
   { label: "Evaluation", to: "#/evaluation", first: "evaluation", scope: "automations:read" },
+  { label: "Files", to: "#/files", first: "files", scope: "files:read" },
   { label: "Templates", to: "#/templates", first: "templates", scope: "templates:read" },
   { label: "E-mail servers", to: "#/email-servers", first: "email-servers", scope: "email:read" },
   { label: "Models", to: "#/models", first: "models" },
@@ -58,6 +60,7 @@ function Screen({ route }: { route: Route }) {
   if (a === "human-reviews" && b) return <HumanReviewTaskPage id={b} />;
   if (a === "human-reviews") return <HumanReviewQueue query={route.query} />;
   if (a === "evaluation") return <Evaluation />;
+  if (a === "files") return <Files query={route.query} />;
   if (a === "templates") return <Templates />;
   if (a === "email-servers") return <EmailServers />;
   if (a === "models") return <Models />;
