@@ -3,10 +3,11 @@
 // (a) an experiment over 1,000 examples of the same inputs, scored by exact-diff, from the POST until
 //     completed; (b) a backtest replaying the 1,000 runs on v2 (same steps, another version), from the
 //     POST until completed. Issue 39 asks (b) ≤ 1.15 × (a). Wall times; timing decides nothing in `bun test`.
-import { availableParallelism } from "node:os";
+import { availableParallelism, loadavg } from "node:os";
 import { demoServer } from "../e2e/automation-demo";
 
 const N = Number(process.env.BENCH_RUNS ?? 1000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WORKERS = availableParallelism();
 const flow = (version: string) => `
 name: bench-bt
@@ -42,21 +43,31 @@ try {
   }
   await call("POST", `${W}/versions`, { yaml: flow("2.0.0"), version: "2.0.0", activate: false });
 
-  let t0 = performance.now();
-  const exp = (await (await call("POST", `${W}/experiments`, { version: "2.0.0" })).json()) as { id: string };
-  await until(`${W}/experiments/${exp.id}`);
-  const expMs = performance.now() - t0;
+  // Alternating rounds (experiment, then backtest), so the machine's load meets both alike; each figure
+  // is the best round's.
+  let expMs = Infinity;
+  let btMs = Infinity;
+  const ratios: string[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    let t0 = performance.now();
+    const exp = (await (await call("POST", `${W}/experiments`, { version: "2.0.0" })).json()) as { id: string };
+    await until(`${W}/experiments/${exp.id}`);
+    const e = performance.now() - t0;
 
-  t0 = performance.now();
-  const bt = (await (await call("POST", `${W}/backtests`, { candidate: "2.0.0", select: { limit: N } })).json()) as { id: string; total: number };
-  const done = (await until(`${W}/backtests/${bt.id}`)) as unknown as { progress: { scored: number }; changedCount: number };
-  const btMs = performance.now() - t0;
-  if (bt.total !== N || done.progress.scored !== N || done.changedCount !== 0) throw new Error(`unexpected backtest ${JSON.stringify(done.progress)}`);
+    t0 = performance.now();
+    const bt = (await (await call("POST", `${W}/backtests`, { candidate: "2.0.0", select: { limit: N } })).json()) as { id: string; total: number };
+    const done = (await until(`${W}/backtests/${bt.id}`)) as unknown as { progress: { scored: number }; changedCount: number };
+    const b = performance.now() - t0;
+    if (bt.total !== N || done.progress.scored !== N || done.changedCount !== 0) throw new Error(`unexpected backtest ${JSON.stringify(done.progress)}`);
+    expMs = Math.min(expMs, e);
+    btMs = Math.min(btMs, b);
+    ratios.push((b / e).toFixed(2));
+  }
 
-  console.log(`automation-backtest benchmark (${WORKERS} workers, ${availableParallelism()} CPUs, Bun ${Bun.version})`);
+  console.log(`automation-backtest benchmark (${WORKERS} workers, ${availableParallelism()} CPUs, Bun ${Bun.version}, load ${loadavg()[0]!.toFixed(1)}; best of ${ROUNDS} alternating rounds)`);
   console.log(`  experiment over ${N} examples, until completed  ${expMs.toFixed(0)} ms -> ${(N / (expMs / 1000)).toFixed(0)} runs/s`);
   console.log(`  backtest of ${N} production runs, until completed ${btMs.toFixed(0)} ms -> ${(N / (btMs / 1000)).toFixed(0)} runs/s (report included)`);
-  console.log(`  ratio backtest / experiment: ${(btMs / expMs).toFixed(2)}x`);
+  console.log(`  ratio backtest / experiment: ${(btMs / expMs).toFixed(2)}x (rounds: ${ratios.join(", ")}); aim <= 1.15x`);
 } finally {
   await demo.close();
 }

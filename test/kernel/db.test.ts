@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openSqlite } from "../../src/kernel/db";
+import { openSqlite, STATEMENT_CACHE } from "../../src/kernel/db";
 import { newId, hashSecret, newSecret } from "../../src/kernel/ids";
 
 describe("openSqlite", () => {
@@ -24,6 +24,14 @@ describe("openSqlite", () => {
     expect(() =>
       openSqlite(":memory:", [{ name: "bad", sql: "CREATE TABLE b (id INTEGER);--> statement-breakpoint\nNOT SQL" }]),
     ).toThrow();
+    db.close();
+  });
+  test(`a statement stays prepared while fewer than ${STATEMENT_CACHE} others ran since (bun:sqlite keeps 20 by default)`, () => {
+    const db = openSqlite(":memory:", [{ name: "0000", sql: "CREATE TABLE a (id INTEGER);" }]);
+    const first = db.query("SELECT id FROM a WHERE id = ?");
+    // More distinct statements than bun:sqlite's default cache, as one request of a store runs.
+    for (let i = 0; i < 200; i++) db.query(`SELECT id FROM a WHERE id = ? + ${i}`).all(1);
+    expect(db.query("SELECT id FROM a WHERE id = ?")).toBe(first); // the same prepared statement, not prepared again
     db.close();
   });
 });

@@ -14,7 +14,7 @@ import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
 import { automationOf } from "../datasets/service";
 import type { FileDigest } from "../evaluators/scorers";
-import { scoreAgainst } from "../evaluators/service";
+import { configOf, scoreAgainst } from "../evaluators/service";
 import { DEFAULT_RESAMPLES, type SideScores, type StatsAnswer } from "../experiments/compare";
 import { pairedStats, randomSeed } from "../experiments/comparison";
 import { type Actor, runsOf } from "../runs/service";
@@ -48,6 +48,8 @@ export class Backtests {
   private listeners: Followers<ProgressLine> = new Map();
   private pumping = new Set<string>();
   private again = new Set<string>();
+  /** Originals read when their replay started, for scoring it when it ends (a run's fields scored here never change). */
+  private originals = new Map<string, RunRow>();
   /** Reports by (backtest, resamples): a completed backtest's report never changes (seeded). */
   private reports = new Map<string, StatsAnswer>();
 
@@ -56,7 +58,7 @@ export class Backtests {
     runsOf(ctx).onFinished((runId, known) => {
       // Only evaluation runs of a backtest (batch id bt_…) are ours: the others need no read.
       if (known && (known.evaluation !== 1 || !known.batchId?.startsWith("bt_"))) return;
-      this.onRunFinished(runId).catch((err) => ctx.log.error("scoring a backtest replay failed", { runId, error: (err as Error)?.stack ?? String(err) }));
+      this.onRunFinished(runId, known).catch((err) => ctx.log.error("scoring a backtest replay failed", { runId, error: (err as Error)?.stack ?? String(err) }));
     });
   }
 
@@ -64,8 +66,9 @@ export class Backtests {
     return this.ctx.clock.now().toISOString();
   }
 
-  private async onRunFinished(runId: string): Promise<void> {
-    const run = await this.ctx.storage.runs.byId(runId);
+  /** `known`: the row as it finished, when this process's worker finished it (no read then). */
+  private async onRunFinished(runId: string, known?: RunRow): Promise<void> {
+    const run = known ?? (await this.ctx.storage.runs.byId(runId));
     if (!run || run.evaluation !== 1 || !run.batchId?.startsWith("bt_") || !run.dedupeKey?.startsWith("backtest:")) return;
     const originalRunId = run.dedupeKey.slice(`backtest:${run.batchId}:`.length);
     // The replay may end before its start was recorded on the item (a free worker runs it at once).
@@ -82,16 +85,17 @@ export class Backtests {
     if (replay.status === "cancelled" || replay.status === "rejected") {
       changed = await this.store.markReplayCancelled(backtestId, originalRunId, at);
     } else {
-      const original = await this.ctx.storage.runs.byId(originalRunId);
+      const original = this.originals.get(originalRunId) ?? (await this.ctx.storage.runs.byId(originalRunId));
       if (!original) return;
-      const { expected, files, from } = await this.expectedOf(original);
+      const [{ expected, files, from }, config] = await Promise.all([this.expectedOf(original), configOf(this.ctx, replay.automationId)]);
       const [base, candidate] = await Promise.all([
-        scoreAgainst(this.ctx, original, expected, files, { at, meterAs: replay }),
-        scoreAgainst(this.ctx, replay, expected, files, { at }),
+        scoreAgainst(this.ctx, original, expected, files, { at, meterAs: replay, config }),
+        scoreAgainst(this.ctx, replay, expected, files, { at, config }),
       ]);
       const side = (s: typeof base): SideRecord => ({ score: s.score, passed: s.passed, scores: Object.fromEntries(s.results.map((r) => [r.evaluatorName, r.score])) });
       changed = await this.store.markScored(backtestId, originalRunId, { expectedFrom: from, base: side(base), candidate: side(candidate) }, at);
     }
+    this.originals.delete(originalRunId);
     if (changed) await this.progress(backtestId, originalRunId);
   }
 
@@ -178,14 +182,15 @@ export class Backtests {
       const run = await this.ctx.storage.runs.byId(replayId);
       if (run) await this.settle(b.id, item.originalRunId, run);
     };
-    const existing = await this.store.runByDedupeKey(key);
-    if (existing) return adopt(existing);
+    // A replay a crashed start made is found by its dedupe key when this start is refused (below).
     const original = await this.ctx.storage.runs.byId(item.originalRunId);
     if (!original) return skip("the run no longer exists");
     // Files past their retention: the run's rows name bytes the blob store no longer has.
     for (const f of await this.ctx.storage.runs.files(original.id, "input")) {
       if (!(await this.ctx.blobs.has(f.sha256))) return skip(`input file ${f.path} is past its retention (its bytes are gone)`);
     }
+    if (this.originals.size > 10_000) this.originals.clear();
+    this.originals.set(original.id, original);
     let replay: RunRow;
     try {
       replay = await runsOf(this.ctx).start(
@@ -204,18 +209,20 @@ export class Backtests {
         },
       );
     } catch (err) {
-      // Another process started it meanwhile (the dedupe key is taken): that replay is this item's.
+      // Started before (another process meanwhile, or this one before a crash: the dedupe key is taken): that replay is this item's.
       const other = await this.store.runByDedupeKey(key);
       if (other) return adopt(other);
       return skip(`the candidate cannot run its input: ${(err as Error).message}`);
     }
-    if (!(await this.store.markStarted(b.id, item.originalRunId, replay.id, this.now()))) {
-      // The item left `pending` meanwhile (the backtest was cancelled): this replay is nobody's.
-      const now = (await this.store.items(b.id)).find((i) => i.originalRunId === item.originalRunId);
-      if (now?.replayRunId !== replay.id) {
-        await runsOf(this.ctx).cancel(b.tenantId, replay.id).catch(() => {});
-        return;
-      }
+    // Marked started, the replay is this item's: its finish (this process's listener, or start-up
+    // recovery after a crash) scores it, even when it finished before this line.
+    if (await this.store.markStarted(b.id, item.originalRunId, replay.id, this.now())) return;
+    // Not pending any more: the replay's finish came first and marked it (it is this item's, settled by
+    // then or now, once), or the backtest was cancelled (this replay is nobody's).
+    const now = (await this.store.items(b.id)).find((i) => i.originalRunId === item.originalRunId);
+    if (now?.replayRunId !== replay.id) {
+      await runsOf(this.ctx).cancel(b.tenantId, replay.id).catch(() => {});
+      return;
     }
     await adopt(replay.id);
   }
@@ -252,7 +259,8 @@ export class Backtests {
   /** Status and progress; once completed, the comparison: changed runs first, then the statistics of compare. */
   async detail(b: BacktestRow, opts: { resamples?: number } = {}): Promise<BacktestDetail> {
     const summary = await this.summary(b);
-    const items = await this.store.items(b.id);
+    // A running backtest is asked for often (followers poll it): its items are read only when some were skipped.
+    const items = b.completedAt || summary.progress.skipped > 0 ? await this.store.items(b.id) : [];
     const skipped = items.filter((i) => i.state === "skipped").map((i) => ({ originalRunId: i.originalRunId, reason: i.reason }));
     if (!b.completedAt) return { ...summary, skipped };
     const scored = items.filter((i): i is ItemRow & { base: SideRecord; candidate: SideRecord } => i.state === "scored" && !!i.base && !!i.candidate);

@@ -59,7 +59,8 @@ export async function putEvaluators(ctx: AutomationContext, tenantId: string, re
 // Parsed configs by YAML text: every run of an experiment is scored with the same file.
 const parsedConfigs = new Map<string, EvaluatorConfig>();
 
-async function configOf(ctx: AutomationContext, automationId: string): Promise<EvaluatorConfig> {
+/** The automation's evaluators as configured now (the stored YAML, parsed once per text). */
+export async function configOf(ctx: AutomationContext, automationId: string): Promise<EvaluatorConfig> {
   const yaml = (await ctx.storage.evaluators.yaml(automationId)) ?? DEFAULT_YAML;
   let config = parsedConfigs.get(yaml);
   if (!config) {
@@ -125,11 +126,11 @@ export async function scoreAgainst(
   run: RunRow,
   expected: unknown,
   expectedFiles: FileDigest[],
-  opts: { at?: string; meterAs?: RunRow } = {},
+  opts: { at?: string; meterAs?: RunRow; config?: EvaluatorConfig } = {},
 ): Promise<{ score: number | null; passed: boolean; results: EvalResult[] }> {
   const at = opts.at ?? ctx.clock.now().toISOString();
   const actual = run.output ? (JSON.parse(run.output) as unknown) : null;
-  const config = await configOf(ctx, run.automationId);
+  const config = opts.config ?? (await configOf(ctx, run.automationId));
   const runError = run.status === "failed" ? ((run.error ? (JSON.parse(run.error) as { message?: string }) : {}).message ?? "the run failed") : null;
   const files = expectedFiles.length ? { expected: expectedFiles, actual: await ctx.storage.runs.files(run.id, "output") } : undefined;
   const rows: EvalResult[] = [];
