@@ -4,8 +4,10 @@
 // is stored), fix it, create it, run it from the form generated from its inputs (a PDF file input, an
 // enum, run and wait) and see its output; make version 2, diff it against version 1, promote 1 back,
 // restore 2 (untagged: the page says it needs a tag, and tagging it works); and a read-only key is
-// offered none of it; a 50 MB file uploaded in the Files page with its progress shown.
-// Screenshots: docs/automation/console/editor.png, versions.png, diff.png, files.png.
+// offered none of it; a 50 MB file uploaded in the Files page with its progress shown; an e-mail
+// server created (a refused host shown beside its field) whose test message reaches the tests' SMTP
+// sink. Screenshots: docs/automation/console/editor.png, versions.png, diff.png, files.png,
+// email-server-test.png.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -14,6 +16,7 @@ import { type Browser, type BrowserContext, type Page } from "puppeteer-core";
 import { type ConsoleBrowser, startConsoleBrowser } from "./console-browser";
 import { consoleApi } from "./console-api";
 import { automationPgUrl } from "./support";
+import { startSmtpSink, type SmtpSink } from "../support/smtp-sink";
 
 type Json = Record<string, any>; // biome-ignore lint: test assertions index freely into response bodies
 
@@ -21,6 +24,7 @@ const KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
 const SHOTS = join(import.meta.dir, "../../docs/automation/console");
 
 let started: ConsoleBrowser | undefined;
+let sink: SmtpSink | undefined;
 let base = "";
 let browser: Browser;
 const problems: string[] = [];
@@ -137,12 +141,15 @@ async function letterPdf(): Promise<string> {
 }
 
 beforeAll(async () => {
-  started = await startConsoleBrowser("automation-console-authoring", ["--demo", "--workers", "2"]);
+  // --outbound-allow: the tests' SMTP sink listens on loopback, which the server refuses by default.
+  started = await startConsoleBrowser("automation-console-authoring", ["--demo", "--workers", "2", "--outbound-allow", "127.0.0.1"]);
+  sink = await startSmtpSink();
   ({ base, browser } = started);
 }, 180_000);
 
 afterAll(async () => {
   await started?.close();
+  await sink?.stop();
 });
 
 let automationId = "";
@@ -320,6 +327,64 @@ browserTest("Files: a 50 MB upload through an upload session shows its progress,
   await p.click(`xpath/.//tr[@data-file="big.bin"]//button[contains(., "Delete")]`);
   await bodyHas(p, "Deleted big.bin.");
   expect((await api("GET", "/v1/files")).data.some((f: Json) => f.id === listed.id)).toBe(false);
+});
+
+browserTest("E-mail servers: a refused host is shown beside its field and nothing is saved; created with a write-only password, its test message reaches the SMTP sink; an edit keeps the password", async () => {
+  const p = await signedIn("#/email-servers", "E-mail servers");
+  const before = (await api("GET", "/v1/email-servers")).total;
+  await p.click("xpath/.//button[contains(., 'New e-mail server')]");
+  await p.waitForSelector("#server-form-h");
+  const input = (label: string) => `xpath/.//section[@aria-labelledby="server-form-h"]//label[contains(., "${label}")]//input`;
+  await p.type(input("Name"), "sink");
+  await p.type(input("From address"), "robot@example.com");
+  await p.type(input("From name"), "Robot");
+  await p.type(input("Host"), "169.254.169.254");
+  await p.type(input("Port"), String(sink!.port));
+  await p.type(input("Username"), sink!.user);
+  await p.type(input("Password"), sink!.password);
+  await p.$eval('section[aria-labelledby="server-form-h"] textarea', (el, pem) => {
+    const t = el as unknown as { value: string; dispatchEvent(e: Event): boolean };
+    t.value = pem;
+    t.dispatchEvent(new Event("input", { bubbles: true }));
+  }, sink!.cert);
+  allowed = [{ url: /\/v1\/email-servers$/, status: 400 }];
+  await p.click("xpath/.//section[@aria-labelledby='server-form-h']//button[contains(., 'Create')]");
+  await p.waitForSelector("#host-issue");
+  expect(await textOf(p, "#host-issue")).toContain("169.254.169.254");
+  expect((await api("GET", "/v1/email-servers")).total).toBe(before);
+
+  await p.click(input("Host"), { count: 3 });
+  await p.keyboard.type("127.0.0.1");
+  await p.click("xpath/.//section[@aria-labelledby='server-form-h']//button[contains(., 'Create')]");
+  await bodyHas(p, "Created sink.");
+  await p.waitForSelector('tr[data-server="sink"]');
+  expect(await textOf(p, 'tr[data-server="sink"]')).toContain(`password of ${sink!.user} (set; never shown)`);
+  expect(await p.content()).not.toContain(sink!.password);
+  const made = (await api("GET", "/v1/email-servers")).data.find((s: Json) => s.name === "sink");
+  expect(made).toMatchObject({ transport: "smtp", host: "127.0.0.1", port: sink!.port, passwordConfigured: true, caPemConfigured: true });
+
+  await p.click(`xpath/.//tr[@data-server="sink"]//button[contains(., "Send a test")]`);
+  await p.waitForSelector("#test-h");
+  await p.type('section[aria-labelledby="test-h"] input[type=email]', "ada@example.com");
+  const received = sink!.next();
+  await p.click("xpath/.//section[@aria-labelledby='test-h']//button[contains(., 'Send test message')]");
+  await bodyHas(p, "Sent a test message to ada@example.com through sink");
+  const mail = await received;
+  expect(mail.envelope.to).toEqual(["ada@example.com"]);
+  expect(mail.user).toBe(sink!.user);
+  expect(mail.secure).toBe(true);
+  await shot(p, "email-server-test");
+
+  // An edit of the sender only keeps the connection and its secrets.
+  await p.click(`xpath/.//tr[@data-server="sink"]//button[contains(., "Edit")]`);
+  await p.waitForSelector("#server-form-h");
+  expect(await p.$eval(input("Password"), (el) => (el as unknown as { value: string }).value)).toBe("");
+  await p.click(input("From name"), { count: 3 });
+  await p.keyboard.type("Robot Two");
+  await p.click("xpath/.//section[@aria-labelledby='server-form-h']//button[contains(., 'Save')]");
+  await bodyHas(p, "Saved sink.");
+  const edited = await api("GET", `/v1/email-servers/${made.id}`);
+  expect(edited).toMatchObject({ fromName: "Robot Two", passwordConfigured: true, caPemConfigured: true, host: "127.0.0.1" });
 });
 
 function dbArgs(): string[] {

@@ -1,6 +1,7 @@
 // Labelled form fields: the label's text, then the control inside the label (so the label names it).
 // The control's other attributes (id, type, pattern, required, disabled, …) pass through unchanged.
 import type { ComponentChildren } from "preact";
+import { AutomationError } from "../api";
 
 interface Props {
   label: ComponentChildren;
@@ -48,4 +49,26 @@ export function SelectField({ label, value, onValue, options, ...rest }: Props &
       </select>
     </label>
   );
+}
+
+/** The messages of a refused save's issues that name `field`, for the message beside that field. */
+export function issuesAt(err: unknown, field: string): string | undefined {
+  if (!(err instanceof AutomationError)) return undefined;
+  const found = err.issues.filter((i) => i.field === field);
+  return found.length ? found.map((i) => i.message).join("; ") : undefined;
+}
+
+/** A refused save's error unless every issue of it is already shown beside its field. */
+export function issuesElsewhere(err: unknown, shown: readonly string[]): unknown {
+  if (!(err instanceof AutomationError)) return err;
+  return err.issues.length && err.issues.every((i) => shown.includes(i.field)) ? null : err;
+}
+
+/** The server's issue beside the field it names (the field's aria-describedby points at `id`). */
+export function FieldIssue({ id, text }: { id: string; text: string | undefined }) {
+  return text ? (
+    <span id={id} class="field-issue" role="alert">
+      {text}
+    </span>
+  ) : null;
 }

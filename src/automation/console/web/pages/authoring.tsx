@@ -3,8 +3,7 @@
 // create call, so what the server refuses is shown next to the field it concerns and nothing is stored.
 import { useState } from "preact/hooks";
 import type { ValidationResult } from "../../../client/index";
-import { AutomationError } from "../api";
-import { TextField } from "../components/field";
+import { FieldIssue, issuesAt, issuesElsewhere, TextField } from "../components/field";
 import { YamlEditorField } from "../components/yaml-editor";
 import { go, href } from "../router";
 import { Notice, Page, Problem, Skeleton, useAction, useLoad, useSession } from "../ui";
@@ -24,27 +23,6 @@ steps:
 output:
   shout: "{{ steps.upper.output.shout }}"
 `;
-
-/** The issues of a refused save that name `field`, for the message beside that field. */
-function issuesAt(err: unknown, field: string): string | undefined {
-  if (!(err instanceof AutomationError)) return undefined;
-  const found = err.issues.filter((i) => i.field === field);
-  return found.length ? found.map((i) => i.message).join("; ") : undefined;
-}
-
-/** An error not already shown beside a field. */
-function restOf(err: unknown, shown: string[]): unknown {
-  if (!(err instanceof AutomationError)) return err;
-  return err.issues.length && err.issues.every((i) => shown.includes(i.field)) ? null : err;
-}
-
-function FieldIssue({ id, text }: { id: string; text: string | undefined }) {
-  return text ? (
-    <span id={id} class="field-issue" role="alert">
-      {text}
-    </span>
-  ) : null;
-}
 
 function NotAllowed({ what }: { what: string }) {
   return <Notice>Your role may not {what} (it needs automations:write).</Notice>;
@@ -175,7 +153,7 @@ function VersionForm({ automation, initial, basedOn }: { automation: string; ini
         </button>
         <span class="muted">{verdict(result)}</span>
       </div>
-      <Problem error={restOf(action.error, ["version", "activate"])} />
+      <Problem error={issuesElsewhere(action.error, ["version", "activate"])} />
     </form>
   );
 }

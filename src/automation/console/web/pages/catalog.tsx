@@ -1,4 +1,4 @@
-// Read-only catalogs: templates, e-mail servers (never a secret: the API sends none), models.
+// Read-only catalogs: templates and models (e-mail servers have their own page: email-servers.tsx).
 import { DataTable } from "../components/table";
 import { Badge, Page, Problem, Time, bytes, useLoad, useSession } from "../ui";
 
@@ -29,34 +29,6 @@ export function Templates() {
             </td>
           </tr>
         )}
-      />
-    </Page>
-  );
-}
-
-export function EmailServers() {
-  const { client } = useSession();
-  const list = useLoad(() => client.emailServers.list({ limit: 100 }), []);
-  return (
-    <Page title="E-mail servers">
-      <Problem error={list.error} />
-      <DataTable
-        rows={list.data?.data}
-        empty="No e-mail servers."
-        head={["Name", "Id", "Transport", "From", "Where", "Enabled"]}
-        row={(s) => {
-          const o = s as unknown as Record<string, unknown>;
-          return (
-            <tr key={s.id}>
-              <td>{s.name}</td>
-              <td class="mono">{s.id}</td>
-              <td>{s.transport}</td>
-              <td>{[o.fromName, o.fromEmail].filter(Boolean).join(" ")}</td>
-              <td>{o.host ? `${String(o.host)}:${String(o.port)} (${String(o.security)})` : "Resend API"}</td>
-              <td>{s.enabled ? "yes" : "no"}</td>
-            </tr>
-          );
-        }}
       />
     </Page>
   );
