@@ -18,6 +18,7 @@ import type { AutomationConfig, AutomationContext } from "./context";
 import type { BlobStore } from "./files/blobs";
 import { openBlobStore } from "./files/blob-config";
 import { startSweeper } from "./files/gc";
+import { startRecheck } from "./sso/recheck";
 import { schedulerOf } from "./schedules/scheduler";
 import { createGateway } from "./models/gateway";
 import { startSmtp, type SmtpReceiver } from "./inbound/smtp";
@@ -155,13 +156,14 @@ export function serve(ctx: AutomationContext, opts: { handleSignals?: boolean } 
   const scheduler = schedulerOf(ctx);
   scheduler.start();
   const retention = startRetention(ctx);
+  const recheck = startRecheck(ctx);
   let closed: Promise<void> | undefined;
   const shutdown = () =>
     (closed ??= (async () => {
       metricsPort?.stop();
       // A message cut off before its 250 is retried by its sender; one answered 250 is committed.
       const mail = smtp?.then((s) => s.stop(), () => {});
-      await Promise.all([mail, running.stop(), scheduler.stop(), runsOf(ctx).stopWorkers(), sweeper.stop(), retention.stop()]);
+      await Promise.all([mail, running.stop(), scheduler.stop(), runsOf(ctx).stopWorkers(), sweeper.stop(), retention.stop(), recheck.stop()]);
       // The audit entries of the last answers are written before the database closes.
       await auditOf(ctx).drain();
       stopSandboxes();

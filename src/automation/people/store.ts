@@ -102,6 +102,21 @@ export interface SsoIdentityRow {
   lastSignInAt: string;
 }
 
+/** What a session made by single sign-on keeps of its provider (secrets sealed, bound to the session). */
+export interface SsoSessionRow {
+  sessionId: string;
+  provider: string;
+  issuer: string;
+  subject: string;
+  /** The provider's session id (`sid`), when it names one. */
+  sid: string | null;
+  refreshToken: string | null;
+  idToken: string | null;
+  /** When the role was last checked with the provider (sign-in, then each re-check). */
+  checkedAt: string;
+  createdAt: string;
+}
+
 export interface TenantPeopleSettings {
   /** Every member must have a confirmed TOTP second factor. */
   requireTotp: boolean;
@@ -219,4 +234,20 @@ export interface PeopleStore {
    * already; "taken" (nothing written) when it is another user's.
    */
   linkSsoIdentity(row: SsoIdentityRow): Promise<"ok" | "taken">;
+
+  /** Records what an SSO session keeps of its provider. */
+  addSsoSession(row: SsoSessionRow): Promise<void>;
+  /** The SSO record of a session; undefined for a password session. */
+  ssoSession(sessionId: string): Promise<SsoSessionRow | undefined>;
+  /**
+   * Ends the sessions of a provider's session (`sid`), or, without one, every session of the subject
+   * at that issuer (back-channel logout); how many.
+   */
+  endSsoSessions(issuer: string, by: { sid?: string; subject?: string }): Promise<number>;
+  /** Live SSO sessions with a refresh token last checked before `before` (the oldest first, at most `limit`). */
+  dueSsoSessions(now: string, before: string, limit: number): Promise<(SsoSessionRow & { userId: string })[]>;
+  /** Takes a re-check: moves `checkedAt` from `from` to `to`; false when another instance took it first. */
+  claimSsoCheck(sessionId: string, from: string, to: string): Promise<boolean>;
+  /** Stores the tokens a re-check got (a provider may rotate the refresh token). */
+  setSsoTokens(sessionId: string, tokens: { refreshToken: string | null; idToken: string | null }): Promise<void>;
 }

@@ -19,6 +19,12 @@ export const oidcFlags = {
   "oidc-role-map": { type: "string", env: "AUTOMATION_OIDC_ROLE_MAP", value: "LIST", help: "GROUP=ROLE@TENANT,… : members of GROUP get ROLE in the tenant with that slug (the highest rule wins)" },
   "oidc-default-role": { type: "string", env: "AUTOMATION_OIDC_DEFAULT_ROLE", value: "ROLE@TENANT", help: "the role of a person no rule matches (default: such a person is refused)" },
   "oidc-allowed-domains": { type: "string", env: "AUTOMATION_OIDC_ALLOWED_DOMAINS", value: "LIST", help: "comma list of e-mail domains that may sign in (default: any the issuer vouches for)" },
+  "oidc-recheck": {
+    type: "string",
+    env: "AUTOMATION_OIDC_RECHECK",
+    value: "MINUTES",
+    help: "check each SSO session's role with the provider again this often (minutes, or a duration: 90s, 1h), with its refresh token (ask for offline_access where the provider needs it); default: only at sign-in",
+  },
   "oidc-trust-email": {
     type: "boolean",
     env: "AUTOMATION_OIDC_TRUST_EMAIL",
@@ -49,6 +55,8 @@ export interface OidcProviderConfig {
   allowedDomains: string[];
   /** A local user with the same verified e-mail is taken as this person (else refused until linked). */
   trustEmail: boolean;
+  /** Re-check each session's role this often with its refresh token (--oidc-recheck); absent = at sign-in only. */
+  recheckMs?: number;
 }
 
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/;
@@ -128,6 +136,7 @@ type OidcValues = {
   "oidc-default-role"?: string;
   "oidc-allowed-domains"?: string;
   "oidc-trust-email"?: boolean;
+  "oidc-recheck"?: string;
 };
 
 const list = (s: string | undefined, sep = /,/) => (s ?? "").split(sep).map((x) => x.trim()).filter(Boolean);
@@ -135,7 +144,7 @@ const list = (s: string | undefined, sep = /,/) => (s ?? "").split(sep).map((x) 
 /** The providers the flags configure: none without --oidc-issuer; a clear one-line error for anything wrong. */
 export function oidcConfig(f: OidcValues): { oidc?: OidcProviderConfig[] } {
   const given = (["oidc-issuer", "oidc-client-id", "oidc-client-secret"] as const).filter((k) => f[k] !== undefined);
-  const mapping = (["oidc-role-map", "oidc-default-role", "oidc-allowed-domains"] as const).filter((k) => f[k] !== undefined);
+  const mapping = (["oidc-role-map", "oidc-default-role", "oidc-allowed-domains", "oidc-recheck"] as const).filter((k) => f[k] !== undefined);
   if (given.length === 0) {
     if (mapping.length) throw new UsageError(`--${mapping[0]} needs --oidc-issuer, --oidc-client-id and --oidc-client-secret`);
     return {};
@@ -168,6 +177,7 @@ export function oidcConfig(f: OidcValues): { oidc?: OidcProviderConfig[] } {
     throw new UsageError(`--${FLAG_OF[key] ?? key} ${issue.message}${item}`);
   }
   const p = out.output;
+  const recheck = recheckMs(f["oidc-recheck"]);
   if (p.roleMap.length === 0 && !p.defaultRole) {
     throw new UsageError("--oidc-issuer needs --oidc-role-map GROUP=ROLE@TENANT,… or --oidc-default-role ROLE@TENANT: otherwise nobody could get in");
   }
@@ -179,7 +189,17 @@ export function oidcConfig(f: OidcValues): { oidc?: OidcProviderConfig[] } {
         groupsClaim: p.groupsClaim.split("."),
         roleMap: p.roleMap as RoleRule[],
         ...(p.defaultRole ? { defaultRole: p.defaultRole as { role: Role; tenant: string } } : {}),
+        ...(recheck ? { recheckMs: recheck } : {}),
       },
     ],
   };
+}
+
+/** `--oidc-recheck`: minutes (`15`), or a duration (`90s`, `1h`); 1 s to 7 days. */
+function recheckMs(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)?\s*$/.exec(raw);
+  const ms = m ? Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] ?? "m"]! : NaN;
+  if (!(ms >= 1000 && ms <= 7 * 86_400_000)) throw new UsageError(`--oidc-recheck must be minutes (15) or a duration such as 90s or 1h, from 1s to 7d (got ${raw})`);
+  return Math.round(ms);
 }

@@ -4,6 +4,9 @@
 // the ID token's claims checked (issuer, audience, expiry, nonce), its signature checked against the
 // issuer's JWKS (oauth4webapi's cache: a key it does not know makes it fetch the set again, so a rotation
 // is followed), then the UserInfo endpoint asked for what the ID token left out (e-mail, groups).
+// Refresh (the role re-checked within a session), back-channel logout tokens (checked with jose: the one
+// token oauth4webapi has no check for) and the RP-initiated logout address are here too.
+import { createRemoteJWKSet, jwtVerify } from "jose";
 import * as oauth from "oauth4webapi";
 import type { OidcProviderConfig } from "./config";
 
@@ -53,6 +56,9 @@ export interface VerifiedClaims {
   groups: unknown;
   /** The provider's session (`sid`), when it names one. */
   sid?: string;
+  /** What the token endpoint gave besides: a refresh token (when the provider gives one) and the ID token itself. */
+  refreshToken?: string;
+  idToken: string;
 }
 
 export class OidcClient {
@@ -61,6 +67,7 @@ export class OidcClient {
   private readonly jwks: oauth.JWKSCacheInput = {};
   private readonly client: oauth.Client;
   private readonly auth: oauth.ClientAuth;
+  private remoteJwks?: ReturnType<typeof createRemoteJWKSet>;
 
   constructor(readonly config: OidcProviderConfig) {
     this.client = { client_id: config.clientId };
@@ -129,6 +136,11 @@ export class OidcClient {
     } catch (err) {
       throw refusalOf(err, this.config.name);
     }
+    return this.verified(as, tokens);
+  }
+
+  /** The claims of a checked token response, with the UserInfo endpoint asked for what the ID token left out. */
+  private async verified(as: oauth.AuthorizationServer, tokens: oauth.TokenEndpointResponse): Promise<VerifiedClaims> {
     const idToken = oauth.getValidatedIdTokenClaims(tokens)!;
     const claims: Record<string, unknown> = { ...idToken };
     if (claims.email === undefined || claims.email_verified === undefined || at(claims, this.config.groupsClaim) === undefined) {
@@ -136,6 +148,8 @@ export class OidcClient {
       for (const [k, val] of Object.entries(fromUserInfo ?? {})) if (claims[k] === undefined) claims[k] = val;
     }
     return {
+      refreshToken: tokens.refresh_token,
+      idToken: tokens.id_token!,
       subject: idToken.sub,
       email: typeof claims.email === "string" ? claims.email : undefined,
       // Some providers send "true" as a string; anything else is not a verified e-mail.
@@ -144,6 +158,66 @@ export class OidcClient {
       groups: at(claims, this.config.groupsClaim),
       sid: typeof claims.sid === "string" ? claims.sid : undefined,
     };
+  }
+
+  /**
+   * A re-check within a session's life: the refresh token exchanged (its ID token checked like a
+   * sign-in's, the signature included), the person's claims read again. A refusal of the provider (the
+   * person removed or their session ended there) is a `code_rejected` refusal; a provider that cannot be
+   * reached, `provider_down` (the caller keeps the session and tries again later).
+   */
+  async refresh(nowMs: number, refreshToken: string): Promise<VerifiedClaims> {
+    const as = await this.server(nowMs);
+    let response: Response;
+    try {
+      response = await oauth.refreshTokenGrantRequest(as, this.client, this.auth, refreshToken, this.options());
+    } catch (err) {
+      throw new SsoRefused("provider_down", `${this.config.name}'s token endpoint cannot be reached (${reason(err)})`, 503);
+    }
+    let tokens: oauth.TokenEndpointResponse;
+    try {
+      tokens = await oauth.processRefreshTokenResponse(as, this.client, response);
+      if (tokens.id_token) await oauth.validateApplicationLevelSignature(as, response, { ...this.options(), [oauth.jwksCache]: this.jwks });
+    } catch (err) {
+      throw refusalOf(err, this.config.name);
+    }
+    if (!tokens.id_token) {
+      // Without a new ID token the claims come from UserInfo alone, for the same subject.
+      throw new SsoRefused("token_invalid", `${this.config.name} gave no ID token on refresh`, 401);
+    }
+    return this.verified(as, tokens);
+  }
+
+  /**
+   * A back-channel logout token (OpenID Connect Back-Channel Logout 1.0, section 2.6), checked with jose
+   * against the issuer's JWKS: signed by the issuer for this client, recent, with the logout event, a
+   * `sub` or `sid`, and no nonce. What it names; throws when anything fails.
+   */
+  async logoutToken(nowMs: number, token: string): Promise<{ sid?: string; subject?: string }> {
+    const as = await this.server(nowMs);
+    this.remoteJwks ??= createRemoteJWKSet(new URL(as.jwks_uri!));
+    const algorithms = (as.id_token_signing_alg_values_supported ?? ["RS256"]).filter((a) => a !== "none" && !a.startsWith("HS"));
+    // Wall-clock time, as oauth4webapi uses for ID tokens: token times are the provider's, not the server's clock's.
+    const { payload } = await jwtVerify(token, this.remoteJwks, { issuer: as.issuer, audience: this.config.clientId, algorithms, maxTokenAge: "10m" });
+    const events = payload.events as Record<string, unknown> | undefined;
+    if (!events || typeof events !== "object" || typeof events["http://schemas.openid.net/event/backchannel-logout"] !== "object") throw new Error("not a logout token: no back-channel logout event");
+    if (payload.nonce !== undefined) throw new Error("a logout token carries no nonce");
+    if (typeof payload.jti !== "string") throw new Error("a logout token has a jti");
+    const sid = typeof payload.sid === "string" ? payload.sid : undefined;
+    const subject = typeof payload.sub === "string" ? payload.sub : undefined;
+    if (!sid && !subject) throw new Error("a logout token names a sid or a sub");
+    return { ...(sid ? { sid } : {}), ...(subject ? { subject } : {}) };
+  }
+
+  /** Where RP-initiated logout sends the browser (undefined when the provider has no end_session_endpoint). */
+  async endSessionUrl(nowMs: number, f: { idToken?: string; postLogoutRedirectUri: string }): Promise<URL | undefined> {
+    const as = await this.server(nowMs).catch(() => undefined);
+    if (!as?.end_session_endpoint) return undefined;
+    const url = new URL(as.end_session_endpoint);
+    url.searchParams.set("client_id", this.config.clientId);
+    if (f.idToken) url.searchParams.set("id_token_hint", f.idToken);
+    url.searchParams.set("post_logout_redirect_uri", f.postLogoutRedirectUri);
+    return url;
   }
 
   private async userInfo(as: oauth.AuthorizationServer, accessToken: string, subject: string): Promise<Record<string, unknown> | undefined> {

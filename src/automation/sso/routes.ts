@@ -9,6 +9,7 @@ import * as oauth from "oauth4webapi";
 import { hashSecret, newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
 import { noteAudit } from "../audit/http";
+import { readLimited } from "../http/body";
 import { publicUrlFor } from "../http/public-url";
 import { cookieHeader, secure } from "../people/routes";
 import type { PeopleDeps } from "../people/service";
@@ -162,6 +163,36 @@ export const ssoRoutes = (ctx: AutomationContext) => {
         }
       },
       { detail: { summary: "The provider's callback: checks the answer and signs in (sets the session cookie), or says why not", tags: ["People"], security: [] } },
+    )
+    .post(
+      "/auth/oidc/:provider/backchannel-logout",
+      async ({ params, request }) => {
+        // OpenID Connect Back-Channel Logout 1.0: the provider posts a signed logout token; the sessions of
+        // that provider session (or of that person at this issuer) end, in the database, so on every instance.
+        const client = clients.get(params.provider);
+        const answer = (status: number, body?: object) =>
+          new Response(body ? JSON.stringify(body) : null, { status, headers: { "cache-control": "no-store", ...(body ? { "content-type": "application/json" } : {}) } });
+        if (!client) return answer(404, { error: "invalid_request", error_description: `no single sign-on provider "${params.provider}" here` });
+        let token: string | null = null;
+        try {
+          token = new URLSearchParams(new TextDecoder().decode(await readLimited(request, 16 * 1024))).get("logout_token");
+        } catch {
+          token = null;
+        }
+        if (!token) return answer(400, { error: "invalid_request", error_description: "a form body with logout_token is expected" });
+        let named: { sid?: string; subject?: string };
+        try {
+          named = await client.logoutToken(ctx.clock.now().getTime(), token);
+        } catch (err) {
+          if (err instanceof SsoRefused) return answer(503, { error: "temporarily_unavailable", error_description: err.message });
+          ctx.log.info("sso back-channel logout refused", { provider: client.config.id, reason: (err as Error).message });
+          return answer(400, { error: "invalid_request", error_description: `the logout token is not valid: ${(err as Error).message}` });
+        }
+        const ended = await ctx.storage.people.endSsoSessions(client.config.issuer, named.sid ? { sid: named.sid } : { subject: named.subject! });
+        ctx.log.info("sso back-channel logout", { provider: client.config.id, ended });
+        return answer(200);
+      },
+      { parse: "none", detail: { summary: "OpenID Connect back-channel logout: the provider ends the sessions of one of its sessions", tags: ["People"], security: [] } },
     );
 
   function readFlow(raw: string | undefined, provider: string, nowMs: number): Flow {

@@ -4,15 +4,17 @@
 // provider's e-mails are trusted; else a new user, no password), memberships made to follow the groups
 // in every tenant the map names, and then a session made exactly as a password sign-in makes one.
 import { NotFound } from "../../kernel/errors";
+import { deriveKey, open, seal } from "../secrets";
+import { SESSION_IDLE_MS } from "../tenancy/session";
 import { hashSecret, newId } from "../../kernel/ids";
 import { parseWith } from "../http/validate";
 import { Email } from "../people/model";
 import { newSession, type PeopleDeps } from "../people/service";
-import type { Role, UserRow } from "../people/store";
+import type { Role, SsoSessionRow, UserRow } from "../people/store";
 import type { SessionInfo } from "../people/model";
 import { ROLES } from "../tenancy/roles";
 import type { OidcProviderConfig } from "./config";
-import { SsoRefused, type VerifiedClaims } from "./oidc";
+import { type OidcClient, SsoRefused, type VerifiedClaims } from "./oidc";
 
 /** Higher wins when two rules give one tenant a role. */
 const RANK: Record<Role, number> = Object.fromEntries(ROLES.map((r, i) => [r, ROLES.length - i])) as Record<Role, number>;
@@ -53,6 +55,28 @@ export type Noted = (email: string) => void;
  * theirs, a disabled user. Otherwise the memberships follow the groups and a session is made.
  */
 export async function ssoSignIn(d: PeopleDeps, p: OidcProviderConfig, claims: VerifiedClaims, previous: string | undefined, note: Noted = () => {}): Promise<SsoOutcome> {
+  const email = checkedEmail(p, claims, note);
+  const { follow, wanted } = await entitlements(d, p, claims);
+  if (wanted.size === 0) {
+    // Someone who signed in before and has lost their groups loses their memberships (and sessions) here too.
+    const known = await d.people.ssoIdentity(p.issuer, claims.subject);
+    const user = known ? await d.people.findUser(known.userId) : undefined;
+    if (user) await follow(user.id);
+    throw new SsoRefused("no_role", `your groups at ${p.name} give you no role here: ask an admin to add you to a group that does`, 403);
+  }
+
+  const user = await userFor(d, p, claims.subject, email, claims.name);
+  if (user.status !== "active") throw new SsoRefused("user_disabled", "this account is disabled here", 403);
+  await follow(user.id);
+  const now = d.clock.now();
+  const [tenantId, role] = [...wanted][0]!;
+  const out = await newSession(d, user, { userId: user.id, tenantId, role, createdAt: now.toISOString() }, now.getTime(), previous);
+  await recordSession(d, p, claims, out.cookie, now.toISOString());
+  return out;
+}
+
+/** The e-mail the provider vouches for, checked: present, verified there, in an allowed domain. */
+function checkedEmail(p: OidcProviderConfig, claims: VerifiedClaims, note: Noted = () => {}): string {
   if (!claims.email) throw new SsoRefused("email_missing", `${p.name} did not say your e-mail address (ask for the email scope)`, 403);
   let email: string;
   try {
@@ -66,42 +90,107 @@ export async function ssoSignIn(d: PeopleDeps, p: OidcProviderConfig, claims: Ve
   if (p.allowedDomains.length && !p.allowedDomains.includes(domain)) {
     throw new SsoRefused("domain_not_allowed", `e-mail addresses at ${domain} may not sign in here`, 403);
   }
+  return email;
+}
 
+/**
+ * The roles the claims' groups give (tenant id → role) and `follow`, which makes a user's memberships
+ * match them in every tenant the map names: given, changed or taken away (their sessions there end).
+ */
+async function entitlements(d: PeopleDeps, p: OidcProviderConfig, claims: VerifiedClaims): Promise<{ wanted: Map<string, Role>; follow(userId: string): Promise<void> }> {
   // The tenants the map names, resolved; a rule naming a tenant that does not exist gives nothing.
-  const managed = new Map<string, { id: string; slug: string }>();
+  const managed = new Map<string, string>();
   for (const ref of new Set([...p.roleMap.map((r) => r.tenant), ...(p.defaultRole ? [p.defaultRole.tenant] : [])])) {
     const t = await d.tenancy.findTenant(ref);
-    if (t) managed.set(ref, { id: t.id, slug: t.slug });
+    if (t) managed.set(ref, t.id);
   }
   const wanted = new Map<string, Role>();
   for (const [ref, role] of rolesFor(p, groupsOf(claims.groups))) {
     const t = managed.get(ref);
-    if (t) wanted.set(t.id, role);
+    if (t) wanted.set(t, role);
   }
-  const now = d.clock.now().toISOString();
-  /** The role follows the groups at every sign-in, in every tenant the map names: given, changed or taken away. */
-  const follow = async (user: UserRow) => {
-    const current = await d.people.memberships(user.id);
-    for (const t of new Set([...managed.values()].map((m) => m.id))) {
+  const follow = async (userId: string) => {
+    const now = d.clock.now().toISOString();
+    const current = await d.people.memberships(userId);
+    for (const t of new Set(managed.values())) {
       const role = wanted.get(t);
       const had = current.find((m) => m.tenantId === t);
-      if (role && had?.role !== role) await d.people.setRole(user.id, t, role, now);
-      if (!role && had) await d.people.removeMembership(user.id, t);
+      if (role && had?.role !== role) await d.people.setRole(userId, t, role, now);
+      if (!role && had) await d.people.removeMembership(userId, t);
     }
   };
-  if (wanted.size === 0) {
-    // Someone who signed in before and has lost their groups loses their memberships (and sessions) here too.
-    const known = await d.people.ssoIdentity(p.issuer, claims.subject);
-    const user = known ? await d.people.findUser(known.userId) : undefined;
-    if (user) await follow(user);
-    throw new SsoRefused("no_role", `your groups at ${p.name} give you no role here: ask an admin to add you to a group that does`, 403);
-  }
+  return { wanted, follow };
+}
 
-  const user = await userFor(d, p, claims.subject, email, claims.name);
-  if (user.status !== "active") throw new SsoRefused("user_disabled", "this account is disabled here", 403);
-  await follow(user);
-  const [tenantId, role] = [...wanted][0]!;
-  return newSession(d, user, { userId: user.id, tenantId, role, createdAt: now }, d.clock.now().getTime(), previous);
+const sealFor = (d: PeopleDeps, sessionId: string, value: string | undefined) => (value === undefined || !d.secretKey ? null : seal(deriveKey(d.secretKey), value, `sso-session:${sessionId}`));
+const openFor = (d: PeopleDeps, sessionId: string, value: string | null) => (value === null || !d.secretKey ? undefined : open(deriveKey(d.secretKey), value, `sso-session:${sessionId}`));
+
+/**
+ * What the new session keeps of its provider: the provider's session (back-channel logout), the ID token
+ * (RP-initiated logout's hint), and the refresh token when the role is to be re-checked (--oidc-recheck),
+ * the two tokens sealed under the server's secret key.
+ */
+async function recordSession(d: PeopleDeps, p: OidcProviderConfig, claims: VerifiedClaims, cookie: string, now: string): Promise<void> {
+  const found = await d.people.session(hashSecret(cookie), now, SESSION_IDLE_MS);
+  if (!found) return;
+  const sessionId = found.session.id;
+  await d.people.addSsoSession({
+    sessionId,
+    provider: p.id,
+    issuer: p.issuer,
+    subject: claims.subject,
+    sid: claims.sid ?? null,
+    refreshToken: p.recheckMs ? sealFor(d, sessionId, claims.refreshToken) : null,
+    idToken: sealFor(d, sessionId, claims.idToken),
+    checkedAt: now,
+    createdAt: now,
+  });
+}
+
+/** The ID token an SSO session signed in with (RP-initiated logout's hint); undefined for other sessions. */
+export async function sessionIdToken(d: PeopleDeps, sessionId: string): Promise<{ provider: string; idToken?: string } | undefined> {
+  const row = await d.people.ssoSession(sessionId);
+  if (!row) return undefined;
+  try {
+    return { provider: row.provider, idToken: openFor(d, sessionId, row.idToken) };
+  } catch {
+    return { provider: row.provider };
+  }
+}
+
+/**
+ * The re-check of one SSO session (--oidc-recheck): its refresh token exchanged, the person's claims
+ * checked as at sign-in, and the memberships made to follow the groups (a person who lost every group
+ * loses the memberships, and so this session). A provider that refuses (the person removed or their
+ * session ended there), a token that fails a check or another subject end the session; a provider that
+ * cannot be reached leaves it as it is until the next round. What happened, for the log.
+ */
+export async function recheckSession(d: PeopleDeps, p: OidcProviderConfig, client: OidcClient, row: SsoSessionRow & { userId: string }): Promise<"kept" | "ended" | "unreachable"> {
+  const refreshToken = (() => {
+    try {
+      return openFor(d, row.sessionId, row.refreshToken);
+    } catch {
+      return undefined;
+    }
+  })();
+  if (!refreshToken) {
+    await d.people.deleteSession(row.sessionId);
+    return "ended";
+  }
+  try {
+    const claims = await client.refresh(d.clock.now().getTime(), refreshToken);
+    if (claims.subject !== row.subject) throw new SsoRefused("token_invalid", "the refreshed ID token names another person", 401);
+    checkedEmail(p, claims);
+    const { wanted, follow } = await entitlements(d, p, claims);
+    await follow(row.userId);
+    await d.people.setSsoTokens(row.sessionId, { refreshToken: sealFor(d, row.sessionId, claims.refreshToken ?? refreshToken), idToken: sealFor(d, row.sessionId, claims.idToken) });
+    return wanted.size ? "kept" : "ended";
+  } catch (err) {
+    if (err instanceof SsoRefused && err.code === "provider_down") return "unreachable";
+    if (!(err instanceof SsoRefused)) throw err;
+    await d.people.deleteSession(row.sessionId);
+    return "ended";
+  }
 }
 
 /** The user this identity is: known, linked by a trusted e-mail, or new. */

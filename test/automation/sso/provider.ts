@@ -22,6 +22,8 @@ export interface TestProvider {
   issuer: string;
   /** Redirect URIs of the client: may be added to until the first request (the provider is made then). */
   redirectUris: string[];
+  /** Where the provider posts back-channel logout tokens (set before the first request; absent: none). */
+  backchannelUri?: string;
   clientId: string;
   clientSecret: string;
   people: Map<string, TestPerson>;
@@ -55,12 +57,24 @@ export async function startProvider(opts: { redirectUris?: string[]; people?: Re
   let made: ReturnType<typeof make> | undefined;
   const make = () => {
     const provider = new Provider(issuer, {
-      clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: state.redirectUris, grant_types: ["authorization_code", "refresh_token"], response_types: ["code"] }],
+      clients: [
+        {
+          client_id: clientId,
+          client_secret: clientSecret,
+          redirect_uris: state.redirectUris,
+          post_logout_redirect_uris: state.redirectUris.map((u) => new URL("/", u).href),
+          grant_types: ["authorization_code", "refresh_token"],
+          response_types: ["code"],
+          ...(state.backchannelUri ? { backchannel_logout_uri: state.backchannelUri, backchannel_logout_session_required: true } : {}),
+        },
+      ],
+      // Refresh tokens for every sign-in (as Keycloak gives them), so the server can re-check roles.
+      issueRefreshToken: async () => true,
       jwks: { keys: [jwk] },
       pkce: { required: () => true },
       claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"], groups: ["groups", "realm_access"] },
       scopes: ["openid", "email", "profile", "groups", "offline_access"],
-      features: { devInteractions: { enabled: false } },
+      features: { devInteractions: { enabled: false }, backchannelLogout: { enabled: true }, rpInitiatedLogout: { enabled: true } },
       interactions: { url: (_ctx: KoaContextWithOIDC, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
       async findAccount(_ctx: KoaContextWithOIDC, id: string) {
         const p = people.get(id);

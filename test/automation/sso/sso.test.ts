@@ -11,13 +11,19 @@ import { NO_TENANT } from "../../../src/automation/audit/store";
 import { createUser } from "../../../src/automation/people/service";
 import { PASSWORD, signIn } from "../people/support";
 import { startProvider, type Forgery, type TestProvider } from "./provider";
-import { callbackWith, providerConfig, REDIRECT, ssoHarness, ssoSignIn } from "./support";
+import { callbackWith, providerConfig, REDIRECT, signOutAtProvider, ssoHarness, ssoSignIn } from "./support";
+import { recheckDue } from "../../../src/automation/sso/recheck";
+import * as jose from "jose";
 
 let op: TestProvider;
+/** The harness the provider's back-channel posts reach (through a listener on loopback). */
+let reachable: Harness | undefined;
+let forwarder: ReturnType<typeof Bun.serve> | undefined;
 
 const person = (email: string, groups: string[], verified = true) => ({ email, email_verified: verified, name: email.split("@")[0]!, groups });
 
 beforeAll(async () => {
+  forwarder = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (r) => (reachable ? reachable.app.handle(r) : new Response(null, { status: 503 })) });
   op = await startProvider({
     redirectUris: [REDIRECT, "http://localhost/v1/auth/oidc/down/callback"],
     people: {
@@ -28,10 +34,16 @@ beforeAll(async () => {
       carol: person("carol@example.com", ["staff"]),
       dora: person("dora@example.com", ["automation-reviewers"]),
       lin: person("lin@example.com", ["automation-admins"]),
+      ivy: person("ivy@example.com", ["automation-reviewers"]),
+      kim: person("kim@example.com", ["automation-reviewers"]),
     },
   });
+  op.backchannelUri = `http://127.0.0.1:${forwarder.port}/v1/auth/oidc/sso/backchannel-logout`;
 });
-afterAll(() => op.close());
+afterAll(async () => {
+  await op.close();
+  forwarder?.stop(true);
+});
 
 async function current(h: Harness, session: string) {
   const r = await h.req("GET", "/v1/auth/sessions/current", { headers: { cookie: session } });
@@ -240,5 +252,58 @@ describe("single sign-on with an OpenID Connect provider", () => {
       },
     });
     expect(await expectRefused(a, 401, "provider_refused")).toContain("the person cancelled");
+  });
+
+  test("--oidc-recheck: the role follows the groups within the session; a person removed at the provider loses the session", async () => {
+    const { h } = await ssoHarness(op, { recheckMs: 60_000 });
+    const ivy = await ssoSignIn(h, "ivy");
+    expect((await current(h, ivy.session!)).role).toBe("reviewer");
+    const clients = new Map();
+    // Not due yet: nothing is asked.
+    expect(await recheckDue(h.ctx, clients)).toBe(0);
+
+    op.people.get("ivy")!.groups = ["automation-admins"];
+    h.clock.advance(61_000);
+    expect(await recheckDue(h.ctx, clients)).toBe(1);
+    expect((await current(h, ivy.session!)).role).toBe("admin");
+
+    // Gone at the provider: the refresh is refused there, and the session ends here.
+    const gone = op.people.get("ivy")!;
+    op.people.delete("ivy");
+    h.clock.advance(61_000);
+    expect(await recheckDue(h.ctx, clients)).toBe(1);
+    expect((await h.req("GET", "/v1/auth/sessions/current", { headers: { cookie: ivy.session! } })).status).toBe(401);
+    op.people.set("ivy", { ...gone, groups: ["automation-reviewers"] });
+  });
+
+  test("back-channel logout: signing out at the provider ends the session here; a forged logout token ends nothing", async () => {
+    const { h } = await ssoHarness(op);
+    reachable = h;
+    try {
+      const jar = new Map<string, string>();
+      const kim = await ssoSignIn(h, "kim", { jar });
+      expect((await current(h, kim.session!)).role).toBe("reviewer");
+      const other = await ssoSignIn(h, "ada");
+
+      // Forged: signed by a key of no provider, or not signed at all.
+      const key = (await jose.generateKeyPair("RS256")).privateKey;
+      const claims = { iss: op.issuer, aud: op.clientId, sub: "kim", jti: "x1", events: { "http://schemas.openid.net/event/backchannel-logout": {} } };
+      for (const token of [await new jose.SignJWT(claims).setProtectedHeader({ alg: "RS256", kid: "test-key-1" }).setIssuedAt().sign(key), new jose.UnsecuredJWT(claims).setIssuedAt().encode()]) {
+        const r = await h.req("POST", "/v1/auth/oidc/sso/backchannel-logout", { body: new URLSearchParams({ logout_token: token }).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
+        expect(r.status).toBe(400);
+        expect((await json(r)).error).toBe("invalid_request");
+      }
+      expect((await current(h, kim.session!)).role).toBe("reviewer");
+
+      await signOutAtProvider(op, jar);
+      expect((await h.req("GET", "/v1/auth/sessions/current", { headers: { cookie: kim.session! } })).status).toBe(401);
+      // Another person's session is untouched.
+      expect((await current(h, other.session!)).user.email).toBe("ada@example.com");
+      await auditOf(h.ctx).drain();
+      const entries = await h.ctx.storage.audit.list({ tenantKey: NO_TENANT }, 50);
+      expect(entries.filter((e) => e.action === "auth.oidc.backchannel-logout").map((e) => `${e.outcome} ${e.status}`).sort()).toEqual(["failure 400", "failure 400", "success 200"]);
+    } finally {
+      reachable = undefined;
+    }
   });
 });

@@ -9,13 +9,14 @@
 // An expiry is checked on every answer from memory; an idle expiry another instance kept alive is asked
 // of the database again.
 import type { TenantRow } from "../tables/foundation";
-import type { InvitationRow, LinkKind, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, SsoIdentityRow, TenantPeopleSettings, TotpRow, Used, UserRow, UserStatus } from "../../people/store";
+import type { InvitationRow, LinkKind, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, SsoIdentityRow, SsoSessionRow, TenantPeopleSettings, TotpRow, Used, UserRow, UserStatus } from "../../people/store";
 import type { Notifications } from "../../runs/store";
 import { isUniqueViolation, type Pg, plain, plainRows } from "./rows";
 import { keysMayHaveChanged } from "./tenancy";
 
 const USER = `id, email, email_key AS "emailKey", name, status, password_hash AS "passwordHash", created_at AS "createdAt"`;
 const MEMBER = `user_id AS "userId", tenant_id AS "tenantId", role, created_at AS "createdAt"`;
+const SSO = `s.session_id AS "sessionId", s.provider, s.issuer, s.subject, s.sid, s.refresh_token AS "refreshToken", s.id_token AS "idToken", s.checked_at AS "checkedAt", s.created_at AS "createdAt"`;
 const INVITE = `id, hash, kind, email, tenant_id AS "tenantId", role, created_at AS "createdAt", expires_at AS "expiresAt", used_at AS "usedAt"`;
 
 /** The longest a session lookup is answered from memory (changes arrive sooner, by `sessions.changed`). */
@@ -431,5 +432,45 @@ export class PgPeopleStore implements PeopleStore {
       ON CONFLICT (issuer, subject) DO UPDATE SET email = excluded.email, last_sign_in_at = excluded.last_sign_in_at WHERE sso_identities.user_id = excluded.user_id
       RETURNING 1`;
     return r.length > 0 ? "ok" : "taken";
+  }
+
+  async addSsoSession(row: SsoSessionRow): Promise<void> {
+    await this.pg`INSERT INTO sso_sessions (session_id, provider, issuer, subject, sid, refresh_token, id_token, checked_at, created_at)
+      VALUES (${row.sessionId}, ${row.provider}, ${row.issuer}, ${row.subject}, ${row.sid}, ${row.refreshToken}, ${row.idToken}, ${row.checkedAt}, ${row.createdAt})`;
+  }
+
+  async ssoSession(sessionId: string): Promise<SsoSessionRow | undefined> {
+    const [r] = await this.pg.unsafe(`SELECT ${SSO} FROM sso_sessions s WHERE s.session_id = $1`, [sessionId]);
+    return r ? plain<SsoSessionRow>(r) : undefined;
+  }
+
+  async endSsoSessions(issuer: string, by: { sid?: string; subject?: string }): Promise<number> {
+    return this.pg.begin(async (tx) => {
+      const rows = (
+        by.sid !== undefined
+          ? await tx`DELETE FROM sessions WHERE id IN (SELECT session_id FROM sso_sessions WHERE issuer = ${issuer} AND sid = ${by.sid}) RETURNING id`
+          : await tx`DELETE FROM sessions WHERE id IN (SELECT session_id FROM sso_sessions WHERE issuer = ${issuer} AND subject = ${by.subject ?? ""}) RETURNING id`
+      ) as { id: string }[];
+      // Every instance forgets the ended sessions' lookups (the notification goes out with the commit).
+      for (const r of rows) await this.sessionsChange(tx, r.id);
+      return rows.length;
+    });
+  }
+
+  async dueSsoSessions(now: string, before: string, limit: number): Promise<(SsoSessionRow & { userId: string })[]> {
+    const rows = await this.pg.unsafe(
+      `SELECT ${SSO}, x.user_id AS "userId" FROM sso_sessions s JOIN sessions x ON x.id = s.session_id
+       WHERE s.refresh_token IS NOT NULL AND x.expires_at > $1 AND s.checked_at < $2 ORDER BY s.checked_at LIMIT $3`,
+      [now, before, limit],
+    );
+    return plainRows<SsoSessionRow & { userId: string }>(rows);
+  }
+
+  async claimSsoCheck(sessionId: string, from: string, to: string): Promise<boolean> {
+    return (await this.pg`UPDATE sso_sessions SET checked_at = ${to} WHERE session_id = ${sessionId} AND checked_at = ${from} RETURNING 1`).length > 0;
+  }
+
+  async setSsoTokens(sessionId: string, tokens: { refreshToken: string | null; idToken: string | null }): Promise<void> {
+    await this.pg`UPDATE sso_sessions SET refresh_token = ${tokens.refreshToken}, id_token = coalesce(${tokens.idToken}, id_token) WHERE session_id = ${sessionId}`;
   }
 }

@@ -5,10 +5,11 @@ import type { Database, Statement } from "bun:sqlite";
 import type { TenantRow } from "../tables/foundation";
 import { DataVersion } from "../../../kernel/data-version";
 import { keysMayHaveChanged } from "./tenancy";
-import type { InvitationRow, LinkKind, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, SsoIdentityRow, TenantPeopleSettings, TotpRow, Used, UserRow, UserStatus } from "../../people/store";
+import type { InvitationRow, LinkKind, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, SsoIdentityRow, SsoSessionRow, TenantPeopleSettings, TotpRow, Used, UserRow, UserStatus } from "../../people/store";
 
 const USER = "id, email, email_key AS emailKey, name, status, password_hash AS passwordHash, created_at AS createdAt";
 const MEMBER = "user_id AS userId, tenant_id AS tenantId, role, created_at AS createdAt";
+const SSO = "s.session_id AS sessionId, s.provider, s.issuer, s.subject, s.sid, s.refresh_token AS refreshToken, s.id_token AS idToken, s.checked_at AS checkedAt, s.created_at AS createdAt";
 const INVITE = "id, hash, kind, email, tenant_id AS tenantId, role, created_at AS createdAt, expires_at AS expiresAt, used_at AS usedAt";
 
 type LookupRow = SessionRow & {
@@ -23,7 +24,7 @@ type LookupRow = SessionRow & {
 const KEEP_LOOKUPS = new Set([
   "countUsers", "findUser", "listUsers", "memberships", "findInvitation", "session", "touchSession", "sessionsOf",
   "failures", "addFailure", "clearFailures", "totp", "tenantSettings", "addInvitation", "addSession", "setSessionClient", "useTotpStep",
-  "ssoIdentity", "linkSsoIdentity", "pruneLinks", "deleteLink",
+  "ssoIdentity", "linkSsoIdentity", "pruneLinks", "deleteLink", "addSsoSession", "ssoSession", "dueSsoSessions", "claimSsoCheck", "setSsoTokens",
   // private reads
   "user", "lookup",
 ]);
@@ -385,5 +386,37 @@ export class SqlitePeopleStore implements PeopleStore {
       )
       .run(row.issuer, row.subject, row.userId, row.email, row.createdAt, row.lastSignInAt);
     return r.changes > 0 ? "ok" : "taken";
+  }
+
+  async addSsoSession(row: SsoSessionRow): Promise<void> {
+    this.sqlite
+      .query("INSERT INTO sso_sessions (session_id, provider, issuer, subject, sid, refresh_token, id_token, checked_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+      .run(row.sessionId, row.provider, row.issuer, row.subject, row.sid, row.refreshToken, row.idToken, row.checkedAt, row.createdAt);
+  }
+
+  async ssoSession(sessionId: string): Promise<SsoSessionRow | undefined> {
+    return this.sqlite.query<SsoSessionRow, [string]>(`SELECT ${SSO} FROM sso_sessions s WHERE s.session_id = ?`).get(sessionId) ?? undefined;
+  }
+
+  async endSsoSessions(issuer: string, by: { sid?: string; subject?: string }): Promise<number> {
+    const where = by.sid !== undefined ? "issuer = ? AND sid = ?" : "issuer = ? AND subject = ?";
+    return this.sqlite.query(`DELETE FROM sessions WHERE id IN (SELECT session_id FROM sso_sessions WHERE ${where})`).run(issuer, by.sid ?? by.subject ?? "").changes;
+  }
+
+  async dueSsoSessions(now: string, before: string, limit: number): Promise<(SsoSessionRow & { userId: string })[]> {
+    return this.sqlite
+      .query<SsoSessionRow & { userId: string }, [string, string, number]>(
+        `SELECT ${SSO}, x.user_id AS userId FROM sso_sessions s JOIN sessions x ON x.id = s.session_id
+         WHERE s.refresh_token IS NOT NULL AND x.expires_at > ? AND s.checked_at < ? ORDER BY s.checked_at LIMIT ?`,
+      )
+      .all(now, before, limit);
+  }
+
+  async claimSsoCheck(sessionId: string, from: string, to: string): Promise<boolean> {
+    return this.sqlite.query("UPDATE sso_sessions SET checked_at = ? WHERE session_id = ? AND checked_at = ?").run(to, sessionId, from).changes > 0;
+  }
+
+  async setSsoTokens(sessionId: string, tokens: { refreshToken: string | null; idToken: string | null }): Promise<void> {
+    this.sqlite.query("UPDATE sso_sessions SET refresh_token = ?, id_token = coalesce(?, id_token) WHERE session_id = ?").run(tokens.refreshToken, tokens.idToken, sessionId);
   }
 }

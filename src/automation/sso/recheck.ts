@@ -1,0 +1,54 @@
+// The role re-checked within a session's life (--oidc-recheck): every instance looks, every little while,
+// for SSO sessions whose last check is older than the provider's period, takes each with one conditional
+// update (so two instances never both spend a refresh token, which a provider may rotate), and re-checks it
+// with the provider (service.ts recheckSession): the groups decide the role again, and a person removed at
+// the provider loses their session.
+import type { AutomationContext } from "../context";
+import type { PeopleDeps } from "../people/service";
+import { OidcClient } from "./oidc";
+import { recheckSession } from "./service";
+
+const BATCH = 50;
+
+/** One round: every due session of every provider with a re-check period. How many were re-checked. */
+export async function recheckDue(ctx: AutomationContext, clients: Map<string, OidcClient>): Promise<number> {
+  const providers = (ctx.config.oidc ?? []).filter((p) => p.recheckMs);
+  if (!providers.length) return 0;
+  const d: PeopleDeps = { people: ctx.storage.people, tenancy: ctx.storage.tenancy, clock: ctx.clock, secretKey: ctx.config.secretKey };
+  const shortest = Math.min(...providers.map((p) => p.recheckMs!));
+  let done = 0;
+  const now = ctx.clock.now();
+  for (const row of await ctx.storage.people.dueSsoSessions(now.toISOString(), new Date(now.getTime() - shortest).toISOString(), BATCH)) {
+    const p = providers.find((x) => x.id === row.provider);
+    if (!p || Date.parse(row.checkedAt) > now.getTime() - p.recheckMs!) continue;
+    if (!(await ctx.storage.people.claimSsoCheck(row.sessionId, row.checkedAt, now.toISOString()))) continue;
+    const client = clients.get(p.id) ?? new OidcClient(p);
+    clients.set(p.id, client);
+    const outcome = await recheckSession(d, p, client, row);
+    ctx.log.info("sso session re-checked", { provider: p.id, session: row.sessionId, outcome });
+    done++;
+  }
+  return done;
+}
+
+/** The periodic re-check, when a provider asks for one; `stop` waits for a round in flight. */
+export function startRecheck(ctx: AutomationContext): { stop(): Promise<void> } {
+  const periods = (ctx.config.oidc ?? []).map((p) => p.recheckMs).filter((ms): ms is number => !!ms);
+  if (!periods.length) return { stop: async () => {} };
+  const clients = new Map<string, OidcClient>();
+  let running: Promise<unknown> | undefined;
+  const tick = () => {
+    if (running) return;
+    running = recheckDue(ctx, clients)
+      .catch((err) => ctx.log.error("sso re-check failed", { error: (err as Error)?.stack ?? String(err) }))
+      .finally(() => (running = undefined));
+  };
+  const timer = setInterval(tick, Math.max(500, Math.min(60_000, Math.min(...periods) / 2)));
+  timer.unref?.();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
