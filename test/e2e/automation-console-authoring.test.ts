@@ -154,11 +154,53 @@ afterAll(async () => {
 
 let automationId = "";
 
+/** Every chunk the console's JS names (import() targets and their imports), transitively, with its text. */
+async function chunks(): Promise<{ first: Map<string, string>; lazy: Map<string, string> }> {
+  const html = await (await fetch(`${base}/`)).text();
+  const first = new Map<string, string>();
+  for (const m of html.matchAll(/(?:src|href)="\.?(\/[\w.-]+\.js)"/g)) first.set(m[1], await (await fetch(`${base}${m[1]}`)).text());
+  const lazy = new Map<string, string>();
+  const queue = [...first.values()];
+  while (queue.length) {
+    for (const m of queue.shift()!.matchAll(/["'`]\.?(\/[\w.-]+\.js)["'`]/g)) {
+      if (first.has(m[1]) || lazy.has(m[1])) continue;
+      const r = await fetch(`${base}${m[1]}`);
+      expect(r.status).toBe(200);
+      const text = await r.text();
+      lazy.set(m[1], text);
+      queue.push(text);
+    }
+  }
+  return { first, lazy };
+}
+
+const gzKB = (text: string) => Bun.gzipSync(new TextEncoder().encode(text), { level: 9 }).byteLength / 1024;
+
+test("budgets: the first load's JavaScript is within 150 KB gzipped and holds no editor; the editor's own chunk is within 200 KB gzipped", async () => {
+  const { first, lazy } = await chunks();
+  const firstKB = [...first.values()].reduce((n, t) => n + gzKB(t), 0);
+  expect(firstKB).toBeLessThanOrEqual(150);
+  expect([...first.values()].some((t) => t.includes("cm-content"))).toBe(false);
+  const editor = [...lazy.entries()].filter(([, t]) => t.includes("cm-content"));
+  expect(editor).toHaveLength(1);
+  expect(gzKB(editor[0][1])).toBeLessThanOrEqual(200);
+  // The diff comes as a chunk of its own too.
+  expect([...first.values()].some((t) => t.includes("diffLines"))).toBe(false);
+});
+
 browserTest("write a workflow with a mistake (the issue at its line, nothing stored), fix it, create it, run it from its form with a PDF and see the output", async () => {
   const p = await signedIn("#/automations", "Automations");
+  const { lazy } = await chunks();
+  const editorChunk = [...lazy.entries()].find(([, t]) => t.includes("cm-content"))![0];
+  const fetched: string[] = [];
+  p.on("request", (r) => void fetched.push(new URL(r.url()).pathname));
+  await p.reload();
+  await titled(p, "Automations");
+  expect(fetched).not.toContain(editorChunk); // not on the list page
   await p.click('a[href="#/automations/new"]');
   await titled(p, "New automation");
   await p.waitForSelector(CM);
+  expect(fetched).toContain(editorChunk); // on the page that edits
   // the starter text is valid as it stands
   await bodyHas(p, "No issues");
 
