@@ -281,12 +281,23 @@ browserTest("the reviewer approves a paused run's task in the console: the task,
     await titled(p, "invoice-check");
     await settled(p);
     await p.waitForSelector("section[aria-labelledby=versions-h]");
+    const newVersion = `a[href="#/automations/${made.id}/edit"]`;
+    expect(await p.$(newVersion)).toBeNull();
     expect(await p.$("section[aria-labelledby=run-h]")).toBeNull();
     expect(await p.$("section[aria-labelledby=versions-h] form")).toBeNull();
-    // The owner, on the same page, is offered them (so the control exists and is withheld from her only).
+    // Nor on the versions page; and the editor's address itself shows no editor.
+    await p.goto(`${base}/#/automations/${made.id}/versions`);
+    await titled(p, "Versions of invoice-check");
+    await settled(p);
+    expect(await p.$(newVersion)).toBeNull();
+    await p.goto(`${base}/#/automations/${made.id}/edit`);
+    await bodyHas(p, "Your role may not add versions (it needs automations:write)."); // and no editor
+    expect(await p.$("button[type=submit]")).toBeNull();
+    // The owner, on the same page, is offered them (so the controls exist and are withheld from her only).
     await owner.goto(`${base}/#/automations/${made.id}`);
     await titled(owner, "invoice-check");
     await owner.waitForSelector("section[aria-labelledby=run-h]");
+    await owner.waitForSelector(newVersion);
 
     // The server refuses her a new version (the console's choice is not the only guard).
     const r = await fetch(`${base}/v1/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: REVIEWER.email, password: REVIEWER.password }) });
