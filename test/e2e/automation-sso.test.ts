@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { startProvider, type TestProvider } from "../automation/sso/provider";
 import { atProvider } from "../automation/sso/support";
 import { type ConsoleBrowser, startConsoleBrowser } from "./console-browser";
-import { automationPgUrl, ensureBuilt, start } from "./support";
+import { automationPgUrl, ensureBuilt, start, startServer } from "./support";
 
 let op: TestProvider;
 let started: ConsoleBrowser | undefined;
@@ -25,6 +25,8 @@ beforeAll(async () => {
       rita: person("rita@example.com", ["automation-reviewers"]),
       eve: person("eve@example.com", ["automation-reviewers"], false),
       lena: person("lena@example.com", ["automation-reviewers"]),
+      omar: person("omar@example.com", ["automation-admins"]),
+      nia: person("nia@example.com", ["automation-reviewers"]),
     },
   });
   started = await startConsoleBrowser("automation-sso", [
@@ -45,10 +47,13 @@ beforeAll(async () => {
     "automation-reviewers=reviewer@demo,automation-admins=admin@demo",
     "--oidc-allowed-domains",
     "example.com",
+    "--oidc-recheck",
+    "2s",
   ]);
   ({ base, browser } = started);
   // Registered once the server's address is known (the provider is made at its first request).
   op.redirectUris.push(`${base}/v1/auth/oidc/sso/callback`);
+  op.backchannelUri = `${base}/v1/auth/oidc/sso/backchannel-logout`;
 }, 180_000);
 
 afterAll(async () => {
@@ -130,7 +135,13 @@ test("Chromium signs in through the provider, lands in the console as a reviewer
     expect(task.decision.by).toBe("rita@example.com");
     expect(task.decision.actor.type).toBe("user");
 
-    const trail = (await (await asDemo("GET", "/v1/audit?limit=200")).json()) as { data: { action: string; outcome: string; actor: { type: string; id: string | null; name: string | null } }[] };
+    // Entries are written just after each answer: wait for the approval's.
+    type Trail = { data: { action: string; outcome: string; actor: { type: string; id: string | null; name: string | null } }[] };
+    let trail: Trail = { data: [] };
+    for (let i = 0; i < 100 && !trail.data.some((e) => e.action === "human-reviews.approve"); i++) {
+      trail = (await (await asDemo("GET", "/v1/audit?limit=200")).json()) as Trail;
+      if (!trail.data.some((e) => e.action === "human-reviews.approve")) await Bun.sleep(50);
+    }
     const signedIn = trail.data.find((e) => e.action === "auth.oidc.callback");
     expect(signedIn).toMatchObject({ outcome: "success", actor: { type: "user", id: task.decision.actor.id, name: "rita@example.com" } });
     expect(trail.data.find((e) => e.action === "human-reviews.approve")).toMatchObject({ outcome: "success", actor: { type: "user", name: "rita@example.com" } });
@@ -205,6 +216,85 @@ test("a local account with the same e-mail is refused until the operator links i
   expect((await ssoOverHttp("lena")).status).toBe(303);
   // Her password still works too (SSO-only tenants are not built yet).
   expect((await fetch(`${base}/v1/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "lena@example.com", password: "lantern-pebble-quarry-9" }) })).status).toBe(201);
+}, 120_000);
+
+test("signing out of a session made by SSO signs out at the provider too (RP-initiated logout) and comes back to the console", async () => {
+  const p = await newPage();
+  try {
+    await p.goto(`${base}/#/runs`);
+    await signInWithSso(p, "omar");
+    await p.waitForFunction('document.querySelector(".who")?.textContent?.includes("admin")', { timeout: 30_000 });
+    const [button] = await p.$$("xpath/.//header//button[contains(., 'Sign out')]");
+    await Promise.all([p.waitForNavigation({ timeout: 30_000 }), button!.click()]);
+    // At the provider: its own sign-out page, with the ID token as the hint.
+    await p.waitForSelector("#logout-yes", { timeout: 30_000 });
+    expect(p.url().startsWith(`${op.issuer}/session/end`)).toBe(true);
+    await Promise.all([p.waitForNavigation({ timeout: 30_000 }), p.click("#logout-yes")]);
+    // Back to the console's sign-in page, with no session here or there: signing in asks for the login again.
+    await p.waitForSelector("#sso-sso", { timeout: 30_000 });
+    expect(new URL(p.url()).origin).toBe(base);
+    expect((await p.cookies()).map((c) => c.name)).not.toContain("automation_session");
+    await (await p.waitForSelector("#sso-sso"))!.click();
+    await p.waitForSelector("#login", { timeout: 30_000 });
+  } finally {
+    await p.browserContext().close();
+  }
+}, 120_000);
+
+test("back-channel logout: signing out at the provider ends the session on both instances of the server", async () => {
+  // A second instance on the same database (the same SQLite file, or the same PostgreSQL database in the PostgreSQL pass).
+  const other = await startServer([join(started!.dir, "automation-server"), "--host", "127.0.0.1", "--workers", "1", "--data-dir", join(started!.dir, "data"), "--oidc-issuer", op.issuer, "--oidc-client-id", op.clientId, "--oidc-client-secret", op.clientSecret, "--oidc-default-role", "viewer@demo"], {
+    cwd: started!.dir,
+    env: { AUTOMATION_DATA_DIR: undefined, AUTOMATION_CONSOLE: undefined },
+  });
+  const p = await newPage();
+  try {
+    await p.goto(`${base}/#/runs`);
+    await signInWithSso(p, "omar");
+    await p.waitForSelector('nav[aria-label="Main"]', { timeout: 30_000 });
+    const cookie = (await p.cookies()).find((c) => c.name === "automation_session")!;
+    const ask = (at: string) => fetch(`${at}/v1/auth/sessions/current`, { headers: { cookie: `automation_session=${cookie.value}` } }).then((r) => r.status);
+    expect([await ask(base), await ask(other.url)]).toEqual([200, 200]);
+
+    // The person signs out at the provider (another application, or its own account page): it posts a
+    // logout token to this server, which ends the session in the database.
+    await p.goto(`${op.issuer}/session/end`);
+    await Promise.all([p.waitForNavigation({ timeout: 30_000 }), p.click("#logout-yes")]);
+    await p.waitForSelector("#signed-out", { timeout: 30_000 });
+    expect(await ask(base)).toBe(401);
+    // The other instance learns it from the database (PostgreSQL: a notification, milliseconds later).
+    let there = 200;
+    for (let i = 0; i < 50 && there !== 401; i++) {
+      there = await ask(other.url);
+      if (there !== 401) await Bun.sleep(50);
+    }
+    expect(there).toBe(401);
+    expect(started!.server.output()).toMatch(/sso back-channel logout.*ended.*1/);
+  } finally {
+    await p.browserContext().close();
+    await other.kill("SIGTERM");
+  }
+}, 120_000);
+
+test("--oidc-recheck: a person removed at the provider loses their session within the re-check period", async () => {
+  const nia = await ssoOverHttp("nia");
+  expect(nia.status).toBe(303);
+  const ask = () => fetch(`${base}/v1/auth/sessions/current`, { headers: { cookie: nia.session! } });
+  expect((await (await ask()).json()) as { role: string }).toMatchObject({ role: "reviewer" });
+  op.people.get("nia")!.groups = ["automation-admins"];
+  let role = "";
+  for (let i = 0; i < 100 && role !== "admin"; i++) {
+    role = ((await (await ask()).json()) as { role: string }).role;
+    if (role !== "admin") await Bun.sleep(100);
+  }
+  expect(role).toBe("admin");
+  op.people.delete("nia");
+  let status = 200;
+  for (let i = 0; i < 100 && status === 200; i++) {
+    status = (await ask()).status;
+    if (status === 200) await Bun.sleep(100);
+  }
+  expect(status).toBe(401);
 }, 120_000);
 
 test("SSO flags are checked at start: one clear line, exit 2", async () => {

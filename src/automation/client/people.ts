@@ -125,6 +125,11 @@ export class AuthSessionsResource {
     return this.http.json({ method: "GET", path: "/v1/auth/sessions/current" });
   }
 
+  /** Where to send the browser to sign out at the SSO provider too (before signOut; null for other sessions). */
+  async logoutUrl(): Promise<string | null> {
+    return (await this.http.json<{ url: string | null }>({ method: "GET", path: "/v1/auth/oidc/logout-url" })).url;
+  }
+
   /** The single sign-on providers of the server (public: the sign-in page lists them). */
   async providers(): Promise<SignInProvider[]> {
     return (await this.http.json<{ data: SignInProvider[] }>({ method: "GET", path: "/v1/auth/providers", auth: false })).data;

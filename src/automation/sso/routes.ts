@@ -16,7 +16,8 @@ import type { PeopleDeps } from "../people/service";
 import { SESSION_ABSOLUTE_MS, sessionCookie } from "../tenancy/session";
 import { deriveKey, open, seal } from "../secrets";
 import { OidcClient, SsoRefused } from "./oidc";
-import { ssoSignIn } from "./service";
+import { sessionIdToken, ssoSignIn } from "./service";
+import { authenticateRequest } from "../tenancy/auth";
 
 export const FLOW_COOKIE = "automation_oidc";
 /** How long a person may take at the provider. */
@@ -86,6 +87,23 @@ export const ssoRoutes = (ctx: AutomationContext) => {
       "/auth/providers",
       () => ({ data: providers.map((p) => ({ id: p.id, name: p.name, type: "oidc", start: `/v1/auth/oidc/${p.id}/start` })) }),
       { detail: { summary: "The single sign-on providers people may sign in with (the console's sign-in page lists them)", tags: ["People"], security: [] } },
+    )
+    .get(
+      "/auth/oidc/logout-url",
+      async ({ request, set }) => {
+        // RP-initiated logout: where the console sends the browser after ending a session made by SSO (the
+        // provider's end_session_endpoint, with the ID token as hint and this server's address to come back
+        // to). Null for password sessions, API keys, no session, or a provider without one.
+        set.headers["cache-control"] = "no-store";
+        const auth = await authenticateRequest(ctx, request).catch(() => undefined);
+        if (!auth?.person) return { url: null };
+        const sso = await sessionIdToken(deps, auth.person.sessionId);
+        const client = sso ? clients.get(sso.provider) : undefined;
+        if (!sso || !client) return { url: null };
+        const url = await client.endSessionUrl(ctx.clock.now().getTime(), { idToken: sso.idToken, postLogoutRedirectUri: `${publicUrlFor(ctx, request)}/` });
+        return { url: url?.href ?? null };
+      },
+      { detail: { summary: "Where to send the browser to sign out at the SSO provider too (RP-initiated logout); null when there is nowhere", tags: ["People"] } },
     )
     .get(
       "/auth/oidc/:provider/start",

@@ -74,7 +74,17 @@ export async function startProvider(opts: { redirectUris?: string[]; people?: Re
       pkce: { required: () => true },
       claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"], groups: ["groups", "realm_access"] },
       scopes: ["openid", "email", "profile", "groups", "offline_access"],
-      features: { devInteractions: { enabled: false }, backchannelLogout: { enabled: true }, rpInitiatedLogout: { enabled: true } },
+      features: { devInteractions: { enabled: false }, backchannelLogout: { enabled: true }, rpInitiatedLogout: {
+          enabled: true,
+          // No outside resources (the default page loads a web font).
+          async logoutSource(ctx: KoaContextWithOIDC, form: string) {
+            ctx.body = `<!doctype html><title>Test provider: sign out</title><h1>Sign out of the test provider?</h1>${form}<button id="logout-yes" type="submit" form="op.logoutForm" value="yes" name="logout">Yes, sign me out</button>`;
+          },
+          async postLogoutSuccessSource(ctx: KoaContextWithOIDC) {
+            ctx.body = `<!doctype html><title>Test provider: signed out</title><p id="signed-out">Signed out.</p>`;
+          },
+        },
+      },
       interactions: { url: (_ctx: KoaContextWithOIDC, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
       async findAccount(_ctx: KoaContextWithOIDC, id: string) {
         const p = people.get(id);

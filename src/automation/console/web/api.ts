@@ -159,15 +159,21 @@ export async function restoreSession(): Promise<Session | null> {
   }
 }
 
-/** Ends the session: a person's on the server (`DELETE /v1/auth/sessions/current`), a key's in this tab. */
+/**
+ * Ends the session: a person's on the server (`DELETE /v1/auth/sessions/current`), a key's in this tab.
+ * A session made by single sign-on then sends the browser to the provider to sign out there too
+ * (RP-initiated logout), which comes back to the console.
+ */
 export async function signOut(session: Session): Promise<void> {
   forgetKey();
   if (!session.person) return;
+  const atProvider = await cookieClient(undefined).sessions.logoutUrl().catch(() => null);
   try {
     await cookieClient(undefined).sessions.signOut();
   } catch (err) {
     if (!(err instanceof AutomationError && err.status === 401)) throw err; // already ended
   }
+  if (atProvider) location.assign(atProvider);
 }
 
 /** Whether a failed sign-in asks for the second factor (or the factor given was wrong). */
