@@ -101,9 +101,11 @@ async function paste(p: Page, text: string): Promise<void> {
   await p.keyboard.press("a");
   await p.keyboard.up("Control");
   await p.$eval(CM, (el, t) => {
-    const data = new DataTransfer();
+    // Runs in the page; the tests' own types have no DOM, so its classes are named through globalThis.
+    const dom = globalThis as unknown as { DataTransfer: new () => { setData(type: string, value: string): void }; ClipboardEvent: new (type: string, init: object) => Event };
+    const data = new dom.DataTransfer();
     data.setData("text/plain", t);
-    el.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+    el.dispatchEvent(new dom.ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
   }, text);
 }
 
@@ -283,7 +285,7 @@ browserTest("version 2 from the editor, a diff against version 1, promote 1 back
   await p.click("form button[type=submit]");
   await titled(p, "1.0.0 → 2.0.0");
   await p.waitForSelector("table.diff");
-  const changed = await p.$$eval("table.diff tr.diff-changed", (rows) => rows.map((r) => Array.from(r.querySelectorAll("td.code")).map((c) => c.textContent)));
+  const changed = await p.$$eval("table.diff tr.diff-changed", (rows) => rows.map((r) => Array.from(r.querySelectorAll("td.code"), (c) => (c as { textContent: string | null }).textContent)));
   expect(changed).toEqual([
     ["removed: version: 1.0.0", "added: version: 2.0.0"],
     ['removed:         greeting: "Hello {{ input.who }} ({{ input.tone }})"', 'added:         greeting: "Hi {{ input.who }} ({{ input.tone }})"'],
