@@ -152,8 +152,7 @@ export class OidcClient {
       idToken: tokens.id_token!,
       subject: idToken.sub,
       email: typeof claims.email === "string" ? claims.email : undefined,
-      // Some providers send "true" as a string; anything else is not a verified e-mail.
-      emailVerified: claims.email_verified === true || claims.email_verified === "true",
+      emailVerified: verifiedEmail(claims),
       name: typeof claims.name === "string" ? claims.name : undefined,
       groups: at(claims, this.config.groupsClaim),
       sid: typeof claims.sid === "string" ? claims.sid : undefined,
@@ -225,6 +224,17 @@ export class OidcClient {
     const response = await oauth.userInfoRequest(as, this.client, accessToken, this.options());
     return (await oauth.processUserInfoResponse(as, this.client, subject, response)) as Record<string, unknown>;
   }
+}
+
+/**
+ * Whether the provider vouches for the e-mail: `email_verified` true (some providers send "true"), or,
+ * only when a token carries no `email_verified` at all, Microsoft Entra's `xms_edov` optional claim (the
+ * e-mail's domain is verified by its owner: Entra sends no `email_verified` for work accounts).
+ */
+function verifiedEmail(claims: Record<string, unknown>): boolean {
+  const v = claims.email_verified;
+  if (v !== undefined) return v === true || v === "true";
+  return claims.xms_edov === true || claims.xms_edov === "true" || claims.xms_edov === 1 || claims.xms_edov === "1";
 }
 
 /** The value at a dotted path of the claims (`realm_access.roles`). */

@@ -11,7 +11,10 @@ import * as jose from "jose";
 
 export interface TestPerson {
   email: string;
-  email_verified: boolean;
+  /** Absent: the claim is not sent at all (as Microsoft Entra does for work accounts). */
+  email_verified?: boolean;
+  /** Microsoft Entra's "e-mail domain owner verified" optional claim. */
+  xms_edov?: boolean;
   name: string;
   groups: string[];
 }
@@ -72,7 +75,7 @@ export async function startProvider(opts: { redirectUris?: string[]; people?: Re
       issueRefreshToken: async () => true,
       jwks: { keys: [jwk] },
       pkce: { required: () => true },
-      claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"], groups: ["groups", "realm_access"] },
+      claims: { openid: ["sub"], email: ["email", "email_verified", "xms_edov"], profile: ["name"], groups: ["groups", "realm_access"] },
       scopes: ["openid", "email", "profile", "groups", "offline_access"],
       features: { devInteractions: { enabled: false }, backchannelLogout: { enabled: true }, rpInitiatedLogout: {
           enabled: true,
@@ -93,7 +96,7 @@ export async function startProvider(opts: { redirectUris?: string[]; people?: Re
           accountId: id,
           async claims() {
             const now = people.get(id) ?? p;
-            return { sub: id, email: now.email, email_verified: now.email_verified, name: now.name, groups: now.groups, realm_access: { roles: now.groups } };
+            return { sub: id, email: now.email, email_verified: now.email_verified, xms_edov: now.xms_edov, name: now.name, groups: now.groups, realm_access: { roles: now.groups } };
           },
         };
       },

@@ -36,6 +36,9 @@ beforeAll(async () => {
       lin: person("lin@example.com", ["automation-admins"]),
       ivy: person("ivy@example.com", ["automation-reviewers"]),
       kim: person("kim@example.com", ["automation-reviewers"]),
+      // As Microsoft Entra sends work accounts: no email_verified; with or without its xms_edov claim.
+      tom: { email: "tom@example.com", xms_edov: true, name: "tom", groups: ["automation-reviewers"] },
+      una: { email: "una@example.com", name: "una", groups: ["automation-reviewers"] },
     },
   });
   op.backchannelUri = `http://127.0.0.1:${forwarder.port}/v1/auth/oidc/sso/backchannel-logout`;
@@ -218,6 +221,12 @@ describe("single sign-on with an OpenID Connect provider", () => {
     expect(await h.ctx.storage.people.findUser("eve@example.com")).toBeUndefined();
     expect(await h.ctx.storage.people.findUser("mal@elsewhere.org")).toBeUndefined();
     expect((await callbackEntries(h)).sort()).toEqual(["denied 403 anonymous eve@example.com", "denied 403 anonymous mal@elsewhere.org"]);
+  });
+
+  test("without email_verified (Microsoft Entra), the xms_edov claim vouches for the e-mail; with neither, refused", async () => {
+    const { h } = await ssoHarness(op);
+    expect((await current(h, (await ssoSignIn(h, "tom")).session!)).user.email).toBe("tom@example.com");
+    await expectRefused(await ssoSignIn(h, "una"), 403, "email_unverified");
   });
 
   test("a provider that is down: the start says so, password sign-in still works", async () => {
