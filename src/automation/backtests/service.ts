@@ -47,6 +47,13 @@ export class Backtests {
   readonly store: BacktestStore;
   private listeners: Followers<ProgressLine> = new Map();
   private pumping = new Set<string>();
+  /**
+   * Replays this process started and has not seen end, by backtest: a finish starts more only once the
+   * window is half empty, a batch at a time instead of one read-and-start per finish. A throttle only:
+   * the database decides what is pending, and a process that does not know (a restart, another
+   * instance's finish) pumps at once.
+   */
+  private inFlight = new Map<string, number>();
   private again = new Set<string>();
   /** Originals read when their replay started, for scoring it when it ends (a run's fields scored here never change). */
   private originals = new Map<string, RunRow>();
@@ -74,6 +81,12 @@ export class Backtests {
     // The replay may end before its start was recorded on the item (a free worker runs it at once).
     if (!(await this.store.itemByReplay(run.id))) await this.store.markStarted(run.batchId, originalRunId, run.id, this.now());
     await this.settle(run.batchId, originalRunId, run);
+    const left = (this.inFlight.get(run.batchId) ?? 0) - 1;
+    if (left > windowOf(this.ctx.config.workers) / 2) {
+      this.inFlight.set(run.batchId, left);
+      return;
+    }
+    this.inFlight.delete(run.batchId);
     await this.pump(run.batchId);
   }
 
@@ -159,10 +172,13 @@ export class Backtests {
         const b = await this.store.byId(backtestId);
         if (!b || b.completedAt || b.cancelledAt) break;
         // Index reads of the few items in flight and the next pending ones (counting all items per finish would be quadratic).
-        const room = windowOf(this.ctx.config.workers) - (await this.store.started(backtestId)).length;
+        const started = (await this.store.started(backtestId)).length;
+        this.inFlight.set(backtestId, started);
+        const room = windowOf(this.ctx.config.workers) - started;
         if (room <= 0) break;
         const items = await this.store.pending(backtestId, room);
-        await Promise.all(items.map((i) => this.replay(b, i)));
+        const replays = (await Promise.all(items.map((i) => this.replay(b, i)))).filter(Boolean).length;
+        this.inFlight.set(backtestId, (this.inFlight.get(backtestId) ?? 0) + replays);
         if (items.length > 0) this.again.add(backtestId);
       } while (this.again.has(backtestId));
     } finally {
@@ -171,16 +187,18 @@ export class Backtests {
     await this.checkCompleted(backtestId);
   }
 
-  /** Starts the replay of one pending item (or finds the one a crashed start made); skips what cannot replay. */
-  private async replay(b: BacktestRow, item: ItemRow): Promise<void> {
+  /** Starts the replay of one pending item (or finds the one a crashed start made); skips what cannot replay. True when this call started a run. */
+  private async replay(b: BacktestRow, item: ItemRow): Promise<boolean> {
     const key = keyOf(b.id, item.originalRunId);
     const skip = async (reason: string) => {
       if (await this.store.markSkipped(b.id, item.originalRunId, reason, this.now())) await this.progress(b.id, item.originalRunId);
+      return false;
     };
     const adopt = async (replayId: string) => {
       await this.store.markStarted(b.id, item.originalRunId, replayId, this.now());
       const run = await this.ctx.storage.runs.byId(replayId);
       if (run) await this.settle(b.id, item.originalRunId, run);
+      return false;
     };
     // A replay a crashed start made is found by its dedupe key when this start is refused (below).
     const original = await this.ctx.storage.runs.byId(item.originalRunId);
@@ -216,15 +234,15 @@ export class Backtests {
     }
     // Marked started, the replay is this item's: its finish (this process's listener, or start-up
     // recovery after a crash) scores it, even when it finished before this line.
-    if (await this.store.markStarted(b.id, item.originalRunId, replay.id, this.now())) return;
+    if (await this.store.markStarted(b.id, item.originalRunId, replay.id, this.now())) return true;
     // Not pending any more: the replay's finish came first and marked it (it is this item's, settled by
     // then or now, once), or the backtest was cancelled (this replay is nobody's).
     const now = (await this.store.items(b.id)).find((i) => i.originalRunId === item.originalRunId);
     if (now?.replayRunId !== replay.id) {
       await runsOf(this.ctx).cancel(b.tenantId, replay.id).catch(() => {});
-      return;
+      return false;
     }
-    await adopt(replay.id);
+    return adopt(replay.id);
   }
 
   /** Start-up: score replays that ended while no process was here, start what is pending, complete what is done. */
