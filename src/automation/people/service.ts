@@ -237,6 +237,10 @@ export async function signIn(
     }
     throw Unauthorized(input.tenant === undefined ? "this user is a member of no tenant" : `this user is not a member of "${input.tenant}"`, { field: "tenant", code: "unauthorized" });
   }
+  // A tenant that lets its members in by single sign-on only refuses their passwords (keys still work).
+  if (await d.people.tenantSsoOnly(membership.tenantId)) {
+    throw Forbidden("this tenant signs its members in with single sign-on only: use the sign-in page's single sign-on button", { field: "tenant", code: "sso_only" });
+  }
   // The second factor is asked only after the password was right; a wrong code counts as a failure.
   const factor = await secondFactor(d, user, input.totp);
   if (factor === "missing") throw Unauthorized("this account has a second factor: send the current code of its authenticator app as `totp`", { field: "totp", code: "totp_required" });

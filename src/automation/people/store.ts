@@ -250,4 +250,9 @@ export interface PeopleStore {
   claimSsoCheck(sessionId: string, from: string, to: string): Promise<boolean>;
   /** Stores the tokens a re-check got (a provider may rotate the refresh token). */
   setSsoTokens(sessionId: string, tokens: { refreshToken: string | null; idToken: string | null }): Promise<void>;
+
+  /** Whether the tenant lets its members in by single sign-on only (false when never set). */
+  tenantSsoOnly(tenantId: string): Promise<boolean>;
+  /** Sets whether the tenant lets its members in by single sign-on only. */
+  setTenantSsoOnly(tenantId: string, ssoOnly: boolean, at: string): Promise<void>;
 }

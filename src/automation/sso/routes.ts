@@ -17,7 +17,13 @@ import { SESSION_ABSOLUTE_MS, sessionCookie } from "../tenancy/session";
 import { deriveKey, open, seal } from "../secrets";
 import { OidcClient, SsoRefused } from "./oidc";
 import { sessionIdToken, ssoSignIn } from "./service";
-import { authenticateRequest } from "../tenancy/auth";
+import { authenticateRequest, requireScope } from "../tenancy/auth";
+import { jsonParser } from "../http/body";
+import { parseWith } from "../http/validate";
+import { Invalid } from "../../kernel/errors";
+import * as v from "valibot";
+
+const TenantSsoBody = v.strictObject({ ssoOnly: v.boolean("ssoOnly must be true or false") });
 
 export const FLOW_COOKIE = "automation_oidc";
 /** How long a person may take at the provider. */
@@ -51,9 +57,21 @@ function flowCookie(header: string | null): string | undefined {
 
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** Where the console may go after a sign-in: a path of this server, never another origin. */
+const HERE = "http://console.invalid";
+
+/**
+ * Where the console may go after a sign-in: a path of this server, never another origin. A browser drops
+ * tabs and newlines from an address and reads `\` as `/` (`/<tab>/evil.com` is `//evil.com`), so such
+ * characters are refused, and what is left must resolve to this origin.
+ */
 function safeNext(raw: unknown): string {
-  return typeof raw === "string" && raw.startsWith("/") && !raw.startsWith("//") && !raw.includes("\\") && raw.length <= 500 ? raw : "/";
+  if (typeof raw !== "string" || raw.length > 500 || !raw.startsWith("/") || /[\u0000-\u001f\u007f\\]/.test(raw)) return "/";
+  try {
+    const u = new URL(raw, HERE);
+    return u.origin === HERE ? u.pathname + u.search + u.hash : "/";
+  } catch {
+    return "/";
+  }
 }
 
 export const ssoRoutes = (ctx: AutomationContext) => {
@@ -82,7 +100,30 @@ export const ssoRoutes = (ctx: AutomationContext) => {
     });
   };
 
+  const authedParse = jsonParser(4096, (request) => authenticateRequest(ctx, request));
   return new Elysia()
+    .get(
+      "/tenant/sso",
+      async ({ request }) => {
+        const auth = await authenticateRequest(ctx, request);
+        requireScope(auth, "members:read");
+        return { ssoOnly: await ctx.storage.people.tenantSsoOnly(auth.tenantId), providers: providers.map((p) => ({ id: p.id, name: p.name })) };
+      },
+      { detail: { summary: "The tenant's single sign-on settings (ssoOnly) and the server's providers", tags: ["People"] } },
+    )
+    .put(
+      "/tenant/sso",
+      async ({ body, request }) => {
+        const auth = await authenticateRequest(ctx, request);
+        // The owner's, like the tenant's other people settings: only `*` holds tenant:write.
+        requireScope(auth, "tenant:write");
+        const { ssoOnly } = parseWith(TenantSsoBody, body);
+        if (ssoOnly && providers.length === 0) throw Invalid("this server has no single sign-on provider (--oidc-issuer): SSO-only would let nobody in", { field: "ssoOnly", code: "no_sso_provider" });
+        await ctx.storage.people.setTenantSsoOnly(auth.tenantId, ssoOnly, ctx.clock.now().toISOString());
+        return { ssoOnly, providers: providers.map((p) => ({ id: p.id, name: p.name })) };
+      },
+      { parse: authedParse, detail: { summary: "Make single sign-on the only way in for the tenant's members (owners); API keys still work", tags: ["People"] } },
+    )
     .get(
       "/auth/providers",
       () => ({ data: providers.map((p) => ({ id: p.id, name: p.name, type: "oidc", start: `/v1/auth/oidc/${p.id}/start` })) }),

@@ -9,7 +9,7 @@ import { json, type Harness } from "../app/harness";
 import { auditOf } from "../../../src/automation/audit/service";
 import { NO_TENANT } from "../../../src/automation/audit/store";
 import { createUser } from "../../../src/automation/people/service";
-import { PASSWORD, signIn } from "../people/support";
+import { as, PASSWORD, peopleHarness, signIn } from "../people/support";
 import { startProvider, type Forgery, type TestProvider } from "./provider";
 import { callbackWith, providerConfig, REDIRECT, signOutAtProvider, ssoHarness, ssoSignIn } from "./support";
 import { recheckDue } from "../../../src/automation/sso/recheck";
@@ -114,6 +114,16 @@ describe("single sign-on with an OpenID Connect provider", () => {
       "success user ada@example.com",
       "success user bob@example.com",
     ]);
+  });
+
+  test("after the sign-in the browser goes to the page it asked for, only ever a page of this server", async () => {
+    const { h } = await ssoHarness(op);
+    const landed = async (next: string) => (await ssoSignIn(h, "bob", { next })).res.headers.get("location");
+    expect(await landed("/#/runs?status=failed")).toBe("/#/runs?status=failed");
+    // Another origin, however spelled (browsers drop tabs and newlines and read a backslash as a slash).
+    for (const next of ["//evil.example", "/\t/evil.example", "/\n/evil.example", "/\\evil.example", "https://evil.example/", "/%09/evil.example", "javascript:alert(1)", `/${"a".repeat(600)}`]) {
+      expect({ next, location: await landed(next) }).toEqual({ next, location: "/" });
+    }
   });
 
   test("the role follows the groups at every sign-in: promoted, demoted, and gone with the last group", async () => {
@@ -314,5 +324,38 @@ describe("single sign-on with an OpenID Connect provider", () => {
     } finally {
       reachable = undefined;
     }
+  });
+
+  test("an owner makes SSO the only way in: members' passwords are refused, SSO and API keys still work", async () => {
+    const { h, t, person } = await ssoHarness(op);
+    const owner = await person("owner");
+    const admin = await person("admin");
+    const dev = await person("developer");
+    expect(await json(await as(h, owner, "GET", "/v1/tenant/sso"))).toEqual({ ssoOnly: false, providers: [{ id: "sso", name: "Test SSO" }] });
+    expect((await as(h, admin, "PUT", "/v1/tenant/sso", { body: { ssoOnly: true } })).status).toBe(403);
+    const set = await as(h, owner, "PUT", "/v1/tenant/sso", { body: { ssoOnly: true } });
+    expect(set.status).toBe(200);
+    expect((await json(set)).ssoOnly).toBe(true);
+
+    const refused = await h.req("POST", "/v1/auth/sessions", { body: { email: dev.email, password: PASSWORD } });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("set-cookie")).toBeNull();
+    expect((await json(refused)).issues[0]).toMatchObject({ code: "sso_only" });
+    // A wrong password is still just a wrong password (the setting is not told to someone without it).
+    expect((await h.req("POST", "/v1/auth/sessions", { body: { email: dev.email, password: "not-the-password-at-all" } })).status).toBe(401);
+    // Open sessions stay until they end; SSO signs in; keys work.
+    expect((await current(h, dev.cookie)).role).toBe("developer");
+    expect((await current(h, (await ssoSignIn(h, "ada")).session!)).role).toBe("reviewer");
+    expect((await h.req("GET", "/v1/automations", { key: t.key })).status).toBe(200);
+
+    expect((await as(h, owner, "PUT", "/v1/tenant/sso", { body: { ssoOnly: false } })).status).toBe(200);
+    expect((await h.req("POST", "/v1/auth/sessions", { body: { email: dev.email, password: PASSWORD } })).status).toBe(201);
+
+    // A server without a provider refuses to lock its people out.
+    const plain = await peopleHarness();
+    const o2 = await plain.person("owner");
+    const lock = await as(plain.h, o2, "PUT", "/v1/tenant/sso", { body: { ssoOnly: true } });
+    expect(lock.status).toBe(400);
+    expect((await json(lock)).issues[0]).toMatchObject({ code: "no_sso_provider" });
   });
 });

@@ -473,4 +473,14 @@ export class PgPeopleStore implements PeopleStore {
   async setSsoTokens(sessionId: string, tokens: { refreshToken: string | null; idToken: string | null }): Promise<void> {
     await this.pg`UPDATE sso_sessions SET refresh_token = ${tokens.refreshToken}, id_token = coalesce(${tokens.idToken}, id_token) WHERE session_id = ${sessionId}`;
   }
+
+  async tenantSsoOnly(tenantId: string): Promise<boolean> {
+    const [r] = await this.pg`SELECT sso_only AS "ssoOnly" FROM tenant_sso WHERE tenant_id = ${tenantId}`;
+    return r?.ssoOnly === true;
+  }
+
+  async setTenantSsoOnly(tenantId: string, ssoOnly: boolean, at: string): Promise<void> {
+    await this.pg`INSERT INTO tenant_sso (tenant_id, sso_only, updated_at) VALUES (${tenantId}, ${ssoOnly}, ${at})
+      ON CONFLICT (tenant_id) DO UPDATE SET sso_only = excluded.sso_only, updated_at = excluded.updated_at`;
+  }
 }

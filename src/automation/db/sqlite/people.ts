@@ -24,7 +24,7 @@ type LookupRow = SessionRow & {
 const KEEP_LOOKUPS = new Set([
   "countUsers", "findUser", "listUsers", "memberships", "findInvitation", "session", "touchSession", "sessionsOf",
   "failures", "addFailure", "clearFailures", "totp", "tenantSettings", "addInvitation", "addSession", "setSessionClient", "useTotpStep",
-  "ssoIdentity", "linkSsoIdentity", "pruneLinks", "deleteLink", "addSsoSession", "ssoSession", "dueSsoSessions", "claimSsoCheck", "setSsoTokens",
+  "ssoIdentity", "linkSsoIdentity", "pruneLinks", "deleteLink", "addSsoSession", "ssoSession", "dueSsoSessions", "claimSsoCheck", "setSsoTokens", "tenantSsoOnly", "setTenantSsoOnly",
   // private reads
   "user", "lookup",
 ]);
@@ -418,5 +418,15 @@ export class SqlitePeopleStore implements PeopleStore {
 
   async setSsoTokens(sessionId: string, tokens: { refreshToken: string | null; idToken: string | null }): Promise<void> {
     this.sqlite.query("UPDATE sso_sessions SET refresh_token = ?, id_token = coalesce(?, id_token) WHERE session_id = ?").run(tokens.refreshToken, tokens.idToken, sessionId);
+  }
+
+  async tenantSsoOnly(tenantId: string): Promise<boolean> {
+    return this.sqlite.query<{ ssoOnly: number }, [string]>("SELECT sso_only AS ssoOnly FROM tenant_sso WHERE tenant_id = ?").get(tenantId)?.ssoOnly === 1;
+  }
+
+  async setTenantSsoOnly(tenantId: string, ssoOnly: boolean, at: string): Promise<void> {
+    this.sqlite
+      .query("INSERT INTO tenant_sso (tenant_id, sso_only, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT (tenant_id) DO UPDATE SET sso_only = excluded.sso_only, updated_at = excluded.updated_at")
+      .run(tenantId, ssoOnly ? 1 : 0, at);
   }
 }
