@@ -58,8 +58,9 @@ export interface SsoAttempt {
 }
 
 /** A sign-in through the provider as `login`; `tamper` may change the callback address before it is opened. */
-export async function ssoSignIn(h: Harness, login: string, opts: { provider?: string; tamper?: (callback: URL) => void; cookie?: string; jar?: Map<string, string> } = {}): Promise<SsoAttempt> {
-  const start = await h.req("GET", `/v1/auth/oidc/${opts.provider ?? "sso"}/start?login_hint=${encodeURIComponent(login)}`);
+export async function ssoSignIn(h: Harness, login: string, opts: { provider?: string; tamper?: (callback: URL) => void; cookie?: string; jar?: Map<string, string>; next?: string } = {}): Promise<SsoAttempt> {
+  const next = opts.next === undefined ? "" : `&next=${encodeURIComponent(opts.next)}`;
+  const start = await h.req("GET", `/v1/auth/oidc/${opts.provider ?? "sso"}/start?login_hint=${encodeURIComponent(login)}${next}`);
   if (start.status !== 303) throw new Error(`start answered ${start.status}: ${await start.text()}`);
   const flow = start.headers.getSetCookie().find((c) => c.startsWith("automation_oidc="))!.split(";")[0]!;
   const back = new URL(await atProvider(start.headers.get("location")!, "http://localhost/", opts.jar));
