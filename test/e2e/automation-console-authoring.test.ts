@@ -319,6 +319,21 @@ browserTest("version 2 from the editor, a diff against version 1, promote 1 back
   expect((await api("GET", `/v1/automations/${automationId}`)).version).toBe("2.0.1");
 });
 
+browserTest("a failed run opens at its failed step, its error shown there", async () => {
+  // Twelve steps before the failing one: the failed step sits below the first screen.
+  const before = Array.from({ length: 12 }, (_, i) => `  - {name: s${i}, type: transform.set, with: {fields: {n: ${i}}}}`).join("\n");
+  const yaml = `name: breaks\ntriggerMethods: [{type: api}, {type: manual}]\nsteps:\n${before}\n  - name: stop\n    type: control.fail\n    message: "the total does not add up"\n`;
+  await api("POST", "/v1/automations", { yaml });
+  const run = await api("POST", "/v1/runs?wait_for_completion=30", { target: "workflows.breaks", input: {} });
+  expect(run.execution.status).toBe("failed");
+  const p = await signedIn(`#/runs/${run.id}`, run.id);
+  await p.waitForSelector("li.step.failed");
+  expect(await textOf(p, "li.step.failed")).toContain("the total does not add up");
+  expect(await textOf(p, "section[aria-labelledby=steps-h] p a")).toBe("Go to the failed step: stop");
+  // Scrolled to it: the failed step is on screen.
+  await p.waitForFunction('(() => { const r = document.querySelector("li.step.failed").getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })()', { timeout: 10_000 });
+});
+
 browserTest("a read-only key is offered no new automation, no new version, no promote or restore and no run form", async () => {
   const made = Bun.spawnSync(
     [join(started!.dir, "automation-server"), "keys", "create", "--tenant", "demo", "--scopes", "automations:read,runs:read", "--json", "--data-dir", join(started!.dir, "data"), ...dbArgs()],

@@ -164,7 +164,7 @@ browserTest("the demo link signs in once with a single-use code; the key is neve
   expect(requested.some((u) => u.startsWith(`${base}/`))).toBe(true);
   expect(requested.filter((u) => u.includes(KEY))).toEqual([]);
   // Every navigation entry is scoped: the demo key has "*", so all of them show.
-  expect(await page.$$eval('nav[aria-label="Main"] a', (as) => as.length)).toBe(10); // with Members, Keys and Audit
+  expect(await page.$$eval('nav[aria-label="Main"] a', (as) => as.length)).toBe(11); // with Files, Members, Keys and Audit
 });
 
 let runWithFile: string;

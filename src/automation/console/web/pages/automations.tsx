@@ -246,8 +246,22 @@ function RunForm({ automation }: { automation: Automation }) {
           ) : null;
           if (p.format === "file")
             return (
-              <label key={name} for={id}>
-                {label}
+              <label
+                key={name}
+                for={id}
+                class="file-drop"
+                // A file dropped on the field is the field's file (the input shows its name).
+                onDragOver={(e) => e.preventDefault()}
+                onDrop={(e) => {
+                  e.preventDefault();
+                  const dropped = e.dataTransfer?.files;
+                  if (!dropped?.length) return;
+                  const el = document.getElementById(id) as HTMLInputElement | null;
+                  if (el) el.files = dropped;
+                  setFiles({ ...files, [name]: dropped[0] });
+                }}
+              >
+                {label} <span class="hint">(choose or drop a file)</span>
                 <input id={id} name={name} type="file" required={required.has(name)} aria-describedby={described} onChange={(e) => setFiles({ ...files, [name]: e.currentTarget.files?.[0] })} />
                 {hint}
               </label>

@@ -1,6 +1,6 @@
 // Runs: the list (the API's filters, cursor pages) and one run (live status, steps, input/output,
 // artifacts with previews, usage, trace, cancel/rerun, the run's review).
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import type { Artifact, Run, RunEvent, RunStep, RunUsage } from "../../../client/index";
 import { SelectField, TextField } from "../components/field";
 import { FilterForm, useAddressDraft } from "../components/filters";
@@ -220,10 +220,25 @@ export function RunDetail({ id }: { id: string }) {
 
 function StepTimeline({ steps, error }: { steps: RunStep[] | undefined; error: unknown }) {
   const longest = Math.max(1, ...(steps ?? []).map((s) => s.durationMs ?? 0));
+  const failed = steps?.findIndex((s) => s.status === "failed") ?? -1;
+  // A failed run opens at its failed step's error: scrolled into view once, when the steps arrive.
+  const shown = useRef(false);
+  useEffect(() => {
+    if (failed === -1 || shown.current) return;
+    shown.current = true;
+    document.getElementById(`step-${failed}`)?.scrollIntoView({ block: "center" });
+  }, [failed]);
   return (
     <section aria-labelledby="steps-h">
       <h2 id="steps-h">Steps</h2>
       <Problem error={error} />
+      {failed !== -1 && steps ? (
+        <p>
+          <a href={`#step-${failed}`} onClick={(e) => (e.preventDefault(), document.getElementById(`step-${failed}`)?.scrollIntoView({ block: "center" }))}>
+            Go to the failed step: {steps[failed].name}
+          </a>
+        </p>
+      ) : null}
       {!steps ? (
         <Skeleton rows={3} />
       ) : steps.length === 0 ? (
@@ -231,7 +246,7 @@ function StepTimeline({ steps, error }: { steps: RunStep[] | undefined; error: u
       ) : (
         <ol class="timeline">
           {steps.map((s, i) => (
-            <li key={`${s.name}-${i}`} class={`step ${s.status}`}>
+            <li key={`${s.name}-${i}`} id={`step-${i}`} class={`step ${s.status}`}>
               <div class="step-head">
                 <strong>{s.name}</strong> <span class="muted">{s.type}</span> <Badge value={s.status} />
                 <span class="muted">
@@ -242,6 +257,7 @@ function StepTimeline({ steps, error }: { steps: RunStep[] | undefined; error: u
                 <span style={{ width: `${Math.max(2, ((s.durationMs ?? 0) / longest) * 100)}%` }} />
               </div>
               {s.error ? <Json value={s.error} label={`Error of step ${s.name}`} /> : null}
+              {s.status === "failed" && s.output !== undefined ? <Json value={s.output} label={`Output of step ${s.name}`} /> : null}
             </li>
           ))}
         </ol>
