@@ -129,6 +129,7 @@ export class OidcClient {
     } catch (err) {
       throw new SsoRefused("provider_down", `${this.config.name}'s token endpoint cannot be reached (${reason(err)}); try again later`, 503);
     }
+    unavailable(response, this.config.name);
     let tokens: oauth.TokenEndpointResponse;
     try {
       tokens = await oauth.processAuthorizationCodeResponse(as, this.client, response, { expectedNonce: f.nonce, requireIdToken: true });
@@ -143,9 +144,23 @@ export class OidcClient {
   private async verified(as: oauth.AuthorizationServer, tokens: oauth.TokenEndpointResponse): Promise<VerifiedClaims> {
     const idToken = oauth.getValidatedIdTokenClaims(tokens)!;
     const claims: Record<string, unknown> = { ...idToken };
-    if (claims.email === undefined || claims.email_verified === undefined || at(claims, this.config.groupsClaim) === undefined) {
-      const fromUserInfo = await this.userInfo(as, tokens.access_token, idToken.sub).catch(() => undefined);
-      for (const [k, val] of Object.entries(fromUserInfo ?? {})) if (claims[k] === undefined) claims[k] = val;
+    const needEmail = claims.email === undefined || claims.email_verified === undefined;
+    if (needEmail || at(claims, this.config.groupsClaim) === undefined) {
+      // A UserInfo that cannot answer is not "no groups": deciding roles without them would demote or
+      // remove people for an outage. The sign-in (or re-check) waits for the provider instead.
+      let fromUserInfo: Record<string, unknown>;
+      try {
+        fromUserInfo = (await this.userInfo(as, tokens.access_token, idToken.sub)) ?? {};
+      } catch (err) {
+        throw new SsoRefused("provider_down", `${this.config.name}'s UserInfo endpoint did not answer (${reason(err)}); try again later`, 503);
+      }
+      for (const [k, val] of Object.entries(fromUserInfo)) if (claims[k] === undefined) claims[k] = val;
+      // The e-mail and whether it is verified come as a pair from one source.
+      if (needEmail && typeof fromUserInfo.email === "string") {
+        claims.email = fromUserInfo.email;
+        claims.email_verified = fromUserInfo.email_verified;
+        claims.xms_edov = fromUserInfo.xms_edov ?? claims.xms_edov;
+      }
     }
     return {
       refreshToken: tokens.refresh_token,
@@ -173,6 +188,7 @@ export class OidcClient {
     } catch (err) {
       throw new SsoRefused("provider_down", `${this.config.name}'s token endpoint cannot be reached (${reason(err)})`, 503);
     }
+    unavailable(response, this.config.name);
     let tokens: oauth.TokenEndpointResponse;
     try {
       tokens = await oauth.processRefreshTokenResponse(as, this.client, response);
@@ -253,8 +269,19 @@ function reason(err: unknown): string {
   return e?.cause?.code ?? e?.message ?? String(err);
 }
 
+/**
+ * A token endpoint answering 5xx is down, not refusing: a re-check keeps the session and tries again
+ * (only the provider's refusal of the grant, or a token that fails its checks, ends it).
+ */
+function unavailable(response: Response, name: string): void {
+  if (response.status >= 500) throw new SsoRefused("provider_down", `${name}'s token endpoint answered ${response.status}; try again later`, 503);
+}
+
 /** oauth4webapi's errors about the token response, as refusals a person can read. */
 function refusalOf(err: unknown, name: string): SsoRefused {
+  if (err instanceof oauth.ResponseBodyError && (err.error === "server_error" || err.error === "temporarily_unavailable")) {
+    return new SsoRefused("provider_down", `${name} is unavailable (${err.error}); try again later`, 503);
+  }
   if (err instanceof oauth.ResponseBodyError) {
     const why = typeof err.cause.error_description === "string" ? err.cause.error_description : err.error;
     return new SsoRefused("code_rejected", `${name} refused the sign-in's code (${why}): a code works once; start again`, 401);

@@ -32,6 +32,8 @@ export interface TestProvider {
   people: Map<string, TestPerson>;
   /** Rewrites the next ID tokens of the token endpoint (undefined: untouched). */
   forge: Forgery | undefined;
+  /** Endpoints that answer 503 while set (an outage of part of the provider). */
+  down: Set<"token" | "userinfo">;
   close(): Promise<void>;
 }
 
@@ -53,6 +55,7 @@ export async function startProvider(opts: { redirectUris?: string[]; people?: Re
     clientSecret,
     people,
     forge: undefined,
+    down: new Set(),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 
@@ -114,8 +117,13 @@ export async function startProvider(opts: { redirectUris?: string[]; people?: Re
     });
     provider.proxy = false;
 
-    // The token endpoint's answer, rewritten when the test asks.
+    // The token endpoint's answer, rewritten when the test asks; endpoints down while the test says so.
     provider.use(async (ctx, next) => {
+      if ((ctx.path === "/token" && state.down.has("token")) || (ctx.path === "/me" && state.down.has("userinfo"))) {
+        ctx.status = 503;
+        ctx.body = "<html><body>Service Unavailable</body></html>";
+        return;
+      }
       await next();
       if (ctx.path !== "/token" || !state.forge || ctx.status !== 200) return;
       const body = ctx.body as { id_token?: string };

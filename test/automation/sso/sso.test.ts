@@ -261,6 +261,47 @@ describe("single sign-on with an OpenID Connect provider", () => {
     expect((await h.req("GET", "/v1/auth/oidc/nope/start")).status).toBe(404);
   });
 
+  test("a UserInfo outage is not 'no groups': the sign-in waits for the provider and nobody's role changes; a token endpoint answering 503 is down too", async () => {
+    const { h } = await ssoHarness(op);
+    const first = await ssoSignIn(h, "bob");
+    expect((await current(h, first.session!)).role).toBe("admin");
+    const bob = (await h.ctx.storage.people.findUser("bob@example.com"))!;
+    const roles = async () => (await h.ctx.storage.people.memberships(bob.id)).map((m) => m.role);
+    expect(await roles()).toEqual(["admin"]);
+    for (const part of ["userinfo", "token"] as const) {
+      op.down.add(part);
+      try {
+        const again = await ssoSignIn(h, "bob");
+        expect({ part, status: again.res.status, session: again.session }).toEqual({ part, status: 503, session: undefined });
+        expect(await again.res.text()).toContain("try again later");
+      } finally {
+        op.down.delete(part);
+      }
+      expect(await roles()).toEqual(["admin"]); // not demoted, not removed
+      expect((await current(h, first.session!)).role).toBe("admin"); // the open session goes on
+    }
+  });
+
+  test("--oidc-recheck while the provider's token endpoint answers 503 keeps the session and its role; the next re-check decides", async () => {
+    const { h } = await ssoHarness(op, { recheckMs: 60_000 });
+    const ivy = await ssoSignIn(h, "ivy");
+    expect((await current(h, ivy.session!)).role).toBe("reviewer");
+    const clients = new Map();
+    op.down.add("token");
+    try {
+      h.clock.advance(61_000);
+      expect(await recheckDue(h.ctx, clients)).toBe(1);
+      expect((await current(h, ivy.session!)).role).toBe("reviewer");
+    } finally {
+      op.down.delete("token");
+    }
+    op.people.get("ivy")!.groups = ["automation-admins"];
+    h.clock.advance(61_000);
+    expect(await recheckDue(h.ctx, clients)).toBe(1);
+    expect((await current(h, ivy.session!)).role).toBe("admin");
+    op.people.get("ivy")!.groups = ["automation-reviewers"];
+  });
+
   test("the provider's own refusal (the person cancelled) is shown, no session", async () => {
     const { h } = await ssoHarness(op);
     const a = await ssoSignIn(h, "ada", {
