@@ -446,6 +446,32 @@ browserTest("E-mail servers: a refused host is shown beside its field and nothin
   expect(edited).toMatchObject({ fromName: "Robot Two", passwordConfigured: true, caPemConfigured: true, host: "127.0.0.1" });
 });
 
+browserTest("Templates: upload a DOCX as a new template, then a new revision of it; the revisions list marks the current one", async () => {
+  // The demo's invoice template is a real DOCX: its bytes serve as the file a person picks.
+  const demo = (await api("GET", "/v1/templates")).items.find((t: Json) => t.name === "Demo invoice");
+  const docx = new Uint8Array(await (await fetch(`${base}/v1/templates/${demo.id}/content`, { headers: { authorization: `Bearer ${KEY}` } })).arrayBuffer());
+  const path = join(started!.dir, "letter.docx");
+  writeFileSync(path, docx);
+  const p = await signedIn("#/templates", "Templates");
+  await p.type("xpath/.//section[@aria-labelledby='new-template-h']//label[contains(., 'Name')]//input", "Letter");
+  const file = await p.waitForSelector("section[aria-labelledby=new-template-h] input[type=file]");
+  await (file as unknown as { uploadFile(path: string): Promise<void> }).uploadFile(path);
+  await p.click("xpath/.//section[@aria-labelledby='new-template-h']//button[contains(., 'Upload template')]");
+  await bodyHas(p, "Uploaded Letter (revision 1");
+  await p.waitForSelector('tr[data-template="Letter"]');
+
+  await p.click(`xpath/.//tr[@data-template="Letter"]//button[contains(., "Revisions")]`);
+  await p.waitForSelector('tr[data-revision="1"]');
+  const again = await p.waitForSelector('[aria-label="Revisions of Letter"] input[type=file]');
+  await (again as unknown as { uploadFile(path: string): Promise<void> }).uploadFile(path);
+  await bodyHas(p, "Revision 2 of Letter is current now.");
+  await p.waitForSelector('tr[data-revision="2"]');
+  expect(await textOf(p, 'tr[data-revision="2"]')).toContain("current");
+  expect(await textOf(p, 'tr[data-revision="1"]')).not.toContain("current");
+  const made = (await api("GET", "/v1/templates")).items.find((t: Json) => t.name === "Letter");
+  expect(made.currentRevision.number).toBe(2);
+});
+
 function dbArgs(): string[] {
   const db = automationPgUrl(join(started!.dir, "data"));
   return db ? ["--db", db] : [];

@@ -39,6 +39,11 @@ export class TemplatesResource {
     return this.http.json({ method: "DELETE", path: `/v1/templates/${enc(id)}` });
   }
 
+  /** Every revision of a template, oldest first, the current one marked. */
+  revisions(id: string): Promise<{ templateId: string; revisions: { id: string; number: number; filename: string; size: number; sha256: string; current: boolean; createdAt: string }[] }> {
+    return this.http.json({ method: "GET", path: `/v1/templates/${enc(id)}/revisions` });
+  }
+
   /** The bytes of the current revision, or of `revisionId`. */
   async content(id: string, revisionId?: string): Promise<Uint8Array> {
     const res = await this.http.response({ method: "GET", path: `/v1/templates/${enc(id)}/content`, query: revisionId ? { revision_id: revisionId } : {} });

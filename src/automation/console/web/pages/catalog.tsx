@@ -1,38 +1,6 @@
-// Read-only catalogs: templates and models (e-mail servers have their own page: email-servers.tsx).
+// The models catalog, read-only (templates and e-mail servers have pages of their own).
 import { DataTable } from "../components/table";
 import { Badge, Page, Problem, Time, bytes, useLoad, useSession } from "../ui";
-
-export function Templates() {
-  const { client } = useSession();
-  const list = useLoad(() => client.templates.list({ limit: 100 }), []);
-  return (
-    <Page title="Templates">
-      <Problem error={list.error} />
-      <DataTable
-        rows={list.data?.items}
-        empty="No templates."
-        head={["Name", "Id", "File", "Format", "Size", "Tokens", "Revision", "Updated"]}
-        row={(t) => (
-          <tr key={t.id}>
-            <td>
-              {t.name}
-              {t.description ? <span class="hint field-description">{t.description}</span> : null}
-            </td>
-            <td class="mono">{t.id}</td>
-            <td>{t.filename}</td>
-            <td>{t.format}</td>
-            <td>{bytes(t.size)}</td>
-            <td>{t.tokens.map((k) => k.name).join(", ")}</td>
-            <td>{t.currentRevision?.number ?? "—"}</td>
-            <td>
-              <Time iso={t.updatedAt} />
-            </td>
-          </tr>
-        )}
-      />
-    </Page>
-  );
-}
 
 export function Models() {
   const { client } = useSession();
