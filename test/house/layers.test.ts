@@ -52,7 +52,7 @@ const KNOWN_CIRCLES: Record<string, { why: string; units: string[] }> = {
       "admin.ts", "agents", "app.ts", "audit", "automations", "backtests", "client", "config.ts", "console", "context.ts", "datasets", "db", "email",
       "engine", "evaluators", "evaluators/store.ts", "experiments", "files", "http", "human-review", "inbound", "key-material.ts",
       "metrics.ts", "models", "models/store.ts", "offthread", "people", "reviews", "reviews/store.ts", "runs", "runs/store.ts", "schedules",
-      "server.ts", "templates", "tenancy", "workflow",
+      "server.ts", "sso", "templates", "tenancy", "workflow",
     ].map((u) => A + u),
   },
 };

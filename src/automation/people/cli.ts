@@ -7,9 +7,8 @@ import { helpText, parseFlags } from "../../kernel/config";
 import { FatalError, NotFound, UsageError } from "../../kernel/errors";
 import { askText, asCliError, interactive, openAdminStorage, printJson } from "../admin";
 import { storageFlags } from "../config";
-import { createUser, invite, listUsers, resetLink, setRole, setStatus, type PeopleDeps } from "./service";
+import { allowSsoLink, createUser, invite, listUsers, resetLink, setRole, setStatus, type PeopleDeps } from "./service";
 import { resetTotp } from "./totp";
-import { allowSsoLink } from "../sso/service";
 import type { UserInfo } from "./model";
 
 const common = {

@@ -381,3 +381,25 @@ export async function redeemSignInCode(d: PeopleDeps, code: string, previous?: s
   if (!user || user.status !== "active" || !membership) throw Unauthorized("this sign-in code's user is disabled or no longer a member", { field: "code", code: "unauthorized" });
   return newSession(d, user, membership, nowMs, previous);
 }
+
+/** How long an operator's leave to link a local account waits for its SSO sign-in. */
+export const SSO_LINK_TTL_MS = 7 * 24 * 3600_000;
+
+/** The one-time link of an operator's leave for the SSO identity of `issuer` with this e-mail to become the local user. */
+export const ssoLinkHash = (issuer: string, emailKey: string) => hashSecret(`sso-link:${issuer.replace(/\/+$/, "")}:${emailKey}`);
+
+/**
+ * The operator's leave for a local user to be linked (`users link-sso`): the next SSO sign-in through
+ * `issuer` with the user's e-mail, verified there, becomes this user (once, within 7 days). Giving it
+ * again replaces the earlier one.
+ */
+export async function allowSsoLink(d: PeopleDeps, userRef: string, issuer: string): Promise<{ userId: string; email: string; issuer: string; expiresAt: string }> {
+  const user = await d.people.findUser(userRef);
+  if (!user) throw NotFound(`no user "${userRef}"`, { field: "user" });
+  const hash = ssoLinkHash(issuer, user.emailKey);
+  const now = d.clock.now();
+  const expiresAt = new Date(now.getTime() + SSO_LINK_TTL_MS).toISOString();
+  await d.people.deleteLink(hash);
+  await d.people.addInvitation({ id: newId("inv"), hash, kind: "sso-link", email: user.email, tenantId: null, role: null, createdAt: now.toISOString(), expiresAt, usedAt: null });
+  return { userId: user.id, email: user.email, issuer, expiresAt };
+}

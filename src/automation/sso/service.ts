@@ -3,13 +3,12 @@
 // the user the identity is (known identity; else a local account with the same e-mail only when the
 // provider's e-mails are trusted; else a new user, no password), memberships made to follow the groups
 // in every tenant the map names, and then a session made exactly as a password sign-in makes one.
-import { NotFound } from "../../kernel/errors";
 import { deriveKey, open, seal } from "../secrets";
 import { SESSION_IDLE_MS } from "../tenancy/session";
 import { hashSecret, newId } from "../../kernel/ids";
 import { parseWith } from "../http/validate";
 import { Email } from "../people/model";
-import { newSession, type PeopleDeps } from "../people/service";
+import { newSession, ssoLinkHash, type PeopleDeps } from "../people/service";
 import type { Role, SsoSessionRow, UserRow } from "../people/store";
 import type { SessionInfo } from "../people/model";
 import { ROLES } from "../tenancy/roles";
@@ -198,7 +197,7 @@ async function userFor(d: PeopleDeps, p: OidcProviderConfig, subject: string, em
   const now = d.clock.now().toISOString();
   const link = async (user: UserRow) => {
     if ((await d.people.linkSsoIdentity({ issuer: p.issuer, subject, userId: user.id, email, createdAt: now, lastSignInAt: now })) === "taken") {
-      throw new SsoRefused("account_exists", "this identity was just linked to another account; sign in again", 409);
+      throw new SsoRefused("account_exists", `this identity cannot become the account of ${email}: it is another account's, or that account is already linked to another identity at this provider`, 409);
     }
     return user;
   };
@@ -210,7 +209,7 @@ async function userFor(d: PeopleDeps, p: OidcProviderConfig, subject: string, em
   const local = await d.people.findUser(email);
   if (local) {
     // An operator's leave (users link-sso) works once: this identity is then the user for good.
-    const leave = p.trustEmail ? undefined : await d.people.useLink(linkHash(p.issuer, local.emailKey), now, "sso-link");
+    const leave = p.trustEmail ? undefined : await d.people.useLink(ssoLinkHash(p.issuer, local.emailKey), now, "sso-link");
     if (!p.trustEmail && leave?.outcome !== "ok") {
       throw new SsoRefused(
         "account_exists",
@@ -237,25 +236,4 @@ async function userFor(d: PeopleDeps, p: OidcProviderConfig, subject: string, em
     throw new SsoRefused("account_exists", `an account with the e-mail ${email} already exists here`, 409);
   }
   return link(user);
-}
-
-/** How long an operator's leave to link a local account waits for its SSO sign-in. */
-export const SSO_LINK_TTL_MS = 7 * 24 * 3600_000;
-
-const linkHash = (issuer: string, emailKey: string) => hashSecret(`sso-link:${issuer.replace(/\/+$/, "")}:${emailKey}`);
-
-/**
- * The operator's leave for a local user to be linked (`users link-sso`): the next SSO sign-in through
- * `issuer` with the user's e-mail, verified there, becomes this user (once, within 7 days). Giving it
- * again replaces the earlier one.
- */
-export async function allowSsoLink(d: PeopleDeps, userRef: string, issuer: string): Promise<{ userId: string; email: string; issuer: string; expiresAt: string }> {
-  const user = await d.people.findUser(userRef);
-  if (!user) throw NotFound(`no user "${userRef}"`, { field: "user" });
-  const hash = linkHash(issuer, user.emailKey);
-  const now = d.clock.now();
-  const expiresAt = new Date(now.getTime() + SSO_LINK_TTL_MS).toISOString();
-  await d.people.deleteLink(hash);
-  await d.people.addInvitation({ id: newId("inv"), hash, kind: "sso-link", email: user.email, tenantId: null, role: null, createdAt: now.toISOString(), expiresAt, usedAt: null });
-  return { userId: user.id, email: user.email, issuer, expiresAt };
 }
