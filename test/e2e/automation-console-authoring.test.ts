@@ -319,6 +319,29 @@ browserTest("version 2 from the editor, a diff against version 1, promote 1 back
   expect((await api("GET", `/v1/automations/${automationId}`)).version).toBe("2.0.1");
 });
 
+browserTest("the editor completes step kinds after type:, and under with: the keys of that kind, from the server's list", async () => {
+  const p = await signedIn("#/automations/new", "New automation");
+  await p.waitForSelector(CM);
+  await bodyHas(p, "No issues");
+  const options = async () => {
+    await p.keyboard.down("Control");
+    await p.keyboard.press("End");
+    await p.keyboard.press("Space");
+    await p.keyboard.up("Control");
+    await p.waitForSelector(".editor-host >>> .cm-tooltip-autocomplete li");
+    const labels = await p.$$eval(".editor-host >>> .cm-tooltip-autocomplete li .cm-completionLabel", (els) => els.map((e) => (e as { textContent: string | null }).textContent));
+    await p.keyboard.press("Escape");
+    return labels;
+  };
+  await paste(p, "name: c\nsteps:\n  - name: call\n    type: action.ht");
+  expect(await options()).toEqual(["action.http"]);
+  await paste(p, "name: c\nsteps:\n  - name: call\n    type: action.http\n    with:\n      ");
+  const keys = await options();
+  expect(keys).toContain("url");
+  expect(keys).toContain("method");
+  expect(keys).not.toContain("fields"); // transform.set's, not this kind's
+});
+
 browserTest("a failed run opens at its failed step, its error shown there", async () => {
   // Twelve steps before the failing one: the failed step sits below the first screen.
   const before = Array.from({ length: 12 }, (_, i) => `  - {name: s${i}, type: transform.set, with: {fields: {n: ${i}}}}`).join("\n");
