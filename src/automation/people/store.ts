@@ -231,7 +231,8 @@ export interface PeopleStore {
   ssoIdentity(issuer: string, subject: string): Promise<SsoIdentityRow | undefined>;
   /**
    * Records the identity as `userId`'s, or refreshes its e-mail and last sign-in when it is theirs
-   * already; "taken" (nothing written) when it is another user's.
+   * already; "taken" (nothing written) when it is another user's, or when `userId` already has another
+   * identity at this issuer (a new subject with an old e-mail is another person, never that account).
    */
   linkSsoIdentity(row: SsoIdentityRow): Promise<"ok" | "taken">;
 

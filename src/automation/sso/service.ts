@@ -177,12 +177,12 @@ export async function recheckSession(d: PeopleDeps, p: OidcProviderConfig, clien
     return "ended";
   }
   try {
-    const claims = await client.refresh(d.clock.now().getTime(), refreshToken);
+    const claims = await client.refresh(d.clock.now().getTime(), refreshToken, row.subject);
     if (claims.subject !== row.subject) throw new SsoRefused("token_invalid", "the refreshed ID token names another person", 401);
     checkedEmail(p, claims);
     const { wanted, follow } = await entitlements(d, p, claims);
     await follow(row.userId);
-    await d.people.setSsoTokens(row.sessionId, { refreshToken: sealFor(d, row.sessionId, claims.refreshToken ?? refreshToken), idToken: sealFor(d, row.sessionId, claims.idToken) });
+    await d.people.setSsoTokens(row.sessionId, { refreshToken: sealFor(d, row.sessionId, claims.refreshToken ?? refreshToken), idToken: claims.idToken ? sealFor(d, row.sessionId, claims.idToken) : null });
     return wanted.size ? "kept" : "ended";
   } catch (err) {
     if (err instanceof SsoRefused && err.code === "provider_down") return "unreachable";

@@ -173,6 +173,27 @@ describe("single sign-on with an OpenID Connect provider", () => {
     expect((await trusting.h.ctx.storage.people.ssoIdentity(op.issuer, "ada"))?.userId).toBe(local.id);
   });
 
+  test("a new identity at the provider with the e-mail of an account already linked there is another person: refused even with --oidc-trust-email", async () => {
+    const { h } = await ssoHarness(op, { trustEmail: true });
+    const first = await ssoSignIn(h, "bob");
+    expect(first.session).toBeString();
+    const bob = (await h.ctx.storage.people.findUser("bob@example.com"))!;
+    // The provider gives bob's old address to someone new (another subject).
+    op.people.set("bob-new", person("bob@example.com", ["automation-admins"]));
+    try {
+      const other = await ssoSignIn(h, "bob-new");
+      expect(other.res.status).toBe(409);
+      expect(other.session).toBeUndefined();
+      expect(await other.res.text()).toContain("already linked to another identity");
+      expect(await h.ctx.storage.people.ssoIdentity(op.issuer, "bob-new")).toBeUndefined();
+    } finally {
+      op.people.delete("bob-new");
+    }
+    // Bob himself still signs in as himself.
+    const again = await ssoSignIn(h, "bob");
+    expect((await current(h, again.session!)).user.id).toBe(bob.id);
+  });
+
   test("an answer for another sign-in (wrong state), or one used before (replayed), is refused", async () => {
     const { h } = await ssoHarness(op);
     const wrong = await ssoSignIn(h, "ada", { tamper: (u) => u.searchParams.set("state", "an-attacker-s-state-value-aaaaaaaaaaaaaaaaaaa") });

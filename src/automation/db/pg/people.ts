@@ -428,7 +428,8 @@ export class PgPeopleStore implements PeopleStore {
 
   async linkSsoIdentity(row: SsoIdentityRow): Promise<"ok" | "taken"> {
     const r = await this.pg`INSERT INTO sso_identities (issuer, subject, user_id, email, created_at, last_sign_in_at)
-      VALUES (${row.issuer}, ${row.subject}, ${row.userId}, ${row.email}, ${row.createdAt}, ${row.lastSignInAt})
+      SELECT ${row.issuer}::text, ${row.subject}::text, ${row.userId}::text, ${row.email}::text, ${row.createdAt}::timestamptz, ${row.lastSignInAt}::timestamptz
+      WHERE NOT EXISTS (SELECT 1 FROM sso_identities WHERE issuer = ${row.issuer} AND user_id = ${row.userId} AND subject <> ${row.subject})
       ON CONFLICT (issuer, subject) DO UPDATE SET email = excluded.email, last_sign_in_at = excluded.last_sign_in_at WHERE sso_identities.user_id = excluded.user_id
       RETURNING 1`;
     return r.length > 0 ? "ok" : "taken";

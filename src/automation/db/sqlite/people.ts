@@ -381,7 +381,8 @@ export class SqlitePeopleStore implements PeopleStore {
   async linkSsoIdentity(row: SsoIdentityRow): Promise<"ok" | "taken"> {
     const r = this.sqlite
       .query(
-        `INSERT INTO sso_identities (issuer, subject, user_id, email, created_at, last_sign_in_at) VALUES (?, ?, ?, ?, ?, ?)
+        `INSERT INTO sso_identities (issuer, subject, user_id, email, created_at, last_sign_in_at) SELECT ?1, ?2, ?3, ?4, ?5, ?6
+         WHERE NOT EXISTS (SELECT 1 FROM sso_identities WHERE issuer = ?1 AND user_id = ?3 AND subject <> ?2)
          ON CONFLICT (issuer, subject) DO UPDATE SET email = excluded.email, last_sign_in_at = excluded.last_sign_in_at WHERE sso_identities.user_id = excluded.user_id`,
       )
       .run(row.issuer, row.subject, row.userId, row.email, row.createdAt, row.lastSignInAt);
