@@ -342,6 +342,38 @@ browserTest("the editor completes step kinds after type:, and under with: the ke
   expect(keys).not.toContain("fields"); // transform.set's, not this kind's
 });
 
+browserTest("an input that takes a list of files (items: file) gets a multiple file field; several files run", async () => {
+  const yaml = [
+    "name: bundle",
+    "triggerMethods: [{type: api}, {type: manual}]",
+    "inputs:",
+    "  - {name: docs, type: array, items: file, required: true}",
+    "steps:",
+    "  - name: count",
+    "    type: transform.set",
+    '    with: {fields: {n: "{{ input.docs | size }}", first: "{{ input.docs[0].filename }}", second: "{{ input.docs[1].filename }}"}}',
+    "output:",
+    '  n: "{{ steps.count.output.n }}"',
+    '  names: "{{ steps.count.output.first }} {{ steps.count.output.second }}"',
+    "",
+  ].join("\n");
+  const made = await api("POST", "/v1/automations", { yaml });
+  const a = join(started!.dir, "one.txt");
+  const b = join(started!.dir, "two.txt");
+  writeFileSync(a, "first");
+  writeFileSync(b, "second");
+  const p = await signedIn(`#/automations/${made.id}`, "Automation bundle");
+  const field = await p.waitForSelector("#input-docs[multiple]");
+  await (field as unknown as { uploadFile(...paths: string[]): Promise<void> }).uploadFile(a, b);
+  await bodyHas(p, "one.txt, two.txt");
+  await p.click('form.run-form button[value="wait"]');
+  await p.waitForFunction('location.hash.startsWith("#/runs/")', { timeout: 90_000 });
+  const runId = decodeURIComponent((await p.evaluate('location.hash.split("/")[2]')) as string);
+  const run = await runStatus(runId, ["completed", "failed"]);
+  expect(run.output).toEqual({ n: 2, names: "one.txt two.txt" });
+  await p.waitForFunction('document.querySelector("section[aria-labelledby=output-h] pre")?.textContent.includes("one.txt two.txt")', { timeout: 30_000 });
+});
+
 browserTest("a failed run opens at its failed step, its error shown there", async () => {
   // Twelve steps before the failing one: the failed step sits below the first screen.
   const before = Array.from({ length: 12 }, (_, i) => `  - {name: s${i}, type: transform.set, with: {fields: {n: ${i}}}}`).join("\n");

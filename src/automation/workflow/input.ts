@@ -15,7 +15,13 @@ function isFileValue(v: unknown): boolean {
 }
 
 /** Why `value` does not fit the declared input type, or undefined when it does. */
-export function typeError(input: WorkflowInput, value: unknown): string | undefined {
+export function typeError(input: Pick<WorkflowInput, "type" | "items">, value: unknown): string | undefined {
+  if (input.type === "array" && input.items && Array.isArray(value)) {
+    const items = input.items;
+    const bad = value.findIndex((x) => typeError({ type: items }, x) !== undefined);
+    if (bad === -1) return undefined;
+    return items === "file" ? `must be a list of files (element ${bad} is not one)` : `must be a list of ${items} values (element ${bad} is not one)`;
+  }
   const ok = {
     string: typeof value === "string",
     number: typeof value === "number" && Number.isFinite(value),

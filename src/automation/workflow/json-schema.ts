@@ -1,6 +1,6 @@
 // JSON Schema (draft 2020-12) of a workflow's inputs and output, for automation detail responses.
 import { isTemplate } from "../engine/template";
-import type { InputType, Workflow } from "./types";
+import type { InputType, ItemType, Workflow } from "./types";
 
 type JsonSchema = Record<string, unknown>;
 
@@ -19,7 +19,7 @@ const fileSchema: JsonSchema = {
   },
 };
 
-function typeSchema(type: InputType): JsonSchema {
+function typeSchema(type: InputType | ItemType): JsonSchema {
   if (type === "file") return { ...fileSchema };
   return { type };
 }
@@ -29,6 +29,7 @@ export function inputJsonSchema(workflow: Workflow): JsonSchema {
   for (const input of workflow.inputs) {
     properties[input.name] = {
       ...typeSchema(input.type),
+      ...(input.type === "array" && input.items ? { items: typeSchema(input.items) } : {}),
       ...(input.description !== undefined ? { description: input.description } : {}),
       ...(input.default !== undefined ? { default: input.default } : {}),
       ...(input.enum ? { enum: input.enum } : {}),

@@ -172,6 +172,7 @@ function parseInputs(raw: unknown[], out: Collector): WorkflowInput[] {
     if (seen.has(r.output.name)) return out.add(`inputs.${i}.name`, `duplicate input name "${r.output.name}"`, "duplicate_name");
     const bad = r.output.default === undefined ? undefined : typeError(r.output, r.output.default);
     if (bad) return out.add(`inputs.${i}.default`, `default ${bad}`, "invalid_value");
+    if (r.output.items && r.output.type !== "array") return out.add(`inputs.${i}.items`, "items applies to array inputs", "invalid_value");
     const allowed = r.output.enum;
     if (allowed) {
       if (!["string", "number", "integer"].includes(r.output.type)) return out.add(`inputs.${i}.enum`, "enum applies to string, number and integer inputs", "invalid_value");

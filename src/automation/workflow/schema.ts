@@ -1,7 +1,7 @@
 // valibot schemas for the parts of a workflow the parser owns (top level, inputs, common step
 // fields). Each step kind's own config schema lives beside the kind in engine/kinds/.
 import * as v from "valibot";
-import { inputTypes } from "./types";
+import { inputTypes, itemTypes } from "./types";
 
 export const SLUG = /^[a-z0-9][a-z0-9_-]*$/;
 const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
@@ -17,6 +17,8 @@ export const inputSchema = v.strictObject({
   enum: v.optional(
     v.pipe(v.array(v.union([v.string(), v.number()], "must be strings or numbers"), "must be a list of the allowed values"), v.minLength(1, "must list at least one value")),
   ),
+  /** The elements' type of an `array` input (`items: file`: a list of files). */
+  items: v.optional(v.picklist(itemTypes, `must be one of ${itemTypes.join(", ")}`)),
 });
 
 export const workflowSchema = v.strictObject({

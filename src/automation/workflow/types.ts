@@ -2,6 +2,9 @@
 
 export const inputTypes = ["string", "number", "integer", "boolean", "object", "array", "file"] as const;
 export type InputType = (typeof inputTypes)[number];
+/** What an `array` input may declare its elements to be (`items: file`: a list of files). */
+export const itemTypes = ["string", "number", "integer", "boolean", "file"] as const;
+export type ItemType = (typeof itemTypes)[number];
 
 export interface WorkflowInput {
   name: string;
@@ -11,6 +14,8 @@ export interface WorkflowInput {
   default?: unknown;
   /** The allowed values (string, number and integer inputs). */
   enum?: (string | number)[];
+  /** The type of each element of an `array` input. */
+  items?: ItemType;
 }
 
 export type RetryPolicy = "never" | { mode: "automatic"; maxAttempts: number; delayMs?: number };

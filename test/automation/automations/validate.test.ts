@@ -157,3 +157,36 @@ describe("input enums", () => {
     expect(outside.body.issues[0]).toMatchObject({ field: "yaml.inputs.0.default", line: 4 });
   });
 });
+
+describe("list inputs", () => {
+  const yaml = (inputs: string) =>
+    ["name: many", "triggerMethods: [{type: api}, {type: manual}]", "inputs:", inputs, "steps:", "  - name: s", "    type: transform.set", '    with: {fields: {n: "{{ input.docs | size }}"}}', "output:", '  n: "{{ steps.s.output.n }}"', ""].join("\n");
+
+  test("items: file makes a list of files: in the JSON Schema, and a run takes several uploaded files", async () => {
+    const { h, t, validate } = await setup();
+    const good = yaml("  - {name: docs, type: array, items: file, required: true}");
+    const v = await validate({ yaml: good });
+    expect(v.body.valid).toBe(true);
+    expect(v.body.workflow.inputSchema.properties.docs).toMatchObject({ type: "array", items: { type: "object", format: "file" } });
+    await h.req("POST", "/v1/automations", { key: t.key, body: { yaml: good } });
+    const ids: string[] = [];
+    for (const name of ["a.txt", "b.txt"]) {
+      const form = new FormData();
+      form.append("file", new Blob([name]), name);
+      ids.push((await json(await h.req("POST", "/v1/files", { key: t.key, body: form }))).id);
+    }
+    const ok = await h.req("POST", "/v1/runs", { key: t.key, body: { target: "workflows.many", input: { docs: ids.map(($fileId) => ({ $fileId })) } } });
+    expect(ok.status).toBe(201);
+    const bad = await h.req("POST", "/v1/runs", { key: t.key, body: { target: "workflows.many", input: { docs: [1, 2] } } });
+    expect(bad.status).toBe(400);
+    expect((await json(bad)).issues[0]).toMatchObject({ field: "input.docs", message: "input.docs must be a list of files (element 0 is not one)" });
+  });
+
+  test("items on an input that is not an array is an issue at its line", async () => {
+    const { validate } = await setup();
+    const r = await validate({ yaml: yaml("  - {name: docs, type: file, items: file}") });
+    expect(r.body.issues[0]).toMatchObject({ field: "yaml.inputs.0.items", line: 4 });
+    const wrong = await validate({ yaml: yaml("  - {name: docs, type: array, items: folder}") });
+    expect(wrong.body.issues[0].field).toBe("yaml.inputs.0.items");
+  });
+});

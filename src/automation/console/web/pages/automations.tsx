@@ -8,6 +8,7 @@ import { DataTable } from "../components/table";
 import { go, href } from "../router";
 import { Badge, Facts, Json, Page, Problem, Skeleton, Time, useAction, useLoad, useSession } from "../ui";
 import { ReplayForm } from "./backtests";
+import { newActionKey } from "./human-reviews";
 
 const PAGE = 50;
 
@@ -164,7 +165,10 @@ function VersionRow({ automation, version }: { automation: string; version: { id
   );
 }
 
-type Prop = { type?: string; format?: string; description?: string; default?: unknown; enum?: (string | number)[] };
+type Prop = { type?: string; format?: string; description?: string; default?: unknown; enum?: (string | number)[]; items?: { format?: string } };
+
+/** An `array` input whose elements are files (`items: file`): a multiple file field. */
+const fileList = (p: Prop) => p.type === "array" && p.items?.format === "file";
 
 /** How long "Run and wait" holds the request for the result (the server's wait_for_completion). */
 const WAIT_SECONDS = 60;
@@ -187,6 +191,7 @@ function RunForm({ automation }: { automation: Automation }) {
     ),
   );
   const [files, setFiles] = useState<Record<string, File | undefined>>({});
+  const [lists, setLists] = useState<Record<string, File[]>>({});
   const [wait, setWait] = useState(false);
   const action = useAction();
 
@@ -201,6 +206,15 @@ function RunForm({ automation }: { automation: Automation }) {
         const raw = values[name];
         if (p.format === "file") {
           if (files[name]) input[name] = files[name];
+          continue;
+        }
+        if (fileList(p)) {
+          // The client library sends single files as parts; a list is uploaded first, each as a run input.
+          const chosen = lists[name] ?? [];
+          if (chosen.length === 0) continue;
+          const refs: { $fileId: string }[] = [];
+          for (const f of chosen) refs.push({ $fileId: (await session.client.files.upload(f, { purpose: "run-input", idempotencyKey: newActionKey() })).id });
+          input[name] = refs;
           continue;
         }
         if (p.type === "boolean") {
@@ -233,7 +247,7 @@ function RunForm({ automation }: { automation: Automation }) {
           const label = (
             <span>
               {name}
-              {required.has(name) ? <span aria-hidden="true"> *</span> : null} <span class="muted">({p.format === "file" ? "file" : p.type ?? "any"})</span>
+              {required.has(name) ? <span aria-hidden="true"> *</span> : null} <span class="muted">({p.format === "file" ? "file" : fileList(p) ? "files" : p.type ?? "any"})</span>
             </span>
           );
           // A file input without a description of its own carries the wire format's: not for people.
@@ -263,6 +277,28 @@ function RunForm({ automation }: { automation: Automation }) {
               >
                 {label} <span class="hint">(choose or drop a file)</span>
                 <input id={id} name={name} type="file" required={required.has(name)} aria-describedby={described} onChange={(e) => setFiles({ ...files, [name]: e.currentTarget.files?.[0] })} />
+                {hint}
+              </label>
+            );
+          if (fileList(p))
+            return (
+              <label
+                key={name}
+                for={id}
+                class="file-drop"
+                onDragOver={(e) => e.preventDefault()}
+                onDrop={(e) => {
+                  e.preventDefault();
+                  const dropped = e.dataTransfer?.files;
+                  if (!dropped?.length) return;
+                  const el = document.getElementById(id) as HTMLInputElement | null;
+                  if (el) el.files = dropped;
+                  setLists({ ...lists, [name]: Array.from(dropped) });
+                }}
+              >
+                {label} <span class="hint">(choose or drop several files)</span>
+                <input id={id} name={name} type="file" multiple required={required.has(name)} aria-describedby={described} onChange={(e) => setLists({ ...lists, [name]: Array.from(e.currentTarget.files ?? []) })} />
+                {lists[name]?.length ? <span class="hint">{lists[name].map((f) => f.name).join(", ")}</span> : null}
                 {hint}
               </label>
             );
