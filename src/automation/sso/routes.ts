@@ -181,7 +181,8 @@ export const ssoRoutes = (ctx: AutomationContext) => {
           headers: { location: url.href, "set-cookie": flowHeader(request, encodeURIComponent(seal(key(), JSON.stringify(flow), `oidc-flow:${client.config.id}`)), FLOW_TTL_MS / 1000), "cache-control": "no-store", "referrer-policy": "no-referrer" },
         });
       },
-      { detail: { summary: "Start a single sign-on: redirects to the provider (PKCE S256, state, nonce)", tags: ["People"], security: [] } },
+      // A browser page (a redirect, or a page saying why not), as the setup and invitation pages: not in the API document.
+      { detail: { hide: true, summary: "Start a single sign-on: redirects to the provider (PKCE S256, state, nonce)", tags: ["People"], security: [] } },
     )
     .get(
       "/auth/oidc/:provider/callback",
@@ -221,7 +222,8 @@ export const ssoRoutes = (ctx: AutomationContext) => {
           return refused(request, err, name);
         }
       },
-      { detail: { summary: "The provider's callback: checks the answer and signs in (sets the session cookie), or says why not", tags: ["People"], security: [] } },
+      // A browser page (a redirect, or a page saying why not), as the setup and invitation pages: not in the API document.
+      { detail: { hide: true, summary: "The provider's callback: checks the answer and signs in (sets the session cookie), or says why not", tags: ["People"], security: [] } },
     )
     .post(
       "/auth/oidc/:provider/backchannel-logout",
@@ -251,7 +253,8 @@ export const ssoRoutes = (ctx: AutomationContext) => {
         ctx.log.info("sso back-channel logout", { provider: client.config.id, ended });
         return answer(200);
       },
-      { parse: "none", detail: { summary: "OpenID Connect back-channel logout: the provider ends the sessions of one of its sessions", tags: ["People"], security: [] } },
+      // The provider's endpoint (answers as OpenID Connect Back-Channel Logout 1.0 says, not in our envelope): not in the API document.
+      { parse: "none", detail: { hide: true, summary: "OpenID Connect back-channel logout: the provider ends the sessions of one of its sessions", tags: ["People"], security: [] } },
     );
 
   function readFlow(raw: string | undefined, provider: string, nowMs: number): Flow {
