@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type Browser, type Page } from "puppeteer-core";
 import { DEMO_KEY } from "../../src/automation/demo/seed";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startProvider, type TestProvider } from "../automation/sso/provider";
 import { atProvider } from "../automation/sso/support";
@@ -60,6 +61,13 @@ afterAll(async () => {
   await started?.close();
   await op?.close();
 });
+
+/** A providers file of one [[provider]] table with these lines, in the test's temp dir. */
+function providersToml(lines: string): string {
+  const file = join(started!.dir, `providers-${crypto.randomUUID()}.toml`);
+  writeFileSync(file, `[[provider]]\n${lines}\n`);
+  return file;
+}
 
 const asDemo = (method: string, path: string, body?: unknown) =>
   fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${DEMO_KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -180,11 +188,11 @@ test("refusals come back to the sign-in page with a clear message and no session
 }, 120_000);
 
 /** A sign-in through the provider as a program would drive it (HTTP, following redirects): our callback's answer. */
-async function ssoOverHttp(login: string): Promise<{ status: number; session?: string; page: string }> {
-  const startAt = await fetch(`${base}/v1/auth/oidc/sso/start?login_hint=${login}`, { redirect: "manual" });
+async function ssoOverHttp(login: string, at = base, provider = "sso"): Promise<{ status: number; session?: string; page: string }> {
+  const startAt = await fetch(`${at}/v1/auth/oidc/${provider}/start?login_hint=${login}`, { redirect: "manual" });
   expect(startAt.status).toBe(303);
   const flow = startAt.headers.getSetCookie().find((c) => c.startsWith("automation_oidc="))!.split(";")[0]!;
-  const callback = await atProvider(startAt.headers.get("location")!, `${base}/`);
+  const callback = await atProvider(startAt.headers.get("location")!, `${at}/`);
   const r = await fetch(callback, { redirect: "manual", headers: { cookie: flow } });
   const session = r.headers.getSetCookie().find((c) => /^automation_session=[^;]/.test(c))?.split(";")[0];
   return { status: r.status, page: await r.text(), ...(session ? { session } : {}) };
@@ -297,6 +305,43 @@ test("--oidc-recheck: a person removed at the provider loses their session withi
   expect(status).toBe(401);
 }, 120_000);
 
+test("several providers at once from --oidc-providers FILE (beside the flags' one): each listed, each signs in with its own role map", async () => {
+  const second = await startProvider({ people: { zoe: person("zoe@partner.example.org", ["partners"]) } });
+  const dir = join(started!.dir, "second");
+  const file = join(dir, "providers.toml");
+  await Bun.write(
+    file,
+    [
+      "[[provider]]",
+      'id = "partner"',
+      'name = "Partner SSO"',
+      `issuer = "${second.issuer}"`,
+      `client_id = "${second.clientId}"`,
+      'client_secret_env = "PARTNER_SECRET"',
+      'scopes = ["openid", "email", "profile", "groups"]',
+      'role_map = ["partners=viewer@demo"]',
+      'allowed_domains = ["partner.example.org"]',
+      "",
+    ].join("\n"),
+  );
+  const server = await startServer(
+    [join(started!.dir, "automation-server"), "--demo", "--host", "127.0.0.1", "--workers", "1", "--data-dir", join(dir, "data"), "--oidc-providers", file, "--oidc-issuer", op.issuer, "--oidc-client-id", op.clientId, "--oidc-client-secret", op.clientSecret, "--oidc-role-map", "automation-reviewers=reviewer@demo"],
+    { cwd: started!.dir, env: { AUTOMATION_DATA_DIR: undefined, AUTOMATION_CONSOLE: undefined, PARTNER_SECRET: second.clientSecret } },
+  );
+  try {
+    second.redirectUris.push(`${server.url}/v1/auth/oidc/partner/callback`);
+    const listed = (await (await fetch(`${server.url}/v1/auth/providers`)).json()) as { data: { id: string; name: string }[] };
+    expect(listed.data.map((p) => `${p.id} ${p.name}`)).toEqual(["partner Partner SSO", "sso Single sign-on"]);
+    const zoe = await ssoOverHttp("zoe", server.url, "partner");
+    expect(zoe.status).toBe(303);
+    const cur = (await (await fetch(`${server.url}/v1/auth/sessions/current`, { headers: { cookie: zoe.session! } })).json()) as { user: { email: string }; role: string };
+    expect(cur).toMatchObject({ user: { email: "zoe@partner.example.org" }, role: "viewer" });
+  } finally {
+    await server.kill("SIGTERM");
+    await second.close();
+  }
+}, 120_000);
+
 test("SSO flags are checked at start: one clear line, exit 2", async () => {
   const bin = await ensureBuilt("automation-server");
   const cases: [string[], RegExp][] = [
@@ -305,6 +350,10 @@ test("SSO flags are checked at start: one clear line, exit 2", async () => {
     [["--oidc-issuer", "https://login.example.com", "--oidc-client-id", "x", "--oidc-client-secret", "y", "--oidc-role-map", "admins=boss@demo"], /--oidc-role-map must name a role: owner, admin, developer, reviewer, viewer/],
     [["--oidc-issuer", "https://login.example.com", "--oidc-client-id", "x", "--oidc-client-secret", "y"], /needs --oidc-role-map GROUP=ROLE@TENANT,… or --oidc-default-role ROLE@TENANT/],
     [["--oidc-issuer", "https://login.example.com", "--oidc-client-id", "x", "--oidc-client-secret", "y", "--oidc-default-role", "viewer"], /--oidc-default-role must be ROLE@TENANT/],
+    [["--oidc-providers", "/nonexistent/providers.toml"], /--oidc-providers: cannot read \/nonexistent\/providers.toml: ENOENT/],
+    [["--oidc-providers", providersToml('id = "a"\nissuer = "https://a.example.com"\nclient_id = "x"\nclient_secret_env = "NOT_SET_ANYWHERE"\ndefault_role = "viewer@demo"')], /provider 1 \(a\): client_secret_env names NOT_SET_ANYWHERE, which is not set/],
+    [["--oidc-providers", providersToml('id = "a"\nissuer = "https://a.example.com"\nclient_id = "x"\nclient_secret = "s"\nrole_map = ["g=boss@demo"]')], /provider 1 \(a\): role_map must name a role/],
+    [["--oidc-providers", providersToml('id = "a"\nissuer = "https://a.example.com"\nclient_id = "x"\nclient_secret = "s"\ndefault_role = "viewer@demo"\ncolour = "red"')], /provider 1 \(a\): unknown field colour/],
   ];
   for (const [args, says] of cases) {
     const p = start([bin, "serve", "--port", "0", "--data-dir", ":memory:", ...args]);

@@ -2,6 +2,7 @@
 // --oidc-client-secret S …`, or AUTOMATION_OIDC_* in the environment), checked with valibot into the
 // list of providers the server offers. One provider comes from the flags; the config is a list so that
 // more (and per-tenant ones) can join it later without changing what the routes see.
+import { readFileSync } from "node:fs";
 import * as v from "valibot";
 import type { FlagSpec } from "../../kernel/config";
 import { UsageError } from "../../kernel/errors";
@@ -9,6 +10,12 @@ import { ROLES } from "../tenancy/roles";
 import type { Role } from "../people/store";
 
 export const oidcFlags = {
+  "oidc-providers": {
+    type: "string",
+    env: "AUTOMATION_OIDC_PROVIDERS",
+    value: "FILE",
+    help: "single sign-on providers, any number: TOML with a [[provider]] table each (docs/automation/sso.md); the --oidc-* flags add one more",
+  },
   "oidc-issuer": { type: "string", env: "AUTOMATION_OIDC_ISSUER", value: "URL", help: "single sign-on: the OpenID Connect issuer (https; http only on loopback), e.g. https://keycloak.example.com/realms/acme" },
   "oidc-client-id": { type: "string", env: "AUTOMATION_OIDC_CLIENT_ID", value: "ID", help: "the client id registered at the issuer (redirect URI: <public-url>/v1/auth/oidc/<oidc-id>/callback)" },
   "oidc-client-secret": { type: "string", env: "AUTOMATION_OIDC_CLIENT_SECRET", value: "SECRET", help: "the client's secret (prefer the environment: flags show in `ps`)" },
@@ -122,6 +129,7 @@ const FLAG_OF: Record<string, string> = {
   roleMap: "oidc-role-map",
   defaultRole: "oidc-default-role",
   allowedDomains: "oidc-allowed-domains",
+  recheck: "oidc-recheck",
 };
 
 type OidcValues = {
@@ -141,18 +149,38 @@ type OidcValues = {
 
 const list = (s: string | undefined, sep = /,/) => (s ?? "").split(sep).map((x) => x.trim()).filter(Boolean);
 
-/** The providers the flags configure: none without --oidc-issuer; a clear one-line error for anything wrong. */
-export function oidcConfig(f: OidcValues): { oidc?: OidcProviderConfig[] } {
+/**
+ * The providers the flags (one) and `--oidc-providers FILE` (any number) configure: none without either;
+ * a clear one-line error for anything wrong.
+ */
+export function oidcConfig(f: OidcValues & { "oidc-providers"?: string }): { oidc?: OidcProviderConfig[] } {
+  const fromFile = f["oidc-providers"] === undefined ? [] : providersFile(f["oidc-providers"]);
+  const fromFlags = flagsProvider(f);
+  const all = [...fromFile, ...(fromFlags ? [fromFlags] : [])];
+  const seen = new Set<string>();
+  for (const p of all) {
+    if (seen.has(p.id)) throw new UsageError(`two single sign-on providers have the id "${p.id}": give each its own (--oidc-id, or id in --oidc-providers)`);
+    seen.add(p.id);
+  }
+  return all.length ? { oidc: all } : {};
+}
+
+function flagsProvider(f: OidcValues): OidcProviderConfig | undefined {
   const given = (["oidc-issuer", "oidc-client-id", "oidc-client-secret"] as const).filter((k) => f[k] !== undefined);
   const mapping = (["oidc-role-map", "oidc-default-role", "oidc-allowed-domains", "oidc-recheck"] as const).filter((k) => f[k] !== undefined);
   if (given.length === 0) {
     if (mapping.length) throw new UsageError(`--${mapping[0]} needs --oidc-issuer, --oidc-client-id and --oidc-client-secret`);
-    return {};
+    return undefined;
   }
   if (given.length < 3) {
     const missing = (["oidc-issuer", "oidc-client-id", "oidc-client-secret"] as const).filter((k) => f[k] === undefined);
     throw new UsageError(`--${given[0]} needs --${missing.join(" and --")} (or AUTOMATION_${missing[0]!.toUpperCase().replace(/-/g, "_")})`);
   }
+  return oneProvider(f, (key) => `--${FLAG_OF[key] ?? key}`, "");
+}
+
+/** One provider from flag-shaped values; `name(key)` says how the user wrote a field, `where` prefixes every error. */
+function oneProvider(f: OidcValues, name: (key: string) => string, where: string): OidcProviderConfig {
   const scopes = list(f["oidc-scopes"], /[\s,]+/);
   const raw = {
     id: f["oidc-id"],
@@ -174,32 +202,105 @@ export function oidcConfig(f: OidcValues): { oidc?: OidcProviderConfig[] } {
     const key = String(path[0]?.key ?? "");
     const index = typeof path[1]?.key === "number" ? path[1].key : undefined;
     const item = index !== undefined ? ` (${JSON.stringify((raw as unknown as Record<string, string[]>)[key]![index])})` : key === "clientSecret" ? "" : ` (got ${JSON.stringify((raw as Record<string, unknown>)[key])})`;
-    throw new UsageError(`--${FLAG_OF[key] ?? key} ${issue.message}${item}`);
+    throw new UsageError(`${where}${name(key)} ${issue.message}${item}`);
   }
   const p = out.output;
-  const recheck = recheckMs(f["oidc-recheck"]);
+  const recheck = recheckMs(f["oidc-recheck"], `${where}${name("recheck")}`);
   if (p.roleMap.length === 0 && !p.defaultRole) {
-    throw new UsageError("--oidc-issuer needs --oidc-role-map GROUP=ROLE@TENANT,… or --oidc-default-role ROLE@TENANT: otherwise nobody could get in");
+    throw new UsageError(`${where}${name("issuer")} needs ${name("roleMap")} GROUP=ROLE@TENANT,… or ${name("defaultRole")} ROLE@TENANT: otherwise nobody could get in`);
   }
   return {
-    oidc: [
-      {
-        ...p,
-        issuer: p.issuer.trim(),
-        groupsClaim: p.groupsClaim.split("."),
-        roleMap: p.roleMap as RoleRule[],
-        ...(p.defaultRole ? { defaultRole: p.defaultRole as { role: Role; tenant: string } } : {}),
-        ...(recheck ? { recheckMs: recheck } : {}),
-      },
-    ],
+    ...p,
+    issuer: p.issuer.trim(),
+    groupsClaim: p.groupsClaim.split("."),
+    roleMap: p.roleMap as RoleRule[],
+    ...(p.defaultRole ? { defaultRole: p.defaultRole as { role: Role; tenant: string } } : {}),
+    ...(recheck ? { recheckMs: recheck } : {}),
   };
 }
 
+/** What each field is called in the providers file. */
+const FILE_KEY: Record<string, string> = {
+  id: "id",
+  name: "name",
+  issuer: "issuer",
+  clientId: "client_id",
+  clientSecret: "client_secret",
+  scopes: "scopes",
+  groupsClaim: "groups_claim",
+  roleMap: "role_map",
+  defaultRole: "default_role",
+  allowedDomains: "allowed_domains",
+  recheck: "recheck",
+};
+
+const FILE_FIELDS = new Set([...Object.values(FILE_KEY), "client_secret_env", "trust_email"]);
+
+/**
+ * `--oidc-providers FILE`: TOML with one `[[provider]]` table per provider, the fields of the flags in
+ * snake case (lists as arrays or comma strings). The secret is `client_secret_env = "VAR"` (read from the
+ * environment: a file is copied around more than an environment is) or `client_secret`.
+ */
+function providersFile(path: string, env: Record<string, string | undefined> = process.env): OidcProviderConfig[] {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new UsageError(`--oidc-providers: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = (require("toml") as typeof import("toml")).parse(text);
+  } catch (err) {
+    const e = err as { line?: number; message: string };
+    throw new UsageError(`--oidc-providers ${path}${e.line ? ` line ${e.line}` : ""}: invalid TOML: ${e.message}`);
+  }
+  const tables = (data as { provider?: unknown }).provider;
+  if (!Array.isArray(tables) || tables.length === 0) throw new UsageError(`--oidc-providers ${path}: no [[provider]] table`);
+  return tables.map((t: Record<string, unknown>, i) => {
+    const where = `--oidc-providers ${path}: provider ${i + 1}${typeof t.id === "string" ? ` (${t.id})` : ""}: `;
+    const unknown = Object.keys(t).find((k) => !FILE_FIELDS.has(k));
+    if (unknown) throw new UsageError(`${where}unknown field ${unknown} (fields: ${[...FILE_FIELDS].join(", ")})`);
+    const str = (k: string): string | undefined => {
+      const val = t[k];
+      if (val === undefined) return undefined;
+      if (Array.isArray(val)) return val.map(String).join(",");
+      return String(val);
+    };
+    let secret = str("client_secret");
+    const secretEnv = str("client_secret_env");
+    if (secretEnv !== undefined) {
+      secret = env[secretEnv];
+      if (!secret) throw new UsageError(`${where}client_secret_env names ${secretEnv}, which is not set`);
+    }
+    for (const k of ["issuer", "client_id"]) if (t[k] === undefined) throw new UsageError(`${where}${k} is required`);
+    if (secret === undefined) throw new UsageError(`${where}client_secret_env (or client_secret) is required`);
+    return oneProvider(
+      {
+        "oidc-id": str("id") ?? `sso-${i + 1}`,
+        "oidc-name": str("name") ?? "Single sign-on",
+        "oidc-issuer": str("issuer"),
+        "oidc-client-id": str("client_id"),
+        "oidc-client-secret": secret,
+        "oidc-scopes": str("scopes") ?? "openid email profile",
+        "oidc-groups-claim": str("groups_claim") ?? "groups",
+        "oidc-role-map": str("role_map"),
+        "oidc-default-role": str("default_role"),
+        "oidc-allowed-domains": str("allowed_domains"),
+        "oidc-trust-email": t.trust_email === true,
+        "oidc-recheck": str("recheck"),
+      },
+      (key) => FILE_KEY[key] ?? key,
+      where,
+    );
+  });
+}
+
 /** `--oidc-recheck`: minutes (`15`), or a duration (`90s`, `1h`); 1 s to 7 days. */
-function recheckMs(raw: string | undefined): number | undefined {
+function recheckMs(raw: string | undefined, flag = "--oidc-recheck"): number | undefined {
   if (raw === undefined) return undefined;
   const m = /^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)?\s*$/.exec(raw);
   const ms = m ? Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] ?? "m"]! : NaN;
-  if (!(ms >= 1000 && ms <= 7 * 86_400_000)) throw new UsageError(`--oidc-recheck must be minutes (15) or a duration such as 90s or 1h, from 1s to 7d (got ${raw})`);
+  if (!(ms >= 1000 && ms <= 7 * 86_400_000)) throw new UsageError(`${flag} must be minutes (15) or a duration such as 90s or 1h, from 1s to 7d (got ${raw})`);
   return Math.round(ms);
 }

@@ -180,7 +180,7 @@ export class OidcClient {
    * person removed or their session ended there) is a `code_rejected` refusal; a provider that cannot be
    * reached, `provider_down` (the caller keeps the session and tries again later).
    */
-  async refresh(nowMs: number, refreshToken: string): Promise<VerifiedClaims> {
+  async refresh(nowMs: number, refreshToken: string, subject: string): Promise<VerifiedClaims> {
     const as = await this.server(nowMs);
     let response: Response;
     try {
@@ -196,11 +196,24 @@ export class OidcClient {
     } catch (err) {
       throw refusalOf(err, this.config.name);
     }
-    if (!tokens.id_token) {
-      // Without a new ID token the claims come from UserInfo alone, for the same subject.
-      throw new SsoRefused("token_invalid", `${this.config.name} gave no ID token on refresh`, 401);
+    if (tokens.id_token) return this.verified(as, tokens);
+    // Without a new ID token (providers may leave it out on refresh) the claims come from UserInfo, for the same subject.
+    let claims: Record<string, unknown> | undefined;
+    try {
+      claims = await this.userInfo(as, tokens.access_token, subject);
+    } catch (err) {
+      throw refusalOf(err, this.config.name);
     }
-    return this.verified(as, tokens);
+    if (!claims) throw new SsoRefused("token_invalid", `${this.config.name} gave no ID token on refresh and has no UserInfo endpoint`, 401);
+    return {
+      subject,
+      email: typeof claims.email === "string" ? claims.email : undefined,
+      emailVerified: verifiedEmail(claims),
+      name: typeof claims.name === "string" ? claims.name : undefined,
+      groups: at(claims, this.config.groupsClaim),
+      refreshToken: tokens.refresh_token,
+      idToken: "",
+    };
   }
 
   /**
