@@ -226,6 +226,31 @@ test("a local account with the same e-mail is refused until the operator links i
   expect((await fetch(`${base}/v1/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "lena@example.com", password: "lantern-pebble-quarry-9" }) })).status).toBe(201);
 }, 120_000);
 
+test("an owner makes SSO the only way in from the Members page: a member's password is refused, SSO still signs in", async () => {
+  const link = /console\s+(http\S+\/v1\/auth\/code\?code=[A-Za-z0-9_-]+)/.exec(started!.server.output())?.[1];
+  expect(link).toBeDefined();
+  const p = await newPage();
+  const passwordOf = () => fetch(`${base}/v1/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "lena@example.com", password: "lantern-pebble-quarry-9" }) });
+  try {
+    await p.goto(link!.replace(/^https?:\/\/[^/]+/, base));
+    await p.waitForSelector('nav[aria-label="Main"]', { timeout: 30_000 });
+    await p.goto(`${base}/#/members`);
+    const box = await p.waitForSelector("#sso-only", { timeout: 30_000 });
+    expect(await p.$eval("section[aria-labelledby=sso-h]", (el) => el.textContent)).toContain("Providers: Test SSO.");
+    await box!.click();
+    await p.waitForFunction('document.body.textContent.includes("Members now sign in with single sign-on only")', { timeout: 30_000 });
+    const refused = await passwordOf();
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { issues: { code: string }[] }).issues[0]!.code).toBe("sso_only");
+    expect((await ssoOverHttp("lena")).status).toBe(303);
+    await (await p.waitForSelector("#sso-only"))!.click();
+    await p.waitForFunction('document.body.textContent.includes("Members may sign in with a password again")', { timeout: 30_000 });
+    expect((await passwordOf()).status).toBe(201);
+  } finally {
+    await p.browserContext().close();
+  }
+}, 120_000);
+
 test("signing out of a session made by SSO signs out at the provider too (RP-initiated logout) and comes back to the console", async () => {
   const p = await newPage();
   try {

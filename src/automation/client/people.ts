@@ -73,6 +73,13 @@ export interface TenantPeopleSettings {
   requireTotp: boolean;
 }
 
+/** The tenant's single sign-on settings (`/v1/tenant/sso`) and the server's providers. */
+export interface TenantSsoSettings {
+  /** Members sign in by single sign-on only: their passwords are refused (API keys still work). */
+  ssoOnly: boolean;
+  providers: { id: string; name: string }[];
+}
+
 export interface Actor {
   type: string;
   id: string;
@@ -207,6 +214,16 @@ export class MembersResource {
   /** Sets the tenant's people settings (owners: `tenant:write`). */
   setSettings(settings: TenantPeopleSettings): Promise<TenantPeopleSettings> {
     return this.http.json({ method: "PUT", path: "/v1/tenant/settings", json: settings });
+  }
+
+  /** The tenant's single sign-on settings and the server's providers (`members:read`). */
+  sso(): Promise<TenantSsoSettings> {
+    return this.http.json({ method: "GET", path: "/v1/tenant/sso" });
+  }
+
+  /** Makes single sign-on the only way in for the tenant's members, or not (owners: `tenant:write`). */
+  setSso(settings: { ssoOnly: boolean }): Promise<TenantSsoSettings> {
+    return this.http.json({ method: "PUT", path: "/v1/tenant/sso", json: settings });
   }
 }
 

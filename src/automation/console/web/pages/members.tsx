@@ -41,6 +41,7 @@ export function Members() {
         />
       ) : null}
       <TenantSettings />
+      <SsoSettings />
     </Page>
   );
 }
@@ -79,6 +80,41 @@ function TenantSettings() {
         Require a second factor (TOTP) of every member
       </label>
       {!canChange ? <p class="hint">Only an owner changes this.</p> : ownFirst ? <p class="hint" data-testid="totp-own-first">Set up your own second factor first (<a href="#/sessions">My sessions</a>): the rule would hold you at enrollment too.</p> : null}
+      <Outcome action={action} />
+    </section>
+  );
+}
+
+/** Single sign-on for the tenant, when the server has a provider: whether it is the only way in (owners change it). */
+function SsoSettings() {
+  const { client, can } = useSession();
+  const sso = useLoad(() => client.members.sso(), []);
+  const action = useAction();
+  if (!sso.data) return sso.error ? <Problem error={sso.error} /> : null;
+  if (!sso.data.providers.length) return null;
+  const on = sso.data.ssoOnly;
+  return (
+    <section aria-labelledby="sso-h">
+      <h2 id="sso-h">Single sign-on</h2>
+      <p>Providers: {sso.data.providers.map((p) => p.name).join(", ")}.</p>
+      <label class="check">
+        <input
+          type="checkbox"
+          id="sso-only"
+          checked={on}
+          disabled={!can("tenant:write") || action.busy}
+          onChange={(e) => {
+            const ssoOnly = e.currentTarget.checked;
+            void action.run(async () => {
+              await client.members.setSso({ ssoOnly });
+              sso.reload();
+              return ssoOnly ? "Members now sign in with single sign-on only: their passwords are refused (API keys still work)." : "Members may sign in with a password again.";
+            });
+          }}
+        />{" "}
+        Single sign-on only (refuse members' passwords)
+      </label>
+      {!can("tenant:write") ? <p class="hint">Only an owner changes this.</p> : null}
       <Outcome action={action} />
     </section>
   );
