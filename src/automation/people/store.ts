@@ -246,7 +246,7 @@ export interface PeopleStore {
    */
   endSsoSessions(issuer: string, by: { sid?: string; subject?: string }): Promise<number>;
   /** Live SSO sessions with a refresh token last checked before `before` (the oldest first, at most `limit`). */
-  dueSsoSessions(now: string, before: string, limit: number): Promise<(SsoSessionRow & { userId: string })[]>;
+  dueSsoSessions(now: string, before: string, limit: number): Promise<(SsoSessionRow & { userId: string; tenantId: string; email: string })[]>;
   /** Takes a re-check: moves `checkedAt` from `from` to `to`; false when another instance took it first. */
   claimSsoCheck(sessionId: string, from: string, to: string): Promise<boolean>;
   /** Stores the tokens a re-check got (a provider may rotate the refresh token). */

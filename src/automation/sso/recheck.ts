@@ -3,6 +3,8 @@
 // update (so two instances never both spend a refresh token, which a provider may rotate), and re-checks it
 // with the provider (service.ts recheckSession): the groups decide the role again, and a person removed at
 // the provider loses their session.
+import { newId } from "../../kernel/ids";
+import { auditOf } from "../audit/service";
 import type { AutomationContext } from "../context";
 import type { PeopleDeps } from "../people/service";
 import { OidcClient } from "./oidc";
@@ -26,6 +28,24 @@ export async function recheckDue(ctx: AutomationContext, clients: Map<string, Oi
     clients.set(p.id, client);
     const outcome = await recheckSession(d, p, client, row);
     ctx.log.info("sso session re-checked", { provider: p.id, session: row.sessionId, outcome });
+    // In the audit trail as the person's: the session kept (its role as the groups say now), or ended.
+    if (outcome !== "unreachable") {
+      auditOf(ctx).push({
+        id: newId("aud"),
+        at: ctx.clock.now().toISOString(),
+        tenantKey: row.tenantId,
+        actorType: "user",
+        actorId: row.userId,
+        actorName: row.email,
+        action: "auth.oidc.recheck",
+        resourceType: "sessions",
+        resourceId: row.sessionId,
+        requestId: null,
+        address: null,
+        outcome: outcome === "kept" ? "success" : "failure",
+        status: outcome === "kept" ? 200 : 401,
+      });
+    }
     done++;
   }
   return done;

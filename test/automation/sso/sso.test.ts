@@ -355,6 +355,11 @@ describe("single sign-on with an OpenID Connect provider", () => {
     expect(await recheckDue(h.ctx, clients)).toBe(1);
     expect((await h.req("GET", "/v1/auth/sessions/current", { headers: { cookie: ivy.session! } })).status).toBe(401);
     op.people.set("ivy", { ...gone, groups: ["automation-reviewers"] });
+    // Each re-check is in the tenant's audit trail as the person's.
+    await auditOf(h.ctx).drain();
+    const acme = (await h.ctx.storage.tenancy.findTenant("acme"))!.id;
+    const rechecks = (await h.ctx.storage.audit.list({ tenantKey: acme }, 50)).filter((e) => e.action === "auth.oidc.recheck");
+    expect(rechecks.map((e) => `${e.outcome} ${e.status} ${e.actorType} ${e.actorName}`)).toEqual(["failure 401 user ivy@example.com", "success 200 user ivy@example.com"]);
   });
 
   test("back-channel logout: signing out at the provider ends the session here; a forged logout token ends nothing", async () => {

@@ -458,13 +458,13 @@ export class PgPeopleStore implements PeopleStore {
     });
   }
 
-  async dueSsoSessions(now: string, before: string, limit: number): Promise<(SsoSessionRow & { userId: string })[]> {
+  async dueSsoSessions(now: string, before: string, limit: number): Promise<(SsoSessionRow & { userId: string; tenantId: string; email: string })[]> {
     const rows = await this.pg.unsafe(
-      `SELECT ${SSO}, x.user_id AS "userId" FROM sso_sessions s JOIN sessions x ON x.id = s.session_id
+      `SELECT ${SSO}, x.user_id AS "userId", x.tenant_id AS "tenantId", u.email FROM sso_sessions s JOIN sessions x ON x.id = s.session_id JOIN users u ON u.id = x.user_id
        WHERE s.refresh_token IS NOT NULL AND x.expires_at > $1 AND s.checked_at < $2 ORDER BY s.checked_at LIMIT $3`,
       [now, before, limit],
     );
-    return plainRows<SsoSessionRow & { userId: string }>(rows);
+    return plainRows<SsoSessionRow & { userId: string; tenantId: string; email: string }>(rows);
   }
 
   async claimSsoCheck(sessionId: string, from: string, to: string): Promise<boolean> {

@@ -404,10 +404,10 @@ export class SqlitePeopleStore implements PeopleStore {
     return this.sqlite.query(`DELETE FROM sessions WHERE id IN (SELECT session_id FROM sso_sessions WHERE ${where})`).run(issuer, by.sid ?? by.subject ?? "").changes;
   }
 
-  async dueSsoSessions(now: string, before: string, limit: number): Promise<(SsoSessionRow & { userId: string })[]> {
+  async dueSsoSessions(now: string, before: string, limit: number): Promise<(SsoSessionRow & { userId: string; tenantId: string; email: string })[]> {
     return this.sqlite
-      .query<SsoSessionRow & { userId: string }, [string, string, number]>(
-        `SELECT ${SSO}, x.user_id AS userId FROM sso_sessions s JOIN sessions x ON x.id = s.session_id
+      .query<SsoSessionRow & { userId: string; tenantId: string; email: string }, [string, string, number]>(
+        `SELECT ${SSO}, x.user_id AS userId, x.tenant_id AS tenantId, u.email FROM sso_sessions s JOIN sessions x ON x.id = s.session_id JOIN users u ON u.id = x.user_id
          WHERE s.refresh_token IS NOT NULL AND x.expires_at > ? AND s.checked_at < ? ORDER BY s.checked_at LIMIT ?`,
       )
       .all(now, before, limit);
