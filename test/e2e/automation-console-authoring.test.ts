@@ -91,6 +91,16 @@ async function shot(p: Page, name: string): Promise<void> {
   await p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 }
 
+/** Form controls and buttons a screen reader could not name (as in automation-console.test.ts). */
+const UNLABELLED = `[...document.querySelectorAll("input:not([type=hidden]), select, textarea, button, a[href]")]
+  .filter((el) => {
+    if (el.getAttribute("aria-label") || el.getAttribute("aria-labelledby")) return false;
+    if (el.tagName === "BUTTON" || el.tagName === "A") return !el.textContent.trim();
+    return !(el.labels && el.labels.length);
+  })
+  .map((el) => el.outerHTML.slice(0, 120))`;
+const unlabelled = (p: Page) => p.evaluate(UNLABELLED) as Promise<string[]>;
+
 // The editor lives in a shadow root (its styles are constructed style sheets there, which the CSP allows).
 const CM = ".editor-host >>> .cm-content";
 
@@ -205,6 +215,8 @@ browserTest("write a workflow with a mistake (the issue at its line, nothing sto
   expect(fetched).toContain(editorChunk); // on the page that edits
   // the starter text is valid as it stands
   await bodyHas(p, "No issues");
+  expect(await unlabelled(p)).toEqual([]);
+  expect(await p.$eval(CM, (el) => el.getAttribute("aria-label"))).toBe("Workflow YAML");
 
   await paste(p, v1("transform.sett"));
   await p.waitForSelector('.editor-issues li[data-line="11"]', { timeout: 30_000 });
@@ -279,6 +291,7 @@ browserTest("version 2 from the editor, a diff against version 1, promote 1 back
   expect(await textOf(p, row("2.0.0"))).toContain("current");
   expect(await textOf(p, row("2.0.0"))).toContain("say hi");
   expect(await textOf(p, row("1.0.0"))).not.toContain("current");
+  expect(await unlabelled(p)).toEqual([]);
   await shot(p, "versions");
 
   // The diff: A is 1.0.0 and B the current 2.0.0 by default.
@@ -366,6 +379,7 @@ browserTest("an input that takes a list of files (items: file) gets a multiple f
   const field = await p.waitForSelector("#input-docs[multiple]");
   await (field as unknown as { uploadFile(...paths: string[]): Promise<void> }).uploadFile(a, b);
   await bodyHas(p, "one.txt, two.txt");
+  expect(await unlabelled(p)).toEqual([]);
   await p.click('form.run-form button[value="wait"]');
   await p.waitForFunction('location.hash.startsWith("#/runs/")', { timeout: 90_000 });
   const runId = decodeURIComponent((await p.evaluate('location.hash.split("/")[2]')) as string);
@@ -413,6 +427,35 @@ browserTest("a read-only key is offered no new automation, no new version, no pr
   expect(await p.$(CM)).toBeNull();
 });
 
+browserTest("reading files, templates and e-mail servers without writing them offers no upload, delete, edit or test send", async () => {
+  const made = Bun.spawnSync(
+    [join(started!.dir, "automation-server"), "keys", "create", "--tenant", "demo", "--scopes", "files:read,templates:read,email:read", "--json", "--data-dir", join(started!.dir, "data"), ...dbArgs()],
+    { env: { ...process.env, AUTOMATION_DATA_DIR: undefined } },
+  );
+  const key = (JSON.parse(made.stdout.toString()) as Json).key as string;
+  const form = new FormData();
+  form.append("file", new Blob(["kept"]), "kept.txt");
+  expect((await fetch(`${base}/v1/files`, { method: "POST", headers: { authorization: `Bearer ${KEY}` }, body: form })).status).toBe(200);
+  const p = await signedIn("#/files", "Files", key);
+  await p.waitForSelector('tr[data-file="kept.txt"]');
+  expect(await textOf(p, 'tr[data-file="kept.txt"]')).toContain("Download");
+  expect(await p.$("#upload-file")).toBeNull();
+  expect(await p.$("xpath/.//button[contains(., 'Delete')]")).toBeNull();
+  await p.goto(`${base}/#/templates`);
+  await titled(p, "Templates");
+  await p.waitForSelector('tr[data-template="Demo invoice"]');
+  expect(await p.$("#new-template-h")).toBeNull();
+  await p.click(`xpath/.//tr[@data-template="Demo invoice"]//button[contains(., "Revisions")]`);
+  await p.waitForSelector('tr[data-revision="1"]');
+  expect(await p.$('[aria-label="Revisions of Demo invoice"] input[type=file]')).toBeNull();
+  await p.goto(`${base}/#/email-servers`);
+  await titled(p, "E-mail servers");
+  await p.waitForSelector('tr[data-server="demo-mail"]');
+  expect(await p.$("xpath/.//button[contains(., 'New e-mail server')]")).toBeNull();
+  expect(await p.$("xpath/.//button[contains(., 'Send a test')]")).toBeNull();
+  expect(await p.$("xpath/.//button[contains(., 'Edit')]")).toBeNull();
+});
+
 browserTest("Files: a 50 MB upload through an upload session shows its progress, lands in the list, and is deleted after a confirmation", async () => {
   const big = join(started!.dir, "big.bin");
   const data = new Uint8Array(50 * 1024 * 1024);
@@ -435,6 +478,7 @@ browserTest("Files: a 50 MB upload through an upload session shows its progress,
   expect(bytes.length).toBe(data.length);
   expect(bytes[4096]).toBe(data[4096]);
   await p.waitForSelector('tr[data-file="big.bin"]');
+  expect(await unlabelled(p)).toEqual([]);
   await shot(p, "files");
 
   p.once("dialog", (d) => void d.accept());
@@ -464,6 +508,7 @@ browserTest("E-mail servers: a refused host is shown beside its field and nothin
   allowed = [{ url: /\/v1\/email-servers$/, status: 400 }];
   await p.click("xpath/.//section[@aria-labelledby='server-form-h']//button[contains(., 'Create')]");
   await p.waitForSelector("#host-issue");
+  expect(await unlabelled(p)).toEqual([]);
   expect(await textOf(p, "#host-issue")).toContain("169.254.169.254");
   expect((await api("GET", "/v1/email-servers")).total).toBe(before);
 
@@ -517,6 +562,7 @@ browserTest("Templates: upload a DOCX as a new template, then a new revision of 
 
   await p.click(`xpath/.//tr[@data-template="Letter"]//button[contains(., "Revisions")]`);
   await p.waitForSelector('tr[data-revision="1"]');
+  expect(await unlabelled(p)).toEqual([]);
   const again = await p.waitForSelector('[aria-label="Revisions of Letter"] input[type=file]');
   await (again as unknown as { uploadFile(path: string): Promise<void> }).uploadFile(path);
   await bodyHas(p, "Revision 2 of Letter is current now.");

@@ -1,7 +1,7 @@
 // The console's shell: sign-in, navigation (only what the session's scopes allow) and the page per route.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { errorText, forgetKey, restoreSession, SIGNED_OUT, signOut, storedKey, UNAUTHORIZED, type Session } from "./api";
-import { href, parseHash, useRoute, type Route } from "./router";
+import { parseHash, useRoute, type Route } from "./router";
 import { Page, Problem, SessionContext } from "./ui";
 import { SignIn } from "./pages/signin";
 import { RunDetail, RunsList } from "./pages/runs";
@@ -39,6 +39,11 @@ const NAV: { label: string; to: string; first: string; scope?: string }[] = [
   { label: "Keys", to: "#/keys", first: "keys", scope: "keys:read" },
   { label: "Audit", to: "#/audit", first: "audit", scope: "audit:read" },
 ];
+
+/** The first page the session may read (Runs for most): where signing in and the bare address land. */
+function home(s: Session): string {
+  return NAV.find((n) => !n.scope || s.can(n.scope))?.to ?? "#/runs";
+}
 
 function Screen({ route }: { route: Route }) {
   const [a, b, c, d] = route.parts;
@@ -144,7 +149,7 @@ export function App() {
     setSession(s);
     setError(null);
     // replaceState: the key in a sign-in link must not stay in the address bar or the history.
-    history.replaceState(null, "", `${location.pathname}${next && next.startsWith("#/") && !next.startsWith("#/signin") ? next : "#/runs"}`);
+    history.replaceState(null, "", `${location.pathname}${next && next.startsWith("#/") && !next.startsWith("#/signin") ? next : home(s)}`);
     dispatchEvent(new HashChangeEvent("hashchange"));
   };
 
@@ -215,7 +220,7 @@ export function App() {
           </div>
         </header>
         <main id="main" tabIndex={-1}>
-          {held ? <EnrollRequired /> : route.parts.length === 0 ? <Screen route={parseHash(href(["runs"]))} /> : <Screen route={route} />}
+          {held ? <EnrollRequired /> : route.parts.length === 0 ? <Screen route={parseHash(home(session))} /> : <Screen route={route} />}
         </main>
       </div>
     </SessionContext.Provider>
