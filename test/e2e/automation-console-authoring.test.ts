@@ -388,6 +388,21 @@ browserTest("an input that takes a list of files (items: file) gets a multiple f
   await p.waitForFunction('document.querySelector("section[aria-labelledby=output-h] pre")?.textContent.includes("one.txt two.txt")', { timeout: 30_000 });
 });
 
+browserTest("a run input the server refuses shows its issue beside that field, and no run starts", async () => {
+  const p = await signedIn("#/automations/workflows.invoice-summary", "invoice-summary");
+  await p.waitForSelector("form.run-form");
+  const before = (await api("GET", "/v1/runs?limit=100")).runs?.length;
+  await p.click("#input-invoice");
+  await p.keyboard.type("[1, 2]"); // valid JSON, but not the object the input declares
+  allowed = [{ url: /\/v1\/runs$/, status: 400 }];
+  await p.click("form.run-form button[type=submit]");
+  await p.waitForSelector("#input-invoice-issue");
+  expect(await textOf(p, "#input-invoice-issue")).toBe("input.invoice must be an object");
+  expect(await p.$eval("#input-invoice", (el) => el.getAttribute("aria-describedby"))).toContain("input-invoice-issue");
+  expect(await p.evaluate("location.hash")).toBe("#/automations/workflows.invoice-summary");
+  expect((await api("GET", "/v1/runs?limit=100")).runs?.length).toBe(before);
+});
+
 browserTest("a failed run opens at its failed step, its error shown there", async () => {
   // Twelve steps before the failing one: the failed step sits below the first screen.
   const before = Array.from({ length: 12 }, (_, i) => `  - {name: s${i}, type: transform.set, with: {fields: {n: ${i}}}}`).join("\n");

@@ -2,7 +2,7 @@
 // and a run form generated from the workflow's inputs (file inputs by upload) that starts a manual run.
 import { useState } from "preact/hooks";
 import type { Automation, AutomationSummary } from "../../../client/index";
-import { TextField } from "../components/field";
+import { FieldIssue, issuesAt, issuesElsewhere, TextField } from "../components/field";
 import { FilterForm } from "../components/filters";
 import { DataTable } from "../components/table";
 import { go, href } from "../router";
@@ -252,12 +252,19 @@ function RunForm({ automation }: { automation: Automation }) {
           );
           // A file input without a description of its own carries the wire format's: not for people.
           const description = p.format === "file" && p.description?.startsWith('A file: {"$fileId"') ? undefined : p.description;
-          const described = description ? `${id}-d` : undefined;
-          const hint = description ? (
-            <span id={described} class="hint">
-              {description}
-            </span>
-          ) : null;
+          // The server's issue with this input (a 400 naming `input.<name>` or `files.<name>`) shows beside it.
+          const issue = issuesAt(action.error, `input.${name}`) ?? issuesAt(action.error, `files.${name}`);
+          const described = [description ? `${id}-d` : "", issue ? `${id}-issue` : ""].filter(Boolean).join(" ") || undefined;
+          const hint = (
+            <>
+              {description ? (
+                <span id={`${id}-d`} class="hint">
+                  {description}
+                </span>
+              ) : null}
+              <FieldIssue id={`${id}-issue`} text={issue} />
+            </>
+          );
           if (p.format === "file")
             return (
               <label
@@ -358,7 +365,7 @@ function RunForm({ automation }: { automation: Automation }) {
           </button>
           {action.busy && wait ? <span class="muted" role="status">Waiting for the result (up to {WAIT_SECONDS} s)…</span> : null}
         </div>
-        <Problem error={action.error} />
+        <Problem error={issuesElsewhere(action.error, props.flatMap(([name]) => [`input.${name}`, `files.${name}`]))} />
       </form>
     </section>
   );
