@@ -132,10 +132,12 @@ function Upload({ onDone }: { onDone(): void }) {
           transport: "presigned-put",
         });
         if (n.transport !== "presigned-put") throw new Error(`the server offered the ${n.transport} transport, which the console does not send`);
-        // Blob storage on S3 signs a URL of the bucket, which the console's CSP (connect-src 'self') may not reach.
-        if (new URL(n.url, location.href).origin !== location.origin) {
+        // Blob storage on S3 signs a URL of the bucket (and a --public-url on another host one of that
+        // host), which the console's CSP (connect-src 'self') does not let it reach.
+        const target = new URL(n.url, location.href).origin;
+        if (target !== location.origin) {
           await client.files.abortUpload(n.uploadId).catch(() => {});
-          throw new Error("this server stores files on S3, whose signed upload address the console may not reach; upload with the client library or the CLI");
+          throw new Error(`the server signed the upload for ${target} (S3 storage or another public address), which this page may not reach; upload with the client library or the CLI`);
         }
         try {
           await put(n.url, n.headers, file, (sent) => setProgress({ name: file.name, sent, total: file.size }), xhr);
