@@ -11,6 +11,7 @@ import peopleTotp from "./0032_people_totp.sql" with { type: "text" };
 import ssoIdentities from "./0033_sso_identities.sql" with { type: "text" };
 import ssoSessions from "./0034_sso_sessions.sql" with { type: "text" };
 import tenantSso from "./0035_tenant_sso.sql" with { type: "text" };
+import tenantSsoTrust from "./0036_tenant_sso_trust.sql" with { type: "text" };
 import audit from "./0040_audit.sql" with { type: "text" };
 import offers from "./0103_run_offers.sql" with { type: "text" };
 import triggerEmail from "./0104_run_trigger_email.sql" with { type: "text" };
@@ -30,6 +31,7 @@ export const automationPgMigrations: Migration[] = [
   { name: "0033_sso_identities", sql: ssoIdentities },
   { name: "0034_sso_sessions", sql: ssoSessions },
   { name: "0035_tenant_sso", sql: tenantSso },
+  { name: "0036_tenant_sso_trust", sql: tenantSsoTrust },
   { name: "0040_audit", sql: audit },
   { name: "0103_run_offers", sql: offers },
   { name: "0104_run_trigger_email", sql: triggerEmail },

@@ -77,6 +77,8 @@ export interface TenantPeopleSettings {
 export interface TenantSsoSettings {
   /** Members sign in by single sign-on only: their passwords are refused (API keys still work). */
   ssoOnly: boolean;
+  /** A local account whose tenants all trust the provider's verified e-mails is linked at its first SSO sign-in. */
+  trustEmails: boolean;
   providers: { id: string; name: string }[];
 }
 
@@ -221,8 +223,8 @@ export class MembersResource {
     return this.http.json({ method: "GET", path: "/v1/tenant/sso" });
   }
 
-  /** Makes single sign-on the only way in for the tenant's members, or not (owners: `tenant:write`). */
-  setSso(settings: { ssoOnly: boolean }): Promise<TenantSsoSettings> {
+  /** Sets the tenant's single sign-on settings; a field left out keeps its value (owners: `tenant:write`). */
+  setSso(settings: { ssoOnly?: boolean; trustEmails?: boolean }): Promise<TenantSsoSettings> {
     return this.http.json({ method: "PUT", path: "/v1/tenant/sso", json: settings });
   }
 }

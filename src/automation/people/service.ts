@@ -238,7 +238,7 @@ export async function signIn(
     throw Unauthorized(input.tenant === undefined ? "this user is a member of no tenant" : `this user is not a member of "${input.tenant}"`, { field: "tenant", code: "unauthorized" });
   }
   // A tenant that lets its members in by single sign-on only refuses their passwords (keys still work).
-  if (await d.people.tenantSsoOnly(membership.tenantId)) {
+  if ((await d.people.tenantSso(membership.tenantId)).ssoOnly) {
     throw Forbidden("this tenant signs its members in with single sign-on only: use the sign-in page's single sign-on button", { field: "tenant", code: "sso_only" });
   }
   // The second factor is asked only after the password was right; a wrong code counts as a failure.

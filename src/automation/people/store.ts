@@ -117,6 +117,14 @@ export interface SsoSessionRow {
   createdAt: string;
 }
 
+/** A tenant's single sign-on settings, set by its owner. */
+export interface TenantSsoSettings {
+  /** Members sign in by single sign-on only: their passwords are refused. */
+  ssoOnly: boolean;
+  /** The provider's verified e-mails are trusted: a local account whose tenants all trust them is linked at its first SSO sign-in. */
+  trustEmails: boolean;
+}
+
 export interface TenantPeopleSettings {
   /** Every member must have a confirmed TOTP second factor. */
   requireTotp: boolean;
@@ -252,8 +260,8 @@ export interface PeopleStore {
   /** Stores the tokens a re-check got (a provider may rotate the refresh token). */
   setSsoTokens(sessionId: string, tokens: { refreshToken: string | null; idToken: string | null }): Promise<void>;
 
-  /** Whether the tenant lets its members in by single sign-on only (false when never set). */
-  tenantSsoOnly(tenantId: string): Promise<boolean>;
-  /** Sets whether the tenant lets its members in by single sign-on only. */
-  setTenantSsoOnly(tenantId: string, ssoOnly: boolean, at: string): Promise<void>;
+  /** The tenant's single sign-on settings (both false when never set). */
+  tenantSso(tenantId: string): Promise<TenantSsoSettings>;
+  /** Sets the tenant's single sign-on settings. */
+  setTenantSso(tenantId: string, settings: TenantSsoSettings, at: string): Promise<void>;
 }

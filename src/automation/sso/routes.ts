@@ -23,7 +23,10 @@ import { parseWith } from "../http/validate";
 import { Invalid } from "../../kernel/errors";
 import * as v from "valibot";
 
-const TenantSsoBody = v.strictObject({ ssoOnly: v.boolean("ssoOnly must be true or false") });
+const TenantSsoBody = v.pipe(
+  v.strictObject({ ssoOnly: v.optional(v.boolean("ssoOnly must be true or false")), trustEmails: v.optional(v.boolean("trustEmails must be true or false")) }),
+  v.check((b) => b.ssoOnly !== undefined || b.trustEmails !== undefined, "give ssoOnly, trustEmails or both"),
+);
 
 export const FLOW_COOKIE = "automation_oidc";
 /** How long a person may take at the provider. */
@@ -107,9 +110,9 @@ export const ssoRoutes = (ctx: AutomationContext) => {
       async ({ request }) => {
         const auth = await authenticateRequest(ctx, request);
         requireScope(auth, "members:read");
-        return { ssoOnly: await ctx.storage.people.tenantSsoOnly(auth.tenantId), providers: providers.map((p) => ({ id: p.id, name: p.name })) };
+        return { ...(await ctx.storage.people.tenantSso(auth.tenantId)), providers: providers.map((p) => ({ id: p.id, name: p.name })) };
       },
-      { detail: { summary: "The tenant's single sign-on settings (ssoOnly) and the server's providers", tags: ["People"] } },
+      { detail: { summary: "The tenant's single sign-on settings (ssoOnly, trustEmails) and the server's providers", tags: ["People"] } },
     )
     .put(
       "/tenant/sso",
@@ -117,12 +120,14 @@ export const ssoRoutes = (ctx: AutomationContext) => {
         const auth = await authenticateRequest(ctx, request);
         // The owner's, like the tenant's other people settings: only `*` holds tenant:write.
         requireScope(auth, "tenant:write");
-        const { ssoOnly } = parseWith(TenantSsoBody, body);
-        if (ssoOnly && providers.length === 0) throw Invalid("this server has no single sign-on provider (--oidc-issuer): SSO-only would let nobody in", { field: "ssoOnly", code: "no_sso_provider" });
-        await ctx.storage.people.setTenantSsoOnly(auth.tenantId, ssoOnly, ctx.clock.now().toISOString());
-        return { ssoOnly, providers: providers.map((p) => ({ id: p.id, name: p.name })) };
+        const b = parseWith(TenantSsoBody, body);
+        if (b.ssoOnly && providers.length === 0) throw Invalid("this server has no single sign-on provider (--oidc-issuer): SSO-only would let nobody in", { field: "ssoOnly", code: "no_sso_provider" });
+        // A field left out keeps its value.
+        const settings = { ...(await ctx.storage.people.tenantSso(auth.tenantId)), ...(b.ssoOnly !== undefined ? { ssoOnly: b.ssoOnly } : {}), ...(b.trustEmails !== undefined ? { trustEmails: b.trustEmails } : {}) };
+        await ctx.storage.people.setTenantSso(auth.tenantId, settings, ctx.clock.now().toISOString());
+        return { ...settings, providers: providers.map((p) => ({ id: p.id, name: p.name })) };
       },
-      { parse: authedParse, detail: { summary: "Make single sign-on the only way in for the tenant's members (owners); API keys still work", tags: ["People"] } },
+      { parse: authedParse, detail: { summary: "Set the tenant's single sign-on settings (owners): ssoOnly (passwords refused; API keys still work), trustEmails (existing accounts linked by verified e-mail)", tags: ["People"] } },
     )
     .get(
       "/auth/providers",

@@ -192,6 +192,14 @@ export async function recheckSession(d: PeopleDeps, p: OidcProviderConfig, clien
   }
 }
 
+/** Whether every tenant the user is a member of (at least one) trusts the provider's verified e-mails. */
+async function tenantsTrust(d: PeopleDeps, userId: string): Promise<boolean> {
+  const ms = await d.people.memberships(userId);
+  if (!ms.length) return false;
+  for (const m of ms) if (!(await d.people.tenantSso(m.tenantId)).trustEmails) return false;
+  return true;
+}
+
 /** The user this identity is: known, linked by a trusted e-mail, or new. */
 async function userFor(d: PeopleDeps, p: OidcProviderConfig, subject: string, email: string, name: string | undefined): Promise<UserRow> {
   const now = d.clock.now().toISOString();
@@ -208,12 +216,15 @@ async function userFor(d: PeopleDeps, p: OidcProviderConfig, subject: string, em
   }
   const local = await d.people.findUser(email);
   if (local) {
-    // An operator's leave (users link-sso) works once: this identity is then the user for good.
-    const leave = p.trustEmail ? undefined : await d.people.useLink(ssoLinkHash(p.issuer, local.emailKey), now, "sso-link");
-    if (!p.trustEmail && leave?.outcome !== "ok") {
+    // Trusted when the server trusts the provider's e-mails, or every tenant the account is a member of
+    // does (linking hands the SSO person all of the account's memberships); else an operator's leave
+    // (users link-sso), which works once: this identity is then the user for good.
+    const trusted = p.trustEmail || (await tenantsTrust(d, local.id));
+    const leave = trusted ? undefined : await d.people.useLink(ssoLinkHash(p.issuer, local.emailKey), now, "sso-link");
+    if (!trusted && leave?.outcome !== "ok") {
       throw new SsoRefused(
         "account_exists",
-        `an account with the e-mail ${email} already exists here: sign in with its password, or ask the server's operator to link it (automation-server users link-sso)`,
+        `an account with the e-mail ${email} already exists here: sign in with its password, or ask the server's operator to link it (automation-server users link-sso), or your tenant's owner to trust the provider's e-mails`,
         409,
       );
     }

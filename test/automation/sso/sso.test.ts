@@ -398,7 +398,7 @@ describe("single sign-on with an OpenID Connect provider", () => {
     const owner = await person("owner");
     const admin = await person("admin");
     const dev = await person("developer");
-    expect(await json(await as(h, owner, "GET", "/v1/tenant/sso"))).toEqual({ ssoOnly: false, providers: [{ id: "sso", name: "Test SSO" }] });
+    expect(await json(await as(h, owner, "GET", "/v1/tenant/sso"))).toEqual({ ssoOnly: false, trustEmails: false, providers: [{ id: "sso", name: "Test SSO" }] });
     expect((await as(h, admin, "PUT", "/v1/tenant/sso", { body: { ssoOnly: true } })).status).toBe(403);
     const set = await as(h, owner, "PUT", "/v1/tenant/sso", { body: { ssoOnly: true } });
     expect(set.status).toBe(200);
@@ -424,5 +424,25 @@ describe("single sign-on with an OpenID Connect provider", () => {
     const lock = await as(plain.h, o2, "PUT", "/v1/tenant/sso", { body: { ssoOnly: true } });
     expect(lock.status).toBe(400);
     expect((await json(lock)).issues[0]).toMatchObject({ code: "no_sso_provider" });
+  });
+
+  test("a tenant's owner trusts the provider's e-mails: a local account of that tenant alone is linked; one also in a tenant that does not trust them is not", async () => {
+    const { h, deps, person } = await ssoHarness(op);
+    const owner = await person("owner");
+    await h.tenant("other");
+    const ada = await createUser(deps, { email: "ada@example.com", name: "Ada Local", password: PASSWORD, tenant: "acme", role: "developer" });
+    const bob = await createUser(deps, { email: "bob@example.com", name: "Bob Local", password: PASSWORD, tenant: "acme", role: "developer" });
+    await deps.people.setRole(bob.id, (await h.ctx.storage.tenancy.findTenant("other"))!.id, "viewer", h.clock.now().toISOString());
+
+    expect((await ssoSignIn(h, "ada")).res.status).toBe(409);
+    const set = await as(h, owner, "PUT", "/v1/tenant/sso", { body: { trustEmails: true } });
+    expect(await json(set)).toMatchObject({ ssoOnly: false, trustEmails: true });
+    expect((await as(h, owner, "PUT", "/v1/tenant/sso", { body: {} })).status).toBe(400);
+
+    const linked = await ssoSignIn(h, "ada");
+    expect(await current(h, linked.session!)).toMatchObject({ user: { id: ada.id, name: "Ada Local" }, role: "reviewer" });
+    // Bob is also a member of "other", which does not trust them: linking would hand over that membership too.
+    await expectRefused(await ssoSignIn(h, "bob"), 409, "account_exists");
+    expect(await h.ctx.storage.people.ssoIdentity(op.issuer, "bob")).toBeUndefined();
   });
 });

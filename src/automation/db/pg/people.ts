@@ -9,7 +9,7 @@
 // An expiry is checked on every answer from memory; an idle expiry another instance kept alive is asked
 // of the database again.
 import type { TenantRow } from "../tables/foundation";
-import type { InvitationRow, LinkKind, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, SsoIdentityRow, SsoSessionRow, TenantPeopleSettings, TotpRow, Used, UserRow, UserStatus } from "../../people/store";
+import type { InvitationRow, LinkKind, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, SsoIdentityRow, SsoSessionRow, TenantPeopleSettings, TenantSsoSettings, TotpRow, Used, UserRow, UserStatus } from "../../people/store";
 import type { Notifications } from "../../runs/store";
 import { isUniqueViolation, type Pg, plain, plainRows } from "./rows";
 import { keysMayHaveChanged } from "./tenancy";
@@ -475,13 +475,13 @@ export class PgPeopleStore implements PeopleStore {
     await this.pg`UPDATE sso_sessions SET refresh_token = ${tokens.refreshToken}, id_token = coalesce(${tokens.idToken}, id_token) WHERE session_id = ${sessionId}`;
   }
 
-  async tenantSsoOnly(tenantId: string): Promise<boolean> {
-    const [r] = await this.pg`SELECT sso_only AS "ssoOnly" FROM tenant_sso WHERE tenant_id = ${tenantId}`;
-    return r?.ssoOnly === true;
+  async tenantSso(tenantId: string): Promise<TenantSsoSettings> {
+    const [r] = await this.pg`SELECT sso_only AS "ssoOnly", trust_emails AS "trustEmails" FROM tenant_sso WHERE tenant_id = ${tenantId}`;
+    return { ssoOnly: r?.ssoOnly === true, trustEmails: r?.trustEmails === true };
   }
 
-  async setTenantSsoOnly(tenantId: string, ssoOnly: boolean, at: string): Promise<void> {
-    await this.pg`INSERT INTO tenant_sso (tenant_id, sso_only, updated_at) VALUES (${tenantId}, ${ssoOnly}, ${at})
-      ON CONFLICT (tenant_id) DO UPDATE SET sso_only = excluded.sso_only, updated_at = excluded.updated_at`;
+  async setTenantSso(tenantId: string, settings: TenantSsoSettings, at: string): Promise<void> {
+    await this.pg`INSERT INTO tenant_sso (tenant_id, sso_only, trust_emails, updated_at) VALUES (${tenantId}, ${settings.ssoOnly}, ${settings.trustEmails}, ${at})
+      ON CONFLICT (tenant_id) DO UPDATE SET sso_only = excluded.sso_only, trust_emails = excluded.trust_emails, updated_at = excluded.updated_at`;
   }
 }

@@ -5,7 +5,7 @@ import type { Database, Statement } from "bun:sqlite";
 import type { TenantRow } from "../tables/foundation";
 import { DataVersion } from "../../../kernel/data-version";
 import { keysMayHaveChanged } from "./tenancy";
-import type { InvitationRow, LinkKind, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, SsoIdentityRow, SsoSessionRow, TenantPeopleSettings, TotpRow, Used, UserRow, UserStatus } from "../../people/store";
+import type { InvitationRow, LinkKind, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, SsoIdentityRow, SsoSessionRow, TenantPeopleSettings, TenantSsoSettings, TotpRow, Used, UserRow, UserStatus } from "../../people/store";
 
 const USER = "id, email, email_key AS emailKey, name, status, password_hash AS passwordHash, created_at AS createdAt";
 const MEMBER = "user_id AS userId, tenant_id AS tenantId, role, created_at AS createdAt";
@@ -24,7 +24,7 @@ type LookupRow = SessionRow & {
 const KEEP_LOOKUPS = new Set([
   "countUsers", "findUser", "listUsers", "memberships", "findInvitation", "session", "touchSession", "sessionsOf",
   "failures", "addFailure", "clearFailures", "totp", "tenantSettings", "addInvitation", "addSession", "setSessionClient", "useTotpStep",
-  "ssoIdentity", "linkSsoIdentity", "pruneLinks", "deleteLink", "addSsoSession", "ssoSession", "dueSsoSessions", "claimSsoCheck", "setSsoTokens", "tenantSsoOnly", "setTenantSsoOnly",
+  "ssoIdentity", "linkSsoIdentity", "pruneLinks", "deleteLink", "addSsoSession", "ssoSession", "dueSsoSessions", "claimSsoCheck", "setSsoTokens", "tenantSso",
   // private reads
   "user", "lookup",
 ]);
@@ -421,13 +421,17 @@ export class SqlitePeopleStore implements PeopleStore {
     this.sqlite.query("UPDATE sso_sessions SET refresh_token = ?, id_token = coalesce(?, id_token) WHERE session_id = ?").run(tokens.refreshToken, tokens.idToken, sessionId);
   }
 
-  async tenantSsoOnly(tenantId: string): Promise<boolean> {
-    return this.sqlite.query<{ ssoOnly: number }, [string]>("SELECT sso_only AS ssoOnly FROM tenant_sso WHERE tenant_id = ?").get(tenantId)?.ssoOnly === 1;
+  async tenantSso(tenantId: string): Promise<TenantSsoSettings> {
+    const r = this.sqlite.query<{ ssoOnly: number; trustEmails: number }, [string]>("SELECT sso_only AS ssoOnly, trust_emails AS trustEmails FROM tenant_sso WHERE tenant_id = ?").get(tenantId);
+    return { ssoOnly: r?.ssoOnly === 1, trustEmails: r?.trustEmails === 1 };
   }
 
-  async setTenantSsoOnly(tenantId: string, ssoOnly: boolean, at: string): Promise<void> {
+  async setTenantSso(tenantId: string, settings: TenantSsoSettings, at: string): Promise<void> {
     this.sqlite
-      .query("INSERT INTO tenant_sso (tenant_id, sso_only, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT (tenant_id) DO UPDATE SET sso_only = excluded.sso_only, updated_at = excluded.updated_at")
-      .run(tenantId, ssoOnly ? 1 : 0, at);
+      .query(
+        `INSERT INTO tenant_sso (tenant_id, sso_only, trust_emails, updated_at) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (tenant_id) DO UPDATE SET sso_only = excluded.sso_only, trust_emails = excluded.trust_emails, updated_at = excluded.updated_at`,
+      )
+      .run(tenantId, settings.ssoOnly ? 1 : 0, settings.trustEmails ? 1 : 0, at);
   }
 }

@@ -114,6 +114,25 @@ function SsoSettings() {
         />{" "}
         Single sign-on only (refuse members' passwords)
       </label>
+      <label class="check">
+        <input
+          type="checkbox"
+          id="sso-trust-emails"
+          checked={sso.data.trustEmails}
+          disabled={!can("tenant:write") || action.busy}
+          onChange={(e) => {
+            const trustEmails = e.currentTarget.checked;
+            void action.run(async () => {
+              await client.members.setSso({ trustEmails });
+              sso.reload();
+              return trustEmails
+                ? "A member signing in by single sign-on for the first time becomes their existing account here when the provider has verified its e-mail (and all their tenants trust it)."
+                : "Existing accounts are linked to single sign-on only by the server's operator again.";
+            });
+          }}
+        />{" "}
+        Trust the provider's verified e-mails for existing accounts
+      </label>
       {!can("tenant:write") ? <p class="hint">Only an owner changes this.</p> : null}
       <Outcome action={action} />
     </section>
