@@ -353,6 +353,18 @@ browserTest("the editor completes step kinds after type:, and under with: the ke
   expect(keys).toContain("url");
   expect(keys).toContain("method");
   expect(keys).not.toContain("fields"); // transform.set's, not this kind's
+
+  // Unsaved text: a link away asks first; "Cancel" keeps the page and the text.
+  const asked: string[] = [];
+  p.once("dialog", (d) => void (asked.push(d.message()), d.dismiss()));
+  await p.click('nav[aria-label="Main"] a[href="#/runs"]');
+  await Bun.sleep(300);
+  expect(asked).toEqual(["Leave this page? The YAML you typed is not saved."]);
+  expect(await p.evaluate("location.hash")).toBe("#/automations/new");
+  expect(await textOf(p, CM)).toContain("type: action.http");
+  p.once("dialog", (d) => void d.accept());
+  await p.click('nav[aria-label="Main"] a[href="#/runs"]');
+  await titled(p, "Runs");
 });
 
 browserTest("an input that takes a list of files (items: file) gets a multiple file field; several files run", async () => {

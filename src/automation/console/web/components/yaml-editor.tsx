@@ -24,6 +24,30 @@ interface Props {
   onResult(result: ValidationResult | null): void;
 }
 
+/**
+ * While `dirty`, leaving the page asks first: a reload or a closed tab (beforeunload), and a click on a
+ * link to another console page (checked before the hash changes, so "Stay" keeps the text).
+ */
+export function useLeaveGuard(dirty: boolean, question = "Leave this page? The YAML you typed is not saved."): void {
+  useEffect(() => {
+    if (!dirty) return;
+    const unload = (e: BeforeUnloadEvent) => e.preventDefault();
+    const click = (e: MouseEvent) => {
+      const a = (e.target as Element | null)?.closest?.("a[href]");
+      if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey) return;
+      const to = a.getAttribute("href") ?? "";
+      if (!to.startsWith("#/") || to === location.hash) return;
+      if (!confirm(question)) e.preventDefault();
+    };
+    addEventListener("beforeunload", unload);
+    document.addEventListener("click", click, true);
+    return () => {
+      removeEventListener("beforeunload", unload);
+      document.removeEventListener("click", click, true);
+    };
+  }, [dirty, question]);
+}
+
 export function YamlEditorField({ initial, label, automation, onValue, onResult }: Props) {
   const session = useSession();
   const host = useRef<HTMLDivElement>(null);

@@ -4,7 +4,7 @@
 import { useState } from "preact/hooks";
 import type { ValidationResult } from "../../../client/index";
 import { FieldIssue, issuesAt, issuesElsewhere, TextField } from "../components/field";
-import { YamlEditorField } from "../components/yaml-editor";
+import { useLeaveGuard, YamlEditorField } from "../components/yaml-editor";
 import { go, href } from "../router";
 import { Notice, Page, Problem, Skeleton, useAction, useLoad, useSession } from "../ui";
 
@@ -38,6 +38,8 @@ export function NewAutomation() {
   const [yaml, setYaml] = useState(STARTER);
   const [result, setResult] = useState<ValidationResult | null>(null);
   const action = useAction();
+  const [saved, setSaved] = useState(false);
+  useLeaveGuard(yaml !== STARTER && !saved);
   if (!session.can("automations:write")) {
     return (
       <Page title="New automation">
@@ -49,6 +51,7 @@ export function NewAutomation() {
     e.preventDefault();
     void action.run(async () => {
       const a = await session.client.automations.create(yaml);
+      setSaved(true);
       go(href(["automations", a.id]));
     });
   };
@@ -111,11 +114,14 @@ function VersionForm({ automation, initial, basedOn }: { automation: string; ini
   const [message, setMessage] = useState("");
   const [activate, setActivate] = useState(true);
   const action = useAction();
+  const [saved, setSaved] = useState(false);
+  useLeaveGuard(yaml !== initial && !saved);
   const ownTag = result?.workflow?.version ?? null;
   const submit = (e: Event) => {
     e.preventDefault();
     void action.run(async () => {
       await client.automations.versions.create(automation, { yaml, version: tag.trim() || undefined, activate, message: message.trim() || undefined });
+      setSaved(true);
       go(href(["automations", automation, "versions"], { saved: tag.trim() || ownTag || "" }));
     });
   };
