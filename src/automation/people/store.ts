@@ -117,6 +117,23 @@ export interface SsoSessionRow {
   createdAt: string;
 }
 
+/** A single sign-on provider a tenant's owner added (its secret sealed; role map and domains as JSON). */
+export interface TenantProviderRow {
+  id: string;
+  tenantId: string;
+  name: string;
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  scopes: string;
+  groupsClaim: string;
+  roleMap: string;
+  defaultRole: string | null;
+  allowedDomains: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
 /** A tenant's single sign-on settings, set by its owner. */
 export interface TenantSsoSettings {
   /** Members sign in by single sign-on only: their passwords are refused. */
@@ -264,4 +281,13 @@ export interface PeopleStore {
   tenantSso(tenantId: string): Promise<TenantSsoSettings>;
   /** Sets the tenant's single sign-on settings. */
   setTenantSso(tenantId: string, settings: TenantSsoSettings, at: string): Promise<void>;
+
+  /** The providers tenants' owners added: one tenant's, or every tenant's. */
+  tenantProviders(tenantId?: string): Promise<TenantProviderRow[]>;
+  /** One added provider by its id. */
+  tenantProvider(id: string): Promise<TenantProviderRow | undefined>;
+  /** Adds a provider; "taken" (nothing written) when its id is in use. */
+  addTenantProvider(row: TenantProviderRow): Promise<"ok" | "taken">;
+  /** Removes one of the tenant's providers; false when it has none with that id. */
+  deleteTenantProvider(tenantId: string, id: string): Promise<boolean>;
 }

@@ -67,8 +67,8 @@ export interface OidcProviderConfig {
 }
 
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/;
-const Slug = /^[a-z0-9][a-z0-9-]{0,39}$/;
-const Role = v.picklist(ROLES, `must name a role: ${ROLES.join(", ")}`);
+export const Slug = /^[a-z0-9][a-z0-9-]{0,39}$/;
+export const RoleName = v.picklist(ROLES, `must name a role: ${ROLES.join(", ")}`);
 
 /** ROLE@TENANT */
 const RoleAt = v.pipe(
@@ -76,7 +76,7 @@ const RoleAt = v.pipe(
   v.trim(),
   v.regex(/^[^@\s]+@[^@\s]+$/, "must be ROLE@TENANT (e.g. viewer@acme)"),
   v.transform((s) => ({ role: s.slice(0, s.indexOf("@")), tenant: s.slice(s.indexOf("@") + 1) })),
-  v.object({ role: Role, tenant: v.pipe(v.string(), v.minLength(1)) }),
+  v.object({ role: RoleName, tenant: v.pipe(v.string(), v.minLength(1)) }),
 );
 
 const Rule = v.pipe(
@@ -88,10 +88,10 @@ const Rule = v.pipe(
     const [role, tenant] = s.slice(eq + 1).split("@") as [string, string];
     return { group: s.slice(0, eq).trim(), role, tenant };
   }),
-  v.object({ group: v.pipe(v.string(), v.minLength(1, "GROUP must not be empty")), role: Role, tenant: v.pipe(v.string(), v.minLength(1)) }),
+  v.object({ group: v.pipe(v.string(), v.minLength(1, "GROUP must not be empty")), role: RoleName, tenant: v.pipe(v.string(), v.minLength(1)) }),
 );
 
-const Issuer = v.pipe(
+export const Issuer = v.pipe(
   v.string(),
   v.trim(),
   v.url("must be a URL such as https://login.example.com/realms/acme"),
@@ -102,7 +102,7 @@ const Issuer = v.pipe(
   v.check((s) => !new URL(s).search && !new URL(s).hash, "must have no query or fragment"),
 );
 
-const Domain = v.pipe(v.string(), v.regex(/^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, "must be an e-mail domain such as example.com"));
+export const Domain = v.pipe(v.string(), v.regex(/^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, "must be an e-mail domain such as example.com"));
 
 const ProviderFlags = v.object({
   id: v.pipe(v.string(), v.regex(Slug, "must be a slug: lower-case letters, digits and -")),

@@ -17,6 +17,7 @@ import { SESSION_ABSOLUTE_MS, sessionCookie } from "../tenancy/session";
 import { deriveKey, open, seal } from "../secrets";
 import { OidcClient, SsoRefused } from "./oidc";
 import { sessionIdToken, ssoSignIn } from "./service";
+import { addTenantProvider, configOf, describe, removeTenantProvider } from "./tenant-providers";
 import { authenticateRequest, requireScope } from "../tenancy/auth";
 import { jsonParser } from "../http/body";
 import { parseWith } from "../http/validate";
@@ -80,6 +81,24 @@ function safeNext(raw: unknown): string {
 export const ssoRoutes = (ctx: AutomationContext) => {
   const providers = ctx.config.oidc ?? [];
   const clients = new Map(providers.map((p) => [p.id, new OidcClient(p)]));
+  /** Providers tenants' owners added, made into clients when first asked for and again when changed. */
+  const tenantClients = new Map<string, { updatedAt: string; client: OidcClient }>();
+  const clientFor = async (id: string): Promise<OidcClient | undefined> => {
+    const server = clients.get(id);
+    if (server) return server;
+    const row = await ctx.storage.people.tenantProvider(id);
+    if (!row) return undefined;
+    const had = tenantClients.get(id);
+    if (had?.updatedAt === row.updatedAt) return had.client;
+    try {
+      const client = new OidcClient(configOf(row, ctx.config.secretKey ?? ""));
+      tenantClients.set(id, { updatedAt: row.updatedAt, client });
+      return client;
+    } catch {
+      // A secret sealed under another key (the server's key changed): the provider cannot be used.
+      return undefined;
+    }
+  };
   const deps: PeopleDeps = { people: ctx.storage.people, tenancy: ctx.storage.tenancy, clock: ctx.clock, secretKey: ctx.config.secretKey };
   const key = () => deriveKey(ctx.config.secretKey ?? "");
   let prunedAt = 0;
@@ -121,7 +140,7 @@ export const ssoRoutes = (ctx: AutomationContext) => {
         // The owner's, like the tenant's other people settings: only `*` holds tenant:write.
         requireScope(auth, "tenant:write");
         const b = parseWith(TenantSsoBody, body);
-        if (b.ssoOnly && providers.length === 0) throw Invalid("this server has no single sign-on provider (--oidc-issuer): SSO-only would let nobody in", { field: "ssoOnly", code: "no_sso_provider" });
+        if (b.ssoOnly && providers.length === 0 && (await ctx.storage.people.tenantProviders(auth.tenantId)).length === 0) throw Invalid("this server has no single sign-on provider (--oidc-issuer): SSO-only would let nobody in", { field: "ssoOnly", code: "no_sso_provider" });
         // A field left out keeps its value.
         const settings = { ...(await ctx.storage.people.tenantSso(auth.tenantId)), ...(b.ssoOnly !== undefined ? { ssoOnly: b.ssoOnly } : {}), ...(b.trustEmails !== undefined ? { trustEmails: b.trustEmails } : {}) };
         await ctx.storage.people.setTenantSso(auth.tenantId, settings, ctx.clock.now().toISOString());
@@ -130,8 +149,46 @@ export const ssoRoutes = (ctx: AutomationContext) => {
       { parse: authedParse, detail: { summary: "Set the tenant's single sign-on settings (owners): ssoOnly (passwords refused; API keys still work), trustEmails (existing accounts linked by verified e-mail)", tags: ["People"] } },
     )
     .get(
+      "/tenant/sso/providers",
+      async ({ request }) => {
+        const auth = await authenticateRequest(ctx, request);
+        requireScope(auth, "members:read");
+        return { data: (await ctx.storage.people.tenantProviders(auth.tenantId)).map((r) => describe(r, publicUrlFor(ctx, request))) };
+      },
+      { detail: { summary: "The single sign-on providers this tenant's owners added (never their secrets)", tags: ["People"] } },
+    )
+    .post(
+      "/tenant/sso/providers",
+      async ({ body, request, set }) => {
+        const auth = await authenticateRequest(ctx, request);
+        requireScope(auth, "tenant:write");
+        const row = await addTenantProvider(deps, auth.tenantId, body, providers.map((p) => p.id));
+        set.status = 201;
+        return describe(row, publicUrlFor(ctx, request));
+      },
+      { parse: jsonParser(16 * 1024, (request) => authenticateRequest(ctx, request)), detail: { summary: "Add a single sign-on provider for this tenant (owners); its secret is sealed at rest", tags: ["People"] } },
+    )
+    .delete(
+      "/tenant/sso/providers/:id",
+      async ({ params, request, set }) => {
+        const auth = await authenticateRequest(ctx, request);
+        requireScope(auth, "tenant:write");
+        await removeTenantProvider(deps, auth.tenantId, params.id);
+        tenantClients.delete(params.id);
+        set.status = 204;
+      },
+      { detail: { summary: "Remove one of this tenant's single sign-on providers (owners)", tags: ["People"] } },
+    )
+    .get(
       "/auth/providers",
-      () => ({ data: providers.map((p) => ({ id: p.id, name: p.name, type: "oidc", start: `/v1/auth/oidc/${p.id}/start` })) }),
+      async ({ query }) => {
+        const listed = providers.map((p) => ({ id: p.id, name: p.name, type: "oidc", start: `/v1/auth/oidc/${p.id}/start` }));
+        // A tenant's own providers are listed when the sign-in page names the tenant (#/signin?tenant=slug):
+        // the list is public, so it does not tell every tenant's providers to anyone who asks.
+        const t = typeof query.tenant === "string" && query.tenant ? await ctx.storage.tenancy.findTenant(query.tenant) : undefined;
+        const own = t ? (await ctx.storage.people.tenantProviders(t.id)).map((r) => ({ id: r.id, name: r.name, type: "oidc", start: `/v1/auth/oidc/${r.id}/start`, tenant: t.slug })) : [];
+        return { data: [...listed, ...own] };
+      },
       { detail: { summary: "The single sign-on providers people may sign in with (the console's sign-in page lists them)", tags: ["People"], security: [] } },
     )
     .get(
@@ -144,7 +201,7 @@ export const ssoRoutes = (ctx: AutomationContext) => {
         const auth = await authenticateRequest(ctx, request).catch(() => undefined);
         if (!auth?.person) return { url: null };
         const sso = await sessionIdToken(deps, auth.person.sessionId);
-        const client = sso ? clients.get(sso.provider) : undefined;
+        const client = sso ? await clientFor(sso.provider) : undefined;
         if (!sso || !client) return { url: null };
         const url = await client.endSessionUrl(ctx.clock.now().getTime(), { idToken: sso.idToken, postLogoutRedirectUri: `${publicUrlFor(ctx, request)}/` });
         return { url: url?.href ?? null };
@@ -154,7 +211,7 @@ export const ssoRoutes = (ctx: AutomationContext) => {
     .get(
       "/auth/oidc/:provider/start",
       async ({ params, query, request }) => {
-        const client = clients.get(params.provider);
+        const client = await clientFor(params.provider);
         if (!client) {
           noteAudit(request, { actor: { type: "anonymous", id: null, name: null } });
           return refused(request, new SsoRefused("provider_unknown", `no single sign-on provider "${params.provider}" here`, 404), params.provider);
@@ -194,7 +251,7 @@ export const ssoRoutes = (ctx: AutomationContext) => {
       async ({ params, request }) => {
         // Recorded as any sign-in attempt is: anonymous until it succeeds, with the e-mail once it is known.
         noteAudit(request, { actor: { type: "anonymous", id: null, name: null } });
-        const client = clients.get(params.provider);
+        const client = await clientFor(params.provider);
         if (!client) return refused(request, new SsoRefused("provider_unknown", `no single sign-on provider "${params.provider}" here`, 404), params.provider);
         const name = client.config.name;
         try {
@@ -235,7 +292,7 @@ export const ssoRoutes = (ctx: AutomationContext) => {
       async ({ params, request }) => {
         // OpenID Connect Back-Channel Logout 1.0: the provider posts a signed logout token; the sessions of
         // that provider session (or of that person at this issuer) end, in the database, so on every instance.
-        const client = clients.get(params.provider);
+        const client = await clientFor(params.provider);
         const answer = (status: number, body?: object) =>
           new Response(body ? JSON.stringify(body) : null, { status, headers: { "cache-control": "no-store", ...(body ? { "content-type": "application/json" } : {}) } });
         if (!client) return answer(404, { error: "invalid_request", error_description: `no single sign-on provider "${params.provider}" here` });

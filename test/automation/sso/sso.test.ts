@@ -25,7 +25,7 @@ const person = (email: string, groups: string[], verified = true) => ({ email, e
 beforeAll(async () => {
   forwarder = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (r) => (reachable ? reachable.app.handle(r) : new Response(null, { status: 503 })) });
   op = await startProvider({
-    redirectUris: [REDIRECT, "http://localhost/v1/auth/oidc/down/callback"],
+    redirectUris: [REDIRECT, "http://localhost/v1/auth/oidc/down/callback", "http://localhost/v1/auth/oidc/acme-corp/callback"],
     people: {
       ada: person("ada@example.com", ["automation-reviewers"]),
       bob: person("bob@example.com", ["automation-admins", "automation-reviewers"]),
@@ -444,5 +444,53 @@ describe("single sign-on with an OpenID Connect provider", () => {
     // Bob is also a member of "other", which does not trust them: linking would hand over that membership too.
     await expectRefused(await ssoSignIn(h, "bob"), 409, "account_exists");
     expect(await h.ctx.storage.people.ssoIdentity(op.issuer, "bob")).toBeUndefined();
+  });
+
+  test("a tenant's owner adds a provider of its own: secret sealed, listed when the sign-in page names the tenant, groups give roles in that tenant only", async () => {
+    const { h, person } = await peopleHarness();
+    const owner = await person("owner");
+    const admin = await person("admin");
+    const body = {
+      id: "acme-corp",
+      name: "Acme Corp SSO",
+      issuer: op.issuer,
+      clientId: op.clientId,
+      clientSecret: op.clientSecret,
+      scopes: ["openid", "email", "profile", "groups"],
+      roleMap: [{ group: "automation-admins", role: "developer" }],
+      allowedDomains: ["example.com"],
+    };
+    expect((await as(h, admin, "POST", "/v1/tenant/sso/providers", { body })).status).toBe(403);
+    const made = await as(h, owner, "POST", "/v1/tenant/sso/providers", { body });
+    expect(made.status).toBe(201);
+    const shown = await json(made);
+    expect(shown).toMatchObject({ id: "acme-corp", name: "Acme Corp SSO", redirectUri: "http://localhost/v1/auth/oidc/acme-corp/callback", roleMap: [{ group: "automation-admins", role: "developer" }] });
+    // The secret is in no answer and is sealed at rest.
+    expect(JSON.stringify(shown)).not.toContain(op.clientSecret);
+    expect(JSON.stringify(await json(await as(h, admin, "GET", "/v1/tenant/sso/providers")))).not.toContain(op.clientSecret);
+    const row = await h.ctx.storage.people.tenantProvider("acme-corp");
+    expect(row?.clientSecret).toStartWith("v1:");
+    expect(row?.clientSecret).not.toContain(op.clientSecret);
+    expect((await as(h, owner, "POST", "/v1/tenant/sso/providers", { body })).status).toBe(409);
+
+    // Listed only for a sign-in page that names the tenant.
+    expect((await json(await h.req("GET", "/v1/auth/providers"))).data).toEqual([]);
+    expect((await json(await h.req("GET", "/v1/auth/providers?tenant=acme"))).data).toEqual([{ id: "acme-corp", name: "Acme Corp SSO", type: "oidc", start: "/v1/auth/oidc/acme-corp/start", tenant: "acme" }]);
+
+    const lin = await ssoSignIn(h, "lin", { provider: "acme-corp" });
+    expect(await current(h, lin.session!)).toMatchObject({ user: { email: "lin@example.com" }, tenant: { slug: "acme" }, role: "developer" });
+    // Its groups give no role through the tenant's provider: refused.
+    await expectRefused(await ssoSignIn(h, "ada", { provider: "acme-corp" }), 403, "no_role");
+
+    expect((await as(h, owner, "DELETE", "/v1/tenant/sso/providers/acme-corp")).status).toBe(204);
+    expect((await h.req("GET", "/v1/auth/oidc/acme-corp/start")).status).toBe(404);
+  });
+
+  test("a tenant's provider cannot take the id of the server's", async () => {
+    const { h, person } = await ssoHarness(op);
+    const owner = await person("owner");
+    const r = await as(h, owner, "POST", "/v1/tenant/sso/providers", { body: { id: "sso", name: "Mine", issuer: op.issuer, clientId: "x", clientSecret: "y", defaultRole: "viewer" } });
+    expect(r.status).toBe(409);
+    expect((await json(r)).issues[0]).toMatchObject({ field: "id", code: "already_exists" });
   });
 });

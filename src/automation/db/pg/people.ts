@@ -9,7 +9,7 @@
 // An expiry is checked on every answer from memory; an idle expiry another instance kept alive is asked
 // of the database again.
 import type { TenantRow } from "../tables/foundation";
-import type { InvitationRow, LinkKind, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, SsoIdentityRow, SsoSessionRow, TenantPeopleSettings, TenantSsoSettings, TotpRow, Used, UserRow, UserStatus } from "../../people/store";
+import type { InvitationRow, LinkKind, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, SsoIdentityRow, SsoSessionRow, TenantPeopleSettings, TenantProviderRow, TenantSsoSettings, TotpRow, Used, UserRow, UserStatus } from "../../people/store";
 import type { Notifications } from "../../runs/store";
 import { isUniqueViolation, type Pg, plain, plainRows } from "./rows";
 import { keysMayHaveChanged } from "./tenancy";
@@ -17,6 +17,7 @@ import { keysMayHaveChanged } from "./tenancy";
 const USER = `id, email, email_key AS "emailKey", name, status, password_hash AS "passwordHash", created_at AS "createdAt"`;
 const MEMBER = `user_id AS "userId", tenant_id AS "tenantId", role, created_at AS "createdAt"`;
 const SSO = `s.session_id AS "sessionId", s.provider, s.issuer, s.subject, s.sid, s.refresh_token AS "refreshToken", s.id_token AS "idToken", s.checked_at AS "checkedAt", s.created_at AS "createdAt"`;
+const TENANT_IDP = `id, tenant_id AS "tenantId", name, issuer, client_id AS "clientId", client_secret AS "clientSecret", scopes, groups_claim AS "groupsClaim", role_map AS "roleMap", default_role AS "defaultRole", allowed_domains AS "allowedDomains", created_at AS "createdAt", updated_at AS "updatedAt"`;
 const INVITE = `id, hash, kind, email, tenant_id AS "tenantId", role, created_at AS "createdAt", expires_at AS "expiresAt", used_at AS "usedAt"`;
 
 /** The longest a session lookup is answered from memory (changes arrive sooner, by `sessions.changed`). */
@@ -483,5 +484,29 @@ export class PgPeopleStore implements PeopleStore {
   async setTenantSso(tenantId: string, settings: TenantSsoSettings, at: string): Promise<void> {
     await this.pg`INSERT INTO tenant_sso (tenant_id, sso_only, trust_emails, updated_at) VALUES (${tenantId}, ${settings.ssoOnly}, ${settings.trustEmails}, ${at})
       ON CONFLICT (tenant_id) DO UPDATE SET sso_only = excluded.sso_only, trust_emails = excluded.trust_emails, updated_at = excluded.updated_at`;
+  }
+
+  async tenantProviders(tenantId?: string): Promise<TenantProviderRow[]> {
+    const rows =
+      tenantId === undefined
+        ? await this.pg.unsafe(`SELECT ${TENANT_IDP} FROM tenant_oidc_providers ORDER BY created_at, id`)
+        : await this.pg.unsafe(`SELECT ${TENANT_IDP} FROM tenant_oidc_providers WHERE tenant_id = $1 ORDER BY created_at, id`, [tenantId]);
+    return plainRows<TenantProviderRow>(rows);
+  }
+
+  async tenantProvider(id: string): Promise<TenantProviderRow | undefined> {
+    const [r] = await this.pg.unsafe(`SELECT ${TENANT_IDP} FROM tenant_oidc_providers WHERE id = $1`, [id]);
+    return r ? plain<TenantProviderRow>(r) : undefined;
+  }
+
+  async addTenantProvider(r: TenantProviderRow): Promise<"ok" | "taken"> {
+    const out = await this.pg`INSERT INTO tenant_oidc_providers (id, tenant_id, name, issuer, client_id, client_secret, scopes, groups_claim, role_map, default_role, allowed_domains, created_at, updated_at)
+      VALUES (${r.id}, ${r.tenantId}, ${r.name}, ${r.issuer}, ${r.clientId}, ${r.clientSecret}, ${r.scopes}, ${r.groupsClaim}, ${r.roleMap}, ${r.defaultRole}, ${r.allowedDomains}, ${r.createdAt}, ${r.updatedAt})
+      ON CONFLICT (id) DO NOTHING RETURNING 1`;
+    return out.length > 0 ? "ok" : "taken";
+  }
+
+  async deleteTenantProvider(tenantId: string, id: string): Promise<boolean> {
+    return (await this.pg`DELETE FROM tenant_oidc_providers WHERE tenant_id = ${tenantId} AND id = ${id} RETURNING 1`).length > 0;
   }
 }

@@ -5,11 +5,12 @@ import type { Database, Statement } from "bun:sqlite";
 import type { TenantRow } from "../tables/foundation";
 import { DataVersion } from "../../../kernel/data-version";
 import { keysMayHaveChanged } from "./tenancy";
-import type { InvitationRow, LinkKind, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, SsoIdentityRow, SsoSessionRow, TenantPeopleSettings, TenantSsoSettings, TotpRow, Used, UserRow, UserStatus } from "../../people/store";
+import type { InvitationRow, LinkKind, MembershipRow, PeopleStore, Redeemed, Role, SessionLookup, SessionRow, SsoIdentityRow, SsoSessionRow, TenantPeopleSettings, TenantProviderRow, TenantSsoSettings, TotpRow, Used, UserRow, UserStatus } from "../../people/store";
 
 const USER = "id, email, email_key AS emailKey, name, status, password_hash AS passwordHash, created_at AS createdAt";
 const MEMBER = "user_id AS userId, tenant_id AS tenantId, role, created_at AS createdAt";
 const SSO = "s.session_id AS sessionId, s.provider, s.issuer, s.subject, s.sid, s.refresh_token AS refreshToken, s.id_token AS idToken, s.checked_at AS checkedAt, s.created_at AS createdAt";
+const TENANT_IDP = "id, tenant_id AS tenantId, name, issuer, client_id AS clientId, client_secret AS clientSecret, scopes, groups_claim AS groupsClaim, role_map AS roleMap, default_role AS defaultRole, allowed_domains AS allowedDomains, created_at AS createdAt, updated_at AS updatedAt";
 const INVITE = "id, hash, kind, email, tenant_id AS tenantId, role, created_at AS createdAt, expires_at AS expiresAt, used_at AS usedAt";
 
 type LookupRow = SessionRow & {
@@ -24,7 +25,7 @@ type LookupRow = SessionRow & {
 const KEEP_LOOKUPS = new Set([
   "countUsers", "findUser", "listUsers", "memberships", "findInvitation", "session", "touchSession", "sessionsOf",
   "failures", "addFailure", "clearFailures", "totp", "tenantSettings", "addInvitation", "addSession", "setSessionClient", "useTotpStep",
-  "ssoIdentity", "linkSsoIdentity", "pruneLinks", "deleteLink", "addSsoSession", "ssoSession", "dueSsoSessions", "claimSsoCheck", "setSsoTokens", "tenantSso",
+  "ssoIdentity", "linkSsoIdentity", "pruneLinks", "deleteLink", "addSsoSession", "ssoSession", "dueSsoSessions", "claimSsoCheck", "setSsoTokens", "tenantSso", "tenantProviders", "tenantProvider", "addTenantProvider", "deleteTenantProvider",
   // private reads
   "user", "lookup",
 ]);
@@ -433,5 +434,28 @@ export class SqlitePeopleStore implements PeopleStore {
          ON CONFLICT (tenant_id) DO UPDATE SET sso_only = excluded.sso_only, trust_emails = excluded.trust_emails, updated_at = excluded.updated_at`,
       )
       .run(tenantId, settings.ssoOnly ? 1 : 0, settings.trustEmails ? 1 : 0, at);
+  }
+
+  async tenantProviders(tenantId?: string): Promise<TenantProviderRow[]> {
+    if (tenantId === undefined) return this.sqlite.query<TenantProviderRow, []>(`SELECT ${TENANT_IDP} FROM tenant_oidc_providers ORDER BY created_at, id`).all();
+    return this.sqlite.query<TenantProviderRow, [string]>(`SELECT ${TENANT_IDP} FROM tenant_oidc_providers WHERE tenant_id = ? ORDER BY created_at, id`).all(tenantId);
+  }
+
+  async tenantProvider(id: string): Promise<TenantProviderRow | undefined> {
+    return this.sqlite.query<TenantProviderRow, [string]>(`SELECT ${TENANT_IDP} FROM tenant_oidc_providers WHERE id = ?`).get(id) ?? undefined;
+  }
+
+  async addTenantProvider(r: TenantProviderRow): Promise<"ok" | "taken"> {
+    const out = this.sqlite
+      .query(
+        `INSERT INTO tenant_oidc_providers (id, tenant_id, name, issuer, client_id, client_secret, scopes, groups_claim, role_map, default_role, allowed_domains, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+      )
+      .run(r.id, r.tenantId, r.name, r.issuer, r.clientId, r.clientSecret, r.scopes, r.groupsClaim, r.roleMap, r.defaultRole, r.allowedDomains, r.createdAt, r.updatedAt);
+    return out.changes > 0 ? "ok" : "taken";
+  }
+
+  async deleteTenantProvider(tenantId: string, id: string): Promise<boolean> {
+    return this.sqlite.query("DELETE FROM tenant_oidc_providers WHERE tenant_id = ? AND id = ?").run(tenantId, id).changes > 0;
   }
 }
