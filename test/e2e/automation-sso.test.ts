@@ -226,7 +226,7 @@ test("a local account with the same e-mail is refused until the operator links i
   expect((await fetch(`${base}/v1/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "lena@example.com", password: "lantern-pebble-quarry-9" }) })).status).toBe(201);
 }, 120_000);
 
-test("an owner makes SSO the only way in from the Members page: a member's password is refused, SSO still signs in", async () => {
+test("an owner makes SSO the only way in from the Members page (a member's password is refused, SSO still signs in) and adds a provider of the tenant's own there", async () => {
   const link = /console\s+(http\S+\/v1\/auth\/code\?code=[A-Za-z0-9_-]+)/.exec(started!.server.output())?.[1];
   expect(link).toBeDefined();
   const p = await newPage();
@@ -246,6 +246,46 @@ test("an owner makes SSO the only way in from the Members page: a member's passw
     await (await p.waitForSelector("#sso-only"))!.click();
     await p.waitForFunction('document.body.textContent.includes("Members may sign in with a password again")', { timeout: 30_000 });
     expect((await passwordOf()).status).toBe(201);
+
+    // The owner adds a provider of the tenant's own from the same page; people reach it from the
+    // sign-in page that names the tenant, and its rules give roles in this tenant.
+    const corp = await startProvider({ people: { kai: person("kai@corp.example.com", ["corp-devs"]) } });
+    try {
+      corp.redirectUris.push(`${base}/v1/auth/oidc/demo-corp/callback`);
+      await p.click("details.sso-add summary");
+      const fill = async (sel: string, text: string) => {
+        await p.click(sel, { count: 3 });
+        await p.type(sel, text);
+      };
+      await fill("#sso-id", "demo-corp");
+      await fill("#sso-name", "Corp SSO");
+      await fill("#sso-issuer", corp.issuer);
+      await fill("#sso-client-id", corp.clientId);
+      await fill("#sso-client-secret", corp.clientSecret);
+      await fill("#sso-rules", "corp-devs=developer");
+      await p.click("details.sso-add button[type=submit]");
+      await p.waitForFunction('document.body.textContent.includes("Corp SSO added. Register")', { timeout: 30_000 });
+      expect(await (await p.waitForSelector("li[data-provider=demo-corp]", { timeout: 30_000 }))!.evaluate((el) => el.textContent)).toContain(`${base}/v1/auth/oidc/demo-corp/callback`);
+      expect(await p.content()).not.toContain(corp.clientSecret);
+
+      const q = await newPage();
+      try {
+        await q.goto(`${base}/#/signin?tenant=demo`);
+        await (await q.waitForSelector("#sso-demo-corp", { timeout: 30_000 }))!.click();
+        await q.waitForSelector("#login", { timeout: 30_000 });
+        await q.type("#login", "kai");
+        await Promise.all([q.waitForNavigation({ timeout: 30_000 }).catch(() => {}), q.click("#submit")]);
+        await q.waitForFunction('document.querySelector(".who")?.textContent?.includes("developer")', { timeout: 30_000 });
+        expect(await q.$eval(".who", (el) => el.textContent)).toContain("kai (developer, Demo)");
+      } finally {
+        await q.browserContext().close();
+      }
+      // Without the tenant named, the sign-in page does not list it.
+      const plainList = (await (await fetch(`${base}/v1/auth/providers`)).json()) as { data: { id: string }[] };
+      expect(plainList.data.map((x) => x.id)).toEqual(["sso"]);
+    } finally {
+      await corp.close();
+    }
   } finally {
     await p.browserContext().close();
   }

@@ -22,6 +22,8 @@ export interface SignInProvider {
   name: string;
   type: "oidc";
   start: string;
+  /** Set for a tenant's own provider (listed when the sign-in page names the tenant). */
+  tenant?: string;
 }
 
 /** `GET /v1/auth/sessions/current`: the signed-in person, their tenant and role. */
@@ -71,6 +73,35 @@ export interface ResetLink {
 /** The tenant's people settings. */
 export interface TenantPeopleSettings {
   requireTotp: boolean;
+}
+
+/** A single sign-on provider the tenant's owner added (`/v1/tenant/sso/providers`); never its secret. */
+export interface TenantSsoProvider {
+  id: string;
+  name: string;
+  issuer: string;
+  clientId: string;
+  scopes: string[];
+  groupsClaim: string;
+  roleMap: { group: string; role: string }[];
+  defaultRole: string | null;
+  allowedDomains: string[];
+  /** What to register at the provider. */
+  redirectUri: string;
+  createdAt: string;
+}
+
+export interface NewTenantSsoProvider {
+  id: string;
+  name: string;
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  scopes?: string[];
+  groupsClaim?: string;
+  roleMap?: { group: string; role: string }[];
+  defaultRole?: string;
+  allowedDomains?: string[];
 }
 
 /** The tenant's single sign-on settings (`/v1/tenant/sso`) and the server's providers. */
@@ -140,8 +171,9 @@ export class AuthSessionsResource {
   }
 
   /** The single sign-on providers of the server (public: the sign-in page lists them). */
-  async providers(): Promise<SignInProvider[]> {
-    return (await this.http.json<{ data: SignInProvider[] }>({ method: "GET", path: "/v1/auth/providers", auth: false })).data;
+  async providers(tenant?: string): Promise<SignInProvider[]> {
+    const path = tenant ? `/v1/auth/providers?tenant=${encodeURIComponent(tenant)}` : "/v1/auth/providers";
+    return (await this.http.json<{ data: SignInProvider[] }>({ method: "GET", path, auth: false })).data;
   }
 
   async list(): Promise<SessionLine[]> {
@@ -221,6 +253,21 @@ export class MembersResource {
   /** The tenant's single sign-on settings and the server's providers (`members:read`). */
   sso(): Promise<TenantSsoSettings> {
     return this.http.json({ method: "GET", path: "/v1/tenant/sso" });
+  }
+
+  /** The single sign-on providers the tenant's owners added (`members:read`). */
+  async ssoProviders(): Promise<TenantSsoProvider[]> {
+    return (await this.http.json<{ data: TenantSsoProvider[] }>({ method: "GET", path: "/v1/tenant/sso/providers" })).data;
+  }
+
+  /** Adds a single sign-on provider for the tenant (owners); its secret is sealed at rest and never shown again. */
+  addSsoProvider(provider: NewTenantSsoProvider): Promise<TenantSsoProvider> {
+    return this.http.json({ method: "POST", path: "/v1/tenant/sso/providers", json: provider });
+  }
+
+  /** Removes one of the tenant's single sign-on providers (owners). */
+  removeSsoProvider(id: string): Promise<void> {
+    return this.http.json({ method: "DELETE", path: `/v1/tenant/sso/providers/${encodeURIComponent(id)}` });
   }
 
   /** Sets the tenant's single sign-on settings; a field left out keeps its value (owners: `tenant:write`). */

@@ -114,8 +114,8 @@ export async function signInWithPassword(input: SignInInput): Promise<Session> {
 }
 
 /** The server's single sign-on providers for the sign-in page (none when the list cannot be read). */
-export async function signInProviders(): Promise<SignInProvider[]> {
-  return cookieClient().sessions.providers().catch(() => []);
+export async function signInProviders(tenant?: string): Promise<SignInProvider[]> {
+  return cookieClient().sessions.providers(tenant).catch(() => []);
 }
 
 /**

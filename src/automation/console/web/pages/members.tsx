@@ -85,18 +85,51 @@ function TenantSettings() {
   );
 }
 
-/** Single sign-on for the tenant, when the server has a provider: whether it is the only way in (owners change it). */
+/**
+ * Single sign-on for the tenant, when the server or the tenant has a provider (or the viewer is an owner,
+ * who may add one): the tenant's own providers, whether SSO is the only way in, and e-mail trust.
+ */
 function SsoSettings() {
   const { client, can } = useSession();
   const sso = useLoad(() => client.members.sso(), []);
+  const own = useLoad(() => client.members.ssoProviders(), []);
   const action = useAction();
   if (!sso.data) return sso.error ? <Problem error={sso.error} /> : null;
-  if (!sso.data.providers.length) return null;
+  const mine = own.data ?? [];
+  if (!sso.data.providers.length && !mine.length && !can("tenant:write")) return null;
   const on = sso.data.ssoOnly;
+  const all = [...sso.data.providers.map((p) => p.name), ...mine.map((p) => p.name)];
   return (
     <section aria-labelledby="sso-h">
       <h2 id="sso-h">Single sign-on</h2>
-      <p>Providers: {sso.data.providers.map((p) => p.name).join(", ")}.</p>
+      <p>Providers: {all.length ? all.join(", ") : "none yet"}.</p>
+      {mine.length ? (
+        <ul class="sso-providers">
+          {mine.map((p) => (
+            <li key={p.id} data-provider={p.id}>
+              {p.name} ({p.issuer}; redirect URI <code>{p.redirectUri}</code>; {p.roleMap.map((r) => `${r.group} → ${r.role}`).join(", ") || "no rules"}
+              {p.defaultRole ? `; others ${p.defaultRole}` : ""}){" "}
+              {can("tenant:write") ? (
+                <button
+                  type="button"
+                  class="link"
+                  disabled={action.busy}
+                  onClick={() =>
+                    void action.run(async () => {
+                      await client.members.removeSsoProvider(p.id);
+                      own.reload();
+                      return `${p.name} removed.`;
+                    })
+                  }
+                >
+                  Remove
+                </button>
+              ) : null}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {can("tenant:write") ? <AddSsoProvider onAdded={() => own.reload()} /> : null}
       <label class="check">
         <input
           type="checkbox"
@@ -136,6 +169,62 @@ function SsoSettings() {
       {!can("tenant:write") ? <p class="hint">Only an owner changes this.</p> : null}
       <Outcome action={action} />
     </section>
+  );
+}
+
+/** The owner's form for a provider of the tenant's own: its secret is sent once and kept sealed. */
+function AddSsoProvider({ onAdded }: { onAdded(): void }) {
+  const { client } = useSession();
+  const [f, setF] = useState({ id: "", name: "", issuer: "", clientId: "", clientSecret: "", groupsClaim: "groups", rules: "", defaultRole: "", domains: "" });
+  const set = (k: keyof typeof f) => (value: string) => setF({ ...f, [k]: value });
+  const action = useAction();
+  return (
+    <details class="sso-add">
+      <summary>Add a provider for this tenant</summary>
+      <FilterForm
+        label="Add a single sign-on provider"
+        onApply={() =>
+          void action.run(async () => {
+            const roleMap = f.rules
+              .split(/[\n,]+/)
+              .map((l) => l.trim())
+              .filter(Boolean)
+              .map((l) => ({ group: l.slice(0, l.lastIndexOf("=")).trim(), role: l.slice(l.lastIndexOf("=") + 1).trim() }));
+            const made = await client.members.addSsoProvider({
+              id: f.id.trim(),
+              name: f.name.trim(),
+              issuer: f.issuer.trim(),
+              clientId: f.clientId.trim(),
+              clientSecret: f.clientSecret,
+              scopes: ["openid", "email", "profile", "groups"],
+              groupsClaim: f.groupsClaim.trim() || "groups",
+              roleMap,
+              ...(f.defaultRole ? { defaultRole: f.defaultRole } : {}),
+              allowedDomains: f.domains.split(",").map((d) => d.trim()).filter(Boolean),
+            });
+            setF({ ...f, clientSecret: "" });
+            onAdded();
+            return `${made.name} added. Register ${made.redirectUri} at the provider; people sign in from ${location.origin}/#/signin?tenant=…`;
+          })
+        }
+        buttons={
+          <button type="submit" disabled={action.busy}>
+            Add provider
+          </button>
+        }
+      >
+        <TextField label="Id (in its addresses)" id="sso-id" value={f.id} onValue={set("id")} required pattern="[a-z0-9][a-z0-9-]*" />
+        <TextField label="Name on the sign-in button" id="sso-name" value={f.name} onValue={set("name")} required />
+        <TextField label="Issuer URL" id="sso-issuer" value={f.issuer} onValue={set("issuer")} required />
+        <TextField label="Client id" id="sso-client-id" value={f.clientId} onValue={set("clientId")} required />
+        <TextField label="Client secret" id="sso-client-secret" type={"password" as "text"} value={f.clientSecret} onValue={set("clientSecret")} required />
+        <TextField label="Groups claim" id="sso-groups-claim" value={f.groupsClaim} onValue={set("groupsClaim")} />
+        <TextField label="Rules (GROUP=ROLE, comma separated)" id="sso-rules" value={f.rules} onValue={set("rules")} placeholder="automation-admins=admin, staff=viewer" />
+        <SelectField label="Role of people no rule matches" id="sso-default-role" value={f.defaultRole} options={[["", "none: refused"], "viewer", "reviewer", "developer", "admin"]} onValue={set("defaultRole")} />
+        <TextField label="Allowed e-mail domains (comma separated; empty: any)" id="sso-domains" value={f.domains} onValue={set("domains")} />
+      </FilterForm>
+      <Outcome action={action} />
+    </details>
   );
 }
 

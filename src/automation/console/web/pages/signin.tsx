@@ -43,9 +43,11 @@ export function SignIn({ route, session, next, preferKey, onSignedIn }: { route:
   const [error, setError] = useState<string | null>(ssoError ? (SSO_REFUSALS[ssoError] ?? "The single sign-on was refused.") : null);
   const [providers, setProviders] = useState<SignInProvider[]>([]);
 
+  // `#/signin?tenant=acme` adds that tenant's own providers (a link its owner hands out).
+  const tenantHint = route.query.get("tenant") ?? undefined;
   useEffect(() => {
-    void signInProviders().then(setProviders);
-  }, []);
+    void signInProviders(tenantHint).then(setProviders);
+  }, [tenantHint]);
 
   // `quiet`: a refusal the form answers itself (the second factor asked for) shows no error.
   const attempt = async (fn: () => Promise<Session>, quiet?: (err: unknown) => boolean) => {
