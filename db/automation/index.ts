@@ -13,6 +13,7 @@ import m0034 from "./0034_sso_sessions.sql" with { type: "text" };
 import m0035 from "./0035_tenant_sso.sql" with { type: "text" };
 import m0036 from "./0036_tenant_sso_trust.sql" with { type: "text" };
 import m0037 from "./0037_tenant_oidc_providers.sql" with { type: "text" };
+import m0038 from "./0038_tenant_oidc_recheck.sql" with { type: "text" };
 import m0040 from "./0040_audit.sql" with { type: "text" };
 import m0050 from "./0050_files.sql" with { type: "text" };
 import m0060 from "./0060_upload_sessions_direct.sql" with { type: "text" };
@@ -47,6 +48,7 @@ export const migrations: Migration[] = [
   { name: "0035_tenant_sso", sql: m0035 },
   { name: "0036_tenant_sso_trust", sql: m0036 },
   { name: "0037_tenant_oidc_providers", sql: m0037 },
+  { name: "0038_tenant_oidc_recheck", sql: m0038 },
   { name: "0040_audit", sql: m0040 },
   { name: "0050_files", sql: m0050 },
   { name: "0060_upload_sessions_direct", sql: m0060 },

@@ -13,6 +13,7 @@ import ssoSessions from "./0034_sso_sessions.sql" with { type: "text" };
 import tenantSso from "./0035_tenant_sso.sql" with { type: "text" };
 import tenantSsoTrust from "./0036_tenant_sso_trust.sql" with { type: "text" };
 import tenantOidcProviders from "./0037_tenant_oidc_providers.sql" with { type: "text" };
+import tenantOidcRecheck from "./0038_tenant_oidc_recheck.sql" with { type: "text" };
 import audit from "./0040_audit.sql" with { type: "text" };
 import offers from "./0103_run_offers.sql" with { type: "text" };
 import triggerEmail from "./0104_run_trigger_email.sql" with { type: "text" };
@@ -34,6 +35,7 @@ export const automationPgMigrations: Migration[] = [
   { name: "0035_tenant_sso", sql: tenantSso },
   { name: "0036_tenant_sso_trust", sql: tenantSsoTrust },
   { name: "0037_tenant_oidc_providers", sql: tenantOidcProviders },
+  { name: "0038_tenant_oidc_recheck", sql: tenantOidcRecheck },
   { name: "0040_audit", sql: audit },
   { name: "0103_run_offers", sql: offers },
   { name: "0104_run_trigger_email", sql: triggerEmail },

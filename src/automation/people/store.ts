@@ -130,6 +130,8 @@ export interface TenantProviderRow {
   roleMap: string;
   defaultRole: string | null;
   allowedDomains: string;
+  /** Re-check its sessions' roles this often (ms); null = at sign-in only. */
+  recheckMs: number | null;
   createdAt: string;
   updatedAt: string;
 }

@@ -21,6 +21,8 @@ export const TenantProviderBody = v.strictObject({
   roleMap: v.optional(v.array(v.strictObject({ group: v.pipe(v.string(), v.minLength(1), v.maxLength(500)), role: RoleName })), []),
   defaultRole: v.optional(RoleName),
   allowedDomains: v.optional(v.array(Domain), []),
+  /** Re-check each session's role this often with its refresh token, as --oidc-recheck does. */
+  recheckMinutes: v.optional(v.pipe(v.number("recheckMinutes must be a number"), v.integer("recheckMinutes must be whole minutes"), v.minValue(1, "recheckMinutes must be 1-10080"), v.maxValue(10080, "recheckMinutes must be 1-10080"))),
 });
 
 /** What an answer shows of a provider: never its secret. */
@@ -35,6 +37,7 @@ export function describe(row: TenantProviderRow, publicUrl: string) {
     roleMap: JSON.parse(row.roleMap) as { group: string; role: Role }[],
     defaultRole: row.defaultRole,
     allowedDomains: JSON.parse(row.allowedDomains) as string[],
+    recheckMinutes: row.recheckMs === null ? null : Math.round(Number(row.recheckMs) / 60_000),
     redirectUri: `${publicUrl}/v1/auth/oidc/${row.id}/callback`,
     createdAt: row.createdAt,
   };
@@ -62,6 +65,7 @@ export async function addTenantProvider(d: PeopleDeps, tenantId: string, body: u
     roleMap: JSON.stringify(b.roleMap),
     defaultRole: b.defaultRole ?? null,
     allowedDomains: JSON.stringify(b.allowedDomains.map((x) => x.toLowerCase())),
+    recheckMs: b.recheckMinutes === undefined ? null : b.recheckMinutes * 60_000,
     createdAt: now,
     updatedAt: now,
   };
@@ -88,5 +92,6 @@ export function configOf(row: TenantProviderRow, secretKey: string): OidcProvide
     ...(row.defaultRole ? { defaultRole: { role: row.defaultRole as Role, tenant: row.tenantId } } : {}),
     allowedDomains: JSON.parse(row.allowedDomains) as string[],
     trustEmail: false,
+    ...(row.recheckMs ? { recheckMs: Number(row.recheckMs) } : {}),
   };
 }

@@ -493,4 +493,28 @@ describe("single sign-on with an OpenID Connect provider", () => {
     expect(r.status).toBe(409);
     expect((await json(r)).issues[0]).toMatchObject({ field: "id", code: "already_exists" });
   });
+
+  test("a tenant's own provider with recheckMinutes: a person removed at the provider loses the session at the next re-check", async () => {
+    const { h, person } = await peopleHarness();
+    const owner = await person("owner");
+    const made = await as(h, owner, "POST", "/v1/tenant/sso/providers", {
+      body: { id: "acme-corp", name: "Acme Corp SSO", issuer: op.issuer, clientId: op.clientId, clientSecret: op.clientSecret, scopes: ["openid", "email", "profile", "groups"], roleMap: [{ group: "automation-reviewers", role: "viewer" }], recheckMinutes: 5 },
+    });
+    expect(made.status).toBe(201);
+    expect((await json(made)).recheckMinutes).toBe(5);
+    const kim = await ssoSignIn(h, "kim", { provider: "acme-corp" });
+    expect((await current(h, kim.session!)).role).toBe("viewer");
+    const clients = new Map();
+    h.clock.advance(4 * 60_000);
+    expect(await recheckDue(h.ctx, clients)).toBe(0);
+    const was = op.people.get("kim")!;
+    op.people.delete("kim");
+    try {
+      h.clock.advance(61_000);
+      expect(await recheckDue(h.ctx, clients)).toBe(1);
+      expect((await h.req("GET", "/v1/auth/sessions/current", { headers: { cookie: kim.session! } })).status).toBe(401);
+    } finally {
+      op.people.set("kim", was);
+    }
+  });
 });

@@ -10,7 +10,7 @@ import type { InvitationRow, LinkKind, MembershipRow, PeopleStore, Redeemed, Rol
 const USER = "id, email, email_key AS emailKey, name, status, password_hash AS passwordHash, created_at AS createdAt";
 const MEMBER = "user_id AS userId, tenant_id AS tenantId, role, created_at AS createdAt";
 const SSO = "s.session_id AS sessionId, s.provider, s.issuer, s.subject, s.sid, s.refresh_token AS refreshToken, s.id_token AS idToken, s.checked_at AS checkedAt, s.created_at AS createdAt";
-const TENANT_IDP = "id, tenant_id AS tenantId, name, issuer, client_id AS clientId, client_secret AS clientSecret, scopes, groups_claim AS groupsClaim, role_map AS roleMap, default_role AS defaultRole, allowed_domains AS allowedDomains, created_at AS createdAt, updated_at AS updatedAt";
+const TENANT_IDP = "id, tenant_id AS tenantId, name, issuer, client_id AS clientId, client_secret AS clientSecret, scopes, groups_claim AS groupsClaim, role_map AS roleMap, default_role AS defaultRole, allowed_domains AS allowedDomains, recheck_ms AS recheckMs, created_at AS createdAt, updated_at AS updatedAt";
 const INVITE = "id, hash, kind, email, tenant_id AS tenantId, role, created_at AS createdAt, expires_at AS expiresAt, used_at AS usedAt";
 
 type LookupRow = SessionRow & {
@@ -448,10 +448,10 @@ export class SqlitePeopleStore implements PeopleStore {
   async addTenantProvider(r: TenantProviderRow): Promise<"ok" | "taken"> {
     const out = this.sqlite
       .query(
-        `INSERT INTO tenant_oidc_providers (id, tenant_id, name, issuer, client_id, client_secret, scopes, groups_claim, role_map, default_role, allowed_domains, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+        `INSERT INTO tenant_oidc_providers (id, tenant_id, name, issuer, client_id, client_secret, scopes, groups_claim, role_map, default_role, allowed_domains, recheck_ms, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
       )
-      .run(r.id, r.tenantId, r.name, r.issuer, r.clientId, r.clientSecret, r.scopes, r.groupsClaim, r.roleMap, r.defaultRole, r.allowedDomains, r.createdAt, r.updatedAt);
+      .run(r.id, r.tenantId, r.name, r.issuer, r.clientId, r.clientSecret, r.scopes, r.groupsClaim, r.roleMap, r.defaultRole, r.allowedDomains, r.recheckMs, r.createdAt, r.updatedAt);
     return out.changes > 0 ? "ok" : "taken";
   }
 
