@@ -21,12 +21,30 @@ export interface GitResult {
 /** Never prompts (no terminal on a server), reads repositories owned by other users. */
 const GIT_ENV = { GIT_TERMINAL_PROMPT: "0", GIT_ASKPASS: "echo", LC_ALL: "C" };
 
+/**
+ * Variables that make git act on another repository than the one named (`git rev-parse
+ * --local-env-vars`). A server started from a git hook or under `git bisect run` inherits GIT_DIR:
+ * with it, the demo's `git -C <dir> init` re-initialised the enclosing repository and its commits and
+ * tags went there. They are never passed on.
+ */
+const REPOSITORY_VARS = new Set([
+  "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_OBJECT_DIRECTORY", "GIT_DIR",
+  "GIT_WORK_TREE", "GIT_IMPLICIT_WORK_TREE", "GIT_GRAFT_FILE", "GIT_INDEX_FILE", "GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE",
+  "GIT_PREFIX", "GIT_INTERNAL_SUPER_PREFIX", "GIT_SHALLOW_FILE", "GIT_COMMON_DIR",
+]);
+
+function gitEnv(): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(process.env)) if (!REPOSITORY_VARS.has(k)) env[k] = v;
+  return { ...env, ...GIT_ENV };
+}
+
 export async function git(args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<GitResult> {
   let proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
   try {
     proc = Bun.spawn(["git", "-c", "safe.directory=*", ...args], {
       cwd: opts.cwd,
-      env: { ...process.env, ...GIT_ENV },
+      env: gitEnv(),
       stdin: "ignore",
       stdout: "pipe",
       stderr: "pipe",
