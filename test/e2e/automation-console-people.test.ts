@@ -367,7 +367,8 @@ browserTest("the Audit page lists who did what, filters by action (in the addres
   // Pages of two (`limit` in the address): "Load more" appends the next page under the first.
   await owner.goto(`${base}/#/audit?limit=2`);
   await owner.waitForFunction('document.querySelectorAll("table.audit tbody tr").length === 2');
-  const [more] = await owner.$$("xpath///button[contains(., 'Load more')]");
+  // The rows may come a render before the button (the page's cursor): wait for it.
+  const more = await owner.waitForSelector("xpath///button[contains(., 'Load more')]", { timeout: 30_000 });
   await more!.click();
   await owner.waitForFunction('document.querySelectorAll("table.audit tbody tr").length === 4');
   await owner.goto(`${base}/#/audit`);
