@@ -84,6 +84,8 @@ export const MAX_NESTING = 5;
  * before the switch keep their `run_…` ids; every lookup is by the whole id, so both keep working.
  */
 const newRunId = () => newId("exec");
+/** Finishes nobody waited for that are remembered (see RunService.unwaited): far more than runs started at once. */
+const UNWAITED_MAX = 4096;
 
 export class RunService {
   readonly store: RunStore;
@@ -97,6 +99,13 @@ export class RunService {
    * and by then the local finish told them with what it committed (sparing them a read), if it was ours.
    */
   private announced = new Set<string>();
+  /**
+   * Runs whose finish was announced here while nobody waited for them, newest last (bounded). A run
+   * started here and executed by another process (direct dispatch hands it to a worker at its insert)
+   * can finish, and its `runs.finished` arrive, before the start's own insert has answered: the wait
+   * that follows the start, handed the row the insert returned, re-reads it when its finish came first.
+   */
+  private unwaited = new Set<string>();
 
   constructor(
     readonly ctx: AutomationContext,
@@ -333,7 +342,8 @@ export class RunService {
       const timer = setTimeout(done, seconds * 1000);
       set.add(done);
     });
-    const row = known ?? (await this.store.byId(id));
+    // A row handed over is read again when its finish was announced before this wait began.
+    const row = known && !this.unwaited.delete(id) ? known : await this.store.byId(id);
     if (!row || isTerminal(row.status)) {
       done();
       return { run: row! };
@@ -376,6 +386,10 @@ export class RunService {
   private notify(id: string, f?: FinishedRun): void {
     const set = this.waiters.get(id);
     if (set) for (const done of [...set]) done(f);
+    else {
+      this.unwaited.add(id);
+      if (this.unwaited.size > UNWAITED_MAX) this.unwaited.delete(this.unwaited.values().next().value!);
+    }
   }
 
   /** One page of the tenant's runs, newest first by default, with a cursor stable under inserts. */
