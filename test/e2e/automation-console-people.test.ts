@@ -273,8 +273,15 @@ browserTest("the reviewer approves a paused run's task in the console: the task,
     const events = ((await (await asOwner("GET", `/v1/runs/${run.id}/events`)).json()) as { events: { type: string; message: string | null; metadata: Record<string, unknown> }[] }).events;
     expect(events.find((e) => e.type === "resumed")).toMatchObject({ message: `human review ${taskId} approved by ${REVIEWER.email}`, metadata: { taskId, by: REVIEWER.email, byId: task.decision.actor.id } });
     // The audit trail: the approval, by her, from her browser session.
-    const audit = (await (await asOwner("GET", `/v1/audit?resource=${taskId}&limit=50`)).json()) as { data: { action: string; actor: { type: string; name: string }; outcome: string }[] };
-    expect(audit.data.find((e) => e.action.includes("approve"))).toMatchObject({ actor: { type: "user", name: REVIEWER.email }, outcome: "success" });
+    // Entries are written just after their answers (batched every 20 ms): asked until the approval's is there.
+    type Entry = { action: string; actor: { type: string; name: string }; outcome: string };
+    let approval: Entry | undefined;
+    for (let i = 0; i < 250 && !approval; i++) {
+      const audit = (await (await asOwner("GET", `/v1/audit?resource=${taskId}&limit=50`)).json()) as { data: Entry[] };
+      approval = audit.data.find((e) => e.action.includes("approve"));
+      if (!approval) await Bun.sleep(20);
+    }
+    expect(approval).toMatchObject({ actor: { type: "user", name: REVIEWER.email }, outcome: "success" });
 
     // On the automation's page she reads the versions but is offered neither a run nor a replay.
     await p.goto(`${base}/#/automations/${made.id}`);

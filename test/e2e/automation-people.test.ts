@@ -188,8 +188,14 @@ describe("people on the compiled binary", () => {
     const review = (await (await send(rhea, "PUT", `/v1/runs/${run.id}/reviews`, { verdict: "correct" })).json()) as { review: { reviewedByEmail: string } };
     expect(review.review.reviewedByEmail).toBe("rhea@example.com");
     // The audit trail names her for the approval (the owner reads it; the reviewer may not).
-    const audit = (await (await send(olga, "GET", `/v1/audit?resource=${task!.id}&limit=50`)).json()) as { data: { action: string; actor: { type: string; name: string }; outcome: string }[] };
-    const approval = audit.data.find((e) => e.action.includes("approve"));
+    // Entries are written just after their answers (batched every 20 ms): asked until the approval's is there.
+    type Entry = { action: string; actor: { type: string; name: string }; outcome: string };
+    let approval: Entry | undefined;
+    for (let i = 0; i < 250 && !approval; i++) {
+      const audit = (await (await send(olga, "GET", `/v1/audit?resource=${task!.id}&limit=50`)).json()) as { data: Entry[] };
+      approval = audit.data.find((e) => e.action.includes("approve"));
+      if (!approval) await Bun.sleep(20);
+    }
     expect(approval).toMatchObject({ actor: { type: "user", name: "rhea@example.com" }, outcome: "success" });
     expect((await send(rhea, "GET", "/v1/audit")).status).toBe(403);
 
