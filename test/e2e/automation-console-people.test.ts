@@ -9,6 +9,7 @@ import { Secret, TOTP } from "otpauth";
 import { type Browser, type Page } from "puppeteer-core";
 import { type ConsoleBrowser, startConsoleBrowser } from "./console-browser";
 import { root, type Server } from "./support";
+import { INVOICE_REVIEW_YAML } from "./invoice-review";
 
 const SHOTS = join(root, "docs", "automation", "console");
 const OWNER = { email: "owner@example.test", name: "Olga Owner", password: "tangerine-walrus-orbit-7" };
@@ -206,31 +207,13 @@ browserTest("the reviewer accepts the link, signs in and sees no admin pages", a
   }
 });
 
-const INVOICE = [
-  "name: invoice-check",
-  "inputs:",
-  "  - {name: total, type: number, required: true}",
-  "steps:",
-  "  - name: extract",
-  "    type: transform.set",
-  '    with: {fields: {total: "{{ input.total }}"}}',
-  "  - name: check",
-  "    type: control.human_review",
-  "    with:",
-  '      data: "{{ steps.extract.output }}"',
-  "      fieldMetadata: {/total: {confidence: 0.4, label: Total}}",
-  "      selection: {mode: confidence, threshold: 0.8}",
-  "output:",
-  '  total: "{{ steps.check.output.total }}"',
-  "",
-].join("\n");
 
 browserTest("the reviewer approves a paused run's task in the console: the task, the run and the audit trail name her; versions and runs are not offered to her, and the API refuses them", async () => {
   // The owner (through the API, as a program would) makes the workflow and starts a run that pauses.
   const o = await apiSession(OWNER);
   const asOwner = (method: string, path: string, body?: unknown) =>
     fetch(`${base}${path}`, { method, headers: { cookie: o.cookie, "x-csrf-token": o.csrf, ...(body === undefined ? {} : { "content-type": "application/json" }) }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const made = (await (await asOwner("POST", "/v1/automations", { yaml: INVOICE })).json()) as { id: string };
+  const made = (await (await asOwner("POST", "/v1/automations", { yaml: INVOICE_REVIEW_YAML })).json()) as { id: string };
   expect(made.id).toBeString();
   const run = (await (await asOwner("POST", "/v1/runs", { target: "workflows.invoice-check", input: { total: 99.5 } })).json()) as { id: string };
   let taskId: string | undefined;
@@ -309,7 +292,7 @@ browserTest("the reviewer approves a paused run's task in the console: the task,
     // The server refuses her a new version (the console's choice is not the only guard).
     const r = await fetch(`${base}/v1/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: REVIEWER.email, password: REVIEWER.password }) });
     const rs = { cookie: (r.headers.get("set-cookie") ?? "").split(";")[0]!, csrf: ((await r.json()) as { csrfToken: string }).csrfToken };
-    const version = await fetch(`${base}/v1/automations/${made.id}/versions`, { method: "POST", headers: { cookie: rs.cookie, "x-csrf-token": rs.csrf, "content-type": "application/json" }, body: JSON.stringify({ yaml: INVOICE }) });
+    const version = await fetch(`${base}/v1/automations/${made.id}/versions`, { method: "POST", headers: { cookie: rs.cookie, "x-csrf-token": rs.csrf, "content-type": "application/json" }, body: JSON.stringify({ yaml: INVOICE_REVIEW_YAML }) });
     expect({ status: version.status, body: await version.text() }).toMatchObject({ status: 403, body: expect.stringContaining("automations:write") });
   } finally {
     await p.browserContext().close();

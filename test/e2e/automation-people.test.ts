@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { automationPgUrl, ensureBuilt, startServer, type Server } from "./support";
+import { INVOICE_REVIEW_YAML } from "./invoice-review";
 
 setDefaultTimeout(120_000);
 
@@ -127,24 +128,6 @@ describe("people on the compiled binary", () => {
   });
 
   test("a reviewer decides a paused run's task: the task, the run and the audit trail name her; disabling her ends her session on a second instance at its next request", async () => {
-    const INVOICE = [
-      "name: invoice-check",
-      "inputs:",
-      "  - {name: total, type: number, required: true}",
-      "steps:",
-      "  - name: extract",
-      "    type: transform.set",
-      '    with: {fields: {total: "{{ input.total }}"}}',
-      "  - name: check",
-      "    type: control.human_review",
-      "    with:",
-      '      data: "{{ steps.extract.output }}"',
-      "      fieldMetadata: {/total: {confidence: 0.4, label: Total}}",
-      "      selection: {mode: confidence, threshold: 0.8}",
-      "output:",
-      '  total: "{{ steps.check.output.total }}"',
-      "",
-    ].join("\n");
     // An owner and a reviewer in a tenant of their own (the first test made the server's first owner).
     for (const [email, role] of [["olga@example.com", "owner"], ["rhea@example.com", "reviewer"]] as const) {
       const made = Bun.spawnSync([bin, "users", "create", "--email", email, "--name", email.split("@")[0]!, "--tenant", "acme", "--role", role, "--password-stdin", "--data-dir", data, ...(automationPgUrl(data) ? ["--db", automationPgUrl(data)!] : [])], {
@@ -159,7 +142,7 @@ describe("people on the compiled binary", () => {
     const rhea = await signIn("rhea@example.com");
     const send = (who: { cookie: string }, method: string, path: string, body?: unknown) =>
       fetch(`${server.url}${path}`, { method, headers: { cookie: who.cookie, ...(body === undefined ? {} : { "content-type": "application/json", origin: server.url }) }, body: body === undefined ? undefined : JSON.stringify(body) });
-    expect((await send(olga, "POST", "/v1/automations", { yaml: INVOICE })).status).toBe(201);
+    expect((await send(olga, "POST", "/v1/automations", { yaml: INVOICE_REVIEW_YAML })).status).toBe(201);
     const run = (await (await send(olga, "POST", "/v1/runs", { target: "workflows.invoice-check", input: { total: 99.5 } })).json()) as { id: string };
     let task: { id: string; version: number } | undefined;
     for (let i = 0; i < 500 && !task; i++) {

@@ -12,6 +12,7 @@ import { startProvider, type TestProvider } from "../automation/sso/provider";
 import { atProvider } from "../automation/sso/support";
 import { type ConsoleBrowser, startConsoleBrowser } from "./console-browser";
 import { automationPgUrl, ensureBuilt, start, startServer } from "./support";
+import { INVOICE_REVIEW_YAML } from "./invoice-review";
 
 let op: TestProvider;
 let started: ConsoleBrowser | undefined;
@@ -88,27 +89,9 @@ async function signInWithSso(p: Page, login: string): Promise<void> {
   await Promise.all([p.waitForNavigation({ timeout: 30_000 }).catch(() => {}), p.click("#submit")]);
 }
 
-const INVOICE = [
-  "name: invoice-check",
-  "inputs:",
-  "  - {name: total, type: number, required: true}",
-  "steps:",
-  "  - name: extract",
-  "    type: transform.set",
-  '    with: {fields: {total: "{{ input.total }}"}}',
-  "  - name: check",
-  "    type: control.human_review",
-  "    with:",
-  '      data: "{{ steps.extract.output }}"',
-  "      fieldMetadata: {/total: {confidence: 0.4, label: Total}}",
-  "      selection: {mode: confidence, threshold: 0.8}",
-  "output:",
-  '  total: "{{ steps.check.output.total }}"',
-  "",
-].join("\n");
 
 test("Chromium signs in through the provider, lands in the console as a reviewer, decides a task; the audit trail names her", async () => {
-  const made = (await (await asDemo("POST", "/v1/automations", { yaml: INVOICE })).json()) as { id: string };
+  const made = (await (await asDemo("POST", "/v1/automations", { yaml: INVOICE_REVIEW_YAML })).json()) as { id: string };
   expect(made.id).toBeString();
   const run = (await (await asDemo("POST", "/v1/runs", { target: "workflows.invoice-check", input: { total: 99.5 } })).json()) as { id: string };
   let taskId: string | undefined;
