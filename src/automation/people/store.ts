@@ -268,8 +268,8 @@ export interface PeopleStore {
   /** The SSO record of a session; undefined for a password session. */
   ssoSession(sessionId: string): Promise<SsoSessionRow | undefined>;
   /**
-   * Ends the sessions of a provider's session (`sid`), or, without one, every session of the subject
-   * at that issuer (back-channel logout); how many.
+   * Ends the sessions at that issuer of a provider's session (`sid`), of a subject, or, both given, of
+   * that subject's provider session (back-channel logout); how many (none when neither is given).
    */
   endSsoSessions(issuer: string, by: { sid?: string; subject?: string }): Promise<number>;
   /** Live SSO sessions with a refresh token last checked before `before` (the oldest first, at most `limit`). */

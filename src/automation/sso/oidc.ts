@@ -1,14 +1,15 @@
 // The OpenID Connect relying party, over oauth4webapi (never a hand-written JWT check): the issuer's
 // discovery document (remembered for an hour, fetched again at once after a failure), the authorization
 // request with PKCE (S256), state and nonce, and the callback: the code exchanged at the token endpoint,
-// the ID token's claims checked (issuer, audience, expiry, nonce), its signature checked against the
-// issuer's JWKS (oauth4webapi's cache: a key it does not know makes it fetch the set again, so a rotation
-// is followed), then the UserInfo endpoint asked for what the ID token left out (e-mail, groups).
-// Refresh (the role re-checked within a session), back-channel logout tokens (checked with jose: the one
-// token oauth4webapi has no check for) and the RP-initiated logout address are here too.
-import { createRemoteJWKSet, jwtVerify } from "jose";
+// the ID token's claims checked (issuer, audience, expiry, nonce), its signature checked with jose against
+// the issuer's JWKS as its HTTP cache headers let us keep it (jwks.ts: a key it does not know makes it ask
+// again, so a rotation is followed), then the UserInfo endpoint asked for what the ID token left out
+// (e-mail, groups). Refresh (the role re-checked within a session), back-channel logout tokens (checked
+// with jose: the one token oauth4webapi has no check for) and the RP-initiated logout address are here too.
+import { compactVerify, errors as jose, jwtVerify } from "jose";
 import * as oauth from "oauth4webapi";
 import type { OidcProviderConfig } from "./config";
+import { type Jwks, jwksAt, JwksUnavailable } from "./jwks";
 
 /** A refusal of an SSO sign-in: `code` names it for the sign-in page, `message` says it to a person. */
 export class SsoRefused extends Error {
@@ -63,11 +64,8 @@ export interface VerifiedClaims {
 
 export class OidcClient {
   private discovered?: { as: oauth.AuthorizationServer; at: number };
-  /** oauth4webapi's JWKS cache (it writes the set and when it was fetched here). */
-  private readonly jwks: oauth.JWKSCacheInput = {};
   private readonly client: oauth.Client;
   private readonly auth: oauth.ClientAuth;
-  private remoteJwks?: ReturnType<typeof createRemoteJWKSet>;
 
   constructor(readonly config: OidcProviderConfig) {
     this.client = { client_id: config.clientId };
@@ -86,6 +84,8 @@ export class OidcClient {
     try {
       const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { ...this.options(), algorithm: "oidc" }));
       if (!as.authorization_endpoint || !as.token_endpoint || !as.jwks_uri) throw new Error("the discovery document lacks an authorization, token or JWKS endpoint");
+      // The keys come over https like everything else (http only from a provider on loopback, as the issuer).
+      if (!new URL(as.jwks_uri).protocol.startsWith("https") && !this.config.issuer.startsWith("http:")) throw new Error(`its JWKS address is not https (${as.jwks_uri})`);
       this.discovered = { as, at: nowMs };
       return as;
     } catch (err) {
@@ -133,11 +133,21 @@ export class OidcClient {
     let tokens: oauth.TokenEndpointResponse;
     try {
       tokens = await oauth.processAuthorizationCodeResponse(as, this.client, response, { expectedNonce: f.nonce, requireIdToken: true });
-      await oauth.validateApplicationLevelSignature(as, response, { ...this.options(), [oauth.jwksCache]: this.jwks });
+      await this.signedByIssuer(as, tokens.id_token!);
     } catch (err) {
       throw refusalOf(err, this.config.name);
     }
     return this.verified(as, tokens);
+  }
+
+  /** The issuer's key set (one per JWKS address in the process). */
+  private keys(as: oauth.AuthorizationServer): Jwks {
+    return jwksAt(as.jwks_uri!);
+  }
+
+  /** The ID token's signature, by one of the issuer's keys with an algorithm it announces (never `none` or HMAC). */
+  private async signedByIssuer(as: oauth.AuthorizationServer, idToken: string): Promise<void> {
+    await compactVerify(idToken, this.keys(as).key, { algorithms: signingAlgorithms(as) });
   }
 
   /** The claims of a checked token response, with the UserInfo endpoint asked for what the ID token left out. */
@@ -192,7 +202,7 @@ export class OidcClient {
     let tokens: oauth.TokenEndpointResponse;
     try {
       tokens = await oauth.processRefreshTokenResponse(as, this.client, response);
-      if (tokens.id_token) await oauth.validateApplicationLevelSignature(as, response, { ...this.options(), [oauth.jwksCache]: this.jwks });
+      if (tokens.id_token) await this.signedByIssuer(as, tokens.id_token);
     } catch (err) {
       throw refusalOf(err, this.config.name);
     }
@@ -221,20 +231,26 @@ export class OidcClient {
    * against the issuer's JWKS: signed by the issuer for this client, recent, with the logout event, a
    * `sub` or `sid`, and no nonce. What it names; throws when anything fails.
    */
-  async logoutToken(nowMs: number, token: string): Promise<{ sid?: string; subject?: string }> {
+  async logoutToken(nowMs: number, token: string): Promise<{ sid?: string; subject?: string; jti: string }> {
     const as = await this.server(nowMs);
-    this.remoteJwks ??= createRemoteJWKSet(new URL(as.jwks_uri!));
-    const algorithms = (as.id_token_signing_alg_values_supported ?? ["RS256"]).filter((a) => a !== "none" && !a.startsWith("HS"));
     // Wall-clock time, as oauth4webapi uses for ID tokens: token times are the provider's, not the server's clock's.
-    const { payload } = await jwtVerify(token, this.remoteJwks, { issuer: as.issuer, audience: this.config.clientId, algorithms, maxTokenAge: "10m" });
+    let payload: Record<string, unknown>;
+    try {
+      ({ payload } = await jwtVerify(token, this.keys(as).key, { issuer: as.issuer, audience: this.config.clientId, algorithms: signingAlgorithms(as), maxTokenAge: "10m" }));
+    } catch (err) {
+      if (err instanceof JwksUnavailable) throw new SsoRefused("provider_down", `${this.config.name}: ${err.message}`, 503);
+      throw err;
+    }
     const events = payload.events as Record<string, unknown> | undefined;
-    if (!events || typeof events !== "object" || typeof events["http://schemas.openid.net/event/backchannel-logout"] !== "object") throw new Error("not a logout token: no back-channel logout event");
+    const event = events && typeof events === "object" ? events["http://schemas.openid.net/event/backchannel-logout"] : undefined;
+    if (!event || typeof event !== "object" || Array.isArray(event)) throw new Error("not a logout token: no back-channel logout event");
     if (payload.nonce !== undefined) throw new Error("a logout token carries no nonce");
-    if (typeof payload.jti !== "string") throw new Error("a logout token has a jti");
+    if (typeof payload.jti !== "string" || !payload.jti) throw new Error("a logout token has a jti");
     const sid = typeof payload.sid === "string" ? payload.sid : undefined;
     const subject = typeof payload.sub === "string" ? payload.sub : undefined;
     if (!sid && !subject) throw new Error("a logout token names a sid or a sub");
-    return { ...(sid ? { sid } : {}), ...(subject ? { subject } : {}) };
+    if (!firstUse(`${as.issuer} ${payload.jti}`, Date.now())) throw new Error("this logout token was used already (its jti was seen)");
+    return { ...(sid ? { sid } : {}), ...(subject ? { subject } : {}), jti: payload.jti };
   }
 
   /** Where RP-initiated logout sends the browser (undefined when the provider has no end_session_endpoint). */
@@ -291,7 +307,39 @@ function unavailable(response: Response, name: string): void {
 }
 
 /** oauth4webapi's errors about the token response, as refusals a person can read. */
+/**
+ * Logout tokens seen in the last 10 minutes (their accepted age), by issuer and `jti`: a replayed token is
+ * refused. In this process only: a replay at another instance ends sessions that are already ended.
+ */
+const seenLogoutTokens = new Map<string, number>();
+const SEEN_MS = 10 * 60_000;
+const SEEN_MAX = 10_000;
+
+/** Forgets a logout token whose sessions could not be ended, so the provider's retry is not a replay. */
+export function forgetLogoutToken(issuer: string, jti: string): void {
+  seenLogoutTokens.delete(`${issuer} ${jti}`);
+}
+
+function firstUse(key: string, nowMs: number): boolean {
+  if (seenLogoutTokens.has(key)) return false;
+  for (const [k, at] of seenLogoutTokens) {
+    if (at > nowMs - SEEN_MS && seenLogoutTokens.size < SEEN_MAX) break;
+    seenLogoutTokens.delete(k);
+  }
+  seenLogoutTokens.set(key, nowMs);
+  return true;
+}
+
+/** What the issuer signs ID and logout tokens with, as it announces (RS256 when it does not): never `none` or HMAC. */
+function signingAlgorithms(as: oauth.AuthorizationServer): string[] {
+  return (as.id_token_signing_alg_values_supported ?? ["RS256"]).filter((a) => a !== "none" && !a.startsWith("HS"));
+}
+
 function refusalOf(err: unknown, name: string): SsoRefused {
+  if (err instanceof JwksUnavailable) return new SsoRefused("provider_down", `${name}: ${err.message}; try again later`, 503);
+  if (err instanceof jose.JOSEError && !(err instanceof jose.JWTClaimValidationFailed)) {
+    return new SsoRefused("token_signature", `the ID token is not signed by one of ${name}'s keys (unknown key, bad signature or an unsigned token)`, 401);
+  }
   if (err instanceof oauth.ResponseBodyError && (err.error === "server_error" || err.error === "temporarily_unavailable")) {
     return new SsoRefused("provider_down", `${name} is unavailable (${err.error}); try again later`, 503);
   }

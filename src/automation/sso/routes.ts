@@ -15,7 +15,7 @@ import { cookieHeader, secure } from "../people/routes";
 import type { PeopleDeps } from "../people/service";
 import { SESSION_ABSOLUTE_MS, sessionCookie } from "../tenancy/session";
 import { deriveKey, open, seal } from "../secrets";
-import { OidcClient, SsoRefused } from "./oidc";
+import { forgetLogoutToken, OidcClient, SsoRefused } from "./oidc";
 import { sessionIdToken, ssoSignIn } from "./service";
 import { addTenantProvider, configOf, describe, removeTenantProvider } from "./tenant-providers";
 import { authenticateRequest, requireScope } from "../tenancy/auth";
@@ -303,7 +303,7 @@ export const ssoRoutes = (ctx: AutomationContext) => {
           token = null;
         }
         if (!token) return answer(400, { error: "invalid_request", error_description: "a form body with logout_token is expected" });
-        let named: { sid?: string; subject?: string };
+        let named: { sid?: string; subject?: string; jti: string };
         try {
           named = await client.logoutToken(ctx.clock.now().getTime(), token);
         } catch (err) {
@@ -311,7 +311,11 @@ export const ssoRoutes = (ctx: AutomationContext) => {
           ctx.log.info("sso back-channel logout refused", { provider: client.config.id, reason: (err as Error).message });
           return answer(400, { error: "invalid_request", error_description: `the logout token is not valid: ${(err as Error).message}` });
         }
-        const ended = await ctx.storage.people.endSsoSessions(client.config.issuer, named.sid ? { sid: named.sid } : { subject: named.subject! });
+        // Both named: the sessions of that provider session of that person (the tighter reading of section 2.7).
+        const ended = await ctx.storage.people.endSsoSessions(client.config.issuer, { sid: named.sid, subject: named.subject }).catch((err: unknown) => {
+          forgetLogoutToken(client.config.issuer, named.jti);
+          throw err;
+        });
         ctx.log.info("sso back-channel logout", { provider: client.config.id, ended });
         return answer(200);
       },

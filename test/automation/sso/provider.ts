@@ -34,6 +34,14 @@ export interface TestProvider {
   forge: Forgery | undefined;
   /** Endpoints that answer 503 while set (an outage of part of the provider). */
   down: Set<"token" | "userinfo">;
+  /** Headers of the JWKS answers (cache-control, etag, ...); an `If-None-Match` equal to the etag answers 304. */
+  jwksHeaders: Record<string, string>;
+  /** The JWKS requests so far, with the status answered and the If-None-Match they carried. */
+  jwksRequests: { status: number; ifNoneMatch: string | null }[];
+  /** A new signing key: published in the JWKS beside the first, and the ID tokens are signed with it from now on. */
+  rotate(): Promise<string>;
+  /** Signs a token with the provider's current key (as its back-channel logout tokens are). */
+  sign(claims: jose.JWTPayload): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -56,9 +64,23 @@ export async function startProvider(opts: { redirectUris?: string[]; people?: Re
     people,
     forge: undefined,
     down: new Set(),
+    jwksHeaders: {},
+    jwksRequests: [],
+    rotate: async () => {
+      const next = await jose.generateKeyPair("RS256", { extractable: true });
+      const kid = `test-key-${rotated.length + 2}`;
+      rotated.push({ kid, privateKey: next.privateKey, public: { ...(await jose.exportJWK(next.publicKey)), kid, alg: "RS256", use: "sig" } });
+      return kid;
+    },
+    sign: async (claims) => {
+      const now = rotated.at(-1);
+      return new jose.SignJWT(claims).setProtectedHeader({ alg: "RS256", kid: now?.kid ?? jwk.kid }).setIssuedAt().sign(now?.privateKey ?? signing.privateKey);
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 
+  /** Keys made by rotate(), the last one signing. */
+  const rotated: { kid: string; privateKey: CryptoKey; public: jose.JWK }[] = [];
   // Made at the first request, so a test can register the redirect URI of a server it starts after this.
   let made: ReturnType<typeof make> | undefined;
   const make = () => {
@@ -124,10 +146,25 @@ export async function startProvider(opts: { redirectUris?: string[]; people?: Re
         ctx.body = "<html><body>Service Unavailable</body></html>";
         return;
       }
+      if (ctx.path === "/jwks") {
+        const ifNoneMatch = ctx.get("if-none-match") || null;
+        if (state.jwksHeaders.etag && ifNoneMatch === state.jwksHeaders.etag) {
+          state.jwksRequests.push({ status: 304, ifNoneMatch });
+          ctx.set(state.jwksHeaders);
+          ctx.status = 304;
+          return;
+        }
+        await next();
+        (ctx.body as { keys: jose.JWK[] }).keys.push(...rotated.map((k) => k.public));
+        ctx.set(state.jwksHeaders);
+        state.jwksRequests.push({ status: ctx.status, ifNoneMatch });
+        return;
+      }
       await next();
-      if (ctx.path !== "/token" || !state.forge || ctx.status !== 200) return;
+      if (ctx.path !== "/token" || ctx.status !== 200) return;
       const body = ctx.body as { id_token?: string };
-      if (body.id_token) body.id_token = await forged(state.forge, body.id_token, jwk, issuer);
+      if (body.id_token && state.forge) body.id_token = await forged(state.forge, body.id_token, jwk, issuer);
+      else if (body.id_token && rotated.length) body.id_token = await state.sign(jose.decodeJwt(body.id_token));
     });
 
     return { provider, callback: provider.callback() };

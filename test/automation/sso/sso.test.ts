@@ -518,3 +518,106 @@ describe("single sign-on with an OpenID Connect provider", () => {
     }
   });
 });
+
+describe("the provider's signing keys (JWKS)", () => {
+  /** A provider of its own per test: the key set is kept per JWKS address in the process. */
+  async function fresh(headers: Record<string, string>) {
+    const p = await startProvider({ redirectUris: [REDIRECT], people: { ada: person("ada@example.com", ["automation-reviewers"]), kim: person("kim@example.com", ["automation-reviewers"]) } });
+    p.jwksHeaders = headers;
+    const { h } = await ssoHarness(p);
+    return { p, h };
+  }
+  const signedIn = async (h: Harness, login: string) => {
+    const a = await ssoSignIn(h, login);
+    expect(a.res.status).toBe(303);
+    expect(a.session).toBeDefined();
+    return a;
+  };
+
+  test("kept as long as Cache-Control says; a rotated key is fetched at once; made-up keys do not make the server ask again and again", async () => {
+    const { p, h } = await fresh({ "cache-control": "public, max-age=600" });
+    try {
+      await signedIn(h, "ada");
+      await signedIn(h, "kim");
+      expect(p.jwksRequests.length).toBe(1);
+
+      // The provider rotates: the next ID token names a key the set in hand does not have.
+      await p.rotate();
+      await signedIn(h, "ada");
+      expect(p.jwksRequests.length).toBe(2);
+      await signedIn(h, "kim");
+      expect(p.jwksRequests.length).toBe(2);
+
+      // A token naming a key the provider never had is refused; within 10 s of the last such fetch nothing is asked.
+      p.forge = "unknown-key";
+      await expectRefused(await ssoSignIn(h, "ada"), 401, "token_signature");
+      await expectRefused(await ssoSignIn(h, "kim"), 401, "token_signature");
+      expect(p.jwksRequests.length).toBe(2);
+    } finally {
+      await p.close();
+    }
+  });
+
+  test("max-age honoured to the second; no-cache revalidates with the ETag (304) at each use; a provider that says nothing is kept 5 minutes", async () => {
+    const { p, h } = await fresh({ "cache-control": "no-cache", etag: '"v1"' });
+    try {
+      await signedIn(h, "ada");
+      await signedIn(h, "kim");
+      expect(p.jwksRequests).toEqual([
+        { status: 200, ifNoneMatch: null },
+        { status: 304, ifNoneMatch: '"v1"' },
+      ]);
+      // Now fresh for one second: asked again only after it.
+      p.jwksHeaders = { "cache-control": "max-age=1", etag: '"v1"' };
+      await signedIn(h, "ada");
+      expect(p.jwksRequests.length).toBe(3);
+      await signedIn(h, "kim");
+      expect(p.jwksRequests.length).toBe(3);
+      await Bun.sleep(1100);
+      await signedIn(h, "ada");
+      expect(p.jwksRequests.length).toBe(4);
+    } finally {
+      await p.close();
+    }
+    const silent = await fresh({});
+    try {
+      await signedIn(silent.h, "ada");
+      await Bun.sleep(1100);
+      await signedIn(silent.h, "kim");
+      expect(silent.p.jwksRequests.length).toBe(1);
+    } finally {
+      await silent.p.close();
+    }
+  });
+
+  test("back-channel logout tokens: the same key set; a replayed token, a null event, or a provider session of someone else end nothing", async () => {
+    const { p, h } = await fresh({ "cache-control": "max-age=600" });
+    const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (r) => h.app.handle(r) });
+    try {
+      const kim = await signedIn(h, "kim");
+      const ada = await signedIn(h, "ada");
+      const post = (token: string) =>
+        h.req("POST", "/v1/auth/oidc/sso/backchannel-logout", { body: new URLSearchParams({ logout_token: token }).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
+      const base = { iss: p.issuer, aud: p.clientId, events: { "http://schemas.openid.net/event/backchannel-logout": {} } };
+      const nullEvent = await post(await p.sign({ ...base, sub: "kim", jti: "j0", events: { "http://schemas.openid.net/event/backchannel-logout": null } }));
+      expect(nullEvent.status).toBe(400);
+      expect((await json(nullEvent)).error_description).toContain("no back-channel logout event");
+      // Both sid and sub: only that person's sessions of that provider session (kim has none with this sid).
+      expect((await post(await p.sign({ ...base, sub: "kim", sid: "a-sid-of-someone-else", jti: "j1" }))).status).toBe(200);
+      expect((await current(h, kim.session!)).user.email).toBe("kim@example.com");
+
+      const token = await p.sign({ ...base, sub: "kim", jti: "j2" });
+      expect((await post(token)).status).toBe(200);
+      expect((await h.req("GET", "/v1/auth/sessions/current", { headers: { cookie: kim.session! } })).status).toBe(401);
+      const again = await post(token);
+      expect(again.status).toBe(400);
+      expect((await json(again)).error_description).toContain("used already");
+      expect((await current(h, ada.session!)).user.email).toBe("ada@example.com");
+      // Sign-ins and logout tokens read one key set.
+      expect(p.jwksRequests.length).toBe(1);
+    } finally {
+      server.stop(true);
+      await p.close();
+    }
+  });
+});

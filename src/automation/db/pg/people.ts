@@ -448,11 +448,10 @@ export class PgPeopleStore implements PeopleStore {
 
   async endSsoSessions(issuer: string, by: { sid?: string; subject?: string }): Promise<number> {
     return this.pg.begin(async (tx) => {
-      const rows = (
-        by.sid !== undefined
-          ? await tx`DELETE FROM sessions WHERE id IN (SELECT session_id FROM sso_sessions WHERE issuer = ${issuer} AND sid = ${by.sid}) RETURNING id`
-          : await tx`DELETE FROM sessions WHERE id IN (SELECT session_id FROM sso_sessions WHERE issuer = ${issuer} AND subject = ${by.subject ?? ""}) RETURNING id`
-      ) as { id: string }[];
+      if (by.sid === undefined && by.subject === undefined) return 0;
+      const [sid, subject] = [by.sid ?? null, by.subject ?? null];
+      const rows = (await tx`DELETE FROM sessions WHERE id IN (SELECT session_id FROM sso_sessions WHERE issuer = ${issuer}
+        AND (${sid}::text IS NULL OR sid = ${sid}) AND (${subject}::text IS NULL OR subject = ${subject})) RETURNING id`) as { id: string }[];
       // Every instance forgets the ended sessions' lookups (the notification goes out with the commit).
       for (const r of rows) await this.sessionsChange(tx, r.id);
       return rows.length;

@@ -401,8 +401,10 @@ export class SqlitePeopleStore implements PeopleStore {
   }
 
   async endSsoSessions(issuer: string, by: { sid?: string; subject?: string }): Promise<number> {
-    const where = by.sid !== undefined ? "issuer = ? AND sid = ?" : "issuer = ? AND subject = ?";
-    return this.sqlite.query(`DELETE FROM sessions WHERE id IN (SELECT session_id FROM sso_sessions WHERE ${where})`).run(issuer, by.sid ?? by.subject ?? "").changes;
+    if (by.sid === undefined && by.subject === undefined) return 0;
+    return this.sqlite
+      .query(`DELETE FROM sessions WHERE id IN (SELECT session_id FROM sso_sessions WHERE issuer = ? AND (? IS NULL OR sid = ?) AND (? IS NULL OR subject = ?))`)
+      .run(issuer, by.sid ?? null, by.sid ?? null, by.subject ?? null, by.subject ?? null).changes;
   }
 
   async dueSsoSessions(now: string, before: string, limit: number): Promise<(SsoSessionRow & { userId: string; tenantId: string; email: string })[]> {
