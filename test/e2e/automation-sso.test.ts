@@ -398,6 +398,7 @@ test("SSO flags are checked at start: one clear line, exit 2", async () => {
     [["--oidc-issuer", "https://login.example.com", "--oidc-client-id", "x", "--oidc-client-secret", "y", "--oidc-role-map", "admins=boss@demo"], /--oidc-role-map must name a role: owner, admin, developer, reviewer, viewer/],
     [["--oidc-issuer", "https://login.example.com", "--oidc-client-id", "x", "--oidc-client-secret", "y"], /needs --oidc-role-map GROUP=ROLE@TENANT,… or --oidc-default-role ROLE@TENANT/],
     [["--oidc-issuer", "https://login.example.com", "--oidc-client-id", "x", "--oidc-client-secret", "y", "--oidc-default-role", "viewer"], /--oidc-default-role must be ROLE@TENANT/],
+    [["--oidc-issuer", "https://login.example.com", "--oidc-client-id", "x", "--oidc-client-secret", "y", "--oidc-default-role", "admin@demo"], /--oidc-default-role may be developer, reviewer or viewer: owners and admins are given by a group rule \(--oidc-role-map\)/],
     [["--oidc-providers", "/nonexistent/providers.toml"], /--oidc-providers: cannot read \/nonexistent\/providers.toml: ENOENT/],
     [["--oidc-providers", providersToml('id = "a"\nissuer = "https://a.example.com"\nclient_id = "x"\nclient_secret_env = "NOT_SET_ANYWHERE"\ndefault_role = "viewer@demo"')], /provider 1 \(a\): client_secret_env names NOT_SET_ANYWHERE, which is not set/],
     [["--oidc-providers", providersToml('id = "a"\nissuer = "https://a.example.com"\nclient_id = "x"\nclient_secret = "s"\nrole_map = ["g=boss@demo"]')], /provider 1 \(a\): role_map must name a role/],

@@ -13,7 +13,7 @@ import type { TenancyStore } from "../tenancy/store";
 import { slugify } from "../tenancy/service";
 import { Email, PersonName, RoleName, type SessionInfo, type UserInfo } from "./model";
 import { checkPassword, hashPassword, verifyPassword } from "./passwords";
-import type { InvitationRow, MembershipRow, PeopleStore, Redeemed, Role, UserRow } from "./store";
+import type { InvitationRow, MembershipRow, PeopleStore, Redeemed, Role, SsoSessionRow, UserRow } from "./store";
 import { secondFactor } from "./totp";
 
 export interface PeopleDeps {
@@ -257,7 +257,15 @@ export async function signIn(
  * A new session of `user` in the membership's tenant; a session id the client already had is ended, never kept.
  * Every way in ends here: password sign-in, sign-in codes, single sign-on (sso/service.ts).
  */
-export async function newSession(d: PeopleDeps, user: UserRow, membership: MembershipRow, nowMs: number, previous?: string): Promise<{ cookie: string; info: SessionInfo }> {
+export async function newSession(
+  d: PeopleDeps,
+  user: UserRow,
+  membership: MembershipRow,
+  nowMs: number,
+  previous?: string,
+  /** What an SSO session keeps of its provider, written with the session. */
+  sso?: (sessionId: string, now: string) => SsoSessionRow,
+): Promise<{ cookie: string; info: SessionInfo }> {
   if (previous !== undefined) {
     // Any unexpired session with that id (idle or not): a session is never older than its absolute expiry.
     const old = await d.people.session(hashSecret(previous), new Date(nowMs).toISOString(), SESSION_ABSOLUTE_MS);
@@ -268,7 +276,8 @@ export async function newSession(d: PeopleDeps, user: UserRow, membership: Membe
   const csrf = newSecret();
   const now = new Date(nowMs).toISOString();
   const expiresAt = new Date(nowMs + SESSION_ABSOLUTE_MS).toISOString();
-  await d.people.addSession({ id: newId("ses"), hash: hashSecret(cookie), userId: user.id, tenantId: tenant.id, csrf, createdAt: now, lastSeenAt: now, expiresAt });
+  const id = newId("ses");
+  await d.people.addSession({ id, hash: hashSecret(cookie), userId: user.id, tenantId: tenant.id, csrf, createdAt: now, lastSeenAt: now, expiresAt }, sso?.(id, now));
   return {
     cookie,
     info: {

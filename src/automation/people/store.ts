@@ -202,8 +202,8 @@ export interface PeopleStore {
   /** An unused, unexpired link by hash (for the form that shows what it will do). */
   findInvitation(hash: string, now: string): Promise<InvitationRow | undefined>;
 
-  /** Stores a session. */
-  addSession(row: SessionRow): Promise<void>;
+  /** Stores a session, and with it (one transaction) what an SSO session keeps of its provider. */
+  addSession(row: SessionRow, sso?: SsoSessionRow): Promise<void>;
   /**
    * The session with this hash, when it is live at `now` (not past `expiresAt`, seen within `idleMs`),
    * its user is active and still a member of its tenant; undefined otherwise.
@@ -263,8 +263,6 @@ export interface PeopleStore {
    */
   linkSsoIdentity(row: SsoIdentityRow): Promise<"ok" | "taken">;
 
-  /** Records what an SSO session keeps of its provider. */
-  addSsoSession(row: SsoSessionRow): Promise<void>;
   /** The SSO record of a session; undefined for a password session. */
   ssoSession(sessionId: string): Promise<SsoSessionRow | undefined>;
   /**

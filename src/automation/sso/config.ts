@@ -71,6 +71,9 @@ export const Slug = /^[a-z0-9][a-z0-9-]{0,39}$/;
 export const RoleName = v.picklist(ROLES, `must name a role: ${ROLES.join(", ")}`);
 
 /** ROLE@TENANT */
+/** Roles a default role may not be: everyone the provider vouches for (with Google, anyone) would get them. */
+export const HIGH_ROLES: readonly string[] = ["owner", "admin"];
+
 const RoleAt = v.pipe(
   v.string(),
   v.trim(),
@@ -208,6 +211,9 @@ function oneProvider(f: OidcValues, name: (key: string) => string, where: string
   const recheck = recheckMs(f["oidc-recheck"], `${where}${name("recheck")}`);
   if (p.roleMap.length === 0 && !p.defaultRole) {
     throw new UsageError(`${where}${name("issuer")} needs ${name("roleMap")} GROUP=ROLE@TENANT,… or ${name("defaultRole")} ROLE@TENANT: otherwise nobody could get in`);
+  }
+  if (p.defaultRole && HIGH_ROLES.includes(p.defaultRole.role)) {
+    throw new UsageError(`${where}${name("defaultRole")} may be developer, reviewer or viewer: owners and admins are given by a group rule (${name("roleMap")}), never to everyone the provider vouches for`);
   }
   return {
     ...p,

@@ -4,8 +4,7 @@
 // provider's e-mails are trusted; else a new user, no password), memberships made to follow the groups
 // in every tenant the map names, and then a session made exactly as a password sign-in makes one.
 import { deriveKey, open, seal } from "../secrets";
-import { SESSION_IDLE_MS } from "../tenancy/session";
-import { hashSecret, newId } from "../../kernel/ids";
+import { newId } from "../../kernel/ids";
 import { parseWith } from "../http/validate";
 import { Email } from "../people/model";
 import { newSession, ssoLinkHash, type PeopleDeps } from "../people/service";
@@ -69,9 +68,7 @@ export async function ssoSignIn(d: PeopleDeps, p: OidcProviderConfig, claims: Ve
   await follow(user.id);
   const now = d.clock.now();
   const [tenantId, role] = [...wanted][0]!;
-  const out = await newSession(d, user, { userId: user.id, tenantId, role, createdAt: now.toISOString() }, now.getTime(), previous);
-  await recordSession(d, p, claims, out.cookie, now.toISOString());
-  return out;
+  return newSession(d, user, { userId: user.id, tenantId, role, createdAt: now.toISOString() }, now.getTime(), previous, (sessionId, at) => ssoRecord(d, p, claims, sessionId, at));
 }
 
 /** The e-mail the provider vouches for, checked: present, verified there, in an allowed domain. */
@@ -125,15 +122,12 @@ const sealFor = (d: PeopleDeps, sessionId: string, value: string | undefined) =>
 const openFor = (d: PeopleDeps, sessionId: string, value: string | null) => (value === null || !d.secretKey ? undefined : open(deriveKey(d.secretKey), value, `sso-session:${sessionId}`));
 
 /**
- * What the new session keeps of its provider: the provider's session (back-channel logout), the ID token
- * (RP-initiated logout's hint), and the refresh token when the role is to be re-checked (--oidc-recheck),
- * the two tokens sealed under the server's secret key.
+ * What the new session keeps of its provider (written with the session, in its transaction): the
+ * provider's session (back-channel logout), the ID token (RP-initiated logout's hint), and the refresh
+ * token when the role is to be re-checked (--oidc-recheck), the two tokens sealed under the server's secret key.
  */
-async function recordSession(d: PeopleDeps, p: OidcProviderConfig, claims: VerifiedClaims, cookie: string, now: string): Promise<void> {
-  const found = await d.people.session(hashSecret(cookie), now, SESSION_IDLE_MS);
-  if (!found) return;
-  const sessionId = found.session.id;
-  await d.people.addSsoSession({
+function ssoRecord(d: PeopleDeps, p: OidcProviderConfig, claims: VerifiedClaims, sessionId: string, now: string): SsoSessionRow {
+  return {
     sessionId,
     provider: p.id,
     issuer: p.issuer,
@@ -143,7 +137,7 @@ async function recordSession(d: PeopleDeps, p: OidcProviderConfig, claims: Verif
     idToken: sealFor(d, sessionId, claims.idToken),
     checkedAt: now,
     createdAt: now,
-  });
+  };
 }
 
 /** The ID token an SSO session signed in with (RP-initiated logout's hint); undefined for other sessions. */

@@ -3,12 +3,12 @@
 // applies). The client secret is sealed at rest under the server's secret key, bound to the provider's id,
 // like the e-mail servers' passwords; it leaves here only into the provider's client, never in an answer.
 import * as v from "valibot";
-import { Conflict, NotFound } from "../../kernel/errors";
+import { Conflict, Invalid, NotFound } from "../../kernel/errors";
 import { parseWith } from "../http/validate";
 import type { PeopleDeps } from "../people/service";
 import type { Role, TenantProviderRow } from "../people/store";
 import { deriveKey, open, seal } from "../secrets";
-import { Domain, Issuer, RoleName, Slug, type OidcProviderConfig } from "./config";
+import { Domain, HIGH_ROLES, Issuer, RoleName, Slug, type OidcProviderConfig } from "./config";
 
 export const TenantProviderBody = v.strictObject({
   id: v.pipe(v.string("id must be a string"), v.regex(Slug, "id must be a slug: lower-case letters, digits and -")),
@@ -49,6 +49,9 @@ const aad = (id: string) => `tenant-oidc:${id}`;
 export async function addTenantProvider(d: PeopleDeps, tenantId: string, body: unknown, serverIds: string[]): Promise<TenantProviderRow> {
   const b = parseWith(TenantProviderBody, body);
   if (b.roleMap.length === 0 && !b.defaultRole) throw Conflict("give roleMap [{group, role}] or defaultRole: otherwise nobody could get in", { field: "roleMap", code: "no_role_rule" });
+  if (b.defaultRole && HIGH_ROLES.includes(b.defaultRole)) {
+    throw Invalid("defaultRole may be developer, reviewer or viewer: owners and admins are given by a group rule (roleMap), never to everyone the provider vouches for", { field: "defaultRole", code: "default_role_too_high" });
+  }
   if (serverIds.includes(b.id)) throw Conflict(`a provider "${b.id}" exists on this server: choose another id`, { field: "id", code: "already_exists" });
   if (!d.secretKey) throw new Error("no secret key: provider secrets cannot be sealed");
   const now = d.clock.now().toISOString();

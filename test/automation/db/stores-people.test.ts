@@ -63,6 +63,26 @@ describe("people store on SQLite and PostgreSQL", () => {
     expect(out.sqlite.afterDisable).toBeUndefined();
   });
 
+  test("an SSO session is written with its provider record in one transaction: when the record fails, there is no session", async () => {
+    const out = await onBoth(async (b) => {
+      const p = b.storage.people;
+      expect(await p.createUser(user("usr_s", "sso@example.com"), { tenantId: "ten_a", role: "reviewer", createdAt: at(1) })).toBe("ok");
+      const session = (id: string) => ({ id, hash: `h-${id}`, userId: "usr_s", tenantId: "ten_a", csrf: "c", createdAt: at(2), lastSeenAt: at(2), expiresAt: at(1000) });
+      const sso = (sessionId: string) => ({ sessionId, provider: "sso", issuer: "https://op.example", subject: "s1", sid: "sid1", refreshToken: null, idToken: null, checkedAt: at(2), createdAt: at(2) });
+      await p.addSession(session("ses_ok"), sso("ses_ok"));
+      // The record names a session that does not exist (its foreign key fails): the session goes too.
+      const failed = await p.addSession(session("ses_bad"), sso("ses_missing")).then(() => "written", () => "refused");
+      return {
+        ok: (await p.session("h-ses_ok", at(10), 60_000))?.session.id,
+        record: (await p.ssoSession("ses_ok"))?.sid,
+        failed,
+        bad: await p.session("h-ses_bad", at(10), 60_000),
+      };
+    });
+    expect(out.sqlite).toEqual(out.postgres);
+    expect(out.sqlite).toEqual({ ok: "ses_ok", record: "sid1", failed: "refused", bad: undefined });
+  });
+
   test("racing redemptions use a link once; used, expired and unknown links say so and write nothing", async () => {
     const out = await onBoth(async (b) => {
       const p = b.storage.people;

@@ -492,6 +492,13 @@ describe("single sign-on with an OpenID Connect provider", () => {
     const r = await as(h, owner, "POST", "/v1/tenant/sso/providers", { body: { id: "sso", name: "Mine", issuer: op.issuer, clientId: "x", clientSecret: "y", defaultRole: "viewer" } });
     expect(r.status).toBe(409);
     expect((await json(r)).issues[0]).toMatchObject({ field: "id", code: "already_exists" });
+    // Nor make everyone the provider vouches for an owner or an admin.
+    for (const role of ["owner", "admin"]) {
+      const high = await as(h, owner, "POST", "/v1/tenant/sso/providers", { body: { id: "mine", name: "Mine", issuer: op.issuer, clientId: "x", clientSecret: "y", defaultRole: role } });
+      expect(high.status).toBe(400);
+      expect((await json(high)).issues[0]).toMatchObject({ field: "defaultRole", code: "default_role_too_high" });
+    }
+    expect((await json(await as(h, owner, "GET", "/v1/tenant/sso/providers"))).data).toEqual([]);
   });
 
   test("a tenant's own provider with recheckMinutes: a person removed at the provider loses the session at the next re-check", async () => {

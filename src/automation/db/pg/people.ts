@@ -269,9 +269,18 @@ export class PgPeopleStore implements PeopleStore {
     }
   }
 
-  async addSession(row: SessionRow): Promise<void> {
-    await this.pg`INSERT INTO sessions (id, hash, user_id, tenant_id, csrf, created_at, last_seen_at, expires_at)
+  async addSession(row: SessionRow, sso?: SsoSessionRow): Promise<void> {
+    const session = (sql: typeof this.pg) => sql`INSERT INTO sessions (id, hash, user_id, tenant_id, csrf, created_at, last_seen_at, expires_at)
       VALUES (${row.id}, ${row.hash}, ${row.userId}, ${row.tenantId}, ${row.csrf}, ${row.createdAt}, ${row.lastSeenAt}, ${row.expiresAt})`;
+    if (!sso) {
+      await session(this.pg);
+      return;
+    }
+    await this.pg.begin(async (tx) => {
+      await session(tx as unknown as typeof this.pg);
+      await tx`INSERT INTO sso_sessions (session_id, provider, issuer, subject, sid, refresh_token, id_token, checked_at, created_at)
+        VALUES (${sso.sessionId}, ${sso.provider}, ${sso.issuer}, ${sso.subject}, ${sso.sid}, ${sso.refreshToken}, ${sso.idToken}, ${sso.checkedAt}, ${sso.createdAt})`;
+    });
   }
 
   async session(hash: string, now: string, idleMs: number): Promise<SessionLookup | undefined> {
@@ -434,11 +443,6 @@ export class PgPeopleStore implements PeopleStore {
       ON CONFLICT (issuer, subject) DO UPDATE SET email = excluded.email, last_sign_in_at = excluded.last_sign_in_at WHERE sso_identities.user_id = excluded.user_id
       RETURNING 1`;
     return r.length > 0 ? "ok" : "taken";
-  }
-
-  async addSsoSession(row: SsoSessionRow): Promise<void> {
-    await this.pg`INSERT INTO sso_sessions (session_id, provider, issuer, subject, sid, refresh_token, id_token, checked_at, created_at)
-      VALUES (${row.sessionId}, ${row.provider}, ${row.issuer}, ${row.subject}, ${row.sid}, ${row.refreshToken}, ${row.idToken}, ${row.checkedAt}, ${row.createdAt})`;
   }
 
   async ssoSession(sessionId: string): Promise<SsoSessionRow | undefined> {

@@ -25,7 +25,7 @@ type LookupRow = SessionRow & {
 const KEEP_LOOKUPS = new Set([
   "countUsers", "findUser", "listUsers", "memberships", "findInvitation", "session", "touchSession", "sessionsOf",
   "failures", "addFailure", "clearFailures", "totp", "tenantSettings", "addInvitation", "addSession", "setSessionClient", "useTotpStep",
-  "ssoIdentity", "linkSsoIdentity", "pruneLinks", "deleteLink", "addSsoSession", "ssoSession", "dueSsoSessions", "claimSsoCheck", "setSsoTokens", "tenantSso", "tenantProviders", "tenantProvider", "addTenantProvider", "deleteTenantProvider",
+  "ssoIdentity", "linkSsoIdentity", "pruneLinks", "deleteLink", "ssoSession", "dueSsoSessions", "claimSsoCheck", "setSsoTokens", "tenantSso", "tenantProviders", "tenantProvider", "addTenantProvider", "deleteTenantProvider",
   // private reads
   "user", "lookup",
 ]);
@@ -234,10 +234,17 @@ export class SqlitePeopleStore implements PeopleStore {
     }).immediate();
   }
 
-  async addSession(row: SessionRow): Promise<void> {
-    this.sqlite
-      .query("INSERT INTO sessions (id, hash, user_id, tenant_id, csrf, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-      .run(row.id, row.hash, row.userId, row.tenantId, row.csrf, row.createdAt, row.lastSeenAt, row.expiresAt);
+  async addSession(row: SessionRow, sso?: SsoSessionRow): Promise<void> {
+    this.sqlite.transaction(() => {
+      this.sqlite
+        .query("INSERT INTO sessions (id, hash, user_id, tenant_id, csrf, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+        .run(row.id, row.hash, row.userId, row.tenantId, row.csrf, row.createdAt, row.lastSeenAt, row.expiresAt);
+      if (sso) {
+        this.sqlite
+          .query("INSERT INTO sso_sessions (session_id, provider, issuer, subject, sid, refresh_token, id_token, checked_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+          .run(sso.sessionId, sso.provider, sso.issuer, sso.subject, sso.sid, sso.refreshToken, sso.idToken, sso.checkedAt, sso.createdAt);
+      }
+    })();
   }
 
   async session(hash: string, now: string, idleMs: number): Promise<SessionLookup | undefined> {
@@ -388,12 +395,6 @@ export class SqlitePeopleStore implements PeopleStore {
       )
       .run(row.issuer, row.subject, row.userId, row.email, row.createdAt, row.lastSignInAt);
     return r.changes > 0 ? "ok" : "taken";
-  }
-
-  async addSsoSession(row: SsoSessionRow): Promise<void> {
-    this.sqlite
-      .query("INSERT INTO sso_sessions (session_id, provider, issuer, subject, sid, refresh_token, id_token, checked_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
-      .run(row.sessionId, row.provider, row.issuer, row.subject, row.sid, row.refreshToken, row.idToken, row.checkedAt, row.createdAt);
   }
 
   async ssoSession(sessionId: string): Promise<SsoSessionRow | undefined> {
