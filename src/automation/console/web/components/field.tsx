@@ -72,3 +72,29 @@ export function FieldIssue({ id, text }: { id: string; text: string | undefined 
     </span>
   ) : null;
 }
+
+/**
+ * A file field that also takes files dropped on it (the input then shows their names). `label` and
+ * `children` (hints, the field's issue) go around the input; `onFiles` gets the chosen or dropped files.
+ */
+export function FileDrop({ id, name, label, multiple, required, described, onFiles, children }: { id: string; name: string; label: ComponentChildren; multiple?: boolean; required?: boolean; described?: string; onFiles(files: File[]): void; children?: ComponentChildren }) {
+  return (
+    <label
+      for={id}
+      class="file-drop"
+      onDragOver={(e) => e.preventDefault()}
+      onDrop={(e) => {
+        e.preventDefault();
+        const dropped = e.dataTransfer?.files;
+        if (!dropped?.length) return;
+        const el = document.getElementById(id) as HTMLInputElement | null;
+        if (el) el.files = dropped;
+        onFiles(Array.from(dropped));
+      }}
+    >
+      {label} <span class="hint">{multiple ? "(choose or drop several files)" : "(choose or drop a file)"}</span>
+      <input id={id} name={name} type="file" multiple={multiple} required={required} aria-describedby={described} onChange={(e) => onFiles(Array.from(e.currentTarget.files ?? []))} />
+      {children}
+    </label>
+  );
+}

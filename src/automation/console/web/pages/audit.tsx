@@ -3,6 +3,7 @@
 // API's cursor and appends the next page under the rows already shown.
 import { useEffect, useState } from "preact/hooks";
 import type { AuditEntry } from "../../../client/index";
+import { ActionButton } from "../components/action";
 import { TextField } from "../components/field";
 import { FilterForm, useAddressDraft } from "../components/filters";
 import { DataTable } from "../components/table";
@@ -80,20 +81,17 @@ export function Audit({ query }: { query: URLSearchParams }) {
       <Problem error={loadMore.error} />
       {cursor ? (
         <p>
-          <button
-            type="button"
+          <ActionButton
+            action={loadMore}
             class="secondary"
-            disabled={loadMore.busy}
-            onClick={() =>
-              void loadMore.run(async () => {
-                const next = await client.audit.list({ ...filters, limit, cursor });
-                setMore((m) => [...m, ...next.data]);
-                setCursor(next.nextCursor ?? null);
-              })
-            }
+            run={async () => {
+              const next = await client.audit.list({ ...filters, limit, cursor });
+              setMore((m) => [...m, ...next.data]);
+              setCursor(next.nextCursor ?? null);
+            }}
           >
             {loadMore.busy ? "Loading…" : "Load more"}
-          </button>
+          </ActionButton>
         </p>
       ) : null}
     </Page>

@@ -2,8 +2,9 @@
 // and a run form generated from the workflow's inputs (file inputs by upload) that starts a manual run.
 import { useState } from "preact/hooks";
 import type { Automation, AutomationSummary } from "../../../client/index";
-import { FieldIssue, issuesAt, issuesElsewhere, TextField } from "../components/field";
+import { FieldIssue, FileDrop, issuesAt, issuesElsewhere, TextField } from "../components/field";
 import { FilterForm } from "../components/filters";
+import { Pager } from "../components/pager";
 import { DataTable } from "../components/table";
 import { go, href } from "../router";
 import { Badge, Facts, Json, Page, Problem, Skeleton, Time, useAction, useLoad, useSession } from "../ui";
@@ -26,13 +27,15 @@ export function AutomationsList({ query }: { query: URLSearchParams }) {
       <Problem error={list.error} />
       <AutomationTable rows={list.data?.data} />
       {list.data ? (
-        <nav class="pager" aria-label="Pages">
-          {offset > 0 ? <a href={href(["automations"], { search, offset: Math.max(0, offset - PAGE) })}>Previous page</a> : <span />}
-          <span class="muted">
-            {list.data.total === 0 ? 0 : offset + 1}–{offset + list.data.data.length} of {list.data.total}
-          </span>
-          {offset + PAGE < list.data.total ? <a href={href(["automations"], { search, offset: offset + PAGE })}>Next page</a> : <span />}
-        </nav>
+        <Pager
+          back={offset > 0 ? <a href={href(["automations"], { search, offset: Math.max(0, offset - PAGE) })}>Previous page</a> : null}
+          at={
+            <span class="muted">
+              {list.data.total === 0 ? 0 : offset + 1}–{offset + list.data.data.length} of {list.data.total}
+            </span>
+          }
+          on={offset + PAGE < list.data.total ? <a href={href(["automations"], { search, offset: offset + PAGE })}>Next page</a> : null}
+        />
       ) : null}
     </Page>
   );
@@ -267,47 +270,16 @@ function RunForm({ automation }: { automation: Automation }) {
           );
           if (p.format === "file")
             return (
-              <label
-                key={name}
-                for={id}
-                class="file-drop"
-                // A file dropped on the field is the field's file (the input shows its name).
-                onDragOver={(e) => e.preventDefault()}
-                onDrop={(e) => {
-                  e.preventDefault();
-                  const dropped = e.dataTransfer?.files;
-                  if (!dropped?.length) return;
-                  const el = document.getElementById(id) as HTMLInputElement | null;
-                  if (el) el.files = dropped;
-                  setFiles({ ...files, [name]: dropped[0] });
-                }}
-              >
-                {label} <span class="hint">(choose or drop a file)</span>
-                <input id={id} name={name} type="file" required={required.has(name)} aria-describedby={described} onChange={(e) => setFiles({ ...files, [name]: e.currentTarget.files?.[0] })} />
+              <FileDrop key={name} id={id} name={name} label={label} required={required.has(name)} described={described} onFiles={(chosen) => setFiles({ ...files, [name]: chosen[0] })}>
                 {hint}
-              </label>
+              </FileDrop>
             );
           if (fileList(p))
             return (
-              <label
-                key={name}
-                for={id}
-                class="file-drop"
-                onDragOver={(e) => e.preventDefault()}
-                onDrop={(e) => {
-                  e.preventDefault();
-                  const dropped = e.dataTransfer?.files;
-                  if (!dropped?.length) return;
-                  const el = document.getElementById(id) as HTMLInputElement | null;
-                  if (el) el.files = dropped;
-                  setLists({ ...lists, [name]: Array.from(dropped) });
-                }}
-              >
-                {label} <span class="hint">(choose or drop several files)</span>
-                <input id={id} name={name} type="file" multiple required={required.has(name)} aria-describedby={described} onChange={(e) => setLists({ ...lists, [name]: Array.from(e.currentTarget.files ?? []) })} />
+              <FileDrop key={name} id={id} name={name} label={label} multiple required={required.has(name)} described={described} onFiles={(chosen) => setLists({ ...lists, [name]: chosen })}>
                 {lists[name]?.length ? <span class="hint">{lists[name].map((f) => f.name).join(", ")}</span> : null}
                 {hint}
-              </label>
+              </FileDrop>
             );
           if (p.enum)
             return (

@@ -3,6 +3,8 @@
 // first, with both runs linked) and the verdict table of compare (originals against replays).
 import { useState } from "preact/hooks";
 import type { ChangedRun } from "../../../client/index";
+import { ActionButton } from "../components/action";
+import { Progress } from "../components/progress";
 import { SubNav } from "../components/subnav";
 import { DataTable, Table } from "../components/table";
 import { go, href } from "../router";
@@ -61,7 +63,7 @@ export function Backtests({ automation }: { automation: string }) {
               <Badge value={b.status} />
             </td>
             <td>
-              <progress class="progress" max={b.progress.total || 1} value={b.progress.done} aria-label={`${b.progress.done} of ${b.progress.total} runs replayed`} /> {b.progress.done}/{b.progress.total}
+              <Progress done={b.progress.done} total={b.progress.total} what="replayed" />
             </td>
             <td>{b.candidate.version ?? b.candidate.versionId}</td>
             <td>{b.base.version ?? b.base.versionId}</td>
@@ -88,9 +90,9 @@ export function BacktestDetail({ automation, backtest }: { automation: string; b
       title={`Backtest ${backtest}`}
       actions={
         b && b.status !== "completed" && can("runs:write") ? (
-          <button type="button" class="danger" disabled={cancel.busy} onClick={() => cancel.run(async () => void (await client.backtests.cancel(automation, backtest), loaded.reload()))}>
+          <ActionButton action={cancel} class="danger" run={async () => void (await client.backtests.cancel(automation, backtest), loaded.reload())}>
             Cancel backtest
-          </button>
+          </ActionButton>
         ) : null
       }
     >
@@ -103,7 +105,7 @@ export function BacktestDetail({ automation, backtest }: { automation: string; b
           <Facts
             rows={[
               ["Status", <Badge value={b.status} />],
-              ["Progress", <><progress class="progress" max={b.progress.total || 1} value={b.progress.done} aria-label={`${b.progress.done} of ${b.progress.total} runs replayed`} /> {b.progress.done}/{b.progress.total}</>],
+              ["Progress", <Progress done={b.progress.done} total={b.progress.total} what="replayed" />],
               ["Runs of (A)", b.base.version ?? b.base.versionId],
               ["Replayed on (B)", b.candidate.version ?? b.candidate.versionId],
               ["Scored / skipped / cancelled", `${b.progress.scored} / ${b.progress.skipped} / ${b.progress.cancelled}`],

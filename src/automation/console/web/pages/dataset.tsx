@@ -1,7 +1,9 @@
 // An automation's dataset: examples (browse, add, edit, run one, delete), import and export as ZIP.
 import { useEffect, useState } from "preact/hooks";
 import type { Example } from "../../../client/index";
+import { ActionButton, ActionForm } from "../components/action";
 import { CodeField, SelectField, TextField } from "../components/field";
+import { Pager } from "../components/pager";
 import { SubNav } from "../components/subnav";
 import { DataTable } from "../components/table";
 import { go, href } from "../router";
@@ -35,40 +37,37 @@ export function Dataset({ automation }: { automation: string }) {
       <Problem error={list.error} />
       <ExampleTable automation={automation} rows={list.data?.data} />
       {list.data ? (
-        <nav class="pager" aria-label="Pages">
-          {offset > 0 ? (
-            <button type="button" class="secondary" onClick={() => setOffset(Math.max(0, offset - PAGE))}>
-              Previous page
-            </button>
-          ) : (
-            <span />
-          )}
-          <span class="muted">{list.data.total} examples</span>
-          {offset + PAGE < list.data.total ? (
-            <button type="button" class="secondary" onClick={() => setOffset(offset + PAGE)}>
-              Next page
-            </button>
-          ) : (
-            <span />
-          )}
-        </nav>
+        <Pager
+          back={
+            offset > 0 ? (
+              <button type="button" class="secondary" onClick={() => setOffset(Math.max(0, offset - PAGE))}>
+                Previous page
+              </button>
+            ) : null
+          }
+          at={<span class="muted">{list.data.total} examples</span>}
+          on={
+            offset + PAGE < list.data.total ? (
+              <button type="button" class="secondary" onClick={() => setOffset(offset + PAGE)}>
+                Next page
+              </button>
+            ) : null
+          }
+        />
       ) : null}
       <section aria-labelledby="io-h">
         <h2 id="io-h">Import and export</h2>
         <div class="row">
-          <button
-            type="button"
+          <ActionButton
+            action={transfer}
             class="secondary"
-            disabled={transfer.busy}
-            onClick={() =>
-              transfer.run(async () => {
-                const res = await client.dataset.export(automation);
-                saveBlob(await res.blob(), `dataset-${automation}.zip`);
-              })
-            }
+            run={async () => {
+              const res = await client.dataset.export(automation);
+              saveBlob(await res.blob(), `dataset-${automation}.zip`);
+            }}
           >
             Export dataset (ZIP)
-          </button>
+          </ActionButton>
           {canWrite ? (
             <>
               <SelectField label="Import mode" value={mode} options={["append", "replace"]} onValue={(v) => setMode(v as "append" | "replace")} />
@@ -96,18 +95,15 @@ export function Dataset({ automation }: { automation: string }) {
       {canWrite ? (
         <section aria-labelledby="add-h">
           <h2 id="add-h">Add an example</h2>
-          <form
-            class="stack"
-            onSubmit={(e) => {
-              e.preventDefault();
-              void add.run(async () => {
-                const ex = await client.examples.create(automation, {
-                  name: name || null,
-                  input: parseJson(input, "Input") as Record<string, unknown>,
-                  expected: parseJson(expected, "Expected output"),
-                });
-                go(href(["automations", automation, "dataset", ex.id]));
+          <ActionForm
+            action={add}
+            submit={async () => {
+              const ex = await client.examples.create(automation, {
+                name: name || null,
+                input: parseJson(input, "Input") as Record<string, unknown>,
+                expected: parseJson(expected, "Expected output"),
               });
+              go(href(["automations", automation, "dataset", ex.id]));
             }}
           >
             <TextField label="Name" value={name} pattern="[a-z0-9][a-z0-9_\-]*" maxLength={128} onValue={setName} />
@@ -119,7 +115,7 @@ export function Dataset({ automation }: { automation: string }) {
               </button>
             </div>
             <Problem error={add.error} />
-          </form>
+          </ActionForm>
         </section>
       ) : null}
     </Page>
@@ -173,21 +169,18 @@ export function ExampleEdit({ automation, example }: { automation: string; examp
       {!loaded.data ? (
         <Skeleton rows={6} />
       ) : (
-        <form
-          class="stack"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void save.run(async () => {
-              await client.examples.update(automation, example, {
-                name: form.name,
-                input: parseJson(form.input, "Input") as Record<string, unknown>,
-                expected: parseJson(form.expected, "Expected output"),
-                annotation: form.annotation || null,
-                metadata: parseJson(form.metadata, "Metadata") as Record<string, unknown> | null,
-              });
-              loaded.reload();
-              return "Example saved.";
+        <ActionForm
+          action={save}
+          submit={async () => {
+            await client.examples.update(automation, example, {
+              name: form.name,
+              input: parseJson(form.input, "Input") as Record<string, unknown>,
+              expected: parseJson(form.expected, "Expected output"),
+              annotation: form.annotation || null,
+              metadata: parseJson(form.metadata, "Metadata") as Record<string, unknown> | null,
             });
+            loaded.reload();
+            return "Example saved.";
           }}
         >
           <fieldset disabled={!canWrite} class="stack">
@@ -205,32 +198,24 @@ export function ExampleEdit({ automation, example }: { automation: string; examp
               <button type="submit" disabled={save.busy}>
                 Save example
               </button>
-              <button
-                type="button"
-                class="secondary"
-                disabled={save.busy || !can("runs:write")}
-                onClick={() => save.run(async () => void go(href(["runs", (await client.examples.run(automation, example)).id])))}
-              >
+              <ActionButton action={save} class="secondary" disabled={!can("runs:write")} run={async () => void go(href(["runs", (await client.examples.run(automation, example)).id]))}>
                 Run this example
-              </button>
-              <button
-                type="button"
+              </ActionButton>
+              <ActionButton
+                action={save}
                 class="danger"
-                disabled={save.busy}
-                onClick={() =>
-                  save.run(async () => {
-                    if (!confirm(`Delete example ${form.name}?`)) return;
-                    await client.examples.delete(automation, example);
-                    go(href(["automations", automation, "dataset"]));
-                  })
-                }
+                run={async () => {
+                  if (!confirm(`Delete example ${form.name}?`)) return;
+                  await client.examples.delete(automation, example);
+                  go(href(["automations", automation, "dataset"]));
+                }}
               >
                 Delete
-              </button>
+              </ActionButton>
             </div>
           ) : null}
           <Outcome action={save} />
-        </form>
+        </ActionForm>
       )}
     </Page>
   );

@@ -3,6 +3,14 @@ import { DataTable } from "../components/table";
 import { href } from "../router";
 import { Page, Problem, useLoad, useSession } from "../ui";
 
+/** The evaluation pages of an automation, as a row links to them: the path's last part, the link's text. */
+const PAGES = [
+  ["dataset", "Dataset"],
+  ["evaluators", "Evaluators"],
+  ["experiments", "Experiments"],
+  ["health", "Health"],
+] as const;
+
 export function Evaluation() {
   const { client } = useSession();
   const list = useLoad(() => client.automations.list({ limit: 100 }), []);
@@ -19,26 +27,13 @@ export function Evaluation() {
             <td>
               <a href={href(["automations", a.id])}>{a.slug}</a>
             </td>
-            <td>
-              <a href={href(["automations", a.id, "dataset"])}>
-                Dataset <span class="sr-only">of {a.slug}</span>
-              </a>
-            </td>
-            <td>
-              <a href={href(["automations", a.id, "evaluators"])}>
-                Evaluators <span class="sr-only">of {a.slug}</span>
-              </a>
-            </td>
-            <td>
-              <a href={href(["automations", a.id, "experiments"])}>
-                Experiments <span class="sr-only">of {a.slug}</span>
-              </a>
-            </td>
-            <td>
-              <a href={href(["automations", a.id, "health"])}>
-                Health <span class="sr-only">of {a.slug}</span>
-              </a>
-            </td>
+            {PAGES.map(([page, text]) => (
+              <td key={page}>
+                <a href={href(["automations", a.id, page])}>
+                  {text} <span class="sr-only">of {a.slug}</span>
+                </a>
+              </td>
+            ))}
           </tr>
         )}
       />

@@ -1,5 +1,6 @@
 // An automation's evaluators: the YAML, validated by the server when saved (its issues name the line).
 import { useEffect, useState } from "preact/hooks";
+import { ActionForm } from "../components/action";
 import { CodeField } from "../components/field";
 import { SubNav } from "../components/subnav";
 import { Outcome, Page, Problem, Skeleton, useAction, useLoad, useSession } from "../ui";
@@ -19,15 +20,12 @@ export function Evaluators({ automation }: { automation: string }) {
       {!loaded.data && loaded.loading ? (
         <Skeleton rows={8} />
       ) : (
-        <form
-          class="stack"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void save.run(async () => {
-              await client.evaluators.update(automation, yaml);
-              loaded.reload();
-              return "Evaluators saved.";
-            });
+        <ActionForm
+          action={save}
+          submit={async () => {
+            await client.evaluators.update(automation, yaml);
+            loaded.reload();
+            return "Evaluators saved.";
           }}
         >
           <CodeField label="Evaluators (YAML)" rows={18} value={yaml} readOnly={!can("automations:write")} onValue={setYaml} />
@@ -44,7 +42,7 @@ export function Evaluators({ automation }: { automation: string }) {
             </div>
           ) : null}
           <Outcome action={save} />
-        </form>
+        </ActionForm>
       )}
     </Page>
   );

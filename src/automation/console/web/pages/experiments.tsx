@@ -3,6 +3,8 @@
 import { useState } from "preact/hooks";
 import type { ExperimentDetail as Detail, TrialStats } from "../../../client/index";
 import { overall } from "../compare";
+import { ActionButton } from "../components/action";
+import { Progress } from "../components/progress";
 import { SubNav } from "../components/subnav";
 import { DataTable, Table } from "../components/table";
 import { go, href } from "../router";
@@ -70,7 +72,7 @@ export function Experiments({ automation }: { automation: string }) {
               <Badge value={e.status} />
             </td>
             <td>
-              <progress class="progress" max={e.runCount || 1} value={e.completedCount} aria-label={`${e.completedCount} of ${e.runCount} runs finished`} /> {e.completedCount}/{e.runCount}
+              <Progress done={e.completedCount} total={e.runCount} what="finished" />
             </td>
             <td>{e.passedCount}</td>
             <td>{e.failedCount}</td>
@@ -107,9 +109,9 @@ export function ExperimentDetail({ automation, experiment }: { automation: strin
       title={`Experiment ${experiment}`}
       actions={
         e && e.status !== "completed" && can("runs:write") ? (
-          <button type="button" class="danger" disabled={cancel.busy} onClick={() => cancel.run(async () => void (await client.experiments.cancel(automation, experiment), loaded.reload()))}>
+          <ActionButton action={cancel} class="danger" run={async () => void (await client.experiments.cancel(automation, experiment), loaded.reload())}>
             Cancel experiment
-          </button>
+          </ActionButton>
         ) : null
       }
     >

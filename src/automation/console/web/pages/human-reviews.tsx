@@ -4,6 +4,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { taskConflict, type HumanReviewDecision, type HumanReviewTask } from "../../../client/index";
 import { errorText } from "../api";
+import { Pager } from "../components/pager";
 import { SelectField } from "../components/field";
 import { go, href } from "../router";
 import { Badge, Json, Notice, Page, Problem, Skeleton, Time, useLoad, useSession } from "../ui";
@@ -43,10 +44,10 @@ export function HumanReviewQueue({ query }: { query: URLSearchParams }) {
           </tr>
         )}
       />
-      <nav class="pager" aria-label="Pages">
-        {cursor ? <a href={href(["human-reviews"], { automation_id: automationId })}>First page</a> : <span />}
-        {list.data?.nextCursor ? <a href={href(["human-reviews"], { automation_id: automationId, cursor: list.data.nextCursor })}>Next page</a> : null}
-      </nav>
+      <Pager
+        back={cursor ? <a href={href(["human-reviews"], { automation_id: automationId })}>First page</a> : null}
+        on={list.data?.nextCursor ? <a href={href(["human-reviews"], { automation_id: automationId, cursor: list.data.nextCursor })}>Next page</a> : null}
+      />
     </Page>
   );
 }

@@ -3,6 +3,7 @@
 // and revoking with a confirmation. A key belongs to its maker: disabling the maker disables it.
 import { useState } from "preact/hooks";
 import type { KeyInfo } from "../../../client/index";
+import { ActionButton } from "../components/action";
 import { TextField } from "../components/field";
 import { FilterForm } from "../components/filters";
 import { ShownOnce } from "../components/once";
@@ -63,22 +64,19 @@ export function Keys() {
               </td>
               <td>
                 {canWrite && st === "active" ? (
-                  <button
-                    type="button"
+                  <ActionButton
+                    action={revoke}
                     class="danger"
-                    disabled={revoke.busy}
-                    aria-label={`Revoke ${k.name ?? k.id}`}
-                    onClick={() => {
-                      if (!confirm(`Revoke key ${k.name ?? k.id}? Programs using it get 401 from their next request.`)) return;
-                      void revoke.run(async () => {
-                        await client.keys.revoke(k.id);
-                        list.reload();
-                        return `Key ${k.name ?? k.id} revoked.`;
-                      });
+                    label={`Revoke ${k.name ?? k.id}`}
+                    confirm={`Revoke key ${k.name ?? k.id}? Programs using it get 401 from their next request.`}
+                    run={async () => {
+                      await client.keys.revoke(k.id);
+                      list.reload();
+                      return `Key ${k.name ?? k.id} revoked.`;
                     }}
                   >
                     Revoke
-                  </button>
+                  </ActionButton>
                 ) : null}
               </td>
             </tr>

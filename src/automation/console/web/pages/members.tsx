@@ -3,6 +3,7 @@
 // makes, changes or removes owners; the form offers what the server would accept.
 import { useState } from "preact/hooks";
 import type { Invitation, Member, ResetLink } from "../../../client/index";
+import { ActionButton, ActionCheck } from "../components/action";
 import { SelectField, TextField } from "../components/field";
 import { FilterForm } from "../components/filters";
 import { ShownOnce } from "../components/once";
@@ -62,23 +63,19 @@ function TenantSettings() {
   return (
     <section aria-labelledby="settings-h">
       <h2 id="settings-h">Settings</h2>
-      <label class="check">
-        <input
-          type="checkbox"
-          id="require-totp"
-          checked={on}
-          disabled={!canChange || ownFirst || action.busy}
-          onChange={(e) => {
-            const requireTotp = e.currentTarget.checked;
-            void action.run(async () => {
-              await client.members.setSettings({ requireTotp });
-              settings.reload();
-              return requireTotp ? "Every member now needs a second factor: those without one can only set it up at their next sign-in." : "A second factor is optional again.";
-            });
-          }}
-        />{" "}
+      <ActionCheck
+        action={action}
+        id="require-totp"
+        checked={on}
+        disabled={!canChange || ownFirst}
+        onToggle={async (requireTotp) => {
+          await client.members.setSettings({ requireTotp });
+          settings.reload();
+          return requireTotp ? "Every member now needs a second factor: those without one can only set it up at their next sign-in." : "A second factor is optional again.";
+        }}
+      >
         Require a second factor (TOTP) of every member
-      </label>
+      </ActionCheck>
       {!canChange ? <p class="hint">Only an owner changes this.</p> : ownFirst ? <p class="hint" data-testid="totp-own-first">Set up your own second factor first (<a href="#/sessions">My sessions</a>): the rule would hold you at enrollment too.</p> : null}
       <Outcome action={action} />
     </section>
@@ -110,62 +107,51 @@ function SsoSettings() {
               {p.name} ({p.issuer}; redirect URI <code>{p.redirectUri}</code>; {p.roleMap.map((r) => `${r.group} → ${r.role}`).join(", ") || "no rules"}
               {p.defaultRole ? `; others ${p.defaultRole}` : ""}){" "}
               {can("tenant:write") ? (
-                <button
-                  type="button"
+                <ActionButton
+                  action={action}
                   class="link"
-                  disabled={action.busy}
-                  onClick={() =>
-                    void action.run(async () => {
-                      await client.members.removeSsoProvider(p.id);
-                      own.reload();
-                      return `${p.name} removed.`;
-                    })
-                  }
+                  run={async () => {
+                    await client.members.removeSsoProvider(p.id);
+                    own.reload();
+                    return `${p.name} removed.`;
+                  }}
                 >
                   Remove
-                </button>
+                </ActionButton>
               ) : null}
             </li>
           ))}
         </ul>
       ) : null}
       {can("tenant:write") ? <AddSsoProvider onAdded={() => own.reload()} /> : null}
-      <label class="check">
-        <input
-          type="checkbox"
-          id="sso-only"
-          checked={on}
-          disabled={!can("tenant:write") || action.busy}
-          onChange={(e) => {
-            const ssoOnly = e.currentTarget.checked;
-            void action.run(async () => {
-              await client.members.setSso({ ssoOnly });
-              sso.reload();
-              return ssoOnly ? "Members now sign in with single sign-on only: their passwords are refused (API keys still work)." : "Members may sign in with a password again.";
-            });
-          }}
-        />{" "}
+      <ActionCheck
+        action={action}
+        id="sso-only"
+        checked={on}
+        disabled={!can("tenant:write")}
+        onToggle={async (ssoOnly) => {
+          await client.members.setSso({ ssoOnly });
+          sso.reload();
+          return ssoOnly ? "Members now sign in with single sign-on only: their passwords are refused (API keys still work)." : "Members may sign in with a password again.";
+        }}
+      >
         Single sign-on only (refuse members' passwords)
-      </label>
-      <label class="check">
-        <input
-          type="checkbox"
-          id="sso-trust-emails"
-          checked={sso.data.trustEmails}
-          disabled={!can("tenant:write") || action.busy}
-          onChange={(e) => {
-            const trustEmails = e.currentTarget.checked;
-            void action.run(async () => {
-              await client.members.setSso({ trustEmails });
-              sso.reload();
-              return trustEmails
-                ? "A member signing in by single sign-on for the first time becomes their existing account here when the provider has verified its e-mail (and all their tenants trust it)."
-                : "Existing accounts are linked to single sign-on only by the server's operator again.";
-            });
-          }}
-        />{" "}
+      </ActionCheck>
+      <ActionCheck
+        action={action}
+        id="sso-trust-emails"
+        checked={sso.data.trustEmails}
+        disabled={!can("tenant:write")}
+        onToggle={async (trustEmails) => {
+          await client.members.setSso({ trustEmails });
+          sso.reload();
+          return trustEmails
+            ? "A member signing in by single sign-on for the first time becomes their existing account here when the provider has verified its e-mail (and all their tenants trust it)."
+            : "Existing accounts are linked to single sign-on only by the server's operator again.";
+        }}
+      >
         Trust the provider's verified e-mails for existing accounts
-      </label>
+      </ActionCheck>
       {!can("tenant:write") ? <p class="hint">Only an owner changes this.</p> : null}
       <Outcome action={action} />
     </section>
@@ -263,32 +249,23 @@ function MemberRow({ member: m, editable, roles, onChanged, onReset }: { member:
       </td>
       <td>
         {editable ? (
-          <button
-            type="button"
-            class="secondary"
-            disabled={action.busy}
-            aria-label={`Password reset link for ${m.email}`}
-            onClick={() => void action.run(async () => onReset(await client.members.resetLink(m.id)))}
-          >
+          <ActionButton action={action} class="secondary" label={`Password reset link for ${m.email}`} run={async () => onReset(await client.members.resetLink(m.id))}>
             Reset link
-          </button>
+          </ActionButton>
         ) : null}{" "}
         {editable ? (
-          <button
-            type="button"
+          <ActionButton
+            action={action}
             class="danger"
-            disabled={action.busy}
-            aria-label={`Remove ${m.email}`}
-            onClick={() => {
-              if (!confirm(`Remove ${m.email} from this tenant? Their sessions here end at once.`)) return;
-              void action.run(async () => {
-                await client.members.remove(m.id);
-                onChanged();
-              });
+            label={`Remove ${m.email}`}
+            confirm={`Remove ${m.email} from this tenant? Their sessions here end at once.`}
+            run={async () => {
+              await client.members.remove(m.id);
+              onChanged();
             }}
           >
             Remove
-          </button>
+          </ActionButton>
         ) : null}
       </td>
     </tr>

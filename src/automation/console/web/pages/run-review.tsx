@@ -2,6 +2,7 @@
 // dataset example of its automation.
 import { useEffect, useState } from "preact/hooks";
 import type { Review, Run } from "../../../client/index";
+import { ActionButton } from "../components/action";
 import { CodeField, SelectField, TextField } from "../components/field";
 import { href } from "../router";
 import { Outcome, Problem, Skeleton, useAction, useLoad, useSession } from "../ui";
@@ -97,20 +98,17 @@ export function RunReview({ run }: { run: Run }) {
                 Save review
               </button>
               {review.data ? (
-                <button
-                  type="button"
+                <ActionButton
+                  action={save}
                   class="danger"
-                  disabled={save.busy}
-                  onClick={() =>
-                    save.run(async () => {
-                      await client.reviews.delete(run.id);
-                      review.reload();
-                      return "Review deleted.";
-                    })
-                  }
+                  run={async () => {
+                    await client.reviews.delete(run.id);
+                    review.reload();
+                    return "Review deleted.";
+                  }}
                 >
                   Delete review
-                </button>
+                </ActionButton>
               ) : null}
             </div>
           ) : null}

@@ -2,8 +2,10 @@
 // artifacts with previews, usage, trace, cancel/rerun, the run's review).
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { Artifact, Run, RunEvent, RunStep, RunUsage } from "../../../client/index";
+import { ActionButton } from "../components/action";
 import { SelectField, TextField } from "../components/field";
 import { FilterForm, useAddressDraft } from "../components/filters";
+import { Pager } from "../components/pager";
 import { Table } from "../components/table";
 import { go, href } from "../router";
 import { Badge, bytes, duration, Facts, Json, Outcome, Page, Problem, saveBlob, Skeleton, Time, useAction, useInterval, useLoad, useSession } from "../ui";
@@ -85,14 +87,16 @@ export function RunsList({ query }: { query: URLSearchParams }) {
           <RunTable runs={list.data.runs} />
         </div>
       ) : null}
-      <nav class="pager" aria-label="Pages">
-        {query.get("cursor") ? <a href={href(["runs"], { ...params, cursor: undefined })}>First page</a> : <span />}
-        {list.data?.nextCursor ? (
-          <a rel="next" href={href(["runs"], { ...params, cursor: list.data.nextCursor })}>
-            Next page
-          </a>
-        ) : null}
-      </nav>
+      <Pager
+        back={query.get("cursor") ? <a href={href(["runs"], { ...params, cursor: undefined })}>First page</a> : null}
+        on={
+          list.data?.nextCursor ? (
+            <a rel="next" href={href(["runs"], { ...params, cursor: list.data.nextCursor })}>
+              Next page
+            </a>
+          ) : null
+        }
+      />
     </Page>
   );
 }
@@ -299,19 +303,16 @@ function Artifacts({ runId }: { runId: string }) {
               </tr>
             )}
           />
-          <button
-            type="button"
+          <ActionButton
+            action={zip}
             class="secondary"
-            disabled={zip.busy}
-            onClick={() =>
-              zip.run(async () => {
-                const res = await client.runs.artifactsZip(runId);
-                saveBlob(await res.blob(), `${runId}.zip`);
-              })
-            }
+            run={async () => {
+              const res = await client.runs.artifactsZip(runId);
+              saveBlob(await res.blob(), `${runId}.zip`);
+            }}
           >
             Download all (ZIP)
-          </button>
+          </ActionButton>
         </>
       )}
       {open ? (

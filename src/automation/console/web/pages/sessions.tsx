@@ -1,5 +1,6 @@
 // My sessions (every signed-in person): where this person is signed in, ending one, and signing out
 // everywhere. Ending the current one signs out here too (its next request answers 401).
+import { ActionButton } from "../components/action";
 import { DataTable } from "../components/table";
 import { SIGNED_OUT } from "../api";
 import { Notice, Outcome, Page, Problem, Time, useAction, useLoad, useSession } from "../ui";
@@ -65,25 +66,22 @@ export function MySessions() {
             <td>{s.userAgent ?? "—"}</td>
             <td>{s.address ?? "—"}</td>
             <td>
-              <button
-                type="button"
+              <ActionButton
+                action={action}
                 class="secondary"
-                disabled={action.busy}
-                aria-label={s.current ? "End this session (sign out)" : `End session ${s.id}`}
-                onClick={() =>
-                  void action.run(async () => {
-                    await client.sessions.end(s.id);
-                    if (s.current) {
-                      dispatchEvent(new CustomEvent(SIGNED_OUT));
-                      return;
-                    }
-                    list.reload();
-                    return `Session ${s.id} ended.`;
-                  })
-                }
+                label={s.current ? "End this session (sign out)" : `End session ${s.id}`}
+                run={async () => {
+                  await client.sessions.end(s.id);
+                  if (s.current) {
+                    dispatchEvent(new CustomEvent(SIGNED_OUT));
+                    return;
+                  }
+                  list.reload();
+                  return `Session ${s.id} ended.`;
+                }}
               >
                 End
-              </button>
+              </ActionButton>
             </td>
           </tr>
         )}
