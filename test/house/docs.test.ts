@@ -3,6 +3,7 @@
 import { expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
+import { stepKinds } from "../../src/automation/engine/registry";
 import { root } from "../e2e/support";
 
 function markdownFiles(dir: string): string[] {
@@ -67,4 +68,15 @@ test("every relative link in README.md and docs/ resolves, anchors included", ()
   }
   expect(broken).toEqual([]);
   expect(checked).toBeGreaterThan(20);
+});
+
+test("the step-kind table in docs/automation/runs.md names every registered kind, and none that is not", () => {
+  const runs = readFileSync(join(root, "docs/automation/runs.md"), "utf8");
+  const section = runs.split(/^## Step kinds$/m)[1]?.split(/^## /m)[0] ?? "";
+  // A row's first cell names its kinds (`control.if` / `control.switch`); the header row names none.
+  const listed = new Set(section.split("\n").flatMap((line) => (line.startsWith("| `") ? [...line.split("|")[1].matchAll(/`([^`]+)`/g)].map((m) => m[1]) : [])));
+  const registered = [...stepKinds.keys()];
+  expect(registered.filter((k) => !listed.has(k))).toEqual([]);
+  expect([...listed].filter((k) => !stepKinds.has(k))).toEqual([]);
+  expect(listed.size).toBe(registered.length);
 });

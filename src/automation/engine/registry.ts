@@ -2,7 +2,8 @@
 // and the engine read only this map. A new kind is four things: a module under kinds/ (defineKind with
 // its valibot schema), one line here, a step using it in a demo workflow (src/automation/demo/workflows/:
 // test/automation/runs/demo.test.ts fails while a registered kind is in no demo), and a row in the
-// step-kind table of docs/automation/runs.md (the one table of every kind, linking to the details).
+// step-kind table of docs/automation/runs.md (the one table of every kind, linking to the details;
+// test/house/docs.test.ts fails while a registered kind is not in it).
 import type { AnyStepKind } from "./kind";
 import { agentKinds } from "./kinds/agent";
 import aiClassify from "./kinds/ai-classify";
