@@ -195,3 +195,15 @@ export function errorText(err: unknown): string {
 }
 
 export { AutomationError };
+
+/**
+ * A fresh idempotency key for one user action (one click or shortcut). A key made from the task and
+ * its version would be the same on a stale page as on the page that acted first: the server would
+ * replay the other person's answer as if it were this one, and silently drop this person's edits.
+ * crypto.getRandomValues, not randomUUID: the console may be served over plain HTTP on a LAN, where
+ * randomUUID (secure contexts only) is missing.
+ */
+export function newActionKey(): string {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  return `console-${Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("")}`;
+}

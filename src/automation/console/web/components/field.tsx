@@ -98,3 +98,13 @@ export function FileDrop({ id, name, label, multiple, required, described, onFil
     </label>
   );
 }
+
+/** A JSON field's text as its value: empty is null; text that is not JSON is an error naming `what`. */
+export function parseJson(text: string, what: string): unknown {
+  if (!text.trim()) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error(`${what} is not valid JSON`);
+  }
+}
