@@ -197,3 +197,25 @@ export async function resolveAllowed(host: string, allow: readonly string[]): Pr
 
 /** `address` ready for a URL's host part (IPv6 in brackets). */
 export const urlHost = (address: string) => (address.includes(":") ? `[${address}]` : address);
+
+/**
+ * Where a request for `url` goes once its host is checked (resolveAllowed): the URL with the checked
+ * address in place of a name, with the Host header and the TLS server name the name gives.
+ */
+export async function pinTarget(url: URL, allow: readonly string[]): Promise<{ target: URL; host?: string; serverName?: string }> {
+  const address = await resolveAllowed(url.hostname, allow);
+  if (ipBytes(url.hostname)) return { target: url };
+  const target = new URL(url);
+  target.hostname = urlHost(address);
+  return { target, host: url.host, ...(url.protocol === "https:" ? { serverName: url.hostname } : {}) };
+}
+
+/** fetch for addresses a tenant chose: each request's host checked and pinned (pinTarget); redirects not followed. */
+export function guardedFetch(allow: readonly string[]): (url: string, init?: RequestInit) => Promise<Response> {
+  return async (url, init = {}) => {
+    const pinned = await pinTarget(new URL(url), allow);
+    const headers = new Headers(init.headers);
+    if (pinned.host) headers.set("host", pinned.host);
+    return fetch(pinned.target, { ...init, headers, redirect: "manual", ...(pinned.serverName ? { tls: { serverName: pinned.serverName } } : {}) });
+  };
+}

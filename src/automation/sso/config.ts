@@ -64,16 +64,22 @@ export interface OidcProviderConfig {
   trustEmail: boolean;
   /** Re-check each session's role this often with its refresh token (--oidc-recheck); absent = at sign-in only. */
   recheckMs?: number;
+  /**
+   * Present for a provider a tenant's owner chose (not the operator): every address it is reached at (its
+   * discovery document's endpoints too) must be public or in this list (--outbound-allow), as for e-mail
+   * servers and action.http.
+   */
+  outboundAllow?: readonly string[];
 }
 
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/;
 export const Slug = /^[a-z0-9][a-z0-9-]{0,39}$/;
 export const RoleName = v.picklist(ROLES, `must name a role: ${ROLES.join(", ")}`);
 
-/** ROLE@TENANT */
 /** Roles a default role may not be: everyone the provider vouches for (with Google, anyone) would get them. */
 export const HIGH_ROLES: readonly string[] = ["owner", "admin"];
 
+/** ROLE@TENANT */
 const RoleAt = v.pipe(
   v.string(),
   v.trim(),

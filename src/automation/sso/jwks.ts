@@ -36,7 +36,10 @@ export class Jwks {
   /** How many times the provider was asked (a 304 included): what the tests count. */
   fetches = 0;
 
-  constructor(readonly uri: string) {}
+  constructor(
+    readonly uri: string,
+    private readonly get: (url: string, init?: RequestInit) => Promise<Response> = (url, init) => fetch(url, init),
+  ) {}
 
   /** jose's key lookup over the current set (fetched first when stale); an unknown `kid` asks again once. */
   readonly key: JWTVerifyGetKey = async (header, token) => {
@@ -69,7 +72,7 @@ export class Jwks {
     this.fetches++;
     let response: Response;
     try {
-      response = await fetch(this.uri, { headers, redirect: "manual", signal: AbortSignal.timeout(TIMEOUT_MS) });
+      response = await this.get(this.uri, { headers, redirect: "manual", signal: AbortSignal.timeout(TIMEOUT_MS) });
     } catch (err) {
       throw new JwksUnavailable(`its keys (${this.uri}) cannot be fetched: ${(err as Error).message}`);
     }
@@ -106,9 +109,10 @@ function until(policy: CachePolicy, headers: Record<string, string>): number {
 
 const sets = new Map<string, Jwks>();
 
-/** The one key set of a JWKS address in this process. */
-export function jwksAt(uri: string): Jwks {
-  let s = sets.get(uri);
-  if (!s) sets.set(uri, (s = new Jwks(uri)));
+/** The one key set of a JWKS address in this process (one more, fetched through `guarded`, for tenants' providers). */
+export function jwksAt(uri: string, guarded?: (url: string, init?: RequestInit) => Promise<Response>): Jwks {
+  const key = guarded ? `guarded ${uri}` : uri;
+  let s = sets.get(key);
+  if (!s) sets.set(key, (s = new Jwks(uri, guarded)));
   return s;
 }

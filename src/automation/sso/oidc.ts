@@ -9,7 +9,10 @@
 import { compactVerify, errors as jose, jwtVerify } from "jose";
 import * as oauth from "oauth4webapi";
 import type { OidcProviderConfig } from "./config";
+import { guardedFetch } from "../http/outbound";
 import { type Jwks, jwksAt, JwksUnavailable } from "./jwks";
+
+type Fetch = (url: string, init?: RequestInit) => Promise<Response>;
 
 /** A refusal of an SSO sign-in: `code` names it for the sign-in page, `message` says it to a person. */
 export class SsoRefused extends Error {
@@ -67,14 +70,22 @@ export class OidcClient {
   private readonly client: oauth.Client;
   private readonly auth: oauth.ClientAuth;
 
+  /** How this provider is reached: a tenant's provider only at addresses --outbound-allow lets it reach. */
+  private readonly fetch: Fetch;
+
   constructor(readonly config: OidcProviderConfig) {
     this.client = { client_id: config.clientId };
     this.auth = oauth.ClientSecretBasic(config.clientSecret);
+    this.fetch = config.outboundAllow ? guardedFetch(config.outboundAllow) : (url, init) => fetch(url, init);
   }
 
-  private options(): { signal: (url: string) => AbortSignal; [oauth.allowInsecureRequests]?: boolean } {
+  private options(): { signal: (url: string) => AbortSignal; [oauth.allowInsecureRequests]?: boolean; [oauth.customFetch]?: Fetch } {
     // http is accepted only for an issuer on loopback (config.ts): tests and a provider beside the server.
-    return { signal: () => AbortSignal.timeout(TIMEOUT_MS), ...(this.config.issuer.startsWith("http:") ? { [oauth.allowInsecureRequests]: true } : {}) };
+    return {
+      signal: () => AbortSignal.timeout(TIMEOUT_MS),
+      ...(this.config.issuer.startsWith("http:") ? { [oauth.allowInsecureRequests]: true } : {}),
+      ...(this.config.outboundAllow ? { [oauth.customFetch]: this.fetch } : {}),
+    };
   }
 
   /** The issuer's metadata; a provider that cannot be reached is a 503 `provider_down`. */
@@ -142,7 +153,7 @@ export class OidcClient {
 
   /** The issuer's key set (one per JWKS address in the process). */
   private keys(as: oauth.AuthorizationServer): Jwks {
-    return jwksAt(as.jwks_uri!);
+    return jwksAt(as.jwks_uri!, this.config.outboundAllow ? this.fetch : undefined);
   }
 
   /** The ID token's signature, by one of the issuer's keys with an algorithm it announces (never `none` or HMAC). */

@@ -21,7 +21,7 @@ export async function recheckDue(ctx: AutomationContext, clients: Map<string, Oi
   for (const r of await ctx.storage.people.tenantProviders()) {
     if (!r.recheckMs) continue;
     try {
-      own.push(configOf(r, ctx.config.secretKey ?? ""));
+      own.push(configOf(r, ctx.config.secretKey ?? "", ctx.config.outboundAllow ?? []));
     } catch {
       // Its secret no longer opens (the server's key changed): its sessions wait, as for a provider that is down.
     }

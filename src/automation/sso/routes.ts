@@ -91,7 +91,7 @@ export const ssoRoutes = (ctx: AutomationContext) => {
     const had = tenantClients.get(id);
     if (had?.updatedAt === row.updatedAt) return had.client;
     try {
-      const client = new OidcClient(configOf(row, ctx.config.secretKey ?? ""));
+      const client = new OidcClient(configOf(row, ctx.config.secretKey ?? "", ctx.config.outboundAllow ?? []));
       tenantClients.set(id, { updatedAt: row.updatedAt, client });
       return client;
     } catch {
@@ -162,7 +162,7 @@ export const ssoRoutes = (ctx: AutomationContext) => {
       async ({ body, request, set }) => {
         const auth = await authenticateRequest(ctx, request);
         requireScope(auth, "tenant:write");
-        const row = await addTenantProvider(deps, auth.tenantId, body, providers.map((p) => p.id));
+        const row = await addTenantProvider(deps, auth.tenantId, body, providers.map((p) => p.id), ctx.config.outboundAllow ?? []);
         set.status = 201;
         return describe(row, publicUrlFor(ctx, request));
       },

@@ -4,6 +4,7 @@
 // like the e-mail servers' passwords; it leaves here only into the provider's client, never in an answer.
 import * as v from "valibot";
 import { Conflict, Invalid, NotFound } from "../../kernel/errors";
+import { literalRefusal } from "../http/outbound";
 import { parseWith } from "../http/validate";
 import type { PeopleDeps } from "../people/service";
 import type { Role, TenantProviderRow } from "../people/store";
@@ -46,8 +47,11 @@ export function describe(row: TenantProviderRow, publicUrl: string) {
 const aad = (id: string) => `tenant-oidc:${id}`;
 
 /** Adds a provider to the tenant; its id must be free on the whole server (its addresses are). */
-export async function addTenantProvider(d: PeopleDeps, tenantId: string, body: unknown, serverIds: string[]): Promise<TenantProviderRow> {
+export async function addTenantProvider(d: PeopleDeps, tenantId: string, body: unknown, serverIds: string[], outboundAllow: readonly string[]): Promise<TenantProviderRow> {
   const b = parseWith(TenantProviderBody, body);
+  // An address inside this server's network is refused now; a name is checked at each connection.
+  const inside = literalRefusal(new URL(b.issuer.trim()).hostname, outboundAllow);
+  if (inside) throw Invalid(`issuer is a ${inside} address: this server does not connect there for a tenant unless its operator allows it with --outbound-allow`, { field: "issuer", code: "outbound_refused" });
   if (b.roleMap.length === 0 && !b.defaultRole) throw Conflict("give roleMap [{group, role}] or defaultRole: otherwise nobody could get in", { field: "roleMap", code: "no_role_rule" });
   if (b.defaultRole && HIGH_ROLES.includes(b.defaultRole)) {
     throw Invalid("defaultRole may be developer, reviewer or viewer: owners and admins are given by a group rule (roleMap), never to everyone the provider vouches for", { field: "defaultRole", code: "default_role_too_high" });
@@ -81,7 +85,7 @@ export async function removeTenantProvider(d: PeopleDeps, tenantId: string, id: 
 }
 
 /** The provider as the sign-in uses it: its role map and default role into its own tenant. */
-export function configOf(row: TenantProviderRow, secretKey: string): OidcProviderConfig {
+export function configOf(row: TenantProviderRow, secretKey: string, outboundAllow: readonly string[]): OidcProviderConfig {
   const roleMap = (JSON.parse(row.roleMap) as { group: string; role: Role }[]).map((r) => ({ ...r, tenant: row.tenantId }));
   return {
     id: row.id,
@@ -96,5 +100,6 @@ export function configOf(row: TenantProviderRow, secretKey: string): OidcProvide
     allowedDomains: JSON.parse(row.allowedDomains) as string[],
     trustEmail: false,
     ...(row.recheckMs ? { recheckMs: Number(row.recheckMs) } : {}),
+    outboundAllow,
   };
 }

@@ -501,6 +501,21 @@ describe("single sign-on with an OpenID Connect provider", () => {
     expect((await json(await as(h, owner, "GET", "/v1/tenant/sso/providers"))).data).toEqual([]);
   });
 
+  test("a tenant's provider reaches only what --outbound-allow lets a tenant reach: an inside address is refused when added, a name resolving inside when used", async () => {
+    const { h, person } = await peopleHarness({ outboundAllow: [] });
+    const owner = await person("owner");
+    const port = new URL(op.issuer).port;
+    const body = (id: string, issuer: string) => ({ id, name: "Inside", issuer, clientId: op.clientId, clientSecret: op.clientSecret, roleMap: [{ group: "automation-reviewers", role: "viewer" }] });
+    const literal = await as(h, owner, "POST", "/v1/tenant/sso/providers", { body: body("inside", `http://127.0.0.1:${port}`) });
+    expect(literal.status).toBe(400);
+    expect((await json(literal)).issues[0]).toMatchObject({ field: "issuer", code: "outbound_refused" });
+    // A name is checked at each connection: the discovery request is refused before it is sent.
+    expect((await as(h, owner, "POST", "/v1/tenant/sso/providers", { body: body("named", `http://localhost:${port}`) })).status).toBe(201);
+    const start = await h.req("GET", "/v1/auth/oidc/named/start");
+    expect(start.status).toBe(503);
+    expect(await start.text()).toContain("localhost resolves to an address inside this server&#39;s network");
+  });
+
   test("a tenant's own provider with recheckMinutes: a person removed at the provider loses the session at the next re-check", async () => {
     const { h, person } = await peopleHarness();
     const owner = await person("owner");

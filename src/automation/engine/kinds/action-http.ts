@@ -6,7 +6,7 @@
 // operator lists exactly in the allow-list is reached as listed. Output {status, ok, headers, body}
 // with a JSON body parsed. Evaluation runs skip non-GET/HEAD/OPTIONS requests.
 import * as v from "valibot";
-import { ipBytes, OutboundRefused, resolveAllowed, ResolveFailed, urlHost } from "../../http/outbound";
+import { ipBytes, OutboundRefused, pinTarget, ResolveFailed } from "../../http/outbound";
 import { StepError } from "../errors";
 import { defineKind } from "../kind";
 
@@ -50,11 +50,7 @@ function splitEntry(entry: string): [string, string | undefined] {
  */
 async function pin(url: URL, allowHosts: string[], outboundAllow: string[]): Promise<{ target: URL; host?: string; serverName?: string }> {
   if (ipBytes(url.hostname) && hostAllowed(url, allowHosts.filter((e) => !e.trim().startsWith("*.")))) return { target: url };
-  const address = await resolveAllowed(url.hostname, outboundAllow);
-  if (ipBytes(url.hostname)) return { target: url };
-  const target = new URL(url);
-  target.hostname = urlHost(address);
-  return { target, host: url.host, serverName: url.hostname };
+  return pinTarget(url, outboundAllow);
 }
 
 async function readLimited(res: Response): Promise<Uint8Array> {
@@ -112,7 +108,7 @@ export default defineKind({
       try {
         res = await fetch(pinned.target, {
           method, headers: sent, body: method === "GET" || method === "HEAD" ? undefined : body, redirect: "manual", signal,
-          ...(pinned.serverName && url.protocol === "https:" ? { tls: { serverName: pinned.serverName } } : {}),
+          ...(pinned.serverName ? { tls: { serverName: pinned.serverName } } : {}),
         });
       } catch (e) {
         if (ctx.signal.aborted) throw ctx.signal.reason;
