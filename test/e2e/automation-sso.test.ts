@@ -29,6 +29,7 @@ beforeAll(async () => {
       lena: person("lena@example.com", ["automation-reviewers"]),
       omar: person("omar@example.com", ["automation-admins"]),
       nia: person("nia@example.com", ["automation-reviewers"]),
+      mia: person("mia@example.com", ["automation-reviewers"]),
     },
   });
   started = await startConsoleBrowser("automation-sso", [
@@ -51,6 +52,10 @@ beforeAll(async () => {
     "example.com",
     "--oidc-recheck",
     "2s",
+    // The tenant's own provider (added from the Members page) is on loopback: a tenant's provider reaches
+    // only what --outbound-allow lets a tenant reach.
+    "--outbound-allow",
+    "127.0.0.1",
   ]);
   ({ base, browser } = started);
   // Registered once the server's address is known (the provider is made at its first request).
@@ -229,6 +234,17 @@ test("an owner makes SSO the only way in from the Members page (a member's passw
     await (await p.waitForSelector("#sso-only"))!.click();
     await p.waitForFunction('document.body.textContent.includes("Members may sign in with a password again")', { timeout: 30_000 });
     expect((await passwordOf()).status).toBe(201);
+
+    // A member's local account is linked from the page (not only from the shell): refused before, hers after.
+    const mia = JSON.parse(await shell(["users", "create", "--email", "mia@example.com", "--name", "Mia Local", "--tenant", "demo", "--role", "developer", "--password-stdin", "--json"], "lantern-pebble-quarry-9\n")) as { id: string };
+    expect((await ssoOverHttp("mia")).status).toBe(409);
+    await p.reload();
+    await (await p.waitForSelector('button[aria-label="Let mia@example.com sign in through Test SSO as this account"]', { timeout: 30_000 }))!.click();
+    await p.waitForFunction('document.body.textContent.includes("The next sign-in through Test SSO with mia@example.com (verified there) becomes this account")', { timeout: 30_000 });
+    const linked = await ssoOverHttp("mia");
+    expect(linked.status).toBe(303);
+    const cur = (await (await fetch(`${base}/v1/auth/sessions/current`, { headers: { cookie: linked.session! } })).json()) as { user: { id: string } };
+    expect(cur.user.id).toBe(mia.id);
 
     // The owner adds a provider of the tenant's own from the same page; people reach it from the
     // sign-in page that names the tenant, and its rules give roles in this tenant.

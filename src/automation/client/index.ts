@@ -30,7 +30,7 @@ export type { HumanReviewListQuery, TaskConflictInfo } from "./human-reviews";
 export { taskConflict } from "./human-reviews";
 export { filesToPreUpload, DEFAULT_MULTIPART_MAX_BYTES } from "./runs";
 export { parseRetryAfter } from "./transport";
-export type { AuditEntry, AuditPage, AuditQuery, CurrentSession, Invitation, Member, ResetLink, SecondFactorStatus, SessionInfo, SessionLine, SignInInput, SignInProvider, TenantPeopleSettings, TenantSsoSettings, TenantSsoProvider, NewTenantSsoProvider } from "./people";
+export type { AuditEntry, AuditPage, AuditQuery, CurrentSession, Invitation, Member, ResetLink, SsoLink, SecondFactorStatus, SessionInfo, SessionLine, SignInInput, SignInProvider, TenantPeopleSettings, TenantSsoSettings, TenantSsoProvider, NewTenantSsoProvider } from "./people";
 export type { KeyCreate, KeyInfo, KeyPage, MadeKey } from "./keys";
 
 export interface ClientOptions {

@@ -70,6 +70,15 @@ export interface ResetLink {
   link: string;
 }
 
+/** An admin's leave for a member's account to become their SSO identity. */
+export interface SsoLink {
+  userId: string;
+  email: string;
+  provider: string;
+  issuer: string;
+  expiresAt: string;
+}
+
 /** The tenant's people settings. */
 export interface TenantPeopleSettings {
   requireTotp: boolean;
@@ -238,6 +247,14 @@ export class MembersResource {
   /** A one-time password reset link for a member (shown once). */
   resetLink(userId: string): Promise<ResetLink> {
     return this.http.json({ method: "POST", path: `/v1/members/${enc(userId)}/reset-link` });
+  }
+
+  /**
+   * Lets the member's next sign-in through `provider` (with the same e-mail, verified there) become their
+   * local account, once, within 7 days (`members:write`; a member of this tenant alone).
+   */
+  ssoLink(userId: string, provider: string): Promise<SsoLink> {
+    return this.http.json({ method: "POST", path: `/v1/members/${enc(userId)}/sso-link`, json: { provider } });
   }
 
   /** The tenant's people settings (`members:read`). */

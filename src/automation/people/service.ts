@@ -307,6 +307,20 @@ export function signOutEverywhere(d: PeopleDeps, userId: string): Promise<number
 }
 
 /**
+ * What a tenant's admin may do to a whole account (its password, its SSO identity): the user must be a
+ * member of the admin's tenant and of no other (one tenant's admin cannot take over another tenant's
+ * member), and only an owner touches an owner. No tenant (the CLI, the server's operator): anyone.
+ */
+async function onlyHere(d: PeopleDeps, userId: string, ref: string, opts: { tenantId?: string; mayTouchOwners?: boolean }, says: { elsewhere: string; owner: string }): Promise<void> {
+  if (opts.tenantId === undefined) return;
+  const ms = await d.people.memberships(userId);
+  const here = ms.find((m) => m.tenantId === opts.tenantId);
+  if (!here) throw NotFound(`no member "${ref}"`, { field: "user" });
+  if (ms.some((m) => m.tenantId !== opts.tenantId)) throw Forbidden(`this person is a member of other tenants too: the server's operator makes ${says.elsewhere}`, { code: "member_elsewhere" });
+  if (opts.mayTouchOwners === false && here.role === "owner") throw Forbidden(says.owner, { code: "insufficient_scope" });
+}
+
+/**
  * A one-time password reset link (1 hour) for a user, shown once. From the members API (`tenantId`: the
  * caller's tenant), the user must be a member there and nowhere else (a reset changes the password for
  * every tenant, so one tenant's admin cannot take over another tenant's member), and only an owner resets
@@ -318,13 +332,7 @@ export async function resetLink(
   opts: { tenantId?: string; mayTouchOwners?: boolean } = {},
 ): Promise<{ id: string; token: string; email: string; userId: string; expiresAt: string }> {
   const u = await userOf(d, ref);
-  if (opts.tenantId !== undefined) {
-    const ms = await d.people.memberships(u.id);
-    const here = ms.find((m) => m.tenantId === opts.tenantId);
-    if (!here) throw NotFound(`no member "${ref}"`, { field: "user" });
-    if (ms.some((m) => m.tenantId !== opts.tenantId)) throw Forbidden("this person is a member of other tenants too: the server's operator makes their reset link (automation-server users reset-link)", { code: "member_elsewhere" });
-    if (opts.mayTouchOwners === false && here.role === "owner") throw Forbidden("only an owner resets an owner's password", { code: "insufficient_scope" });
-  }
+  await onlyHere(d, u.id, ref, opts, { elsewhere: "their reset link (automation-server users reset-link)", owner: "only an owner resets an owner's password" });
   const token = newSecret();
   const now = d.clock.now();
   const row: InvitationRow = {
@@ -398,13 +406,19 @@ export const SSO_LINK_TTL_MS = 7 * 24 * 3600_000;
 export const ssoLinkHash = (issuer: string, emailKey: string) => hashSecret(`sso-link:${issuer.replace(/\/+$/, "")}:${emailKey}`);
 
 /**
- * The operator's leave for a local user to be linked (`users link-sso`): the next SSO sign-in through
- * `issuer` with the user's e-mail, verified there, becomes this user (once, within 7 days). Giving it
- * again replaces the earlier one.
+ * Leave for a local user to be linked (`users link-sso` by the operator, or a tenant's admin for a member
+ * of that tenant alone, as for a reset link): the next SSO sign-in through `issuer` with the user's
+ * e-mail, verified there, becomes this user (once, within 7 days). Giving it again replaces the earlier one.
  */
-export async function allowSsoLink(d: PeopleDeps, userRef: string, issuer: string): Promise<{ userId: string; email: string; issuer: string; expiresAt: string }> {
+export async function allowSsoLink(
+  d: PeopleDeps,
+  userRef: string,
+  issuer: string,
+  opts: { tenantId?: string; mayTouchOwners?: boolean } = {},
+): Promise<{ userId: string; email: string; issuer: string; expiresAt: string }> {
   const user = await d.people.findUser(userRef);
   if (!user) throw NotFound(`no user "${userRef}"`, { field: "user" });
+  await onlyHere(d, user.id, userRef, opts, { elsewhere: "their link (automation-server users link-sso)", owner: "only an owner links an owner's account" });
   const hash = ssoLinkHash(issuer, user.emailKey);
   const now = d.clock.now();
   const expiresAt = new Date(now.getTime() + SSO_LINK_TTL_MS).toISOString();

@@ -12,7 +12,7 @@ import { noteAudit } from "../audit/http";
 import { readLimited } from "../http/body";
 import { publicUrlFor } from "../http/public-url";
 import { cookieHeader, secure } from "../people/routes";
-import type { PeopleDeps } from "../people/service";
+import { allowSsoLink, type PeopleDeps } from "../people/service";
 import { SESSION_ABSOLUTE_MS, sessionCookie } from "../tenancy/session";
 import { deriveKey, open, seal } from "../secrets";
 import { forgetLogoutToken, OidcClient, SsoRefused } from "./oidc";
@@ -21,8 +21,10 @@ import { addTenantProvider, configOf, describe, removeTenantProvider } from "./t
 import { authenticateRequest, requireScope } from "../tenancy/auth";
 import { jsonParser } from "../http/body";
 import { parseWith } from "../http/validate";
-import { Invalid } from "../../kernel/errors";
+import { Invalid, NotFound } from "../../kernel/errors";
 import * as v from "valibot";
+
+const SsoLinkBody = v.strictObject({ provider: v.pipe(v.string("provider must be a provider's id"), v.minLength(1, "provider is required"), v.maxLength(40)) });
 
 const TenantSsoBody = v.pipe(
   v.strictObject({ ssoOnly: v.optional(v.boolean("ssoOnly must be true or false")), trustEmails: v.optional(v.boolean("trustEmails must be true or false")) }),
@@ -178,6 +180,23 @@ export const ssoRoutes = (ctx: AutomationContext) => {
         set.status = 204;
       },
       { detail: { summary: "Remove one of this tenant's single sign-on providers (owners)", tags: ["People"] } },
+    )
+    .post(
+      "/members/:userId/sso-link",
+      async ({ body, params, request, set }) => {
+        // An admin's leave for a member's local account to become their SSO identity at the next sign-in
+        // (the console's Members page; the operator's `users link-sso`): never silently, always by someone.
+        const auth = await authenticateRequest(ctx, request);
+        requireScope(auth, "members:write");
+        const b = parseWith(SsoLinkBody, body);
+        const own = await ctx.storage.people.tenantProvider(b.provider);
+        const provider = providers.find((p) => p.id === b.provider) ?? (own?.tenantId === auth.tenantId ? own : undefined);
+        if (!provider) throw NotFound(`no single sign-on provider "${b.provider}" for this tenant`, { field: "provider" });
+        const out = await allowSsoLink(deps, params.userId, provider.issuer, { tenantId: auth.tenantId, mayTouchOwners: auth.scopes.includes("*") });
+        set.status = 201;
+        return { ...out, provider: provider.id };
+      },
+      { parse: authedParse, detail: { summary: "Let a member's next sign-in through a provider (same verified e-mail) become their local account (admins; once, 7 days)", tags: ["People"] } },
     )
     .get(
       "/auth/providers",

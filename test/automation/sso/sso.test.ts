@@ -173,6 +173,38 @@ describe("single sign-on with an OpenID Connect provider", () => {
     expect((await trusting.h.ctx.storage.people.ssoIdentity(op.issuer, "ada"))?.userId).toBe(local.id);
   });
 
+  test("an admin lets a member's next SSO sign-in become their account (POST /v1/members/{id}/sso-link): only a member of that tenant alone, owners only by an owner", async () => {
+    const { h, deps, person } = await ssoHarness(op);
+    const admin = await person("admin");
+    const local = await createUser(deps, { email: "dora@example.com", name: "Dora Local", password: PASSWORD, tenant: "acme", role: "developer" });
+    await expectRefused(await ssoSignIn(h, "dora"), 409, "account_exists");
+
+    const link = (userId: string, provider = "sso") => as(h, admin, "POST", `/v1/members/${userId}/sso-link`, { body: { provider } });
+    expect((await link(local.id, "nowhere")).status).toBe(404);
+    const made = await link(local.id);
+    expect(made.status).toBe(201);
+    expect(await json(made)).toMatchObject({ userId: local.id, email: "dora@example.com", provider: "sso", issuer: op.issuer });
+    const dora = await ssoSignIn(h, "dora");
+    expect(await current(h, dora.session!)).toMatchObject({ user: { id: local.id, name: "Dora Local" }, role: "reviewer" });
+    expect((await h.ctx.storage.people.ssoIdentity(op.issuer, "dora"))?.userId).toBe(local.id);
+
+    // A member of another tenant too: the operator's (users link-sso), not one tenant's admin's.
+    await h.tenant("other");
+    const both = await createUser(deps, { email: "both@example.com", name: "Both", password: PASSWORD, tenant: "acme", role: "viewer" });
+    expect(await h.ctx.storage.people.setRole(both.id, (await h.ctx.storage.tenancy.findTenant("other"))!.id, "viewer", new Date().toISOString())).toBe("ok");
+    const elsewhere = await link(both.id);
+    expect(elsewhere.status).toBe(403);
+    expect((await json(elsewhere)).issues[0]).toMatchObject({ code: "member_elsewhere" });
+    // An owner's account: only an owner links it.
+    const owner = await person("owner");
+    const ownerLink = await link(owner.userId);
+    expect(ownerLink.status).toBe(403);
+    expect((await as(h, owner, "POST", `/v1/members/${local.id}/sso-link`, { body: { provider: "sso" } })).status).toBe(201);
+    // Someone of no tenant of the admin's: not found.
+    expect((await as(h, admin, "POST", `/v1/members/usr_nobody/sso-link`, { body: { provider: "sso" } })).status).toBe(404);
+    expect((await as(h, admin, "POST", `/v1/members/${local.id}/sso-link`, { body: { provider: 7 } })).status).toBe(400);
+  });
+
   test("a new identity at the provider with the e-mail of an account already linked there is another person: refused even with --oidc-trust-email", async () => {
     const { h } = await ssoHarness(op, { trustEmail: true });
     const first = await ssoSignIn(h, "bob");

@@ -23,6 +23,9 @@ export function Members() {
   const me = session.person?.id;
   // A reset link made on a row, shown once under the table.
   const [reset, setReset] = useState<ResetLink | null>(null);
+  // The providers a member's account may be linked to (the server's and the tenant's own).
+  const sso = useLoad(() => (canWrite ? Promise.all([client.members.sso(), client.members.ssoProviders()]) : Promise.resolve(null)), [canWrite]);
+  const providers = sso.data ? [...sso.data[0].providers, ...sso.data[1]].map((p) => ({ id: p.id, name: p.name })) : [];
 
   return (
     <Page title="Members">
@@ -32,7 +35,7 @@ export function Members() {
         rows={list.data}
         empty="No members."
         head={["Name", "E-mail", "Role", "Status", "Since", canWrite ? <span class="sr-only">Actions</span> : ""]}
-        row={(m) => <MemberRow key={m.id} member={m} editable={canWrite && m.id !== me && (isOwner || m.role !== "owner")} roles={roles} onChanged={list.reload} onReset={setReset} />}
+        row={(m) => <MemberRow key={m.id} member={m} editable={canWrite && m.id !== me && (isOwner || m.role !== "owner")} roles={roles} providers={providers} onChanged={list.reload} onReset={setReset} />}
       />
       {reset ? (
         <ShownOnce
@@ -206,7 +209,7 @@ function AddSsoProvider({ onAdded }: { onAdded(): void }) {
         <TextField label="Client secret" id="sso-client-secret" type={"password" as "text"} value={f.clientSecret} onValue={set("clientSecret")} required />
         <TextField label="Groups claim" id="sso-groups-claim" value={f.groupsClaim} onValue={set("groupsClaim")} />
         <TextField label="Rules (GROUP=ROLE, comma separated)" id="sso-rules" value={f.rules} onValue={set("rules")} placeholder="automation-admins=admin, staff=viewer" />
-        <SelectField label="Role of people no rule matches" id="sso-default-role" value={f.defaultRole} options={[["", "none: refused"], "viewer", "reviewer", "developer", "admin"]} onValue={set("defaultRole")} />
+        <SelectField label="Role of people no rule matches" id="sso-default-role" value={f.defaultRole} options={[["", "none: refused"], "viewer", "reviewer", "developer"]} onValue={set("defaultRole")} />
         <TextField label="Allowed e-mail domains (comma separated; empty: any)" id="sso-domains" value={f.domains} onValue={set("domains")} />
       </FilterForm>
       <Outcome action={action} />
@@ -214,7 +217,21 @@ function AddSsoProvider({ onAdded }: { onAdded(): void }) {
   );
 }
 
-function MemberRow({ member: m, editable, roles, onChanged, onReset }: { member: Member; editable: boolean; roles: readonly string[]; onChanged(): void; onReset(link: ResetLink): void }) {
+function MemberRow({
+  member: m,
+  editable,
+  roles,
+  providers,
+  onChanged,
+  onReset,
+}: {
+  member: Member;
+  editable: boolean;
+  roles: readonly string[];
+  providers: { id: string; name: string }[];
+  onChanged(): void;
+  onReset(link: ResetLink): void;
+}) {
   const { client } = useSession();
   const action = useAction();
   return (
@@ -253,6 +270,22 @@ function MemberRow({ member: m, editable, roles, onChanged, onReset }: { member:
             Reset link
           </ActionButton>
         ) : null}{" "}
+        {editable
+          ? providers.map((p) => (
+              <ActionButton
+                key={p.id}
+                action={action}
+                class="secondary"
+                label={`Let ${m.email} sign in through ${p.name} as this account`}
+                run={async () => {
+                  const out = await client.members.ssoLink(m.id, p.id);
+                  return `The next sign-in through ${p.name} with ${out.email} (verified there) becomes this account, once, until ${new Date(out.expiresAt).toLocaleString()}.`;
+                }}
+              >
+                Link {p.name}
+              </ActionButton>
+            ))
+          : null}{" "}
         {editable ? (
           <ActionButton
             action={action}
