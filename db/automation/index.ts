@@ -22,6 +22,7 @@ import m0101 from "./0101_run_request_id.sql" with { type: "text" };
 import m0102 from "./0102_runs_tenant_started.sql" with { type: "text" };
 import m0103 from "./0103_run_offers.sql" with { type: "text" };
 import m0104 from "./0104_run_trigger_email.sql" with { type: "text" };
+import m0105 from "./0105_step_input.sql" with { type: "text" };
 import m0150 from "./0150_datasets.sql" with { type: "text" };
 import m0151 from "./0151_experiment_progress.sql" with { type: "text" };
 import m0160 from "./0160_experiment_batch_concurrency.sql" with { type: "text" };
@@ -57,6 +58,7 @@ export const migrations: Migration[] = [
   { name: "0102_runs_tenant_started", sql: m0102 },
   { name: "0103_run_offers", sql: m0103 },
   { name: "0104_run_trigger_email", sql: m0104 },
+  { name: "0105_step_input", sql: m0105 },
   { name: "0150_datasets", sql: m0150 },
   { name: "0151_experiment_progress", sql: m0151 },
   { name: "0160_experiment_batch_concurrency", sql: m0160 },

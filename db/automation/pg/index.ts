@@ -17,6 +17,7 @@ import tenantOidcRecheck from "./0038_tenant_oidc_recheck.sql" with { type: "tex
 import audit from "./0040_audit.sql" with { type: "text" };
 import offers from "./0103_run_offers.sql" with { type: "text" };
 import triggerEmail from "./0104_run_trigger_email.sql" with { type: "text" };
+import stepInput from "./0105_step_input.sql" with { type: "text" };
 import trials from "./0161_experiment_trials.sql" with { type: "text" };
 import backtests from "./0170_backtests.sql" with { type: "text" };
 import replyRequest from "./0201_human_review_reply_request.sql" with { type: "text" };
@@ -39,6 +40,7 @@ export const automationPgMigrations: Migration[] = [
   { name: "0040_audit", sql: audit },
   { name: "0103_run_offers", sql: offers },
   { name: "0104_run_trigger_email", sql: triggerEmail },
+  { name: "0105_step_input", sql: stepInput },
   { name: "0161_experiment_trials", sql: trials },
   { name: "0170_backtests", sql: backtests },
   { name: "0201_human_review_reply_request", sql: replyRequest },

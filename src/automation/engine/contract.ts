@@ -20,6 +20,11 @@ export interface StepRecord {
   status: "completed" | "failed" | "skipped";
   output?: unknown;
   error?: { message: string; code?: string };
+  /**
+   * The values the step ran with (its `with:` or control fields after templates), secrets redacted and
+   * size bounded (step-input.ts); absent when it never got that far (a skip, a template error).
+   */
+  input?: unknown;
   attempt: number;
   startedAt: string;
   completedAt: string;

@@ -11,6 +11,7 @@ import type { ExecuteOptions, ExecuteResult, StepRecord } from "./contract";
 import { Cancelled, StepError, Suspended } from "./errors";
 import { pathMatches, type AnyStepKind, type BlockResult, type StepContext, type StepScope } from "./kind";
 import { stepKind } from "./registry";
+import { recordedInput } from "./step-input";
 import { render, truthy } from "./template";
 
 /** A step failed for good; carries the innermost failing step's path up through control steps. */
@@ -113,9 +114,10 @@ class Runner {
       this.checkpoint(signal);
       const startedAt = this.now();
       if (journaled) await this.opts.journal.stepStarted({ path, name: step.name, type: step.type, attempt, startedAt });
+      const seen: { input?: unknown } = {};
       try {
-        const output = await this.attempt(kind, step, path, scope, signal);
-        if (journaled) await this.finish(step, path, attempt, startedAt, { status: "completed", output });
+        const output = await this.attempt(kind, step, path, scope, signal, seen);
+        if (journaled) await this.finish(step, path, attempt, startedAt, { status: "completed", output, input: seen.input });
         return { output, status: "completed" };
       } catch (e) {
         if (e instanceof Cancelled || e instanceof Suspended) throw e;
@@ -128,21 +130,25 @@ class Runner {
         }
         if (journaled) {
           const error = failed.path === path ? { message: failed.error.message, code: failed.error.code } : { message: `step ${failed.path} failed: ${failed.error.message}`, code: failed.error.code };
-          await this.finish(step, path, attempt, startedAt, { status: "failed", error });
+          await this.finish(step, path, attempt, startedAt, { status: "failed", error, input: seen.input });
         }
         throw failed;
       }
     }
   }
 
-  private async finish(step: Step, path: string, attempt: number, startedAt: string, result: Pick<StepRecord, "status" | "output" | "error">): Promise<void> {
+  private async finish(step: Step, path: string, attempt: number, startedAt: string, result: Pick<StepRecord, "status" | "output" | "error" | "input">): Promise<void> {
     const record: StepRecord = { path, name: step.name, type: step.type, attempt, startedAt, completedAt: this.now(), ...result };
     if (record.output === undefined && result.status === "completed") record.output = null;
+    if (record.input === undefined) delete record.input;
     await this.opts.journal.stepFinished(record);
   }
 
-  /** One attempt: render the config, validate it, run the kind under this step's timeout. */
-  private async attempt(kind: AnyStepKind, step: Step, path: string, scope: StepScope, outer: AbortSignal): Promise<unknown> {
+  /**
+   * One attempt: render the config, validate it, run the kind under this step's timeout. `seen.input`
+   * gets the rendered values as the journal keeps them (step-input.ts), also when the step then fails.
+   */
+  private async attempt(kind: AnyStepKind, step: Step, path: string, scope: StepScope, outer: AbortSignal, seen: { input?: unknown }): Promise<unknown> {
     const controller = new AbortController();
     const abort = () => controller.abort(outer.reason);
     outer.addEventListener("abort", abort, { once: true });
@@ -152,6 +158,7 @@ class Runner {
     try {
       const keep = [...(kind.literal ?? []), ...(kind.children ?? [])];
       const rendered = await renderIn(scope, step.config, kind.configAt === "with" ? "with" : "step config", (p) => keep.some((k) => pathMatches(k, p)));
+      seen.input = recordedInput(step.config, rendered, scope.env, kind.children);
       const parsed = v.safeParse(kind.schema, rendered);
       if (!parsed.success) {
         const detail = parsed.issues.map((i) => `${v.getDotPath(i) ?? "config"}: ${i.message}`).join("; ");

@@ -66,6 +66,8 @@ export function stepView(s: StepRow): RunStep {
     attempt: s.attempt,
     ...(s.output != null ? { output: parse(s.output) } : {}),
     ...(s.error != null ? { error: parse(s.error) } : {}),
+    // Ours (the reference leaves step records free-form): what the step ran with, see engine/step-input.ts.
+    ...(s.input != null ? { input: parse(s.input) } : {}),
   };
 }
 

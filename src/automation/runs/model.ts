@@ -153,6 +153,8 @@ export interface RunStep {
   attempt: number;
   output?: unknown;
   error?: unknown;
+  /** The values the step ran with: secrets as "[secret]", strings and size bounded (engine/step-input.ts). */
+  input?: unknown;
 }
 
 /** `GET /v1/runs/{id}/usage` (envelope.ts usageView): tokens and calls of the run's model steps. */

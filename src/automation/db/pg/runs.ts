@@ -28,7 +28,7 @@ export const RUN_COLUMNS = `id, tenant_id AS "tenantId", type, automation_id AS 
   lease_until::float8 AS "leaseUntil", attempts, request_id AS "requestId", dedupe_key AS "dedupeKey", trigger_detail::text AS "triggerDetail"`;
 /** RUN_COLUMNS of `runs` where another relation of the statement has columns of the same names. */
 const RUN_COLUMNS_OF_RUNS = RUN_COLUMNS.split(",").map((c) => `runs.${c.trim()}`).join(", ");
-const STEP_COLUMNS = `run_id AS "runId", path, seq::float8 AS seq, name, type, status, output::text AS output, error::text AS error, attempt,
+const STEP_COLUMNS = `run_id AS "runId", path, seq::float8 AS seq, name, type, status, output::text AS output, error::text AS error, input::text AS input, attempt,
   started_at AS "startedAt", completed_at AS "completedAt"`;
 const EVENT_COLUMNS = `id::float8 AS id, run_id AS "runId", type, timestamp, status, message, metadata::text AS metadata`;
 const FILE_COLUMNS = `run_id AS "runId", path, role, name, content_type AS "contentType", size::float8 AS size, sha256, step_name AS "stepName",
@@ -138,6 +138,8 @@ interface StepWrite {
   status: string;
   output: string | null;
   error: string | null;
+  /** JSON of the values the step ran with (engine/step-input.ts); null on a start. */
+  input: string | null;
   attempt: number;
   startedAt: string;
   completedAt: string | null;
@@ -184,18 +186,18 @@ function stepRows(items: Item[]): { steps: StepWrite[]; stepEvents: [string, str
 function stepsUpsert(rows: StepWrite[], args: unknown[]): string {
   const values = rows.map((w) => {
     const b = args.length;
-    args.push(w.runId, w.path, w.seq, w.name, w.type, w.status, w.output, w.error, w.attempt, w.startedAt, w.completedAt, w.lease?.worker ?? null, w.lease?.attempt ?? null);
+    args.push(w.runId, w.path, w.seq, w.name, w.type, w.status, w.output, w.error, w.attempt, w.startedAt, w.completedAt, w.lease?.worker ?? null, w.lease?.attempt ?? null, w.input);
     const n = (k: number) => `$${b + k}`;
     return `(CAST(${n(1)} AS text), CAST(${n(2)} AS text), CAST(${n(3)} AS bigint), CAST(${n(4)} AS text), CAST(${n(5)} AS text), CAST(${n(6)} AS text),
       CAST(${n(7)} AS text)::json, CAST(${n(8)} AS text)::json, CAST(${n(9)} AS int), CAST(${n(10)} AS text)::timestamptz, CAST(${n(11)} AS text)::timestamptz,
-      CAST(${n(12)} AS text), CAST(${n(13)} AS int))`;
+      CAST(${n(12)} AS text), CAST(${n(13)} AS int), CAST(${n(14)} AS text)::json)`;
   });
-  return `INSERT INTO run_steps (run_id, path, seq, name, type, status, output, error, attempt, started_at, completed_at)
-     SELECT run_id, path, seq, name, type, status, output, error, attempt, started_at, completed_at
-     FROM (VALUES ${values.join(", ")}) v(run_id, path, seq, name, type, status, output, error, attempt, started_at, completed_at, lw, la)
+  return `INSERT INTO run_steps (run_id, path, seq, name, type, status, output, error, attempt, started_at, completed_at, input)
+     SELECT run_id, path, seq, name, type, status, output, error, attempt, started_at, completed_at, input
+     FROM (VALUES ${values.join(", ")}) v(run_id, path, seq, name, type, status, output, error, attempt, started_at, completed_at, lw, la, input)
      WHERE ${heldBy("v")}
      ON CONFLICT (run_id, path) DO UPDATE SET status = excluded.status, output = excluded.output, error = excluded.error,
-       attempt = excluded.attempt, started_at = excluded.started_at, completed_at = excluded.completed_at`;
+       attempt = excluded.attempt, started_at = excluded.started_at, completed_at = excluded.completed_at, input = excluded.input`;
 }
 
 /**
@@ -689,14 +691,14 @@ export class PgRunStore implements RunStore {
   }
 
   stepStarted(runId: string, s: StepStart, lease?: Lease): void {
-    const w: StepWrite = { runId, path: s.path, seq: nextSeq(), name: s.name, type: s.type, status: "running", output: null, error: null, attempt: s.attempt, startedAt: s.startedAt, completedAt: null, lease };
+    const w: StepWrite = { runId, path: s.path, seq: nextSeq(), name: s.name, type: s.type, status: "running", output: null, error: null, input: null, attempt: s.attempt, startedAt: s.startedAt, completedAt: null, lease };
     const event = { type: "step_started", status: "running", message: s.name, metadata: { path: s.path, type: s.type, attempt: s.attempt } };
     this.enqueue({ kind: "step", w, event, at: s.startedAt }, true).catch(() => {});
   }
 
   stepFinished(runId: string, s: StepRecord, lease?: Lease): Promise<void> {
     const w: StepWrite = {
-      runId, path: s.path, seq: nextSeq(), name: s.name, type: s.type, status: s.status, output: json(s.output), error: s.error ? JSON.stringify(s.error) : null,
+      runId, path: s.path, seq: nextSeq(), name: s.name, type: s.type, status: s.status, output: json(s.output), error: s.error ? JSON.stringify(s.error) : null, input: json(s.input),
       attempt: s.attempt, startedAt: s.startedAt, completedAt: s.completedAt, lease,
     };
     const type = s.status === "failed" ? "step_failed" : s.status === "skipped" ? "step_skipped" : "step_completed";

@@ -324,7 +324,7 @@ export class SqliteRunStore implements RunStore {
           `INSERT INTO run_steps (run_id, path, seq, name, type, status, attempt, started_at)
            VALUES (?1, ?2, ?7, ?3, ?4, 'running', ?5, ?6)
            ON CONFLICT (run_id, path) DO UPDATE SET status = 'running', attempt = excluded.attempt,
-             started_at = excluded.started_at, completed_at = NULL, output = NULL, error = NULL`,
+             started_at = excluded.started_at, completed_at = NULL, output = NULL, error = NULL, input = NULL`,
         )
         .run(runId, s.path, s.name, s.type, s.attempt, s.startedAt, seq);
       this.addEvent(runId, s.startedAt, { type: "step_started", status: "running", message: s.name, metadata: { path: s.path, type: s.type, attempt: s.attempt } });
@@ -338,17 +338,18 @@ export class SqliteRunStore implements RunStore {
       if (!this.holds(runId, lease)) return;
       this.sqlite
         .query(
-          `INSERT INTO run_steps (run_id, path, seq, name, type, status, output, error, attempt, started_at, completed_at)
-           VALUES (?1, ?2, ?11, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+          `INSERT INTO run_steps (run_id, path, seq, name, type, status, output, error, attempt, started_at, completed_at, input)
+           VALUES (?1, ?2, ?11, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?12)
            ON CONFLICT (run_id, path) DO UPDATE SET status = excluded.status, output = excluded.output,
              error = excluded.error, attempt = excluded.attempt, started_at = excluded.started_at,
-             completed_at = excluded.completed_at`,
+             completed_at = excluded.completed_at, input = excluded.input`,
         )
         .run(
           runId, s.path, s.name, s.type, s.status,
           s.output === undefined ? null : JSON.stringify(s.output),
           s.error ? JSON.stringify(s.error) : null,
           s.attempt, s.startedAt, s.completedAt, seq,
+          s.input === undefined ? null : JSON.stringify(s.input),
         );
       const type = s.status === "failed" ? "step_failed" : s.status === "skipped" ? "step_skipped" : "step_completed";
       this.addEvent(runId, s.completedAt, { type, status: s.status, message: s.error?.message ?? s.name, metadata: { path: s.path, type: s.type, attempt: s.attempt } });

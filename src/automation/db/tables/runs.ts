@@ -75,6 +75,8 @@ export const runSteps = sqliteTable(
     status: text("status").notNull(), // running | completed | failed | skipped
     output: text("output"), // JSON
     error: text("error"), // JSON
+    /** JSON: the values the step ran with, secrets redacted, size bounded (engine/step-input.ts; 0105). */
+    input: text("input"),
     attempt: integer("attempt").notNull(),
     startedAt: text("started_at").notNull(),
     completedAt: text("completed_at"),
