@@ -22,6 +22,7 @@ type Json = Record<string, any>; // biome-ignore lint: test assertions index fre
 
 const KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
 const SHOTS = join(import.meta.dir, "../../docs/automation/console");
+const SECRET_TOKEN = "tok-e2e-5c1d9b7a30f2";
 
 let started: ConsoleBrowser | undefined;
 let sink: SmtpSink | undefined;
@@ -154,7 +155,9 @@ async function letterPdf(): Promise<string> {
 
 beforeAll(async () => {
   // --outbound-allow: the tests' SMTP sink listens on loopback, which the server refuses by default.
-  started = await startConsoleBrowser("automation-console-authoring", ["--demo", "--workers", "2", "--outbound-allow", "127.0.0.1"]);
+  // --env-allow: the failed-step test's workflow reads a secret from the environment.
+  process.env.CONSOLE_E2E_TOKEN = SECRET_TOKEN;
+  started = await startConsoleBrowser("automation-console-authoring", ["--demo", "--workers", "2", "--outbound-allow", "127.0.0.1", "--env-allow", "CONSOLE_E2E_TOKEN"]);
   sink = await startSmtpSink();
   ({ base, browser } = started);
 }, 180_000);
@@ -415,19 +418,39 @@ browserTest("a run input the server refuses shows its issue beside that field, a
   expect((await api("GET", "/v1/runs?limit=100")).runs?.length).toBe(before);
 });
 
-browserTest("a failed run opens at its failed step, its error shown there", async () => {
-  // Twelve steps before the failing one: the failed step sits below the first screen.
+browserTest("a failed run opens at its failed step, its error shown there with the step's input and output", async () => {
+  // Twelve steps before the failing one: the failed step sits below the first screen. The failing
+  // step's values come from the run's input and from the environment (a secret, shown as [secret]).
   const before = Array.from({ length: 12 }, (_, i) => `  - {name: s${i}, type: transform.set, with: {fields: {n: ${i}}}}`).join("\n");
-  const yaml = `name: breaks\ntriggerMethods: [{type: api}, {type: manual}]\nsteps:\n${before}\n  - name: stop\n    type: control.fail\n    message: "the total does not add up"\n`;
+  // (billing.example.com is not on --http-allow-hosts: the call fails before any network, after rendering.)
+  const stop = [
+    "  - name: stop",
+    "    type: action.http",
+    "    with:",
+    "      url: https://billing.example.com/v1/charge",
+    "      method: POST",
+    '      headers: {Authorization: "Bearer {{ env.CONSOLE_E2E_TOKEN }}"}',
+    '      body: {total: "{{ input.total }}"}',
+  ].join("\n");
+  const yaml = `name: breaks\ntriggerMethods: [{type: api}, {type: manual}]\ninputs: [{name: total, type: integer}]\nsteps:\n${before}\n${stop}\n`;
   await api("POST", "/v1/automations", { yaml });
-  const run = await api("POST", "/v1/runs?wait_for_completion=30", { target: "workflows.breaks", input: {} });
+  const run = await api("POST", "/v1/runs?wait_for_completion=30", { target: "workflows.breaks", input: { total: 41 } });
   expect(run.execution.status).toBe("failed");
   const p = await signedIn(`#/runs/${run.id}`, run.id);
   await p.waitForSelector("li.step.failed");
-  expect(await textOf(p, "li.step.failed")).toContain("the total does not add up");
+  expect(await textOf(p, "li.step.failed")).toContain("billing.example.com");
   expect(await textOf(p, "section[aria-labelledby=steps-h] p a")).toBe("Go to the failed step: stop");
   // Scrolled to it: the failed step is on screen.
   await p.waitForFunction('(() => { const r = document.querySelector("li.step.failed").getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })()', { timeout: 10_000 });
+  // Its input and output are open there, the environment's value as [secret].
+  expect(await p.$eval("li.step.failed details.step-values", (d) => (d as unknown as { open: boolean }).open)).toBe(true);
+  const input = JSON.parse(await textOf(p, 'li.step.failed pre[aria-label="Input of step stop"]')) as Json;
+  expect(input).toMatchObject({ url: "https://billing.example.com/v1/charge", method: "POST", headers: { Authorization: "[secret]" }, body: { total: 41 } });
+  expect(await p.evaluate("document.body.textContent")).not.toContain(SECRET_TOKEN);
+  expect(await textOf(p, "li.step.failed details.step-values")).toContain("None: the step failed before producing one.");
+  // The steps that worked keep theirs folded away.
+  expect(await p.$eval("li.step.completed details.step-values", (d) => (d as unknown as { open: boolean }).open)).toBe(false);
+  expect(JSON.parse(await p.$eval('li.step.completed pre[aria-label="Input of step s0"]', (e) => e.textContent ?? ""))).toEqual({ fields: { n: 0 } });
 });
 
 browserTest("a read-only key is offered no new automation, no new version, no promote or restore and no run form", async () => {

@@ -222,9 +222,12 @@ export function RunDetail({ id }: { id: string }) {
   );
 }
 
+const nestedIn = (path: string, parent: string) => path.startsWith(`${parent}.`) || path.startsWith(`${parent}[`);
+
 function StepTimeline({ steps, error }: { steps: RunStep[] | undefined; error: unknown }) {
   const longest = Math.max(1, ...(steps ?? []).map((s) => s.durationMs ?? 0));
-  const failed = steps?.findIndex((s) => s.status === "failed") ?? -1;
+  // The innermost failed step: a control step that failed because a nested one did is not where it broke.
+  const failed = steps?.findIndex((s) => s.status === "failed" && !steps.some((o) => o.status === "failed" && nestedIn(o.path, s.path))) ?? -1;
   // A failed run opens at its failed step's error: scrolled into view once, when the steps arrive.
   const shown = useRef(false);
   useEffect(() => {
@@ -261,12 +264,33 @@ function StepTimeline({ steps, error }: { steps: RunStep[] | undefined; error: u
                 <span style={{ width: `${Math.max(2, ((s.durationMs ?? 0) / longest) * 100)}%` }} />
               </div>
               {s.error ? <Json value={s.error} label={`Error of step ${s.name}`} /> : null}
-              {s.status === "failed" && s.output !== undefined ? <Json value={s.output} label={`Output of step ${s.name}`} /> : null}
+              <StepValues step={s} open={i === failed} />
             </li>
           ))}
         </ol>
       )}
     </section>
+  );
+}
+
+/**
+ * What a step ran with and what it produced, folded away except on the failed step, which opens at
+ * its error with both. Secrets in the input are "[secret]" and long values cut (the server records it so).
+ */
+function StepValues({ step, open }: { step: RunStep; open: boolean }) {
+  if (step.input === undefined && step.output === undefined && step.status !== "failed") return null;
+  return (
+    <details class="step-values" open={open}>
+      <summary>Input and output of {step.name}</summary>
+      <h3>Input</h3>
+      {step.input === undefined ? <p class="muted">Not recorded (the step never rendered its values).</p> : <Json value={step.input} label={`Input of step ${step.name}`} />}
+      <h3>Output</h3>
+      {step.output === undefined ? (
+        <p class="muted">{step.status === "failed" ? "None: the step failed before producing one." : "None yet."}</p>
+      ) : (
+        <Json value={step.output} label={`Output of step ${step.name}`} />
+      )}
+    </details>
   );
 }
 
