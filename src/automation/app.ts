@@ -28,7 +28,7 @@ import { reviewRoutes } from "./reviews/routes";
 import { scheduleRoutes } from "./schedules/routes";
 import { auditRoutes } from "./audit/routes";
 import { auditHttp, noteAnswer } from "./audit/http";
-import { consoleResponse } from "./console/serve";
+import { consoleCsp, consoleResponse, cspOrigin } from "./console/serve";
 
 /** The same routes are served under both prefixes (the SDKs use either). */
 export const API_PREFIXES = ["/v1", "/api/v1"] as const;
@@ -59,6 +59,8 @@ export function buildApp(ctx: AutomationContext) {
     return [...new Set(methodsByPath.filter((r) => r.pattern.test(path)).map((r) => r.method))];
   };
 
+  // Blobs on S3: upload sessions hand the browser presigned URLs of the endpoint, which the page must reach.
+  const csp = consoleCsp(cspOrigin(ctx.blobs.direct?.origin));
   let doc: ReturnType<typeof openApiDocument> | undefined;
   let whole: AnyElysia | undefined;
   // Elysia defaults to SO_REUSEPORT, which would let a second server silently share a busy port.
@@ -66,7 +68,7 @@ export function buildApp(ctx: AutomationContext) {
   // standardHostname off so Elysia's fallback still finds the path behind a short Host ("x").
   const app = new Elysia({ serve: { reusePort: false, development: false }, handler: { standardHostname: false } })
     // The web console owns `/` and its hashed assets; every other path falls through to the API.
-    .onRequest(({ request }) => (ctx.config.console === false ? undefined : consoleResponse(request)))
+    .onRequest(({ request }) => (ctx.config.console === false ? undefined : consoleResponse(request, csp)))
     .onTransform({ as: "global" }, ({ query, params }) => {
       // Elysia hands a path parameter it cannot percent-decode (`%ED%A0%80`, `%zz`) to the route as
       // null: refuse it here, once, rather than in every route (the fuzzer found a 500 on /sync).

@@ -5,20 +5,38 @@
 import page from "./web/index.html";
 import { pathOf } from "../../kernel/observe";
 
-/** No inline script, nothing from another origin; blob: for previews of artifacts fetched with the key. */
-export const CONSOLE_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' blob: data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "frame-src 'self' blob:",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join("; ");
+/**
+ * No inline script, nothing from another origin; blob: for previews of artifacts fetched with the key.
+ * `storage`: the S3 endpoint's origin when blobs are on S3, the one other origin the page may connect
+ * to, because an upload session's presigned PUT goes straight to the bucket (the Files page's uploads).
+ */
+export function consoleCsp(storage?: string): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' blob: data:",
+    "font-src 'self'",
+    storage ? `connect-src 'self' ${storage}` : "connect-src 'self'",
+    "frame-src 'self' blob:",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+/** The policy of a server whose blobs are on its own disk. */
+export const CONSOLE_CSP = consoleCsp();
+
+/**
+ * A CSP source expression for `origin` (`scheme://host[:port]`, as URL.origin gives it), or undefined
+ * when it is not one: nothing but an origin ever reaches the header (no `;`, space or wildcard).
+ */
+export function cspOrigin(origin: string | undefined): string | undefined {
+  if (!origin || !/^https?:\/\/(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:\d{1,5})?$/i.test(origin)) return undefined;
+  return origin;
+}
 
 interface Asset {
   body: Blob;
@@ -64,23 +82,23 @@ export function consoleAssets(): Promise<Assets> {
 /**
  * The console's answer to a GET/HEAD of `/` or of a file name the bundle could hold, else undefined,
  * synchronously (Elysia treats any returned promise as an answer), so the API handles the request.
- * The page is revalidated on every load; hashed assets are immutable.
+ * The page is revalidated on every load; hashed assets are immutable. `csp`: consoleCsp() for this server.
  */
-export function consoleResponse(request: Request): Promise<Response> | undefined {
+export function consoleResponse(request: Request, csp: string = CONSOLE_CSP): Promise<Response> | undefined {
   if (request.method !== "GET" && request.method !== "HEAD") return undefined;
   // Every request passes here (an onRequest hook): the path by string search, not a URL object, and
   // API paths (`/v1/…`, `/api/…`) out at the first character test.
   const path = pathOf(request.url);
   if (path.startsWith("/v1/") || path.startsWith("/api/")) return undefined;
   if (path !== "/" && path !== "/index.html" && !/^\/[\w.-]+\.(js|css|svg|png|woff2?)$/.test(path)) return undefined;
-  return load().then((all) => answer(request, path, all.get(path === "/index.html" ? "/" : path)));
+  return load().then((all) => answer(request, path, all.get(path === "/index.html" ? "/" : path), csp));
 }
 
-function answer(request: Request, path: string, asset: Asset | undefined): Response {
+function answer(request: Request, path: string, asset: Asset | undefined, csp: string): Response {
   if (!asset) return new Response("not found", { status: 404, headers: { "content-type": "text/plain;charset=utf-8" } });
   const headers: Record<string, string> = {
     "content-type": asset.type,
-    "content-security-policy": CONSOLE_CSP,
+    "content-security-policy": csp,
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
     "cache-control": path === "/" || path === "/index.html" ? "no-cache" : "public, max-age=31536000, immutable",

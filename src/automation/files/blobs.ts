@@ -45,6 +45,11 @@ export interface UploadedPart {
  * passing through the API. Staged bytes become a blob only through `commit`, which hashes them.
  */
 export interface DirectTransfer {
+  /**
+   * The origin every presigned URL points at (the S3 endpoint's, `https://minio.internal:9000`): the
+   * one other origin the console's CSP lets a page send bytes to.
+   */
+  readonly origin: string;
   /** The staging key of an upload session. */
   stagingKey(uploadId: string): string;
   putUrl(key: string, expiresInS: number): string;

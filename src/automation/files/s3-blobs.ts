@@ -228,6 +228,7 @@ export class S3BlobStore implements BlobStore {
 function directTransfer(store: S3BlobStore): DirectTransfer {
   const { creds, client, opts } = store;
   return {
+    origin: new URL(creds.endpoint).origin,
     stagingKey: (uploadId) => `${opts.prefix}uploads/${uploadId}`,
     putUrl: (key, expiresInS) => presign(creds, { method: "PUT", key, expiresInS }),
     async createMultipart(key) {
