@@ -17,8 +17,11 @@ export interface ConsoleBrowser {
   close(): Promise<void>;
 }
 
-/** `args` go to the server after the copy's path (`--host`, `--data-dir` and the port are set here). */
-export async function startConsoleBrowser(prefix: string, args: string[]): Promise<ConsoleBrowser> {
+/**
+ * `args` go to the server after the copy's path (`--host`, `--data-dir` and the port are set here);
+ * `env` is added to its environment (the S3 credentials of an S3-backed server).
+ */
+export async function startConsoleBrowser(prefix: string, args: string[], env: Record<string, string | undefined> = {}): Promise<ConsoleBrowser> {
   if (!CHROMIUM) throw new Error("chromium is not installed (apt-get install chromium)");
   const built = await ensureBuilt("automation-server");
   const dir = mkdtempSync(join(tmpdir(), `${prefix}-`));
@@ -26,7 +29,7 @@ export async function startConsoleBrowser(prefix: string, args: string[]): Promi
   copyFileSync(built, bin);
   const server = await startServer([bin, ...args, "--host", "127.0.0.1", "--data-dir", join(dir, "data")], {
     cwd: dir,
-    env: { AUTOMATION_DATA_DIR: undefined, AUTOMATION_CONSOLE: undefined },
+    env: { AUTOMATION_DATA_DIR: undefined, AUTOMATION_CONSOLE: undefined, ...env },
   });
   const profile = mkdtempSync(join(tmpdir(), `${prefix}-chromium-`));
   const browser = await puppeteer.launch({

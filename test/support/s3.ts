@@ -18,9 +18,11 @@ export interface TestS3 {
 
 export const S3_TEST_KEY = { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_REGION: "us-east-1" };
 
-export async function startS3(bucket = "blobs"): Promise<TestS3> {
+/** `cors`: the bucket's `<CORSConfiguration>` XML (none: CORS is off, as on a new S3 bucket). */
+export async function startS3(bucket = "blobs", opts: { cors?: string } = {}): Promise<TestS3> {
   const dir = mkdtempSync(join(tmpdir(), "s3rver-"));
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "s3rver-main.ts"), dir, bucket], { stdin: "pipe", stdout: "pipe", stderr: "ignore" });
+  const args = [process.execPath, join(import.meta.dir, "s3rver-main.ts"), dir, bucket, ...(opts.cors ? [opts.cors] : [])];
+  const proc = Bun.spawn(args, { stdin: "pipe", stdout: "pipe", stderr: "ignore" });
   const reader = proc.stdout.getReader();
   let text = "";
   while (!text.includes("\n")) {

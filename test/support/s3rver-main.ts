@@ -1,6 +1,6 @@
 // An S3-compatible server for tests: s3rver (npm) on loopback, in its own process so its work does not
 // share the test's event loop. Prints one JSON line {"endpoint": ...} once listening; SIGTERM stops it.
-// Usage: bun test/support/s3rver-main.ts DIR BUCKET
+// Usage: bun test/support/s3rver-main.ts DIR BUCKET [CORS_XML]  (a <CORSConfiguration> for the bucket)
 //
 // s3rver 3.7 lacks three calls the blob store uses; they are added here in front of its router, on
 // its own on-disk layout (<dir>/<bucket>/._S3rver_uploads/<uploadId>/{key,<part>}):
@@ -31,7 +31,7 @@ Object.assign(crypto, {
   createDecipheriv: (alg: string, ...rest: unknown[]) => (alg === "des" ? passThrough() : (createDecipheriv as (...a: unknown[]) => unknown)(alg, ...rest)),
 });
 
-const [dir, bucket] = process.argv.slice(2);
+const [dir, bucket, cors] = process.argv.slice(2);
 if (!dir || !bucket) {
   process.stderr.write("usage: s3rver-main.ts DIR BUCKET\n");
   process.exit(2);
@@ -117,7 +117,7 @@ FilesystemStore.prototype.putObject = async function (this: Store, object: Store
   return { size, md5: digest };
 };
 
-const server = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory: dir, configureBuckets: [{ name: bucket }] });
+const server = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory: dir, configureBuckets: [{ name: bucket, ...(cors ? { configs: [cors] } : {}) }] });
 (server as unknown as { middleware: unknown[] }).middleware.unshift(shim);
 const { address, port } = await server.run();
 process.stdout.write(JSON.stringify({ endpoint: `http://${address}:${port}` }) + "\n");

@@ -87,6 +87,9 @@ interface Progress {
   total: number;
 }
 
+/** The send failed below HTTP: a lost connection, or the browser refused it (CSP, CORS). */
+class Unreachable extends Error {}
+
 /** PUTs `file` to the session's signed URL, reporting progress; resolves when the server stored the bytes. */
 function put(url: string, headers: Record<string, string>, file: File, onProgress: (sent: number) => void, xhrRef: { current: XMLHttpRequest | null }): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -96,7 +99,7 @@ function put(url: string, headers: Record<string, string>, file: File, onProgres
     for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() !== "content-length") xhr.setRequestHeader(k, v);
     xhr.upload.onprogress = (e) => onProgress(e.loaded);
     xhr.onload = () => (xhr.status >= 200 && xhr.status < 300 ? resolve() : reject(new Error(`the upload was refused: ${xhr.status} ${errorOf(xhr.responseText)}`)));
-    xhr.onerror = () => reject(new Error("the upload failed: the connection was lost"));
+    xhr.onerror = () => reject(new Unreachable("the upload failed: the connection was lost"));
     xhr.onabort = () => reject(new Error("Upload cancelled."));
     xhr.send(file);
   });
@@ -132,17 +135,19 @@ function Upload({ onDone }: { onDone(): void }) {
           transport: "presigned-put",
         });
         if (n.transport !== "presigned-put") throw new Error(`the server offered the ${n.transport} transport, which the console does not send`);
-        // Blob storage on S3 signs a URL of the bucket (and a --public-url on another host one of that
-        // host), which the console's CSP (connect-src 'self') does not let it reach.
+        // On S3 storage the URL is the bucket's: the server's CSP names the S3 endpoint (and nothing
+        // else), and the bucket's CORS rules must let this page PUT (docs/automation/s3.md). A send the
+        // browser refuses looks like a lost connection, so a failure to another origin says what to check.
         const target = new URL(n.url, location.href).origin;
-        if (target !== location.origin) {
-          await client.files.abortUpload(n.uploadId).catch(() => {});
-          throw new Error(`the server signed the upload for ${target} (S3 storage or another public address), which this page may not reach; upload with the client library or the CLI`);
-        }
         try {
           await put(n.url, n.headers, file, (sent) => setProgress({ name: file.name, sent, total: file.size }), xhr);
         } catch (err) {
           await client.files.abortUpload(n.uploadId).catch(() => {});
+          if (err instanceof Unreachable && target !== location.origin) {
+            throw new Error(
+              `the upload to ${target} was refused or lost: on S3 storage the bucket's CORS rules must allow PUT from ${location.origin} (see docs/automation/s3.md); a --public-url on another host cannot be reached from this page`,
+            );
+          }
           throw err;
         }
         const done = await client.files.completeUpload(n.uploadId);
