@@ -22,6 +22,11 @@ steps:
   - name: bulky
     type: transform.set
     with: {fields: {parts: "{{ input.parts }}"}}
+  - name: gate
+    type: control.if
+    condition: "{{ input.doc != '' }}"
+    then:
+      - {name: inner, type: transform.set, with: {fields: {x: "{{ input.parts | size }}"}}}
   - name: call
     type: action.http
     with:
@@ -80,6 +85,11 @@ describe("step input", () => {
     const detail = await json(await h.req("GET", `/v1/runs/${run.id}?expand=execution`, { key }));
     const inDetail = detail.execution.steps.find((s: Json) => s.name === "call");
     expect(inDetail.input.headers.Authorization).toBe("[secret]");
+  });
+
+  test("a control step records its own fields, not the steps nested in it; the nested step records its own", () => {
+    expect(steps.find((s) => s.name === "gate")!.input).toEqual({ condition: true });
+    expect(steps.find((s) => s.path === "gate.inner")!.input).toEqual({ fields: { x: 24 } });
   });
 
   test("a long string is cut with a marker; an input over the limit is replaced by a marker with its size", () => {
