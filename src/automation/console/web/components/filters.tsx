@@ -1,6 +1,6 @@
 // A list's filter form: its fields, then the buttons row; submitting never reloads the page.
 import type { ComponentChildren } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 
 export function FilterForm({ label, role, onApply, buttons, children }: { label?: string; role?: "search"; onApply?: () => void; buttons?: ComponentChildren; children: ComponentChildren }) {
   return (
@@ -26,7 +26,14 @@ export function FilterForm({ label, role, onApply, buttons, children }: { label?
  */
 export function useAddressDraft(query: URLSearchParams): { draft: Record<string, string>; set(k: string, v: string): void; clear(): void } {
   const key = query.toString();
-  const [draft, setDraft] = useState<Record<string, string>>(() => Object.fromEntries(query.entries()));
-  useEffect(() => setDraft(Object.fromEntries(new URLSearchParams(key).entries())), [key]);
-  return { draft, set: (k, v) => setDraft((d) => ({ ...d, [k]: v })), clear: () => setDraft({}) };
+  // Reset in the same render as the address changes (not in an effect after it), so nothing can be read
+  // or submitted in between with the old address's filters.
+  const held = useRef({ key, draft: Object.fromEntries(query.entries()) });
+  if (held.current.key !== key) held.current = { key, draft: Object.fromEntries(query.entries()) };
+  const [, rerender] = useState(0);
+  const change = (draft: Record<string, string>) => {
+    held.current = { key: held.current.key, draft };
+    rerender((n) => n + 1);
+  };
+  return { draft: held.current.draft, set: (k, v) => change({ ...held.current.draft, [k]: v }), clear: () => change({}) };
 }
