@@ -9,12 +9,30 @@ import { demoServer } from "../e2e/automation-demo";
 const N = Number(process.env.BENCH_RUNS ?? 1000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WORKERS = availableParallelism();
-const flow = (version: string) => `
+// With BENCH_CHANGED=K, version 2 answers differently for inputs n ≥ N − K (K changed outcomes): the
+// report's statistics then resample real differences (with none, every difference is 0 and its interval
+// needs no resampling).
+const CHANGED = Number(process.env.BENCH_CHANGED ?? 0);
+const flow = (version: string) =>
+  CHANGED === 0
+    ? `
 name: bench-bt
 version: ${version}
 inputs: [{name: n, type: integer, required: true}]
 steps:
   - {name: a, type: transform.set, with: {fields: {n: "{{ input.n }}"}}}
+output: {n: "{{ steps.a.output.n }}"}
+`
+    : `
+name: bench-bt
+version: ${version}
+inputs: [{name: n, type: integer, required: true}]
+steps:
+  - name: a
+    type: control.if
+    condition: "{{ input.n >= ${version === "1.0.0" ? N : N - CHANGED} }}"
+    then: [{name: changed, type: transform.set, with: {fields: {n: -1}}}]
+    else: [{name: same, type: transform.set, with: {fields: {n: "{{ input.n }}"}}}]
 output: {n: "{{ steps.a.output.n }}"}
 `;
 
@@ -58,13 +76,13 @@ try {
     const bt = (await (await call("POST", `${W}/backtests`, { candidate: "2.0.0", select: { limit: N } })).json()) as { id: string; total: number };
     const done = (await until(`${W}/backtests/${bt.id}`)) as unknown as { progress: { scored: number }; changedCount: number };
     const b = performance.now() - t0;
-    if (bt.total !== N || done.progress.scored !== N || done.changedCount !== 0) throw new Error(`unexpected backtest ${JSON.stringify(done.progress)}`);
+    if (bt.total !== N || done.progress.scored !== N || done.changedCount !== CHANGED) throw new Error(`unexpected backtest ${JSON.stringify(done.progress)}`);
     expMs = Math.min(expMs, e);
     btMs = Math.min(btMs, b);
     ratios.push((b / e).toFixed(2));
   }
 
-  console.log(`automation-backtest benchmark (${WORKERS} workers, ${availableParallelism()} CPUs, Bun ${Bun.version}, load ${loadavg()[0]!.toFixed(1)}; best of ${ROUNDS} alternating rounds)`);
+  console.log(`automation-backtest benchmark (${WORKERS} workers, ${availableParallelism()} CPUs, Bun ${Bun.version}, load ${loadavg()[0]!.toFixed(1)}; best of ${ROUNDS} alternating rounds; ${CHANGED} outcomes changed)`);
   console.log(`  experiment over ${N} examples, until completed  ${expMs.toFixed(0)} ms -> ${(N / (expMs / 1000)).toFixed(0)} runs/s`);
   console.log(`  backtest of ${N} production runs, until completed ${btMs.toFixed(0)} ms -> ${(N / (btMs / 1000)).toFixed(0)} runs/s (report included)`);
   console.log(`  ratio backtest / experiment: ${(btMs / expMs).toFixed(2)}x (rounds: ${ratios.join(", ")}); aim <= 1.15x`);

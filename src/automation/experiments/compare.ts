@@ -122,9 +122,22 @@ function quantile(sorted: Float64Array, q: number): number {
  * interval alone is an ordinary bootstrap), which makes five evaluators cost little more than one.
  */
 export function bootstrapCis(series: Float64Array[], resamples: number, seed: number): [number, number][] {
-  const m = series.length;
-  const n = m ? series[0].length : 0;
+  const n = series.length ? series[0].length : 0;
   if (n === 0) return series.map(() => [Number.NaN, Number.NaN]);
+  // A series of one value (a backtest where nothing changed: every difference 0) has that value as every
+  // resample's mean: its interval is exact without resampling. The others draw the same indices as
+  // they would beside it (the draws do not depend on how many series share them).
+  const varying = series.flatMap((d, k) => (d.every((x) => x === d[0]) ? [] : [k]));
+  const out = series.map((d) => [d[0], d[0]] as [number, number]);
+  if (varying.length === 0) return out;
+  const drawn = resampledCis(varying.map((k) => series[k]), resamples, seed);
+  varying.forEach((k, i) => (out[k] = drawn[i]));
+  return out;
+}
+
+function resampledCis(series: Float64Array[], resamples: number, seed: number): [number, number][] {
+  const m = series.length;
+  const n = series[0].length;
   // Interleaved: the m values of pair i sit side by side, so one index reads one cache line.
   const rows = new Float64Array(n * m);
   for (let s = 0; s < m; s++) for (let i = 0; i < n; i++) rows[i * m + s] = series[s][i];

@@ -5,7 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bootstrapCi, compareScores, holm, mcnemarExact, prng, signFlipP, type CompareInput } from "../../../src/automation/experiments/compare";
+import { bootstrapCi, bootstrapCis, compareScores, holm, mcnemarExact, prng, signFlipP, type CompareInput } from "../../../src/automation/experiments/compare";
 
 /** Seeded standard normals (Box–Muller over the comparison's own generator). */
 function normals(seed: number) {
@@ -134,6 +134,19 @@ describe("comparison statistics against SciPy", () => {
   test("McNemar's exact test equals binomtest on the discordant pairs", () => {
     for (const [i, [b, c]] of mcnemar.entries()) expect(Math.abs(mcnemarExact(b, c) - ref.mcnemar[i])).toBeLessThan(1e-9);
     expect(mcnemarExact(0, 0)).toBe(1); // no discordant pair: nothing changed (binomtest refuses n = 0)
+  });
+});
+
+describe("bootstrap intervals of several series", () => {
+  test("a series of one value has that value as its interval, and does not change the draws of the others", () => {
+    const z = normals(7);
+    const varying = Float64Array.from({ length: 200 }, () => z());
+    const [zero, same, half] = bootstrapCis([new Float64Array(200), varying, new Float64Array(200).fill(0.5)], 2000, 11);
+    expect(zero).toEqual([0, 0]);
+    expect(half).toEqual([0.5, 0.5]);
+    // The same indices as when it is resampled alone.
+    expect(same).toEqual(bootstrapCis([varying], 2000, 11)[0]);
+    expect(same[0]).toBeLessThan(same[1]);
   });
 });
 
