@@ -2,9 +2,8 @@
 import * as p from "@clack/prompts";
 import { DomainError, FatalError, UsageError } from "../kernel/errors";
 import { openStorage } from "./db/open";
-import { dbUrl } from "./config";
+import { dbUrl, ensureDataDir } from "./config";
 import type { AutomationStorage } from "./db/storage";
-import { ensureDataDir } from "./server";
 
 /** An admin command beside a running server waits for the server's short write transactions. */
 const ADMIN_BUSY_TIMEOUT_MS = 30_000;

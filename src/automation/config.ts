@@ -1,7 +1,7 @@
 // Flags and environment of `automation-server serve` and the shared flags of admin subcommands.
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import type { FlagSpec, FlagValues } from "../kernel/config";
-import { UsageError } from "../kernel/errors";
+import { FatalError, UsageError } from "../kernel/errors";
 import { isPostgresUrl } from "../kernel/pg";
 import { opsFlags, opsOptions } from "../kernel/metrics";
 import { bodyTimeoutFlag, bodyTimeoutMs, readyFileFlag } from "../kernel/server";
@@ -260,4 +260,13 @@ function uploadTtl(raw: string): number {
 function withModels(file: string | undefined, env: Record<string, string | undefined> = process.env): Pick<AutomationConfig, "models"> {
   const models = file ? loadModelsFile(file, env) : modelsFromEnv(env);
   return models ? { models } : {};
+}
+
+/** Creates the data dir (and its parents) if missing; a clear fatal error when it cannot. */
+export function ensureDataDir(dataDir: string): void {
+  try {
+    mkdirSync(dataDir, { recursive: true });
+  } catch (err) {
+    throw new FatalError(`cannot create data dir ${dataDir}: ${(err as Error).message}`);
+  }
 }

@@ -1,6 +1,5 @@
 // Startup and shutdown of the automation server: the data dir (SQLite + blobs + key files), the
 // context every feature receives, and serving it with a graceful stop.
-import { mkdirSync } from "node:fs";
 import { Elysia } from "elysia";
 import { systemClock, type Clock } from "../kernel/clock";
 import { FatalError } from "../kernel/errors";
@@ -15,6 +14,7 @@ import { experimentsOf } from "./experiments/service";
 import { runsOf, SHUTDOWN_GRACE_MS } from "./runs/service";
 import { stopSandboxes } from "./engine/sandbox/isolate";
 import type { AutomationConfig, AutomationContext } from "./context";
+import { ensureDataDir } from "./config";
 import type { BlobStore } from "./files/blobs";
 import { openBlobStore } from "./files/blob-config";
 import { startSweeper } from "./files/gc";
@@ -32,14 +32,6 @@ export interface ContextDeps {
   blobs?: BlobStore;
   /** Record metrics even when `config.ops` leaves them off (tests). */
   metrics?: boolean;
-}
-
-export function ensureDataDir(dataDir: string): void {
-  try {
-    mkdirSync(dataDir, { recursive: true });
-  } catch (err) {
-    throw new FatalError(`cannot create data dir ${dataDir}: ${(err as Error).message}`);
-  }
 }
 
 /**

@@ -45,7 +45,7 @@ const SPLIT = new Set(["automation-server"]);
 // Worker-thread entries an executable starts with `new Worker(...)`: bundled as extra entry points,
 // so the binary embeds them under its project-root path (see src/automation/offthread/pool.ts).
 const WORKER_ENTRIES: Record<string, string[]> = {
-  "automation-server": ["src/automation/offthread/tasks.ts"],
+  "automation-server": ["src/automation/offthread-tasks.ts"],
 };
 
 /**

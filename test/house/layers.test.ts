@@ -49,10 +49,9 @@ const KNOWN_CIRCLES: Record<string, { why: string; units: string[] }> = {
       "reach the start-up wiring (context.ts, config.ts, admin.ts), and the store contracts speak types of model files " +
       "(engine/contract.ts, models/contract.ts, reviews/model.ts, evaluators/model.ts) that reach back; the rest of issue 35",
     units: [
-      "admin.ts", "agents", "app.ts", "audit", "automations", "backtests", "client", "config.ts", "console", "context.ts", "datasets", "db", "email",
-      "engine", "evaluators", "evaluators/store.ts", "experiments", "files", "http", "human-review", "inbound", "key-material.ts",
-      "metrics.ts", "models", "models/store.ts", "offthread", "people", "reviews", "reviews/store.ts", "runs", "runs/store.ts", "schedules",
-      "server.ts", "sso", "templates", "tenancy", "workflow",
+      "admin.ts", "agents", "audit", "automations", "backtests", "client", "config.ts", "context.ts", "datasets", "db", "email", "engine",
+      "evaluators", "evaluators/store.ts", "experiments", "files", "human-review", "inbound", "metrics.ts", "models", "models/store.ts", "people", "reviews", "reviews/store.ts",
+      "runs", "runs/store.ts", "sso", "templates", "tenancy", "workflow",
     ].map((u) => A + u),
   },
 };

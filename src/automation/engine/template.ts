@@ -44,7 +44,7 @@ export async function renderString(s: string, data: TemplateData): Promise<unkno
     }
   }
   // A thread that is killed at the deadline has hit Liquid's own limit long before.
-  // Untyped on purpose (tasks.ts reaches this module through the workflow parser): liquid.render returns the rendered string.
+  // Untyped on purpose (offthread-tasks.ts reaches this module through the workflow parser): liquid.render returns the rendered string.
   return runTask("liquid.render", { source: s, data }, { deadlineMs: RENDER_LIMIT_MS + 5_000 }) as Promise<string>;
 }
 

@@ -119,7 +119,7 @@ export const filesRoutes = (ctx: AutomationContext) =>
         requireScope(auth, "files:write");
         // Read after the key check, so anonymous callers get 401 before any body error.
         const body = await jsonParser(64 * 1024)({ request });
-        return createUpload(ctx, auth.tenantId, parseWith(CreateUploadBody, body), publicUrlFor(ctx, request));
+        return createUpload(ctx, auth.tenantId, parseWith(CreateUploadBody, body), publicUrlFor(ctx.config, request));
       },
       { parse: "none", detail: docs.createUpload },
     )

@@ -1,6 +1,6 @@
 // Runs CPU-heavy functions on worker threads of this same process, so the event loop that answers
 // HTTP for every tenant never waits for one tenant's work (issue 27). A job names a function of the
-// worker entry (tasks.ts) and carries structured-clonable input; up to `size` threads start on
+// worker entry (../offthread-tasks.ts) and carries structured-clonable input; up to `size` threads start on
 // demand, one job per thread at a time, the rest queue. Each job has a deadline: past it the thread is
 // terminated (which stops even a loop that never checks a clock) and replaced on the next job.
 // The job protocol is plain messages, so the same entry could serve a child process of the same
@@ -8,7 +8,7 @@
 import { availableParallelism } from "node:os";
 import { DomainError } from "../../kernel/errors";
 
-/** A worker's answer to a job (tasks.ts posts them). */
+/** A worker's answer to a job (offthread-tasks.ts posts them). */
 export type Reply =
   | { id: number; ok: true; value: unknown }
   | { id: number; ok: false; message: string; domain?: { kind: DomainError["kind"]; field?: string; code?: string } };
@@ -41,7 +41,7 @@ interface Thread {
 
 // Inside a compiled executable the entry is embedded under the project root (src/kernel/build.ts adds
 // it as an entry point); from source it sits beside this file.
-const ENTRY = import.meta.url.includes("/$bunfs/") ? "./src/automation/offthread/tasks.ts" : new URL("./tasks.ts", import.meta.url).href;
+const ENTRY = import.meta.url.includes("/$bunfs/") ? "./src/automation/offthread-tasks.ts" : new URL("../offthread-tasks.ts", import.meta.url).href;
 
 /** Threads the pool may run at once: AUTOMATION_THREADS, else one core less than the machine has (1 to 4): the main thread keeps a core. */
 export function poolSize(env: Record<string, string | undefined> = process.env): number {
@@ -118,8 +118,8 @@ function dispatch(): void {
 }
 
 /**
- * Runs `task` of tasks.ts on a worker thread, untyped: callers use runOffThread (run.ts), which types
- * it from tasks.ts. (The pool itself imports nothing from tasks.ts: tasks reach into features whose
+ * Runs `task` of offthread-tasks.ts on a worker thread, untyped: callers use runOffThread (run.ts), which types
+ * it from offthread-tasks.ts. (The pool itself imports nothing from offthread-tasks.ts: tasks reach into features whose
  * code runs jobs here, engine/template.ts among them, so a typed import would close a circle.)
  * Resolves with its result; rejects with the task's own error (DomainErrors keep their kind, field
  * and code), or an OffThreadError past `deadlineMs`.

@@ -1,6 +1,13 @@
-// The typed way to run a job of tasks.ts off the main thread (the pool in pool.ts is untyped).
+// The typed way to run a job of the worker entry (src/automation/offthread-tasks.ts) off the main thread
+// (the pool in pool.ts is untyped).
 import { runTask } from "./pool";
-import type { Tasks } from "./tasks";
+
+/**
+ * The worker entry's task table, filled in by offthread-tasks.ts (declaration merging): that entry
+ * imports the features whose functions it runs, so this runner, which the features call, imports nothing of it.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface Tasks {}
 
 export type TaskName = keyof Tasks;
 type Input<K extends TaskName> = Parameters<Tasks[K]>[0];

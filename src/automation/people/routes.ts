@@ -69,7 +69,7 @@ const field = (name: string, label: string, type = "text", extra = "") => `<p><l
 /** Whether the cookie must carry `Secure`: the request came over https, or --public-url is https. */
 export function secure(ctx: AutomationContext, request: Request): boolean {
   const forwarded = request.headers.get("x-forwarded-proto")?.split(",")[0]!.trim().toLowerCase() === "https";
-  return forwarded || publicUrlFor(ctx, request).startsWith("https:") || ctx.config.publicUrl.startsWith("https:") || new URL(request.url).protocol === "https:";
+  return forwarded || publicUrlFor(ctx.config, request).startsWith("https:") || ctx.config.publicUrl.startsWith("https:") || new URL(request.url).protocol === "https:";
 }
 
 /** The session cookie as every sign-in sets it (and sign-out clears it, with an empty value and 0). */
@@ -323,7 +323,7 @@ export const peopleRoutes = (ctx: AutomationContext) => {
           set.status = 201;
           set.headers["cache-control"] = "no-store";
           // Shown once: only its hash is kept.
-          return { id: out.id, userId: out.userId, email: out.email, expiresAt: out.expiresAt, link: `${publicUrlFor(ctx, request)}/v1/auth/reset?token=${out.token}` };
+          return { id: out.id, userId: out.userId, email: out.email, expiresAt: out.expiresAt, link: `${publicUrlFor(ctx.config, request)}/v1/auth/reset?token=${out.token}` };
         },
         { detail: { summary: "Make a one-time password reset link for a member (1 hour, shown once)", tags: ["People"] } },
       )
@@ -346,7 +346,7 @@ export const peopleRoutes = (ctx: AutomationContext) => {
           set.status = 201;
           set.headers["cache-control"] = "no-store";
           // The link is shown once: only its hash is kept.
-          return { id: out.id, email: b.email, role: b.role, expiresAt: out.expiresAt, link: `${publicUrlFor(ctx, request)}/v1/auth/invitations/accept?token=${out.token}` };
+          return { id: out.id, email: b.email, role: b.role, expiresAt: out.expiresAt, link: `${publicUrlFor(ctx.config, request)}/v1/auth/invitations/accept?token=${out.token}` };
         },
         { parse: authedParse, detail: { summary: "Invite a person to this tenant (a one-time link, 7 days, shown once)", tags: ["People"] } },
       )

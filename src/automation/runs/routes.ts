@@ -234,7 +234,7 @@ export const runsRoutes = (ctx: AutomationContext) => {
         requireScope(auth, "runs:read");
         const text = new TextDecoder().decode(await readLimited(request, 4096));
         const body = parseWith(TokenBody, text.trim() ? parseJsonField(text, "<root>") : {});
-        return svc.zipToken(auth.tenantId, params.id, publicUrlFor(ctx, request), body.expiresIn);
+        return svc.zipToken(auth.tenantId, params.id, publicUrlFor(ctx.config, request), body.expiresIn);
       },
       { parse: keepBody, ...detail("Signed ZIP download link for a run's artifacts") },
     )

@@ -155,7 +155,7 @@ export const ssoRoutes = (ctx: AutomationContext) => {
       async ({ request }) => {
         const auth = await authenticateRequest(ctx, request);
         requireScope(auth, "members:read");
-        return { data: (await ctx.storage.people.tenantProviders(auth.tenantId)).map((r) => describe(r, publicUrlFor(ctx, request))) };
+        return { data: (await ctx.storage.people.tenantProviders(auth.tenantId)).map((r) => describe(r, publicUrlFor(ctx.config, request))) };
       },
       { detail: { summary: "The single sign-on providers this tenant's owners added (never their secrets)", tags: ["People"] } },
     )
@@ -166,7 +166,7 @@ export const ssoRoutes = (ctx: AutomationContext) => {
         requireScope(auth, "tenant:write");
         const row = await addTenantProvider(deps, auth.tenantId, body, providers.map((p) => p.id), ctx.config.outboundAllow ?? []);
         set.status = 201;
-        return describe(row, publicUrlFor(ctx, request));
+        return describe(row, publicUrlFor(ctx.config, request));
       },
       { parse: jsonParser(16 * 1024, (request) => authenticateRequest(ctx, request)), detail: { summary: "Add a single sign-on provider for this tenant (owners); its secret is sealed at rest", tags: ["People"] } },
     )
@@ -222,7 +222,7 @@ export const ssoRoutes = (ctx: AutomationContext) => {
         const sso = await sessionIdToken(deps, auth.person.sessionId);
         const client = sso ? await clientFor(sso.provider) : undefined;
         if (!sso || !client) return { url: null };
-        const url = await client.endSessionUrl(ctx.clock.now().getTime(), { idToken: sso.idToken, postLogoutRedirectUri: `${publicUrlFor(ctx, request)}/` });
+        const url = await client.endSessionUrl(ctx.clock.now().getTime(), { idToken: sso.idToken, postLogoutRedirectUri: `${publicUrlFor(ctx.config, request)}/` });
         return { url: url?.href ?? null };
       },
       { detail: { summary: "Where to send the browser to sign out at the SSO provider too (RP-initiated logout); null when there is nowhere", tags: ["People"] } },
@@ -239,7 +239,7 @@ export const ssoRoutes = (ctx: AutomationContext) => {
         const state = oauth.generateRandomState();
         const nonce = oauth.generateRandomNonce();
         const verifier = oauth.generateRandomCodeVerifier();
-        const redirectUri = `${publicUrlFor(ctx, request)}/v1/auth/oidc/${client.config.id}/callback`;
+        const redirectUri = `${publicUrlFor(ctx.config, request)}/v1/auth/oidc/${client.config.id}/callback`;
         const loginHint = typeof query.login_hint === "string" && query.login_hint.length <= 254 ? query.login_hint : undefined;
         let url: URL;
         try {

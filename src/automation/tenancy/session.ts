@@ -47,7 +47,7 @@ export function sessionCookie(header: string | null): string | undefined {
 function sameOrigin(ctx: AutomationContext, request: Request, origin: string): boolean {
   if (origin === new URL(request.url).origin) return true;
   try {
-    return origin === new URL(publicUrlFor(ctx, request)).origin || origin === new URL(ctx.config.publicUrl).origin;
+    return origin === new URL(publicUrlFor(ctx.config, request)).origin || origin === new URL(ctx.config.publicUrl).origin;
   } catch {
     return false;
   }

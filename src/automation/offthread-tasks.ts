@@ -1,18 +1,18 @@
-// The entry of the pool's worker threads (pool.ts): the functions they may run, and the loop that runs
+// The entry of the pool's worker threads (offthread/pool.ts): the functions they may run, and the loop that runs
 // them. Each task takes and returns structured-clonable values. A new CPU-heavy function of the
 // engine goes here, imported from its feature; nothing in this file holds state between jobs.
 import { dlopen, FFIType } from "bun:ffi";
-import { DomainError } from "../../kernel/errors";
-import type { Reply } from "./pool";
-import { type ImportLimits, stageArchive } from "../datasets/stage";
-import { renderStringFully } from "../engine/liquid";
-import type { inspectTemplate, renderTemplate } from "../templates/work";
-import { pairedTests } from "../experiments/compare";
-import { readPlain } from "../workflow/source";
+import { DomainError } from "../kernel/errors";
+import type { Reply } from "./offthread/pool";
+import { type ImportLimits, stageArchive } from "./datasets/stage";
+import { renderStringFully } from "./engine/liquid";
+import type { inspectTemplate, renderTemplate } from "./templates/work";
+import { pairedTests } from "./experiments/compare";
+import { readPlain } from "./workflow/source";
 
 // Loaded on a thread's first template job, so threads that only render Liquid or stage archives do
 // not pay for docxtemplater and exceljs.
-const templateWork = () => import("../templates/work");
+const templateWork = () => import("./templates/work");
 
 export const tasks = {
   /** A Liquid template rendered with the full render, memory and template limits. */
@@ -22,7 +22,7 @@ export const tasks = {
   /** YAML text read into its JSON value and the line of every path (workflow/offthread.ts). */
   "yaml.read": (text: string) => readPlain(text),
   /** Workflow YAML parsed and validated (workflow/offthread.ts); the step kinds load on first use. */
-  "workflow.parse": async (job: { yaml: string; internal: boolean }) => (await import("../workflow/parse")).parseFully(job.yaml, { internal: job.internal }),
+  "workflow.parse": async (job: { yaml: string; internal: boolean }) => (await import("./workflow/parse")).parseFully(job.yaml, { internal: job.internal }),
   /** A DOCX/XLSX template checked and its tokens listed (a broken one comes back as its issues). */
   "template.inspect": async (job: Parameters<typeof inspectTemplate>[0]) => (await templateWork()).inspectTemplate(job),
   /** A DOCX/XLSX template filled with data. */
@@ -30,7 +30,13 @@ export const tasks = {
   /** Bootstrap CIs and sign-flip p-values of paired score differences (experiments/comparison.ts). */
   "experiments.pairedTests": pairedTests,
 };
-export type Tasks = typeof tasks;
+
+// The typed runner (offthread/run.ts) learns the table's types here: this entry sits above the features
+// whose functions it runs, so the runner they call declares an empty Tasks and this file fills it in.
+declare module "./offthread/run" {
+  interface Tasks extends TaskTable {}
+}
+type TaskTable = typeof tasks;
 
 
 declare const self: Worker;
@@ -49,7 +55,7 @@ function lowerThreadPriority(): void {
 
 if (!Bun.isMainThread) {
   lowerThreadPriority();
-  self.onmessage = async (e: MessageEvent<{ id: number; task: keyof Tasks; input: never }>) => {
+  self.onmessage = async (e: MessageEvent<{ id: number; task: keyof TaskTable; input: never }>) => {
     const { id, task, input } = e.data;
     let reply: Reply;
     try {
