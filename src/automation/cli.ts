@@ -22,7 +22,7 @@ import { agentsCommand } from "./agents/cli";
 import { seedDemoAgent } from "./agents/demo";
 import { blobsCommand } from "./files/cli";
 import { backupCommand, restoreCommand } from "./backup";
-import { experimentsCommand } from "./experiments/gate";
+import { experimentsCommand } from "./experiments-gate";
 
 const USAGE = `Usage: automation-server [serve] [options]
        automation-server --version   version, commit and build date

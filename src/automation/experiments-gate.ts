@@ -3,16 +3,18 @@
 // rate), for CI. Reads the database directly (--data-dir / --db, like the other admin commands) or
 // asks a running server through the client (--url, --key). Prints a short table; `--format junit`
 // writes a JUnit XML report (to stdout, or atomically to --output FILE).
+// The gate is a client program of the experiments feature (it can ask a running server through the
+// client, whose types come from the features), so it sits beside cli.ts above them, not in experiments/.
 import { renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { helpText, parseFlags } from "../../kernel/config";
-import { FatalError, UsageError } from "../../kernel/errors";
-import { asCliError, openAdminStorage } from "../admin";
-import { AutomationClient, AutomationError } from "../client/index";
-import { storageFlags } from "../config";
-import { MAX_RESAMPLES, MIN_RESAMPLES, type Stat } from "./compare";
-import { compareExperiments, experimentPair, regressed } from "./comparison";
-import type { Comparison } from "./model";
+import { helpText, parseFlags } from "../kernel/config";
+import { FatalError, UsageError } from "../kernel/errors";
+import { asCliError, openAdminStorage } from "./admin";
+import { AutomationClient, AutomationError } from "./client/index";
+import { storageFlags } from "./config";
+import { MAX_RESAMPLES, MIN_RESAMPLES, type Stat } from "./experiments/compare";
+import { compareExperiments, experimentPair, regressed } from "./experiments/comparison";
+import type { Comparison } from "./experiments/model";
 
 const flags = {
   base: { type: "string", value: "EXP", help: "the experiment compared against (e.g. the main branch's)" },
