@@ -10,11 +10,11 @@ import { isPostgresUrl } from "../kernel/pg";
 import { referencedBlobs, restoreDatabase, snapshotDatabase } from "./db/sqlite/backup";
 import { type FlagSpec, helpText, parseFlags } from "../kernel/config";
 import { FatalError, UsageError } from "../kernel/errors";
-import type { BlobStore } from "./files/blobs";
-import { createBlobStore } from "./files/fs-blobs";
+import type { BlobStore } from "./blobs/blobs";
+import { createBlobStore } from "./blobs/fs-blobs";
 import { dataDirFlag } from "./config";
-import { blobConfig, blobFlags, openBlobStore } from "./files/blob-config";
-import { parseS3Url } from "./files/s3-blobs";
+import { blobConfig, blobFlags, openBlobStore } from "./blobs/blob-config";
+import { parseS3Url } from "./blobs/s3-blobs";
 
 const DB = "automation.db";
 const MANIFEST = "backup.json";

@@ -8,7 +8,7 @@ import { bodyTimeoutFlag, bodyTimeoutMs, readyFileFlag } from "../kernel/server"
 import { connectionFlags, connectionLimits } from "../kernel/connections";
 import type { AutomationConfig } from "./context";
 import { loadModelsFile, modelsFromEnv } from "./models/config";
-import { blobConfig, blobFlags } from "./files/blob-config";
+import { blobConfig, blobFlags } from "./blobs/blob-config";
 import { smtpConfig, smtpFlags } from "./inbound/config";
 import { parseOutboundAllow } from "./http/outbound";
 import { oidcConfig, oidcFlags } from "./sso/config";

@@ -7,7 +7,7 @@ import type { OpenedStorage } from "./db/open";
 import type { OpsOptions } from "../kernel/metrics";
 import type { ConnectionLimits } from "../kernel/connections";
 import type { AutomationMetrics } from "./metrics";
-import type { BlobStore } from "./files/blobs";
+import type { BlobStore } from "./blobs/blobs";
 import type { ModelsConfig } from "./models/config";
 import type { ModelGateway } from "./models/contract";
 import type { SmtpConfig } from "./inbound/config";

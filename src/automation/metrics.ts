@@ -5,7 +5,7 @@
 import { Counter, Gauge, Histogram } from "prom-client";
 import type { Metrics } from "../kernel/metrics";
 import type { FoundationStats } from "./automations/store";
-import type { BlobInfo, BlobStore } from "./files/blobs";
+import type { BlobInfo, BlobStore } from "./blobs/blobs";
 import type { ModelUsageObserver } from "./models/metered";
 
 const WAIT = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600];

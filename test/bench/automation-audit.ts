@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildApp } from "../../src/automation/app";
 import { auditOf } from "../../src/automation/audit/service";
-import { createBlobStore } from "../../src/automation/files/fs-blobs";
+import { createBlobStore } from "../../src/automation/blobs/fs-blobs";
 import { createContext } from "../../src/automation/server";
 import { createTenant } from "../../src/automation/tenancy/service";
 import { systemClock } from "../../src/kernel/clock";

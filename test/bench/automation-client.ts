@@ -10,7 +10,7 @@ import { silentLogger } from "../../src/kernel/logger";
 import { buildApp } from "../../src/automation/app";
 import { AutomationClient } from "../../src/automation/client";
 import { demoWorkflows } from "../../src/automation/demo/workflows";
-import { createBlobStore } from "../../src/automation/files/fs-blobs";
+import { createBlobStore } from "../../src/automation/blobs/fs-blobs";
 import { modelsConfig } from "../../src/automation/models/config";
 import { runsOf } from "../../src/automation/runs/service";
 import { createContext } from "../../src/automation/server";

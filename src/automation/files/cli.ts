@@ -7,7 +7,7 @@ import { UsageError } from "../../kernel/errors";
 import { createLogger } from "../../kernel/logger";
 import { openAdminStorage, printJson } from "../admin";
 import { parseDuration, storageFlags } from "../config";
-import { blobConfig, blobFlags, openBlobStore } from "./blob-config";
+import { blobConfig, blobFlags, openBlobStore } from "../blobs/blob-config";
 import { copyBlobs, type CopyProgress } from "./copy";
 import { collectGarbage, DEFAULT_GC_GRACE_MS } from "./gc";
 

@@ -2,7 +2,7 @@
 // blobs the destination already lists are skipped (a key there is a content address, written only
 // after hashing). Each copied blob is re-hashed by the destination's put while it streams, and the
 // copy counts as verified only when that hash and size equal the source's.
-import type { BlobStore } from "./blobs";
+import type { BlobStore } from "../blobs/blobs";
 
 export interface CopyProgress {
   total: number;

@@ -3,7 +3,7 @@
 import { Conflict, Invalid, NotFound } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
-import type { BlobInfo } from "./blobs";
+import type { BlobInfo } from "../blobs/blobs";
 import { checkFilename } from "./filename";
 import { readText, type Part } from "./multipart";
 import { ContentType, FILE_MAX_BYTES, Purpose, RUN_INPUT_TTL_MS, type FileSnapshot, type FileView } from "./model";

@@ -9,7 +9,7 @@ import type { AutomationContext } from "../context";
 import { actorOf } from "../tenancy/actor";
 import type { Auth } from "../tenancy/model";
 import { contentTypeOf, createExample, type NewExampleFile } from "../datasets/service";
-import type { BlobInfo } from "../files/blobs";
+import type { BlobInfo } from "../blobs/blobs";
 import { type Part, readText } from "../files/multipart";
 import type { CorrectionRow, ExpectedFileRow, ReviewRow } from "./store";
 import { openBlob, putBytes, releaseBlob } from "../files/service";

@@ -3,7 +3,7 @@
 // workflows pinned to a `tmpr_` id keep rendering.
 import { Invalid, NotFound } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
-import type { BlobInfo } from "../files/blobs";
+import type { BlobInfo } from "../blobs/blobs";
 import { checkFilename } from "../files/filename";
 import { readText, type Part } from "../files/multipart";
 import type { AutomationContext } from "../context";

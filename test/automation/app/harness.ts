@@ -8,7 +8,7 @@ import { ManualClock } from "../../../src/kernel/clock";
 import { silentLogger } from "../../../src/kernel/logger";
 import { buildApp } from "../../../src/automation/app";
 import type { AutomationConfig, AutomationContext } from "../../../src/automation/context";
-import { createBlobStore } from "../../../src/automation/files/fs-blobs";
+import { createBlobStore } from "../../../src/automation/blobs/fs-blobs";
 import type { BlobMode } from "../files/stores";
 import { createContext, type ContextDeps } from "../../../src/automation/server";
 import { createKey, createTenant } from "../../../src/automation/tenancy/service";

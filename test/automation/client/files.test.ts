@@ -7,7 +7,7 @@ import { ManualClock } from "../../../src/kernel/clock";
 import { silentLogger } from "../../../src/kernel/logger";
 import { buildApp } from "../../../src/automation/app";
 import { AuthenticationError, AutomationClient, ForbiddenError, NotFoundError, ValidationError } from "../../../src/automation/client";
-import { createBlobStore } from "../../../src/automation/files/fs-blobs";
+import { createBlobStore } from "../../../src/automation/blobs/fs-blobs";
 import { testContext } from "../app/harness";
 import { createKey, createTenant } from "../../../src/automation/tenancy/service";
 import { bytesOf, sha256 } from "../files/support";

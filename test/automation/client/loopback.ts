@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { buildApp } from "../../../src/automation/app";
 import { AutomationClient } from "../../../src/automation/client";
 import type { AutomationConfig } from "../../../src/automation/context";
-import { createBlobStore } from "../../../src/automation/files/fs-blobs";
+import { createBlobStore } from "../../../src/automation/blobs/fs-blobs";
 import { runsOf } from "../../../src/automation/runs/service";
 import { testContext } from "../app/harness";
 import { createTenant } from "../../../src/automation/tenancy/service";

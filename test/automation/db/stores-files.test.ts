@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { systemClock } from "../../../src/kernel/clock";
 import { silentLogger } from "../../../src/kernel/logger";
 import type { FileRow, UploadSessionRow } from "../../../src/automation/db/tables/files";
-import { createBlobStore } from "../../../src/automation/files/fs-blobs";
+import { createBlobStore } from "../../../src/automation/blobs/fs-blobs";
 import { collectGarbage } from "../../../src/automation/files/gc";
 import { deleteFile, insertFile, snapshotFile, type FilesContext } from "../../../src/automation/files/service";
 import { pgBackend, sqliteBackend, type Backend } from "./backends";

@@ -6,9 +6,9 @@ import { join } from "node:path";
 import { parseFlags } from "../../../src/kernel/config";
 import { FatalError, UsageError } from "../../../src/kernel/errors";
 import { parseDuration, serveConfig, serveFlags } from "../../../src/automation/config";
-import { blobConfig, openBlobStore } from "../../../src/automation/files/blob-config";
-import { FsBlobStore } from "../../../src/automation/files/fs-blobs";
-import { parseS3Url, S3BlobStore } from "../../../src/automation/files/s3-blobs";
+import { blobConfig, openBlobStore } from "../../../src/automation/blobs/blob-config";
+import { FsBlobStore } from "../../../src/automation/blobs/fs-blobs";
+import { parseS3Url, S3BlobStore } from "../../../src/automation/blobs/s3-blobs";
 import { testS3, withS3 } from "./stores";
 
 withS3();

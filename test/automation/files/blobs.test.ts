@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DomainError } from "../../../src/kernel/errors";
-import { createBlobStore } from "../../../src/automation/files/fs-blobs";
+import { createBlobStore } from "../../../src/automation/blobs/fs-blobs";
 import { BLOB_MODES, testBlobStore, withS3 } from "./stores";
 import { bytesOf, sha256 } from "./support";
 

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { ManualClock } from "../../../src/kernel/clock";
 import { silentLogger } from "../../../src/kernel/logger";
 import { buildApp } from "../../../src/automation/app";
-import { createBlobStore } from "../../../src/automation/files/fs-blobs";
+import { createBlobStore } from "../../../src/automation/blobs/fs-blobs";
 import { testContext } from "../app/harness";
 import { createTenant } from "../../../src/automation/tenancy/service";
 import { count } from "../app/sql";

@@ -2,7 +2,7 @@
 // (same canonical request), for keys that need encoding and for extra signed query parameters.
 import { expect, test } from "bun:test";
 import { S3Client } from "bun";
-import { presign, uriEncode } from "../../../src/automation/files/s3-sign";
+import { presign, uriEncode } from "../../../src/automation/blobs/s3-sign";
 
 const creds = { endpoint: "http://127.0.0.1:9000", region: "eu-west-1", bucket: "my-bucket", accessKeyId: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY" };
 const dateOf = (url: URL) => new Date(url.searchParams.get("X-Amz-Date")!.replace(/(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z/, "$1-$2-$3T$4:$5:$6Z"));

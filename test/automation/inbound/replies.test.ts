@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { AutomationConfig } from "../../../src/automation/context";
 import { refusedData, transient } from "../../../src/automation/inbound/failures";
 import { startSmtp, type SmtpReceiver } from "../../../src/automation/inbound/smtp";
-import { createBlobStore } from "../../../src/automation/files/fs-blobs";
+import { createBlobStore } from "../../../src/automation/blobs/fs-blobs";
 import { DomainError } from "../../../src/kernel/errors";
 import type { Logger } from "../../../src/kernel/logger";
 import { harness, json, type Harness } from "../app/harness";

@@ -11,7 +11,7 @@ import { DEMO_AGENT, seedDemoAgent } from "../../../src/automation/agents/demo";
 import { addAgent, agentDeps } from "../../../src/automation/agents/service";
 import { buildApp } from "../../../src/automation/app";
 import type { AutomationConfig, AutomationContext } from "../../../src/automation/context";
-import { createBlobStore } from "../../../src/automation/files/fs-blobs";
+import { createBlobStore } from "../../../src/automation/blobs/fs-blobs";
 import { fingerprint } from "../../../src/automation/key-material";
 import { createContext } from "../../../src/automation/server";
 import { createAutomation } from "../../../src/automation/automations/service";

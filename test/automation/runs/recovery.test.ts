@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildApp } from "../../../src/automation/app";
 import { createAutomation } from "../../../src/automation/automations/service";
-import { createBlobStore } from "../../../src/automation/files/fs-blobs";
+import { createBlobStore } from "../../../src/automation/blobs/fs-blobs";
 import { runsOf } from "../../../src/automation/runs/service";
 import { workflowRuntime } from "../../../src/automation/runs/runtime-workflow";
 import { SqliteRunStore } from "../../../src/automation/db/sqlite/runs";
