@@ -49,9 +49,9 @@ const KNOWN_CIRCLES: Record<string, { why: string; units: string[] }> = {
       "reach the start-up wiring (context.ts, config.ts, admin.ts), and the store contracts speak types of model files " +
       "(engine/contract.ts, models/contract.ts, reviews/model.ts, evaluators/model.ts) that reach back; the rest of issue 35",
     units: [
-      "admin.ts", "agents", "audit", "automations", "config.ts", "context.ts", "datasets", "db", "email", "engine", "evaluators", "evaluators/store.ts",
-      "files", "human-review", "inbound", "metrics.ts", "models", "models/store.ts", "people", "reviews", "reviews/store.ts", "runs", "runs/store.ts", "sso",
-      "templates", "tenancy", "workflow",
+      "admin.ts", "agents", "audit", "automations", "config", "context.ts", "datasets", "db", "email", "engine", "evaluators", "evaluators/store.ts",
+      "files", "human-review", "inbound", "metrics.ts", "models", "models/store.ts", "people", "reviews", "reviews/store.ts", "runs", "runs/store.ts", "templates",
+      "tenancy", "workflow",
     ].map((u) => A + u),
   },
 };

@@ -4,7 +4,7 @@
 // blob: the bytes never pass through the API, and nothing is a file before it is verified.
 import { Conflict, DomainError, Forbidden, Invalid, NotFound, TooLarge } from "../../kernel/errors";
 import { newId } from "../../kernel/ids";
-import type { AutomationConfig } from "../context";
+import type { AutomationConfig } from "../config";
 import {
   FILE_MAX_BYTES,
   MULTIPART_MAX_BYTES,

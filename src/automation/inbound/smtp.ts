@@ -4,7 +4,7 @@
 import { SMTPServer, type SMTPServerOptions } from "smtp-server";
 import { FatalError } from "../../kernel/errors";
 import type { AutomationContext } from "../context";
-import type { SmtpConfig } from "./config";
+import type { SmtpConfig } from "../config/smtp";
 import { reasonOf, Refusal, transient } from "./failures";
 import { inboundOf } from "./service";
 

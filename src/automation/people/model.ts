@@ -1,6 +1,6 @@
 // Wire and input shapes of people: users, roles, sign-in, one-time links.
 import * as v from "valibot";
-import { ROLES } from "../tenancy/roles";
+import { ROLES } from "../people/store";
 
 export const Email = v.pipe(
   v.string("email must be a string"),

@@ -5,7 +5,9 @@
 // (links, sessions, passwords) or sealed (TOTP secrets, which must be read back to check a code).
 import type { TenantRow } from "../tenancy/store";
 
-export type Role = "owner" | "admin" | "developer" | "reviewer" | "viewer";
+/** Every role, highest first (what each may do: tenancy/roles.ts). */
+export const ROLES = ["owner", "admin", "developer", "reviewer", "viewer"] as const;
+export type Role = (typeof ROLES)[number];
 export type UserStatus = "active" | "disabled";
 
 export interface UserRow {

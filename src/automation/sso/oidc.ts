@@ -8,7 +8,7 @@
 // with jose: the one token oauth4webapi has no check for) and the RP-initiated logout address are here too.
 import { compactVerify, errors as jose, jwtVerify } from "jose";
 import * as oauth from "oauth4webapi";
-import type { OidcProviderConfig } from "./config";
+import type { OidcProviderConfig } from "../config/oidc";
 import { guardedFetch } from "../http/outbound";
 import { type Jwks, jwksAt, JwksUnavailable } from "./jwks";
 

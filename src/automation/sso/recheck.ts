@@ -7,7 +7,7 @@ import { newId } from "../../kernel/ids";
 import { auditOf } from "../audit/service";
 import type { AutomationContext } from "../context";
 import type { PeopleDeps } from "../people/service";
-import type { OidcProviderConfig } from "./config";
+import type { OidcProviderConfig } from "../config/oidc";
 import { OidcClient } from "./oidc";
 import { configOf } from "./tenant-providers";
 import { recheckSession } from "./service";

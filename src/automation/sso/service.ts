@@ -10,8 +10,8 @@ import { Email } from "../people/model";
 import { newSession, ssoLinkHash, type PeopleDeps } from "../people/service";
 import type { Role, SsoSessionRow, UserRow } from "../people/store";
 import type { SessionInfo } from "../people/model";
-import { ROLES } from "../tenancy/roles";
-import type { OidcProviderConfig } from "./config";
+import { ROLES } from "../people/store";
+import type { OidcProviderConfig } from "../config/oidc";
 import { type OidcClient, SsoRefused, type VerifiedClaims } from "./oidc";
 
 /** Higher wins when two rules give one tenant a role. */

@@ -9,7 +9,7 @@ import { parseWith } from "../http/validate";
 import type { PeopleDeps } from "../people/service";
 import type { Role, TenantProviderRow } from "../people/store";
 import { deriveKey, open, seal } from "../secrets";
-import { Domain, HIGH_ROLES, Issuer, RoleName, Slug, type OidcProviderConfig } from "./config";
+import { Domain, HIGH_ROLES, Issuer, RoleName, Slug, type OidcProviderConfig } from "../config/oidc";
 
 export const TenantProviderBody = v.strictObject({
   id: v.pipe(v.string("id must be a string"), v.regex(Slug, "id must be a slug: lower-case letters, digits and -")),

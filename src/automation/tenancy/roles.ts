@@ -1,9 +1,7 @@
 // The role → scope table: a person's role in a tenant grants exactly these API-key scopes, so one
 // check (`requireScope` over `auth.scopes`) decides for keys and sessions alike. docs/automation/people.md
 // prints this table; test/automation/people/matrix.test.ts holds every route to it.
-import type { Role } from "../people/store";
-
-export const ROLES = ["owner", "admin", "developer", "reviewer", "viewer"] as const satisfies readonly Role[];
+import { ROLES, type Role } from "../people/store";
 
 const VIEWER = ["automations:read", "runs:read", "files:read", "reviews:read", "templates:read"];
 const REVIEWER = [...VIEWER, "reviews:write", "datasets:write"];

@@ -1,6 +1,6 @@
 // The automation server's configuration for tests and benchmarks: in-memory, one worker, no demo. A
 // module of its own (no test-runner hooks), so benchmark scripts run outside `bun test` can use it too.
-import type { AutomationConfig } from "../../../src/automation/context";
+import type { AutomationConfig } from "../../../src/automation/config";
 
 export function testConfig(over: Partial<AutomationConfig> = {}): AutomationConfig {
   return {

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildApp } from "../../../src/automation/app";
 import { AutomationClient } from "../../../src/automation/client";
-import type { AutomationConfig } from "../../../src/automation/context";
+import type { AutomationConfig } from "../../../src/automation/config";
 import { createBlobStore } from "../../../src/automation/blobs/fs-blobs";
 import { runsOf } from "../../../src/automation/runs/service";
 import { testContext } from "../app/harness";

@@ -1,7 +1,7 @@
 // Human-review test support: the HTTP harness with the real engine and workers, a workflow whose
 // middle step is a human review, and helpers to wait for a run to park and to act on its task.
 import { createAutomation } from "../../../src/automation/automations/service";
-import type { AutomationConfig } from "../../../src/automation/context";
+import type { AutomationConfig } from "../../../src/automation/config";
 import { runsOf } from "../../../src/automation/runs/service";
 import { harness, json, type Json } from "../app/harness";
 

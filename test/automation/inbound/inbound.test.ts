@@ -4,8 +4,8 @@
 // for two concurrent deliveries), every refusal with its code and nothing stored, STARTTLS.
 import { afterAll, describe, expect, test } from "bun:test";
 import nodemailer, { type SendMailOptions } from "nodemailer";
-import type { AutomationConfig } from "../../../src/automation/context";
-import { parseSize, smtpConfig } from "../../../src/automation/inbound/config";
+import type { AutomationConfig } from "../../../src/automation/config";
+import { parseSize, smtpConfig } from "../../../src/automation/config/smtp";
 import { startSmtp, type SmtpReceiver } from "../../../src/automation/inbound/smtp";
 import { harness, json, type Harness } from "../app/harness";
 import { selfSignedCert } from "../../support/smtp-sink";

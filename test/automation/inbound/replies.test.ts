@@ -7,7 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AutomationConfig } from "../../../src/automation/context";
+import type { AutomationConfig } from "../../../src/automation/config";
 import { refusedData, transient } from "../../../src/automation/inbound/failures";
 import { startSmtp, type SmtpReceiver } from "../../../src/automation/inbound/smtp";
 import { createBlobStore } from "../../../src/automation/blobs/fs-blobs";

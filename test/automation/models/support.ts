@@ -1,7 +1,7 @@
 // AI step tests: the HTTP app over an in-memory database with the real engine and worker pool, models
 // pointing at the loopback fake. `run` deploys a workflow and runs it to completion through /v1/runs.
 import { createAutomation } from "../../../src/automation/automations/service";
-import type { AutomationConfig } from "../../../src/automation/context";
+import type { AutomationConfig } from "../../../src/automation/config";
 import type { ModelsConfig } from "../../../src/automation/models/config";
 import { runsOf } from "../../../src/automation/runs/service";
 import { harness, json, type Harness, type Json } from "../app/harness";

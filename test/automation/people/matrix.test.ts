@@ -9,7 +9,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { json } from "../app/harness";
 import { hasScope } from "../../../src/automation/tenancy/service";
-import { ROLE_SCOPES, ROLES } from "../../../src/automation/tenancy/roles";
+import { ROLES } from "../../../src/automation/people/store";
+import { ROLE_SCOPES } from "../../../src/automation/tenancy/roles";
 import { as, peopleHarness } from "./support";
 
 type Route = { method: string; path: string; group: string };

@@ -12,7 +12,7 @@ import { runsOf } from "../../../src/automation/runs/service";
 import { workflowRuntime } from "../../../src/automation/runs/runtime-workflow";
 import { SqliteRunStore } from "../../../src/automation/db/sqlite/runs";
 import { MAX_ATTEMPTS } from "../../../src/automation/runs/worker";
-import type { AutomationConfig } from "../../../src/automation/context";
+import type { AutomationConfig } from "../../../src/automation/config";
 import { createTenant } from "../../../src/automation/tenancy/service";
 import { ManualClock } from "../../../src/kernel/clock";
 import { openSqlite } from "../../../src/kernel/db";

@@ -2,7 +2,7 @@
 // driven as a browser would: our start → the provider's authorization endpoint and login → our callback.
 import type { Harness } from "../app/harness";
 import { peopleHarness } from "../people/support";
-import type { OidcProviderConfig } from "../../../src/automation/sso/config";
+import type { OidcProviderConfig } from "../../../src/automation/config/oidc";
 import type { TestProvider } from "./provider";
 
 export const REDIRECT = "http://localhost/v1/auth/oidc/sso/callback";

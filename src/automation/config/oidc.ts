@@ -6,8 +6,7 @@ import { readFileSync } from "node:fs";
 import * as v from "valibot";
 import type { FlagSpec } from "../../kernel/config";
 import { UsageError } from "../../kernel/errors";
-import { ROLES } from "../tenancy/roles";
-import type { Role } from "../people/store";
+import { ROLES, type Role } from "../people/store";
 
 export const oidcFlags = {
   "oidc-providers": {
