@@ -17,7 +17,7 @@ import { automationRoutes } from "./automations/routes";
 import { filesRoutes } from "./files/routes";
 import { runsRoutes } from "./runs/routes";
 import { datasetRoutes } from "./datasets/routes";
-import { modelsRoutes } from "./models/routes";
+import { modelsRoutes } from "./catalog/routes";
 import { templateRoutes } from "./templates/routes";
 import { agentRoutes } from "./agents/routes";
 import { backtestRoutes } from "./backtests/routes";

@@ -49,9 +49,8 @@ const KNOWN_CIRCLES: Record<string, { why: string; units: string[] }> = {
       "reach the start-up wiring (context.ts, config.ts, admin.ts), and the store contracts speak types of model files " +
       "(engine/contract.ts, models/contract.ts, reviews/model.ts, evaluators/model.ts) that reach back; the rest of issue 35",
     units: [
-      "admin.ts", "agents", "audit", "automations", "config", "context.ts", "datasets", "db", "email", "engine", "evaluators", "evaluators/store.ts",
-      "files", "human-review", "inbound", "metrics.ts", "models", "models/store.ts", "people", "reviews", "reviews/store.ts", "runs", "runs/store.ts", "templates",
-      "tenancy", "workflow",
+      "admin.ts", "agents", "audit", "automations", "context.ts", "datasets", "db", "email", "engine", "evaluators", "evaluators/store.ts", "files",
+      "human-review", "inbound", "metrics.ts", "people", "reviews", "reviews/store.ts", "runs", "runs/store.ts", "templates", "tenancy", "workflow",
     ].map((u) => A + u),
   },
 };
@@ -111,7 +110,10 @@ for (const f of files) {
   if (!folders.has(from)) folders.set(from, new Set());
   for (const t of graph.get(f)!) if (t.startsWith(A) && unit(t) !== from) folders.get(from)!.add(unit(t));
 }
-const folderCircles = circles(folders);
+// A folder and its own store.ts are one folder: a circle of only those two is not between folders (a low
+// folder such as models/, below db/, has its store.ts type its rows with the folder's own contract).
+const folderOf = (u: string) => (isStore(u) ? u.slice(0, -"/store.ts".length) : u);
+const folderCircles = circles(folders).filter((c) => new Set(c.map(folderOf)).size > 1);
 
 test("the detectors see what they look for (sanity)", () => {
   expect(files.length).toBeGreaterThan(200);
@@ -120,6 +122,7 @@ test("the detectors see what they look for (sanity)", () => {
   expect(circles(new Map([["a", new Set(["b"])], ["b", new Set(["a"])]]))).toEqual([["a", "b"]]);
   expect(unit(`${A}runs/worker.ts`)).toBe(`${A}runs`);
   expect(unit(`${A}runs/store.ts`)).toBe(`${A}runs/store.ts`);
+  expect(folderOf(`${A}runs/store.ts`)).toBe(`${A}runs`);
 });
 
 test("(a) no file of a feature imports src/automation/db/ (only the start-up wiring, and a store.ts re-exporting db/tables row types)", () => {

@@ -1,9 +1,10 @@
-// GET /models: the configured model catalog (any valid key may read it).
+// GET /models: the configured model catalog (any valid key may read it). The HTTP front of models/,
+// which sits below the context (the context holds its gateway) and so cannot hold routes that read it.
 import { Elysia } from "elysia";
 import type { AutomationContext } from "../context";
 import { parseWith } from "../http/validate";
 import { authPlugin } from "../tenancy/auth";
-import { catalog } from "./catalog";
+import { catalog } from "../models/catalog";
 import { catalogQuery } from "./model";
 
 export const modelsRoutes = (ctx: AutomationContext) =>
