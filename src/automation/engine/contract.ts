@@ -3,6 +3,10 @@
 // step through the journal, so a run can resume after a crash from its last finished step.
 import type { Clock } from "../../kernel/clock";
 import type { ModelGateway } from "../models/contract";
+import type { StepRecord } from "../runs/store";
+
+/** A step's record in the run's journal: declared by the journal's store (runs/store.ts), which persists it. */
+export type { StepRecord };
 
 /** A file as a workflow sees it (input file, step output file, run artifact). */
 export interface FileRef {
@@ -10,24 +14,6 @@ export interface FileRef {
   filename: string;
   contentType: string;
   size: number;
-}
-
-export interface StepRecord {
-  /** Unique position of the step execution: `total`, `loop[2].inner`, `par.branchA.fetch`. */
-  path: string;
-  name: string;
-  type: string;
-  status: "completed" | "failed" | "skipped";
-  output?: unknown;
-  error?: { message: string; code?: string };
-  /**
-   * The values the step ran with (its `with:` or control fields after templates), secrets redacted and
-   * size bounded (step-input.ts); absent when it never got that far (a skip, a template error).
-   */
-  input?: unknown;
-  attempt: number;
-  startedAt: string;
-  completedAt: string;
 }
 
 export interface RunJournal {

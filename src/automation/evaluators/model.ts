@@ -1,5 +1,8 @@
 // The evaluator YAML (valibot), its parsed form, and the wire body of PUT …/evaluators.
 import * as v from "valibot";
+import type { EvalResult } from "./store";
+
+export type { EvalResult };
 
 export const MAX_EVALUATOR_YAML_BYTES = 1024 * 1024;
 
@@ -72,24 +75,6 @@ export const EvaluatorConfig = v.pipe(
 export type EvaluatorConfig = v.InferOutput<typeof EvaluatorConfig>;
 
 export const PutBody = v.strictObject({ yaml: v.pipe(v.string("yaml must be a string"), v.minLength(1, "yaml is required")) });
-
-/** One stored score of a run, as `GET /v1/runs/{id}/evaluations` and experiments show it. */
-export interface EvalResult {
-  id: string;
-  runId: string;
-  automationId: string | null;
-  evaluatorName: string;
-  evaluatorType: string;
-  score: number | null;
-  passed: boolean | null;
-  label: string | null;
-  weight: number | null;
-  passThreshold: number | null;
-  description: string | null;
-  details: unknown;
-  error: string | null;
-  createdAt: string;
-}
 
 /** What one evaluator says about one run. */
 export interface Score {

@@ -1,8 +1,22 @@
 // What evaluation needs from storage: the evaluator YAML of an automation and the scores of its runs.
 // One async interface; db/sqlite/evaluators.ts and db/pg/evaluators.ts implement it. This module imports no implementation.
-import type { EvalResult } from "./model";
-
-export type { EvalResult };
+/** One stored score of a run (model.ts re-exports it for the wire), as `GET /v1/runs/{id}/evaluations` and experiments show it. */
+export interface EvalResult {
+  id: string;
+  runId: string;
+  automationId: string | null;
+  evaluatorName: string;
+  evaluatorType: string;
+  score: number | null;
+  passed: boolean | null;
+  label: string | null;
+  weight: number | null;
+  passThreshold: number | null;
+  description: string | null;
+  details: unknown;
+  error: string | null;
+  createdAt: string;
+}
 
 /** Evaluator files (one YAML per automation) and the scores of evaluation runs. */
 export interface EvaluatorStore {

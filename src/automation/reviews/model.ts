@@ -1,5 +1,8 @@
 // Wire schemas of run reviews, corrected files, promotion and review health (valibot).
 import * as v from "valibot";
+import type { Review, ReviewCorrection, ReviewStatus, ReviewVerdict } from "./store";
+
+export type { Review, ReviewCorrection, ReviewStatus, ReviewVerdict };
 import { isoQuery, queryInt } from "../http/validate";
 
 const text = (max: number) => v.pipe(v.string(), v.maxLength(max, `at most ${max} characters`));
@@ -60,38 +63,3 @@ export const HealthQuery = v.object({
   minRollingReviews: v.optional(queryInt(1, 1000), "1"),
 });
 export type HealthQuery = v.InferOutput<typeof HealthQuery>;
-
-// What the review API answers: the server builds these (service.ts) and the client returns them.
-export type ReviewVerdict = "correct" | "incorrect";
-export type ReviewStatus = "open" | "closed" | "wont_fix";
-
-export interface ReviewCorrection {
-  id: string;
-  kind: "field" | "file";
-  path: string;
-  label: string | null;
-  originalValue: unknown;
-  correctedValue: unknown;
-  note: string | null;
-  correctedArtifactPath: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface Review {
-  id: string;
-  verdict: ReviewVerdict | null;
-  status: ReviewStatus;
-  note: string | null;
-  correctedOutput: unknown;
-  reviewedBy: string | null;
-  reviewedByEmail: string | null;
-  reviewedAt: string | null;
-  closedBy: string | null;
-  closedByEmail: string | null;
-  closedAt: string | null;
-  closedNote: string | null;
-  createdAt: string;
-  updatedAt: string;
-  corrections: ReviewCorrection[];
-}

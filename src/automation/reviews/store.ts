@@ -1,7 +1,42 @@
 // What run reviews need from storage: reviews, corrections, corrected files with their blob pins, and
 // review health aggregated in the database. One async interface; db/sqlite/reviews.ts and
 // db/pg/reviews.ts implement it. This module imports no implementation.
-import type { Review } from "./model";
+
+// What the review API answers (model.ts re-exports them for the wire): the server builds these
+// (service.ts) from the rows below, and the client returns them.
+export type ReviewVerdict = "correct" | "incorrect";
+export type ReviewStatus = "open" | "closed" | "wont_fix";
+
+export interface ReviewCorrection {
+  id: string;
+  kind: "field" | "file";
+  path: string;
+  label: string | null;
+  originalValue: unknown;
+  correctedValue: unknown;
+  note: string | null;
+  correctedArtifactPath: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Review {
+  id: string;
+  verdict: ReviewVerdict | null;
+  status: ReviewStatus;
+  note: string | null;
+  correctedOutput: unknown;
+  reviewedBy: string | null;
+  reviewedByEmail: string | null;
+  reviewedAt: string | null;
+  closedBy: string | null;
+  closedByEmail: string | null;
+  closedAt: string | null;
+  closedNote: string | null;
+  createdAt: string;
+  updatedAt: string;
+  corrections: ReviewCorrection[];
+}
 
 /** A stored review: the wire's fields (reviews/model.ts) with its run and owner, JSON as text, and a count. */
 export type ReviewRow = Omit<Review, "note" | "correctedOutput" | "reviewedAt" | "corrections"> & {

@@ -3,12 +3,10 @@
 // each; db/sqlite/runs.ts, db/pg/runs.ts and */notifications.ts implement them. This module imports no
 // implementation. Runs, steps, events and run files are drizzle-inferred rows (db/tables/runs.ts);
 // callers take them from here, with the statuses, filters and claims the store speaks in.
-import type { StepRecord } from "../engine/contract";
 import type { TickKey } from "../schedules/store";
 import type { EventRow, FileRow as RunFileRow, NewRun, RunRow, StepRow } from "../db/tables/runs";
 
 export type { EventRow, FileRow, NewRun, RunRow, StepRow } from "../db/tables/runs";
-export type { StepRecord };
 
 export const TERMINAL = ["completed", "failed", "cancelled", "rejected"] as const;
 export const STATUSES = ["created", "pending", "running", "waiting", "finalizing", ...TERMINAL] as const;
@@ -20,6 +18,25 @@ export interface NewEvent {
   status?: string | null;
   message?: string | null;
   metadata?: Record<string, unknown>;
+}
+
+/** One step execution as the engine reports it and the journal keeps it (engine/contract.ts re-exports it). */
+export interface StepRecord {
+  /** Unique position of the step execution: `total`, `loop[2].inner`, `par.branchA.fetch`. */
+  path: string;
+  name: string;
+  type: string;
+  status: "completed" | "failed" | "skipped";
+  output?: unknown;
+  error?: { message: string; code?: string };
+  /**
+   * The values the step ran with (its `with:` or control fields after templates), secrets redacted and
+   * size bounded (engine/step-input.ts); absent when it never got that far (a skip, a template error).
+   */
+  input?: unknown;
+  attempt: number;
+  startedAt: string;
+  completedAt: string;
 }
 
 /** The review filters of `GET /runs` (already validated): conditions on each run's review row. */
