@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { execute } from "../../src/automation/engine/execute";
 import type { EngineServices, StepRecord } from "../../src/automation/engine/contract";
 import { parseWorkflow } from "../../src/automation/workflow";
-import type { Workflow } from "../../src/automation/workflow/types";
+import type { Workflow } from "../../src/automation/engine/workflow-types";
 import { systemClock } from "../../src/kernel/clock";
 import { ensureBuilt, startServer } from "../e2e/support";
 import { SQL } from "bun";

@@ -4,10 +4,10 @@
 import * as v from "valibot";
 import { stringify } from "yaml";
 import { inputJsonSchema, parseWorkflow, type Workflow } from "../workflow/index";
-import { typeError } from "../workflow/input";
+import { typeError } from "../engine/workflow-input";
 import { inputSchema } from "../workflow/schema";
 import { readYaml } from "../workflow/source";
-import type { WorkflowInput } from "../workflow/types";
+import type { WorkflowInput } from "../engine/workflow-types";
 import type { Triggers } from "../automations/model";
 
 export const MANIFEST_FILE = "agent.yaml";

@@ -5,8 +5,8 @@
 // end early); step `if`, `timeout` and `retry` are applied here for every kind.
 import * as v from "valibot";
 import { preferModel } from "../models/metered";
-import { applyInputDefaults } from "../workflow/input";
-import type { Step, Workflow } from "../workflow/types";
+import { applyInputDefaults } from "./workflow-input";
+import type { Step, Workflow } from "./workflow-types";
 import type { ExecuteOptions, ExecuteResult, StepRecord } from "./contract";
 import { Cancelled, StepError, Suspended } from "./errors";
 import { pathMatches, type AnyStepKind, type BlockResult, type StepContext, type StepScope } from "./kind";

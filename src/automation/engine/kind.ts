@@ -1,7 +1,7 @@
 // What a step kind is: a small module with its valibot config schema beside its code. The engine
 // knows kinds only through this interface (see registry.ts), so new kinds plug in without touching it.
 import type * as v from "valibot";
-import type { Step } from "../workflow/types";
+import type { Step } from "./workflow-types";
 import type { EngineServices, EvalContext } from "./contract";
 
 export interface StepScope {

@@ -12,7 +12,7 @@ import type { Auth } from "../tenancy/model";
 import { openBlob } from "../files/service";
 import { runsOf } from "../runs/service";
 import type { ApproveBody, FieldBody, HumanReviewList, HumanReviewSummary, HumanReviewTask, ListQuery, RejectBody, TaskFile } from "./model";
-import { assign, lookup } from "./pointer";
+import { assign, lookup } from "../engine/pointer";
 import type { DecisionRow, TaskActResult, TaskRow, TaskWrite } from "./store";
 
 /** 409 with what the client needs to recover: the task's current version and status. */

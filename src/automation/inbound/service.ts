@@ -5,7 +5,7 @@ import { DomainError } from "../../kernel/errors";
 import type { AutomationContext } from "../context";
 import { runsOf } from "../runs/service";
 import { emailTriggerOf, whitelisted, type EmailTrigger } from "../workflow/email-trigger";
-import type { Workflow } from "../workflow/types";
+import type { Workflow } from "../engine/workflow-types";
 import { formatAddress, mintToken, tokenOf } from "./address";
 import { reasonOf, Refusal, refusedData, transient } from "./failures";
 import { mapAttachments, parseMessage, type InboundMessage } from "./message";

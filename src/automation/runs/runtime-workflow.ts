@@ -2,7 +2,7 @@
 // engine's (production) or one given by a test.
 import type { ExecuteOptions, ExecuteResult } from "../engine/contract";
 import { applyInputDefaults, parseWorkflow, validateRunInput } from "../workflow";
-import type { Workflow } from "../workflow/types";
+import type { Workflow } from "../engine/workflow-types";
 import type { RunsRuntime } from "./runtime";
 
 /** Parsed definitions by their YAML: every run of a version parses it twice (start, execute) otherwise. */

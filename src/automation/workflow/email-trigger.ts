@@ -1,7 +1,7 @@
 // The `{type: email, whitelist: {domains, emails}}` trigger: its schema, who it lets in, and the rules
 // a workflow declaring one must follow so that every message it accepts can become a run.
 import * as v from "valibot";
-import type { Workflow, WorkflowInput } from "./types";
+import type { Workflow, WorkflowInput } from "../engine/workflow-types";
 
 const DOMAIN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,62}$/;
 const LOCAL = /^[a-z0-9!#$%&'*+/=?^_`{|}~.-]{1,64}$/;

@@ -1,6 +1,6 @@
 // JSON Schema (draft 2020-12) of a workflow's inputs and output, for automation detail responses.
 import { isTemplate } from "../engine/template";
-import type { InputType, ItemType, Workflow } from "./types";
+import type { InputType, ItemType, Workflow } from "../engine/workflow-types";
 
 type JsonSchema = Record<string, unknown>;
 

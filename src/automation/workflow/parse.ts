@@ -5,11 +5,11 @@ import { findPaths, pathMatches, type AnyStepKind } from "../engine/kind";
 import { stepKind, stepKinds } from "../engine/registry";
 import { isTemplate, templateError } from "../engine/template";
 import { cronTriggerSchema, expressionError, timeZoneError } from "./cron";
-import { typeError } from "./input";
+import { typeError } from "../engine/workflow-input";
 import { readYaml, type Source } from "./source";
 import { COMMON_STEP_FIELDS, commonStepSchema, inputSchema, workflowSchema } from "./schema";
 import { checkEmailTriggers } from "./email-trigger";
-import type { ParseResult, Step, Workflow, WorkflowInput, WorkflowIssue } from "./types";
+import type { ParseResult, Step, Workflow, WorkflowInput, WorkflowIssue } from "../engine/workflow-types";
 
 const MAX_YAML = 1024 * 1024;
 const MAX_DEPTH = 20;

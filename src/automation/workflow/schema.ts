@@ -1,7 +1,7 @@
 // valibot schemas for the parts of a workflow the parser owns (top level, inputs, common step
 // fields). Each step kind's own config schema lives beside the kind in engine/kinds/.
 import * as v from "valibot";
-import { inputTypes, itemTypes } from "./types";
+import { inputTypes, itemTypes } from "../engine/workflow-types";
 
 export const SLUG = /^[a-z0-9][a-z0-9_-]*$/;
 const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;

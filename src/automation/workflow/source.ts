@@ -1,7 +1,7 @@
 // Reads workflow YAML into plain JSON while remembering the line of every node, so validation
 // issues found later on the plain value can still point at `line N` of the file.
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from "yaml";
-import type { WorkflowIssue } from "./types";
+import type { WorkflowIssue } from "../engine/workflow-types";
 import { unstorable, unstorableField, unstorableMessage } from "../../kernel/text";
 
 export interface Source {

@@ -6,7 +6,7 @@ import { demoWorkflows } from "../../../src/automation/demo/workflows/index";
 import { stepKinds } from "../../../src/automation/engine/registry";
 import { runsOf } from "../../../src/automation/runs/service";
 import { parseWorkflow } from "../../../src/automation/workflow";
-import type { Step } from "../../../src/automation/workflow/types";
+import type { Step } from "../../../src/automation/engine/workflow-types";
 import { harness, json } from "../app/harness";
 
 const health = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => Response.json({ ok: true }) });

@@ -5,7 +5,7 @@ import { createAutomation } from "../../../src/automation/automations/service";
 import type { ExecuteOptions, ExecuteResult } from "../../../src/automation/engine/contract";
 import { runsOf } from "../../../src/automation/runs/service";
 import { workflowRuntime } from "../../../src/automation/runs/runtime-workflow";
-import type { Workflow } from "../../../src/automation/workflow/types";
+import type { Workflow } from "../../../src/automation/engine/workflow-types";
 import { harness, json, type Harness, type Json } from "../app/harness";
 import type { BlobMode } from "../files/stores";
 

@@ -7,7 +7,7 @@ import type { ModelMessage, ModelTool, ModelToolCall } from "../../models/contra
 import { Cancelled, StepError } from "../errors";
 import { defineKind, type StepContext } from "../kind";
 import { ask } from "./ai-shared";
-import type { Step } from "../../workflow/types";
+import type { Step } from "../workflow-types";
 
 const TOOL = /^workflows\.[a-z0-9][a-z0-9_-]*$/;
 

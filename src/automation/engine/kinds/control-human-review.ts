@@ -3,7 +3,7 @@
 // becomes this step's output) or rejects (the run ends `rejected`). The run holds no worker while it
 // waits: the host commits task + `waiting` status together, then the engine unwinds (Suspended).
 import * as v from "valibot";
-import { selectFields } from "../../human-review/selection";
+import { selectFields } from "../review-selection";
 import type { FileRef } from "../contract";
 import { Cancelled, StepError, Suspended } from "../errors";
 import { defineKind } from "../kind";

@@ -1,4 +1,5 @@
-// The typed form of a workflow YAML file, as the parser produces it and the engine executes it.
+// The typed form of a workflow YAML file, as the parser (workflow/) produces it and the engine executes
+// it. It sits in engine/, the lower of the two: the parser needs the step kinds of engine/registry.ts.
 
 export const inputTypes = ["string", "number", "integer", "boolean", "object", "array", "file"] as const;
 export type InputType = (typeof inputTypes)[number];

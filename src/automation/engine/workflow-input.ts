@@ -1,6 +1,6 @@
 // Checks a run's input against the workflow's declared `inputs` (the runs API answers 400 with these
 // issues), and fills declared defaults.
-import type { Workflow, WorkflowInput, WorkflowIssue } from "./types";
+import type { Workflow, WorkflowInput, WorkflowIssue } from "./workflow-types";
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === "object" && !Array.isArray(v);

@@ -1,7 +1,8 @@
 // Which fields of a human-review task a person must confirm: by confidence (strictly below the
 // threshold), an explicit list, or all scalar fields; per-field `review: always|never|skip` and
-// `exclude` win over the mode. Pure, so the step kind and its tests share it.
-import type { ReviewField } from "../engine/contract";
+// `exclude` win over the mode. Pure, so the step kind and its tests share it; in engine/ beside
+// the step kind (control.human-review) that decides with it.
+import type { ReviewField } from "./contract";
 import { leaves, lookup } from "./pointer";
 
 export type Confidence = number | "low" | "medium" | "high";
