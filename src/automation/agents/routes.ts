@@ -2,7 +2,7 @@
 // through the automations and runs routes like workflows.
 import { Elysia, type DocumentDecoration } from "elysia";
 import type { AutomationContext } from "../context";
-import { envelopeSchema } from "../automations/openapi";
+import { envelopeSchema } from "../http/envelope";
 import { jsonParser } from "../http/body";
 import { parseWith } from "../http/validate";
 import { authenticateRequest, authPlugin, requireScope } from "../tenancy/auth";

@@ -3,28 +3,12 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type { DocumentDecoration } from "elysia";
 import type { GenericSchema } from "valibot";
+import { envelopeSchema } from "../http/envelope";
 import { CreateAutomationBody, CreateVersionBody, RestoreBody, UpdateAutomationBody, ValidateBody } from "./model";
 
 type Schema = Record<string, unknown>;
 const str = { type: "string" };
 const nullable = (s: Schema) => ({ anyOf: [s, { type: "null" }] });
-
-export const envelopeSchema: Schema = {
-  type: "object",
-  required: ["issues", "requestId"],
-  properties: {
-    issues: {
-      type: "array",
-      items: {
-        type: "object",
-        required: ["field", "message", "code", "severity"],
-        properties: { field: str, message: str, code: str, severity: { type: "string", enum: ["error", "warning"] } },
-      },
-    },
-    requestId: str,
-    hint: str,
-  },
-};
 
 const triggers: Schema = {
   type: "object",

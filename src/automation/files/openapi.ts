@@ -1,7 +1,7 @@
 // OpenAPI details of the files routes (their bodies are read by hand, so the shapes are declared here).
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type { DocumentDecoration } from "elysia";
-import { envelopeSchema } from "../automations/openapi";
+import { envelopeSchema } from "../http/envelope";
 import { CompleteUploadBody, CreateUploadBody } from "./model";
 
 type Schema = Record<string, unknown>;

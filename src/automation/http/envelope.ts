@@ -69,3 +69,21 @@ export function envelopeResponse(status: number, requestId: string, issues: Issu
     headers: { "content-type": "application/json; charset=utf-8", "x-request-id": requestId, ...extra.headers },
   });
 }
+
+/** The envelope as an OpenAPI (JSON) schema, for the routes' documented error answers. */
+export const envelopeSchema: Record<string, unknown> = {
+  type: "object",
+  required: ["issues", "requestId"],
+  properties: {
+    issues: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["field", "message", "code", "severity"],
+        properties: { field: { type: "string" }, message: { type: "string" }, code: { type: "string" }, severity: { type: "string", enum: ["error", "warning"] } },
+      },
+    },
+    requestId: { type: "string" },
+    hint: { type: "string" },
+  },
+};
