@@ -49,7 +49,7 @@ const KNOWN_CIRCLES: Record<string, { why: string; units: string[] }> = {
       "reach the start-up wiring (context.ts, config.ts, admin.ts), and the store contracts speak types of model files " +
       "(engine/contract.ts, models/contract.ts, reviews/model.ts, evaluators/model.ts) that reach back; the rest of issue 35",
     units: [
-      "agents", "audit", "automations", "human-review", "inbound", "people", "runs", "tenancy",
+      "agents", "audit", "automations", "inbound", "people", "runs", "tenancy",
     ].map((u) => A + u),
   },
 };

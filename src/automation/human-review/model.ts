@@ -1,18 +1,9 @@
 // Wire schemas of the human-review task API (valibot) and the types inferred from them.
 import * as v from "valibot";
 import { INT32_MAX, isoQuery, queryInt, wholeNumber } from "../http/validate";
+import type { TaskFile } from "./store";
 
-/** A file shown to the reviewer, as stored with the task. */
-export interface TaskFile {
-  fileId: string;
-  filename: string;
-  mimeType: string;
-  size: number;
-  fieldName: string | null;
-  artifactPath: string;
-  role: string;
-  sha256: string;
-}
+export type { TaskFile };
 
 // What the task API answers: the server builds these (service.ts) and the client returns them.
 export type HumanReviewStatus = "pending" | "approved" | "rejected" | "cancelled";

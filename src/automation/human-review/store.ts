@@ -2,6 +2,18 @@
 // move the run in the same transaction. One async interface; db/sqlite/human-review.ts and
 // db/pg/human-review.ts implement it. This module imports no implementation.
 
+/** A file shown to the reviewer, as stored with the task (model.ts re-exports it for the wire). */
+export interface TaskFile {
+  fileId: string;
+  filename: string;
+  mimeType: string;
+  size: number;
+  fieldName: string | null;
+  artifactPath: string;
+  role: string;
+  sha256: string;
+}
+
 export interface TaskRow {
   id: string;
   tenantId: string;

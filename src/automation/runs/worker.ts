@@ -7,7 +7,7 @@ import type { EngineServices, ExecuteResult, FileRef, RunJournal, StepRecord } f
 import { describeWorkflow } from "../agents/service";
 import { openBlob, putBytes, retainBlob } from "../files/service";
 import { templateRenderer } from "../templates/engine";
-import { humanReviewGateway } from "../human-review/gateway";
+import { humanReviewGateway } from "./human-review-gateway";
 import { mailSender } from "../email/engine";
 import { meteredGateway } from "../models/metered";
 import { modelUsageMetrics } from "../metrics";

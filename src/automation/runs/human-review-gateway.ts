@@ -1,13 +1,14 @@
-// What the run worker hands the engine for `control.human_review`: park the run on a task. The task
-// rows, the step record (`waiting`) and the run's `waiting` status commit together
+// What the run worker hands the engine for `control.human_review`: park the run on a task (runs/ owns
+// the parking; human-review/ answers the reviewers and wakes the run through runs/service.ts).
+// The task rows, the step record (`waiting`) and the run's `waiting` status commit together
 // (`ctx.storage.humanReview.park`), and a step executed again after a crash finds the task its earlier
 // attempt created instead of a second.
 import { newId } from "../../kernel/ids";
 import type { AutomationContext } from "../context";
 import type { HumanReviewGateway, ParkRequest } from "../engine/contract";
 import { StepError } from "../engine/errors";
-import type { FileRow, RunRow } from "../runs/store";
-import type { TaskFile } from "./model";
+import type { FileRow, RunRow } from "./store";
+import type { TaskFile } from "../human-review/store";
 
 function taskFile(f: FileRow, role: string): TaskFile {
   const segs = f.path.split("/");
