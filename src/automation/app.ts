@@ -14,6 +14,7 @@ import { tenancyRoutes } from "./tenancy/routes";
 import { peopleRoutes } from "./people/routes";
 import { ssoRoutes } from "./sso/routes";
 import { automationRoutes } from "./automations/routes";
+import { inboundOf } from "./inbound/service";
 import { filesRoutes } from "./files/routes";
 import { runsRoutes } from "./runs/routes";
 import { datasetRoutes } from "./datasets/routes";
@@ -38,7 +39,7 @@ const api = (ctx: AutomationContext, prefix: string) =>
     .use(tenancyRoutes(ctx))
     .use(peopleRoutes(ctx))
     .use(ssoRoutes(ctx))
-    .use(automationRoutes(ctx))
+    .use(automationRoutes(ctx, (a, yaml) => inboundOf(ctx).inboundEmail(a, yaml)))
     .use(scheduleRoutes(ctx))
     .use(filesRoutes(ctx))
     .use(runsRoutes(ctx))

@@ -42,17 +42,7 @@ const CONTRACT_VALUES: Record<string, string> = {
 };
 
 /** Circles between folders still there, each with why; a feature's store.ts and db/tables/ count as units of their own. */
-const KNOWN_CIRCLES: Record<string, { why: string; units: string[] }> = {
-  tangle: {
-    why:
-      "features call each other's services both ways (runs <-> agents, evaluators, experiments, human-review, reviews, ...), " +
-      "reach the start-up wiring (context.ts, config.ts, admin.ts), and the store contracts speak types of model files " +
-      "(engine/contract.ts, models/contract.ts, reviews/model.ts, evaluators/model.ts) that reach back; the rest of issue 35",
-    units: [
-      "agents", "audit", "automations", "inbound", "people", "runs", "tenancy",
-    ].map((u) => A + u),
-  },
-};
+const KNOWN_CIRCLES: Record<string, { why: string; units: string[] }> = {};
 
 const graph = importGraph(root);
 const files = [...graph.keys()].filter((f) => f.startsWith(A));

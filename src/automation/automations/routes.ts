@@ -7,7 +7,7 @@ import { docs } from "./openapi";
 import { stepKindInfo } from "./step-kinds";
 import { parseWith } from "../http/validate";
 import { authenticateRequest, authPlugin, requireScope } from "../tenancy/auth";
-import { inboundOf } from "../inbound/service";
+import type { EmailTrigger } from "../workflow/email-trigger";
 import { CreateAutomationBody, CreateVersionBody, GetAutomationQuery, ListAutomationsQuery, ListVersionsQuery, MAX_YAML_BYTES, RestoreBody, UpdateAutomationBody, ValidateBody } from "./model";
 import {
   createAutomation,
@@ -25,7 +25,16 @@ import {
 } from "./service";
 
 // JSON escaping can double a YAML's size on the wire; the 1 MiB rule is checked on the decoded YAML.
-export const automationRoutes = (ctx: AutomationContext) => {
+/**
+ * The inbound e-mail address of an automation, for `GET /automations/{id}?expand=inboundEmail`. inbound/
+ * starts runs and so sits above automations/: app.ts hands its answer in (inboundOf(ctx).inboundEmail).
+ */
+export type InboundEmailOf = (
+  a: { tenantId: string; id: string; slug: string },
+  yaml: string | undefined,
+) => Promise<{ address: string | null; whitelist: EmailTrigger["whitelist"] } | null>;
+
+export const automationRoutes = (ctx: AutomationContext, inboundEmail: InboundEmailOf) => {
   const parse = jsonParser(3 * MAX_YAML_BYTES, (request) => authenticateRequest(ctx, request));
   return new Elysia()
     .use(authPlugin(ctx))
@@ -75,7 +84,7 @@ export const automationRoutes = (ctx: AutomationContext) => {
         const detail = await getAutomation(ctx.storage.automations, auth.tenantId, params.id, expand.filter((e) => e !== "inboundEmail"));
         if (!expand.includes("inboundEmail")) return detail;
         const yaml = await currentYaml(ctx.storage.automations, auth.tenantId, detail.id);
-        return { ...detail, inboundEmail: await inboundOf(ctx).inboundEmail({ tenantId: auth.tenantId, id: detail.id, slug: detail.slug }, yaml) };
+        return { ...detail, inboundEmail: await inboundEmail({ tenantId: auth.tenantId, id: detail.id, slug: detail.slug }, yaml) };
       },
       { detail: docs.get },
     )

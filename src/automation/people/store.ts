@@ -78,7 +78,7 @@ export interface SessionLookup {
   role: Role;
   /**
    * The tenant requires a second factor and the user has none confirmed: the session may only enroll
-   * one (people/enrollment.ts). Decided at each lookup, so turning the requirement on applies at once.
+   * one (tenancy/enrollment.ts). Decided at each lookup, so turning the requirement on applies at once.
    */
   enrollTotp?: boolean;
 }

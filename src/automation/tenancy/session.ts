@@ -8,7 +8,7 @@
 import { Forbidden, Invalid, Unauthorized } from "../../kernel/errors";
 import { hashSecret } from "../../kernel/ids";
 import { pathOf } from "../../kernel/observe";
-import { allowedWhileEnrolling } from "../people/enrollment";
+import { allowedWhileEnrolling } from "./enrollment";
 import type { AutomationContext } from "../context";
 import { publicUrlFor } from "../http/public-url";
 import type { Auth } from "./model";

@@ -2,7 +2,7 @@
 // (SessionLookup.enrollTotp): enroll and confirm one, see who it is, and sign out. Everything else
 // answers 403 `totp_enrollment_required`. Signing in still works, so nobody is locked out by the owner
 // turning the requirement on; they are only held at the enrollment until it is done. Imports nothing:
-// tenancy/session.ts asks it on every cookie request.
+// tenancy/session.ts, beside it, asks it on every cookie request.
 
 const ALLOWED = new Set([
   "GET /v1/auth/check",
