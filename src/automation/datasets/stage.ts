@@ -1,6 +1,6 @@
 // Staging of a dataset archive: every entry classified (zip-slip, legacy layouts and unknown places
 // refused), JSON documents parsed, files inflated into the staging dir, all under the import's limits.
-// It runs on a worker thread (offthread/tasks.ts): what a zip bomb costs in CPU, garbage and disk
+// It runs on a worker thread (offthread-tasks.ts): what a zip bomb costs in CPU, garbage and disk
 // writes is paid off the thread that answers HTTP. Nothing here touches the database.
 import { closeSync, openSync, readSync, writeSync } from "node:fs";
 import { join } from "node:path";
@@ -56,7 +56,7 @@ function classify(name: string): { example: string; kind: "input.json" | "expect
 
 /**
  * Reads the archive file into `dir`: JSON documents in memory (small), files on disk. Throws a 400
- * naming the first problem; the caller removes `dir`. Runs on a worker thread (offthread/tasks.ts).
+ * naming the first problem; the caller removes `dir`. Runs on a worker thread (offthread-tasks.ts).
  */
 export function stageArchive(archivePath: string, dir: string, limits: ImportLimits): Staged[] {
   const examples = new Map<string, Staged>();
