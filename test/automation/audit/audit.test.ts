@@ -10,7 +10,7 @@ import { harness, json, type Harness } from "../app/harness";
 import { atFileEnd } from "../../support/file-end";
 import { as, PASSWORD, peopleHarness } from "../people/support";
 import { actionOf, auditOf, verifyChain, type AuditEntry } from "../../../src/automation/audit/service";
-import { NO_TENANT } from "../../../src/automation/audit/store";
+import { type AuditInput, NO_TENANT } from "../../../src/automation/audit/store";
 
 const workflow = `
 name: audit-one
@@ -173,6 +173,76 @@ describe("audit trail", () => {
     expect(await verifyChain(a.ctx.storage.audit, t.id)).toMatchObject({ ok: true, entries: 80 });
     const rows = await b.ctx.storage.audit.range({ tenantKey: t.id }, 0, 200);
     expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: 80 }, (_, i) => i + 1));
+  });
+
+  test("an instance whose last known head is stale appends after the other instance's entries", async () => {
+    // PostgreSQL appends in one statement onto the head this instance last wrote; when another instance
+    // moved it since, that statement writes nothing and the batch is appended onto the head as it is.
+    const dir = mkdtempSync(join(tmpdir(), "audit-stale-"));
+    atFileEnd(() => rmSync(dir, { recursive: true, force: true }));
+    const a = await harness({ dataDir: dir });
+    const b = await harness({ dataDir: dir });
+    const t = await a.tenant("acme");
+    let n = 0;
+    const entry = (): AuditInput => ({
+      id: `aud_stale${++n}`,
+      at: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(),
+      tenantKey: t.id,
+      actorType: "key",
+      actorId: "key_x",
+      actorName: "ci",
+      action: "runs.create",
+      resourceType: "runs",
+      resourceId: `exec_${n}`,
+      requestId: `req_${n}`,
+      address: null,
+      outcome: "success",
+      status: 201,
+    });
+    await a.ctx.storage.audit.append([entry(), entry()]);
+    await a.ctx.storage.audit.append([entry()]); // a now knows the head at 3
+    await b.ctx.storage.audit.append([entry(), entry()]); // moves it to 5 behind a's back
+    await a.ctx.storage.audit.append([entry(), entry(), entry()]);
+    await b.ctx.storage.audit.append([entry()]);
+    expect(await verifyChain(a.ctx.storage.audit, t.id)).toMatchObject({ ok: true, entries: 9 });
+    const rows = await b.ctx.storage.audit.range({ tenantKey: t.id }, 0, 20);
+    expect(rows.map((r) => [r.seq, r.id])).toEqual(Array.from({ length: 9 }, (_, i) => [i + 1, `aud_stale${i + 1}`]));
+    expect(await a.ctx.storage.audit.head(t.id)).toEqual({ seq: 9, hash: rows.at(-1)!.hash });
+  });
+
+  test("fields holding control characters, empty strings and nulls are stored as given", async () => {
+    // PostgreSQL sends a batch as text split on \x1d-\x1f (JSON when a value holds one): both forms keep every value.
+    const { h, t } = await peopleHarness();
+    const base: AuditInput = {
+      id: "aud_plain",
+      at: "2026-01-01T00:00:00.000Z",
+      tenantKey: t.id,
+      actorType: "anonymous",
+      actorId: null,
+      actorName: "",
+      action: "runs.cancel",
+      resourceType: "runs",
+      resourceId: "",
+      requestId: null,
+      address: "::1",
+      outcome: "failure",
+      status: 404,
+    };
+    const odd = [
+      { ...base, id: "aud_us", resourceId: "a\x1fb" },
+      { ...base, id: "aud_rs", actorName: "x\x1ey", actorId: "" },
+      { ...base, id: "aud_gs", resourceId: "\x1d", requestId: "\x1d\x1d" },
+      { ...base, id: "aud_misc", actorName: "tab\tnew\nline \"q\" \\ é 😀", resourceType: null },
+    ];
+    await h.ctx.storage.audit.append([base, { ...base, id: "aud_plain2", actorId: "", actorName: null }]);
+    await h.ctx.storage.audit.append(odd);
+    const rows = await h.ctx.storage.audit.range({ tenantKey: t.id }, 0, 200);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    for (const e of [base, { ...base, id: "aud_plain2", actorId: "", actorName: null }, ...odd]) {
+      const r = byId.get(e.id)!;
+      expect({ ...e }).toEqual({ id: r.id, at: r.at, tenantKey: r.tenantKey, actorType: r.actorType, actorId: r.actorId, actorName: r.actorName, action: r.action, resourceType: r.resourceType, resourceId: r.resourceId, requestId: r.requestId, address: r.address, outcome: r.outcome, status: r.status });
+    }
+    expect(await verifyChain(h.ctx.storage.audit, t.id)).toMatchObject({ ok: true });
   });
 
   test("action names", () => {
