@@ -7,7 +7,7 @@
 import type { AnyElysia } from "elysia";
 import { once, pathOf, requestIdOf, routeTemplates } from "../../kernel/observe";
 import type { AutomationContext } from "../context";
-import { authOf, type Auth } from "../tenancy/auth";
+import { authOf, settledAuthOf, type Auth } from "../tenancy/auth";
 import { actionOf, auditOf, outcomeOf, resourceOf } from "./service";
 import { type ActorType, type AuditInput, NO_TENANT } from "./store";
 import { newId } from "../../kernel/ids";
@@ -79,10 +79,33 @@ function actorOf(auth: Auth | undefined): NonNullable<AuditNote["actor"]> {
   return { type: "key", id: auth.keyId, name: auth.keyName };
 }
 
-async function gather(ctx: AutomationContext, request: Request, status: number, route: string, path: string, at: string, address: string | null): Promise<AuditInput> {
+/**
+ * The entry of an answered request. Synchronous when nothing is left to wait for (the principal, when
+ * asked for, has settled: the usual case once the answer is out), else a promise (a principal still
+ * resolving, a sign-in's tried e-mail to look up).
+ */
+function gather(ctx: AutomationContext, request: Request, status: number, route: string, path: string, at: string, address: string | null): AuditInput | Promise<AuditInput> {
   const note = notes.get(request);
-  let auth: Auth | undefined;
   const asked = authOf(request);
+  const settled = asked ? settledAuthOf(request) : null;
+  if (settled === undefined) return gatherLater(ctx, request, status, route, path, at, address, note, asked);
+  const auth = settled ?? undefined;
+  if (note?.tenantId === undefined && !auth && note?.email) return gatherLater(ctx, request, status, route, path, at, address, note, undefined);
+  return entry(request, status, route, path, at, address, note, auth, note?.tenantId ?? auth?.tenantId ?? NO_TENANT);
+}
+
+async function gatherLater(
+  ctx: AutomationContext,
+  request: Request,
+  status: number,
+  route: string,
+  path: string,
+  at: string,
+  address: string | null,
+  note: AuditNote | undefined,
+  asked: Promise<Auth> | undefined,
+): Promise<AuditInput> {
+  let auth: Auth | undefined;
   if (asked) {
     try {
       auth = await asked;
@@ -100,6 +123,10 @@ async function gather(ctx: AutomationContext, request: Request, status: number, 
       tenantKey = NO_TENANT;
     }
   }
+  return entry(request, status, route, path, at, address, note, auth, tenantKey);
+}
+
+function entry(request: Request, status: number, route: string, path: string, at: string, address: string | null, note: AuditNote | undefined, auth: Auth | undefined, tenantKey: string | null): AuditInput {
   // A create without an id in its path: the id its answer carries is the resource.
   const createdId = status < 300 && !route.includes(":") ? createdIds.get(request) : undefined;
   const actor = note?.actor ?? actorOf(auth);

@@ -52,22 +52,31 @@ function deriveAction(method: string, route: string): string {
  * parameters names its last segment and the id the answer carried (a create), when there is one.
  */
 export function resourceOf(route: string, path: string, createdId?: string): { type: string | null; id: string | null } {
+  let shape = shapes.get(route);
+  if (shape === undefined) shapes.set(route, (shape = shapeOf(route)));
+  if (shape.at === -1) return { type: shape.type, id: createdId ?? null };
+  return { type: shape.type, id: decode(path.split("/")[shape.at] ?? "") };
+}
+
+/** Where a route's resource is: the segment index of its last parameter (-1: none) and the type naming it. */
+function shapeOf(route: string): { at: number; type: string | null } {
   const tpl = route.split("/");
-  const got = path.split("/");
+  let at = -1;
   let type: string | null = null;
-  let id: string | null = null;
   let lastStatic: string | null = null;
   for (let i = 0; i < tpl.length; i++) {
     const seg = tpl[i]!;
     if (seg === "*") break;
     if (seg.startsWith(":")) {
+      at = i;
       type = lastStatic;
-      id = decode(got[i] ?? "");
     } else if (seg) lastStatic = seg;
   }
-  if (id === null) return { type: lastStatic, id: createdId ?? null };
-  return { type, id };
+  return at === -1 ? { at, type: lastStatic } : { at, type };
 }
+
+/** Resource shapes by route template (a route table is finite: each is derived once). */
+const shapes = new Map<string, { at: number; type: string | null }>();
 
 function decode(s: string): string {
   try {
@@ -118,11 +127,16 @@ export class AuditWriter {
     // dozens, and what a transaction costs (round trips, a commit) is paid once for all of them.
     await Bun.sleep(FLUSH_MS);
     while (this.queue.length) {
-      const settled = await Promise.allSettled(this.queue.splice(0, BATCH));
-      const batch: AuditInput[] = [];
-      for (const s of settled) {
-        if (s.status === "fulfilled") batch.push(s.value);
-        else this.log.error("audit entry not recorded", { error: (s.reason as Error)?.stack ?? String(s.reason) });
+      const taken = this.queue.splice(0, BATCH);
+      // Most entries were gathered synchronously; the promises among them (a principal still resolving) are awaited.
+      let batch: AuditInput[];
+      if (!taken.some((e) => e instanceof Promise)) batch = taken as AuditInput[];
+      else {
+        batch = [];
+        for (const s of await Promise.allSettled(taken)) {
+          if (s.status === "fulfilled") batch.push(s.value);
+          else this.log.error("audit entry not recorded", { error: (s.reason as Error)?.stack ?? String(s.reason) });
+        }
       }
       for (let attempt = 1; batch.length; attempt++) {
         try {

@@ -118,5 +118,10 @@ export function canonical(e: AuditInput, prevHash: string): string {
 }
 
 export function entryHash(e: AuditInput, prevHash: string): string {
-  return Bun.SHA256.hash(canonical(e, prevHash), "hex");
+  return hashOf(canonical(e, prevHash));
+}
+
+/** The hash of a canonical serialization (a store that needs the serialization too computes it once). */
+export function hashOf(serialized: string): string {
+  return Bun.SHA256.hash(serialized, "hex");
 }

@@ -21,24 +21,39 @@ export type { Auth } from "./model";
 export function authenticateRequest(ctx: AutomationContext, request: Request, token?: string): Promise<Auth> {
   let auth = seen.get(request);
   if (!auth) {
-    auth = identify(ctx, request, token).then(async (a) => {
+    const asked: Lookup = identify(ctx, request, token).then(async (a) => {
       noteRequest(request, { tenant: a.tenantId });
       await takeToken(ctx, a.keyId);
+      asked.settled = a;
       return a;
     });
     // A caller that does not wait (the rejection reaches the route's own await) must not make it unhandled.
-    auth.catch(() => {});
-    seen.set(request, auth);
+    asked.catch(() => {
+      asked.settled = null;
+    });
+    seen.set(request, (auth = asked));
   }
   return auth;
 }
 
+/** A request's lookup, and what it came to once settled (the principal, or null when refused). */
+type Lookup = Promise<Auth> & { settled?: Auth | null };
+
 /** One lookup per request: the body parser's check and the route's `auth` share it, and the request counts once. */
-const seen = new WeakMap<Request, Promise<Auth>>();
+const seen = new WeakMap<Request, Lookup>();
 
 /** The principal the request authenticated as (or the refusal), when it was asked for; the audit trail reads it after the response. */
 export function authOf(request: Request): Promise<Auth> | undefined {
   return seen.get(request);
+}
+
+/**
+ * What the request's authentication came to when it has settled: its principal, or null when it was
+ * refused; undefined when it was never asked for or is still under way. Lets the audit trail gather an
+ * entry without waiting on a promise that, once the answer is out, has settled in nearly every case.
+ */
+export function settledAuthOf(request: Request): Auth | null | undefined {
+  return seen.get(request)?.settled;
 }
 
 async function identify(ctx: AutomationContext, request: Request, token?: string): Promise<Auth> {

@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { harness, json, type Harness } from "../app/harness";
 import { atFileEnd } from "../../support/file-end";
 import { as, PASSWORD, peopleHarness } from "../people/support";
-import { actionOf, auditOf, verifyChain, type AuditEntry } from "../../../src/automation/audit/service";
+import { actionOf, auditOf, resourceOf, verifyChain, type AuditEntry } from "../../../src/automation/audit/service";
+import { authenticateRequest, settledAuthOf } from "../../../src/automation/tenancy/auth";
 import { type AuditInput, NO_TENANT } from "../../../src/automation/audit/store";
 
 const workflow = `
@@ -234,15 +235,42 @@ describe("audit trail", () => {
       { ...base, id: "aud_gs", resourceId: "\x1d", requestId: "\x1d\x1d" },
       { ...base, id: "aud_misc", actorName: "tab\tnew\nline \"q\" \\ é 😀", resourceType: null },
     ];
+    const lookalike = { ...base, id: "aud_lookalike", actorName: "\\u001e is typed, not a separator" };
     await h.ctx.storage.audit.append([base, { ...base, id: "aud_plain2", actorId: "", actorName: null }]);
     await h.ctx.storage.audit.append(odd);
+    await h.ctx.storage.audit.append([lookalike]);
     const rows = await h.ctx.storage.audit.range({ tenantKey: t.id }, 0, 200);
     const byId = new Map(rows.map((r) => [r.id, r]));
-    for (const e of [base, { ...base, id: "aud_plain2", actorId: "", actorName: null }, ...odd]) {
+    for (const e of [base, { ...base, id: "aud_plain2", actorId: "", actorName: null }, ...odd, lookalike]) {
       const r = byId.get(e.id)!;
       expect({ ...e }).toEqual({ id: r.id, at: r.at, tenantKey: r.tenantKey, actorType: r.actorType, actorId: r.actorId, actorName: r.actorName, action: r.action, resourceType: r.resourceType, resourceId: r.resourceId, requestId: r.requestId, address: r.address, outcome: r.outcome, status: r.status });
     }
     expect(await verifyChain(h.ctx.storage.audit, t.id)).toMatchObject({ ok: true });
+  });
+
+  test("resources: the last parameter and the segment naming it, else the created id; the same route with other paths", () => {
+    expect(resourceOf("/v1/runs", "/v1/runs", "exec_1")).toEqual({ type: "runs", id: "exec_1" });
+    expect(resourceOf("/v1/runs", "/v1/runs")).toEqual({ type: "runs", id: null });
+    expect(resourceOf("/v1/runs/:id/cancel", "/v1/runs/exec_2/cancel")).toEqual({ type: "runs", id: "exec_2" });
+    expect(resourceOf("/v1/runs/:id/cancel", "/v1/runs/exec_3/cancel", "ignored")).toEqual({ type: "runs", id: "exec_3" });
+    expect(resourceOf("/v1/automations/:id/versions/:versionId/promote", "/v1/automations/aut_1/versions/ver_2/promote")).toEqual({ type: "versions", id: "ver_2" });
+    expect(resourceOf("/v1/automations/:id/examples/:exampleId/input/*", "/v1/automations/aut_1/examples/ex%201/input/a/b")).toEqual({ type: "examples", id: "ex 1" });
+    expect(resourceOf("/v1/members/:userId", "/v1/members/usr_%E0%A4%A")).toEqual({ type: "members", id: "usr_%E0%A4%A" });
+    expect(resourceOf("/v1/auth/sessions", "/v1/auth/sessions")).toEqual({ type: "sessions", id: null });
+  });
+
+  test("a request's authentication is readable once settled: the principal, or null when refused", async () => {
+    const { h, t } = await peopleHarness();
+    const ok = new Request("http://localhost/v1/runs", { method: "POST", headers: { authorization: `Bearer ${t.key}` } });
+    const lookup = authenticateRequest(h.ctx, ok);
+    expect(settledAuthOf(ok)).toBeUndefined();
+    const auth = await lookup;
+    expect(settledAuthOf(ok)).toBe(auth);
+    expect(auth.tenantId).toBe(t.id);
+    const bad = new Request("http://localhost/v1/runs", { method: "POST", headers: { authorization: "Bearer nope" } });
+    await authenticateRequest(h.ctx, bad).catch(() => {});
+    expect(settledAuthOf(bad)).toBeNull();
+    expect(settledAuthOf(new Request("http://localhost/v1/runs"))).toBeUndefined();
   });
 
   test("action names", () => {

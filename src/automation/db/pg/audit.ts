@@ -8,7 +8,7 @@
 // inserts and moves them (else it writes nothing). When a head is not known here or another instance
 // moved it, the batch goes the long way: a transaction that first locks (or creates) the heads and
 // reads them, then hashes the entries onto what it read.
-import { entryHash, GENESIS, type AuditAnchor, type AuditFilter, type AuditInput, type AuditRow, type AuditStore, type ChainPoint } from "../../audit/store";
+import { canonical, GENESIS, hashOf, type AuditAnchor, type AuditFilter, type AuditInput, type AuditRow, type AuditStore, type ChainPoint } from "../../audit/store";
 import { int, type Pg, plain, plainRows } from "./rows";
 
 const ROW = `tenant_key AS "tenantKey", seq, id, at, actor_type AS "actorType", actor_id AS "actorId", actor_name AS "actorName", action,
@@ -38,34 +38,45 @@ const rows = (rs: Record<string, unknown>[]): AuditRow[] => plainRows<AuditRow>(
 const RS = "\x1e";
 const US = "\x1f";
 const GS = "\x1d";
-const SEPARATORS = /[\x1d-\x1f]/;
 const COLUMNS = "tenant_key, seq, id, at, actor_type, actor_id, actor_name, action, resource_type, resource_id, request_id, address, outcome, status, prev_hash, hash";
 const FROM_TEXT = `SELECT f[1], f[2]::bigint, f[3], f[4]::timestamptz, f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13], f[14]::int, f[15], f[16]
   FROM unnest(string_to_array(CAST($1 AS text), E'\\x1e')) AS r, LATERAL string_to_array(r, E'\\x1f', E'\\x1d') AS f`;
 const FROM_JSON = `SELECT r->>0, (r->>1)::bigint, r->>2, (r->>3)::timestamptz, r->>4, r->>5, r->>6, r->>7, r->>8, r->>9, r->>10, r->>11, r->>12, (r->>13)::int, r->>14, r->>15
   FROM jsonb_array_elements(CAST($1 AS text)::jsonb) AS r`;
 
-/** Every text field of an entry, to look for separators in. */
-const fields = (e: AuditInput) =>
-  `${e.tenantKey}${e.id}${e.at}${e.actorType}${e.actorId ?? ""}${e.actorName ?? ""}${e.action}${e.resourceType ?? ""}${e.resourceId ?? ""}${e.requestId ?? ""}${e.address ?? ""}${e.outcome}`;
+/**
+ * Whether an entry's fields hold a separator: its canonical serialization (computed for its hash
+ * anyway) is JSON, where those characters appear escaped as \u001d-\u001f (a value's own backslash
+ * doubled: `\\u001e` typed in a value is a false alarm, and the batch goes as JSON, which is correct).
+ */
+const SEPARATOR_ESCAPED = /\\u001[def]/;
 
 /** The batch hashed onto `heads` (which it moves to the batch's last entries): the parameter and its form. */
 function linked(entries: AuditInput[], heads: Map<string, ChainPoint>): { batch: string; text: boolean } {
-  const text = !entries.some((e) => SEPARATORS.test(fields(e)));
   const lines: string[] = [];
+  const links: { seq: number; prev: string; hash: string }[] = [];
+  let text = true;
   for (const e of entries) {
     const at = heads.get(e.tenantKey)!;
     const seq = at.seq + 1;
-    const hash = entryHash(e, at.hash);
+    const serialized = canonical(e, at.hash);
+    const hash = hashOf(serialized);
     heads.set(e.tenantKey, { seq, hash });
-    lines.push(
-      text
-        ? `${e.tenantKey}${US}${seq}${US}${e.id}${US}${e.at}${US}${e.actorType}${US}${e.actorId ?? GS}${US}${e.actorName ?? GS}${US}${e.action}${US}${e.resourceType ?? GS}${US}` +
-            `${e.resourceId ?? GS}${US}${e.requestId ?? GS}${US}${e.address ?? GS}${US}${e.outcome}${US}${e.status}${US}${at.hash}${US}${hash}`
-        : JSON.stringify([e.tenantKey, seq, e.id, e.at, e.actorType, e.actorId, e.actorName, e.action, e.resourceType, e.resourceId, e.requestId, e.address, e.outcome, e.status, at.hash, hash]),
-    );
+    links.push({ seq, prev: at.hash, hash });
+    if (text && serialized.includes("\\u001") && SEPARATOR_ESCAPED.test(serialized)) text = false;
+    if (text) {
+      lines.push(
+        `${e.tenantKey}${US}${seq}${US}${e.id}${US}${e.at}${US}${e.actorType}${US}${e.actorId ?? GS}${US}${e.actorName ?? GS}${US}${e.action}${US}${e.resourceType ?? GS}${US}` +
+          `${e.resourceId ?? GS}${US}${e.requestId ?? GS}${US}${e.address ?? GS}${US}${e.outcome}${US}${e.status}${US}${at.hash}${US}${hash}`,
+      );
+    }
   }
-  return { batch: text ? lines.join(RS) : `[${lines.join(",")}]`, text };
+  if (text) return { batch: lines.join(RS), text };
+  const rows = entries.map((e, i) => {
+    const l = links[i]!;
+    return [e.tenantKey, l.seq, e.id, e.at, e.actorType, e.actorId, e.actorName, e.action, e.resourceType, e.resourceId, e.requestId, e.address, e.outcome, e.status, l.prev, l.hash];
+  });
+  return { batch: JSON.stringify(rows), text };
 }
 
 /** The heads a batch moved, as its statement reads them. */
