@@ -24,14 +24,15 @@ const BATCH = 500;
  * Parameters and `*` never appear in an action; they are the resource.
  */
 export function actionOf(method: string, route: string): string {
-  const key = `${method} ${route}`;
-  let action = actions.get(key);
-  if (action === undefined) actions.set(key, (action = deriveAction(method, route)));
+  let byRoute = actions.get(method);
+  if (byRoute === undefined) actions.set(method, (byRoute = new Map()));
+  let action = byRoute.get(route);
+  if (action === undefined) byRoute.set(route, (action = deriveAction(method, route)));
   return action;
 }
 
-/** Actions by method and route template (a route table is finite: each is derived once). */
-const actions = new Map<string, string>();
+/** Actions by method, then route template (a route table is finite: each is derived once; no key is built per request). */
+const actions = new Map<string, Map<string, string>>();
 
 function deriveAction(method: string, route: string): string {
   const statics = route
