@@ -126,6 +126,14 @@ async function gatherLater(
   return entry(request, status, route, path, at, address, note, auth, tenantKey);
 }
 
+/**
+ * A text field as the trail keeps it: a NUL (which a path id such as `/v1/automations/a%00b/versions`
+ * carries; such a request is refused, and recorded) becomes U+FFFD. PostgreSQL refuses NUL in text,
+ * and one such value failed its whole batch, losing the other requests' entries. Both backends store
+ * and hash the same value.
+ */
+const kept = (s: string | null): string | null => (s !== null && s.includes("\0") ? s.replaceAll("\0", "\uFFFD") : s);
+
 function entry(request: Request, status: number, route: string, path: string, at: string, address: string | null, note: AuditNote | undefined, auth: Auth | undefined, tenantKey: string | null): AuditInput {
   // A create without an id in its path: the id its answer carries is the resource.
   const createdId = status < 300 && !route.includes(":") ? createdIds.get(request) : undefined;
@@ -137,10 +145,10 @@ function entry(request: Request, status: number, route: string, path: string, at
     tenantKey: tenantKey ?? NO_TENANT,
     actorType: actor.type,
     actorId: actor.id,
-    actorName: actor.name,
+    actorName: kept(actor.name),
     action: actionOf(request.method, route),
-    resourceType: resource.type,
-    resourceId: resource.id,
+    resourceType: kept(resource.type),
+    resourceId: kept(resource.id),
     requestId: requestIdOf(request),
     address,
     outcome: outcomeOf(status),

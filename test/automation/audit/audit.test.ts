@@ -211,6 +211,22 @@ describe("audit trail", () => {
     expect(await a.ctx.storage.audit.head(t.id)).toEqual({ seq: 9, hash: rows.at(-1)!.hash });
   });
 
+  test("a NUL in a path id is kept as U+FFFD; the batch around it is written whole", async () => {
+    // PostgreSQL refuses NUL in text: one such value used to fail its whole batch (5 tries, then the
+    // batch was logged as lost, with every other request's entry in it).
+    const { h, t } = await peopleHarness();
+    // In one batch: the NUL id (refused as text that cannot be stored), an unknown id, a human review.
+    const [nul, plain, review] = await Promise.all([
+      h.req("POST", "/v1/automations/a%00b/versions", { key: t.key, body: {} }),
+      h.req("POST", "/v1/automations/plain/versions", { key: t.key, body: {} }),
+      h.req("POST", "/v1/human-reviews/x%00/approve", { key: t.key, body: {} }),
+    ]);
+    expect([nul.status, plain.status, review.status]).toEqual([400, 404, 400]);
+    const made = (await entries(h, t.key)).data;
+    expect(made.map((e) => `${e.action} ${e.resource?.id}`).sort()).toEqual(["automations.versions.create a\uFFFDb", "automations.versions.create plain", "human-reviews.approve x\uFFFD"]);
+    expect(await verifyChain(h.ctx.storage.audit, t.id)).toMatchObject({ ok: true });
+  });
+
   test("fields holding control characters, empty strings and nulls are stored as given", async () => {
     // PostgreSQL sends a batch as text split on \x1d-\x1f (JSON when a value holds one): both forms keep every value.
     const { h, t } = await peopleHarness();
