@@ -80,7 +80,7 @@ export class OidcClient {
   }
 
   private options(): { signal: (url: string) => AbortSignal; [oauth.allowInsecureRequests]?: boolean; [oauth.customFetch]?: Fetch } {
-    // http is accepted only for an issuer on loopback (config.ts): tests and a provider beside the server.
+    // http is accepted only for an issuer on loopback (config/oidc.ts): tests and a provider beside the server.
     return {
       signal: () => AbortSignal.timeout(TIMEOUT_MS),
       ...(this.config.issuer.startsWith("http:") ? { [oauth.allowInsecureRequests]: true } : {}),
