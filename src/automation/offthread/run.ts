@@ -6,7 +6,6 @@ import { runTask } from "./pool";
  * The worker entry's task table, filled in by offthread-tasks.ts (declaration merging): that entry
  * imports the features whose functions it runs, so this runner, which the features call, imports nothing of it.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
 export interface Tasks {}
 
 export type TaskName = keyof Tasks;
