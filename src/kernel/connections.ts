@@ -85,7 +85,19 @@ const BUSY_S = 120;
 const SWEEP_MS = 250;
 /** A handler still working after this many sweeps (0.5-0.75 s) gets BUSY_S instead of the idle timeout. */
 const BUSY_AFTER_SWEEPS = 3;
-const STREAMING = /^(application\/x-ndjson|text\/event-stream)/;
+/** Marks an answer whose body streams with pauses between chunks (see `longLived`). */
+const LONG_LIVED = Symbol("longLived");
+type LongLived = Response & { [LONG_LIVED]?: true };
+
+/**
+ * Declares `res` a streamed answer (NDJSON, SSE) whose chunks may come far apart: the guard gives its
+ * connection the long timeout between chunks and closes it when the stream ends. A mark set where the
+ * stream is made, so no other answer pays for reading its content type.
+ */
+export function longLived(res: Response): Response {
+  (res as LongLived)[LONG_LIVED] = true;
+  return res;
+}
 
 type Handler = (request: Request) => unknown;
 
@@ -251,33 +263,46 @@ export function connectionGuard(limits: ConnectionLimits, server: () => Server<u
   }, SWEEP_MS);
   sweep.unref();
 
+  /** What the answer needs once the handler has one: the long timeout for a stream, `Connection: close` where due. */
+  const answered = (request: Request, f: InFlight, srv: Server<unknown>, res: unknown): unknown => {
+    f.done = true;
+    f.request = undefined;
+    if (!(res instanceof Response)) return res;
+    const streaming = (res as LongLived)[LONG_LIVED] === true;
+    if (streaming) srv.timeout(request, BUSY_S);
+    // A handler that got the long timeout closes its connection with the answer: shortening the
+    // timeout again here raced the answer (the socket had been silent for longer than the short
+    // timeout, so Bun could cut it before the answer was written: ECONNRESET in a CI run). A
+    // streamed answer would leave its connection with the long timeout once it ends.
+    if (streaming || f.extended) return closing(res);
+    if (over.size > 0) {
+      const ip = srv.requestIP(request);
+      if (ip !== null && over.has(addressKey(ip.address))) return closing(res);
+    }
+    return res;
+  };
+  const failed = (f: InFlight, err: unknown): never => {
+    f.done = true;
+    f.request = undefined;
+    throw err;
+  };
+  // Not an async function: a handler that answers synchronously is finished synchronously, and one
+  // that answers later costs one `then`, not an async frame around an await.
   const wrap =
     (fn: Handler): Handler =>
-    async (request: Request): Promise<unknown> => {
+    (request: Request): unknown => {
       const srv = server();
       if (!srv) return fn(request);
       const f: InFlight = { request, tick, done: false, extended: false };
       inFlight.push(f);
-      let res: unknown;
+      let out: unknown;
       try {
-        res = await fn(request);
-      } finally {
-        f.done = true;
-        f.request = undefined;
+        out = fn(request);
+      } catch (err) {
+        failed(f, err);
       }
-      if (!(res instanceof Response)) return res;
-      const streaming = STREAMING.test(res.headers.get("content-type") ?? "");
-      if (streaming) srv.timeout(request, BUSY_S);
-      // A handler that got the long timeout closes its connection with the answer: shortening the
-      // timeout again here raced the answer (the socket had been silent for longer than the short
-      // timeout, so Bun could cut it before the answer was written: ECONNRESET in a CI run). A
-      // streamed answer would leave its connection with the long timeout once it ends.
-      if (streaming || f.extended) return closing(res);
-      if (over.size > 0) {
-        const ip = srv.requestIP(request);
-        if (ip !== null && over.has(addressKey(ip.address))) return closing(res);
-      }
-      return res;
+      if (out instanceof Promise) return out.then((res) => answered(request, f, srv, res), (err) => failed(f, err));
+      return answered(request, f, srv, out);
     };
   /** Ends the sweep and closes the socket tables (when the server stops). */
   const stop = () => {

@@ -23,6 +23,9 @@ export function orderServices(config: OrderConfig, storage: OrderStorage) {
   };
 }
 
+const HEALTH = JSON.stringify({ status: "ok" });
+const HEALTH_HEADERS = { "content-type": "application/json;charset=utf-8", ...CORS_HEADERS };
+
 export type OrderServices = ReturnType<typeof orderServices>;
 
 /** The order server's HTTP app over an open database (and the services over it, when the caller needs them too). */
@@ -46,9 +49,10 @@ export function createOrderApp(config: OrderConfig, storage: OrderStorage, s: Or
     // parsed body is a 400 naming the field, not a 500 from PostgreSQL.
     .onTransform({ as: "global" }, ({ request, body }) => refuseUnstorable(request.url, body))
     .onError(({ code, error, request }) => handleError(code, error, request, { clock: config.clock, logger: config.logger, bodyLimit: config.bodyLimit, allowed }))
+    // A finished Response (body and headers made once): no serialization, no header merge per request.
     .get("/health", async () => {
       await storage.ping();
-      return { status: "ok" };
+      return new Response(HEALTH, { headers: HEALTH_HEADERS });
     })
     .get("/openapi/json", () => new Response(doc, { headers: { "content-type": "application/json", ...CORS_HEADERS } }))
     .use(authRoutes(s.auth, config.bodyLimit))

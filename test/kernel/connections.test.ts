@@ -1,8 +1,8 @@
-// The short idle timeout must not cut a slow handler or a pausing NDJSON stream (Bun.serve's single
+// The short idle timeout must not cut a slow handler or a pausing NDJSON stream (marked `longLived`) (Bun.serve's single
 // idleTimeout covers both); the flags' values are checked. Real sockets on port 0, a tiny Elysia app.
 import { describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
-import { addressKey, connectionLimits, socketTables } from "../../src/kernel/connections";
+import { addressKey, connectionLimits, longLived, socketTables } from "../../src/kernel/connections";
 import { listen } from "../../src/kernel/server";
 
 describe("idle timeout of 2 s", () => {
@@ -16,7 +16,8 @@ describe("idle timeout of 2 s", () => {
       .get(
         "/stream",
         () =>
-          new Response(
+          // Marked where it is made, as src/automation/http/ndjson.ts marks its streams.
+          longLived(new Response(
             new ReadableStream<Uint8Array>({
               async start(c) {
                 c.enqueue(enc.encode('{"line":1}\n'));
@@ -26,7 +27,7 @@ describe("idle timeout of 2 s", () => {
               },
             }),
             { headers: { "content-type": "application/x-ndjson" } },
-          ),
+          )),
       );
     const running = listen(app, { port: 0, hostname: "127.0.0.1", connections: connectionLimits({ "idle-timeout": 2 }) });
     try {

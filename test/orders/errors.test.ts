@@ -117,7 +117,11 @@ forEachBackend("health and OpenAPI", () => {
     const h = await harness();
     const r = await h.call("GET", "/health");
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ status: "ok" });
+    expect(r.text).toBe('{"status":"ok"}');
+    // The headers the web client and the original service saw: JSON with a charset, and CORS.
+    expect(r.headers.get("content-type")).toBe("application/json;charset=utf-8");
+    expect(r.headers.get("access-control-allow-origin")).toBe("*");
+    expect(r.headers.get("access-control-expose-headers")).toContain("X-Total-Count");
   }, 30_000);
 
   test("GET /openapi/json describes every endpoint", async () => {

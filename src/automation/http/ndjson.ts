@@ -1,6 +1,8 @@
 // A progress stream as `application/x-ndjson`: `follow` subscribes with an emitter of lines and a
 // done callback and returns its unsubscribe. Closing the connection only stops following; what is
 // followed (an experiment, a backtest) goes on.
+import { longLived } from "../../kernel/connections";
+
 export type Follow<L> = (emit: (line: L) => void, done: () => void) => () => void;
 
 export function ndjsonResponse<L>(follow: Follow<L>, headers: Record<string, string> = {}): Response {
@@ -25,5 +27,5 @@ export function ndjsonResponse<L>(follow: Follow<L>, headers: Record<string, str
       stop();
     },
   });
-  return new Response(stream, { headers: { "content-type": "application/x-ndjson", "cache-control": "no-store", ...headers } });
+  return longLived(new Response(stream, { headers: { "content-type": "application/x-ndjson", "cache-control": "no-store", ...headers } }));
 }

@@ -20,6 +20,7 @@ export function sqliteStorage(db: OrdersDb): OrderStorage & { db: OrdersDb } {
   const version = new DataVersion(db.$client);
   const users = new SqliteUserStore(db, version);
   const orders = new SqliteOrderStore(db, version);
+  const pinged = db.$client.prepare("SELECT 1");
   return {
     backend: "sqlite",
     db,
@@ -29,7 +30,7 @@ export function sqliteStorage(db: OrdersDb): OrderStorage & { db: OrdersDb } {
     throttle: new SqliteThrottleStore(db),
     atomically: (fn) => atomically(db.$client, () => fn({ users, orders })).finally(() => version.bump()),
     async ping() {
-      db.$client.query("SELECT 1").get();
+      pinged.get();
     },
     async query<T>(text: string): Promise<T[]> {
       return db.$client.query(text).all() as T[];
