@@ -30,6 +30,14 @@ const insertSql = (table: string, cols: Columns) =>
 type SqlValue = string | number | null;
 const valuesOf = (cols: Columns, row: Record<string, unknown>): SqlValue[] =>
   cols.map(([key, c]) => (row[key] ?? (c.default as SqlValue | undefined) ?? null) as SqlValue);
+/** A statement's RETURNING list that gives a run row as drizzle's select does (no column has a mode). */
+const RUN_RETURNING = `RETURNING ${runColumns.map(([key, c]) => `${c.name} AS "${key}"`).join(", ")}`;
+const EVENT_ROW = "(?, ?, ?, ?, ?, ?)";
+/** A journal write's fence: run ?1 is still held by worker ?w at attempt ?a, or the caller gave no lease (both null). */
+const HELD_AT = (w: number, a: number) => `(?${w} IS NULL OR EXISTS (SELECT 1 FROM runs WHERE id = ?1 AND claimed_by = ?${w} AND attempts = ?${a}))`;
+const HELD = HELD_AT(8, 9);
+/** Rows per event INSERT: 6 parameters each, well under SQLite's 32,766. */
+const EVENTS_PER_STATEMENT = 500;
 
 export class SqliteRunStore implements RunStore {
   private readonly db;
@@ -66,6 +74,7 @@ export class SqliteRunStore implements RunStore {
    * A tick claim (`opts.tick`) runs first in the same transaction; when it throws, this run is not inserted.
    */
   async insert(run: NewRun, events: NewEvent[], files: Omit<FileRow, "runId">[] = [], opts: RunInsertOptions = {}): Promise<RunRow> {
+    let inserted: RunRow | undefined;
     await this.enqueue(() => {
       const s = opts.source;
       if (s && !this.sqlite.query("SELECT 1 FROM automations WHERE id = ? AND current_version_id = ? AND updated_at = ?").get(s.automationId, s.versionId, s.updatedAt)) {
@@ -81,18 +90,49 @@ export class SqliteRunStore implements RunStore {
           .run(t.automationId, t.scheduleKey, t.scheduledAt, tenantId, run.id, at);
         if (changes !== 1) throw new TickTaken(t);
       }
-      this.sqlite.query(insertSql("runs", runColumns)).run(...valuesOf(runColumns, run));
+      // The row as inserted comes back from the insert itself (nothing else in the transaction changes it).
+      inserted = this.sqlite.query<RunRow, SqlValue[]>(`${insertSql("runs", runColumns)} ${RUN_RETURNING}`).get(...valuesOf(runColumns, run))!;
       for (const f of files) this.sqlite.query(insertSql("run_files", fileColumns)).run(...valuesOf(fileColumns, { ...f, runId: run.id }));
       for (const e of events) this.addEvent(run.id, run.createdAt, e);
       if (opts.previousRunId) this.sqlite.query("UPDATE runs SET next_run_id = ? WHERE id = ?").run(run.id, opts.previousRunId);
     });
-    return this.byIdSync(run.id)!;
+    return inserted!;
   }
 
+  /**
+   * Events written by `batched` transactions wait here and go in with one multi-row INSERT at the end of
+   * that transaction (same commit, same order per run); outside one, an event is written at once.
+   */
+  private eventBatch: SqlValue[][] | undefined;
+
   private addEvent(runId: string, at: string, e: NewEvent): void {
-    this.sqlite
-      .query("INSERT INTO run_events (run_id, type, timestamp, status, message, metadata) VALUES (?, ?, ?, ?, ?, ?)")
-      .run(runId, e.type, at, e.status ?? null, e.message ?? null, e.metadata ? JSON.stringify(e.metadata) : null);
+    const row = [runId, e.type, at, e.status ?? null, e.message ?? null, e.metadata ? JSON.stringify(e.metadata) : null];
+    if (this.eventBatch) this.eventBatch.push(row);
+    else this.insertEvents([row]);
+  }
+
+  private insertEvents(rows: SqlValue[][]): void {
+    for (let i = 0; i < rows.length; i += EVENTS_PER_STATEMENT) {
+      const chunk = rows.slice(i, i + EVENTS_PER_STATEMENT);
+      this.sqlite
+        .query(`INSERT INTO run_events (run_id, type, timestamp, status, message, metadata) VALUES ${Array(chunk.length).fill(EVENT_ROW).join(", ")}`)
+        .run(...chunk.flat());
+    }
+  }
+
+  /** Runs `fn` (a transaction's body) with the events it adds written by one statement at its end. */
+  private batched<T>(fn: () => T): () => T {
+    return () => {
+      if (this.eventBatch) return fn(); // nested (claimMany's claims): the outer body writes them
+      this.eventBatch = [];
+      try {
+        const out = fn();
+        if (this.eventBatch.length) this.insertEvents(this.eventBatch);
+        return out;
+      } finally {
+        this.eventBatch = undefined;
+      }
+    };
   }
 
   async get(tenantId: string, id: string): Promise<RunRow | undefined> {
@@ -121,7 +161,7 @@ export class SqliteRunStore implements RunStore {
    * the same row.
    */
   private claim(worker: string, now: string, nowMs: number, leaseMs: number): Claim | null {
-    return this.sqlite.transaction(() => {
+    return this.sqlite.transaction(this.batched(() => {
       // Two index-friendly lookups (runs_queue) rather than one OR that would scan the table. Interrupted
       // runs first: they were started before anything still pending, and must not wait behind a backlog.
       const row =
@@ -134,26 +174,27 @@ export class SqliteRunStore implements RunStore {
           .query<{ id: string; status: string; startedAt: string | null }, []>("SELECT id, status, started_at AS startedAt FROM runs WHERE status = 'pending' ORDER BY created_at, id LIMIT 1")
           .get();
       if (!row) return null;
-      const changed = this.sqlite
-        .query(
+      // The run as the claim left it comes back from the claim (the event below does not change it).
+      const run = this.sqlite
+        .query<RunRow, SqlValue[]>(
           `UPDATE runs SET status = 'running', claimed_by = ?, lease_until = ?, attempts = attempts + 1,
              started_at = COALESCE(started_at, ?)
-           WHERE id = ? AND status = ?`,
+           WHERE id = ? AND status = ? ${RUN_RETURNING}`,
         )
-        .run(worker, nowMs + leaseMs, now, row.id, row.status).changes;
-      if (changed !== 1) return null;
+        .get(worker, nowMs + leaseMs, now, row.id, row.status);
+      if (!run) return null;
       const resumed = row.status === "running";
       this.addEvent(row.id, now, resumed
         ? { type: "resumed", status: "running", message: "resumed after a restart from the last finished step" }
         : { type: "started", status: "running" });
-      return { id: row.id, resumed, fresh: row.startedAt === null, run: this.byIdSync(row.id)! };
-    }).immediate();
+      return { id: row.id, resumed, fresh: row.startedAt === null, run };
+    })).immediate();
   }
 
   /** Up to `n` claims in one transaction (one commit when a pool fills several slots at once). */
   async claimMany(n: number, worker: string, now: string, nowMs: number, leaseMs: number): Promise<Claim[]> {
     if (n <= 0) return [];
-    return this.sqlite.transaction(() => {
+    return this.sqlite.transaction(this.batched(() => {
       const out: Claim[] = [];
       for (let i = 0; i < n; i++) {
         const c = this.claim(worker, now, nowMs, leaseMs);
@@ -161,7 +202,7 @@ export class SqliteRunStore implements RunStore {
         out.push(c);
       }
       return out;
-    }).immediate();
+    })).immediate();
   }
 
   /** Claims one given `running` run nobody holds (a child run its resumed parent continues inline). */
@@ -182,7 +223,7 @@ export class SqliteRunStore implements RunStore {
    * bound; held rows stay out of the claim query (it reads `pending` only), so the pool never skips them.
    */
   async releaseHeld(experimentId: string, limit: number, at: string): Promise<number> {
-    return this.sqlite.transaction(() => {
+    return this.sqlite.transaction(this.batched(() => {
       const inFlight = this.sqlite
         .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM runs WHERE experiment_id = ? AND status IN ('pending', 'running', 'waiting', 'finalizing')")
         .get(experimentId)!.n;
@@ -195,7 +236,7 @@ export class SqliteRunStore implements RunStore {
         this.addEvent(id, at, { type: "queued", status: "pending" });
       }
       return ids.length;
-    }).immediate();
+    })).immediate();
   }
 
   /** Ids of the unfinished child runs of run `parentId` (not indexed: called on cancel only). */
@@ -285,16 +326,16 @@ export class SqliteRunStore implements RunStore {
     const waiters = this.journalWaiters.splice(0);
     const steps = this.journalSteps.splice(0);
     try {
-      this.sqlite.transaction(() => {
+      this.sqlite.transaction(this.batched(() => {
         for (const op of ops) op();
-      }).immediate();
+      })).immediate();
     } catch {
       // One bad write must not fail its neighbours: replay them one transaction each. A finished
       // step whose record still fails is remembered: its run's finish is refused until it commits.
       ops.forEach((op, i) => {
         const step = steps[i];
         try {
-          this.sqlite.transaction(op).immediate();
+          this.sqlite.transaction(this.batched(op)).immediate();
           if (step) this.lost.unmark(step.runId, step.path);
           waiters[i].resolve();
         } catch (err) {
@@ -309,24 +350,20 @@ export class SqliteRunStore implements RunStore {
   }
 
   /** Recorded with the next journal commit (not awaited: a lost start only hides a running step). */
-  /** Whether the run is still held under `lease` (no lease: the caller holds no claim, e.g. a test). */
-  private holds(runId: string, lease?: Lease): boolean {
-    if (!lease) return true;
-    return !!this.sqlite.query("SELECT 1 FROM runs WHERE id = ? AND claimed_by = ? AND attempts = ?").get(runId, lease.worker, lease.attempt);
-  }
-
   stepStarted(runId: string, s: StepStart, lease?: Lease): void {
     const seq = nextSeq();
     this.enqueue(() => {
-      if (!this.holds(runId, lease)) return;
-      this.sqlite
+      // Fencing in the write itself: nothing is written unless the run is still held under `lease`
+      // (no lease: the caller holds no claim, e.g. a test); the event follows the row.
+      const written = this.sqlite
         .query(
           `INSERT INTO run_steps (run_id, path, seq, name, type, status, attempt, started_at)
-           VALUES (?1, ?2, ?7, ?3, ?4, 'running', ?5, ?6)
+           SELECT ?1, ?2, ?7, ?3, ?4, 'running', ?5, ?6 WHERE ${HELD}
            ON CONFLICT (run_id, path) DO UPDATE SET status = 'running', attempt = excluded.attempt,
              started_at = excluded.started_at, completed_at = NULL, output = NULL, error = NULL, input = NULL`,
         )
-        .run(runId, s.path, s.name, s.type, s.attempt, s.startedAt, seq);
+        .run(runId, s.path, s.name, s.type, s.attempt, s.startedAt, seq, lease?.worker ?? null, lease?.attempt ?? null).changes;
+      if (written !== 1) return;
       this.addEvent(runId, s.startedAt, { type: "step_started", status: "running", message: s.name, metadata: { path: s.path, type: s.type, attempt: s.attempt } });
     }).catch(() => {});
   }
@@ -335,11 +372,10 @@ export class SqliteRunStore implements RunStore {
   stepFinished(runId: string, s: StepRecord, lease?: Lease): Promise<void> {
     const seq = nextSeq();
     return this.enqueue(() => {
-      if (!this.holds(runId, lease)) return;
-      this.sqlite
+      const written = this.sqlite
         .query(
           `INSERT INTO run_steps (run_id, path, seq, name, type, status, output, error, attempt, started_at, completed_at, input)
-           VALUES (?1, ?2, ?11, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?12)
+           SELECT ?1, ?2, ?11, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?12 WHERE ${HELD_AT(13, 14)}
            ON CONFLICT (run_id, path) DO UPDATE SET status = excluded.status, output = excluded.output,
              error = excluded.error, attempt = excluded.attempt, started_at = excluded.started_at,
              completed_at = excluded.completed_at, input = excluded.input`,
@@ -350,7 +386,9 @@ export class SqliteRunStore implements RunStore {
           s.error ? JSON.stringify(s.error) : null,
           s.attempt, s.startedAt, s.completedAt, seq,
           s.input === undefined ? null : JSON.stringify(s.input),
-        );
+          lease?.worker ?? null, lease?.attempt ?? null,
+        ).changes;
+      if (written !== 1) return;
       const type = s.status === "failed" ? "step_failed" : s.status === "skipped" ? "step_skipped" : "step_completed";
       this.addEvent(runId, s.completedAt, { type, status: s.status, message: s.error?.message ?? s.name, metadata: { path: s.path, type: s.type, attempt: s.attempt } });
     }, { runId, path: s.path });
@@ -362,20 +400,22 @@ export class SqliteRunStore implements RunStore {
     const lost = this.lost.take(runId);
     if (lost) throw lost;
     return this.sqlite.transaction(() => {
-      const changed = this.sqlite
-        .query(
+      // The run as finished comes back from the finish itself (its event and the probe do not change it).
+      const run = this.sqlite
+        .query<RunRow, SqlValue[]>(
           `UPDATE runs SET status = ?1, output = ?2, error = ?3, completed_at = ?4, claimed_by = NULL, lease_until = NULL
-           WHERE id = ?5 AND status NOT IN ('completed', 'failed', 'cancelled', 'rejected') AND (?6 IS NULL OR (claimed_by = ?6 AND attempts = ?7))`,
+           WHERE id = ?5 AND status NOT IN ('completed', 'failed', 'cancelled', 'rejected') AND (?6 IS NULL OR (claimed_by = ?6 AND attempts = ?7))
+           ${RUN_RETURNING}`,
         )
-        .run(r.status, r.output === undefined ? null : JSON.stringify(r.output), r.error ? JSON.stringify(r.error) : null, at, runId, lease?.worker ?? null, lease?.attempt ?? null).changes;
-      if (changed !== 1) return undefined;
+        .get(r.status, r.output === undefined ? null : JSON.stringify(r.output), r.error ? JSON.stringify(r.error) : null, at, runId, lease?.worker ?? null, lease?.attempt ?? null);
+      if (!run) return undefined;
       this.addEvent(runId, at, { type: r.status, status: r.status, message: r.message ?? null });
       const has = this.sqlite
         .query<{ outputFiles: number; review: number }, [string]>(
           `SELECT EXISTS (SELECT 1 FROM run_files WHERE run_id = ?1 AND role = 'output') AS outputFiles, EXISTS (SELECT 1 FROM run_reviews WHERE run_id = ?1) AS review`,
         )
         .get(runId)!;
-      return { run: this.byIdSync(runId)!, has: { outputFiles: has.outputFiles === 1, review: has.review === 1 } };
+      return { run, has: { outputFiles: has.outputFiles === 1, review: has.review === 1 } };
     }).immediate();
   }
 
