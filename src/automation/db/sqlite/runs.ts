@@ -400,22 +400,21 @@ export class SqliteRunStore implements RunStore {
     const lost = this.lost.take(runId);
     if (lost) throw lost;
     return this.sqlite.transaction(() => {
-      // The run as finished comes back from the finish itself (its event and the probe do not change it).
-      const run = this.sqlite
-        .query<RunRow, SqlValue[]>(
+      // The run as finished, with whether it has output files and a review, comes back from the finish
+      // itself (its event does not change them).
+      const row = this.sqlite
+        .query<RunRow & { hasOutputFiles: number; hasReview: number }, SqlValue[]>(
           `UPDATE runs SET status = ?1, output = ?2, error = ?3, completed_at = ?4, claimed_by = NULL, lease_until = NULL
            WHERE id = ?5 AND status NOT IN ('completed', 'failed', 'cancelled', 'rejected') AND (?6 IS NULL OR (claimed_by = ?6 AND attempts = ?7))
-           ${RUN_RETURNING}`,
+           ${RUN_RETURNING},
+             EXISTS (SELECT 1 FROM run_files WHERE run_id = ?5 AND role = 'output') AS hasOutputFiles,
+             EXISTS (SELECT 1 FROM run_reviews WHERE run_id = ?5) AS hasReview`,
         )
         .get(r.status, r.output === undefined ? null : JSON.stringify(r.output), r.error ? JSON.stringify(r.error) : null, at, runId, lease?.worker ?? null, lease?.attempt ?? null);
-      if (!run) return undefined;
+      if (!row) return undefined;
       this.addEvent(runId, at, { type: r.status, status: r.status, message: r.message ?? null });
-      const has = this.sqlite
-        .query<{ outputFiles: number; review: number }, [string]>(
-          `SELECT EXISTS (SELECT 1 FROM run_files WHERE run_id = ?1 AND role = 'output') AS outputFiles, EXISTS (SELECT 1 FROM run_reviews WHERE run_id = ?1) AS review`,
-        )
-        .get(runId)!;
-      return { run, has: { outputFiles: has.outputFiles === 1, review: has.review === 1 } };
+      const { hasOutputFiles, hasReview, ...run } = row;
+      return { run, has: { outputFiles: hasOutputFiles === 1, review: hasReview === 1 } };
     }).immediate();
   }
 
