@@ -285,6 +285,44 @@ describe("runs store contract on SQLite and PostgreSQL", () => {
     });
   }, 60_000);
 
+  test("journal: starts and finishes of interleaved steps committed together keep the steps' and the events' order; a step finished twice keeps its start's place", async () => {
+    const out = await onBoth(async (b) => {
+      const runs = b.storage.runs;
+      await runs.insert(newRun("exec_j", 1), events);
+      const [c] = await runs.claimMany(1, "w_j", at(2), T0 + 2_000, 60_000);
+      const lease = { worker: "w_j", attempt: c.run.attempts };
+      const start = (path: string, s: number, attempt = 1) => runs.stepStarted("exec_j", { path, name: path, type: "t", attempt, startedAt: at(s) }, lease);
+      const done = (path: string, s: number, attempt = 1, status: "completed" | "failed" = "completed") =>
+        runs.stepFinished("exec_j", { path, name: path, type: "t", status, output: { path, attempt }, attempt, startedAt: at(s - 1), completedAt: at(s) }, lease);
+      // Two parallel branches in one turn (one commit): a starts, b starts, b finishes, a finishes.
+      start("par.a", 3);
+      start("par.b", 3);
+      const one = [done("par.b", 4), done("par.a", 5)];
+      await Promise.all(one);
+      // A step retried within one commit: attempt 1 fails, attempt 2 starts and completes; then a later step.
+      start("r", 6);
+      const two = [done("r", 7, 1, "failed")];
+      start("r", 8, 2);
+      two.push(done("r", 9, 2), done("last", 10));
+      await Promise.all(two);
+      return {
+        steps: (await runs.steps("exec_j")).map((x) => `${x.path}:${x.status}:${x.attempt}:${x.startedAt}:${x.completedAt}:${x.output}`),
+        events: (await runs.events("exec_j")).map((e) => `${e.type}:${e.message}:${e.timestamp}`),
+      };
+    });
+    expect(out.postgres).toEqual(out.sqlite);
+    expect(out.sqlite.steps).toEqual([
+      `par.a:completed:1:${at(4)}:${at(5)}:{"path":"par.a","attempt":1}`,
+      `par.b:completed:1:${at(3)}:${at(4)}:{"path":"par.b","attempt":1}`,
+      `r:completed:2:${at(8)}:${at(9)}:{"path":"r","attempt":2}`,
+      `last:completed:1:${at(9)}:${at(10)}:{"path":"last","attempt":1}`,
+    ]);
+    expect(out.sqlite.events.slice(3)).toEqual([
+      `step_started:par.a:${at(3)}`, `step_started:par.b:${at(3)}`, `step_completed:par.b:${at(4)}`, `step_completed:par.a:${at(5)}`,
+      `step_started:r:${at(6)}`, `step_failed:r:${at(7)}`, `step_started:r:${at(8)}`, `step_completed:r:${at(9)}`, `step_completed:last:${at(10)}`,
+    ]);
+  }, 60_000);
+
   test("liveness: a live process's runs are never released; a dead one's are (PostgreSQL: its session's lock)", async () => {
     const out = await onBoth(async (b) => {
       const runs = b.storage.runs;

@@ -39,6 +39,17 @@ const HELD = HELD_AT(8, 9);
 /** Rows per event INSERT: 6 parameters each, well under SQLite's 32,766. */
 const EVENTS_PER_STATEMENT = 500;
 
+/** A step start queued for the group commit (see SqliteRunStore.queuedStarts). */
+interface QueuedStart {
+  seq: number;
+  lease?: Lease;
+  /** Its finish was queued after it: the finish writes the row. */
+  merged: boolean;
+  /** Its event in the transaction's batch, dropped when the finish's write is fenced out. */
+  event?: SqlValue[];
+}
+const stepKey = (runId: string, path: string) => `${runId}\u0000${path}`;
+
 export class SqliteRunStore implements RunStore {
   private readonly db;
   // Drizzle builds SQL on every call unless prepared; the hot paths (executor, polling) reuse these.
@@ -105,10 +116,15 @@ export class SqliteRunStore implements RunStore {
    */
   private eventBatch: SqlValue[][] | undefined;
 
-  private addEvent(runId: string, at: string, e: NewEvent): void {
+  /** Writes an event, or adds it to the transaction's batch (and returns its row there). */
+  private addEvent(runId: string, at: string, e: NewEvent): SqlValue[] | undefined {
     const row = [runId, e.type, at, e.status ?? null, e.message ?? null, e.metadata ? JSON.stringify(e.metadata) : null];
-    if (this.eventBatch) this.eventBatch.push(row);
-    else this.insertEvents([row]);
+    if (this.eventBatch) {
+      this.eventBatch.push(row);
+      return row;
+    }
+    this.insertEvents([row]);
+    return undefined;
   }
 
   private insertEvents(rows: SqlValue[][]): void {
@@ -302,6 +318,13 @@ export class SqliteRunStore implements RunStore {
   private journalSteps: ({ runId: string; path: string } | undefined)[] = [];
   private readonly lost = new LostSteps();
   private flushScheduled = false;
+  /**
+   * Step starts queued for the next group commit: a finish of the same step queued before that commit
+   * writes the row for both (one upsert instead of two; same transaction, same final row).
+   */
+  private readonly queuedStarts = new Map<string, QueuedStart>();
+  /** The journal's writes are being replayed one transaction each (every write then stands alone). */
+  private replaying = false;
 
   private enqueue(op: () => void, step?: { runId: string; path: string }): Promise<void> {
     this.journalOps.push(op);
@@ -323,6 +346,7 @@ export class SqliteRunStore implements RunStore {
     this.flushScheduled = false;
     if (this.journalOps.length === 0) return;
     const ops = this.journalOps.splice(0);
+    this.queuedStarts.clear(); // a finish queued from now on commits after these starts
     const waiters = this.journalWaiters.splice(0);
     const steps = this.journalSteps.splice(0);
     try {
@@ -332,6 +356,7 @@ export class SqliteRunStore implements RunStore {
     } catch {
       // One bad write must not fail its neighbours: replay them one transaction each. A finished
       // step whose record still fails is remembered: its run's finish is refused until it commits.
+      this.replaying = true;
       ops.forEach((op, i) => {
         const step = steps[i];
         try {
@@ -343,6 +368,7 @@ export class SqliteRunStore implements RunStore {
           waiters[i].reject(err);
         }
       });
+      this.replaying = false;
       return;
     }
     if (!this.lost.empty) for (const step of steps) if (step) this.lost.unmark(step.runId, step.path);
@@ -352,7 +378,15 @@ export class SqliteRunStore implements RunStore {
   /** Recorded with the next journal commit (not awaited: a lost start only hides a running step). */
   stepStarted(runId: string, s: StepStart, lease?: Lease): void {
     const seq = nextSeq();
+    const start: QueuedStart = { seq, lease, merged: false };
+    this.queuedStarts.set(stepKey(runId, s.path), start);
     this.enqueue(() => {
+      const event: NewEvent = { type: "step_started", status: "running", message: s.name, metadata: { path: s.path, type: s.type, attempt: s.attempt } };
+      if (start.merged && this.eventBatch && !this.replaying) {
+        // The step's finish, later in this transaction, writes the row for both; the event keeps its place.
+        start.event = this.addEvent(runId, s.startedAt, event);
+        return;
+      }
       // Fencing in the write itself: nothing is written unless the run is still held under `lease`
       // (no lease: the caller holds no claim, e.g. a test); the event follows the row.
       const written = this.sqlite
@@ -364,13 +398,22 @@ export class SqliteRunStore implements RunStore {
         )
         .run(runId, s.path, s.name, s.type, s.attempt, s.startedAt, seq, lease?.worker ?? null, lease?.attempt ?? null).changes;
       if (written !== 1) return;
-      this.addEvent(runId, s.startedAt, { type: "step_started", status: "running", message: s.name, metadata: { path: s.path, type: s.type, attempt: s.attempt } });
+      this.addEvent(runId, s.startedAt, event);
     }).catch(() => {});
   }
 
   /** Resolves once committed (durable): after a crash a finished step is never executed again. */
   stepFinished(runId: string, s: StepRecord, lease?: Lease): Promise<void> {
-    const seq = nextSeq();
+    // The step's start still queued for the same commit under the same lease: this write stands for
+    // both (the row ends as if the start had been written first: the start's seq, the finish's values).
+    const key = stepKey(runId, s.path);
+    const start = this.queuedStarts.get(key);
+    const merged = start && start.lease?.worker === lease?.worker && start.lease?.attempt === lease?.attempt ? start : undefined;
+    if (merged) {
+      merged.merged = true;
+      this.queuedStarts.delete(key);
+    }
+    const seq = merged?.seq ?? nextSeq();
     return this.enqueue(() => {
       const written = this.sqlite
         .query(
@@ -388,7 +431,12 @@ export class SqliteRunStore implements RunStore {
           s.input === undefined ? null : JSON.stringify(s.input),
           lease?.worker ?? null, lease?.attempt ?? null,
         ).changes;
-      if (written !== 1) return;
+      if (written !== 1) {
+        // Fenced out: the merged start's event goes too (its own write would have been refused alike).
+        const at = merged?.event && !this.replaying ? (this.eventBatch?.indexOf(merged.event) ?? -1) : -1;
+        if (at >= 0) this.eventBatch!.splice(at, 1);
+        return;
+      }
       const type = s.status === "failed" ? "step_failed" : s.status === "skipped" ? "step_skipped" : "step_completed";
       this.addEvent(runId, s.completedAt, { type, status: s.status, message: s.error?.message ?? s.name, metadata: { path: s.path, type: s.type, attempt: s.attempt } });
     }, { runId, path: s.path });
