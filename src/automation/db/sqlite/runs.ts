@@ -85,7 +85,6 @@ export class SqliteRunStore implements RunStore {
    * A tick claim (`opts.tick`) runs first in the same transaction; when it throws, this run is not inserted.
    */
   async insert(run: NewRun, events: NewEvent[], files: Omit<FileRow, "runId">[] = [], opts: RunInsertOptions = {}): Promise<RunRow> {
-    let inserted: RunRow | undefined;
     await this.enqueue(() => {
       const s = opts.source;
       if (s && !this.sqlite.query("SELECT 1 FROM automations WHERE id = ? AND current_version_id = ? AND updated_at = ?").get(s.automationId, s.versionId, s.updatedAt)) {
@@ -101,13 +100,14 @@ export class SqliteRunStore implements RunStore {
           .run(t.automationId, t.scheduleKey, t.scheduledAt, tenantId, run.id, at);
         if (changes !== 1) throw new TickTaken(t);
       }
-      // The row as inserted comes back from the insert itself (nothing else in the transaction changes it).
-      inserted = this.sqlite.query<RunRow, SqlValue[]>(`${insertSql("runs", runColumns)} ${RUN_RETURNING}`).get(...valuesOf(runColumns, run))!;
+      // Read back after the commit rather than by RETURNING: on this table an INSERT ... RETURNING costs
+      // ~40 µs more a row than the INSERT and the read together (measured 2026-11-28, issue 42).
+      this.sqlite.query(insertSql("runs", runColumns)).run(...valuesOf(runColumns, run));
       for (const f of files) this.sqlite.query(insertSql("run_files", fileColumns)).run(...valuesOf(fileColumns, { ...f, runId: run.id }));
       for (const e of events) this.addEvent(run.id, run.createdAt, e);
       if (opts.previousRunId) this.sqlite.query("UPDATE runs SET next_run_id = ? WHERE id = ?").run(run.id, opts.previousRunId);
     });
-    return inserted!;
+    return this.byIdSync(run.id)!;
   }
 
   /**
