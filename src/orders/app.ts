@@ -46,8 +46,11 @@ export function createOrderApp(config: OrderConfig, storage: OrderStorage, s: Or
       if (!(response instanceof Response)) Object.assign(set.headers, CORS_HEADERS);
     })
     // Before any route: NUL in the query (a `%00` in the URL: one string search per request) or in a
-    // parsed body is a 400 naming the field, not a 500 from PostgreSQL.
-    .onTransform({ as: "global" }, ({ request, body }) => refuseUnstorable(request.url, body))
+    // parsed body is a 400 naming the field, not a 500 from PostgreSQL. A function with a block body:
+    // Elysia awaits a hook whose source looks like it returns a call, an extra turn on every request.
+    .onTransform({ as: "global" }, function refuseUnstorableInput({ request, body }) {
+      refuseUnstorable(request.url, body);
+    })
     .onError(({ code, error, request }) => handleError(code, error, request, { clock: config.clock, logger: config.logger, bodyLimit: config.bodyLimit, allowed }))
     // A finished Response (body and headers made once): no serialization, no header merge per request.
     .get("/health", async () => {

@@ -64,13 +64,20 @@ forEachBackend("bearer token extraction", () => {
   }, 30_000);
 
   test("presentedToken: header forms and the query fallback", () => {
-    expect(presentedToken(undefined, undefined)).toBeUndefined();
-    expect(presentedToken("q", undefined)).toBe("q");
-    expect(presentedToken("abc", "Bearer abc")).toBe("abc");
-    expect(presentedToken(undefined, "bearer abc")).toBe("abc");
-    expect(presentedToken("yz", "Bearerxyz")).toBeUndefined();
-    expect(presentedToken("", "Bearer")).toBe("");
-    expect(presentedToken("q", "Basic Zm9v")).toBe("q");
+    const u = "http://x/orders";
+    expect(presentedToken(null, u)).toBeUndefined();
+    expect(presentedToken(null, `${u}?access_token=q`)).toBe("q");
+    expect(presentedToken(null, `${u}?page=1&access_token=q&access_token=r`)).toBe("q");
+    expect(presentedToken(null, `${u}?access_token=`)).toBeUndefined();
+    expect(presentedToken(null, `${u}?my_access_token=q`)).toBeUndefined();
+    expect(presentedToken("Bearer abc", `${u}?access_token=q`)).toBe("abc");
+    expect(presentedToken("Bearer \tabc ", u)).toBe("abc");
+    expect(presentedToken("bearer abc", u)).toBe("abc");
+    expect(presentedToken("BEARER abc", u)).toBe("abc");
+    expect(presentedToken("Bearerxyz", `${u}?access_token=q`)).toBeUndefined();
+    expect(presentedToken("Bearer", u)).toBe("");
+    expect(presentedToken("Basic Zm9v", `${u}?access_token=q`)).toBe("q");
+    expect(presentedToken("bearerxyz", `${u}?access_token=q`)).toBe("q");
   });
 });
 

@@ -1,4 +1,3 @@
-import { bearer } from "@elysiajs/bearer";
 import { Elysia } from "elysia";
 import { callerOf } from "../auth/guard";
 import type { AuthService } from "../auth/service";
@@ -61,17 +60,16 @@ const noParse = () => ({ parse: "none" }) as const;
 export const orderRoutes = (auth: AuthService, orders: OrderService, bodyLimit: number) => {
   const list = listReplies(orders);
   return new Elysia({ name: "orders.orders" })
-    .use(bearer())
-    .get("/orders", async ({ bearer, request, set }) => list(orders.waitingFilter(await callerOf(auth, bearer, request, set)), request))
-    .get("/users/:id/orders", async ({ bearer, request, set, params }) => {
-      const caller = await callerOf(auth, bearer, request, set);
+    .get("/orders", async ({ request, set }) => list(orders.waitingFilter(await callerOf(auth, request, set)), request))
+    .get("/users/:id/orders", async ({ request, set, params }) => {
+      const caller = await callerOf(auth, request, set);
       return list(orders.userFilter(caller, pathId(params.id)), request);
     })
-    .get("/orders/:id", async ({ bearer, request, set, params }) => orders.get(await callerOf(auth, bearer, request, set), pathId(params.id)))
+    .get("/orders/:id", async ({ request, set, params }) => orders.get(await callerOf(auth, request, set), pathId(params.id)))
     .post(
       "/orders",
-      async ({ bearer, request, set }) => {
-        const caller = await callerOf(auth, bearer, request, set);
+      async ({ request, set }) => {
+        const caller = await callerOf(auth, request, set);
         orders.checkCanPublish(caller);
         const input = parseInput(CreateOrderBody, await readBody(request, bodyLimit));
         const order = await orders.create(caller, { description: input.description, price: priceToKopecks(input.price) });
@@ -81,7 +79,7 @@ export const orderRoutes = (auth: AuthService, orders: OrderService, bodyLimit: 
       },
       noParse(),
     )
-    .patch("/orders/:id/take", async ({ bearer, request, set, params }) => orders.take(await callerOf(auth, bearer, request, set), pathId(params.id)), noParse())
-    .patch("/orders/:id/pass", async ({ bearer, request, set, params }) => orders.pass(await callerOf(auth, bearer, request, set), pathId(params.id)), noParse())
-    .patch("/orders/:id/accept", async ({ bearer, request, set, params }) => orders.accept(await callerOf(auth, bearer, request, set), pathId(params.id)), noParse());
+    .patch("/orders/:id/take", async ({ request, set, params }) => orders.take(await callerOf(auth, request, set), pathId(params.id)), noParse())
+    .patch("/orders/:id/pass", async ({ request, set, params }) => orders.pass(await callerOf(auth, request, set), pathId(params.id)), noParse())
+    .patch("/orders/:id/accept", async ({ request, set, params }) => orders.accept(await callerOf(auth, request, set), pathId(params.id)), noParse());
 };

@@ -1,4 +1,3 @@
-import { bearer } from "@elysiajs/bearer";
 import { Elysia } from "elysia";
 import { callerOf } from "../auth/guard";
 import type { AuthService } from "../auth/service";
@@ -9,7 +8,6 @@ import type { UserService } from "./service";
 
 export const userRoutes = (auth: AuthService, users: UserService, bodyLimit: number) =>
   new Elysia({ name: "orders.users" })
-    .use(bearer())
     .onParse(({ request, contentType }) => limitedBody(request, contentType, bodyLimit))
     .post("/users", async ({ body, set }) => {
       const user = await users.register(parseInput(RegisterBody, body));
@@ -17,4 +15,4 @@ export const userRoutes = (auth: AuthService, users: UserService, bodyLimit: num
       set.headers.location = `/users/${user.id}`;
       return user;
     })
-    .get("/authenticated", async ({ bearer, request, set }) => users.me(await callerOf(auth, bearer, request, set)));
+    .get("/authenticated", async ({ request, set }) => users.me(await callerOf(auth, request, set)));
