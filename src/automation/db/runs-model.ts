@@ -28,6 +28,11 @@ export class LostSteps {
     if (paths.size === 0) this.lost.delete(runId);
   }
 
+  /** Whether `runId` has a lost record (its finish would be refused). */
+  has(runId: string): boolean {
+    return this.lost.has(runId);
+  }
+
   /** The refusal for a finish of `runId` when it has lost records (forgotten here: reported once). */
   take(runId: string): JournalWriteLost | undefined {
     const paths = this.lost.get(runId);

@@ -310,12 +310,15 @@ export class SqliteRunStore implements RunStore {
     return this.q.completedSteps.all({ runId });
   }
 
-  // Group commit of the step journal: writes queued in one event-loop turn (every worker's) share one
-  // transaction, flushed on setImmediate. A step's start usually commits together with its finish.
-  private journalOps: (() => void)[] = [];
-  private journalWaiters: { resolve(): void; reject(err: unknown): void }[] = [];
+  // Group commit of the journal: writes queued in one event-loop turn (every worker's step records and
+  // run finishes) share one transaction, flushed on setImmediate. A step's start usually commits
+  // together with its finish, and a run's last steps with its finish, as on PostgreSQL.
+  private journalOps: (() => unknown)[] = [];
+  private journalWaiters: { resolve(value: unknown): void; reject(err: unknown): void }[] = [];
   /** Per op: the finished step it records (a failed one keeps the run from finishing), or undefined. */
   private journalSteps: ({ runId: string; path: string } | undefined)[] = [];
+  /** Per op: the run it finishes, or undefined. */
+  private journalFinishes: (string | undefined)[] = [];
   private readonly lost = new LostSteps();
   private flushScheduled = false;
   /**
@@ -326,10 +329,11 @@ export class SqliteRunStore implements RunStore {
   /** The journal's writes are being replayed one transaction each (every write then stands alone). */
   private replaying = false;
 
-  private enqueue(op: () => void, step?: { runId: string; path: string }): Promise<void> {
+  private enqueue<T = void>(op: () => T, step?: { runId: string; path: string }, finishes?: string): Promise<T> {
     this.journalOps.push(op);
     this.journalSteps.push(step);
-    const done = new Promise<void>((resolve, reject) => this.journalWaiters.push({ resolve, reject }));
+    this.journalFinishes.push(finishes);
+    const done = new Promise<T>((resolve, reject) => this.journalWaiters.push({ resolve: resolve as (value: unknown) => void, reject }));
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(() => this.flushJournal());
@@ -341,38 +345,53 @@ export class SqliteRunStore implements RunStore {
     this.flushJournal();
   }
 
-  /** Commits every queued journal write now (also called before a run's terminal status is written). */
+  /** Commits every queued journal write now (also called before a write that must follow them, e.g. a cancel). */
   flushJournal(): void {
     this.flushScheduled = false;
     if (this.journalOps.length === 0) return;
-    const ops = this.journalOps.splice(0);
+    let ops = this.journalOps.splice(0);
     this.queuedStarts.clear(); // a finish queued from now on commits after these starts
-    const waiters = this.journalWaiters.splice(0);
-    const steps = this.journalSteps.splice(0);
+    let waiters = this.journalWaiters.splice(0);
+    let steps = this.journalSteps.splice(0);
+    let finishes = this.journalFinishes.splice(0);
+    // A run with a finished step's record lost in an earlier commit does not finish (see RunStore.finish).
+    if (!this.lost.empty && finishes.some((id) => id !== undefined && this.lost.has(id))) {
+      const keep = ops.map((_, i) => {
+        const refused = finishes[i] !== undefined ? this.lost.take(finishes[i]!) : undefined;
+        if (refused) waiters[i]!.reject(refused);
+        return !refused;
+      });
+      [ops, waiters, steps, finishes] = [ops.filter((_, i) => keep[i]), waiters.filter((_, i) => keep[i]), steps.filter((_, i) => keep[i]), finishes.filter((_, i) => keep[i])];
+      if (ops.length === 0) return;
+    }
+    let values: unknown[];
     try {
-      this.sqlite.transaction(this.batched(() => {
-        for (const op of ops) op();
-      })).immediate();
+      values = this.sqlite.transaction(this.batched(() => ops.map((op) => op()))).immediate();
     } catch {
       // One bad write must not fail its neighbours: replay them one transaction each. A finished
       // step whose record still fails is remembered: its run's finish is refused until it commits.
       this.replaying = true;
       ops.forEach((op, i) => {
         const step = steps[i];
+        const refused = finishes[i] !== undefined ? this.lost.take(finishes[i]!) : undefined;
+        if (refused) {
+          waiters[i]!.reject(refused);
+          return;
+        }
         try {
-          this.sqlite.transaction(this.batched(op)).immediate();
+          const value = this.sqlite.transaction(this.batched(op)).immediate();
           if (step) this.lost.unmark(step.runId, step.path);
-          waiters[i].resolve();
+          waiters[i]!.resolve(value);
         } catch (err) {
           if (step) this.lost.mark(step.runId, step.path);
-          waiters[i].reject(err);
+          waiters[i]!.reject(err);
         }
       });
       this.replaying = false;
       return;
     }
     if (!this.lost.empty) for (const step of steps) if (step) this.lost.unmark(step.runId, step.path);
-    for (const w of waiters) w.resolve();
+    waiters.forEach((w, i) => w.resolve(values[i]));
   }
 
   /** Recorded with the next journal commit (not awaited: a lost start only hides a running step). */
@@ -442,12 +461,13 @@ export class SqliteRunStore implements RunStore {
     }, { runId, path: s.path });
   }
 
-  /** Moves a non-terminal run to a terminal status exactly once (its row as finished); undefined when it already was terminal. */
-  async finish(runId: string, at: string, r: FinishRequest, lease?: Lease): Promise<FinishedRun | undefined> {
-    this.flushJournal();
-    const lost = this.lost.take(runId);
-    if (lost) throw lost;
-    return this.sqlite.transaction(() => {
+  /**
+   * Moves a non-terminal run to a terminal status exactly once (its row as finished); undefined when it
+   * already was terminal. Joins the journal's group commit after the run's steps queued before it, and
+   * resolves once committed; refused (JournalWriteLost) when a finished step's record was lost.
+   */
+  finish(runId: string, at: string, r: FinishRequest, lease?: Lease): Promise<FinishedRun | undefined> {
+    return this.enqueue<FinishedRun | undefined>(() => {
       // The run as finished, with whether it has output files and a review, comes back from the finish
       // itself (its event does not change them).
       const row = this.sqlite
@@ -463,7 +483,7 @@ export class SqliteRunStore implements RunStore {
       this.addEvent(runId, at, { type: r.status, status: r.status, message: r.message ?? null });
       const { hasOutputFiles, hasReview, ...run } = row;
       return { run, has: { outputFiles: hasOutputFiles === 1, review: hasReview === 1 } };
-    }).immediate();
+    }, undefined, runId);
   }
 
   /** Records a cancel request; returns the status the run had. Pending runs are cancelled in the same transaction. */
