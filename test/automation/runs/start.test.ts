@@ -233,3 +233,30 @@ describe("POST /v1/runs", () => {
     expect((await h.get(`/api/v1/runs/${(await json(r)).id}`)).status).toBe(200);
   });
 });
+
+describe("run starts answered from memory (both backends)", () => {
+  test("the automation a start remembered is checked by the insert: a version pushed since runs, one that turns the API trigger off refuses", async () => {
+    const h = await runsHarness();
+    const flow = (value: number, extra = "") => `name: mem\n${extra}steps:\n  - {name: a, type: transform.set, with: {fields: {a: ${value}}}}\n`;
+    await h.deploy(flow(1));
+    h.startWorkers();
+    const run = async () => h.post("/v1/runs?wait_for_completion=10", { target: "workflows.mem", input: {} });
+    expect((await json(await run())).output).toEqual({ a: { a: 1 } });
+    // The start remembered what it read: the next one is answered from memory.
+    expect((await h.ctx.storage.automations.findWithCurrent(h.t.id, "workflows.mem", { mayRemember: true }))?.remembered).toBe(true);
+    const push = async (yaml: string, version: string) => expect((await h.post("/v1/automations/workflows.mem/versions", { yaml, version })).status).toBe(201);
+    await push(flow(2), "1.0.2");
+    const second = await json(await run());
+    expect(second.output).toEqual({ a: { a: 2 } });
+    // One run for that start: the stale insert wrote nothing before the fresh one.
+    expect((await json(await h.get(`/v1/runs/${second.id}/events`))).events.filter((e: { type: string }) => e.type === "created")).toHaveLength(1);
+    await push(flow(3, "triggerMethods: [{type: manual}]\n"), "1.0.3");
+    const refused = await run();
+    expect(refused.status).toBe(403);
+    expect((await json(refused)).issues[0].code).toBe("api_trigger_disabled");
+    await push(flow(4), "1.0.4");
+    expect((await json(await run())).output).toEqual({ a: { a: 4 } });
+    const runs = (await json(await h.get("/v1/runs?source=workflows.mem&limit=50"))).runs;
+    expect(runs).toHaveLength(3);
+  });
+});

@@ -2,7 +2,7 @@
 // version holds its row (`FOR UPDATE`), so activations from many requests (or instances) apply one
 // after the other; a taken slug or tag is the unique index's answer (automations_tenant_type_slug,
 // automation_versions_tag), so two creates at once give one winner and one conflict.
-import { resolveRef } from "../ref";
+import { copyFound, RememberedLookups, resolveRef } from "../ref";
 import { likeEscape } from "../sql-shared";
 import type { AutomationRow, VersionRow } from "../tables/foundation";
 import type { AutomationStore, AutomationWithCurrent, FoundationStats, ListAutomations, VersionRefusal } from "../../automations/store";
@@ -23,12 +23,6 @@ const V = cols(V_COLS);
 const LIST_WHERE = `a.tenant_id = $1 AND ($2::text IS NULL OR a.type = $2)
   AND ($3::text IS NULL OR a.slug ILIKE $3 ESCAPE '\\' OR a.name ILIKE $3 ESCAPE '\\' OR a.description ILIKE $3 ESCAPE '\\')`;
 const VERSIONS_WHERE = "automation_id = $1 AND (version IS NOT NULL OR id = $2)";
-
-/** Lookups a run start may answer from memory (findWithCurrent's `mayRemember`), per process: each holds a version's YAML. */
-const REMEMBERED_MAX = 200;
-
-const copyFound = (found: AutomationWithCurrent | undefined): AutomationWithCurrent | undefined =>
-  found && { automation: { ...found.automation }, current: found.current && { ...found.current } };
 
 function split(r: Record<string, unknown>): AutomationWithCurrent {
   const automation: Record<string, unknown> = {};
@@ -82,19 +76,14 @@ export class PgAutomationStore implements AutomationStore {
     copyFound,
   );
 
-  /** The last answer per (tenant, ref) with a current version, for run starts (`mayRemember`), oldest first. */
-  private readonly remembered = new Map<string, AutomationWithCurrent>();
+  private readonly remembered = new RememberedLookups();
 
   async findWithCurrent(tenantId: string, ref: string, opts: { mayRemember?: boolean } = {}): Promise<AutomationWithCurrent | undefined> {
     const key = `${tenantId}\u0000${ref}`;
     const known = opts.mayRemember ? this.remembered.get(key) : undefined;
-    if (known) return { ...copyFound(known)!, remembered: true };
+    if (known) return known;
     const found = await this.lookup(key);
-    this.remembered.delete(key);
-    if (found?.current) {
-      this.remembered.set(key, copyFound(found)!);
-      if (this.remembered.size > REMEMBERED_MAX) this.remembered.delete(this.remembered.keys().next().value!);
-    }
+    this.remembered.keep(key, found);
     return found;
   }
 

@@ -2,7 +2,7 @@
 // every request use `query` (compiled once per connection and cached); writes that decide run in
 // IMMEDIATE transactions, so a check and its write see the same automation row.
 import type { Database } from "bun:sqlite";
-import { resolveRef } from "../ref";
+import { RememberedLookups, resolveRef } from "../ref";
 import { likeEscape } from "../sql-shared";
 import type { AutomationRow, VersionRow } from "../tables/foundation";
 import type { AutomationStore, AutomationWithCurrent, FoundationStats, ListAutomations, VersionRefusal } from "../../automations/store";
@@ -78,9 +78,17 @@ export class SqliteAutomationStore implements AutomationStore {
     );
   }
 
-  async findWithCurrent(tenantId: string, ref: string): Promise<AutomationWithCurrent | undefined> {
+  /** Run starts may be answered from memory (as on PostgreSQL): two reads a run fewer, the run insert checks the answer. */
+  private readonly remembered = new RememberedLookups();
+
+  async findWithCurrent(tenantId: string, ref: string, opts: { mayRemember?: boolean } = {}): Promise<AutomationWithCurrent | undefined> {
+    const key = `${tenantId}\u0000${ref}`;
+    const known = opts.mayRemember ? this.remembered.get(key) : undefined;
+    if (known) return known;
     const automation = await this.find(tenantId, ref);
-    return automation && { automation, current: automation.currentVersionId ? this.versionSync(automation.id, automation.currentVersionId) : undefined };
+    const found = automation && { automation, current: automation.currentVersionId ? this.versionSync(automation.id, automation.currentVersionId) : undefined };
+    this.remembered.keep(key, found);
+    return found;
   }
 
   async list(tenantId: string, f: ListAutomations): Promise<{ rows: AutomationWithCurrent[]; total: number }> {
