@@ -69,6 +69,7 @@ forEachBackend("bearer token extraction", () => {
     expect(presentedToken(null, `${u}?access_token=q`)).toBe("q");
     expect(presentedToken(null, `${u}?page=1&access_token=q&access_token=r`)).toBe("q");
     expect(presentedToken(null, `${u}?access_token=`)).toBeUndefined();
+    expect(presentedToken(null, `${u}?access_token=%20`)).toBe("");
     expect(presentedToken(null, `${u}?my_access_token=q`)).toBeUndefined();
     expect(presentedToken("Bearer abc", `${u}?access_token=q`)).toBe("abc");
     expect(presentedToken("Bearer \tabc ", u)).toBe("abc");

@@ -23,7 +23,9 @@ export function presentedToken(authorization: string | null, url: string): strin
   }
   const q = url.indexOf("?");
   if (q === -1 || !url.includes("access_token", q)) return undefined;
-  return new URLSearchParams(url.slice(q + 1)).get("access_token")?.trim() || undefined;
+  // As the plugin did: an empty parameter is none; a blank one is a (malformed) token.
+  const token = new URLSearchParams(url.slice(q + 1)).get("access_token");
+  return token ? token.trim() : undefined;
 }
 
 /**
