@@ -38,7 +38,7 @@ export interface PoolDeps {
    * committing (the next run's claim and start then overlap that commit); while `concurrency` runs are
    * finishing so already, it keeps the slot until execute settles.
    */
-  execute(runId: string, signals: RunSignals, info: { claim: Claim; worker: string; release(): void }): Promise<void>;
+  execute(runId: string, signals: RunSignals, info: { claim: Claim; worker: string; release(): void }): Promise<unknown>;
   /** What else a run needs besides a slot; default: this process's off-thread pool (offthread/pool.ts). */
   capacity?: Capacity;
 }

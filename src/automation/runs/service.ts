@@ -14,7 +14,7 @@ import { WorkerPool } from "./queue";
 import type { AbortReason, Executing, RunSignals } from "./signals";
 import type { RunsRuntime } from "./runtime";
 import { resolveTarget, type ResolvedSource } from "./sources";
-import { type FinishedRun, isTerminal, type NewRun, type RunRow, type RunStore, StaleSource } from "./store";
+import { type Claim, type FinishedRun, isTerminal, type NewRun, type RunRow, type RunStore, StaleSource } from "./store";
 import type { TickKey } from "../schedules/store";
 import { signZipToken } from "./token";
 import { defaultRuntime } from "./runtime-default";
@@ -133,11 +133,11 @@ export class RunService {
       leaseMs: ctx.config.leaseMs,
       execute: (runId, signals, { claim, release }) => this.afterExecution(runId, executeRun(deps, runId, signals, claim, release)),
     });
-    this.executeInline = (runId, signals) => this.afterExecution(runId, executeRun(deps, runId, signals));
+    this.executeInline = (runId, signals, claim) => this.afterExecution(runId, executeRun(deps, runId, signals, claim));
   }
 
   /** Tells the waiters of a run announced finished while it executed here (if its own finish did not). */
-  private afterExecution(runId: string, execution: Promise<void>): Promise<void> {
+  private afterExecution<T>(runId: string, execution: Promise<T>): Promise<T> {
     return execution.finally(() => {
       if (this.announced.delete(runId)) this.notify(runId);
     });
@@ -153,7 +153,8 @@ export class RunService {
     this.runtimeOf = () => runtime;
   }
 
-  private executeInline: (runId: string, signals: RunSignals) => Promise<void>;
+  /** Executes a run in the caller's slot; what its finish committed, when it finished. */
+  private executeInline: (runId: string, signals: RunSignals, claim?: Claim) => Promise<FinishedRun | undefined>;
 
   private now(): string {
     return this.ctx.clock.now().toISOString();
@@ -170,25 +171,7 @@ export class RunService {
     const id = newRunId();
     const { input: scalars, files: embedded } = splitInputFiles(req.input ?? {});
     const incoming = { ...embedded, ...(req.files ?? {}) };
-    // A start without files may take its automation as this process last read it (PostgreSQL: no
-    // round trip); the insert checks that it still holds. Whatever such a start refuses or finds
-    // changed is decided again on a fresh read, so a version promoted on another instance is the one
-    // that runs (or decides the refusal).
-    const remember = Object.keys(incoming).length === 0;
-    const resolve = (mayRemember: boolean) =>
-      resolveTarget(this.ctx.storage.automations, actor.tenantId, req.target, { version: req.version, trigger: req.trigger, mayRemember });
-    let source = await resolve(remember).catch((err) => (remember ? resolve(false) : Promise.reject(err)));
-    const prepare = async (over: Parameters<RunService["prepareRun"]>[5]): Promise<RunRow> => {
-      try {
-        return await this.prepareRun(actor, source, id, scalars, incoming, over);
-      } catch (err) {
-        if (!source.check) throw err;
-        const fresh = await resolve(false);
-        if (!(err instanceof StaleSource) && fresh.versionId === source.versionId) throw err;
-        source = fresh;
-        return this.prepareRun(actor, source, id, scalars, incoming, over);
-      }
-    };
+    const prepare = await this.preparer(actor, req, id, scalars, incoming);
     // A free slot here while nothing waits in the queue: the run is inserted already claimed by this
     // process and starts at once (no claim round trip, no wake-up of the others). Otherwise it is queued.
     const slot = req.held ? undefined : this.pool.reserve();
@@ -207,6 +190,37 @@ export class RunService {
     }
     slot.launch({ id, resumed: false, run: row, fresh: true });
     return row;
+  }
+
+  /**
+   * Resolves a start's target and returns what inserts the run (prepareRun). A start without files may
+   * take its automation as this process last read it (PostgreSQL: no round trip); the insert checks
+   * that it still holds. Whatever such a start refuses or finds changed is decided again on a fresh
+   * read, so a version promoted on another instance is the one that runs (or decides the refusal).
+   * API starts and child runs (action.invoke-workflow) both start this way.
+   */
+  private async preparer(
+    actor: Actor,
+    at: { target: string; version?: string; trigger?: string },
+    id: string,
+    scalars: Record<string, unknown>,
+    incoming: Record<string, IncomingFile | IncomingFile[]>,
+  ): Promise<(over: Parameters<RunService["prepareRun"]>[5]) => Promise<RunRow>> {
+    const remember = Object.keys(incoming).length === 0;
+    const resolve = (mayRemember: boolean) =>
+      resolveTarget(this.ctx.storage.automations, actor.tenantId, at.target, { version: at.version, trigger: at.trigger, mayRemember });
+    let source = await resolve(remember).catch((err) => (remember ? resolve(false) : Promise.reject(err)));
+    return async (over) => {
+      try {
+        return await this.prepareRun(actor, source, id, scalars, incoming, over);
+      } catch (err) {
+        if (!source.check) throw err;
+        const fresh = await resolve(false);
+        if (!(err instanceof StaleSource) && fresh.versionId === source.versionId) throw err;
+        source = fresh;
+        return this.prepareRun(actor, source, id, scalars, incoming, over);
+      }
+    };
   }
 
   private async prepareRun(
@@ -458,15 +472,18 @@ export class RunService {
     // Only a resumed parent can have a child from an earlier attempt (the lookup is not indexed).
     const prior = opts.step && parent.attempts > 1 ? await this.store.childAt(parent.id, opts.step) : undefined;
     let childId: string;
+    // What the child's finish committed, when it finished here (no read of the child afterwards).
+    let finished: FinishedRun | undefined;
     if (prior && (prior.status === "completed" || !isTerminal(prior.status))) {
       childId = prior.id;
-      if (await this.store.claimRun(childId, this.pool.worker, this.now(), Date.now(), this.pool.leaseMs)) await this.executeInline(childId, signals);
+      if (await this.store.claimRun(childId, this.pool.worker, this.now(), Date.now(), this.pool.leaseMs)) finished = await this.executeInline(childId, signals);
       else await this.awaitRun(childId, signals.stop); // a pool worker resumed it first
     } else {
-      const source = await resolveTarget(this.ctx.storage.automations, parent.tenantId, target, { version: opts.version, trigger: "workflow" });
       childId = newRunId();
       const { input: scalars, files } = splitInputFiles(input);
-      await this.prepareRun({ tenantId: parent.tenantId, keyId: parent.triggeredBy ?? parent.id, keyName: parent.triggeredByName, email: parent.triggeredByEmail }, source, childId, scalars, files, {
+      const actor = { tenantId: parent.tenantId, keyId: parent.triggeredBy ?? parent.id, keyName: parent.triggeredByName, email: parent.triggeredByEmail };
+      const prepare = await this.preparer(actor, { target, version: opts.version, trigger: "workflow" }, childId, scalars, files);
+      const row = await prepare({
         target,
         trigger: "workflow",
         status: "running",
@@ -476,9 +493,10 @@ export class RunService {
         evaluation: parent.evaluation === 1,
         inheritFiles: { runId: parent.id, paths: fileRefPaths(scalars) },
       });
-      await this.executeInline(childId, signals);
+      // Inserted running and claimed by this process: it executes from that row, with no journal to read.
+      finished = await this.executeInline(childId, signals, { id: childId, resumed: false, run: row, fresh: true });
     }
-    const child = (await this.store.byId(childId))!;
+    const child = finished?.run ?? (await this.store.byId(childId))!;
     // Stopped by a shutdown, unfinished: the parent stops too and finds this child again on resume.
     if (!isTerminal(child.status)) throw new Cancelled();
     if (child.status !== "completed") {

@@ -106,18 +106,19 @@ function overrideRecords(run: RunRow): StepRecord[] {
  * started. `release` is called once the run executes nothing more and its finish is queued (the pool's
  * slot takes the next run while that finish commits); the promise settles after the finish committed.
  */
-export async function executeRun(deps: WorkerDeps, runId: string, outer: RunSignals, claim?: Claim, release?: () => void): Promise<void> {
+export async function executeRun(deps: WorkerDeps, runId: string, outer: RunSignals, claim?: Claim, release?: () => void): Promise<FinishedRun | undefined> {
   const local = new AbortController();
   const signal = AbortSignal.any([outer.stop, local.signal]);
   deps.executing.set(runId, { abort: (reason) => local.abort(reason), stop: signal, interrupt: outer.interrupt });
   try {
-    await execute(deps, runId, signal, outer.interrupt, claim, release);
+    return await execute(deps, runId, signal, outer.interrupt, claim, release);
   } finally {
     deps.executing.delete(runId);
   }
 }
 
-async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, interrupt: AbortSignal, claim?: Claim, release?: () => void): Promise<void> {
+/** Executes the run to its end or to where it stops (a review, a shutdown); what the finish committed, when it finished. */
+async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, interrupt: AbortSignal, claim?: Claim, release?: () => void): Promise<FinishedRun | undefined> {
   const { ctx, store, runtime } = deps;
   const run = claim?.run ?? (await store.byId(runId));
   if (!run) return;
@@ -154,14 +155,15 @@ async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, int
       }
     }
   };
-  const end = async (r: FinishRequest) => {
+  const end = async (r: FinishRequest): Promise<FinishedRun | undefined> => {
     const finishing = finishJournaled(r);
     release?.();
     const finished = await finishing;
-    if (!finished) return;
+    if (!finished) return undefined;
     m?.runsFinished.inc({ status: r.status });
     log.info("run finished", { status: r.status, ms: Math.round(performance.now() - t0) });
     deps.finished(runId, finished);
+    return finished;
   };
   if (run.cancelRequestedAt) return end({ status: "cancelled", message: "cancelled at a step boundary" });
   // A run that keeps dying with the process (a poison run) must not crash-loop the server forever.
@@ -207,7 +209,10 @@ async function execute(deps: WorkerDeps, runId: string, signal: AbortSignal, int
   // Stopped for a shutdown, not by the user: leave it running, the next start resumes it.
   if (leftToResume(signal) && result.status !== "completed" && !run.cancelRequestedAt && !(await store.byId(runId))?.cancelRequestedAt) return;
   // Parked on a human review: `waiting` is already committed with the task; approval re-queues the run.
-  if (result.status === "waiting") return log.info("run waiting for a human review");
+  if (result.status === "waiting") {
+    log.info("run waiting for a human review");
+    return undefined;
+  }
   if (result.status === "completed") return end({ status: "completed", output: result.output ?? null });
   if (result.status === "cancelled") return end({ status: "cancelled", message: "cancelled at a step boundary" });
   return end({ status: "failed", error: result.error ?? { message: "the run failed" }, message: result.error?.message });

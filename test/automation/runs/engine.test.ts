@@ -82,6 +82,22 @@ steps:
     expect(run.error).toContain("allow-list");
   });
 
+  test("a child run starts from this process's memory of its automation (as an API start does): a version of the child pushed since is the one that runs", async () => {
+    const { h, t, post, get, deploy } = await realHarness();
+    const kid = (value: number) => `name: kid\nsteps:\n  - {name: a, type: transform.set, with: {fields: {v: ${value}}}}\noutput:\n  v: "{{ steps.a.output.v }}"\n`;
+    await deploy(kid(1));
+    await deploy(`name: mom\nsteps:\n  - {name: call, type: action.invoke-workflow, with: {workflow: workflows.kid}}\noutput:\n  got: "{{ steps.call.output.v }}"\n`);
+    const run = async () => json(await post("/v1/runs?wait_for_completion=10", { target: "workflows.mom", input: {} }));
+    expect((await run()).output).toEqual({ got: 1 });
+    expect((await h.ctx.storage.automations.findWithCurrent(t.id, "workflows.kid", { mayRemember: true }))?.remembered).toBe(true);
+    expect((await post("/v1/automations/workflows.kid/versions", { yaml: kid(2), version: "1.0.2" })).status).toBe(201);
+    const second = await run();
+    expect(second.execution.status).toBe("completed");
+    expect(second.output).toEqual({ got: 2 });
+    // One child a parent run: the stale insert wrote nothing before the fresh one.
+    expect((await json(await get("/v1/runs?source=workflows.kid&limit=50"))).runs).toHaveLength(2);
+  });
+
   test("action.invoke-workflow runs the child as its own run and returns its output", async () => {
     const { post, get, deploy } = await realHarness();
     await deploy(`
