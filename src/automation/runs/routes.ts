@@ -167,7 +167,8 @@ export const runsRoutes = (ctx: AutomationContext) => {
       async ({ auth, params, query }) => {
         requireScope(auth, "runs:read");
         const q = parseWith(GetQuery, query);
-        return runView(ctx.storage, await svc.get(auth.tenantId, params.id), new Set<Expand>(q.expand ?? []));
+        const { run, has } = await svc.getSettled(auth.tenantId, params.id);
+        return runView(ctx.storage, run, new Set<Expand>(q.expand ?? []), has);
       },
       detail("Get a run"),
     )

@@ -76,6 +76,9 @@ export interface StartRequest {
 export const ZIP_MAX_BYTES = 32 * 1024 * 1024;
 /** How long a shutdown lets steps in flight finish before interrupting them. */
 export const SHUTDOWN_GRACE_MS = 10_000;
+/** How young a queued or running run must be for a read of it to wait for its finish (getSettled). */
+export const SETTLE_MS = 100;
+
 /** action.invoke-workflow may nest this deep (a workflow invoking itself stops here). */
 export const MAX_NESTING = 5;
 
@@ -325,6 +328,21 @@ export class RunService {
     const r = await this.store.get(tenantId, id);
     if (!r) throw NotFound(`run ${id} not found`, { field: "id" });
     return r;
+  }
+
+  /**
+   * A run as `GET /v1/runs/{id}` answers it. A run that is queued or running and was created less than
+   * SETTLE_MS ago is answered when it finishes, or once it is SETTLE_MS old at the latest: clients that
+   * start a run and poll it (both official SDKs' `run_and_wait` read it right after the start, then
+   * sleep their interval, 2 s in Python) see a run of a few milliseconds finished at their first read
+   * instead of a sleep later. An older run, or one parked on a review or held, is answered at once.
+   */
+  async getSettled(tenantId: string, id: string): Promise<{ run: RunRow; has?: FinishedRun["has"] }> {
+    const run = await this.get(tenantId, id);
+    if (run.status !== "pending" && run.status !== "running") return { run };
+    const left = SETTLE_MS - (this.ctx.clock.now().getTime() - Date.parse(run.createdAt));
+    if (left <= 0 || left > SETTLE_MS) return { run };
+    return this.waitForView(id, left / 1000, run);
   }
 
   /**

@@ -98,6 +98,38 @@ steps:
     expect((await json(await get("/v1/runs?source=workflows.kid&limit=50"))).runs).toHaveLength(2);
   });
 
+  test("GET of a run younger than 100 ms answers once it finishes (a poll right after the start sees a fast run finished); an older or slower one at once", async () => {
+    const { h, post, get, deploy } = await realHarness();
+    const flow = (name: string, ms: number) => `name: ${name}\nsteps:\n  - {name: pause, type: control.wait, duration: ${ms}}\n  - {name: a, type: transform.set, with: {fields: {v: 1}}}\n`;
+    await deploy(flow("quick", 15));
+    await deploy(flow("slow", 600));
+    const start = async (target: string) => {
+      const r = await post("/v1/runs", { target, input: {} });
+      expect(r.status).toBe(201);
+      return (await json(r)).id as string;
+    };
+    // Polled right after its 201, as the SDKs' run_and_wait does: finished at the first read.
+    const quick = await start("workflows.quick");
+    const first = await json(await get(`/v1/runs/${quick}`));
+    expect(first.finished).toBe(true);
+    expect(first.execution.status).toBe("completed");
+    expect(first.output).toEqual({ pause: { waitedMs: 15 }, a: { v: 1 } });
+    // A run that takes longer: the read waits no more than the run's first 100 ms, then answers it running.
+    const slow = await start("workflows.slow");
+    let t0 = performance.now();
+    const running = await json(await get(`/v1/runs/${slow}`));
+    const waited = performance.now() - t0;
+    expect(running.finished).toBe(false);
+    expect(running.execution.status).toBe("running");
+    expect(waited).toBeGreaterThanOrEqual(90);
+    expect(waited).toBeLessThan(350);
+    // Once the run is older than that, a read answers at once.
+    h.clock.advance(110);
+    t0 = performance.now();
+    expect((await json(await get(`/v1/runs/${slow}`))).execution.status).toBe("running");
+    expect(performance.now() - t0).toBeLessThan(40);
+  });
+
   test("action.invoke-workflow runs the child as its own run and returns its output", async () => {
     const { post, get, deploy } = await realHarness();
     await deploy(`
