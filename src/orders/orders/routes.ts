@@ -14,8 +14,10 @@ import { pathId } from "./ids";
 interface CachedList {
   version: number;
   json: string;
-  total: string;
-  link: string;
+  /** The reply's headers, made once per cached reply (a Response copies them: the echo of the request id does not reach them). */
+  headers: Headers;
+  /** What the entry counts against LIST_CACHE_BYTES. */
+  size: number;
 }
 
 /** Bytes of serialized lists kept; a page of 100 orders with long descriptions is ~250 KB. */
@@ -37,20 +39,20 @@ function listReplies(orders: OrderService) {
       const url = new URL(request.url);
       const page = parsePage(url.searchParams);
       const p = await orders.page(filter, page);
-      hit = { version, json: p.json, total: String(p.total), link: linkHeader(url, page, p.total) };
-      const size = hit.json.length + hit.link.length + key.length;
+      const link = linkHeader(url, page, p.total);
+      const headers = new Headers({ "content-type": "application/json;charset=utf-8", "x-total-count": String(p.total), link, ...CORS_HEADERS });
+      const size = p.json.length + link.length + key.length;
+      hit = { version, json: p.json, headers, size };
       if (bytes + size > LIST_CACHE_BYTES) {
         cache.clear();
         bytes = 0;
       }
       const old = cache.get(key);
-      if (old) bytes -= old.json.length + old.link.length + key.length;
+      if (old) bytes -= old.size;
       cache.set(key, hit);
       bytes += size;
     }
-    return new Response(hit.json, {
-      headers: { "content-type": "application/json;charset=utf-8", "x-total-count": hit.total, link: hit.link, ...CORS_HEADERS },
-    });
+    return new Response(hit.json, { headers: hit.headers });
   };
 }
 
