@@ -49,6 +49,9 @@ describe("recovery on start", () => {
     await sql(a.ctx, "UPDATE runs SET status = 'waiting' WHERE id = ?", ids[3]);
     a.svc.startWorkers();
     await engineA.reached("second");
+    // Both claimed runs inside step two (on a busy machine the second claim can come a few turns
+    // later), then a moment for their first step's record to commit.
+    for (let i = 0; i < 1000 && !engineA.executions.get(`{"n":1}/second`); i++) await Bun.sleep(5);
     await Bun.sleep(20);
     const statuses = () => Promise.all(ids.map((id) => a.svc.store.status(id)));
     expect(await statuses()).toEqual(["running", "running", "pending", "waiting"]);
