@@ -37,6 +37,7 @@ import m0350 from "./0350_agents.sql" with { type: "text" };
 import m0351 from "./0351_run_requested_ref.sql" with { type: "text" };
 import m0400 from "./0400_schedules.sql" with { type: "text" };
 import m0410 from "./0410_inbound_email.sql" with { type: "text" };
+import m0420 from "./0420_audit_blocks.sql" with { type: "text" };
 
 export const migrations: Migration[] = [
   { name: "0000_foundation", sql: m0000 },
@@ -73,4 +74,5 @@ export const migrations: Migration[] = [
   { name: "0351_run_requested_ref", sql: m0351 },
   { name: "0400_schedules", sql: m0400 },
   { name: "0410_inbound_email", sql: m0410 },
+  { name: "0420_audit_blocks", sql: m0420 },
 ];

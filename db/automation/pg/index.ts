@@ -24,6 +24,7 @@ import replyRequest from "./0201_human_review_reply_request.sql" with { type: "t
 import decisionActor from "./0202_decision_actor.sql" with { type: "text" };
 import schedules from "./0400_schedules.sql" with { type: "text" };
 import inbound from "./0410_inbound_email.sql" with { type: "text" };
+import auditBlocks from "./0420_audit_blocks.sql" with { type: "text" };
 
 export const automationPgMigrations: Migration[] = [
   { name: "0000_init", sql: init },
@@ -47,4 +48,5 @@ export const automationPgMigrations: Migration[] = [
   { name: "0202_decision_actor", sql: decisionActor },
   { name: "0400_schedules", sql: schedules },
   { name: "0410_inbound_email", sql: inbound },
+  { name: "0420_audit_blocks", sql: auditBlocks },
 ];

@@ -95,14 +95,6 @@ async function assertEmpty(pg: SQL, tables: Table[]): Promise<void> {
   }
 }
 
-/** What pages a table's rows in a stable order: its rowid, or its primary key for a WITHOUT ROWID table (audit_entries). */
-function stableOrder(db: Database, table: string): string {
-  const sql = (db.query("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) as { sql: string } | null)?.sql ?? "";
-  if (!/WITHOUT\s+ROWID/i.test(sql)) return "rowid";
-  const pk = (db.query(`PRAGMA table_info("${table}")`).all() as { name: string; pk: number }[]).filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk);
-  return pk.map((c) => `"${c.name}"`).join(", ");
-}
-
 /** Opens `<dataDir>/automation.db`, brought up to the current SQLite schema first. */
 function openSource(dataDir: string): Database {
   const file = join(dataDir, "automation.db");
@@ -129,7 +121,7 @@ export async function copySqliteToPg(dataDir: string, url: string, progress?: Co
         const total = totals[i];
         progress?.table(t.name, total);
         const perBatch = Math.max(1, Math.min(batchRows, Math.floor(60_000 / names.length)));
-        const select = source.query(`SELECT ${names.map((n) => `"${n}"`).join(", ")} FROM ${t.name} ORDER BY ${stableOrder(source, t.name)} LIMIT ? OFFSET ?`);
+        const select = source.query(`SELECT ${names.map((n) => `"${n}"`).join(", ")} FROM ${t.name} ORDER BY rowid LIMIT ? OFFSET ?`);
         for (let offset = 0; offset < total; offset += perBatch) {
           const rows = select.all(perBatch, offset) as Record<string, unknown>[];
           if (!rows.length) break;

@@ -1,7 +1,8 @@
 // `automation-server audit verify|export` and retention (issue 37), through the source entry on a data
 // dir (and its PostgreSQL database in the PostgreSQL pass): verify passes on an intact trail and names
-// the first entry of a chain whose row was edited, deleted, or swapped with another (the database
-// edited directly: bun:sqlite, or SQL on PostgreSQL); retention prunes the oldest entries, keeps the
+// the first entry of a chain that was edited, deleted, or swapped with another (the database edited
+// directly: the entries packed in a block's JSON rewritten through bun:sqlite, or SQL on PostgreSQL);
+// retention prunes the oldest entries, keeps the
 // anchor and verify still passes; export writes NDJSON within the asked times.
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
@@ -14,7 +15,16 @@ import { atFileEnd } from "../../support/file-end";
 
 const ENTRY = join(import.meta.dir, "../../../bin/automation-server.ts");
 
-async function trail(entries = 6): Promise<{ h: Harness; dir: string; tenant: { id: string; slug: string; key: string }; cli(...args: string[]): { code: number; out: string; err: string }; sql(statement: string): Promise<void> }> {
+/** A packed entry as a block stores it (src/automation/db/audit-blocks.ts): `[seq, id, at, ..., prevHash, hash]`. */
+type Packed = [number, string, ...unknown[]];
+
+async function trail(entries = 6): Promise<{
+  h: Harness;
+  dir: string;
+  tenant: { id: string; slug: string; key: string };
+  cli(...args: string[]): { code: number; out: string; err: string };
+  tamper(edit: (e: Packed) => Packed | null): Promise<void>;
+}> {
   const dir = mkdtempSync(join(tmpdir(), "audit-cli-"));
   atFileEnd(() => rmSync(dir, { recursive: true, force: true }));
   const h = await harness({ dataDir: dir });
@@ -25,6 +35,17 @@ async function trail(entries = 6): Promise<{ h: Harness; dir: string; tenant: { 
   }
   await auditOf(h.ctx).drain();
   const db = h.ctx.config.db;
+  // Someone with the database at hand: every block of the tenant read, its entries edited (null drops
+  // one) and the block written back in place, its columns untouched.
+  const sql = async <T>(statement: string, args: unknown[] = []): Promise<T[]> => {
+    if (h.ctx.db.pg) return (await h.ctx.db.pg.unsafe(statement.replace(/\?(\d)/g, "$$$1"), args)) as T[];
+    const edit = new Database(join(dir, "automation.db"));
+    try {
+      return edit.query(statement).all(...(args as string[])) as T[];
+    } finally {
+      edit.close();
+    }
+  };
   return {
     h,
     dir,
@@ -33,15 +54,13 @@ async function trail(entries = 6): Promise<{ h: Harness; dir: string; tenant: { 
       const p = Bun.spawnSync(["bun", ENTRY, ...args, "--data-dir", dir, ...(db ? ["--db", db] : [])], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
       return { code: p.exitCode ?? -1, out: p.stdout.toString(), err: p.stderr.toString() };
     },
-    async sql(statement) {
-      if (h.ctx.db.pg) {
-        await h.ctx.db.pg.unsafe(statement);
-        return;
+    async tamper(edit) {
+      const blocks = await sql<{ first_seq: number | bigint; entries: string }>("SELECT first_seq, entries FROM audit_blocks WHERE tenant_key = ?1", [tenant.id]);
+      for (const b of blocks) {
+        const before = b.entries;
+        const after = JSON.stringify((JSON.parse(before) as Packed[]).map(edit).filter((e) => e !== null));
+        if (after !== before) await sql("UPDATE audit_blocks SET entries = ?1 WHERE tenant_key = ?2 AND first_seq = ?3", [after, tenant.id, Number(b.first_seq)]);
       }
-      // Another connection on the file, as someone with the database at hand would edit it.
-      const edit = new Database(join(dir, "automation.db"));
-      edit.run(statement);
-      edit.close();
     },
   };
 }
@@ -58,7 +77,7 @@ describe("audit CLI", () => {
     expect(t.cli("audit", "verify", "--tenant", "acme").code).toBe(0);
 
     const rows = await ids(t.h, t.tenant.id);
-    await t.sql(`UPDATE audit_entries SET actor_name = 'someone else' WHERE id = '${rows[2]!.id}'`);
+    await t.tamper((e) => (e[1] === rows[2]!.id ? (e.with(5, "someone else") as Packed) : e));
     const bad = t.cli("audit", "verify");
     expect(bad.code).toBe(1);
     expect(bad.err).toContain(`entry ${rows[2]!.id} at position 3: changed`);
@@ -67,7 +86,7 @@ describe("audit CLI", () => {
   test("verify: a deleted row is named by the entry after the gap", async () => {
     const t = await trail();
     const rows = await ids(t.h, t.tenant.id);
-    await t.sql(`DELETE FROM audit_entries WHERE id = '${rows[1]!.id}'`);
+    await t.tamper((e) => (e[1] === rows[1]!.id ? null : e));
     const bad = t.cli("audit", "verify", "--tenant", "acme");
     expect(bad.code).toBe(1);
     expect(bad.err).toContain(`entry ${rows[2]!.id} at position 3: removed: the entry at position 2 is missing`);
@@ -76,7 +95,7 @@ describe("audit CLI", () => {
   test("verify: the last rows deleted show against the chain's head", async () => {
     const t = await trail();
     const rows = await ids(t.h, t.tenant.id);
-    await t.sql(`DELETE FROM audit_entries WHERE id IN ('${rows[4]!.id}', '${rows[5]!.id}')`);
+    await t.tamper((e) => (e[1] === rows[4]!.id || e[1] === rows[5]!.id ? null : e));
     const bad = t.cli("audit", "verify");
     expect(bad.code).toBe(1);
     expect(bad.err).toContain("at position 5: removed: the chain's head is at position 6, its last 2 entries are missing");
@@ -86,9 +105,7 @@ describe("audit CLI", () => {
     const t = await trail();
     const rows = await ids(t.h, t.tenant.id);
     const [a, b] = [rows[2]!, rows[3]!];
-    await t.sql(`UPDATE audit_entries SET seq = -1 WHERE id = '${a.id}'`);
-    await t.sql(`UPDATE audit_entries SET seq = ${a.seq} WHERE id = '${b.id}'`);
-    await t.sql(`UPDATE audit_entries SET seq = ${b.seq} WHERE id = '${a.id}'`);
+    await t.tamper((e) => (e[1] === a.id ? (e.with(0, b.seq) as Packed) : e[1] === b.id ? (e.with(0, a.seq) as Packed) : e));
     const bad = t.cli("audit", "verify");
     expect(bad.code).toBe(1);
     expect(bad.err).toContain(`entry ${b.id} at position 3: reordered: it follows entry ${a.id}, which is at position 4`);
@@ -111,7 +128,7 @@ describe("audit CLI", () => {
     expect(ok.code).toBe(0);
     expect(ok.out).toContain("2 entries");
     // Removing the first entry after the anchor is still seen.
-    await t.sql(`DELETE FROM audit_entries WHERE seq = 7`);
+    await t.tamper((e) => (e[0] === 7 ? null : e));
     expect(t.cli("audit", "verify").err).toContain(`at position 8: removed: the entry at position 7 is missing`);
 
     const out = t.cli("audit", "export", "--tenant", "acme", "--since", "2026-11-01");

@@ -1,87 +1,51 @@
-// The audit trail on PostgreSQL (db/automation/pg/0040_audit.sql). An append is one transaction that
-// locks the head row of every chain it extends (taken in key order, so two batches never deadlock),
-// inserts the linked entries and moves the heads: two instances appending to one chain wait for each
-// other instead of forking it.
+// The audit trail on PostgreSQL (db/automation/pg/0420_audit_blocks.sql): blocks of entries, one per
+// chain per appended batch (src/automation/db/audit-blocks.ts). An append is one transaction that locks
+// the head row of every chain it extends (taken in key order, so two batches never deadlock), inserts
+// the linked blocks and moves the heads: two instances appending to one chain wait for each other
+// instead of forking it.
 //
-// Usually that transaction is one statement: the store remembers the heads it last wrote, hashes the
+// Usually that transaction is one statement: the store remembers the heads it last wrote, links the
 // batch onto them, and the statement locks the heads, checks they are still those, and only then
 // inserts and moves them (else it writes nothing). When a head is not known here or another instance
 // moved it, the batch goes the long way: a transaction that first locks (or creates) the heads and
-// reads them, then hashes the entries onto what it read.
-import { canonical, GENESIS, hashOf, type AuditAnchor, type AuditFilter, type AuditInput, type AuditRow, type AuditStore, type ChainPoint } from "../../audit/store";
-import { int, type Pg, plain, plainRows } from "./rows";
+// reads them, then links the entries onto what it read.
+import { GENESIS, type AuditAnchor, type AuditFilter, type AuditInput, type AuditRow, type AuditStore, type ChainPoint } from "../../audit/store";
+import { BLOCKS_PER_READ, cutBlocks, findHash, linkBlocks, listFromBlocks, needles, rangeFromBlocks, repack, type Block, type ReadBlocks, type SpanBlock } from "../audit-blocks";
+import { int, type Pg, plain } from "./rows";
 
-const ROW = `tenant_key AS "tenantKey", seq, id, at, actor_type AS "actorType", actor_id AS "actorId", actor_name AS "actorName", action,
-  resource_type AS "resourceType", resource_id AS "resourceId", request_id AS "requestId", address, outcome, status, prev_hash AS "prevHash", hash`;
+const BLOCK = `tenant_key AS "tenantKey", first_seq AS "firstSeq", last_seq AS "lastSeq", to_char(last_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "lastAt", entries`;
 
-function where(f: AuditFilter): { sql: string; args: unknown[] } {
-  const args: unknown[] = [f.tenantKey];
-  const parts = ["tenant_key = $1"];
-  const add = (sql: string, v: unknown) => {
-    args.push(v);
-    parts.push(sql.replace("?", `$${args.length}`));
-  };
-  if (f.actorId !== undefined) add("actor_id = ?", f.actorId);
-  if (f.action !== undefined) add("action = ?", f.action);
-  if (f.resourceId !== undefined) add("resource_id = ?", f.resourceId);
-  if (f.since !== undefined) add("at >= ?", f.since);
-  if (f.until !== undefined) add("at < ?", f.until);
-  return { sql: parts.join(" AND "), args };
-}
+const spans = (rs: Record<string, unknown>[]): SpanBlock[] =>
+  rs.map((r) => ({ tenantKey: String(r.tenantKey), firstSeq: int(r.firstSeq), lastSeq: int(r.lastSeq), lastAt: String(r.lastAt), entries: String(r.entries) }));
 
-const rows = (rs: Record<string, unknown>[]): AuditRow[] => plainRows<AuditRow>(rs).map((r) => ({ ...r, seq: int(r.seq), status: int(r.status) }));
-
-// A batch travels as one text parameter: its rows separated by RS, a row's 16 fields (the table's
-// column order) by US, a null field written as GS. PostgreSQL splits that (string_to_array) for a
-// fraction of what reading the same batch as jsonb costs (~2 against ~9 us a row, measured). A batch
-// where a value holds one of these three characters travels as a jsonb array of arrays instead.
-const RS = "\x1e";
-const US = "\x1f";
-const GS = "\x1d";
-const COLUMNS = "tenant_key, seq, id, at, actor_type, actor_id, actor_name, action, resource_type, resource_id, request_id, address, outcome, status, prev_hash, hash";
-const FROM_TEXT = `SELECT f[1], f[2]::bigint, f[3], f[4]::timestamptz, f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13], f[14]::int, f[15], f[16]
-  FROM unnest(string_to_array(CAST($1 AS text), E'\\x1e')) AS r, LATERAL string_to_array(r, E'\\x1f', E'\\x1d') AS f`;
-const FROM_JSON = `SELECT r->>0, (r->>1)::bigint, r->>2, (r->>3)::timestamptz, r->>4, r->>5, r->>6, r->>7, r->>8, r->>9, r->>10, r->>11, r->>12, (r->>13)::int, r->>14, r->>15
-  FROM jsonb_array_elements(CAST($1 AS text)::jsonb) AS r`;
-
-/**
- * Whether an entry's fields hold a separator: its canonical serialization (computed for its hash
- * anyway) is JSON, where those characters appear escaped as \u001d-\u001f (a value's own backslash
- * doubled: `\\u001e` typed in a value is a false alarm, and the batch goes as JSON, which is correct).
- */
-const SEPARATOR_ESCAPED = /\\u001[def]/;
-
-/** The batch hashed onto `heads` (which it moves to the batch's last entries): the parameter and its form. */
-function linked(entries: AuditInput[], heads: Map<string, ChainPoint>): { batch: string; text: boolean } {
-  const lines: string[] = [];
-  const links: { seq: number; prev: string; hash: string }[] = [];
-  let text = true;
-  for (const e of entries) {
-    const at = heads.get(e.tenantKey)!;
-    const seq = at.seq + 1;
-    const serialized = canonical(e, at.hash);
-    const hash = hashOf(serialized);
-    heads.set(e.tenantKey, { seq, hash });
-    links.push({ seq, prev: at.hash, hash });
-    if (text && serialized.includes("\\u001") && SEPARATOR_ESCAPED.test(serialized)) text = false;
-    if (text) {
-      lines.push(
-        `${e.tenantKey}${US}${seq}${US}${e.id}${US}${e.at}${US}${e.actorType}${US}${e.actorId ?? GS}${US}${e.actorName ?? GS}${US}${e.action}${US}${e.resourceType ?? GS}${US}` +
-          `${e.resourceId ?? GS}${US}${e.requestId ?? GS}${US}${e.address ?? GS}${US}${e.outcome}${US}${e.status}${US}${at.hash}${US}${hash}`,
-      );
-    }
-  }
-  if (text) return { batch: lines.join(RS), text };
-  const rows = entries.map((e, i) => {
-    const l = links[i]!;
-    return [e.tenantKey, l.seq, e.id, e.at, e.actorType, e.actorId, e.actorName, e.action, e.resourceType, e.resourceId, e.requestId, e.address, e.outcome, e.status, l.prev, l.hash];
-  });
-  return { batch: JSON.stringify(rows), text };
-}
+/** `VALUES` of `n` blocks, their parameters numbered from `$from`. */
+const blockValues = (n: number, from: number) =>
+  Array.from({ length: n }, (_, i) => {
+    const p = from + i * 6;
+    return `($${p}::text, $${p + 1}::bigint, $${p + 2}::bigint, $${p + 3}::timestamptz, $${p + 4}::timestamptz, $${p + 5}::text)`;
+  }).join(", ");
+const blockArgs = (blocks: Block[]) => blocks.flatMap((b) => [b.tenantKey, b.firstSeq, b.lastSeq, b.firstAt, b.lastAt, b.entries]);
 
 /** The heads a batch moved, as its statement reads them. */
 const movedJson = (before: Map<string, ChainPoint> | undefined, heads: Map<string, ChainPoint>) =>
   JSON.stringify([...heads].map(([k, h]) => ({ k, s: before?.get(k)?.seq ?? null, h: before?.get(k)?.hash ?? null, ns: h.seq, nh: h.hash })));
+
+/** The one-statement append of `n` blocks (parameters: the moved heads, then the blocks), by block count. */
+const onKnown = new Map<number, string>();
+const onKnownSql = (n: number) => {
+  let sql = onKnown.get(n);
+  if (!sql) {
+    sql = `WITH x AS MATERIALIZED (SELECT * FROM json_to_recordset(CAST($1 AS text)::json) AS x(k text, s bigint, h text, ns bigint, nh text)),
+       locked AS MATERIALIZED (SELECT tenant_key, seq, hash FROM audit_chains WHERE tenant_key IN (SELECT k FROM x) ORDER BY tenant_key FOR UPDATE),
+       ok AS MATERIALIZED (SELECT count(*) = (SELECT count(*) FROM x) AS ok FROM locked JOIN x ON x.k = locked.tenant_key AND x.s = locked.seq AND x.h = locked.hash),
+       added AS (INSERT INTO audit_blocks (tenant_key, first_seq, last_seq, first_at, last_at, entries)
+         SELECT * FROM (VALUES ${blockValues(n, 2)}) AS v WHERE (SELECT ok FROM ok) RETURNING 1)
+       UPDATE audit_chains c SET seq = x.ns, hash = x.nh FROM x
+       WHERE c.tenant_key = x.k AND (SELECT ok FROM ok) AND (SELECT count(*) FROM added) >= 0 RETURNING c.tenant_key`;
+    onKnown.set(n, sql);
+  }
+  return sql;
+};
 
 export class PgAuditStore implements AuditStore {
   /** The heads this store last wrote (or read under their lock): the one-statement append hashes onto them. */
@@ -103,22 +67,14 @@ export class PgAuditStore implements AuditStore {
 
   /**
    * One statement (one transaction): locks the heads in key order, and when each is still the one this
-   * store knows, inserts the batch hashed onto them and moves them. False when a head had moved (another
-   * instance appended): nothing was written.
+   * store knows, inserts the batch's blocks linked onto them and moves them. False when a head had moved
+   * (another instance appended): nothing was written.
    */
   private async appendOnKnown(entries: AuditInput[], keys: string[]): Promise<boolean> {
     const before = new Map(keys.map((k) => [k, this.known.get(k)!]));
     const heads = new Map(before);
-    const { batch, text } = linked(entries, heads);
-    const moved = await this.pg.unsafe(
-      `WITH x AS MATERIALIZED (SELECT * FROM json_to_recordset(CAST($2 AS text)::json) AS x(k text, s bigint, h text, ns bigint, nh text)),
-       locked AS MATERIALIZED (SELECT tenant_key, seq, hash FROM audit_chains WHERE tenant_key IN (SELECT k FROM x) ORDER BY tenant_key FOR UPDATE),
-       ok AS MATERIALIZED (SELECT count(*) = (SELECT count(*) FROM x) AS ok FROM locked JOIN x ON x.k = locked.tenant_key AND x.s = locked.seq AND x.h = locked.hash),
-       added AS (INSERT INTO audit_entries (${COLUMNS}) ${text ? FROM_TEXT : FROM_JSON} WHERE (SELECT ok FROM ok) RETURNING 1)
-       UPDATE audit_chains c SET seq = x.ns, hash = x.nh FROM x
-       WHERE c.tenant_key = x.k AND (SELECT ok FROM ok) AND (SELECT count(*) FROM added) >= 0 RETURNING c.tenant_key`,
-      [batch, movedJson(before, heads)],
-    );
+    const blocks = linkBlocks(entries, (k) => before.get(k)!, heads);
+    const moved = await this.pg.unsafe(onKnownSql(blocks.length), [movedJson(before, heads), ...blockArgs(blocks)]);
     if (moved.length !== keys.length) return false;
     for (const [k, h] of heads) this.known.set(k, h);
     return true;
@@ -138,33 +94,43 @@ export class PgAuditStore implements AuditStore {
          ON CONFLICT (tenant_key) DO UPDATE SET seq = audit_chains.seq RETURNING tenant_key, seq, hash`,
         [JSON.stringify(keys), GENESIS],
       );
-      for (const r of locked as { tenant_key: string; seq: unknown; hash: string }[]) heads.set(r.tenant_key, { seq: int(r.seq), hash: String(r.hash) });
-      const { batch, text } = linked(entries, heads);
+      const read = new Map<string, ChainPoint>();
+      for (const r of locked as { tenant_key: string; seq: unknown; hash: string }[]) read.set(r.tenant_key, { seq: int(r.seq), hash: String(r.hash) });
+      const blocks = linkBlocks(entries, (k) => read.get(k)!, heads);
+      await this.insertBlocks(tx, blocks);
       await tx.unsafe(
-        `WITH added AS (INSERT INTO audit_entries (${COLUMNS}) ${text ? FROM_TEXT : FROM_JSON} RETURNING 1)
-         UPDATE audit_chains c SET seq = x.ns, hash = x.nh FROM json_to_recordset(CAST($2 AS text)::json) AS x(k text, s bigint, h text, ns bigint, nh text)
-         WHERE c.tenant_key = x.k AND (SELECT count(*) FROM added) >= 0`,
-        [batch, movedJson(undefined, heads)],
+        `UPDATE audit_chains c SET seq = x.ns, hash = x.nh FROM json_to_recordset(CAST($1 AS text)::json) AS x(k text, s bigint, h text, ns bigint, nh text) WHERE c.tenant_key = x.k`,
+        [movedJson(undefined, heads)],
       );
     });
     for (const [k, h] of heads) this.known.set(k, h);
   }
 
+  private async insertBlocks(tx: Pg, blocks: Block[]): Promise<void> {
+    await tx.unsafe(`INSERT INTO audit_blocks (tenant_key, first_seq, last_seq, first_at, last_at, entries) VALUES ${blockValues(blocks.length, 1)}`, blockArgs(blocks));
+  }
+
+  private readonly read: ReadBlocks = async (f, dir, bound) => {
+    const args: unknown[] = [f.tenantKey, bound];
+    const parts = ["tenant_key = $1", dir === "desc" ? "first_seq < $2" : "last_seq > $2"];
+    const add = (sql: string, v: unknown) => (args.push(v), parts.push(sql.replace("?", `$${args.length}`)));
+    for (const n of needles(f)) add("strpos(entries, ?) > 0", n);
+    if (f.since !== undefined) add("last_at >= ?", f.since);
+    if (f.until !== undefined) add("first_at < ?", f.until);
+    const order = dir === "desc" ? "first_seq DESC" : "last_seq";
+    return spans(await this.pg.unsafe(`SELECT ${BLOCK} FROM audit_blocks WHERE ${parts.join(" AND ")} ORDER BY ${order} LIMIT ${BLOCKS_PER_READ}`, args));
+  };
+
   async list(filter: AuditFilter, limit: number, beforeSeq?: number): Promise<AuditRow[]> {
-    const w = where(filter);
-    if (beforeSeq !== undefined) (w.args.push(beforeSeq), (w.sql += ` AND seq < $${w.args.length}`));
-    w.args.push(limit);
-    return rows(await this.pg.unsafe(`SELECT ${ROW} FROM audit_entries WHERE ${w.sql} ORDER BY seq DESC LIMIT $${w.args.length}`, w.args));
+    return listFromBlocks(this.read, filter, limit, beforeSeq);
   }
 
   async range(filter: AuditFilter, afterSeq: number, limit: number): Promise<AuditRow[]> {
-    const w = where(filter);
-    w.args.push(afterSeq, limit);
-    return rows(await this.pg.unsafe(`SELECT ${ROW} FROM audit_entries WHERE ${w.sql} AND seq > $${w.args.length - 1} ORDER BY seq LIMIT $${w.args.length}`, w.args));
+    return rangeFromBlocks(this.read, filter, afterSeq, limit);
   }
 
   async byHash(tenantKey: string, hash: string): Promise<AuditRow | undefined> {
-    return rows(await this.pg.unsafe(`SELECT ${ROW} FROM audit_entries WHERE tenant_key = $1 AND hash = $2 ORDER BY seq LIMIT 1`, [tenantKey, hash]))[0];
+    return findHash(spans(await this.pg.unsafe(`SELECT ${BLOCK} FROM audit_blocks WHERE tenant_key = $1 AND strpos(entries, $2) > 0 ORDER BY first_seq`, [tenantKey, hash])), hash);
   }
 
   async head(tenantKey: string): Promise<ChainPoint | undefined> {
@@ -190,15 +156,24 @@ export class PgAuditStore implements AuditStore {
       total += await this.pg.begin(async (tx) => {
         // The head's lock keeps appends out while the chain's start moves.
         await tx`SELECT 1 FROM audit_chains WHERE tenant_key = ${key} FOR UPDATE`;
-        const [stop] = await tx`SELECT seq FROM audit_entries WHERE tenant_key = ${key} AND at >= ${before} ORDER BY seq LIMIT 1`;
-        const limit = stop ? int(stop.seq) : Number.MAX_SAFE_INTEGER;
-        const [last] = await tx`SELECT seq, hash, at FROM audit_entries WHERE tenant_key = ${key} AND seq < ${limit} ORDER BY seq DESC LIMIT 1`;
+        // From the start only: the oldest entries up to the first one that is young enough.
+        let gone = 0;
+        let last: AuditRow | undefined;
+        for (let after = Number.MIN_SAFE_INTEGER; ; ) {
+          const blocks = spans(await tx.unsafe(`SELECT ${BLOCK} FROM audit_blocks WHERE tenant_key = $1 AND last_seq > $2 ORDER BY last_seq LIMIT ${BLOCKS_PER_READ}`, [key, after]));
+          const cut = cutBlocks(blocks, before);
+          const drop = blocks.slice(0, cut.cut ? cut.whole + 1 : cut.whole).map((b) => b.firstSeq);
+          if (drop.length) await tx.unsafe(`DELETE FROM audit_blocks WHERE tenant_key = $1 AND first_seq IN (SELECT json_array_elements_text(CAST($2 AS text)::json)::bigint)`, [key, JSON.stringify(drop)]);
+          if (cut.cut) await this.insertBlocks(tx, [repack(cut.cut)]);
+          gone += cut.gone;
+          last = cut.last ?? last;
+          if (cut.stopped || blocks.length < BLOCKS_PER_READ) break;
+          after = blocks.at(-1)!.lastSeq;
+        }
         if (!last) return 0;
-        const l = plain<{ seq: unknown; hash: string; at: string }>(last);
-        const gone = await tx`DELETE FROM audit_entries WHERE tenant_key = ${key} AND seq <= ${int(l.seq)} RETURNING 1`;
-        await tx`INSERT INTO audit_anchors (tenant_key, seq, hash, at, pruned_at) VALUES (${key}, ${int(l.seq)}, ${l.hash}, ${l.at}, ${now})
+        await tx`INSERT INTO audit_anchors (tenant_key, seq, hash, at, pruned_at) VALUES (${key}, ${last.seq}, ${last.hash}, ${last.at}, ${now})
           ON CONFLICT (tenant_key) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, at = excluded.at, pruned_at = excluded.pruned_at`;
-        return gone.length;
+        return gone;
       });
     }
     return total;

@@ -1,40 +1,23 @@
-// The audit trail on SQLite (db/automation/0040_audit.sql). An append is one IMMEDIATE transaction:
-// it reads each chain's head, inserts the entries linked to it and moves the head, so appends (from
-// this process or another on the same file) are serialized and a chain never forks.
+// The audit trail on SQLite (db/automation/0420_audit_blocks.sql): blocks of entries, one per chain per
+// appended batch (src/automation/db/audit-blocks.ts). An append is one IMMEDIATE transaction: it reads
+// each chain's head, inserts the batch's blocks linked to it and moves the head, so appends (from this
+// process or another on the same file) are serialized and a chain never forks.
 import type { Database, Statement } from "bun:sqlite";
-import { entryHash, GENESIS, type AuditAnchor, type AuditFilter, type AuditInput, type AuditRow, type AuditStore, type ChainPoint } from "../../audit/store";
+import { GENESIS, type AuditAnchor, type AuditFilter, type AuditInput, type AuditRow, type AuditStore, type ChainPoint } from "../../audit/store";
+import { BLOCKS_PER_READ, cutBlocks, findHash, linkBlocks, listFromBlocks, needles, rangeFromBlocks, repack, type Block, type ReadBlocks, type SpanBlock } from "../audit-blocks";
 
-const ROW = `tenant_key AS tenantKey, seq, id, at, actor_type AS actorType, actor_id AS actorId, actor_name AS actorName, action,
-  resource_type AS resourceType, resource_id AS resourceId, request_id AS requestId, address, outcome, status, prev_hash AS prevHash, hash`;
+const BLOCK = `tenant_key AS tenantKey, first_seq AS firstSeq, last_seq AS lastSeq, last_at AS lastAt, entries`;
 
-function where(f: AuditFilter): { sql: string; args: (string | number)[] } {
-  const parts = ["tenant_key = ?"];
-  const args: (string | number)[] = [f.tenantKey];
-  if (f.actorId !== undefined) (parts.push("actor_id = ?"), args.push(f.actorId));
-  if (f.action !== undefined) (parts.push("action = ?"), args.push(f.action));
-  if (f.resourceId !== undefined) (parts.push("resource_id = ?"), args.push(f.resourceId));
-  if (f.since !== undefined) (parts.push("at >= ?"), args.push(f.since));
-  if (f.until !== undefined) (parts.push("at < ?"), args.push(f.until));
-  return { sql: parts.join(" AND "), args };
-}
-
-/** Rows per INSERT statement: one statement for a batch's rows costs less than one per row. */
-const CHUNK = 32;
-const TUPLE = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-const insertSql = (rows: number) =>
-  `INSERT INTO audit_entries (tenant_key, seq, id, at, actor_type, actor_id, actor_name, action, resource_type, resource_id, request_id, address, outcome, status, prev_hash, hash)
-   VALUES ${Array.from({ length: rows }, () => TUPLE).join(", ")}`;
-
-type Bind = string | number | null;
+type Bind = string | number;
 
 export class SqliteAuditStore implements AuditStore {
   private readonly headOf: Statement<ChainPoint, [string]>;
-  private readonly insertChunk: Statement<unknown, Bind[]>;
+  private readonly insert: Statement<unknown, Bind[]>;
   private readonly move: Statement<unknown, [string, number, string]>;
 
   constructor(readonly sqlite: Database) {
     this.headOf = sqlite.prepare<ChainPoint, [string]>("SELECT seq, hash FROM audit_chains WHERE tenant_key = ?");
-    this.insertChunk = sqlite.prepare<unknown, Bind[]>(insertSql(CHUNK));
+    this.insert = sqlite.prepare<unknown, Bind[]>("INSERT INTO audit_blocks (tenant_key, first_seq, last_seq, first_at, last_at, entries) VALUES (?, ?, ?, ?, ?, ?)");
     this.move = sqlite.prepare("INSERT INTO audit_chains (tenant_key, seq, hash) VALUES (?, ?, ?) ON CONFLICT (tenant_key) DO UPDATE SET seq = excluded.seq, hash = excluded.hash");
   }
 
@@ -42,20 +25,13 @@ export class SqliteAuditStore implements AuditStore {
     if (entries.length === 0) return;
     this.sqlite.transaction(() => {
       const heads = new Map<string, ChainPoint>();
-      const values: Bind[] = [];
-      for (const e of entries) {
-        const at = heads.get(e.tenantKey) ?? this.headOf.get(e.tenantKey) ?? this.start(e.tenantKey);
-        const seq = at.seq + 1;
-        const hash = entryHash(e, at.hash);
-        values.push(e.tenantKey, seq, e.id, e.at, e.actorType, e.actorId, e.actorName, e.action, e.resourceType, e.resourceId, e.requestId, e.address, e.outcome, e.status, at.hash, hash);
-        heads.set(e.tenantKey, { seq, hash });
-      }
-      const width = 16;
-      let i = 0;
-      for (; i + CHUNK <= entries.length; i += CHUNK) this.insertChunk.run(...values.slice(i * width, (i + CHUNK) * width));
-      if (i < entries.length) this.sqlite.query<unknown, Bind[]>(insertSql(entries.length - i)).run(...values.slice(i * width));
+      for (const b of linkBlocks(entries, (k) => this.headOf.get(k) ?? this.start(k), heads)) this.write(b);
       for (const [key, h] of heads) this.move.run(key, h.seq, h.hash);
     }).immediate();
+  }
+
+  private write(b: Block): void {
+    this.insert.run(b.tenantKey, b.firstSeq, b.lastSeq, b.firstAt, b.lastAt, b.entries);
   }
 
   /** Where a chain without a head starts: after its anchor (all pruned), else at the genesis. */
@@ -63,23 +39,31 @@ export class SqliteAuditStore implements AuditStore {
     return this.sqlite.query<ChainPoint, [string]>("SELECT seq, hash FROM audit_anchors WHERE tenant_key = ?").get(tenantKey) ?? { seq: 0, hash: GENESIS };
   }
 
+  private readonly read: ReadBlocks = async (f, dir, bound) => {
+    const parts = ["tenant_key = ?", dir === "desc" ? "first_seq < ?" : "last_seq > ?"];
+    const args: Bind[] = [f.tenantKey, bound];
+    for (const n of needles(f)) (parts.push("instr(entries, ?) > 0"), args.push(n));
+    if (f.since !== undefined) (parts.push("last_at >= ?"), args.push(f.since));
+    if (f.until !== undefined) (parts.push("first_at < ?"), args.push(f.until));
+    const order = dir === "desc" ? "first_seq DESC" : "last_seq";
+    return this.sqlite.query<SpanBlock, Bind[]>(`SELECT ${BLOCK} FROM audit_blocks WHERE ${parts.join(" AND ")} ORDER BY ${order} LIMIT ${BLOCKS_PER_READ}`).all(...args);
+  };
+
   async list(filter: AuditFilter, limit: number, beforeSeq?: number): Promise<AuditRow[]> {
-    const w = where(filter);
-    if (beforeSeq !== undefined) (w.sql += " AND seq < ?", w.args.push(beforeSeq));
-    return this.sqlite.query<AuditRow, (string | number)[]>(`SELECT ${ROW} FROM audit_entries WHERE ${w.sql} ORDER BY seq DESC LIMIT ?`).all(...w.args, limit);
+    return listFromBlocks(this.read, filter, limit, beforeSeq);
   }
 
   async range(filter: AuditFilter, afterSeq: number, limit: number): Promise<AuditRow[]> {
-    const w = where(filter);
-    return this.sqlite.query<AuditRow, (string | number)[]>(`SELECT ${ROW} FROM audit_entries WHERE ${w.sql} AND seq > ? ORDER BY seq LIMIT ?`).all(...w.args, afterSeq, limit);
+    return rangeFromBlocks(this.read, filter, afterSeq, limit);
   }
 
   async byHash(tenantKey: string, hash: string): Promise<AuditRow | undefined> {
-    return this.sqlite.query<AuditRow, [string, string]>(`SELECT ${ROW} FROM audit_entries WHERE tenant_key = ? AND hash = ? ORDER BY seq LIMIT 1`).get(tenantKey, hash) ?? undefined;
+    const blocks = this.sqlite.query<SpanBlock, [string, string]>(`SELECT ${BLOCK} FROM audit_blocks WHERE tenant_key = ? AND instr(entries, ?) > 0 ORDER BY first_seq`).all(tenantKey, hash);
+    return findHash(blocks, hash);
   }
 
   async head(tenantKey: string): Promise<ChainPoint | undefined> {
-    return this.sqlite.query<ChainPoint, [string]>("SELECT seq, hash FROM audit_chains WHERE tenant_key = ?").get(tenantKey) ?? undefined;
+    return this.headOf.get(tenantKey) ?? undefined;
   }
 
   async anchor(tenantKey: string): Promise<AuditAnchor | undefined> {
@@ -96,16 +80,25 @@ export class SqliteAuditStore implements AuditStore {
   }
 
   async prune(before: string, now: string): Promise<number> {
+    const page = this.sqlite.query<SpanBlock, [string, number]>(`SELECT ${BLOCK} FROM audit_blocks WHERE tenant_key = ? AND last_seq > ? ORDER BY last_seq LIMIT ${BLOCKS_PER_READ}`);
+    const drop = this.sqlite.query<unknown, [string, number]>("DELETE FROM audit_blocks WHERE tenant_key = ? AND first_seq = ?");
     let total = 0;
     for (const key of await this.chains()) {
       total += this.sqlite.transaction(() => {
         // From the start only: the oldest entries up to the first one that is young enough.
-        const stop = this.sqlite.query<{ seq: number }, [string, string]>("SELECT seq FROM audit_entries WHERE tenant_key = ? AND at >= ? ORDER BY seq LIMIT 1").get(key, before);
-        const last = this.sqlite
-          .query<{ seq: number; hash: string; at: string }, [string, number]>("SELECT seq, hash, at FROM audit_entries WHERE tenant_key = ? AND seq < ? ORDER BY seq DESC LIMIT 1")
-          .get(key, stop?.seq ?? Number.MAX_SAFE_INTEGER);
+        let gone = 0;
+        let last: AuditRow | undefined;
+        for (let after = Number.MIN_SAFE_INTEGER; ; ) {
+          const blocks = page.all(key, after);
+          const cut = cutBlocks(blocks, before);
+          for (const b of blocks.slice(0, cut.whole)) drop.run(key, b.firstSeq);
+          if (cut.cut) (drop.run(key, blocks[cut.whole]!.firstSeq), this.write(repack(cut.cut)));
+          gone += cut.gone;
+          last = cut.last ?? last;
+          if (cut.stopped || blocks.length < BLOCKS_PER_READ) break;
+          after = blocks.at(-1)!.lastSeq;
+        }
         if (!last) return 0;
-        const gone = this.sqlite.query("DELETE FROM audit_entries WHERE tenant_key = ? AND seq <= ?").run(key, last.seq).changes;
         this.sqlite
           .query("INSERT INTO audit_anchors (tenant_key, seq, hash, at, pruned_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (tenant_key) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, at = excluded.at, pruned_at = excluded.pruned_at")
           .run(key, last.seq, last.hash, last.at, now);
