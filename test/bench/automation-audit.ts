@@ -4,9 +4,10 @@
 // path and its writes only). Rounds alternate the app as built (audit on) and the same app with the
 // audit wrap taken out before its first request (audit off); each figure is the best round: requests/s
 // and the process's CPU time per request (user + system, pending audit writes included), which a busy
-// machine disturbs less than throughput.
+// machine disturbs less than throughput. On PostgreSQL also the database server's CPU time per request
+// (all its processes, from /proc), and the median of the rounds' ratio of both sides' CPU per request.
 //   bun test/bench/automation-audit.ts [--rounds 3] [--seconds 5] [--backend sqlite|postgres]
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildApp } from "../../src/automation/app";
@@ -40,9 +41,31 @@ process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
 interface Figure {
   rps: number;
   cpuUs: number;
+  /** The database server's CPU µs per request (PostgreSQL; 0 on SQLite, which runs in this process). */
+  dbUs: number;
 }
 
-async function measure(app: ReturnType<typeof buildApp>, key: string, drain: () => Promise<void>): Promise<Figure> {
+/** CPU µs used so far by a PostgreSQL server: its postmaster and every process it started (Linux /proc). */
+function serverCpu(postmaster: number): number {
+  const ticks = (stat: string) => {
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return { ppid: Number(f[1]), cpu: Number(f[11]) + Number(f[12]) };
+  };
+  let sum = 0;
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const t = ticks(readFileSync(`/proc/${pid}/stat`, "utf8"));
+      if (Number(pid) === postmaster || t.ppid === postmaster) sum += t.cpu;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return (sum * 1e6) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100;
+
+async function measure(app: ReturnType<typeof buildApp>, key: string, drain: () => Promise<void>, postmaster?: number): Promise<Figure> {
   const body = JSON.stringify({ target: "workflows.bench-audit", input: { n: 1 } });
   const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
   const until = performance.now() + SECONDS * 1000;
@@ -55,12 +78,14 @@ async function measure(app: ReturnType<typeof buildApp>, key: string, drain: () 
       done++;
     }
   };
+  const d0 = postmaster ? serverCpu(postmaster) : 0;
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(Array.from({ length: IN_FLIGHT }, loop));
   await drain();
   const cpu = process.cpuUsage(c0);
-  return { rps: done / ((performance.now() - t0) / 1000), cpuUs: (cpu.user + cpu.system) / done };
+  const dbUs = postmaster ? (serverCpu(postmaster) - d0) / done : 0;
+  return { rps: done / ((performance.now() - t0) / 1000), cpuUs: (cpu.user + cpu.system) / done, dbUs };
 }
 
 for (const backend of backends) {
@@ -77,35 +102,48 @@ for (const backend of backends) {
   const made = await on.handle(new Request("http://localhost/v1/automations", { method: "POST", headers: { authorization: `Bearer ${tenant.key}`, "content-type": "application/json" }, body: JSON.stringify({ yaml: workflow }) }));
   if (made.status !== 201) throw new Error(`automation: ${made.status} ${await made.text()}`);
   const drain = () => auditOf(ctx).drain();
+  let postmaster: number | undefined;
+  if (ctx.db.pg) {
+    const [{ pid }] = (await ctx.db.pg`SELECT pg_backend_pid() AS pid`) as { pid: number }[];
+    postmaster = Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[1]);
+  }
   // Warm both (JIT, statement caches).
-  await measure(on, tenant.key, drain);
-  await measure(off, tenant.key, drain);
-  const best = { on: { rps: 0, cpuUs: Infinity }, off: { rps: 0, cpuUs: Infinity } };
-  const keep = (a: Figure, b: Figure): Figure => ({ rps: Math.max(a.rps, b.rps), cpuUs: Math.min(a.cpuUs, b.cpuUs) });
+  await measure(on, tenant.key, drain, postmaster);
+  await measure(off, tenant.key, drain, postmaster);
+  const best = { on: { rps: 0, cpuUs: Infinity, dbUs: Infinity }, off: { rps: 0, cpuUs: Infinity, dbUs: Infinity } };
+  const keep = (a: Figure, b: Figure): Figure => ({ rps: Math.max(a.rps, b.rps), cpuUs: Math.min(a.cpuUs, b.cpuUs), dbUs: Math.min(a.dbUs, b.dbUs) });
   // The order turns each round (off first, then on first): the tables grow with every request, so a
   // fixed order would always measure one side on the smaller tables.
   const ratios: number[] = [];
+  const cpuRatios: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     let a: Figure;
     let b: Figure;
     if (round % 2 === 0) {
-      a = await measure(off, tenant.key, drain);
-      b = await measure(on, tenant.key, drain);
+      a = await measure(off, tenant.key, drain, postmaster);
+      b = await measure(on, tenant.key, drain, postmaster);
     } else {
-      b = await measure(on, tenant.key, drain);
-      a = await measure(off, tenant.key, drain);
+      b = await measure(on, tenant.key, drain, postmaster);
+      a = await measure(off, tenant.key, drain, postmaster);
     }
     best.off = keep(best.off, a);
     best.on = keep(best.on, b);
     ratios.push(b.rps / a.rps);
-    console.log(`${backend} round ${round + 1} (${round % 2 === 0 ? "off first" : "on first"}): audit off ${a.rps.toFixed(0)} req/s ${a.cpuUs.toFixed(0)} µs CPU/req; on ${b.rps.toFixed(0)} req/s ${b.cpuUs.toFixed(0)} µs CPU/req`);
+    cpuRatios.push((b.cpuUs + b.dbUs) / (a.cpuUs + a.dbUs));
+    const db = (f: Figure) => (postmaster ? ` + ${f.dbUs.toFixed(0)} µs PostgreSQL` : "");
+    console.log(
+      `${backend} round ${round + 1} (${round % 2 === 0 ? "off first" : "on first"}): audit off ${a.rps.toFixed(0)} req/s ${a.cpuUs.toFixed(0)} µs CPU/req${db(a)}; on ${b.rps.toFixed(0)} req/s ${b.cpuUs.toFixed(0)} µs CPU/req${db(b)}`,
+    );
   }
-  const median = [...ratios].sort((x, y) => x - y)[Math.floor(ratios.length / 2)]!;
+  const medianOf = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+  const median = medianOf(ratios);
   const entries = (await ctx.storage.audit.head(tenant.id))?.seq ?? 0;
   const pct = (x: number, y: number) => `${(((x - y) / y) * 100).toFixed(1)} %`;
   console.log(
     `${backend}: POST /v1/runs, best of ${ROUNDS}: audit off ${best.off.rps.toFixed(0)} req/s, on ${best.on.rps.toFixed(0)} req/s (${pct(best.off.rps, best.on.rps)} more without); ` +
       `CPU per request off ${best.off.cpuUs.toFixed(0)} µs, on ${best.on.cpuUs.toFixed(0)} µs (+${pct(best.on.cpuUs, best.off.cpuUs)}); ` +
+      (postmaster ? `PostgreSQL's CPU per request off ${best.off.dbUs.toFixed(0)} µs, on ${best.on.dbUs.toFixed(0)} µs; ` : "") +
+      `median of the rounds' on/off CPU per request${postmaster ? " (both sides)" : ""} ${medianOf(cpuRatios).toFixed(3)}; ` +
       `median of the rounds' on/off throughput ${median.toFixed(3)} (${((1 - median) * 100).toFixed(1)} % fewer with the audit; aim ≤ 10 %); ${entries} entries written`,
   );
   await ctx.db.close();

@@ -14,6 +14,13 @@ CREATE TABLE audit_blocks (
 	PRIMARY KEY (tenant_key, first_seq)
 );
 --> statement-breakpoint
+DO $$
+BEGIN
+	EXECUTE 'ALTER TABLE audit_blocks ALTER COLUMN entries SET COMPRESSION lz4';
+EXCEPTION WHEN OTHERS THEN
+	NULL; -- a server built without lz4 (or older than PostgreSQL 14) keeps pglz
+END $$;
+--> statement-breakpoint
 CREATE UNIQUE INDEX audit_blocks_last ON audit_blocks (tenant_key, last_seq);
 --> statement-breakpoint
 INSERT INTO audit_blocks (tenant_key, first_seq, last_seq, first_at, last_at, entries)
