@@ -87,6 +87,13 @@ describe("audit migration to blocks", () => {
     for (const r of rows) await pg.unsafe(`${INSERT} VALUES (${Array.from({ length: 16 }, (_, i) => `$${i + 1}`).join(", ")})`, args(r));
     await pg.unsafe(`INSERT INTO audit_chains (tenant_key, seq, hash) VALUES ('ten_b', 10, $1)`, [rows[9]!.hash]);
     await migratePg(pg, { ...series, migrations: automationPgMigrations });
+    // A block's text is compressed with lz4 where the server has it (else PostgreSQL's default, pglz).
+    const lz4 = await pg
+      .unsafe("SET default_toast_compression = lz4")
+      .then(() => true)
+      .catch(() => false);
+    const [{ c }] = (await pg.unsafe("SELECT attcompression::text AS c FROM pg_attribute WHERE attrelid = 'audit_blocks'::regclass AND attname = 'entries'")) as { c: string }[];
+    expect(c).toBe(lz4 ? "l" : "");
     const storage = pgStorage(pg);
     closers.push(async () => {
       await storage.notifications.close();
