@@ -39,9 +39,15 @@ async function run(args: string[], env: Record<string, string>) {
   return { stdout, stderr, code };
 }
 
+/**
+ * A reset time `hours` from now whose milliseconds are never zero: quotas writes a whole second without
+ * its ".000" (src/quotas/providers/provider.ts), so a time that fell on one failed the comparison (1 in 1,000).
+ */
+const resetIn = (hours: number) => new Date(Math.floor((Date.now() + hours * 3_600_000) / 1000) * 1000 + 250).toISOString();
+
 function setup(config = ""): { env: Record<string, string>; usage: { five: number; reset: string }; notified: () => string[] } {
   h = homeWithCredentials();
-  const usage = { five: 0, reset: new Date(Date.now() + 3 * 3_600_000).toISOString() };
+  const usage = { five: 0, reset: resetIn(3) };
   const url = claudeApi(usage);
   h.write(".config/quotas/config.toml", `[providers]\nenabled = ["claude"]\n\n${config}`);
   // a notify-send on PATH that records its arguments
@@ -70,7 +76,7 @@ describe("alerts", () => {
     expect(notified()).toEqual([`--app-name=quotas quotas: Claude 5h at 85% Claude 5h at 85% (alert threshold 80%), resets ${usage.reset}`]);
     // the window resets (usage drops, reset moves on); crossing again alerts again, jumping over both
     // thresholds alerts once, for the higher
-    usage.reset = new Date(Date.now() + 8 * 3_600_000).toISOString();
+    usage.reset = resetIn(8);
     usage.five = 3;
     expect((await run(["--json"], env)).stderr).toBe("");
     usage.five = 97;

@@ -37,10 +37,9 @@ const CONTRACT_VALUES: Record<string, string> = {
   examplePin: "datasets/store.ts: the blob-pin owner of an example's files",
   reviewPin: "reviews/store.ts: the blob-pin owner of a run's corrected files",
   itemOf: "backtests/store.ts: the item row both backends hand out, from their columns (scores as the interface types them)",
-  entryHash: "audit/store.ts: the hash of an audit entry both backends compute inside their append transaction",
   GENESIS: "audit/store.ts: the predecessor hash of an audit chain's first entry",
-  canonical: "audit/store.ts: an audit entry's serialization under its hash (PostgreSQL also reads it for separators before choosing the batch's form)",
-  hashOf: "audit/store.ts: the sha256 of that serialization (entryHash is canonical then hashOf)",
+  canonical: "audit/store.ts: an audit entry's serialization under its hash (db/audit-blocks.ts links a batch with it)",
+  hashOf: "audit/store.ts: the sha256 of that serialization",
 };
 
 /** Circles between folders still there, each with why; a feature's store.ts and db/tables/ count as units of their own. */
