@@ -14,6 +14,11 @@ import { canonical, hashOf, type AuditFilter, type AuditInput, type AuditRow, ty
 
 type Packed = [number, string, string, AuditRow["actorType"], string | null, string | null, string, string | null, string | null, string | null, string | null, AuditRow["outcome"], number, string, string];
 
+/** An entry as a block holds it. */
+const pack = (e: AuditInput, seq: number, prevHash: string, hash: string): Packed => [
+  seq, e.id, e.at, e.actorType, e.actorId, e.actorName, e.action, e.resourceType, e.resourceId, e.requestId, e.address, e.outcome, e.status, prevHash, hash,
+];
+
 /** A block as the stores write and read it. */
 export interface Block {
   tenantKey: string;
@@ -39,7 +44,7 @@ export function linkBlocks(entries: AuditInput[], headOf: (tenantKey: string) =>
     const seq = at.seq + 1;
     const hash = hashOf(canonical(e, at.hash));
     heads.set(e.tenantKey, { seq, hash });
-    const row: Packed = [seq, e.id, e.at, e.actorType, e.actorId, e.actorName, e.action, e.resourceType, e.resourceId, e.requestId, e.address, e.outcome, e.status, at.hash, hash];
+    const row = pack(e, seq, at.hash, hash);
     const b = packed.get(e.tenantKey);
     if (!b) {
       packed.set(e.tenantKey, { block: { tenantKey: e.tenantKey, firstSeq: seq, lastSeq: seq, firstAt: e.at, lastAt: e.at, entries: "" }, rows: [row] });
@@ -87,7 +92,7 @@ export function repack(rows: AuditRow[]): Block {
     lastSeq: rows.at(-1)!.seq,
     firstAt: at[0]!,
     lastAt: at.at(-1)!,
-    entries: JSON.stringify(rows.map((r): Packed => [r.seq, r.id, r.at, r.actorType, r.actorId, r.actorName, r.action, r.resourceType, r.resourceId, r.requestId, r.address, r.outcome, r.status, r.prevHash, r.hash])),
+    entries: JSON.stringify(rows.map((r) => pack(r, r.seq, r.prevHash, r.hash))),
   };
 }
 

@@ -94,9 +94,9 @@ export class PgAuditStore implements AuditStore {
          ON CONFLICT (tenant_key) DO UPDATE SET seq = audit_chains.seq RETURNING tenant_key, seq, hash`,
         [JSON.stringify(keys), GENESIS],
       );
-      const read = new Map<string, ChainPoint>();
-      for (const r of locked as { tenant_key: string; seq: unknown; hash: string }[]) read.set(r.tenant_key, { seq: int(r.seq), hash: String(r.hash) });
-      const blocks = linkBlocks(entries, (k) => read.get(k)!, heads);
+      const lockedHeads = new Map<string, ChainPoint>();
+      for (const r of locked as { tenant_key: string; seq: unknown; hash: string }[]) lockedHeads.set(r.tenant_key, { seq: int(r.seq), hash: String(r.hash) });
+      const blocks = linkBlocks(entries, (k) => lockedHeads.get(k)!, heads);
       await this.insertBlocks(tx, blocks);
       await tx.unsafe(
         `UPDATE audit_chains c SET seq = x.ns, hash = x.nh FROM json_to_recordset(CAST($1 AS text)::json) AS x(k text, s bigint, h text, ns bigint, nh text) WHERE c.tenant_key = x.k`,
