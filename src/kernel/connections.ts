@@ -85,6 +85,16 @@ const BUSY_S = 120;
 const SWEEP_MS = 250;
 /** A handler still working after this many sweeps (0.5-0.75 s) gets BUSY_S instead of the idle timeout. */
 const BUSY_AFTER_SWEEPS = 3;
+/**
+ * Bun counts socket timeouts in ticks of one 4 s timer shared by the whole process, so a timeout of
+ * 1-4 s is "at the next tick": 0-4 s away, and a request arriving just before a tick was cut before the
+ * sweep could give it BUSY_S (a 6 s handler under `--idle-timeout 2`: reset 0.5 s after it arrived,
+ * one in eight when arrivals are spread over a tick; CI saw it twice). Under such a short idle timeout
+ * each request gets this much (two ticks, 4-8 s) as it arrives, and the idle timeout back with a quick
+ * answer.
+ */
+const ARRIVAL_S = 8;
+const ONE_TICK_S = 4;
 /** Marks an answer whose body streams with pauses between chunks (see `longLived`). */
 const LONG_LIVED = Symbol("longLived");
 type LongLived = Response & { [LONG_LIVED]?: true };
@@ -218,6 +228,7 @@ export function connectionGuard(limits: ConnectionLimits, server: () => Server<u
   const baseline = openDescriptors() ?? 0;
   const quiet = Math.min(limits.perAddress, limits.total) + baseline;
   const sockets = socketTables();
+  const oneTick = limits.idleS <= ONE_TICK_S;
 
   const bounds = (srv: Server<unknown>) => {
     if (over.size > 0) over = new Set();
@@ -250,9 +261,7 @@ export function connectionGuard(limits: ConnectionLimits, server: () => Server<u
       if (f.done) continue;
       if (!f.extended && tick - f.tick >= BUSY_AFTER_SWEEPS) {
         f.extended = true;
-        try {
-          if (f.request) srv.timeout(f.request, BUSY_S);
-        } catch {}
+        if (f.request) socketTimeout(srv, f.request, BUSY_S);
       }
       still.push(f);
     }
@@ -269,12 +278,14 @@ export function connectionGuard(limits: ConnectionLimits, server: () => Server<u
     f.request = undefined;
     if (!(res instanceof Response)) return res;
     const streaming = (res as LongLived)[LONG_LIVED] === true;
-    if (streaming) srv.timeout(request, BUSY_S);
+    if (streaming) socketTimeout(srv, request, BUSY_S);
     // A handler that got the long timeout closes its connection with the answer: shortening the
     // timeout again here raced the answer (the socket had been silent for longer than the short
     // timeout, so Bun could cut it before the answer was written: ECONNRESET in a CI run). A
     // streamed answer would leave its connection with the long timeout once it ends.
     if (streaming || f.extended) return closing(res);
+    // Written in this same turn of the event loop, so no tick falls between this and the answer.
+    if (oneTick) socketTimeout(srv, request, limits.idleS);
     if (over.size > 0) {
       const ip = srv.requestIP(request);
       if (ip !== null && over.has(addressKey(ip.address))) return closing(res);
@@ -295,6 +306,7 @@ export function connectionGuard(limits: ConnectionLimits, server: () => Server<u
       if (!srv) return fn(request);
       const f: InFlight = { request, tick, done: false, extended: false };
       inFlight.push(f);
+      if (oneTick) socketTimeout(srv, request, ARRIVAL_S);
       let out: unknown;
       try {
         out = fn(request);
@@ -310,6 +322,13 @@ export function connectionGuard(limits: ConnectionLimits, server: () => Server<u
     sockets?.close();
   };
   return { wrap, stop };
+}
+
+/** `server.timeout`, which never turns an answer into an error (a request its client has left). */
+function socketTimeout(srv: Server<unknown>, request: Request, seconds: number): void {
+  try {
+    srv.timeout(request, seconds);
+  } catch {}
 }
 
 /** `res` with `Connection: close`, so Bun closes the socket once it is sent. */
