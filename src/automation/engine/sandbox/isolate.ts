@@ -36,6 +36,8 @@ interface Pending {
   job: ScriptJob;
   resolve(value: unknown): void;
   reject(error: unknown): void;
+  /** Written to a second child after the first was found dead. */
+  resent?: boolean;
 }
 
 interface Child {
@@ -53,6 +55,7 @@ const live = new Set<Child>();
 function kill(c: Child): void {
   if (c.dead) return;
   c.dead = true;
+  c.current = undefined;
   clearTimeout(c.timer);
   live.delete(c);
   const i = idle.indexOf(c);
@@ -83,13 +86,16 @@ async function readReplies(c: Child): Promise<void> {
   c.current = undefined;
   const unexpected = !c.dead;
   kill(c);
-  if (p && unexpected) p.reject(new StepError("the script sandbox process died", "script_error"));
+  if (p && unexpected) resendOrFail(p, "the script sandbox process died");
   pump();
 }
 
 function settle(c: Child, r: ScriptReply): void {
   const p = c.current;
-  if (!p || p.job.id !== r.id) return;
+  // A reply read after the child was killed (its script answered as its deadline or its step's
+  // abort killed it) is dropped, and the child stays out of `idle`: the next script written to it
+  // failed with EPIPE (1 test run in 8 under load).
+  if (!p || p.job.id !== r.id || c.dead) return;
   clearTimeout(c.timer);
   c.current = undefined;
   idle.push(c);
@@ -107,6 +113,17 @@ function spawn(): Child {
   return c;
 }
 
+/**
+ * A job whose process died under it goes to another process, once: it may have died while idle
+ * (killed from outside, or out of memory) before it read the job. Scripts have no side effects to
+ * repeat; a script that kills its process twice fails.
+ */
+function resendOrFail(p: Pending, why: string): void {
+  if (p.resent) return p.reject(new StepError(why, "script_error"));
+  p.resent = true;
+  queue.unshift(p);
+}
+
 function pump(): void {
   while (queue.length > 0) {
     let c = idle.pop();
@@ -121,14 +138,21 @@ function pump(): void {
     }
     const p = queue.shift()!;
     const child = c;
+    try {
+      child.proc.stdin.write(JSON.stringify(p.job) + "\n");
+      child.proc.stdin.flush();
+    } catch (e) {
+      // The child died while idle (its exit not read yet).
+      kill(child);
+      resendOrFail(p, `the script sandbox process died: ${(e as Error).message}`);
+      continue;
+    }
     child.current = p;
     child.timer = setTimeout(() => {
       kill(child);
       p.reject(new StepError("script exceeded its time limit and was stopped", "script_timeout"));
       pump();
     }, p.job.limits.timeoutMs + GRACE_MS);
-    child.proc.stdin.write(JSON.stringify(p.job) + "\n");
-    child.proc.stdin.flush();
   }
 }
 
