@@ -117,21 +117,9 @@ export function observeHttp<A extends AnyElysia>(app: A, opts: ObserveOptions): 
   // The level is fixed for the process: with LOG_LEVEL=warn no request line is built at all.
   const logRequests = log.enabled?.("info") ?? true;
   const needPath = logRequests || metrics !== undefined;
-  const wrap = (inner: (request: Request) => unknown) => async (request: Request): Promise<Response> => {
-    const t0 = needPath ? performance.now() : 0;
-    const id = requestIdOf(request);
-    // The path only when something uses it: /metrics on this port, a metric's label, a log line.
-    const path = needPath ? pathOf(request.url) : "";
-    if (opts.serveMetrics && metrics && path === "/metrics" && (request.method === "GET" || request.method === "HEAD")) {
-      return metrics.scrape();
-    }
-    metrics?.httpInFlight.inc();
-    let response: Response;
-    try {
-      response = (await inner(request)) as Response;
-    } finally {
-      metrics?.httpInFlight.dec();
-    }
+  /** The echo, the metric and the log line, once the answer is there. */
+  const answered = (request: Request, id: string, path: string, t0: number, response: Response): Response => {
+    metrics?.httpInFlight.dec();
     if (!response.headers.has("x-request-id")) {
       try {
         response.headers.set("x-request-id", id);
@@ -154,6 +142,35 @@ export function observeHttp<A extends AnyElysia>(app: A, opts: ObserveOptions): 
       });
     }
     return response;
+  };
+  // Not an async function: a handler that answers synchronously is finished synchronously (no promise
+  // and no microtask per request), one that answers later costs one `then`.
+  const wrap = (inner: (request: Request) => unknown) => (request: Request): Response | Promise<Response> => {
+    const t0 = needPath ? performance.now() : 0;
+    const id = requestIdOf(request);
+    // The path only when something uses it: /metrics on this port, a metric's label, a log line.
+    const path = needPath ? pathOf(request.url) : "";
+    if (opts.serveMetrics && metrics && path === "/metrics" && (request.method === "GET" || request.method === "HEAD")) {
+      return metrics.scrape();
+    }
+    metrics?.httpInFlight.inc();
+    let out: unknown;
+    try {
+      out = inner(request);
+    } catch (err) {
+      metrics?.httpInFlight.dec();
+      throw err;
+    }
+    if (out instanceof Promise) {
+      return out.then(
+        (response: Response) => answered(request, id, path, t0, response),
+        (err) => {
+          metrics?.httpInFlight.dec();
+          throw err;
+        },
+      );
+    }
+    return answered(request, id, path, t0, out as Response);
   };
   app.wrap(once(wrap) as unknown as Parameters<A["wrap"]>[0]);
   return app;
