@@ -279,12 +279,11 @@ export function connectionGuard(limits: ConnectionLimits, server: () => Server<u
     if (!(res instanceof Response)) return res;
     const streaming = (res as LongLived)[LONG_LIVED] === true;
     if (streaming) socketTimeout(srv, request, BUSY_S);
-    // A handler that got the long timeout closes its connection with the answer: shortening the
-    // timeout again here raced the answer (the socket had been silent for longer than the short
-    // timeout, so Bun could cut it before the answer was written: ECONNRESET in a CI run). A
-    // streamed answer would leave its connection with the long timeout once it ends.
+    // A handler that got the long timeout, and a streamed answer once it ends, would leave their
+    // connection with 120 s: they close it with the answer.
     if (streaming || f.extended) return closing(res);
-    // Written in this same turn of the event loop, so no tick falls between this and the answer.
+    // A quick answer under a one-tick idle timeout gets that timeout back; the answer is written in
+    // this same turn of the event loop, so no tick falls in between.
     if (oneTick) socketTimeout(srv, request, limits.idleS);
     if (over.size > 0) {
       const ip = srv.requestIP(request);
