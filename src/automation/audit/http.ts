@@ -20,9 +20,12 @@ export interface AuditNote {
   email?: string;
 }
 
-const notes = new WeakMap<Request, AuditNote>();
-/** The id a create's handler answered with (its resource), noted before the answer is serialized. */
-const createdIds = new WeakMap<Request, string>();
+// What a route noted and the id a create's handler answered with (its resource, noted before the
+// answer is serialized) ride on the request itself: a symbol-keyed property costs less on every request
+// than a WeakMap entry (as observe.ts keeps the request id).
+const NOTE = Symbol("auditNote");
+const CREATED = Symbol("auditCreated");
+type Noted = Request & { [NOTE]?: AuditNote; [CREATED]?: string };
 
 /**
  * An onAfterHandle hook (app.ts): remembers the `id` of what a POST's handler returned, so the entry of
@@ -31,12 +34,13 @@ const createdIds = new WeakMap<Request, string>();
 export function noteAnswer(request: Request, value: unknown): void {
   if (request.method !== "POST" || value === null || typeof value !== "object") return;
   const id = (value as { id?: unknown }).id;
-  if (typeof id === "string") createdIds.set(request, id);
+  if (typeof id === "string") (request as Noted)[CREATED] = id;
 }
 
 /** Adds to what the request's audit entry says (later notes win field by field). */
 export function noteAudit(request: Request, note: AuditNote): void {
-  notes.set(request, { ...notes.get(request), ...note });
+  const had = (request as Noted)[NOTE];
+  (request as Noted)[NOTE] = had ? { ...had, ...note } : note;
 }
 
 const CHANGES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -50,10 +54,10 @@ const apiPath = (path: string) => path.startsWith("/v1/") || path.startsWith("/a
 export function auditHttp<A extends AnyElysia>(app: A, ctx: AutomationContext): A {
   const template = routeTemplates(app.routes);
   const writer = auditOf(ctx);
-  const wrap = (inner: (request: Request) => unknown) => async (request: Request): Promise<Response> => {
-    const response = (await inner(request)) as Response;
+  /** Queues the entry of an answered request, when it is one the trail records. */
+  const answered = (request: Request, response: Response): Response => {
     // A GET is recorded only when its route asked to be (the demo's sign-in link, a GET that signs in).
-    if (!CHANGES.has(request.method) && !notes.has(request)) return response;
+    if (!CHANGES.has(request.method) && (request as Noted)[NOTE] === undefined) return response;
     const path = pathOf(request.url);
     if (!apiPath(path)) return response;
     // No route, nothing attempted on anything: an unknown path is not an act (and would let anyone flood the trail).
@@ -68,6 +72,13 @@ export function auditHttp<A extends AnyElysia>(app: A, ctx: AutomationContext): 
     }
     writer.push(gather(ctx, request, response.status, route, path, at, address));
     return response;
+  };
+  // Not an async function (as observeHttp's): an answer given synchronously is passed on synchronously,
+  // a later one costs one `then`. A handler that throws is observeHttp's to see (Elysia answers errors
+  // itself, so that is a fault in the app, not a request to record).
+  const wrap = (inner: (request: Request) => unknown) => (request: Request): Response | Promise<Response> => {
+    const out = inner(request);
+    return out instanceof Promise ? out.then((response: Response) => answered(request, response)) : answered(request, out as Response);
   };
   app.wrap(once(wrap) as unknown as Parameters<A["wrap"]>[0]);
   return app;
@@ -85,7 +96,7 @@ function actorOf(auth: Auth | undefined): NonNullable<AuditNote["actor"]> {
  * resolving, a sign-in's tried e-mail to look up).
  */
 function gather(ctx: AutomationContext, request: Request, status: number, route: string, path: string, at: string, address: string | null): AuditInput | Promise<AuditInput> {
-  const note = notes.get(request);
+  const note = (request as Noted)[NOTE];
   const asked = authOf(request);
   const settled = asked ? settledAuthOf(request) : null;
   if (settled === undefined) return gatherLater(ctx, request, status, route, path, at, address, note, asked);
@@ -136,7 +147,7 @@ const kept = (s: string | null): string | null => (s !== null && s.includes("\0"
 
 function entry(request: Request, status: number, route: string, path: string, at: string, address: string | null, note: AuditNote | undefined, auth: Auth | undefined, tenantKey: string | null): AuditInput {
   // A create without an id in its path: the id its answer carries is the resource.
-  const createdId = status < 300 && !route.includes(":") ? createdIds.get(request) : undefined;
+  const createdId = status < 300 && !route.includes(":") ? (request as Noted)[CREATED] : undefined;
   const actor = note?.actor ?? actorOf(auth);
   const resource = resourceOf(route, path, createdId);
   return {
