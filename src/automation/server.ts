@@ -150,6 +150,9 @@ export function serve(ctx: AutomationContext, opts: { handleSignals?: boolean } 
   scheduler.start();
   const retention = startRetention(ctx);
   const recheck = startRecheck(ctx);
+  // On a SQLite file the log is copied back into the file on a thread of its own, not inside a commit
+  // on the thread that answers requests (src/kernel/checkpointer.ts).
+  ctx.db.checkpointInBackground(ctx.log);
   let closed: Promise<void> | undefined;
   const shutdown = () =>
     (closed ??= (async () => {

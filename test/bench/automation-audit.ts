@@ -92,6 +92,8 @@ for (const backend of backends) {
   const data = join(dir, backend);
   const db = backend === "postgres" ? await (await import("../support/postgres")).freshPostgresDb() : undefined;
   const ctx = await createContext(testConfig({ dataDir: data, ...(db ? { db } : {}) }), { clock: systemClock, log: silentLogger, blobs: createBlobStore(join(data, "blobs")) });
+  // As the server runs (serve()): a SQLite file's checkpoints on their own thread.
+  ctx.db.checkpointInBackground();
   const tenant = await createTenant(ctx.storage.tenancy, systemClock, { name: "bench", slug: "bench" });
   const on = buildApp(ctx);
   const off = buildApp(ctx);

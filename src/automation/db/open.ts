@@ -4,7 +4,9 @@ import type { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { join, resolve } from "node:path";
 import { migrations } from "../../../db/automation/index";
+import { startCheckpointer, type Checkpointer } from "../../kernel/checkpointer";
 import { openSqlite } from "../../kernel/db";
+import type { Logger } from "../../kernel/logger";
 import { FatalError } from "../../kernel/errors";
 import { PG_POOL_MAX, redactUrl } from "../../kernel/pg";
 import { migrateAutomationClient } from "./pg-migrate";
@@ -20,6 +22,11 @@ export interface OpenedStorage {
   pg?: SQL;
   /** Where the data is, for the startup line (the PostgreSQL URL without its password). */
   describe: string;
+  /**
+   * SQLite file: from now until close, the write-ahead log is checkpointed on a thread of its own
+   * instead of inside commits (src/kernel/checkpointer.ts; the server calls it). Nothing elsewhere.
+   */
+  checkpointInBackground(log?: Logger): void;
   close(): Promise<void>;
 }
 
@@ -54,16 +61,22 @@ export async function openStorage(config: StorageTarget, opts: { onSqlite?: (sql
       await storage.notifications.close();
       await pg.close({ timeout: 5 });
     };
-    return { storage, pg, describe: `PostgreSQL ${redactUrl(url)}`, close };
+    return { storage, pg, describe: `PostgreSQL ${redactUrl(url)}`, checkpointInBackground: () => {}, close };
   }
   const memory = config.dataDir === ":memory:";
   const file = memory ? ":memory:" : join(config.dataDir, "automation.db");
   const sqlite = openSqlite(file, migrations, config.busyTimeoutMs);
   opts.onSqlite?.(sqlite);
   const storage = sqliteStorage(sqlite);
+  let checkpointer: Checkpointer | undefined;
   const close = async () => {
     await storage.notifications.close();
+    // The thread's connection first: the main one then closes last, which checkpoints and removes the log.
+    await checkpointer?.stop();
     sqlite.close();
   };
-  return { storage, sqlite, describe: memory ? "SQLite in memory" : `SQLite ${resolve(file)}`, close };
+  const checkpointInBackground = (log?: Logger) => {
+    checkpointer ??= startCheckpointer(sqlite, { log });
+  };
+  return { storage, sqlite, describe: memory ? "SQLite in memory" : `SQLite ${resolve(file)}`, checkpointInBackground, close };
 }
