@@ -25,6 +25,7 @@ export function orderServices(config: OrderConfig, storage: OrderStorage) {
 
 const HEALTH = JSON.stringify({ status: "ok" });
 const HEALTH_HEADERS = { "content-type": "application/json;charset=utf-8", ...CORS_HEADERS };
+const healthy = () => new Response(HEALTH, { headers: HEALTH_HEADERS });
 
 export type OrderServices = ReturnType<typeof orderServices>;
 
@@ -45,19 +46,21 @@ export function createOrderApp(config: OrderConfig, storage: OrderStorage, s: Or
     .onAfterHandle(({ response, set }) => {
       if (!(response instanceof Response)) Object.assign(set.headers, CORS_HEADERS);
     })
-    // Before any route: NUL in the query (a `%00` in the URL: one string search per request) or in a
-    // parsed body is a 400 naming the field, not a 500 from PostgreSQL. A function with a block body:
+    .onError(({ code, error, request }) => handleError(code, error, request, { clock: config.clock, logger: config.logger, bodyLimit: config.bodyLimit, allowed }))
+    // A finished Response (body and headers made once): no serialization, no header merge per request.
+    // SQLite answers its ping synchronously, and so does the route then (no promise on its path).
+    .get("/health", () => {
+      const pinged = storage.ping();
+      return pinged ? pinged.then(healthy) : healthy();
+    })
+    .get("/openapi/json", () => new Response(doc, { headers: { "content-type": "application/json", ...CORS_HEADERS } }))
+    // Before every route that takes input (after /health and the document, which take none): NUL in
+    // the query (a `%00` in the URL: one string search per request) or in a parsed body is a 400
+    // naming the field, not a 500 from PostgreSQL. A function with a block body:
     // Elysia awaits a hook whose source looks like it returns a call, an extra turn on every request.
     .onTransform({ as: "global" }, function refuseUnstorableInput({ request, body }) {
       refuseUnstorable(request.url, body);
     })
-    .onError(({ code, error, request }) => handleError(code, error, request, { clock: config.clock, logger: config.logger, bodyLimit: config.bodyLimit, allowed }))
-    // A finished Response (body and headers made once): no serialization, no header merge per request.
-    .get("/health", async () => {
-      await storage.ping();
-      return new Response(HEALTH, { headers: HEALTH_HEADERS });
-    })
-    .get("/openapi/json", () => new Response(doc, { headers: { "content-type": "application/json", ...CORS_HEADERS } }))
     .use(authRoutes(s.auth, config.bodyLimit))
     .use(userRoutes(s.auth, s.users, config.bodyLimit))
     .use(orderRoutes(s.auth, s.orders, config.bodyLimit));

@@ -21,7 +21,7 @@ export interface OrderStorage {
    */
   atomically<T>(fn: (s: AtomicStores) => Promise<T>): Promise<T>;
   /** Throws unless the database answers a query (the health check). */
-  ping(): Promise<void>;
+  ping(): Promise<void> | void;
   /** One statement in the backend's SQL, for operators' checks and tests (never the services). */
   query<T>(text: string): Promise<T[]>;
   close(): Promise<void>;
