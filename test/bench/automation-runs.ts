@@ -171,7 +171,8 @@ async function serverBench(backend: string, db: string | undefined): Promise<voi
     }
 
     // (1) throughput: twice on the same server. The first round meets a fresh process (the JIT still
-    // compiling, the database's pool and pages cold); the second is the server as it runs for hours.
+    // compiling, statements not yet prepared on the pool's connections; opening the connections
+    // beforehand changed nothing); the second is the server as it runs for hours.
     const CONCURRENT = 100;
     const throughput = async (round: number) => {
       const t0 = performance.now();
