@@ -83,5 +83,6 @@ export function newSecret(bytes = 32): string {
 
 /** SHA-256 hex of a secret: what is stored for tokens and API keys (high-entropy, so no salt needed). */
 export function hashSecret(secret: string): string {
-  return new Bun.CryptoHasher("sha256").update(secret).digest("hex");
+  // The one-shot form: ~0.15 µs against ~0.4 for a CryptoHasher object (every authenticated request).
+  return Bun.SHA256.hash(secret, "hex") as string;
 }

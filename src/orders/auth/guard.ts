@@ -1,5 +1,6 @@
 import type { Caller } from "../users/model";
 import type { AuthService } from "./service";
+import { andThen } from "../../kernel/maybe";
 import { noteRequest } from "../../kernel/observe";
 
 /** The bearer scheme, any case, followed by whitespace or nothing. */
@@ -34,11 +35,14 @@ export function presentedToken(authorization: string | null, url: string): strin
  * cache must not keep a reply to a URL that carries a credential). A plain call rather than an Elysia
  * macro: a macro's resolve step cost ~5 µs per request, a third of a cached list reply.
  */
-export async function callerOf(auth: AuthService, request: Request, set: { headers: Record<string, unknown> }): Promise<Caller> {
+export function callerOf(auth: AuthService, request: Request, set: { headers: Record<string, unknown> }): Caller | Promise<Caller> {
   const authorization = request.headers.get("authorization");
   const token = presentedToken(authorization, request.url);
-  const caller = await auth.authenticate(token);
-  noteRequest(request, { user: String(caller.id) });
-  if (token !== undefined && !(authorization !== null && BEARER.test(authorization))) set.headers["cache-control"] = "private";
-  return caller;
+  const found = (caller: Caller): Caller => {
+    noteRequest(request, { user: String(caller.id) });
+    if (token !== undefined && !(authorization !== null && BEARER.test(authorization))) set.headers["cache-control"] = "private";
+    return caller;
+  };
+  return andThen(auth.authenticate(token), found);
 }
+

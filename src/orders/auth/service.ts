@@ -1,6 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { DomainError, Unauthorized } from "../../kernel/errors";
 import { hashSecret, newSecret } from "../../kernel/ids";
+import { andThen } from "../../kernel/maybe";
 import type { OrderConfig } from "../config";
 import type { Caller } from "../users/model";
 import { usernameKey } from "../users/service";
@@ -67,15 +68,15 @@ export class AuthService {
 
   /**
    * The caller behind a presented bearer token (see auth/guard.ts). No token → 401 `unauthorized`; a
-   * malformed, unknown or expired one → 401 `invalid_token`.
+   * malformed, unknown or expired one → 401 `invalid_token` (thrown, or the promise's rejection).
+   * Synchronous when the store is (SQLite): a cached page then answers without a promise on its path.
    */
-  async authenticate(token: string | undefined): Promise<Caller> {
+  authenticate(token: string | undefined): Caller | Promise<Caller> {
     if (token === undefined) throw Unauthorized("Full authentication is required to access this resource", { code: "unauthorized" });
     // RFC 6750 §2.1 b64token; anything else cannot be one of ours, so no lookup.
     if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(token)) throw Unauthorized("Invalid access token", { code: "invalid_token" });
-    const user = await this.tokens.userFor(hashSecret(token), this.config.clock.now().getTime());
-    if (!user) throw Unauthorized("Invalid or expired access token", { code: "invalid_token" });
-    return user;
+    const user = this.tokens.userFor(hashSecret(token), this.config.clock.now().getTime());
+    return andThen(user, liveUser);
   }
 
   private checkClient(id: string | undefined, secret: string | undefined): void {
@@ -85,6 +86,11 @@ export class AuthService {
       throw oauth("unauthorized", "invalid_client", "Client authentication failed: bad client credentials");
     }
   }
+}
+
+function liveUser(user: Caller | undefined): Caller {
+  if (!user) throw Unauthorized("Invalid or expired access token", { code: "invalid_token" });
+  return user;
 }
 
 function sameText(a: string, b: string): boolean {

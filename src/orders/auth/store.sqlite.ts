@@ -28,7 +28,7 @@ export class SqliteTokenStore implements TokenStore {
     this.db.insert(tokens).values({ hash, userId, createdAt: at, expiresAt }).run();
   }
 
-  async userFor(hash: string, now: number): Promise<Caller | undefined> {
+  userFor(hash: string, now: number): Caller | undefined {
     const version = this.version.current();
     const hit = this.cache.lookup(hash, now, version);
     if (hit !== undefined) return hit ?? undefined;

@@ -5,8 +5,11 @@ import type { Caller } from "../users/model";
 export interface TokenStore {
   /** Stores a token's hash. */
   insert(hash: string, userId: number, at: number, expiresAt: number): Promise<void>;
-  /** The live token's user, or undefined for unknown, revoked (row deleted) or expired tokens. */
-  userFor(hash: string, now: number): Promise<Caller | undefined>;
+  /**
+   * The live token's user, or undefined for unknown, revoked (row deleted) or expired tokens. SQLite
+   * answers synchronously (no promise on an authenticated request's path), PostgreSQL with a promise.
+   */
+  userFor(hash: string, now: number): Caller | undefined | Promise<Caller | undefined>;
   deleteExpired(now: number): Promise<number>;
 }
 

@@ -10,6 +10,7 @@ import { linkHeader, parsePage } from "./paging";
 import type { OrderService } from "./service";
 import type { OrderFilter } from "./store";
 import { pathId } from "./ids";
+import { andThen } from "../../kernel/maybe";
 
 interface CachedList {
   version: number;
@@ -31,28 +32,31 @@ const LIST_CACHE_BYTES = 16 * 1024 * 1024;
 function listReplies(orders: OrderService) {
   const cache = new Map<string, CachedList>();
   let bytes = 0;
-  return async (filter: OrderFilter, request: Request): Promise<Response> => {
-    const key = `${JSON.stringify(filter)}|${request.url}`;
-    const version = await orders.dataVersion();
-    let hit = cache.get(key);
-    if (!hit || hit.version !== version) {
-      const url = new URL(request.url);
-      const page = parsePage(url.searchParams);
-      const p = await orders.page(filter, page);
-      const link = linkHeader(url, page, p.total);
-      const headers = new Headers({ "content-type": "application/json;charset=utf-8", "x-total-count": String(p.total), link, ...CORS_HEADERS });
-      const size = p.json.length + link.length + key.length;
-      hit = { version, json: p.json, headers, size };
-      if (bytes + size > LIST_CACHE_BYTES) {
-        cache.clear();
-        bytes = 0;
-      }
-      const old = cache.get(key);
-      if (old) bytes -= old.size;
-      cache.set(key, hit);
-      bytes += size;
+  const fill = async (key: string, version: number, filter: OrderFilter, request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    const page = parsePage(url.searchParams);
+    const p = await orders.page(filter, page);
+    const link = linkHeader(url, page, p.total);
+    const headers = new Headers({ "content-type": "application/json;charset=utf-8", "x-total-count": String(p.total), link, ...CORS_HEADERS });
+    const size = p.json.length + link.length + key.length;
+    const hit = { version, json: p.json, headers, size };
+    if (bytes + size > LIST_CACHE_BYTES) {
+      cache.clear();
+      bytes = 0;
     }
+    const old = cache.get(key);
+    if (old) bytes -= old.size;
+    cache.set(key, hit);
+    bytes += size;
     return new Response(hit.json, { headers: hit.headers });
+  };
+  // A hit on SQLite answers synchronously (its data version is read without a promise).
+  return (filter: OrderFilter, request: Request): Response | Promise<Response> => {
+    const key = `${JSON.stringify(filter)}|${request.url}`;
+    return andThen(orders.dataVersion(), (version) => {
+      const hit = cache.get(key);
+      return hit && hit.version === version ? new Response(hit.json, { headers: hit.headers }) : fill(key, version, filter, request);
+    });
   };
 }
 
@@ -62,11 +66,9 @@ const noParse = () => ({ parse: "none" }) as const;
 export const orderRoutes = (auth: AuthService, orders: OrderService, bodyLimit: number) => {
   const list = listReplies(orders);
   return new Elysia({ name: "orders.orders" })
-    .get("/orders", async ({ request, set }) => list(orders.waitingFilter(await callerOf(auth, request, set)), request))
-    .get("/users/:id/orders", async ({ request, set, params }) => {
-      const caller = await callerOf(auth, request, set);
-      return list(orders.userFilter(caller, pathId(params.id)), request);
-    })
+    // No async frame: a cached page on SQLite is answered synchronously (no promise on its path).
+    .get("/orders", ({ request, set }) => andThen(callerOf(auth, request, set), (caller) => list(orders.waitingFilter(caller), request)))
+    .get("/users/:id/orders", ({ request, set, params }) => andThen(callerOf(auth, request, set), (caller) => list(orders.userFilter(caller, pathId(params.id)), request)))
     .get("/orders/:id", async ({ request, set, params }) => orders.get(await callerOf(auth, request, set), pathId(params.id)))
     .post(
       "/orders",
