@@ -2,18 +2,21 @@
 // one run (issue 42). Rounds alternate A and B (and a raw Bun.serve constant) so load on the machine
 // meets both alike; each figure is the best of the rounds, with the server's CPU time per request read
 // from /proc (user + system), which a busy machine disturbs less than throughput.
-//   OLD_ORDER_SERVER=… OLD_AUTOMATION_SERVER=… bun test/bench/request-path.ts [--rounds 3] [--seconds 5]
-// Without OLD_* only the current build is measured (against the raw constant).
+//   OLD_ORDER_SERVER=… OLD_AUTOMATION_SERVER=… bun test/bench/request-path.ts [--rounds 3] [--seconds 5] [--postgres]
+// Without OLD_* only the current build is measured (against the raw constant). `--postgres` adds the
+// order server's cached page on PostgreSQL (a throwaway server, test/support/postgres.ts; a database per build).
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureBuilt, startServer, type Server } from "../e2e/support";
+import { freshPostgresDb } from "../support/postgres";
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : dflt;
 };
 const ROUNDS = arg("rounds", 3);
+const POSTGRES = process.argv.includes("--postgres");
 const SECONDS = arg("seconds", 5);
 const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
 const ORDER_CLIENT = { id: "iDXnf8809V1Tjo6zgsXc", secret: "R85vuXvGCarh5jQOPMgN" };
@@ -64,16 +67,25 @@ interface Target {
   pid: number;
 }
 
-async function orderServer(bin: string, label: string): Promise<Target[]> {
-  const s = await startServer([bin, "--profile", "demo", "--db", ":memory:", "--host", "127.0.0.1"], { env: { LOG_LEVEL: "warn" } });
+async function orderDemo(bin: string, db: string) {
+  const s = await startServer([bin, "--profile", "demo", "--db", db, "--host", "127.0.0.1"], { env: { LOG_LEVEL: "warn" } });
   servers.push(s);
   const t = await fetch(`${s.url}/oauth/token?grant_type=password&username=dmitry&password=pass&client_id=${ORDER_CLIENT.id}&client_secret=${ORDER_CLIENT.secret}`, { method: "POST" });
   const { access_token } = (await t.json()) as { access_token: string };
-  const auth = `Authorization: Bearer ${access_token}`;
-  return [
+  return { s, auth: `Authorization: Bearer ${access_token}` };
+}
+
+async function orderServer(bin: string, label: string): Promise<Target[]> {
+  const { s, auth } = await orderDemo(bin, ":memory:");
+  const out: Target[] = [
     { name: `${label} order-server GET /health`, url: `${s.url}/health`, pid: s.proc.pid },
     { name: `${label} order-server GET /orders?size=20 (cached page)`, url: `${s.url}/orders?size=20`, header: auth, pid: s.proc.pid },
   ];
+  if (POSTGRES) {
+    const pg = await orderDemo(bin, await freshPostgresDb());
+    out.push({ name: `${label} order-server on PostgreSQL GET /orders?size=20 (cached page)`, url: `${pg.s.url}/orders?size=20`, header: pg.auth, pid: pg.s.proc.pid });
+  }
+  return out;
 }
 
 async function automationServer(bin: string, label: string): Promise<Target[]> {

@@ -44,7 +44,7 @@ export async function openPgStorage(url: string, opts: PgOptions = {}): Promise<
     throw new FatalError(`cannot open database ${redactUrl(url)}: ${(err as Error).message}`);
   }
   const db = drizzle({ client, schema });
-  const version = new PgDataVersion(db);
+  const version = new PgDataVersion(client);
   return {
     backend: "postgres",
     users: new PgUserStore(db),
