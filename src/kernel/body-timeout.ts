@@ -5,6 +5,7 @@
 // `ms`; the app's own onError turns that into its envelope, and the answer carries
 // `Connection: close` so Bun drops the socket instead of waiting for the rest of the body.
 import { Invalid, TimedOut } from "./errors";
+import { andThen } from "./maybe";
 import { derivedRequest } from "./observe";
 
 interface Watch {
@@ -123,6 +124,6 @@ export function bodyTimeout(ms: number) {
         if (watch.timedOut) return closing(res, 408, "Request Timeout");
         return early(request, res, source, watch, ms);
       };
-      return out instanceof Promise ? out.then(settle) : settle(out);
+      return andThen(out, settle);
     };
 }

@@ -11,6 +11,7 @@ import { authOf, settledAuthOf, type Auth } from "../tenancy/auth";
 import { actionOf, auditOf, outcomeOf, resourceOf } from "./service";
 import { type ActorType, type AuditInput, NO_TENANT } from "./store";
 import { newId } from "../../kernel/ids";
+import { andThen } from "../../kernel/maybe";
 
 /** What a route knows that the principal does not say (the sign-in route: who tried, who got in). */
 export interface AuditNote {
@@ -77,8 +78,7 @@ export function auditHttp<A extends AnyElysia>(app: A, ctx: AutomationContext): 
   // a later one costs one `then`. A handler that throws is observeHttp's to see (Elysia answers errors
   // itself, so that is a fault in the app, not a request to record).
   const wrap = (inner: (request: Request) => unknown) => (request: Request): Response | Promise<Response> => {
-    const out = inner(request);
-    return out instanceof Promise ? out.then((response: Response) => answered(request, response)) : answered(request, out as Response);
+    return andThen(inner(request) as Response | Promise<Response>, (response) => answered(request, response));
   };
   app.wrap(once(wrap) as unknown as Parameters<A["wrap"]>[0]);
   return app;

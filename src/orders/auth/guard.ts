@@ -45,4 +45,3 @@ export function callerOf(auth: AuthService, request: Request, set: { headers: Re
   };
   return andThen(auth.authenticate(token), found);
 }
-
