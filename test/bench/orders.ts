@@ -8,13 +8,13 @@
 // Then, on SQLite, token issuance/s and take+pass+accept cycles/s. Ratios are against the raw constant.
 // BENCH_BIN=path runs another order-server executable (an A/B against a build of an earlier commit, run
 // right before or after this one, as the automation benchmarks do).
-import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureBuilt, start, startServer } from "../e2e/support";
 import { DEMO_CLIENT, remote } from "../orders/remote";
+import { BASE_TIME, BENCH_ENV, prepareOrderDb, randomPagesLua, sqliteOrderFixture } from "./order-fixture";
 import { freshPostgresDb } from "../support/postgres";
 
 const arg = (name: string, dflt: number) => {
@@ -65,41 +65,21 @@ function rssMb(pid: number): number {
 
 // 1. The binary; a SQLite database and a PostgreSQL database (a server started here) of ORDERS orders each.
 const bin = process.env.BENCH_BIN || (await ensureBuilt("order-server"));
-const env = { ORDER_OAUTH_CLIENTS: `${DEMO_CLIENT.id}:${DEMO_CLIENT.secret}`, ORDER_PROFILE: undefined, ORDER_DB: undefined, LOG_LEVEL: "warn" };
-const BASE_TIME = Date.parse("2026-01-01T00:00:00Z");
 
 async function serve(db: string) {
-  const server = await startServer([bin, "--host", "127.0.0.1", "--db", db], { env });
+  const server = await startServer([bin, "--host", "127.0.0.1", "--db", db], { env: BENCH_ENV });
   cleanup.push(() => server.proc.kill("SIGKILL"));
   return { port: server.port, server, api: remote(server.url) };
 }
 
-/** Starts the server once on an empty database to migrate it and register the bench users. */
-async function prepare(db: string): Promise<number> {
-  const { server, api } = await serve(db);
-  const customer = await api.register("bench-customer", "Customer");
-  await api.register("bench-performer", "Performer");
-  await api.register("bench-writer", "Customer");
-  await server.kill("SIGTERM");
-  return customer.id;
-}
-
-// Fixture rows go straight into the database (the API would take minutes); the triggers keep the counters.
 let t0 = performance.now();
 const sqlitePath = join(dir, "bench.db");
-const sqliteCustomer = await prepare(sqlitePath);
-const fixture = new Database(sqlitePath);
-fixture.transaction(() => {
-  const ins = fixture.prepare("INSERT INTO orders (description, price, status, created_at, customer_id) VALUES (?, ?, 0, ?, ?)");
-  for (let i = 0; i < ORDERS; i++) ins.run(`Bench order #${i}: fix something small`, 100 + (i % 5000), BASE_TIME + i * 1000, sqliteCustomer);
-})();
-fixture.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-fixture.close();
+await sqliteOrderFixture(bin, sqlitePath, ORDERS);
 console.log(`fixture: ${ORDERS} WAITING orders in SQLite in ${Math.round(performance.now() - t0)} ms`);
 
 t0 = performance.now();
 const pgUrl = await freshPostgresDb();
-const pgCustomer = await prepare(pgUrl);
+const pgCustomer = await prepareOrderDb(bin, pgUrl);
 const pg = new SQL({ url: pgUrl, max: 1 });
 await pg.unsafe(
   `INSERT INTO orders (description, price, status, created_at, customer_id)
@@ -124,15 +104,6 @@ const rawPort = await (async () => {
 })();
 console.log(`load: wrk -t2 -c${CONNECTIONS} -d${SECONDS}s, ${navigator.hardwareConcurrency} CPUs shared by wrk, the server and ${loadavg()[0].toFixed(1)} load average of other work\n`);
 
-function pagesLua(token: string): string {
-  const file = join(dir, `pages-${Bun.hash(token)}.lua`);
-  writeFileSync(
-    file,
-    `wrk.headers["Authorization"] = "Bearer ${token}"\nrequest = function()\n  return wrk.format(nil, "/orders?size=20&page=" .. math.random(0, ${Math.floor(ORDERS / 20) - 1}))\nend\n`,
-  );
-  return file;
-}
-
 const best = (a: WrkResult, b: WrkResult) => (b.rps > a.rps ? b : a);
 let ref: WrkResult = { rps: 0, p50: "?", p99: "?", errors: "none" };
 
@@ -145,15 +116,16 @@ async function measure(db: string) {
     throw new Error(`unexpected list reply: ${probe.status} total=${probe.headers.get("x-total-count")}`);
   }
   const url = `http://127.0.0.1:${port}/orders`;
+  const pages = await randomPagesLua(dir, token, ORDERS);
   const auth = `Authorization: Bearer ${token}`;
   // Alternate with the reference and keep each one's best round: on a shared machine this is the
   // fairest comparison one run can make.
   ref = best(ref, await wrk(`http://127.0.0.1:${rawPort}/`));
   let repeated = await wrk(`${url}?size=20`, { header: auth });
-  let random = await wrk(url, { script: pagesLua(token) });
+  let random = await wrk(url, { script: pages });
   ref = best(ref, await wrk(`http://127.0.0.1:${rawPort}/`));
   repeated = best(repeated, await wrk(`${url}?size=20`, { header: auth }));
-  random = best(random, await wrk(url, { script: pagesLua(token) }));
+  random = best(random, await wrk(url, { script: pages }));
   // Mixed: the same random pages while this process creates 50 orders a second through the API.
   const writer = await api.token("bench-writer");
   let created = 0;
@@ -166,7 +138,7 @@ async function measure(db: string) {
     );
   }, 20);
   const m0 = performance.now();
-  const mixed = await wrk(url, { script: pagesLua(token) });
+  const mixed = await wrk(url, { script: pages });
   clearInterval(tick);
   const perSec = created / ((performance.now() - m0) / 1000);
   const rss = rssMb(server.proc.pid);

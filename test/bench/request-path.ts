@@ -2,14 +2,17 @@
 // one run (issue 42). Rounds alternate A and B (and a raw Bun.serve constant) so load on the machine
 // meets both alike; each figure is the best of the rounds, with the server's CPU time per request read
 // from /proc (user + system), which a busy machine disturbs less than throughput.
-//   OLD_ORDER_SERVER=… OLD_AUTOMATION_SERVER=… bun test/bench/request-path.ts [--rounds 3] [--seconds 5] [--postgres]
+//   OLD_ORDER_SERVER=… OLD_AUTOMATION_SERVER=… bun test/bench/request-path.ts [--rounds 3] [--seconds 5] [--postgres] [--deep]
 // Without OLD_* only the current build is measured (against the raw constant). `--postgres` adds the
 // order server's cached page on PostgreSQL (a throwaway server, test/support/postgres.ts; a database per build).
+// `--deep` adds random pages of 20 among 100,000 orders on SQLite (orders.ts's fixture, a file per build).
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureBuilt, startServer, type Server } from "../e2e/support";
+import { remote } from "../orders/remote";
 import { freshPostgresDb } from "../support/postgres";
+import { BENCH_ENV, randomPagesLua, sqliteOrderFixture } from "./order-fixture";
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -17,6 +20,8 @@ const arg = (name: string, dflt: number) => {
 };
 const ROUNDS = arg("rounds", 3);
 const POSTGRES = process.argv.includes("--postgres");
+const DEEP = process.argv.includes("--deep");
+const DEEP_ORDERS = 100_000;
 const SECONDS = arg("seconds", 5);
 const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
 const ORDER_CLIENT = { id: "iDXnf8809V1Tjo6zgsXc", secret: "R85vuXvGCarh5jQOPMgN" };
@@ -44,9 +49,11 @@ const cpuTicks = (pid: number) => {
 };
 const TICK_US = 1_000_000 / 100; // CLK_TCK is 100 on Linux
 
-async function wrk(url: string, header: string | undefined, pid: number, seconds = SECONDS): Promise<Figure> {
+async function wrk(t: Target, seconds = SECONDS): Promise<Figure> {
+  const { url, header, script, pid } = t;
   const args = ["wrk", "-t1", "-c32", `-d${seconds}s`];
   if (header) args.push("-H", header);
+  if (script) args.push("-s", script);
   const before = cpuTicks(pid);
   const p = Bun.spawn([...args, url], { stdout: "pipe", stderr: "ignore" });
   const out = await new Response(p.stdout).text();
@@ -64,6 +71,8 @@ interface Target {
   name: string;
   url: string;
   header?: string;
+  /** A wrk Lua script (the deep pages' random URLs). */
+  script?: string;
   pid: number;
 }
 
@@ -84,6 +93,14 @@ async function orderServer(bin: string, label: string): Promise<Target[]> {
   if (POSTGRES) {
     const pg = await orderDemo(bin, await freshPostgresDb());
     out.push({ name: `${label} order-server on PostgreSQL GET /orders?size=20 (cached page)`, url: `${pg.s.url}/orders?size=20`, header: pg.auth, pid: pg.s.proc.pid });
+  }
+  if (DEEP) {
+    const db = join(dir, `deep-${label}.db`);
+    await sqliteOrderFixture(bin, db, DEEP_ORDERS);
+    const d = await startServer([bin, "--host", "127.0.0.1", "--db", db], { env: BENCH_ENV });
+    servers.push(d);
+    const script = await randomPagesLua(dir, await remote(d.url).token("bench-performer"), DEEP_ORDERS);
+    out.push({ name: `${label} order-server random pages of ${DEEP_ORDERS.toLocaleString("en-US")} (SQLite)`, url: `${d.url}/orders`, script, pid: d.proc.pid });
   }
   return out;
 }
@@ -109,15 +126,15 @@ const reference = await (async (): Promise<Target> => {
 })();
 
 // Warm-up (JIT, caches, connections) of every target before anything counts.
-for (const t of [reference, ...targets.a, ...(targets.b ?? [])]) await wrk(t.url, t.header, t.pid, 1);
+for (const t of [reference, ...targets.a, ...(targets.b ?? [])]) await wrk(t, 1);
 const results = new Map<string, Figure>();
 console.log(`request path A/B: ${ROUNDS} rounds × ${SECONDS} s per figure, wrk -t1 -c32; load ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
 for (let round = 0; round < ROUNDS; round++) {
-  results.set(reference.name, best(results.get(reference.name), await wrk(reference.url, undefined, reference.pid)));
+  results.set(reference.name, best(results.get(reference.name), await wrk(reference)));
   for (let i = 0; i < targets.a.length; i++) {
     // Alternate which build goes first, so neither always meets the other's aftermath.
     const pair = targets.b ? (round % 2 === 0 ? [targets.a[i]!, targets.b[i]!] : [targets.b[i]!, targets.a[i]!]) : [targets.a[i]!];
-    for (const t of pair) results.set(t.name, best(results.get(t.name), await wrk(t.url, t.header, t.pid)));
+    for (const t of pair) results.set(t.name, best(results.get(t.name), await wrk(t)));
   }
 }
 const ref = results.get(reference.name)!;

@@ -40,12 +40,18 @@ function listReplies(orders: OrderService) {
     const headers = new Headers({ "content-type": "application/json;charset=utf-8", "x-total-count": String(p.total), link, ...CORS_HEADERS });
     const size = p.json.length + link.length + key.length;
     const hit = { version, json: p.json, headers, size };
-    if (bytes + size > LIST_CACHE_BYTES) {
-      cache.clear();
-      bytes = 0;
-    }
     const old = cache.get(key);
-    if (old) bytes -= old.size;
+    if (old) {
+      cache.delete(key);
+      bytes -= old.size;
+    }
+    // Over the bound, the oldest replies go first (a Map iterates in insertion order), one by one until
+    // this one fits: the rest stay warm, where dropping them all would make the next pages all misses.
+    for (const [k, e] of cache) {
+      if (bytes + size <= LIST_CACHE_BYTES) break;
+      cache.delete(k);
+      bytes -= e.size;
+    }
     cache.set(key, hit);
     bytes += size;
     return new Response(hit.json, { headers: hit.headers });
