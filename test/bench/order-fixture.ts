@@ -1,7 +1,8 @@
 // The order benchmarks' fixture: a SQLite database of N WAITING orders of one customer, made through
-// the server's own migrations and registration, the rows written straight into the file (the API
-// would take minutes; the triggers keep the counters). Shared by orders.ts and request-path.ts.
+// the server's own migrations and registration, the rows written straight into the database (the API
+// would take minutes; the triggers keep the counters). PostgreSQL too. Shared by orders.ts and request-path.ts.
 import { Database } from "bun:sqlite";
+import { SQL } from "bun";
 import { startServer } from "../e2e/support";
 import { DEMO_CLIENT, remote } from "../orders/remote";
 
@@ -33,6 +34,21 @@ export async function sqliteOrderFixture(bin: string, path: string, orders: numb
   })();
   fixture.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   fixture.close();
+}
+
+/** The same on PostgreSQL (`url`, an empty database), rows made by generate_series, then VACUUM ANALYZE. */
+export async function postgresOrderFixture(bin: string, url: string, orders: number): Promise<void> {
+  const customer = await prepareOrderDb(bin, url);
+  const pg = new SQL({ url, max: 1 });
+  try {
+    await pg.unsafe(
+      `INSERT INTO orders (description, price, status, created_at, customer_id)
+       SELECT 'Bench order #' || i || ': fix something small', 100 + (i % 5000), 0, ${BASE_TIME} + i * 1000, ${customer} FROM generate_series(0, ${orders - 1}) AS i`,
+    );
+    await pg.unsafe("VACUUM ANALYZE orders");
+  } finally {
+    await pg.close();
+  }
 }
 
 /** A wrk script asking for random pages of 20 among `orders` with a bearer token; written under `dir`. */

@@ -8,13 +8,12 @@
 // Then, on SQLite, token issuance/s and take+pass+accept cycles/s. Ratios are against the raw constant.
 // BENCH_BIN=path runs another order-server executable (an A/B against a build of an earlier commit, run
 // right before or after this one, as the automation benchmarks do).
-import { SQL } from "bun";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureBuilt, start, startServer } from "../e2e/support";
 import { DEMO_CLIENT, remote } from "../orders/remote";
-import { BASE_TIME, BENCH_ENV, prepareOrderDb, randomPagesLua, sqliteOrderFixture } from "./order-fixture";
+import { BENCH_ENV, postgresOrderFixture, randomPagesLua, sqliteOrderFixture } from "./order-fixture";
 import { freshPostgresDb } from "../support/postgres";
 
 const arg = (name: string, dflt: number) => {
@@ -79,14 +78,7 @@ console.log(`fixture: ${ORDERS} WAITING orders in SQLite in ${Math.round(perform
 
 t0 = performance.now();
 const pgUrl = await freshPostgresDb();
-const pgCustomer = await prepareOrderDb(bin, pgUrl);
-const pg = new SQL({ url: pgUrl, max: 1 });
-await pg.unsafe(
-  `INSERT INTO orders (description, price, status, created_at, customer_id)
-   SELECT 'Bench order #' || i || ': fix something small', 100 + (i % 5000), 0, ${BASE_TIME} + i * 1000, ${pgCustomer} FROM generate_series(0, ${ORDERS - 1}) AS i`,
-);
-await pg.unsafe("VACUUM ANALYZE orders");
-await pg.close();
+await postgresOrderFixture(bin, pgUrl, ORDERS);
 console.log(`fixture: ${ORDERS} WAITING orders in PostgreSQL in ${Math.round(performance.now() - t0)} ms`);
 
 // 2. Raw Bun.serve returning a constant: the reference, measured in this run on this machine.

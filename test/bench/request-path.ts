@@ -5,14 +5,15 @@
 //   OLD_ORDER_SERVER=… OLD_AUTOMATION_SERVER=… bun test/bench/request-path.ts [--rounds 3] [--seconds 5] [--postgres] [--deep]
 // Without OLD_* only the current build is measured (against the raw constant). `--postgres` adds the
 // order server's cached page on PostgreSQL (a throwaway server, test/support/postgres.ts; a database per build).
-// `--deep` adds random pages of 20 among 100,000 orders on SQLite (orders.ts's fixture, a file per build).
+// `--deep` adds random pages of 20 among 100,000 orders on SQLite, and with `--postgres` on PostgreSQL too
+// (orders.ts's fixture, a database per build).
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureBuilt, startServer, type Server } from "../e2e/support";
 import { remote } from "../orders/remote";
 import { freshPostgresDb } from "../support/postgres";
-import { BENCH_ENV, randomPagesLua, sqliteOrderFixture } from "./order-fixture";
+import { BENCH_ENV, postgresOrderFixture, randomPagesLua, sqliteOrderFixture } from "./order-fixture";
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -95,12 +96,20 @@ async function orderServer(bin: string, label: string): Promise<Target[]> {
     out.push({ name: `${label} order-server on PostgreSQL GET /orders?size=20 (cached page)`, url: `${pg.s.url}/orders?size=20`, header: pg.auth, pid: pg.s.proc.pid });
   }
   if (DEEP) {
-    const db = join(dir, `deep-${label}.db`);
-    await sqliteOrderFixture(bin, db, DEEP_ORDERS);
-    const d = await startServer([bin, "--host", "127.0.0.1", "--db", db], { env: BENCH_ENV });
-    servers.push(d);
-    const script = await randomPagesLua(dir, await remote(d.url).token("bench-performer"), DEEP_ORDERS);
-    out.push({ name: `${label} order-server random pages of ${DEEP_ORDERS.toLocaleString("en-US")} (SQLite)`, url: `${d.url}/orders`, script, pid: d.proc.pid });
+    const deep = async (backend: string, db: string) => {
+      const d = await startServer([bin, "--host", "127.0.0.1", "--db", db], { env: BENCH_ENV });
+      servers.push(d);
+      const script = await randomPagesLua(dir, await remote(d.url).token("bench-performer"), DEEP_ORDERS);
+      out.push({ name: `${label} order-server random pages of ${DEEP_ORDERS.toLocaleString("en-US")} (${backend})`, url: `${d.url}/orders`, script, pid: d.proc.pid });
+    };
+    const file = join(dir, `deep-${label}.db`);
+    await sqliteOrderFixture(bin, file, DEEP_ORDERS);
+    await deep("SQLite", file);
+    if (POSTGRES) {
+      const url = await freshPostgresDb();
+      await postgresOrderFixture(bin, url, DEEP_ORDERS);
+      await deep("PostgreSQL", url);
+    }
   }
   return out;
 }

@@ -41,31 +41,28 @@ function intParam(params: URLSearchParams, name: string, dflt: number, min: numb
  */
 export function linkHeader(url: URL, req: PageRequest, total: number): string {
   const last = Math.max(0, Math.ceil(total / req.size) - 1);
-  // The query's pairs, encoded once, with a slot where page and size go (their first place, else the
-  // end, as URLSearchParams.set would put them): five links cost one pass, not five URL parses.
+  // The query's pairs, encoded once, with page and size in their first place (else at the end, as
+  // URLSearchParams.set would put them). Every link is then `head` + a page number + `tail` + its rel:
+  // one pass over the query and one string per link (a server answering pages makes one per miss).
   const pairs: string[] = [];
   let pageAt = -1;
   let sizeAt = -1;
   for (const [k, v] of url.searchParams) {
     if (k === "access_token") continue;
     if (k === "page" || k === "size") {
-      if (k === "page" && pageAt < 0) pageAt = pairs.push("") - 1;
-      if (k === "size" && sizeAt < 0) sizeAt = pairs.push("") - 1;
+      if (k === "page" && pageAt < 0) pageAt = pairs.push("page=") - 1;
+      if (k === "size" && sizeAt < 0) sizeAt = pairs.push(`size=${req.size}`) - 1;
       continue;
     }
     pairs.push(new URLSearchParams([[k, v]]).toString());
   }
-  if (pageAt < 0) pageAt = pairs.push("") - 1;
-  if (sizeAt < 0) sizeAt = pairs.push("") - 1;
-  pairs[sizeAt] = `size=${req.size}`;
-  const base = `${url.origin}${url.pathname}?`;
-  const at = (page: number, rel: string) => {
-    pairs[pageAt] = `page=${page}`;
-    return `<${base}${pairs.join("&")}>; rel="${rel}"`;
-  };
-  const links = [at(0, "first")];
-  if (req.page > 0) links.push(at(Math.min(req.page - 1, last), "prev"));
-  if (req.page < last) links.push(at(req.page + 1, "next"));
-  links.push(at(last, "last"));
-  return links.join(", ");
+  if (pageAt < 0) pageAt = pairs.push("page=") - 1;
+  if (sizeAt < 0) pairs.push(`size=${req.size}`);
+  const head = `<${url.origin}${url.pathname}?${pairs.slice(0, pageAt + 1).join("&")}`;
+  const rest = pairs.slice(pageAt + 1);
+  const tail = rest.length ? `&${rest.join("&")}>; rel="` : '>; rel="';
+  let links = `${head}0${tail}first"`;
+  if (req.page > 0) links += `, ${head}${Math.min(req.page - 1, last)}${tail}prev"`;
+  if (req.page < last) links += `, ${head}${req.page + 1}${tail}next"`;
+  return `${links}, ${head}${last}${tail}last"`;
 }
