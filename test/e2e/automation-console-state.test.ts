@@ -223,6 +223,9 @@ browserTest("the runs filter form follows the address: after Runs or Clear it sh
   // "Runs" in the navigation.
   await p.click('nav[aria-label="Main"] a[href="#/runs"]');
   await p.waitForFunction('location.hash === "#/runs"');
+  // The hash changes before the page renders the new address: wait for that render (a form that never
+  // resets fails here, after the wait's timeout), not only for the hash.
+  await p.waitForFunction(`document.querySelector(${JSON.stringify(status)}).value === ""`);
   await settled(p);
   expect(await valueOf(p, status)).toBe("");
   await p.click("form.filters button[type=submit]");
@@ -236,6 +239,7 @@ browserTest("the runs filter form follows the address: after Runs or Clear it sh
   await settled(p);
   await p.click("form.filters a.button");
   await p.waitForFunction('location.hash === "#/runs"');
+  await p.waitForFunction(`document.querySelector(${JSON.stringify(status)}).value === ""`);
   await settled(p);
   expect(await valueOf(p, status)).toBe("");
   // Back to the filtered address: the form shows its filter again.
