@@ -25,7 +25,6 @@ const DEEP = process.argv.includes("--deep");
 const DEEP_ORDERS = 100_000;
 const SECONDS = arg("seconds", 5);
 const DEMO_KEY = "eak_demo_0123456789abcdefghijklmnopqrstuv";
-const ORDER_CLIENT = { id: "iDXnf8809V1Tjo6zgsXc", secret: "R85vuXvGCarh5jQOPMgN" };
 
 if (Bun.spawnSync(["which", "wrk"]).exitCode !== 0) {
   console.error("wrk is not installed: apt-get install -y wrk");
@@ -80,9 +79,7 @@ interface Target {
 async function orderDemo(bin: string, db: string) {
   const s = await startServer([bin, "--profile", "demo", "--db", db, "--host", "127.0.0.1"], { env: { LOG_LEVEL: "warn" } });
   servers.push(s);
-  const t = await fetch(`${s.url}/oauth/token?grant_type=password&username=dmitry&password=pass&client_id=${ORDER_CLIENT.id}&client_secret=${ORDER_CLIENT.secret}`, { method: "POST" });
-  const { access_token } = (await t.json()) as { access_token: string };
-  return { s, auth: `Authorization: Bearer ${access_token}` };
+  return { s, auth: `Authorization: Bearer ${await remote(s.url).token("dmitry")}` };
 }
 
 async function orderServer(bin: string, label: string): Promise<Target[]> {
