@@ -7,14 +7,21 @@ import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SAFETY_PAGES, startCheckpointer } from "../../src/kernel/checkpointer";
+import { openSqlite } from "../../src/kernel/db";
 
 const dir = mkdtempSync(join(tmpdir(), "checkpointer-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/**
+ * A connection opened as the server opens its own (WAL, synchronous NORMAL and a busy timeout). The
+ * busy timeout matters here: a connection that reads the log's index while a commit is rewriting its
+ * header takes the write lock for an instant to read it again (SQLite's rule), and a commit that
+ * finds it taken waits that instant out instead of failing with SQLITE_BUSY.
+ */
 function open(name: string): { db: Database; file: string } {
   const file = join(dir, name);
-  const db = new Database(file, { create: true });
-  db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB NOT NULL)");
+  const db = openSqlite(file, []);
+  db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB NOT NULL)");
   return { db, file };
 }
 
