@@ -331,7 +331,8 @@ browserTest("the owner makes a scoped key in the Keys page; a program uses it", 
   const check = await fetch(`${base}/v1/auth/check`, { headers: { authorization: `Bearer ${key}` } });
   expect(check.status).toBe(200);
   expect(((await check.json()) as { scope: string[] }).scope).toEqual(["runs:read"]);
-  await bodyHas(owner, "nightly export");
+  // The list's row (its Revoke button), not the shown-once panel, which names the key as soon as it is made.
+  await owner.waitForSelector('button[aria-label="Revoke nightly export"]', { timeout: 30_000 });
   await shot(owner, "keys");
   // Revoked in the page (confirmed), the key stops working.
   await owner.click('button[aria-label="Revoke nightly export"]');

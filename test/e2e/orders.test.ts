@@ -221,6 +221,7 @@ describe("order-server binary", () => {
     // An operator revokes the customer's tokens in the database: the running server refuses at once.
     expect((await api.call("GET", "/authenticated", { token: customer })).status).toBe(200);
     const db = new Database(file);
+    db.run("PRAGMA busy_timeout = 5000"); // the server has the file open
     db.run("DELETE FROM tokens WHERE user_id = (SELECT id FROM users WHERE username = 'web-c')");
     db.close();
     const revoked = await api.call("GET", "/authenticated", { token: customer });

@@ -34,6 +34,9 @@ function write(db: Database, n = 3000): void {
 }
 
 const size = (f: string) => (existsSync(f) ? statSync(f).size : 0);
+/** The database's size as the main connection sees it (through the log): what the file holds once all is copied. */
+const bytes = (db: Database) =>
+  db.query<{ n: number }, []>("SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()").get()!.n;
 
 async function until(what: () => boolean, ms: number): Promise<boolean> {
   const end = Date.now() + ms;
@@ -59,8 +62,10 @@ describe("checkpoints on a thread of their own", () => {
     const cp = startCheckpointer(db, { everyMs: 20 });
     expect(db.query<{ wal_autocheckpoint: number }, []>("PRAGMA wal_autocheckpoint").get()!.wal_autocheckpoint).toBe(SAFETY_PAGES);
     write(db);
-    // The 3,000 rows (~6 MiB) reach the file without the main connection checkpointing.
+    // The 3,000 rows (~6 MiB) reach the file without the main connection checkpointing: all of its
+    // pages (the thread copies them in page order, so the file has its full size near the end of a copy).
     expect(await until(() => size(file) > 5 * 1024 * 1024, 5000)).toBe(true);
+    expect(await until(() => size(file) >= bytes(db), 5000)).toBe(true);
     // Once everything is copied, the next commit starts the log over from its beginning (SQLite's
     // rule: at a write whose snapshot saw the log fully copied), where it would otherwise be appended to.
     const frames = () => db.query<{ log: number }, []>("PRAGMA wal_checkpoint(PASSIVE)").get()!.log;
@@ -69,6 +74,7 @@ describe("checkpoints on a thread of their own", () => {
     expect(frames()).toBeLessThan(10);
     write(db, 2999);
     expect(await until(() => size(file) > 11 * 1024 * 1024, 5000)).toBe(true);
+    expect(await until(() => size(file) >= bytes(db), 5000)).toBe(true);
     // Data written on the main thread is all there, read through the file.
     expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM t").get()!.n).toBe(6000);
     await cp.stop();

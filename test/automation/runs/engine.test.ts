@@ -122,12 +122,12 @@ steps:
     expect(running.finished).toBe(false);
     expect(running.execution.status).toBe("running");
     expect(waited).toBeGreaterThanOrEqual(90);
-    expect(waited).toBeLessThan(350);
+    expect(waited).toBeLessThan(500); // well before the run's 600 ms end
     // Once the run is older than that, a read answers at once.
     h.clock.advance(110);
     t0 = performance.now();
     expect((await json(await get(`/v1/runs/${slow}`))).execution.status).toBe("running");
-    expect(performance.now() - t0).toBeLessThan(40);
+    expect(performance.now() - t0).toBeLessThan(90); // no settle wait (that would be 100 ms)
   });
 
   test("action.invoke-workflow runs the child as its own run and returns its output", async () => {
