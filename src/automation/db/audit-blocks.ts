@@ -139,7 +139,10 @@ export async function rangeFromBlocks(read: ReadBlocks, filter: AuditFilter, aft
   const out: AuditRow[] = [];
   for (let bound = afterSeq; out.length < limit; ) {
     const blocks = await read(filter, "asc", bound);
-    for (const b of blocks) for (const r of unpack(b)) if (out.length < limit && r.seq > afterSeq && matches(r, filter)) out.push(r);
+    // In position order across the read's blocks too, not only inside each: an entry whose position
+    // was edited into another block's span is met where verify can name it (reordered, not removed).
+    const rows = blocks.length === 1 ? unpack(blocks[0]!) : blocks.flatMap(unpack).sort((a, b) => a.seq - b.seq);
+    for (const r of rows) if (out.length < limit && r.seq > afterSeq && matches(r, filter)) out.push(r);
     if (blocks.length < BLOCKS_PER_READ) break;
     bound = blocks.at(-1)!.lastSeq;
   }

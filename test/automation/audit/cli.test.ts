@@ -111,6 +111,19 @@ describe("audit CLI", () => {
     expect(bad.err).toContain(`entry ${b.id} at position 3: reordered: it follows entry ${a.id}, which is at position 4`);
   });
 
+  test("verify: two rows swapped across two blocks are named as reordered too", async () => {
+    // Two batches, so two blocks: positions 1-3, then 4-6 (each drain writes what was gathered).
+    const t = await trail(3);
+    for (let i = 0; i < 3; i++) await t.h.req("POST", "/v1/members/invitations", { key: t.tenant.key, body: { email: `q${i}@example.com`, role: "viewer" } });
+    await auditOf(t.h.ctx).drain();
+    const rows = await ids(t.h, t.tenant.id);
+    const [a, b] = [rows[2]!, rows[3]!];
+    await t.tamper((e) => (e[1] === a.id ? (e.with(0, b.seq) as Packed) : e[1] === b.id ? (e.with(0, a.seq) as Packed) : e));
+    const bad = t.cli("audit", "verify");
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain(`entry ${b.id} at position 3: reordered: it follows entry ${a.id}, which is at position 4`);
+  });
+
   test("retention prunes the oldest entries, keeps the anchor, and verify still passes; export writes NDJSON", async () => {
     const t = await trail(6);
     const start = (await ids(t.h, t.tenant.id))[0]!;
