@@ -67,6 +67,16 @@ async function trail(entries = 6): Promise<{
 
 const ids = async (h: Harness, tenantId: string) => (await h.ctx.storage.audit.range({ tenantKey: tenantId }, 0, 100)).map((r) => ({ id: r.id, seq: r.seq }));
 
+/** Swaps the positions of entries 3 and 4; verify names the one now at 3 as following the one at 4. */
+async function swappedIsReordered(t: Awaited<ReturnType<typeof trail>>): Promise<void> {
+  const rows = await ids(t.h, t.tenant.id);
+  const [a, b] = [rows[2]!, rows[3]!];
+  await t.tamper((e) => (e[1] === a.id ? (e.with(0, b.seq) as Packed) : e[1] === b.id ? (e.with(0, a.seq) as Packed) : e));
+  const bad = t.cli("audit", "verify");
+  expect(bad.code).toBe(1);
+  expect(bad.err).toContain(`entry ${b.id} at position 3: reordered: it follows entry ${a.id}, which is at position 4`);
+}
+
 describe("audit CLI", () => {
   test("verify: intact, then an edited row is named", async () => {
     const t = await trail();
@@ -103,12 +113,7 @@ describe("audit CLI", () => {
 
   test("verify: two swapped rows are named as reordered", async () => {
     const t = await trail();
-    const rows = await ids(t.h, t.tenant.id);
-    const [a, b] = [rows[2]!, rows[3]!];
-    await t.tamper((e) => (e[1] === a.id ? (e.with(0, b.seq) as Packed) : e[1] === b.id ? (e.with(0, a.seq) as Packed) : e));
-    const bad = t.cli("audit", "verify");
-    expect(bad.code).toBe(1);
-    expect(bad.err).toContain(`entry ${b.id} at position 3: reordered: it follows entry ${a.id}, which is at position 4`);
+    await swappedIsReordered(t);
   });
 
   test("verify: two rows swapped across two blocks are named as reordered too", async () => {
@@ -116,12 +121,7 @@ describe("audit CLI", () => {
     const t = await trail(3);
     for (let i = 0; i < 3; i++) await t.h.req("POST", "/v1/members/invitations", { key: t.tenant.key, body: { email: `q${i}@example.com`, role: "viewer" } });
     await auditOf(t.h.ctx).drain();
-    const rows = await ids(t.h, t.tenant.id);
-    const [a, b] = [rows[2]!, rows[3]!];
-    await t.tamper((e) => (e[1] === a.id ? (e.with(0, b.seq) as Packed) : e[1] === b.id ? (e.with(0, a.seq) as Packed) : e));
-    const bad = t.cli("audit", "verify");
-    expect(bad.code).toBe(1);
-    expect(bad.err).toContain(`entry ${b.id} at position 3: reordered: it follows entry ${a.id}, which is at position 4`);
+    await swappedIsReordered(t);
   });
 
   test("retention prunes the oldest entries, keeps the anchor, and verify still passes; export writes NDJSON", async () => {
